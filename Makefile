@@ -1,0 +1,31 @@
+# Two entry points a newcomer needs (see README): `make reference` and `make test`.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup reference test lint bench clean
+
+$(STAMP): pyproject.toml VERSION
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+reference: setup
+	$(BIN)/effectbench reference
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: setup lint
+	$(BIN)/pytest -q
+
+bench: setup
+	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) public build *.egg-info

@@ -1,0 +1,128 @@
+"""Commands that run systems: ``reference``, ``run`` and ``manifest``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from typing import Any
+
+from effectbench.baselines import REFERENCE_BASELINES, get_baseline
+from effectbench.cli import positive_int, print_json
+from effectbench.errors import UsageError
+from effectbench.manifest import fingerprint
+from effectbench.metrics import Results, episode_frame, summarize, transactional_faults_mishandled
+from effectbench.packs import get_pack
+from effectbench.report import format_results
+from effectbench.runner import RunResult, evaluate
+from effectbench.seam import BenchmarkProvider, SystemUnderTest
+
+PINNED = {
+    "screen_only": {"swer": (50, 90), "swer_wrong_write": 40, "swer_phantom": 10},
+    "effect_verified": {"swer": (0, 90), "over_halt": (0, 90)},
+}
+"""SPEC 6: the MockMed anchor's pinned values at 10 trials (a regression anchor)."""
+
+
+def load_sut(spec: str) -> SystemUnderTest:
+    """Import ``module:attr``; an attribute that is a class or factory is called once."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise UsageError(f"--sut takes module:attr, got {spec!r}")
+    try:
+        obj: Any = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise UsageError(f"cannot load system under test {spec!r}: {exc}") from None
+    if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "run")):
+        obj = obj()
+    if not isinstance(obj, SystemUnderTest):
+        raise UsageError(f"{spec!r} is not a system under test (needs .name and .run())")
+    return obj
+
+
+def resolve_sut(baseline: str | None, sut: str | None, pack: BenchmarkProvider) -> SystemUnderTest:
+    """Return the system named by ``--baseline`` or ``--sut`` (exactly one is given)."""
+    if (baseline is None) == (sut is None):
+        raise UsageError("give exactly one of --baseline NAME or --sut module:attr")
+    return get_baseline(baseline, pack) if baseline is not None else load_sut(str(sut))
+
+
+def run_and_summarize(
+    sut: SystemUnderTest, pack: BenchmarkProvider, trials: int
+) -> tuple[RunResult, Results]:
+    """Run ``sut`` on ``pack`` and summarise its scored rows."""
+    run = evaluate(sut, pack, trials=trials)
+    if not run.rows:
+        raise UsageError(f"no episode of {sut.name} on {pack.name} could be scored")
+    return run, summarize(episode_frame(run.rows))
+
+
+def _cmd_reference(args: argparse.Namespace) -> int:
+    pack = get_pack("mockmed")
+    ok = True
+    for name in REFERENCE_BASELINES:
+        run, res = run_and_summarize(get_baseline(name, pack), pack, args.trials)
+        print(format_results(res))
+        print()
+        if args.trials == 10:
+            ok &= _matches_pin(res)
+    screen = evaluate(get_baseline("screen_only", pack), pack, trials=args.trials)
+    bad, total = transactional_faults_mishandled(episode_frame(screen.rows))
+    print(f"pack {pack.name} {fingerprint(pack.manifest())}")
+    print(f"transactional faults silently mishandled by screen_only: {bad} of {total}")
+    if args.trials == 10:
+        ok &= (bad, total) == (5, 7)
+        print("pinned anchor values (SPEC 6): " + ("reproduced" if ok else "NOT reproduced"))
+    print("These are fixture invariants of a synthetic anchor, not a finding.")
+    return 0 if ok else 1
+
+
+def _matches_pin(res: Results) -> bool:
+    pin = PINNED[res.arm]
+    ok = True
+    for key, want in pin.items():
+        r = getattr(res, key)
+        got = (r.numerator, r.denominator) if isinstance(want, tuple) else r.numerator
+        ok &= got == want
+    return ok
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    pack = get_pack(args.pack)
+    sut = resolve_sut(args.baseline, args.sut, pack)
+    run, res = run_and_summarize(sut, pack, args.trials)
+    if args.json:
+        print_json({**res.to_json(), "n_dropped": len(run.dropped)})
+    else:
+        print(format_results(res))
+        print(f"  dropped (oracle unreadable): {len(run.dropped)}")
+    return 0
+
+
+def _cmd_manifest(args: argparse.Namespace) -> int:
+    pack = get_pack(args.pack)
+    manifest = pack.manifest()
+    if args.fingerprint:
+        print(fingerprint(manifest))
+    else:
+        print_json(manifest)
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add ``reference``, ``run`` and ``manifest``."""
+    p = sub.add_parser("reference", help="run both reference baselines on MockMed (SPEC 6)")
+    p.add_argument("--trials", type=positive_int, default=10)
+    p.set_defaults(func=_cmd_reference)
+
+    p = sub.add_parser("run", help="run a baseline or your system on a pack and print its metrics")
+    p.add_argument("--baseline", metavar="NAME")
+    p.add_argument("--sut", metavar="MODULE:ATTR", help="your SystemUnderTest")
+    p.add_argument("--pack", default="mockmed")
+    p.add_argument("--trials", type=positive_int, default=10)
+    p.add_argument("--json", action="store_true", help="print the results block as JSON")
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("manifest", help="print a pack's public manifest")
+    p.add_argument("--pack", default="mockmed")
+    p.add_argument("--fingerprint", action="store_true", help="print only the fingerprint")
+    p.set_defaults(func=_cmd_manifest)

@@ -1,0 +1,141 @@
+"""The shipped baselines: scripted arms that make the joint reporting visible.
+
+* ``screen_only`` trusts the banner (the arm the benchmark indicts);
+* ``effect_verified`` gates success on the product's own record readback and
+  halts when the product offers no verifier (it never gets the oracle);
+* ``always_halt`` never acts: SWER 0 bought with over-halt;
+* ``retry_on_error`` retries once on an error banner: a commit-then-timeout
+  becomes a duplicate write, the harm the false-abort label warns of.
+
+A baseline knows *what* to click through its pack's scripted ``attempt``; how
+it decides what to report is the baseline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from effectbench.errors import UsageError
+from effectbench.schema import AgentReport, TaskSpec
+from effectbench.seam import AgentTask, BenchmarkProvider, EnvHandle, Screen
+
+
+class Scripted(Protocol):
+    """A pack that can make the scripted attempt baselines use."""
+
+    def tasks(self) -> Any:
+        """Return the pack's tasks."""
+        ...
+
+    def attempt(self, env: EnvHandle, task: TaskSpec, params: Mapping[str, Any]) -> Screen:
+        """Perform the task's scripted steps once and return the final screen."""
+        ...
+
+
+class _Baseline:
+    name = ""
+
+    def __init__(self, pack: Scripted) -> None:
+        self._pack = pack
+        self._tasks = {t.task_id: t for t in pack.tasks()}
+
+    def _attempt(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> Screen:
+        return self._pack.attempt(env, self._tasks[task.task_id], params)
+
+
+class ScreenOnly(_Baseline):
+    """Act once and report what the banner says."""
+
+    name = "screen_only"
+
+    def run(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> AgentReport:
+        """Click Save and trust the banner."""
+        screen = self._attempt(task, env, params)
+        ok = screen.status == "success"
+        return AgentReport(reported_success=ok, halted=not ok, message=f"banner: {screen.banner}")
+
+
+class EffectVerified(_Baseline):
+    """Act once, then report success only if the product's readback confirms it."""
+
+    name = "effect_verified"
+
+    def run(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> AgentReport:
+        """Click Save, read the record back through the product, halt unless confirmed."""
+        verifier = env.product_effect_verifier()
+        if verifier is None or task.declared_effect is None:
+            return AgentReport(
+                reported_success=False,
+                halted=True,
+                message="no product verifier or declared effect: halting rather than guess",
+            )
+        screen = self._attempt(task, env, params)
+        reading = verifier.verify(task.declared_effect)
+        if reading.confirmed:
+            return AgentReport(
+                reported_success=True,
+                halted=False,
+                message=f"effect confirmed by {verifier.name}; banner said {screen.status}",
+            )
+        return AgentReport(
+            reported_success=False,
+            halted=True,
+            message=f"effect refuted by {verifier.name} ({reading.reason}); halting",
+        )
+
+
+class AlwaysHalt(_Baseline):
+    """Never act."""
+
+    name = "always_halt"
+
+    def run(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> AgentReport:
+        """Halt without touching anything."""
+        return AgentReport(reported_success=False, halted=True, message="halted without acting")
+
+
+class RetryOnError(_Baseline):
+    """Act; on an error banner act once more; report the final banner."""
+
+    name = "retry_on_error"
+
+    def run(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> AgentReport:
+        """Click Save, and again if the banner is an error."""
+        screen = self._attempt(task, env, params)
+        retried = screen.status == "error"
+        if retried:
+            screen = self._attempt(task, env, params)
+        ok = screen.status == "success"
+        note = " after one retry" if retried else ""
+        return AgentReport(
+            reported_success=ok, halted=not ok, message=f"banner{note}: {screen.banner}"
+        )
+
+
+BASELINES: dict[str, Callable[[Scripted], _Baseline]] = {
+    cls.name: cls for cls in (ScreenOnly, EffectVerified, AlwaysHalt, RetryOnError)
+}
+"""The pack-agnostic baselines by name."""
+
+REFERENCE_BASELINES = ("screen_only", "effect_verified")
+
+
+def get_baseline(name: str, pack: BenchmarkProvider) -> _Baseline:
+    """Return baseline ``name`` bound to ``pack``'s scripted attempt.
+
+    A pack may add arms of its own in an ``extra_baselines`` mapping.
+    """
+    known = {**BASELINES, **getattr(pack, "extra_baselines", {})}
+    if name not in known:
+        raise UsageError(
+            f"unknown baseline {name!r} for pack {pack.name!r}; known: {', '.join(sorted(known))}"
+        )
+    if not hasattr(pack, "attempt"):
+        raise UsageError(f"pack {pack.name!r} has no scripted attempt for the baselines")
+    return known[name](pack)  # type: ignore[no-any-return]
+
+
+def baseline_names(pack: BenchmarkProvider) -> list[str]:
+    """Return every baseline that runs on ``pack`` (shared ones, then the pack's own)."""
+    return [*BASELINES, *getattr(pack, "extra_baselines", {})]

@@ -1,0 +1,290 @@
+"""The metrics of SPEC section 1: pure aggregations over episode rows.
+
+Every rate carries its raw numerator and denominator and a Wilson interval,
+and every summary carries the per (category x substrate) cells beside the
+totals. The computation runs on a pandas frame of a few columns so that a
+million rows summarise in about a second; :func:`episode_frame` builds that
+frame from rows, and :func:`summarize` is the single definition of every
+number a report, a bundle, the verifier and the site show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict
+
+from effectbench.schema import EpisodeRecord, Outcome, SwerVariant
+
+Z95 = 1.959963984540054
+"""The standard normal quantile for a two-sided 95% interval."""
+PASS_K = (1, 2, 4, 8)
+BOOTSTRAP_RESAMPLES = 10_000
+BOOTSTRAP_SEED = 20_240_601
+
+FRAME_COLUMNS = (
+    "arm",
+    "task_id",
+    "category",
+    "substrate",
+    "outcome",
+    "swer_variant",
+    "reported_success",
+    "cost_usd",
+    "latency_s",
+)
+"""The columns :func:`summarize` reads; nothing else of a row affects a number."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Interval(_Model):
+    """A confidence interval."""
+
+    lo: float
+    hi: float
+    method: str = "wilson"
+    confidence: float = 0.95
+
+
+class Rate(_Model):
+    """A proportion with its raw counts and interval."""
+
+    numerator: int
+    denominator: int
+    rate: float
+    ci: Interval
+
+
+class Cell(_Model):
+    """The metrics of one (category x substrate) cell."""
+
+    category: str
+    substrate: str
+    n: int
+    swer: Rate
+    swer_wrong_write: Rate
+    swer_phantom: Rate
+    over_halt: Rate
+    task_success: Rate
+    screen_success: Rate
+    success_effect_gap: float
+
+
+class CostSummary(_Model):
+    """Cost of the model calls, in US dollars."""
+
+    total_usd: float
+    mean_usd: float
+
+
+class LatencySummary(_Model):
+    """Wall-clock latency per episode, in seconds."""
+
+    mean_s: float
+    p50_s: float
+    p95_s: float
+
+
+class Results(_Model):
+    """The results block of one arm (interop layout, plus optional fields of ours)."""
+
+    arm: str
+    n_episodes: int
+    n_tasks: int
+    swer: Rate
+    swer_wrong_write: Rate
+    swer_phantom: Rate
+    over_halt: Rate
+    task_success: Rate
+    screen_success: Rate
+    success_effect_gap: float
+    pass_hat_k: dict[str, float]
+    outcome_counts: dict[str, int]
+    cells: list[Cell]
+    success_effect_gap_ci: Interval | None = None
+    cost: CostSummary | None = None
+    latency: LatencySummary | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the block as JSON-ready data (optional fields omitted when absent)."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+def wilson(k: Any, n: Any, z: float = Z95) -> tuple[Any, Any]:
+    """Return the Wilson score interval ``(lo, hi)`` for ``k`` of ``n`` (arrays work)."""
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    safe_n = np.where(n > 0, n, 1.0)
+    p = k / safe_n
+    z2 = z * z
+    denom = 1.0 + z2 / safe_n
+    centre = (p + z2 / (2.0 * safe_n)) / denom
+    half = z * np.sqrt(p * (1.0 - p) / safe_n + z2 / (4.0 * safe_n * safe_n)) / denom
+    lo = np.where(n > 0, centre - half, 0.0)
+    hi = np.where(n > 0, centre + half, 1.0)
+    return lo, hi
+
+
+def rate(k: int, n: int) -> Rate:
+    """Return ``k / n`` as a :class:`Rate` with its Wilson 95% interval."""
+    lo, hi = wilson(k, n)
+    return Rate(
+        numerator=int(k),
+        denominator=int(n),
+        rate=k / n if n else 0.0,
+        ci=Interval(lo=float(lo), hi=float(hi)),
+    )
+
+
+def pass_hat_k(successes: np.ndarray, trials: np.ndarray, k: int) -> float:
+    """Return pass^k: the mean over tasks of C(c, k) / C(n, k) (0 when n < k)."""
+    if len(trials) == 0:
+        return 0.0
+    c = successes.astype(float)
+    n = trials.astype(float)
+    ratio = np.ones_like(c)
+    for j in range(k):
+        ratio *= np.where(n - j > 0, np.clip(c - j, 0, None) / np.where(n - j > 0, n - j, 1), 0.0)
+    return float(ratio.mean())
+
+
+def bootstrap_mean(values: np.ndarray, counts: np.ndarray, seed: int = BOOTSTRAP_SEED) -> Interval:
+    """Percentile bootstrap interval of a mean, resampling episodes from their counts.
+
+    Resampling n episodes with replacement is a multinomial draw over the
+    distinct per-episode values, so the cost does not grow with n.
+    """
+    n = int(counts.sum())
+    if n == 0:
+        return Interval(lo=0.0, hi=0.0, method="bootstrap")
+    rng = np.random.default_rng(seed)
+    draws = rng.multinomial(n, counts / n, size=BOOTSTRAP_RESAMPLES)
+    means = draws @ values / n
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return Interval(lo=float(lo), hi=float(hi), method="bootstrap")
+
+
+def episode_frame(rows: Iterable[EpisodeRecord | Mapping[str, Any]]) -> pd.DataFrame:
+    """Return the frame :func:`summarize` reads, from records or JSON rows."""
+    cols: dict[str, list[Any]] = {c: [] for c in FRAME_COLUMNS}
+    for row in rows:
+        data = row.model_dump(mode="json") if isinstance(row, EpisodeRecord) else row
+        for c in FRAME_COLUMNS:
+            if c == "reported_success":
+                cols[c].append(bool(data["agent"]["reported_success"]))
+            else:
+                cols[c].append(data[c])
+    return frame_from_columns(cols)
+
+
+def frame_from_columns(cols: Mapping[str, Any]) -> pd.DataFrame:
+    """Return the summary frame from column arrays (the fast path for large inputs)."""
+    frame = pd.DataFrame({c: cols[c] for c in FRAME_COLUMNS})
+    for c in ("arm", "task_id", "category", "substrate", "outcome", "swer_variant"):
+        frame[c] = frame[c].astype("category")
+    frame["reported_success"] = frame["reported_success"].astype(bool)
+    frame["cost_usd"] = frame["cost_usd"].astype(float)
+    frame["latency_s"] = frame["latency_s"].astype(float)
+    return frame
+
+
+_COUNTS = ("n", "success", "swe", "wrong_write", "phantom", "over_halt", "reported")
+
+
+def _count_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    outcome = frame["outcome"]
+    swe = (outcome == Outcome.SILENT_WRONG_EFFECT.value).to_numpy()
+    flags = pd.DataFrame(
+        {
+            "category": frame["category"].astype(str),
+            "substrate": frame["substrate"].astype(str),
+            "n": 1,
+            "success": (outcome == Outcome.SUCCESS.value).to_numpy(),
+            "swe": swe,
+            "wrong_write": swe
+            & (frame["swer_variant"] == SwerVariant.WRONG_WRITE.value).to_numpy(),
+            "phantom": swe & (frame["swer_variant"] == SwerVariant.PHANTOM.value).to_numpy(),
+            "over_halt": (outcome == Outcome.OVER_HALT.value).to_numpy(),
+            "reported": frame["reported_success"].to_numpy(),
+        }
+    )
+    return flags.groupby(["category", "substrate"], sort=True).sum().astype(int)
+
+
+def _rates(counts: Mapping[str, int]) -> dict[str, Any]:
+    n = int(counts["n"])
+    return {
+        "swer": rate(counts["swe"], n),
+        "swer_wrong_write": rate(counts["wrong_write"], n),
+        "swer_phantom": rate(counts["phantom"], n),
+        "over_halt": rate(counts["over_halt"], n),
+        "task_success": rate(counts["success"], n),
+        "screen_success": rate(counts["reported"], n),
+        "success_effect_gap": (counts["reported"] - counts["success"]) / n if n else 0.0,
+    }
+
+
+def summarize(frame: pd.DataFrame) -> Results:
+    """Summarise the scored episodes of one arm (SPEC 1): totals, cells, pass^k, cost."""
+    if len(frame) == 0:
+        raise ValueError("no scored episodes to summarise")
+    arms = frame["arm"].astype(str).unique()
+    if len(arms) != 1:
+        raise ValueError(f"a summary covers one arm, got {sorted(arms)}")
+    by_cell = _count_frame(frame)
+    totals = {c: int(by_cell[c].sum()) for c in _COUNTS}
+    cells = [
+        Cell(category=cat, substrate=sub, n=int(row["n"]), **_rates(row))
+        for (cat, sub), row in by_cell.iterrows()
+    ]
+    per_task = (
+        pd.DataFrame(
+            {
+                "task_id": frame["task_id"].astype(str),
+                "success": (frame["outcome"] == Outcome.SUCCESS.value).to_numpy(),
+            }
+        )
+        .groupby("task_id")["success"]
+        .agg(["sum", "count"])
+    )
+    succ = per_task["sum"].to_numpy()
+    trials = per_task["count"].to_numpy()
+    outcome_counts = frame["outcome"].astype(str).value_counts()
+    n = totals["n"]
+    gap_values = np.array([0.0, 1.0])
+    gap_counts = np.array(
+        [n - (totals["reported"] - totals["success"]), totals["reported"] - totals["success"]]
+    )
+    cost = frame["cost_usd"].to_numpy()
+    latency = frame["latency_s"].to_numpy()
+    return Results(
+        arm=str(arms[0]),
+        n_episodes=n,
+        n_tasks=len(per_task),
+        **_rates(totals),
+        pass_hat_k={str(k): pass_hat_k(succ, trials, k) for k in PASS_K},
+        outcome_counts={str(o): int(c) for o, c in sorted(outcome_counts.items()) if c > 0},
+        cells=cells,
+        success_effect_gap_ci=bootstrap_mean(gap_values, gap_counts.astype(float)),
+        cost=CostSummary(total_usd=float(cost.sum()), mean_usd=float(cost.mean())),
+        latency=LatencySummary(
+            mean_s=float(latency.mean()),
+            p50_s=float(np.percentile(latency, 50)),
+            p95_s=float(np.percentile(latency, 95)),
+        ),
+    )
+
+
+def transactional_faults_mishandled(frame: pd.DataFrame) -> tuple[int, int]:
+    """Return (faults with any silent wrong effect, fault tasks): SPEC 6's "5 of 7"."""
+    faults = frame[frame["category"].astype(str) != "control"]
+    tasks = faults["task_id"].astype(str)
+    swe = faults["outcome"].astype(str) == Outcome.SILENT_WRONG_EFFECT.value
+    mishandled = swe.groupby(tasks).any()
+    return int(mishandled.sum()), int(len(mishandled))

@@ -1,0 +1,109 @@
+"""The runner: drive any system under test over any provider and score each trial.
+
+Per (task x trial) it resolves the trial payload, provisions a fresh state,
+snapshots the record through the independent oracle, runs the SUT (which sees
+only the env handle), reads the record again, reduces the reading to a true
+state and labels the episode with the one truth-table function. An unreadable
+reading is dropped and counted, never scored.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from effectbench.classify import classify, true_state
+from effectbench.effects import contract_hash
+from effectbench.schema import EpisodeRecord, TaskSpec
+from effectbench.seam import AgentTask, BenchmarkProvider, SystemUnderTest
+
+
+@dataclass(frozen=True)
+class DroppedEpisode:
+    """A trial whose oracle could not read the system of record."""
+
+    task_id: str
+    trial: int
+    reason: str
+
+
+@dataclass
+class RunResult:
+    """The scored rows of one run, and the trials that could not be scored."""
+
+    arm: str
+    pack: str
+    rows: list[EpisodeRecord] = field(default_factory=list)
+    dropped: list[DroppedEpisode] = field(default_factory=list)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def run_episode(
+    sut: SystemUnderTest, provider: BenchmarkProvider, task: TaskSpec, trial: int, seed: int
+) -> EpisodeRecord | DroppedEpisode:
+    """Run and score one trial of ``task``; return its row or why it was dropped."""
+    params = provider.trial_params(task, seed)
+    agent_task = AgentTask.from_spec(task, params)
+    with provider.provision(task, seed, params) as episode:
+        started = _now()
+        clock = time.perf_counter()
+        before = episode.oracle.snapshot()
+        report = sut.run(agent_task, episode.env, params)
+        latency = time.perf_counter() - clock
+        verdict = episode.oracle.judge(before)
+        finished = _now()
+    label = classify(report.reported_success, true_state(verdict), task.correct_action_available)
+    if label is None:
+        return DroppedEpisode(task.task_id, trial, verdict.reason)
+    return EpisodeRecord(
+        episode_id=f"{sut.name}::{task.task_id}::t{trial}",
+        task_id=task.task_id,
+        arm=sut.name,
+        trial=trial,
+        substrate=task.substrate,
+        category=task.category,
+        seed=seed,
+        expected_effect_hash=contract_hash(task.expected_effect[0]),
+        correct_action_available=task.correct_action_available,
+        agent=report,
+        oracle=verdict,
+        outcome=label.outcome,
+        swer_variant=label.swer_variant,
+        reason=label.reason,
+        model_calls=[],
+        cost_usd=0.0,
+        latency_s=round(latency, 6),
+        env_fingerprint=episode.env_fingerprint,
+        started_at=started,
+        finished_at=finished,
+    )
+
+
+def evaluate(
+    sut: SystemUnderTest,
+    provider: BenchmarkProvider,
+    *,
+    trials: int = 10,
+    seeds: Sequence[int] | None = None,
+    tasks: Sequence[TaskSpec] | None = None,
+) -> RunResult:
+    """Run ``sut`` over every task of ``provider`` for ``trials`` trials each."""
+    if trials < 1:
+        raise ValueError("trials must be at least 1")
+    seeds = list(range(trials)) if seeds is None else list(seeds)
+    if len(seeds) != trials:
+        raise ValueError(f"{trials} trials need {trials} seeds, got {len(seeds)}")
+    result = RunResult(arm=sut.name, pack=provider.name)
+    for task in tasks if tasks is not None else provider.tasks():
+        for trial, seed in enumerate(seeds):
+            outcome = run_episode(sut, provider, task, trial, seed)
+            if isinstance(outcome, DroppedEpisode):
+                result.dropped.append(outcome)
+            else:
+                result.rows.append(outcome)
+    return result

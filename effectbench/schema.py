@@ -1,0 +1,195 @@
+"""The SPEC v1 vocabulary: enums and the records that cross module boundaries.
+
+Field names are the interop names of the reference implementation, so an
+episode row written by it loads here and re-serialises byte for byte.
+Everything here is data; the rules live in :mod:`effectbench.judge`,
+:mod:`effectbench.classify` and :mod:`effectbench.metrics`.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from effectbench.effects import Effect
+
+
+class Substrate(StrEnum):
+    """Where the system under test acts."""
+
+    WEB = "web"
+    DESKTOP = "desktop"
+    REMOTE_DISPLAY = "remote_display"
+
+
+class Category(StrEnum):
+    """The divergence category: how a green screen hides a wrong record (SPEC 2)."""
+
+    C1_PARTIAL_SAVE = "C1_partial_save"
+    C2_DUPLICATE_SUBMISSION = "C2_duplicate_submission"
+    C3_OPTIMISTIC_THEN_REJECT = "C3_optimistic_then_reject"
+    C4_STALE_OVERWRITE = "C4_stale_overwrite"
+    C5_DOUBLE_DELIVERED_INPUT = "C5_double_delivered_input"
+    C6_WRONG_RECORD_HOMONYM = "C6_wrong_record_homonym"
+    C7_SILENT_NOOP_WRONG_TARGET = "C7_silent_noop_wrong_target"
+    CONTROL = "control"
+
+
+class Outcome(StrEnum):
+    """The one label each scored episode gets (SPEC 3)."""
+
+    SUCCESS = "success"
+    SAFE_HALT = "safe_halt"
+    OVER_HALT = "over_halt"
+    SILENT_WRONG_EFFECT = "silent_wrong_effect"
+    FALSE_ABORT = "false_abort"
+    WRONG_ACTION = "wrong_action"
+
+
+class SwerVariant(StrEnum):
+    """Which harm a silent wrong effect is; ``none`` for every other outcome."""
+
+    WRONG_WRITE = "wrong_write"
+    PHANTOM = "phantom"
+    NONE = "none"
+
+
+class TrueState(StrEnum):
+    """The oracle's reading of the system of record, reduced to one state."""
+
+    CORRECT = "correct"
+    WRONG_PERSISTED = "wrong_persisted"
+    ABSENT = "absent"
+    UNREADABLE = "unreadable"
+
+
+class Verdict(StrEnum):
+    """What the independent oracle concluded about the declared effect."""
+
+    CONFIRMED = "confirmed"
+    REFUTED = "refuted"
+    INDETERMINATE = "indeterminate"
+
+
+class OracleChannel(StrEnum):
+    """How a task's oracle reads the system of record."""
+
+    SNAPSHOT = "snapshot"
+    SQL_READONLY = "sql_readonly"
+    REST = "rest"
+
+
+class Split(StrEnum):
+    """Which part of a pack a task belongs to; ``test`` is sequestered."""
+
+    DEV = "dev"
+    TEST = "test"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class OracleSpec(_Frozen):
+    """How a task's oracle reads the record, with its non-gameability attestations."""
+
+    channel: OracleChannel
+    isolated_from_agent: bool
+    """The oracle's read path is separate from the agent's action channel."""
+    trial_unique_payload: bool
+    """Each trial writes a value no other trial writes."""
+    refusal_controls: bool
+    """The task is (or ships) a control where any write is wrong."""
+    adversarially_audited: bool
+    """A red-team pass failed to satisfy the oracle without the true effect."""
+
+
+class TaskSpec(_Frozen):
+    """One agent-agnostic task: the goal, the declared effect and how it is judged."""
+
+    task_id: str
+    title: str
+    category: Category
+    substrate: Substrate
+    goal: str
+    expected_effect: tuple[Effect, ...]
+    """The declared effect contract; the first entry is the primary effect."""
+    oracle: OracleSpec
+    correct_action_available: bool
+    split: Split = Split.DEV
+    reversible: bool = False
+    effect_declared: bool = True
+    initial_state: dict[str, Any] = Field(default_factory=dict)
+    """Provider-specific description of the state seeded before each trial."""
+
+
+class AgentReport(_Frozen):
+    """What the system under test says happened; never trusted for success."""
+
+    reported_success: bool
+    halted: bool
+    message: str = ""
+
+
+class OracleVerdict(_Frozen):
+    """The independent oracle's reading, as stored in an episode row."""
+
+    verdict: Verdict
+    kind: str
+    channel: str
+    reason: str
+    observed_count: int | None
+    expected_count: int | None
+    before_reachable: bool
+    effect_correct: bool
+    effect_wrong_persisted: bool
+    effect_absent: bool
+
+
+class ModelCall(_Frozen):
+    """One model call the system under test made (for cost and latency)."""
+
+    index: int
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    latency_s: float
+    note: str = ""
+
+
+class EpisodeRecord(BaseModel):
+    """One scored (task x arm x trial) episode: the row every metric aggregates.
+
+    Unknown extra fields are kept (``extra="allow"``) so optional fields added by
+    another implementation survive a load and re-serialise.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    episode_id: str
+    task_id: str
+    arm: str
+    trial: int
+    substrate: Substrate
+    category: Category
+    seed: int | None
+    expected_effect_hash: str
+    correct_action_available: bool
+    agent: AgentReport
+    oracle: OracleVerdict
+    outcome: Outcome
+    swer_variant: SwerVariant
+    reason: str
+    model_calls: list[ModelCall] = Field(default_factory=list)
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    env_fingerprint: dict[str, Any] = Field(default_factory=dict)
+    started_at: str = ""
+    finished_at: str = ""
+
+    def to_row(self) -> dict[str, Any]:
+        """Return the row as a JSON-ready dict in interop field order."""
+        return self.model_dump(mode="json")

@@ -1,0 +1,151 @@
+"""The seam between the harness and any system under test (SPEC 5.2).
+
+* A :class:`SystemUnderTest` receives the agent-facing task, an :class:`EnvHandle`
+  and the trial's parameters, and returns its untrusted :class:`AgentReport`.
+* An :class:`EnvHandle` lets it act and perceive only the screen; it may offer
+  the SUT the product's *own* record-readback verifier (a distinct object from
+  the harness oracle) or none.
+* A :class:`BenchmarkProvider` supplies the tasks and, per task and trial, a
+  fresh :class:`Episode`: the env handle for the SUT and the independent
+  :class:`Oracle` for the harness. The runner never hands the oracle to the SUT.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from effectbench.effects import Effect
+from effectbench.schema import AgentReport, OracleVerdict, Substrate, TaskSpec
+
+
+@dataclass(frozen=True)
+class AgentTask:
+    """What a system under test is told: the goal, never the fault or the oracle."""
+
+    task_id: str
+    title: str
+    goal: str
+    substrate: Substrate
+    declared_effect: tuple[Effect, ...] | None
+    """The effect contract, resolved for this trial; ``None`` when undeclared."""
+
+    @classmethod
+    def from_spec(cls, spec: TaskSpec, params: Mapping[str, Any]) -> AgentTask:
+        """Return the agent-facing view of ``spec`` for a trial with ``params``."""
+        effect = tuple(e.resolve(params) for e in spec.expected_effect)
+        return cls(
+            task_id=spec.task_id,
+            title=spec.title,
+            goal=spec.goal,
+            substrate=spec.substrate,
+            declared_effect=effect if spec.effect_declared else None,
+        )
+
+
+@dataclass(frozen=True)
+class Screen:
+    """What the SUT perceives after an action: the banner and any visible text."""
+
+    status: str
+    """``success``, ``error`` or ``idle``: the colour of the banner."""
+    banner: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProductReading:
+    """What the product's own verifier says; it is the SUT's evidence, not the score."""
+
+    confirmed: bool
+    reason: str
+
+
+class ProductVerifier(Protocol):
+    """A record-readback verifier the product offers to the SUT (not the oracle)."""
+
+    name: str
+
+    def verify(self, effect: Sequence[Effect]) -> ProductReading:
+        """Read the record back and say whether ``effect`` holds."""
+        ...
+
+
+class EnvHandle(Protocol):
+    """The SUT's only way into the system: act, look at the screen, maybe verify."""
+
+    def actions(self) -> Sequence[str]:
+        """Return the names of the actions this environment accepts."""
+        ...
+
+    def act(self, action: str, **arguments: Any) -> Screen:
+        """Perform an action and return the screen that follows it."""
+        ...
+
+    def screen(self) -> Screen:
+        """Return the current screen."""
+        ...
+
+    def product_effect_verifier(self) -> ProductVerifier | None:
+        """Return the product's own readback verifier, or ``None`` if it has none."""
+        ...
+
+
+@runtime_checkable
+class SystemUnderTest(Protocol):
+    """Any system that can attempt a task: an agent, a script, a baseline."""
+
+    name: str
+
+    def run(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> AgentReport:
+        """Attempt ``task`` through ``env`` and report (untrusted) what happened."""
+        ...
+
+
+class Oracle(Protocol):
+    """The harness's independent read path: snapshot before, judge after."""
+
+    channel: str
+
+    def snapshot(self) -> Any:
+        """Read the system of record now (``None`` when unreachable)."""
+        ...
+
+    def judge(self, before: Any) -> OracleVerdict:
+        """Read the record again and judge the trial's effect against ``before``."""
+        ...
+
+
+@dataclass
+class Episode:
+    """One provisioned (task x trial): a fresh state, its env and its oracle."""
+
+    env: EnvHandle
+    oracle: Oracle
+    env_fingerprint: dict[str, Any]
+
+
+class BenchmarkProvider(Protocol):
+    """A pack: tasks plus a fresh state, env and independent oracle per trial."""
+
+    name: str
+
+    def tasks(self) -> Sequence[TaskSpec]:
+        """Return the tasks of the pack, in manifest order."""
+        ...
+
+    def manifest(self) -> dict[str, Any]:
+        """Return the public manifest (what the fingerprint is taken over)."""
+        ...
+
+    def trial_params(self, task: TaskSpec, trial: int) -> dict[str, Any]:
+        """Return the trial-unique payload of ``task`` for trial ``trial``."""
+        ...
+
+    def provision(
+        self, task: TaskSpec, trial: int, params: Mapping[str, Any]
+    ) -> AbstractContextManager[Episode]:
+        """Create a fresh state for one trial; the context tears it down."""
+        ...
