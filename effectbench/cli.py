@@ -13,9 +13,10 @@ import importlib
 import json
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from effectbench import __version__
-from effectbench.errors import EffectBenchError, UsageError
+from effectbench.errors import EffectBenchError
 
 COMMAND_MODULES = ("effectbench._cmd_run",)
 """Modules whose ``register`` adds subcommands, in help order."""
@@ -39,9 +40,17 @@ def print_json(data: object) -> None:
     print(json.dumps(data, indent=2))
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (and ``--help`` for the rest)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``prog: error: message`` on one line and exit with status 2."""
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the parser with every registered subcommand."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="effectbench",
         description="Score the true effect of automation agents (SWER beside over-halt).",
     )
@@ -70,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.func(args)
         return status
-    except EffectBenchError as exc:
+    except EffectBenchError as exc:  # the one place a user-facing error becomes a message
         if args.verbose:
             raise
         print(f"effectbench: {exc.diagnostics()}", file=sys.stderr)
@@ -78,11 +87,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("effectbench: interrupted", file=sys.stderr)
         return 130
-
-
-def fail_usage(message: str) -> UsageError:
-    """Return a usage error (exit status 2) for ``message``."""
-    return UsageError(message)
 
 
 if __name__ == "__main__":  # pragma: no cover
