@@ -16,7 +16,7 @@ from effectbench.report import format_results
 from effectbench.runner import RunResult, evaluate
 from effectbench.seam import BenchmarkProvider, SystemUnderTest
 
-PINNED = {
+PINNED: dict[str, dict[str, tuple[int, int] | int]] = {
     "screen_only": {"swer": (50, 90), "swer_wrong_write": 40, "swer_phantom": 10},
     "effect_verified": {"swer": (0, 90), "over_halt": (0, 90)},
 }

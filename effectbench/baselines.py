@@ -13,6 +13,7 @@ it decides what to report is the baseline.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -33,7 +34,7 @@ class Scripted(Protocol):
         ...
 
 
-class _Baseline:
+class _Baseline(ABC):
     name = ""
 
     def __init__(self, pack: Scripted) -> None:
@@ -42,6 +43,10 @@ class _Baseline:
 
     def _attempt(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> Screen:
         return self._pack.attempt(env, self._tasks[task.task_id], params)
+
+    @abstractmethod
+    def run(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> AgentReport:
+        """Attempt the task and report (the policy is what tells baselines apart)."""
 
 
 class ScreenOnly(_Baseline):
