@@ -1,0 +1,339 @@
+"""Submission bundles: the models of ``submission.json`` and reading and writing a bundle.
+
+A bundle is a folder holding ``submission.json`` (a :class:`Submission`),
+``episodes.jsonl`` (one episode row per line, in the interop layout), an
+optional submitter ``README.md`` and an optional ``submission.sigstore.json``.
+This module also converts the reference implementation's single-document
+submission into a bundle (:func:`submission_from_upstream`).
+
+It only reads and writes; every judgement about a bundle is the verifier's.
+Run ``python -m effectbench.bundle`` to regenerate ``docs/submission.schema.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from effectbench.errors import DataError, UsageError
+from effectbench.metrics import Results
+from effectbench.schema import EpisodeRecord, Split
+
+BUNDLE_VERSION = 1
+"""The ``effectbench_bundle_version`` this module writes and reads."""
+SUBMISSION_FILE = "submission.json"
+EPISODES_FILE = "episodes.jsonl"
+README_FILE = "README.md"
+SIGNATURE_FILE = "submission.sigstore.json"
+BUNDLE_FILES = (SUBMISSION_FILE, EPISODES_FILE, README_FILE, SIGNATURE_FILE)
+"""Every file a bundle may hold; the first two are required."""
+UPSTREAM_VERSION = 1
+"""The ``effectbench_submission_version`` of the reference's single document."""
+SCHEMA_PATH = Path(__file__).resolve().parents[1] / "docs" / "submission.schema.json"
+"""Where the published JSON Schema of ``submission.json`` lives in the repository."""
+
+_READ_CHUNK = 16 * 1024 * 1024
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SystemInfo(_Model):
+    """The system under test the submission is about."""
+
+    name: str = Field(min_length=1)
+    """Display name on the leaderboard."""
+    description: str = ""
+    """One paragraph on what the system is."""
+    url: str = ""
+    """Where to learn more (paper, repository); may be empty."""
+    baseline: str | None = None
+    """The shipped baseline this system is (``screen_only``...), else null."""
+
+
+class SignerDecl(_Model):
+    """The Sigstore signer the submitter declares; the signature must match it."""
+
+    identity: str = Field(min_length=1)
+    """The certificate identity (an e-mail or a workflow URI)."""
+    issuer: str = Field(min_length=1)
+    """The OIDC issuer URL that vouched for the identity."""
+
+
+class PackRef(_Model):
+    """The task pack the episodes ran on."""
+
+    name: str = Field(min_length=1)
+    """The pack's suite name (``mockmed-anchor``) or command-line name (``mockmed``)."""
+    fingerprint: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    """``effectbench.manifest.fingerprint`` of the pack's manifest."""
+    split: Split = Split.DEV
+    """Which split of the pack's tasks the episodes cover."""
+
+
+class RunInfo(_Model):
+    """When the run happened and how many trials could not be scored."""
+
+    n_dropped: int = Field(default=0, ge=0)
+    """Trials dropped because the oracle could not read the record (never scored)."""
+    started_at: str = ""
+    """ISO 8601 time the run started (informative)."""
+    finished_at: str = ""
+    """ISO 8601 time the run finished (informative)."""
+
+
+class EnvironmentInfo(_Model):
+    """The software the run used (informative; not verified)."""
+
+    python: str
+    platform: str
+    dependencies: dict[str, str] = Field(default_factory=dict)
+
+
+class SubmissionHeader(_Model):
+    """Everything of ``submission.json`` except the claimed results block."""
+
+    effectbench_bundle_version: Literal[1] = BUNDLE_VERSION
+    """The bundle format version (1)."""
+    spec_version: str
+    """The SPEC version (semver) the run was scored under."""
+    system: SystemInfo
+    signer: SignerDecl | None = None
+    """The declared Sigstore signer; null for an unsigned preview."""
+    pack: PackRef
+    trials_per_task: int = Field(ge=1)
+    """Trials per task; each (arm, task) has exactly this many rows."""
+    seeds: list[int]
+    """The seed of each trial, by trial index (length ``trials_per_task``)."""
+    run: RunInfo = Field(default_factory=RunInfo)
+    environment: EnvironmentInfo
+    imported_from: str | None = None
+    """Set by ``effectbench import``: the format of the converted document."""
+
+
+class Submission(SubmissionHeader):
+    """The whole of ``submission.json``: the header plus the claimed results block."""
+
+    results: Results
+    """The claims: exactly ``summarize(episode_frame(rows)).to_json()``."""
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the document as JSON-ready data (the results block as ``Results.to_json``)."""
+        data = self.model_dump(mode="json", exclude={"results"})
+        if data.get("imported_from") is None:
+            data.pop("imported_from", None)
+        data["results"] = self.results.to_json()
+        return data
+
+
+def submission_schema() -> dict[str, Any]:
+    """Return the JSON Schema of ``submission.json``, generated from :class:`Submission`."""
+    schema = Submission.model_json_schema(mode="validation")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://effectbench.org/schemas/submission.schema.json"
+    return schema
+
+
+def schema_text() -> str:
+    """Return the committed text of ``docs/submission.schema.json``."""
+    return json.dumps(submission_schema(), indent=2, sort_keys=True) + "\n"
+
+
+def slugify(name: str) -> str:
+    """Return a folder-safe slug of ``name`` (lower case, ``a-z0-9`` and dashes)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return slug[:60].strip("-") or "submission"
+
+
+def _row_bytes(row: EpisodeRecord | Mapping[str, Any]) -> bytes:
+    data = row.to_row() if isinstance(row, EpisodeRecord) else row
+    return orjson.dumps(data) + b"\n"
+
+
+def write_bundle(
+    out_dir: Path,
+    submission: Submission,
+    rows: Iterable[EpisodeRecord | Mapping[str, Any]],
+    readme: str | None = None,
+) -> Path:
+    """Write a bundle into the folder ``out_dir`` (created; it must not hold a bundle yet).
+
+    Rows are written one compact JSON object per line in the order given.
+    Returns ``out_dir``.
+    """
+    out_dir = Path(out_dir)
+    if out_dir.is_symlink() or (out_dir.exists() and not out_dir.is_dir()):
+        raise UsageError(f"{out_dir} exists and is not a folder")
+    if out_dir.is_dir() and any(out_dir.iterdir()):
+        raise UsageError(f"{out_dir} is not empty; write a bundle into a new folder")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with (out_dir / EPISODES_FILE).open("wb") as fh:
+        for row in rows:
+            fh.write(_row_bytes(row))
+    text = json.dumps(submission.to_json(), indent=2, ensure_ascii=False) + "\n"
+    (out_dir / SUBMISSION_FILE).write_text(text, encoding="utf-8")
+    if readme is not None:
+        (out_dir / README_FILE).write_text(readme, encoding="utf-8")
+    return out_dir
+
+
+def iter_episode_lines(
+    path: Path, max_line_bytes: int | None = None
+) -> Iterator[tuple[int, bytes | None]]:
+    """Yield ``(line_number, raw_line)`` of a JSON-lines file, 1-based, newline stripped.
+
+    The file is read in large chunks, never whole. A line longer than
+    ``max_line_bytes`` is yielded as ``None`` (its bytes are skipped). A blank
+    line is yielded as ``b""``; the empty remainder after a final newline is not.
+    """
+    number = 0
+    pending = b""
+    skipping = False
+    limit = max_line_bytes if max_line_bytes is not None else sys.maxsize
+    with Path(path).open("rb") as fh:
+        while chunk := fh.read(_READ_CHUNK):
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            for line in lines:
+                number += 1
+                if skipping:
+                    skipping = False
+                    yield number, None
+                elif len(line) > limit:
+                    yield number, None
+                else:
+                    yield number, line
+            if len(pending) > limit:
+                skipping, pending = True, b""
+        if skipping:
+            yield number + 1, None
+        elif pending:
+            yield number + 1, pending if len(pending) <= limit else None
+
+
+def read_episodes(path: Path) -> list[dict[str, Any]]:
+    """Return every row of an ``episodes.jsonl`` (a :class:`DataError` names a bad line)."""
+    rows: list[dict[str, Any]] = []
+    for number, line in iter_episode_lines(path):
+        if line is None or not line.strip():
+            raise DataError("blank line in an episodes file", file=str(path), line=number)
+        try:
+            row = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise DataError(f"not valid JSON: {exc}", file=str(path), line=number) from None
+        if not isinstance(row, dict):
+            raise DataError("a row must be a JSON object", file=str(path), line=number)
+        rows.append(row)
+    return rows
+
+
+def _need(doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if not isinstance(doc, Mapping) or key not in doc:
+        raise DataError(f"missing required field {key!r}", field=f"{where}{key}")
+    value = doc[key]
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        raise DataError(f"wrong type {type(value).__name__}", field=f"{where}{key}")
+    return value
+
+
+def submission_from_upstream(doc: Any) -> tuple[dict[str, Any], list[Any]]:
+    """Convert a reference single-document submission to ``(submission.json data, rows)``.
+
+    The claimed results block and the rows are carried over unchanged, so the
+    converted bundle verifies exactly when the document does. The system is
+    never declared a shipped baseline (``baseline: null``): the reference's
+    baselines are not ours, so they cannot be reproduced here. Raises
+    :class:`DataError` (naming the field) when the document lacks what a bundle needs.
+    """
+    if not isinstance(doc, Mapping):
+        raise DataError("an upstream submission must be a JSON object")
+    expected = {"effectbench_submission_version", "system", "reproducibility", "results"}
+    missing = sorted((expected | {"episodes"}) - set(doc))
+    if missing:
+        raise DataError(f"missing required field {missing[0]!r}", field=missing[0])
+    extra = sorted(set(doc) - expected - {"episodes"})
+    if extra:
+        raise DataError(f"unknown field {extra[0]!r}", field=extra[0])
+    version = doc["effectbench_submission_version"]
+    if version != UPSTREAM_VERSION or isinstance(version, bool):
+        raise DataError(
+            f"unsupported effectbench_submission_version {version!r}; this reads version 1",
+            field="effectbench_submission_version",
+        )
+    system = _need(doc, "system", Mapping, "")
+    repro = _need(doc, "reproducibility", Mapping, "")
+    rows = _need(doc, "episodes", list, "")
+    started = [r.get("started_at") for r in rows if isinstance(r, Mapping)]
+    finished = [r.get("finished_at") for r in rows if isinstance(r, Mapping)]
+    started_s = sorted(s for s in started if isinstance(s, str) and s)
+    finished_s = sorted(s for s in finished if isinstance(s, str) and s)
+    data: dict[str, Any] = {
+        "effectbench_bundle_version": BUNDLE_VERSION,
+        "spec_version": _need(repro, "effectbench_version", str, "reproducibility."),
+        "system": {
+            "name": _need(system, "name", str, "system."),
+            "description": system.get("description", ""),
+            "url": system.get("url", ""),
+            "baseline": None,
+        },
+        "signer": None,
+        "pack": {
+            "name": _need(repro, "pack", str, "reproducibility."),
+            "fingerprint": _need(repro, "pack_fingerprint", str, "reproducibility."),
+            "split": Split.DEV.value,
+        },
+        "trials_per_task": _need(repro, "trials_per_task", int, "reproducibility."),
+        "seeds": _need(repro, "seeds", list, "reproducibility."),
+        "run": {
+            "n_dropped": 0,
+            "started_at": started_s[0] if started_s else "",
+            "finished_at": finished_s[-1] if finished_s else "",
+        },
+        "environment": {
+            "python": repro.get("python", ""),
+            "platform": repro.get("platform", ""),
+            "dependencies": repro.get("dependencies", {}),
+        },
+        "imported_from": f"upstream-submission-v{UPSTREAM_VERSION}",
+        "results": doc["results"],
+    }
+    return data, rows
+
+
+def import_upstream(doc: Any, out_dir: Path, readme: str | None = None) -> Path:
+    """Write the bundle equivalent of an upstream document into ``out_dir``."""
+    data, rows = submission_from_upstream(doc)
+    try:
+        submission = Submission.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        raise DataError(f"cannot convert: {err['msg']}", field=field) from None
+    return write_bundle(out_dir, submission, rows, readme=readme)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Regenerate ``docs/submission.schema.json`` (``--check`` only compares)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    text = schema_text()
+    if "--check" in args:
+        current = SCHEMA_PATH.read_text(encoding="utf-8") if SCHEMA_PATH.exists() else ""
+        if current != text:
+            print(f"{SCHEMA_PATH} is stale; run python -m effectbench.bundle", file=sys.stderr)
+            return 1
+        return 0
+    SCHEMA_PATH.write_text(text, encoding="utf-8")
+    print(f"wrote {SCHEMA_PATH}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

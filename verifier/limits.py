@@ -1,0 +1,31 @@
+"""Size limits of what the verifier reads; the defaults fit a 1,000,000-row bundle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KIB = 1024
+MIB = 1024 * KIB
+GIB = 1024 * MIB
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Upper bounds on a bundle's files; anything larger is refused (``structure.*``)."""
+
+    max_rows: int = 1_000_000
+    """Episode rows per bundle."""
+    max_line_bytes: int = 64 * KIB
+    """Bytes of one ``episodes.jsonl`` line (a row is about 1-2 KiB)."""
+    max_episodes_bytes: int = 4 * GIB
+    """Bytes of ``episodes.jsonl``."""
+    max_submission_bytes: int = 16 * MIB
+    """Bytes of ``submission.json``."""
+    max_readme_bytes: int = 1 * MIB
+    """Bytes of the submitter's ``README.md``."""
+    max_signature_bytes: int = 1 * MIB
+    """Bytes of ``submission.sigstore.json``."""
+    max_document_bytes: int = 512 * MIB
+    """Bytes of an upstream single-document submission (parsed whole)."""
+    max_reproduce_rows: int = 100_000
+    """Rows the ``reproduce`` check re-runs; a larger baseline bundle is refused."""
