@@ -1,0 +1,244 @@
+"""What ``effectbench verify`` reports: one :class:`BundleReport` per submission.
+
+``BundleReport.to_json()`` is the documented ``--json`` schema the site reads
+(see ``docs/verifier-report.md``); :func:`format_report` is the readable form.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from effectbench.bundle import Submission
+from effectbench.metrics import Results
+from verifier.findings import Finding
+
+REPORT_VERSION = 1
+"""Version of the ``--json`` schema; bumped only on an incompatible change."""
+KEEP_FINDINGS = 20
+"""Findings kept per check; the rest are only counted."""
+
+
+class Family(StrEnum):
+    """The check families, in the order they run and are reported."""
+
+    STRUCTURE = "structure"
+    SPEC = "spec"
+    PACK = "pack"
+    RESCORE = "rescore"
+    CLAIMS = "claims"
+    SIGNATURE = "signature"
+    REPRODUCE = "reproduce"
+
+
+TITLES = {
+    Family.STRUCTURE: "files, size limits, strict JSON, field types and enums",
+    Family.SPEC: "spec version parses and is comparable with this leaderboard",
+    Family.PACK: "known pack and fingerprint; tasks, trials and seeds as declared",
+    Family.RESCORE: "every row re-labelled by the truth table from its oracle reading",
+    Family.CLAIMS: "the results block recomputed from the rows",
+    Family.SIGNATURE: "Sigstore signature by the declared signer",
+    Family.REPRODUCE: "shipped baseline re-run row for row on a deterministic pack",
+}
+
+
+class Status(StrEnum):
+    """The verdict on one submission."""
+
+    RANKED = "ranked"
+    PREVIEW = "preview"
+    REFUSED = "refused"
+
+
+class SignerView(BaseModel):
+    """The verified signer (mirrors ``verifier.signing.SignerInfo``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    identity: str
+    issuer: str
+    signed_at: str
+
+
+class CheckReport(BaseModel):
+    """The result of one check family."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: Family
+    title: str
+    passed: bool
+    """The check ran and found nothing wrong."""
+    skipped: bool = False
+    """The check did not run (an earlier failure, or not applicable; see ``note``)."""
+    note: str = ""
+    """Why a check was skipped or what it established (readable, not parsed)."""
+    n_findings: int
+    findings: list[Finding]
+    """The first findings (at most 20); ``n_findings`` counts all of them."""
+
+
+class BundleReport(BaseModel):
+    """The verdict on one bundle or upstream document, with every check's findings."""
+
+    model_config = ConfigDict(frozen=True)
+
+    report_version: int = REPORT_VERSION
+    path: str
+    kind: Literal["bundle", "upstream"]
+    status: Status
+    accepted: bool
+    """``status`` is ranked or preview (exit status 0)."""
+    checks: list[CheckReport]
+    submission: Submission | None
+    results: Results | None
+    """The results block recomputed from the rows (None when rows could not be read)."""
+    signer: SignerView | None
+    reproduced: bool | None
+    """True when re-run row for row; None when not applicable."""
+    n_rows: int
+    """Rows read from the episodes (valid or not)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the report as JSON-ready data (the documented ``--json`` schema)."""
+        return self.model_dump(mode="json")
+
+    def check(self, family: Family | str) -> CheckReport:
+        """Return the report of check family ``family``."""
+        for c in self.checks:
+            if c.id == family:
+                return c
+        raise KeyError(family)
+
+    def finding_ids(self) -> set[str]:
+        """Return the check ids of every kept finding (for tests and summaries)."""
+        return {f.check for c in self.checks for f in c.findings}
+
+
+class FindingSink:
+    """Collects findings per family: keeps the first few, counts every one."""
+
+    def __init__(self, keep: int = KEEP_FINDINGS) -> None:
+        self._keep = keep
+        self.kept: dict[str, list[Finding]] = {f.value: [] for f in Family}
+        self.counts: Counter[str] = Counter()
+        self.ids: Counter[str] = Counter()
+
+    def add(self, finding: Finding) -> None:
+        """Record ``finding`` under the family of its check id."""
+        family = finding.check.partition(".")[0]
+        if family not in self.kept:
+            raise ValueError(f"unknown check family in {finding.check!r}")
+        self.counts[family] += 1
+        self.ids[finding.check] += 1
+        if len(self.kept[family]) < self._keep:
+            self.kept[family].append(finding)
+
+    def emit(
+        self,
+        check: str,
+        message: str,
+        file: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        """Record a finding built from its parts."""
+        self.add(Finding(check, message, file, line, field))
+
+    def failed(self, family: Family) -> bool:
+        """Return whether ``family`` has any finding."""
+        return self.counts[family.value] > 0
+
+    def report(self, family: Family, *, skipped: bool = False, note: str = "") -> CheckReport:
+        """Return the :class:`CheckReport` of ``family``."""
+        n = self.counts[family.value]
+        return CheckReport(
+            id=family,
+            title=TITLES[family],
+            passed=n == 0 and not skipped,
+            skipped=skipped and n == 0,
+            note=note,
+            n_findings=n,
+            findings=list(self.kept[family.value]),
+        )
+
+
+def decide_status(
+    checks: list[CheckReport],
+    *,
+    signature_verified: bool,
+    signature_present: bool,
+    reproduced: bool | None,
+    allow_unsigned: bool,
+) -> Status:
+    """Apply the status rule of the interface contract.
+
+    Refused when any non-signature check failed or was skipped, or when a
+    signature is present but does not verify; otherwise ranked when the
+    signature verified or the bundle reproduced row for row; otherwise preview
+    when unsigned previews are allowed; otherwise refused (``signature.missing``).
+    """
+    for c in checks:
+        if c.id is Family.SIGNATURE:
+            continue
+        if c.n_findings or (c.skipped and c.id is not Family.REPRODUCE):
+            return Status.REFUSED
+    if signature_present and not signature_verified:
+        return Status.REFUSED
+    if signature_verified or reproduced:
+        return Status.RANKED
+    return Status.PREVIEW if allow_unsigned else Status.REFUSED
+
+
+def _where(f: Finding) -> str:
+    parts = []
+    if f.file:
+        parts.append(f.file + (f":{f.line}" if f.line is not None else ""))
+    elif f.line is not None:
+        parts.append(f"row {f.line}")
+    if f.field:
+        parts.append(f.field)
+    return ": ".join(parts)
+
+
+def format_report(report: BundleReport, *, max_rows: int = 5) -> str:
+    """Return the readable report: the verdict, then each check and its first findings."""
+    head = f"{report.path} ({report.kind}): {report.status.value.upper()}"
+    lines = [head]
+    sub = report.submission
+    if sub is not None:
+        lines.append(
+            f"  system {sub.system.name!r} on {sub.pack.name}, {report.n_rows} rows, "
+            f"{sub.trials_per_task} trials per task, spec {sub.spec_version}"
+        )
+    for c in report.checks:
+        if c.n_findings:
+            mark = "FAIL"
+        elif c.skipped:
+            mark = "skip"
+        else:
+            mark = "ok  "
+        extra = (
+            f" ({c.n_findings} finding{'s' if c.n_findings != 1 else ''})" if c.n_findings else ""
+        )
+        lines.append(f"  [{mark}] {c.id.value:<9} {c.title}{extra}")
+        if c.note:
+            lines.append(f"         {c.note}")
+        for f in c.findings[:max_rows]:
+            where = _where(f)
+            lines.append(f"         {f.check}: {where + ': ' if where else ''}{f.message}")
+        if c.n_findings > max_rows:
+            lines.append(f"         ... and {c.n_findings - max_rows} more (see --json)")
+    if report.signer is not None:
+        lines.append(f"  signed by {report.signer.identity} ({report.signer.issuer})")
+    if report.results is not None:
+        r = report.results
+        lines.append(
+            f"  recomputed: SWER {r.swer.numerator}/{r.swer.denominator}, over-halt "
+            f"{r.over_halt.numerator}/{r.over_halt.denominator}, task success "
+            f"{r.task_success.numerator}/{r.task_success.denominator}"
+        )
+    return "\n".join(lines)

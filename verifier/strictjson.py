@@ -1,0 +1,83 @@
+"""Strict JSON: no NaN or Infinity, no duplicate keys, fast for well-formed rows.
+
+orjson already refuses NaN and Infinity but keeps the last of duplicate keys.
+A line that orjson re-serialises to exactly its own bytes cannot hold a
+duplicate key (the re-serialisation has each key once), so only lines that
+are not in orjson's compact form (hand-written, pretty-printed, other float
+spellings) pay for the slower duplicate-key scan with the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import orjson
+
+
+class StrictJSONError(ValueError):
+    """Text that is not strict JSON; ``rule`` is ``json``, ``non_finite`` or ``duplicate_key``."""
+
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.message = message
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise StrictJSONError("duplicate_key", f"duplicate key {key!r} in one object")
+        out[key] = value
+    return out
+
+
+def _non_finite(token: str) -> Any:
+    raise StrictJSONError("non_finite", f"{token} is not allowed (numbers must be finite)")
+
+
+def _float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):
+        raise StrictJSONError("non_finite", f"{token} overflows to infinity")
+    return value
+
+
+def _stdlib_strict(data: bytes | str) -> Any:
+    return json.loads(
+        data, object_pairs_hook=_no_duplicates, parse_constant=_non_finite, parse_float=_float
+    )
+
+
+def loads_strict(data: bytes) -> Any:
+    """Parse one JSON text strictly; raise :class:`StrictJSONError` saying what is wrong."""
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        try:
+            _stdlib_strict(data)
+        except StrictJSONError:
+            raise
+        except (ValueError, RecursionError):
+            pass
+        raise StrictJSONError("json", f"not valid JSON: {exc}") from None
+    if orjson.dumps(value) != data:
+        try:
+            _stdlib_strict(data)
+        except StrictJSONError:
+            raise
+        except (ValueError, RecursionError) as exc:  # pragma: no cover - orjson accepted it
+            raise StrictJSONError("json", f"not valid JSON: {exc}") from None
+    return value
+
+
+def load_document(data: bytes) -> Any:
+    """Parse a whole JSON document strictly (standard library; for small documents)."""
+    try:
+        return _stdlib_strict(data)
+    except StrictJSONError:
+        raise
+    except (ValueError, RecursionError) as exc:
+        raise StrictJSONError("json", f"not valid JSON: {exc}") from None
