@@ -20,7 +20,7 @@ from effectbench.errors import EffectBenchError
 
 COMMAND_MODULES = ("effectbench._cmd_run",)
 """Modules whose ``register`` adds subcommands, in help order."""
-OPTIONAL_COMMAND_MODULES = ("verifier.cli", "effectbench.site.cli")
+OPTIONAL_COMMAND_MODULES = ("verifier.cli", "verifier._cmd_sign", "effectbench.site.cli")
 """Command modules of the other parts; skipped while a part is not installed."""
 
 

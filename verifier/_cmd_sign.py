@@ -1,0 +1,56 @@
+"""The ``effectbench sign`` command: sign a submission bundle with Sigstore."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from verifier.signing import load_policy, sign_bundle_checked
+
+TOKEN_ENV = "SIGSTORE_IDENTITY_TOKEN"
+"""Environment variable read when ``--identity-token`` is not given (as sigstore's CLI does)."""
+
+
+def _cmd_sign(args: argparse.Namespace) -> int:
+    token = args.identity_token or os.environ.get(TOKEN_ENV) or None
+    path, check = sign_bundle_checked(
+        Path(args.dir), identity_token=token, trust_config=args.trust_config
+    )
+    signer = check.signer
+    assert signer is not None  # sign_bundle_checked raises unless the signature verified
+    print(f"signed {args.dir} as {signer.identity} (issuer {signer.issuer}) at {signer.signed_at}")
+    print(f"wrote {path}")
+    policy = load_policy()
+    if not policy.accepts(signer.issuer):
+        print(
+            f"effectbench: warning: the leaderboard does not rank signatures from issuer "
+            f"{signer.issuer} (accepted: {', '.join(sorted(policy.accepted_issuers))})",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add ``sign``."""
+    p = sub.add_parser(
+        "sign",
+        help="sign a submission bundle with Sigstore (writes submission.sigstore.json)",
+        description=(
+            "Sign every file of a submission bundle with Sigstore keyless signing. The identity "
+            "comes from --identity-token, else $SIGSTORE_IDENTITY_TOKEN, else ambient CI "
+            "credentials (GitHub Actions with id-token: write), else the browser sign-in. "
+            "The token's identity must be the signer declared in submission.json."
+        ),
+    )
+    p.add_argument("dir", metavar="DIR", help="the bundle folder (holds submission.json)")
+    p.add_argument("--identity-token", metavar="TOKEN", help="an OIDC identity token to sign with")
+    p.add_argument(
+        "--trust-config",
+        metavar="FILE",
+        type=Path,
+        help="a sigstore ClientTrustConfig for a private instance (default: public good)",
+    )
+    p.set_defaults(func=_cmd_sign)
