@@ -269,6 +269,8 @@ class MockMedProvider:
 
     name = NAME
     channel = CHANNEL
+    deterministic = True
+    """Same (task, seed) gives the same rows: the verifier may re-run baselines on it."""
 
     def __init__(self, *, offers_verifier: bool = True) -> None:
         self._tasks = tuple(_task(f) for f in FAULTS)

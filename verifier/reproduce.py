@@ -1,0 +1,150 @@
+"""The ``reproduce`` check: re-run a shipped baseline and compare row for row.
+
+Only a shipped baseline on a pack that declares ``deterministic = True`` can be
+re-executed by the verifier. Rows are matched by (task, trial) and compared on
+every field except the timings (``latency_s``, ``started_at``, ``finished_at``
+and a model call's ``latency_s``), which no re-run reproduces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from effectbench.baselines import baseline_names, get_baseline
+from effectbench.bundle import SubmissionHeader
+from effectbench.runner import evaluate
+from effectbench.seam import BenchmarkProvider
+from verifier.limits import Limits
+from verifier.report import FindingSink
+
+TIMING_FIELDS = frozenset(("latency_s", "started_at", "finished_at"))
+"""Row fields a re-run cannot reproduce; never compared."""
+
+
+def _strip(row: Any) -> Any:
+    if not isinstance(row, dict):
+        return row
+    out = {k: v for k, v in row.items() if k not in TIMING_FIELDS}
+    calls = out.get("model_calls")
+    if isinstance(calls, list):
+        out["model_calls"] = [
+            {k: v for k, v in c.items() if k != "latency_s"} if isinstance(c, dict) else c
+            for c in calls
+        ]
+    return out
+
+
+def first_difference(got: Any, want: Any, path: str = "") -> tuple[str, Any, Any] | None:
+    """Return ``(field, got, want)`` of the first difference, or None when equal."""
+    if isinstance(want, dict) and isinstance(got, dict):
+        for key in list(want) + [k for k in got if k not in want]:
+            if key not in got or key not in want:
+                return (f"{path}{key}", got.get(key, "<absent>"), want.get(key, "<absent>"))
+            diff = first_difference(got[key], want[key], f"{path}{key}.")
+            if diff:
+                return diff
+        return None
+    if isinstance(want, list) and isinstance(got, list):
+        if len(want) != len(got):
+            return (path.rstrip("."), got, want)
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            diff = first_difference(g, w, f"{path.rstrip('.')}[{i}].")
+            if diff:
+                return diff
+        return None
+    if got != want or type(got) is not type(want):
+        return (path.rstrip("."), got, want)
+    return None
+
+
+def applicable(header: SubmissionHeader, pack: BenchmarkProvider | None) -> str | None:
+    """Return why reproduction does not apply, or None when it does."""
+    if header.system.baseline is None:
+        return "not a shipped baseline: nothing to re-run"
+    if pack is None:
+        return "unknown pack"
+    if not getattr(pack, "deterministic", False):
+        return f"pack {pack.name!r} is not deterministic: baselines cannot be re-run exactly"
+    return None
+
+
+def reproduce(
+    header: SubmissionHeader,
+    pack: BenchmarkProvider,
+    rows: Iterable[tuple[int, dict[str, Any]]],
+    n_rows: int,
+    sink: FindingSink,
+    file: str,
+    limits: Limits,
+) -> bool:
+    """Re-run the declared baseline and compare every row; return True when it reproduces."""
+    before = sink.counts["reproduce"]
+    name = header.system.baseline
+    assert name is not None
+    if name not in baseline_names(pack):
+        sink.emit(
+            "reproduce.unknown_baseline",
+            f"system.baseline {name!r} is not a shipped baseline of pack {pack.name!r} "
+            f"(known: {', '.join(baseline_names(pack))}); set it to null for your own system",
+            "submission.json",
+            None,
+            "system.baseline",
+        )
+        return False
+    if n_rows > limits.max_reproduce_rows:
+        sink.emit(
+            "reproduce.too_large",
+            f"{n_rows} rows exceed the re-run limit of {limits.max_reproduce_rows} "
+            "(raise it with --max-reproduce-rows)",
+            file,
+        )
+        return False
+    split = header.pack.split.value
+    tasks = [t for t in pack.tasks() if t.split.value == split]
+    run = evaluate(
+        get_baseline(name, pack),
+        pack,
+        trials=header.trials_per_task,
+        seeds=header.seeds,
+        tasks=tasks,
+    )
+    if len(run.dropped) != header.run.n_dropped:
+        sink.emit(
+            "reproduce.dropped",
+            f"the re-run drops {len(run.dropped)} trials, the submission declares "
+            f"{header.run.n_dropped}",
+            "submission.json",
+            None,
+            "run.n_dropped",
+        )
+    expected = {(r.task_id, r.trial): _strip(r.to_row()) for r in run.rows}
+    for line, row in rows:
+        key = (row.get("task_id"), row.get("trial"))
+        want = expected.pop(key, None)  # type: ignore[arg-type]
+        if want is None:
+            sink.emit(
+                "reproduce.extra_row",
+                f"re-running {name!r} gives no row for task {key[0]!r} trial {key[1]!r}",
+                file,
+                line,
+            )
+            continue
+        diff = first_difference(_strip(row), want)
+        if diff:
+            field, got, exp = diff
+            sink.emit(
+                "reproduce.mismatch",
+                f"re-running {name!r} gives {exp!r:.80}, the row says {got!r:.80}",
+                file,
+                line,
+                field,
+            )
+    for task_id, trial in sorted(expected):
+        sink.emit(
+            "reproduce.missing_row",
+            f"re-running {name!r} gives a row for task {task_id!r} trial {trial} that the "
+            "bundle lacks",
+            file,
+        )
+    return sink.counts["reproduce"] == before
