@@ -677,13 +677,14 @@ def _jwt_claims(raw_token: str) -> dict[str, Any]:
     return claims if isinstance(claims, dict) else {}
 
 
-def certificate_identity(raw_token: str) -> tuple[str, str]:
-    """Return the (identity, issuer) Fulcio will certify for an OIDC token.
+def certificate_identity(raw_token: str) -> tuple[list[str], str]:
+    """Return the identities Fulcio may certify for an OIDC token, and the issuer.
 
     Fulcio's rules: a GitHub Actions token yields the workflow URI
     ``https://github.com/<job_workflow_ref>``; an e-mail issuer yields the
-    e-mail; otherwise the ``sub`` claim. The issuer is the federated issuer
-    when the token came through Sigstore's own OIDC federation.
+    e-mail; other issuers the e-mail or the ``sub`` claim, as configured. The
+    issuer is the federated issuer when the token came through Sigstore's own
+    OIDC federation. The most likely identity comes first.
     """
     from sigstore.oidc import IdentityError, IdentityToken
 
@@ -692,10 +693,14 @@ def certificate_identity(raw_token: str) -> tuple[str, str]:
     except IdentityError as exc:
         raise SigningError(f"the identity token is not usable: {exc}") from None
     claims = _jwt_claims(raw_token)
-    issuer = token.federated_issuer
+    candidates: list[str] = []
     if token.issuer == GITHUB_ACTIONS_ISSUER and claims.get("job_workflow_ref"):
-        return f"https://github.com/{claims['job_workflow_ref']}", issuer
-    return token.identity, issuer
+        candidates.append(f"https://github.com/{claims['job_workflow_ref']}")
+    elif isinstance(claims.get("email"), str):
+        candidates.append(claims["email"])
+    if token.identity not in candidates:
+        candidates.append(token.identity)
+    return candidates, token.federated_issuer
 
 
 def _declared_signer(bundle_dir: Path) -> tuple[str, str, str]:
@@ -789,10 +794,10 @@ def sign_bundle_checked(
     identity, issuer, spec_version = _declared_signer(bundle_dir)
     config, verifier = _load_signing_config(trust_config)
     raw_token = _identity_token(identity_token, config)
-    token_identity, token_issuer = certificate_identity(raw_token)
-    if (token_identity, token_issuer) != (identity, issuer):
+    token_identities, token_issuer = certificate_identity(raw_token)
+    if identity not in token_identities or token_issuer != issuer:
         raise SigningError(
-            f"refusing to sign {bundle_dir}: the identity token is for {token_identity} "
+            f"refusing to sign {bundle_dir}: the identity token is for {token_identities[0]} "
             f"(issuer {token_issuer}), but submission.json declares signer {identity} "
             f"(issuer {issuer}); sign as the declared signer or correct signer in submission.json"
         )
