@@ -1,0 +1,366 @@
+"""Charts: Vega-Lite specs built with Altair, rendered to static SVG by vl-convert.
+
+Rendering is the slow part of a build, so every SVG is cached on disk under the
+canonical hash of its spec (plus the renderer's version): a rebuild renders only
+charts whose data changed. vl-convert numbers gradient ids per call, so ids are
+renamed after the content key before an SVG is cached or compared. Many stale
+charts are rendered in a spawn-context process pool (a forked child of a warm
+vl-convert parent hangs).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, Protocol
+
+import altair as alt
+import orjson
+import pandas as pd
+
+from effectbench.hashing import canonical_hash
+
+POOL_THRESHOLD = 200
+"""Render in a process pool only when at least this many charts are stale."""
+GRADIENT_ID = re.compile(r"gradient_\d+")
+SCHEME = "orangered"
+FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A chart to render: its spec, its file name and the accessible text around it."""
+
+    name: str
+    """File stem under ``charts/`` (unique within the site)."""
+    spec: dict[str, Any]
+    alt: str
+    """One sentence stating what the chart shows (the image's alt text)."""
+    table: pd.DataFrame
+    """The same numbers as a table, shown under the chart."""
+
+
+class ChartRenderer(Protocol):
+    """Turns Vega-Lite specs into SVG text."""
+
+    version: str
+
+    def render(self, specs: Sequence[dict[str, Any]]) -> list[str]:
+        """Return one SVG document per spec, in order."""
+        ...
+
+
+def _render_chunk(payload: list[bytes]) -> list[str]:
+    import vl_convert as vlc
+
+    return [vlc.vegalite_to_svg(orjson.loads(p)) for p in payload]
+
+
+class VlConvertRenderer:
+    """The production renderer: vl-convert in-process, or a spawn pool for big batches."""
+
+    def __init__(self, workers: int = 2, pool_threshold: int = POOL_THRESHOLD) -> None:
+        import vl_convert as vlc
+
+        self.version = f"vl-convert {vlc.__version__}"
+        self.workers = workers
+        self.pool_threshold = pool_threshold
+
+    def render(self, specs: Sequence[dict[str, Any]]) -> list[str]:
+        """Return one SVG per spec (a pool of ``workers`` when the batch is large)."""
+        payload = [orjson.dumps(s) for s in specs]
+        if len(payload) < self.pool_threshold or self.workers < 2:
+            return _render_chunk(payload)
+        size = -(-len(payload) // (self.workers * 4))
+        chunks = [payload[i : i + size] for i in range(0, len(payload), size)]
+        with ProcessPoolExecutor(self.workers, mp_context=get_context("spawn")) as pool:
+            out: list[str] = []
+            for part in pool.map(_render_chunk, chunks):
+                out.extend(part)
+        return out
+
+
+def normalise_svg(svg: str, key: str) -> str:
+    """Rename vl-convert's per-call gradient ids after ``key`` (stable, unique per chart)."""
+    seen: dict[str, str] = {}
+
+    def rename(match: re.Match[str]) -> str:
+        old = match.group(0)
+        if old not in seen:
+            seen[old] = f"gradient_{key}_{len(seen)}"
+        return seen[old]
+
+    return GRADIENT_ID.sub(rename, svg)
+
+
+@dataclass
+class CacheStats:
+    """How many charts a build rendered and how many came from the cache."""
+
+    rendered: int = 0
+    cached: int = 0
+
+
+class ChartCache:
+    """SVGs on disk, keyed by the canonical hash of (renderer version, spec)."""
+
+    def __init__(self, directory: Path, renderer: ChartRenderer) -> None:
+        self.directory = directory
+        self.renderer = renderer
+        self.stats = CacheStats()
+
+    def key(self, spec: dict[str, Any]) -> str:
+        """Return the content key of ``spec`` (hex, 24 digits)."""
+        digest = canonical_hash({"renderer": self.renderer.version, "spec": spec})
+        return digest.removeprefix("sha256:")[:24]
+
+    def svg_paths(self, specs: Sequence[dict[str, Any]]) -> list[Path]:
+        """Return the cached SVG file of every spec, rendering only the missing ones."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        keys = [self.key(s) for s in specs]
+        paths = [self.directory / f"{k}.svg" for k in keys]
+        missing: dict[str, dict[str, Any]] = {}
+        for k, p, s in zip(keys, paths, specs, strict=True):
+            if not p.is_file() and k not in missing:
+                missing[k] = s
+        if missing:
+            svgs = self.renderer.render(list(missing.values()))
+            for k, svg in zip(missing, svgs, strict=True):
+                tmp = self.directory / f".{k}.svg.tmp"
+                tmp.write_text(normalise_svg(svg, k[:8]), encoding="utf-8")
+                tmp.replace(self.directory / f"{k}.svg")
+        self.stats.rendered += len(missing)
+        self.stats.cached += len(specs) - len(missing)
+        return paths
+
+
+def pct(x: float) -> str:
+    """Return a rate as a percentage with one decimal (``50.0%``)."""
+    return f"{100 * x:.1f}%"
+
+
+def _config(chart: alt.TopLevelMixin) -> dict[str, Any]:
+    spec: dict[str, Any] = chart.configure(font=FONT, background="white").to_dict(validate=False)
+    spec.pop("$schema", None)
+    return spec
+
+
+def _with_data(template: dict[str, Any], values: list[dict[str, Any]]) -> dict[str, Any]:
+    spec = copy.deepcopy(template)
+    spec["data"] = {"values": values}
+    return spec
+
+
+def _template(chart: alt.TopLevelMixin) -> dict[str, Any]:
+    spec = _config(chart)
+    spec.pop("data", None)
+    spec.pop("datasets", None)
+    return spec
+
+
+_PLACEHOLDER = alt.Data(values=[{}])
+
+
+def _frontier_template(height: int) -> dict[str, Any]:
+    base = alt.Chart(_PLACEHOLDER)
+    x = alt.X(
+        "over_halt:Q", title="over-halt rate (lower is better)", scale=alt.Scale(domain=[0, 1])
+    )
+    y = alt.Y("swer:Q", title="SWER (lower is better)", scale=alt.Scale(domain=[0, 1]))
+    tip = [alt.Tooltip("system:N"), alt.Tooltip("label:N", title="SWER / over-halt")]
+    chart = alt.layer(
+        base.mark_rule(opacity=0.55).encode(x="over_halt:Q", y="swer_lo:Q", y2="swer_hi:Q"),
+        base.mark_rule(opacity=0.55).encode(y="swer:Q", x="oh_lo:Q", x2="oh_hi:Q"),
+        base.mark_point(filled=True, size=60).encode(
+            x=x, y=y, color=alt.Color("system:N", legend=None), tooltip=tip, description="label:N"
+        ),
+    ).properties(width=520, height=height)
+    return _template(chart)
+
+
+def frontier_chart(name: str, frame: pd.DataFrame) -> Chart:
+    """SWER against over-halt per system, both with their intervals (the honest frontier)."""
+    values = [
+        {
+            "system": r.system,
+            "swer": r.swer,
+            "swer_lo": r.swer_lo,
+            "swer_hi": r.swer_hi,
+            "over_halt": r.over_halt,
+            "oh_lo": r.over_halt_lo,
+            "oh_hi": r.over_halt_hi,
+            "label": f"{pct(r.swer)} / {pct(r.over_halt)}",
+        }
+        for r in frame.itertuples()
+    ]
+    best = frame.loc[frame["swer"].idxmin()]
+    least_halt = frame.loc[frame["over_halt"].idxmin()]
+    zero = frame[frame["swer_k"] == 0]
+    alt_text = (
+        f"{len(frame)} systems. Lowest SWER: {best.system} at {pct(best.swer)} with over-halt "
+        f"{pct(best.over_halt)}; lowest over-halt: {least_halt.system} at "
+        f"{pct(least_halt.over_halt)} with SWER {pct(least_halt.swer)}."
+    )
+    if len(zero):
+        worst_zero = zero.loc[zero["over_halt"].idxmax()]
+        alt_text += (
+            f" {len(zero)} reach SWER 0; among them over-halt goes up to "
+            f"{pct(worst_zero.over_halt)} ({worst_zero.system})."
+        )
+    table = _table(frame, ["system", "swer", "over_halt"])
+    return Chart(name, _with_data(_frontier_template(360), values), alt_text, table)
+
+
+def gap_chart(name: str, frame: pd.DataFrame) -> Chart:
+    """Screen success beside task success per system, with intervals (the gap)."""
+    values = []
+    for r in frame.itertuples():
+        for metric, p, lo, hi in (
+            ("screen success", r.screen_success, r.screen_success_lo, r.screen_success_hi),
+            ("task success", r.task_success, r.task_success_lo, r.task_success_hi),
+        ):
+            values.append(
+                {"system": r.system, "metric": metric, "p": p, "lo": lo, "hi": hi, "t": pct(p)}
+            )
+    base = alt.Chart(_PLACEHOLDER).encode(
+        y=alt.Y("system:N", sort=None, title=None), yOffset=alt.YOffset("metric:N")
+    )
+    chart = alt.layer(
+        base.mark_bar().encode(
+            x=alt.X("p:Q", title="rate", scale=alt.Scale(domain=[0, 1])),
+            color=alt.Color("metric:N", legend=alt.Legend(orient="top", title=None)),
+            tooltip=["system:N", "metric:N", "t:N"],
+            description="t:N",
+        ),
+        base.mark_rule(color="black").encode(x="lo:Q", x2="hi:Q"),
+    ).properties(width=460, height=alt.Step(9))
+    widest = frame.loc[frame["gap"].idxmax()]
+    alt_text = (
+        f"Largest success-effect gap: {widest.system}, screen success "
+        f"{pct(widest.screen_success)} against task success {pct(widest.task_success)} "
+        f"({100 * widest.gap:+.1f} points)."
+    )
+    table = _table(frame, ["system", "screen_success", "task_success"])
+    table["gap (points)"] = [f"{100 * g:+.1f}" for g in frame["gap"]]
+    return Chart(name, _with_data(_template(chart), values), alt_text, table)
+
+
+def cells_chart(name: str, cells: pd.DataFrame) -> Chart:
+    """Per (category x substrate) SWER for each system, with intervals.
+
+    ``cells`` has one row per (system, cell) with ``swer``, ``swer_lo``,
+    ``swer_hi``, ``swer_k`` and ``swer_n``.
+    """
+    values = [
+        {
+            "system": r.system,
+            "cell": f"{r.category} × {r.substrate}",
+            "swer": r.swer,
+            "lo": r.swer_lo,
+            "hi": r.swer_hi,
+            "t": f"{pct(r.swer)} ({r.swer_k}/{r.swer_n})",
+        }
+        for r in cells.itertuples()
+    ]
+    base = alt.Chart(_PLACEHOLDER).encode(
+        y=alt.Y("cell:N", title=None, sort=None),
+        yOffset=alt.YOffset("system:N", sort=None),
+        color=alt.Color("system:N", sort=None, legend=alt.Legend(orient="top", title=None)),
+    )
+    chart = alt.layer(
+        base.mark_rule().encode(x="lo:Q", x2="hi:Q"),
+        base.mark_point(filled=True).encode(
+            x=alt.X("swer:Q", title="SWER (lower is better)", scale=alt.Scale(domain=[0, 1])),
+            tooltip=["system:N", "cell:N", "t:N"],
+            description="t:N",
+        ),
+    ).properties(width=460, height=alt.Step(max(8, 40 // max(1, cells["system"].nunique()))))
+    worst = cells.loc[cells["swer"].idxmax()]
+    alt_text = (
+        f"Highest per-cell SWER: {worst.system} in {worst.category} × {worst.substrate}, "
+        f"{pct(worst.swer)} ({worst.swer_k}/{worst.swer_n})."
+    )
+    table = cells[["system", "category", "substrate"]].copy()
+    table["SWER"] = [
+        f"{pct(r.swer)} [{pct(r.swer_lo)}, {pct(r.swer_hi)}] {r.swer_k}/{r.swer_n}"
+        for r in cells.itertuples()
+    ]
+    return Chart(name, _with_data(_template(chart), values), alt_text, table)
+
+
+_HEATMAP: dict[str, Any] | None = None
+
+
+def _heatmap_template() -> dict[str, Any]:
+    global _HEATMAP
+    if _HEATMAP is None:
+        base = alt.Chart(_PLACEHOLDER).encode(
+            x=alt.X("substrate:N", title="substrate"),
+            y=alt.Y("category:N", title=None),
+        )
+        chart = alt.layer(
+            base.mark_rect(stroke="white").encode(
+                color=alt.Color(
+                    "swer:Q",
+                    scale=alt.Scale(domain=[0, 1], scheme=SCHEME),
+                    legend=alt.Legend(title="SWER", format=".0%"),
+                ),
+                description="t:N",
+            ),
+            base.mark_text(fontSize=11).encode(
+                text="t:N",
+                color=alt.condition("datum.swer > 0.55", alt.value("white"), alt.value("black")),
+            ),
+        ).properties(width=alt.Step(110), height=alt.Step(26))
+        _HEATMAP = _template(chart)
+    return _HEATMAP
+
+
+def heatmap_chart(name: str, system: str, cells: pd.DataFrame) -> Chart:
+    """SWER per (category x substrate) cell of one submission, labelled ``k/n``."""
+    values = [
+        {
+            "category": r.category,
+            "substrate": r.substrate,
+            "swer": r.swer,
+            "t": f"{r.swer_k}/{r.swer_n}",
+        }
+        for r in cells.itertuples()
+    ]
+    worst = cells.loc[cells["swer"].idxmax()]
+    n_zero = int((cells["swer_k"] == 0).sum())
+    if worst.swer_k == 0:
+        alt_text = f"{system} has SWER 0 in all {len(cells)} cells."
+    else:
+        alt_text = (
+            f"{system}: highest SWER in {worst.category} × {worst.substrate} "
+            f"({worst.swer_k}/{worst.swer_n}); {n_zero} of {len(cells)} cells have SWER 0."
+        )
+    table = cells[["category", "substrate"]].copy()
+    table["SWER"] = [
+        f"{pct(r.swer)} [{pct(r.swer_lo)}, {pct(r.swer_hi)}] {r.swer_k}/{r.swer_n}"
+        for r in cells.itertuples()
+    ]
+    return Chart(name, _with_data(_heatmap_template(), values), alt_text, table)
+
+
+def _table(frame: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
+    out = pd.DataFrame({"system": frame["system"]})
+    for c in cols[1:]:
+        out[c.replace("_", " ")] = [
+            f"{pct(p)} [{pct(lo)}, {pct(hi)}] {k}/{n}"
+            for p, lo, hi, k, n in zip(
+                frame[c],
+                frame[f"{c}_lo"],
+                frame[f"{c}_hi"],
+                frame[f"{c}_k"],
+                frame[f"{c}_n"],
+                strict=True,
+            )
+        ]
+    return out

@@ -1,0 +1,256 @@
+"""What the site shows about one bundle: a flat, typed view of a verifier report.
+
+The verifier's :class:`BundleReport` is the only source; :func:`entry_from_report`
+reads it once, and every table, chart and page consumes :class:`Entry` values,
+never the report or raw JSON. Anything a submitter wrote (name, description,
+README) is kept as plain text here; escaping happens in the templates.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from effectbench.metrics import Results
+
+Status = Literal["ranked", "preview", "refused"]
+
+SLUG_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+DATED = re.compile(r"^(\d{4}-\d{2}-\d{2})[_-]")
+
+
+@dataclass(frozen=True)
+class FindingView:
+    """One verifier finding: check id, message and where it applies."""
+
+    check: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+    field: str | None = None
+
+    @property
+    def where(self) -> str:
+        """Return ``file:line field`` with whatever location is known."""
+        text = self.file or ""
+        if self.line is not None:
+            text += f":{self.line}"
+        if self.field:
+            text += f" {self.field}" if text else self.field
+        return text
+
+
+@dataclass(frozen=True)
+class CheckView:
+    """One check family's outcome as the verifier reported it."""
+
+    id: str
+    title: str
+    passed: bool
+    n_findings: int
+    findings: tuple[FindingView, ...] = ()
+    skipped: bool = False
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class SignerView:
+    """Who signed the bundle (verified), and when."""
+
+    identity: str
+    issuer: str
+    signed_at: str = ""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """Everything the site renders about one bundle."""
+
+    slug: str
+    """URL-safe, unique name of the bundle (its folder name, sanitised)."""
+    path: Path
+    """The bundle folder (or upstream document) the verifier read."""
+    kind: str
+    status: Status
+    name: str
+    description: str = ""
+    url: str | None = None
+    baseline: str | None = None
+    spec_version: str = ""
+    pack: str = ""
+    fingerprint: str = ""
+    split: str = ""
+    trials: int | None = None
+    seeds: tuple[int, ...] = ()
+    date: str = ""
+    run: dict[str, Any] = field(default_factory=dict)
+    environment: dict[str, Any] = field(default_factory=dict)
+    declared_signer: dict[str, Any] | None = None
+    signer: SignerView | None = None
+    reproduced: bool | None = None
+    results: Results | None = None
+    checks: tuple[CheckView, ...] = ()
+    readme: str | None = None
+    files: tuple[str, ...] = ()
+    """Bundle files offered for download (``submission.json``, ``episodes.jsonl`` ...)."""
+
+    @property
+    def accepted(self) -> bool:
+        """Whether the verifier accepted the bundle (ranked or preview)."""
+        return self.status != "refused" and self.results is not None
+
+    @property
+    def spec_major(self) -> str:
+        """Return the SPEC major version (``"1"``), or ``"?"`` when unknown."""
+        head = self.spec_version.split(".", 1)[0]
+        return head if head.isdigit() else "?"
+
+    @property
+    def board_key(self) -> tuple[str, str]:
+        """Return ``(spec major, pack)``: one leaderboard per pair."""
+        return (self.spec_major, self.pack)
+
+    @property
+    def failed_checks(self) -> tuple[CheckView, ...]:
+        """Return the checks that did not pass."""
+        return tuple(c for c in self.checks if not c.passed)
+
+
+def slugify(text: str) -> str:
+    """Return a URL- and file-safe slug for ``text`` (never empty)."""
+    slug = SLUG_UNSAFE.sub("-", text).strip("-.")
+    return slug or "bundle"
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if obj is None:
+        return default
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def _as_dict(obj: Any) -> dict[str, Any]:
+    if obj is None:
+        return {}
+    if isinstance(obj, dict):
+        return obj
+    dump = getattr(obj, "model_dump", None)
+    if callable(dump):
+        data: dict[str, Any] = dump(mode="json")
+        return data
+    return dict(vars(obj))
+
+
+def _checks(report: Any) -> tuple[CheckView, ...]:
+    out = []
+    for check in _get(report, "checks", []) or []:
+        findings = tuple(
+            FindingView(
+                check=str(_get(f, "check", "")),
+                message=str(_get(f, "message", "")),
+                file=_get(f, "file"),
+                line=_get(f, "line"),
+                field=_get(f, "field"),
+            )
+            for f in _get(check, "findings", []) or []
+        )
+        out.append(
+            CheckView(
+                id=str(_get(check, "id", "")),
+                title=str(_get(check, "title", "")),
+                passed=bool(_get(check, "passed", False)),
+                n_findings=int(_get(check, "n_findings", len(findings)) or 0),
+                findings=findings,
+                skipped=bool(_get(check, "skipped", False)),
+                note=str(_get(check, "note", "") or ""),
+            )
+        )
+    return tuple(out)
+
+
+def _date(path: Path, run: dict[str, Any]) -> str:
+    match = DATED.match(path.name)
+    if match:
+        return match.group(1)
+    finished = str(run.get("finished_at") or "")
+    return finished[:10]
+
+
+def _readme(path: Path) -> str | None:
+    readme = path / "README.md" if path.is_dir() else None
+    if readme is None or not readme.is_file():
+        return None
+    return readme.read_text(encoding="utf-8", errors="replace")
+
+
+DOWNLOADABLE = ("submission.json", "episodes.jsonl", "submission.sigstore.json", "README.md")
+"""Bundle files the submission page links to, when present."""
+
+
+def entry_from_report(report: Any, slug: str | None = None) -> Entry:
+    """Return the site's view of one verifier ``BundleReport``."""
+    path = Path(str(_get(report, "path", ".")))
+    sub = _as_dict(_get(report, "submission"))
+    system = sub.get("system") or {}
+    pack = sub.get("pack") or {}
+    run = sub.get("run") or {}
+    results = _get(report, "results")
+    if results is not None and not isinstance(results, Results):
+        results = Results.model_validate(_as_dict(results))
+    signer = _get(report, "signer")
+    signer_view = (
+        SignerView(
+            identity=str(_get(signer, "identity", "")),
+            issuer=str(_get(signer, "issuer", "")),
+            signed_at=str(_get(signer, "signed_at", "") or ""),
+        )
+        if signer is not None
+        else None
+    )
+    status = str(_get(report, "status", "refused"))
+    if status not in ("ranked", "preview", "refused"):
+        status = "refused"
+    name = str(system.get("name") or (results.arm if results is not None else "") or path.name)
+    files = tuple(f for f in DOWNLOADABLE if path.is_dir() and (path / f).is_file())
+    return Entry(
+        slug=slug or slugify(path.stem if path.is_file() else path.name),
+        path=path,
+        kind=str(_get(report, "kind", "bundle")),
+        status=status,  # type: ignore[arg-type]
+        name=name,
+        description=str(system.get("description") or ""),
+        url=system.get("url") or None,
+        baseline=system.get("baseline") or None,
+        spec_version=str(sub.get("spec_version") or ""),
+        pack=str(pack.get("name") or ""),
+        fingerprint=str(pack.get("fingerprint") or ""),
+        split=str(pack.get("split") or ""),
+        trials=sub.get("trials_per_task"),
+        seeds=tuple(sub.get("seeds") or ()),
+        date=_date(path, run),
+        run=dict(run),
+        environment=dict(sub.get("environment") or {}),
+        declared_signer=sub.get("signer"),
+        signer=signer_view,
+        reproduced=_get(report, "reproduced"),
+        results=results,
+        checks=_checks(report),
+        readme=_readme(path),
+        files=files,
+    )
+
+
+def unique_slugs(reports: list[Any]) -> list[str]:
+    """Return one distinct slug per report, in order (``-2``, ``-3`` on a clash)."""
+    seen: dict[str, int] = {}
+    out = []
+    for report in reports:
+        path = Path(str(_get(report, "path", ".")))
+        base = slugify(path.stem if path.is_file() else path.name).lower()
+        count = seen.get(base, 0) + 1
+        seen[base] = count
+        out.append(base if count == 1 else f"{base}-{count}")
+    return out

@@ -1,0 +1,176 @@
+"""Run mkdocs in-process with the generated pages injected as a plugin object.
+
+Generated pages reach mkdocs as tiny markdown files (front matter, a title and
+one marker comment); :class:`SitePages` swaps the marker for the HTML that the
+jinja2 templates rendered, and sets the page's table of contents from the
+headings it was given. Python-Markdown therefore never parses the big tables
+(it dominated the build time), and everything a submitter wrote stays exactly
+as the autoescaping templates escaped it.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from markupsafe import escape
+from mkdocs.commands.build import build as mkdocs_build
+from mkdocs.config import load_config
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import Abort, MkDocsException
+from mkdocs.plugins import BasePlugin
+from mkdocs.structure.files import Files
+from mkdocs.structure.pages import Page
+from mkdocs.structure.toc import AnchorLink, TableOfContents
+
+from effectbench.errors import SiteBuildError
+
+MARKER = "<!--effectbench-page-->"
+H1_ID = "title"
+UNSAFE_TITLE = re.compile(r"[<>&\"'`\x00-\x1f]")
+log = logging.getLogger("mkdocs.plugins.effectbench")
+
+
+@dataclass(frozen=True)
+class GeneratedPage:
+    """A page whose body is pre-rendered HTML."""
+
+    title: str
+    body: str
+    headings: tuple[tuple[str, str], ...] = ()
+    """``(anchor id, text)`` of the page's second-level headings, for the TOC."""
+    search: bool = True
+    """Whether the page goes into the search index."""
+    hide: tuple[str, ...] = ()
+    """Material sidebars to hide (``navigation``, ``toc``) to give wide tables room."""
+
+    @property
+    def safe_title(self) -> str:
+        """Return the title with markup characters removed.
+
+        Material prints ``page.title`` unescaped (and ``striptags`` unescapes
+        entities), so the title mkdocs sees must hold no markup at all; the
+        page's own ``<h1>`` shows the exact, escaped text.
+        """
+        return UNSAFE_TITLE.sub("", self.title).strip() or "Untitled"
+
+    def markdown(self) -> str:
+        """Return the stand-in markdown mkdocs reads for this page."""
+        front: dict[str, object] = {"title": self.safe_title}
+        if not self.search:
+            front["search"] = {"exclude": True}
+        if self.hide:
+            front["hide"] = list(self.hide)
+        return "---\n" + yaml.safe_dump(front, allow_unicode=True) + "---\n\n" + MARKER + "\n"
+
+
+class SitePages(BasePlugin):  # type: ignore[type-arg]
+    """The mkdocs plugin that adds the generated pages and files of one build.
+
+    ``pages`` are pre-rendered pages by source path (``index.md``,
+    ``submissions/x.md``); ``copies`` are files published as they are, by
+    destination path; ``texts`` are in-memory files (markdown that mkdocs should
+    convert, data files).
+    """
+
+    def __init__(
+        self,
+        pages: Mapping[str, GeneratedPage],
+        copies: Mapping[str, Path] | None = None,
+        texts: Mapping[str, str | bytes] | None = None,
+    ) -> None:
+        super().__init__()
+        self.pages = pages
+        self.copies = copies or {}
+        self.texts = texts or {}
+
+    def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
+        """Add every generated page and file, replacing a hand-written file of the same path."""
+        from mkdocs.structure.files import File
+
+        for uri in [*self.pages, *self.copies, *self.texts]:
+            existing = files.get_file_from_path(uri)
+            if existing is not None:
+                files.remove(existing)
+        for uri, page in self.pages.items():
+            files.append(File.generated(config, uri, content=page.markdown()))
+        for uri, path in self.copies.items():
+            files.append(File.generated(config, uri, abs_src_path=str(path)))
+        for uri, content in self.texts.items():
+            files.append(File.generated(config, uri, content=content))
+        return files
+
+    def on_page_content(self, html: str, *, page: Page, config: MkDocsConfig, files: Files) -> str:
+        """Put the pre-rendered body in place of the marker and set the TOC."""
+        generated = self.pages.get(page.file.src_uri)
+        if generated is None:
+            return html
+        if MARKER not in html:
+            raise SiteBuildError(f"generated page {page.file.src_uri} lost its marker")
+        top = AnchorLink(generated.safe_title, "", 1)
+        top.children = [AnchorLink(text, anchor, 2) for anchor, text in generated.headings]
+        page.toc = TableOfContents([top])
+        heading = f'<h1 id="{H1_ID}">{escape(generated.title)}</h1>\n'
+        return html.replace(MARKER, heading + generated.body, 1)
+
+
+@contextmanager
+def _source_date(epoch: int) -> Iterator[None]:
+    # mkdocs stamps sitemap.xml(.gz) with SOURCE_DATE_EPOCH when set: pin it to the
+    # build date so two builds on one day are byte-identical.
+    old = os.environ.get("SOURCE_DATE_EPOCH")
+    os.environ["SOURCE_DATE_EPOCH"] = str(epoch)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("SOURCE_DATE_EPOCH", None)
+        else:
+            os.environ["SOURCE_DATE_EPOCH"] = old
+
+
+def load_site_config(
+    config_file: Path, site_dir: Path, extra: Mapping[str, Any] | None = None
+) -> MkDocsConfig:
+    """Load ``mkdocs.yml`` with the build's output folder (strict mode always on)."""
+    try:
+        text = config_file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SiteBuildError(f"{config_file}: cannot read the site configuration: {exc}") from None
+    try:
+        cfg = load_config(
+            io.StringIO(text),
+            config_file_path=str(config_file),
+            site_dir=str(site_dir),
+            strict=True,
+        )
+    except (Abort, MkDocsException) as exc:
+        raise SiteBuildError(f"{config_file}: {exc}") from None
+    for key, value in (extra or {}).items():
+        cfg.extra[key] = value
+    return cfg
+
+
+def run_mkdocs(cfg: MkDocsConfig, plugin: SitePages, epoch: int) -> None:
+    """Build the site described by ``cfg`` with ``plugin`` injected; raise SiteBuildError."""
+    cfg.plugins["effectbench"] = plugin
+    with _source_date(epoch):
+        try:
+            cfg.plugins.on_startup(command="build", dirty=False)
+            try:
+                mkdocs_build(cfg)
+            finally:
+                cfg.plugins.on_shutdown()
+        except Abort as exc:
+            # Abort is a SystemExit: left alone it would end the process silently.
+            raise SiteBuildError(f"mkdocs refused to build the site: {exc}") from None
+        except MkDocsException as exc:
+            raise SiteBuildError(f"mkdocs failed: {exc}") from None

@@ -1,0 +1,229 @@
+"""The site's tables, as pandas frames: boards, rank ranges, cells, downloads.
+
+Every number comes from a recomputed :class:`~effectbench.metrics.Results`;
+this module only arranges them. Ranks are ranges, not points: a system's best
+rank counts the systems whose interval lies wholly below its own, its worst
+rank the systems whose interval does not lie wholly above it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from effectbench.metrics import Rate
+from effectbench.site._entries import Entry
+
+RATES = ("swer", "over_halt", "task_success", "screen_success", "swer_wrong_write", "swer_phantom")
+"""The rate columns of a board, in display order."""
+
+LOWER_IS_BETTER = {
+    "swer": True,
+    "over_halt": True,
+    "task_success": False,
+    "screen_success": False,
+    "swer_wrong_write": True,
+    "swer_phantom": True,
+    "gap": True,
+}
+"""Which direction is better for each column (the board's arrows and default sort)."""
+
+
+@dataclass(frozen=True)
+class Board:
+    """One leaderboard: the accepted bundles of one SPEC major on one pack."""
+
+    spec_major: str
+    pack: str
+    fingerprints: tuple[str, ...]
+    frame: pd.DataFrame
+    """One row per entry, sorted by SWER then over-halt then name."""
+
+    @property
+    def key(self) -> str:
+        """Return the anchor id of the board (``spec1-mockmed-anchor``)."""
+        return f"spec{self.spec_major}-{self.pack}".lower().replace(" ", "-")
+
+    @property
+    def title(self) -> str:
+        """Return the heading of the board."""
+        return f"{self.pack} · SPEC {self.spec_major}.x"
+
+
+def rank_ranges(lo: Sequence[float], hi: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """Return (best, worst) ranks (1-based, lower value ranks first) from interval overlap.
+
+    ``best[i]`` is 1 + the number of intervals wholly below interval i;
+    ``worst[i]`` is the number of intervals not wholly above it (itself included).
+    """
+    lo_a = np.asarray(lo, dtype=float)
+    hi_a = np.asarray(hi, dtype=float)
+    best = np.searchsorted(np.sort(hi_a), lo_a, side="left") + 1
+    worst = np.searchsorted(np.sort(lo_a), hi_a, side="right")
+    return best.astype(int), worst.astype(int)
+
+
+def _rate_columns(prefix: str, r: Rate) -> dict[str, Any]:
+    return {
+        f"{prefix}": r.rate,
+        f"{prefix}_k": r.numerator,
+        f"{prefix}_n": r.denominator,
+        f"{prefix}_lo": r.ci.lo,
+        f"{prefix}_hi": r.ci.hi,
+    }
+
+
+def entry_row(entry: Entry) -> dict[str, Any]:
+    """Return the flat board row of an accepted entry."""
+    res = entry.results
+    assert res is not None, "only accepted entries have a board row"
+    row: dict[str, Any] = {
+        "slug": entry.slug,
+        "system": entry.name,
+        "status": entry.status,
+        "baseline": entry.baseline or "",
+        "signer": entry.signer.identity if entry.signer else "",
+        "signer_issuer": entry.signer.issuer if entry.signer else "",
+        "reproduced": bool(entry.reproduced),
+        "spec_version": entry.spec_version,
+        "pack": entry.pack,
+        "fingerprint": entry.fingerprint,
+        "trials": entry.trials if entry.trials is not None else 0,
+        "n_episodes": res.n_episodes,
+        "n_tasks": res.n_tasks,
+        "date": entry.date,
+        "gap": res.success_effect_gap,
+        "gap_lo": res.success_effect_gap_ci.lo if res.success_effect_gap_ci else np.nan,
+        "gap_hi": res.success_effect_gap_ci.hi if res.success_effect_gap_ci else np.nan,
+    }
+    for name in RATES:
+        row.update(_rate_columns(name, getattr(res, name)))
+    return row
+
+
+def boards(entries: Iterable[Entry]) -> list[Board]:
+    """Group accepted entries into one board per (SPEC major, pack), ranks filled in.
+
+    Ranks cover ``ranked`` rows only; a ``preview`` row is shown unranked.
+    """
+    groups: dict[tuple[str, str], list[Entry]] = {}
+    for e in entries:
+        if e.accepted:
+            groups.setdefault(e.board_key, []).append(e)
+    out = []
+    for (major, pack), members in sorted(groups.items()):
+        frame = pd.DataFrame([entry_row(e) for e in members])
+        frame = frame.sort_values(
+            ["swer", "over_halt", "system", "slug"], kind="mergesort"
+        ).reset_index(drop=True)
+        frame["rank_best"] = pd.array([pd.NA] * len(frame), dtype="Int64")
+        frame["rank_worst"] = pd.array([pd.NA] * len(frame), dtype="Int64")
+        ranked = frame["status"] == "ranked"
+        if ranked.any():
+            best, worst = rank_ranges(frame.loc[ranked, "swer_lo"], frame.loc[ranked, "swer_hi"])
+            frame.loc[ranked, "rank_best"] = best
+            frame.loc[ranked, "rank_worst"] = worst
+        fps = tuple(sorted(set(frame["fingerprint"])))
+        out.append(Board(spec_major=major, pack=pack, fingerprints=fps, frame=frame))
+    return out
+
+
+DOWNLOAD_COLUMNS = [
+    "spec_major",
+    "pack",
+    "rank_best",
+    "rank_worst",
+    "system",
+    "slug",
+    "status",
+    "reproduced",
+    "signer",
+    "signer_issuer",
+    "spec_version",
+    "fingerprint",
+    "trials",
+    "n_episodes",
+    "n_tasks",
+    "date",
+    *[f"{r}{s}" for r in RATES for s in ("", "_k", "_n", "_lo", "_hi")],
+    "gap",
+    "gap_lo",
+    "gap_hi",
+]
+"""Columns of the downloadable leaderboard, in order."""
+
+
+def leaderboard_download(all_boards: Sequence[Board]) -> pd.DataFrame:
+    """Return every board stacked into one frame with stable columns."""
+    parts = []
+    for b in all_boards:
+        part = b.frame.copy()
+        part.insert(0, "spec_major", b.spec_major)
+        parts.append(part)
+    if not parts:
+        return pd.DataFrame({c: pd.Series(dtype="object") for c in DOWNLOAD_COLUMNS})
+    return pd.concat(parts, ignore_index=True)[DOWNLOAD_COLUMNS]
+
+
+def cells_frame(entry: Entry) -> pd.DataFrame:
+    """Return the per (category x substrate) cells of an entry, one row per cell."""
+    res = entry.results
+    assert res is not None
+    rows = []
+    for c in res.cells:
+        row: dict[str, Any] = {"category": c.category, "substrate": c.substrate, "n": c.n}
+        for name in ("swer", "over_halt", "task_success", "screen_success"):
+            row.update(_rate_columns(name, getattr(c, name)))
+        row["gap"] = c.success_effect_gap
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def outcome_matrix(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """Return the task x trial outcome matrix (tasks as rows, trials as columns)."""
+    if not rows:
+        return pd.DataFrame()
+    frame = pd.DataFrame(
+        {
+            "task_id": [str(r["task_id"]) for r in rows],
+            "trial": [int(r["trial"]) for r in rows],
+            "outcome": [str(r["outcome"]) for r in rows],
+        }
+    )
+    matrix = frame.pivot_table(
+        index="task_id", columns="trial", values="outcome", aggfunc="first", sort=True
+    )
+    return matrix.fillna("")
+
+
+def flat_rows(slug: str, rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """Return episode rows flattened for the all-rows Parquet (nested parts as JSON text)."""
+    import orjson
+
+    if not rows:
+        return pd.DataFrame()
+    frame = pd.json_normalize(
+        [{k: v for k, v in r.items() if k not in ("model_calls", "env_fingerprint")} for r in rows],
+        sep=".",
+    )
+    frame.insert(0, "submission", slug)
+    frame["model_calls"] = [orjson.dumps(r.get("model_calls", [])).decode() for r in rows]
+    frame["env_fingerprint"] = [
+        orjson.dumps(r.get("env_fingerprint", {}), option=orjson.OPT_SORT_KEYS).decode()
+        for r in rows
+    ]
+    return frame
+
+
+def write_table(frame: pd.DataFrame, path: Path) -> None:
+    """Write ``frame`` as CSV or Parquet (by suffix), byte-stable for equal input."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".csv":
+        frame.to_csv(path, index=False, lineterminator="\n", float_format="%.6f")
+    else:
+        frame.to_parquet(path, index=False, compression="zstd")
