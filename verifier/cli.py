@@ -1,0 +1,217 @@
+"""Commands ``verify``, ``submit`` and ``import`` (registered by ``effectbench.cli``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from effectbench import SPEC_VERSION
+from effectbench._cmd_run import resolve_sut
+from effectbench.bundle import (
+    Submission,
+    import_upstream,
+    slugify,
+    submission_from_upstream,
+    write_bundle,
+)
+from effectbench.cli import positive_int
+from effectbench.errors import DataError, UsageError
+from effectbench.manifest import fingerprint
+from effectbench.metrics import episode_frame, summarize
+from effectbench.packs import get_pack
+from effectbench.runner import evaluate
+from verifier.api import VerifyOptions, verify_path
+from verifier.limits import Limits
+from verifier.report import format_report
+from verifier.strictjson import StrictJSONError, load_document
+
+DEPENDENCIES = ("effectbench", "pydantic", "numpy", "pandas", "orjson")
+"""Packages whose versions a bundle records in ``environment.dependencies``."""
+
+
+def _versions() -> dict[str, str]:
+    out = {}
+    for name in DEPENDENCIES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return out
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def bundle_folder(out: Path, name: str, when: str | None = None) -> Path:
+    """Return ``out/<YYYY-MM-DD>_<slug>`` (refusing one that already exists)."""
+    day = (when or _now())[:10]
+    folder = Path(out) / f"{day}_{slugify(name)}"
+    if folder.exists() or folder.is_symlink():
+        raise UsageError(f"{folder} already exists; choose another --name or remove it")
+    return folder
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    if args.trust_config is not None and not args.trust_config.is_file():
+        raise UsageError(f"--trust-config {args.trust_config} is not a file")
+    defaults = Limits()
+    limits = Limits(
+        max_rows=args.max_rows or defaults.max_rows,
+        max_line_bytes=args.max_line_bytes or defaults.max_line_bytes,
+        max_episodes_bytes=args.max_episodes_bytes or defaults.max_episodes_bytes,
+        max_submission_bytes=args.max_submission_bytes or defaults.max_submission_bytes,
+        max_document_bytes=args.max_document_bytes or defaults.max_document_bytes,
+        max_reproduce_rows=args.max_reproduce_rows or defaults.max_reproduce_rows,
+    )
+    options = VerifyOptions(
+        allow_unsigned=args.allow_unsigned,
+        trust_config=args.trust_config,
+        reproduce=not args.no_reproduce,
+        limits=limits,
+    )
+    reports = []
+    for path in args.paths:
+        reports.extend(verify_path(path, options))
+    if args.json:
+        print(json.dumps([r.to_json() for r in reports], indent=2))
+    else:
+        for r in reports:
+            print(format_report(r, max_rows=args.show))
+            print()
+        n_ok = sum(r.accepted for r in reports)
+        print(f"{n_ok} of {len(reports)} accepted")
+    return 0 if all(r.accepted for r in reports) else 1
+
+
+def _cmd_submit(args: argparse.Namespace) -> int:
+    pack = get_pack(args.pack)
+    sut = resolve_sut(args.baseline, args.sut, pack)
+    if (args.signer_identity is None) != (args.signer_issuer is None):
+        raise UsageError("give both --signer-identity and --signer-issuer, or neither")
+    readme = None
+    if args.readme is not None:
+        try:
+            readme = args.readme.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DataError(f"cannot read the README: {exc}", file=str(args.readme)) from None
+    folder = bundle_folder(args.out, args.name)
+    seeds = list(range(args.trials))
+    started = _now()
+    run = evaluate(sut, pack, trials=args.trials, seeds=seeds)
+    finished = _now()
+    if not run.rows:
+        raise UsageError(f"no episode of {sut.name} on {pack.name} could be scored")
+    results = summarize(episode_frame(run.rows))
+    signer = (
+        {"identity": args.signer_identity, "issuer": args.signer_issuer}
+        if args.signer_identity
+        else None
+    )
+    submission = Submission.model_validate(
+        {
+            "spec_version": SPEC_VERSION,
+            "system": {
+                "name": args.name,
+                "description": args.description,
+                "url": args.url,
+                "baseline": args.baseline,
+            },
+            "signer": signer,
+            "pack": {"name": pack.name, "fingerprint": fingerprint(pack.manifest())},
+            "trials_per_task": args.trials,
+            "seeds": seeds,
+            "run": {"n_dropped": len(run.dropped), "started_at": started, "finished_at": finished},
+            "environment": {
+                "python": platform.python_version(),
+                "platform": platform.platform(),
+                "dependencies": _versions(),
+            },
+            "results": results,
+        }
+    )
+    write_bundle(folder, submission, run.rows, readme=readme)
+    print(folder)
+    print(
+        f"  {len(run.rows)} rows ({len(run.dropped)} dropped); SWER "
+        f"{results.swer.numerator}/{results.swer.denominator}, over-halt "
+        f"{results.over_halt.numerator}/{results.over_halt.denominator}"
+    )
+    print(f"  next: effectbench verify {folder}")
+    return 0
+
+
+def _read_document(path: Path) -> Any:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    try:
+        return load_document(data)
+    except StrictJSONError as exc:
+        raise DataError(exc.message, file=str(path)) from None
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    doc = _read_document(args.document)
+    try:
+        data, rows = submission_from_upstream(doc)
+        name = str(data["system"]["name"])
+        folder = bundle_folder(args.out, name, data["run"]["started_at"] or None)
+        import_upstream(doc, folder)
+    except DataError as exc:
+        raise DataError(exc.message, file=str(args.document), field=exc.field) from None
+    print(folder)
+    print(f"  {len(rows)} rows imported unchanged; next: effectbench verify {folder}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add ``verify``, ``submit`` and ``import``."""
+    p = sub.add_parser(
+        "verify",
+        help="verify bundles, upstream documents or a folder of bundles (exit 0 accepted, "
+        "1 refused, 2 unreadable)",
+    )
+    p.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    p.add_argument("--json", action="store_true", help="print the reports as a JSON array")
+    p.add_argument(
+        "--allow-unsigned", action="store_true", help="accept unsigned bundles as previews"
+    )
+    p.add_argument("--trust-config", type=Path, metavar="FILE", help="private Sigstore trust root")
+    p.add_argument("--no-reproduce", action="store_true", help="do not re-run shipped baselines")
+    p.add_argument("--show", type=positive_int, default=5, help="findings shown per check")
+    for flag, help_ in (
+        ("--max-rows", "episode rows per bundle"),
+        ("--max-line-bytes", "bytes per episodes.jsonl line"),
+        ("--max-episodes-bytes", "bytes of episodes.jsonl"),
+        ("--max-submission-bytes", "bytes of submission.json"),
+        ("--max-document-bytes", "bytes of an upstream document"),
+        ("--max-reproduce-rows", "rows a baseline re-run may cover"),
+    ):
+        p.add_argument(flag, type=positive_int, metavar="N", help=f"limit: {help_}")
+    p.set_defaults(func=_cmd_verify)
+
+    p = sub.add_parser("submit", help="run a system and write a submission bundle")
+    p.add_argument("--baseline", metavar="NAME")
+    p.add_argument("--sut", metavar="MODULE:ATTR", help="your SystemUnderTest")
+    p.add_argument("--pack", default="mockmed")
+    p.add_argument("--trials", type=positive_int, default=10)
+    p.add_argument("--name", required=True, help="the system's display name")
+    p.add_argument("--description", default="")
+    p.add_argument("--url", default="")
+    p.add_argument("--signer-identity", metavar="ID", help="the Sigstore identity that will sign")
+    p.add_argument("--signer-issuer", metavar="URL", help="its OIDC issuer")
+    p.add_argument("--readme", type=Path, metavar="FILE", help="a README.md to include")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="parent folder")
+    p.set_defaults(func=_cmd_submit)
+
+    p = sub.add_parser("import", help="convert an upstream submission document into a bundle")
+    p.add_argument("document", type=Path, metavar="DOC.json")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="parent folder")
+    p.set_defaults(func=_cmd_import)
