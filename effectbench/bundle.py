@@ -43,7 +43,7 @@ _READ_CHUNK = 16 * 1024 * 1024
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
 
 class SystemInfo(_Model):

@@ -1,0 +1,90 @@
+"""Helpers (no tests) that build real bundles for the bundle and verifier tests."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from effectbench import SPEC_VERSION
+from effectbench.baselines import get_baseline
+from effectbench.bundle import Submission, write_bundle
+from effectbench.manifest import fingerprint
+from effectbench.metrics import episode_frame, summarize
+from effectbench.packs import get_pack
+from effectbench.runner import evaluate
+
+
+def make_bundle(
+    out: Path, baseline: str = "screen_only", *, trials: int = 3, declare_baseline: bool = True
+) -> Path:
+    """Run a shipped baseline on MockMed and write its bundle into ``out``."""
+    pack = get_pack("mockmed")
+    run = evaluate(get_baseline(baseline, pack), pack, trials=trials)
+    sub = Submission.model_validate(
+        {
+            "spec_version": SPEC_VERSION,
+            "system": {
+                "name": f"{baseline} (test)",
+                "baseline": baseline if declare_baseline else None,
+            },
+            "pack": {"name": pack.name, "fingerprint": fingerprint(pack.manifest())},
+            "trials_per_task": trials,
+            "seeds": list(range(trials)),
+            "environment": {"python": "3.11", "platform": "test"},
+            "results": summarize(episode_frame(run.rows)),
+        }
+    )
+    return write_bundle(out, sub, run.rows)
+
+
+def copy_bundle(src: Path, dst: Path) -> Path:
+    """Copy a bundle folder (regular files only)."""
+    shutil.copytree(src, dst)
+    return dst
+
+
+def read_rows(bundle: Path) -> list[dict[str, Any]]:
+    """Return the rows of a bundle's episodes.jsonl."""
+    lines = (bundle / "episodes.jsonl").read_bytes().splitlines()
+    return [orjson.loads(line) for line in lines if line]
+
+
+def write_rows(bundle: Path, rows: list[dict[str, Any]]) -> None:
+    """Overwrite a bundle's episodes.jsonl with ``rows``."""
+    (bundle / "episodes.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+
+
+def read_submission(bundle: Path) -> dict[str, Any]:
+    """Return a bundle's submission.json as data."""
+    data: dict[str, Any] = json.loads((bundle / "submission.json").read_text())
+    return data
+
+
+def write_submission(bundle: Path, data: dict[str, Any]) -> None:
+    """Overwrite a bundle's submission.json."""
+    (bundle / "submission.json").write_text(json.dumps(data, indent=2))
+
+
+def restate(bundle: Path) -> None:
+    """Recompute the claimed results from the bundle's (possibly edited) rows.
+
+    A forger who edits rows also edits the claims; restating isolates the
+    check that must catch the row edit itself.
+    """
+    data = read_submission(bundle)
+    data["results"] = summarize(episode_frame(read_rows(bundle))).to_json()
+    write_submission(bundle, data)
+
+
+def edit_rows(bundle: Path, fn: Callable[[list[dict[str, Any]]], None], *, claims: bool) -> None:
+    """Apply ``fn`` to the rows, write them back, and restate the claims if asked."""
+    rows = read_rows(bundle)
+    fn(rows)
+    write_rows(bundle, rows)
+    if claims:
+        restate(bundle)
