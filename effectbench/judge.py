@@ -17,6 +17,11 @@ Record = Mapping[str, Any]
 Snapshot = Sequence[Record]
 
 
+def matches(record: Record, effect: Effect) -> bool:
+    """Say whether ``record`` is selected by ``effect`` (its selector and idempotency key)."""
+    return _matches(record, effect)
+
+
 def _matches(record: Record, effect: Effect) -> bool:
     for key, want in effect.match.items():
         if key not in record or str(record[key]) != str(want):

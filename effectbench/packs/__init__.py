@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from effectbench.errors import UsageError
+from effectbench.packs.clinic import ClinicProvider
 from effectbench.packs.mockmed import MockMedProvider
 from effectbench.seam import BenchmarkProvider
 
 PACKS: dict[str, Callable[[], BenchmarkProvider]] = {
     "mockmed": MockMedProvider,
+    "clinic": ClinicProvider,
 }
 """Packs by their command-line name."""
 

@@ -1,0 +1,40 @@
+"""The clinic pack: a real system of record (SQLite behind an HTTP service).
+
+A clinic app keeps patients, encounters and billing in an SQLite file and
+serves them over HTTP on 127.0.0.1 (an ephemeral port; standard library only).
+Systems under test act only through that service. Each task injects one fault
+at the app's persistence boundary (a partial write, a duplicate, a commit that
+is rolled back after the success banner, a stale write-back, a homonym chart, a
+save that reaches no table or the wrong row, a charge on the wrong account).
+The harness's oracle reads the episode's database file through its own
+``mode=ro`` connection, snapshots every table in ``sqlite_master`` and audits
+the per-table delta: the declared effect must hold and nothing else may change.
+
+Episodes: every trial copies a template file (built once per process) to a
+fresh file, mounts it on the provider's record service and tears it down after.
+An oracle that cannot read (file locked, file gone, service down) yields an
+``indeterminate`` verdict; the runner drops and counts the episode.
+
+Arms: ``screen_only`` and ``effect_verified`` (shared; on this pack the
+product's own verifier reads only the encounters REST endpoint) and
+``effect_verified_all`` (this pack's, reading every REST surface).
+
+Sequestered test split and what the manifest redacts: tasks of the ``test``
+split appear in the public manifest with their goal replaced by
+``[sequestered]`` (by :func:`effectbench.manifest.manifest_of`), a neutral title
+("Sequestered clinic task N") and their *payload wiring* replaced by
+``[sequestered]`` too. The payload wiring is a pack-level manifest section,
+``payload_wiring``, that says for each dev task which chart or encounter the
+referral names and which trial parameter lands in which column; for a test task
+nothing of that is published. Category, axes, oracle attestations and the
+contract hash stay public (the contract binds its targets through parameters,
+so the hash names no chart). The redaction is of the manifest only: the task
+definitions ship in this package, so the split is sequestered from anyone who
+reads results and the manifest, not from someone who reads the source.
+"""
+
+from __future__ import annotations
+
+from effectbench.packs.clinic.provider import NAME, ClinicProvider, audit_pack
+
+__all__ = ["NAME", "ClinicProvider", "audit_pack"]

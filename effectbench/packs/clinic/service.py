@@ -1,0 +1,166 @@
+"""The HTTP record service: the only door a system under test has into the clinic.
+
+A standard-library HTTP server (``http.server`` + ``threading``) bound to
+127.0.0.1 on an ephemeral port. One service runs per provider (so per worker
+process); each episode *mounts* its own :class:`~effectbench.packs.clinic.store.ClinicStore`
+(its own database file and fault) and unmounts it when the episode ends.
+
+Routes (JSON in, JSON out; every reply is ``{status, banner, details}``)::
+
+    GET   /api/patients?name=NAME        find charts by name
+    GET   /api/patients/MRN/chart        open a chart
+    POST  /api/encounters                save a new encounter (the form)
+    PATCH /api/encounters/ID             edit an encounter's note
+    GET   /api/surfaces/NAME             the REST read of one surface (patients,
+                                         encounters, billing): the product's own
+                                         readback, never the harness oracle's
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from effectbench.packs.clinic.store import ClinicStore, Reply
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    service: RecordService
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        """Stay quiet: the service is a fixture, not a log source."""
+
+    def _send(self, reply: Reply) -> None:
+        payload = json.dumps(reply.body()).encode("utf-8")
+        self.send_response(reply.http_status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _read_json(self) -> dict[str, Any] | None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b"{}"
+        try:
+            data = json.loads(raw or b"{}")
+        except ValueError:
+            return None
+        return data if isinstance(data, dict) else None
+
+    def _store(self) -> ClinicStore | None:
+        return self.server.service.mounted
+
+    def do_GET(self) -> None:  # noqa: N802
+        """Route a read."""
+        self._send(self.server.service.read_handler(self))
+
+    def do_POST(self) -> None:  # noqa: N802
+        """Route a save."""
+        store, form = self._store(), self._read_json()
+        parts = urlsplit(self.path).path.strip("/").split("/")
+        if store is None:
+            self._send(Reply(503, "error", "no clinic is mounted"))
+        elif form is None:
+            self._send(Reply(400, "error", "the form is not a JSON object"))
+        elif parts == ["api", "encounters"]:
+            self._send(store.save(form))
+        else:
+            self._send(Reply(404, "error", f"no route {self.path}"))
+
+    def do_PATCH(self) -> None:  # noqa: N802
+        """Route an edit."""
+        store, form = self._store(), self._read_json()
+        parts = urlsplit(self.path).path.strip("/").split("/")
+        if store is None:
+            self._send(Reply(503, "error", "no clinic is mounted"))
+        elif form is None:
+            self._send(Reply(400, "error", "the form is not a JSON object"))
+        elif len(parts) == 3 and parts[:2] == ["api", "encounters"] and parts[2].isdigit():
+            self._send(store.edit(int(parts[2]), form))
+        else:
+            self._send(Reply(404, "error", f"no route {self.path}"))
+
+
+def default_read_handler(handler: BaseHTTPRequestHandler) -> Reply:
+    """Answer a GET from the mounted store (the app's read path)."""
+    server: Any = handler.server
+    store: ClinicStore | None = server.service.mounted
+    if store is None:
+        return Reply(503, "error", "no clinic is mounted")
+    url = urlsplit(handler.path)
+    parts = url.path.strip("/").split("/")
+    if parts == ["api", "patients"]:
+        name = parse_qs(url.query).get("name", [""])[0]
+        return store.search(name)
+    if len(parts) == 4 and parts[:2] == ["api", "patients"] and parts[3] == "chart":
+        return store.chart(parts[2])
+    if len(parts) == 3 and parts[:2] == ["api", "surfaces"]:
+        return store.surface(parts[2])
+    return Reply(404, "error", f"no route {handler.path}")
+
+
+class RecordService:
+    """The record service: start once, mount one episode's store at a time, stop."""
+
+    def __init__(self) -> None:
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self.mounted: ClinicStore | None = None
+        self.read_handler = default_read_handler
+        """The GET handler; tests replace it to prove the oracle never reads through it."""
+
+    @property
+    def port(self) -> int:
+        """Return the ephemeral port the service listens on."""
+        if self._server is None:
+            raise RuntimeError("the record service is not running")
+        return int(self._server.server_address[1])
+
+    def start(self) -> RecordService:
+        """Bind 127.0.0.1 on an ephemeral port and serve in a daemon thread."""
+        if self.alive():
+            return self
+        server = _Server(("127.0.0.1", 0), _Handler)
+        server.service = self
+        thread = threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="clinic-record-service",
+            daemon=True,
+        )
+        thread.start()
+        self._server, self._thread = server, thread
+        return self
+
+    def alive(self) -> bool:
+        """Say whether the service is serving (checked in-process, not over HTTP)."""
+        return self._server is not None and self._thread is not None and self._thread.is_alive()
+
+    def stop(self) -> None:
+        """Stop serving and release the port."""
+        server, thread = self._server, self._thread
+        self._server = self._thread = None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if thread is not None:
+            thread.join(timeout=2)
+
+    def mount(self, store: ClinicStore) -> None:
+        """Serve ``store`` (one episode's database file and fault)."""
+        self.mounted = store
+
+    def unmount(self) -> None:
+        """Stop serving the current episode's store."""
+        self.mounted = None

@@ -1,0 +1,263 @@
+"""The clinic app's persistence boundary, where each task's fault is injected.
+
+A :class:`ClinicStore` is what the record service calls for one episode: it
+owns the service's read-write connection to that episode's database file and
+turns a form into SQL. A fault changes only what reaches (or fails to reach)
+the tables, and what banner the app paints; the app always paints its banner
+from what it *intended*, as a real app that shows success before its write
+settles does.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from effectbench.packs.clinic.db import SURFACES
+
+SAVE_FAULTS = (
+    "none",
+    "partial",
+    "duplicate",
+    "optimistic",
+    "timeout",
+    "session",
+    "validation",
+    "stale_list",
+    "stale_allergies",
+    "double_delivery",
+    "double_charge",
+    "homonym_name",
+    "mrn_normalized",
+    "noop",
+    "charge_wrong_patient",
+    "idempotent",
+)
+"""Faults of the save path (``POST /api/encounters``)."""
+
+EDIT_FAULTS = ("none", "wrong_row", "noop_edit")
+"""Faults of the edit path (``PATCH /api/encounters/<id>``)."""
+
+CHARGE_CENTS = {"99213": 9200, "99214": 13500, "99284": 31000}
+"""What the app bills per procedure code."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    """How the persistence boundary misbehaves for one task."""
+
+    name: str = "none"
+    replica_hidden: tuple[int, ...] = ()
+    """Encounter ids the app's lagging chart replica does not show (``stale_list``)."""
+    stale_allergies: str = "none recorded"
+    """The demographics value the app's stale cache writes back (``stale_allergies``)."""
+
+
+@dataclass
+class Reply:
+    """What the service answers: an HTTP status and the screen the app paints."""
+
+    http_status: int
+    status: str
+    banner: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def body(self) -> dict[str, Any]:
+        """Return the JSON body of the reply."""
+        return {"status": self.status, "banner": self.banner, "details": self.details}
+
+
+def _rows(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+class ClinicStore:
+    """One episode's app state: a connection to its database file and its fault."""
+
+    def __init__(self, path: Path, fault: Fault) -> None:
+        self.path = path
+        self.fault = fault
+        self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._conn.execute("PRAGMA foreign_keys = ON")
+        self._lock = threading.Lock()
+        self._chart_cache: dict[str, list[int]] = {}
+
+    def close(self) -> None:
+        """Close the service's connection to the database file."""
+        with self._lock:
+            self._conn.close()
+
+    # -- reads (what the app shows) ---------------------------------------------------
+
+    def search(self, name: str) -> Reply:
+        """Find charts whose name equals ``name`` (case-insensitive), in chart order."""
+        with self._lock:
+            cur = self._conn.execute(
+                "SELECT mrn, name, dob FROM patients WHERE lower(name) = lower(?) "
+                "AND status = 'active' ORDER BY rowid",
+                (name,),
+            )
+            found = _rows(cur)
+        banner = f"{len(found)} chart(s) named {name!r}"
+        return Reply(200, "idle", banner, {"results": found})
+
+    def chart(self, mrn: str) -> Reply:
+        """Open a chart: the patient and their encounters, as the app's replica has them."""
+        with self._lock:
+            patient = _rows(self._conn.execute("SELECT * FROM patients WHERE mrn = ?", (mrn,)))
+            if not patient:
+                return Reply(404, "error", f"No chart with MRN {mrn}")
+            encounters = _rows(
+                self._conn.execute(
+                    "SELECT * FROM encounters WHERE patient_mrn = ? ORDER BY id", (mrn,)
+                )
+            )
+        hidden = set(self.fault.replica_hidden) if self.fault.name == "stale_list" else set()
+        encounters = [e for e in encounters if e["id"] not in hidden]
+        self._chart_cache[mrn] = [int(e["id"]) for e in encounters]
+        p = patient[0]
+        banner = f"Chart of {p['name']} (born {p['dob']}, MRN {p['mrn']})"
+        return Reply(200, "idle", banner, {"patient": p, "encounters": encounters})
+
+    def surface(self, name: str) -> Reply:
+        """Return every row of one surface (the product's REST read of that table)."""
+        if name not in SURFACES:
+            return Reply(404, "error", f"no surface {name!r}")
+        key = "mrn" if name == "patients" else "id"
+        with self._lock:
+            rows = _rows(self._conn.execute(f"SELECT * FROM {name} ORDER BY rowid"))
+        return Reply(200, "idle", f"{len(rows)} {name}", {"key": key, "rows": rows})
+
+    # -- writes (the persistence boundary) ------------------------------------------
+
+    def _resolve_patient(self, form: Mapping[str, Any]) -> str | None:
+        mrn = str(form.get("mrn", ""))
+        if self.fault.name == "homonym_name":
+            row = self._conn.execute(
+                "SELECT mrn FROM patients WHERE name = ? ORDER BY rowid LIMIT 1",
+                (str(form.get("name", "")),),
+            ).fetchone()
+            return None if row is None else str(row[0])
+        if self.fault.name == "mrn_normalized":
+            prefix, _, digits = mrn.partition("-")
+            mrn = f"{prefix}-{digits.lstrip('0') or '0'}"
+        row = self._conn.execute("SELECT mrn FROM patients WHERE mrn = ?", (mrn,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _insert_encounter(self, mrn: str, form: Mapping[str, Any], note: str) -> int:
+        status = "signed" if form.get("sign") else "draft"
+        cur = self._conn.execute(
+            "INSERT INTO encounters (patient_mrn, type, note, status, idempotency_key) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (mrn, str(form.get("type", "")), note, status, form.get("idempotency_key")),
+        )
+        return int(cur.lastrowid or 0)
+
+    def _insert_charge(self, mrn: str, encounter_id: int, form: Mapping[str, Any]) -> None:
+        code = str(form.get("charge_code", ""))
+        self._conn.execute(
+            "INSERT INTO billing (patient_mrn, encounter_id, code, claim_ref, amount_cents) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (mrn, encounter_id, code, str(form.get("claim_ref", "")), CHARGE_CENTS.get(code, 0)),
+        )
+
+    def _keyed(self, key: Any) -> int | None:
+        if key is None:
+            return None
+        row = self._conn.execute(
+            "SELECT id FROM encounters WHERE idempotency_key = ?", (str(key),)
+        ).fetchone()
+        return None if row is None else int(row[0])
+
+    def _deliver(self, mrn: str, form: Mapping[str, Any], *, dedupe: bool) -> int:
+        """Persist one delivery of the form; with ``dedupe`` honour the idempotency key."""
+        fault = self.fault.name
+        existing = self._keyed(form.get("idempotency_key")) if dedupe else None
+        note = "" if fault == "partial" else str(form.get("note", ""))
+        encounter_id = existing if existing is not None else self._insert_encounter(mrn, form, note)
+        if form.get("sign") and (existing is None or fault == "double_charge"):
+            bill_mrn = mrn
+            if fault == "charge_wrong_patient":
+                row = self._conn.execute(
+                    "SELECT patient_mrn FROM billing ORDER BY id DESC LIMIT 1"
+                ).fetchone()
+                bill_mrn = str(row[0]) if row is not None else mrn
+            self._insert_charge(bill_mrn, encounter_id, form)
+        return encounter_id
+
+    def save(self, form: Mapping[str, Any]) -> Reply:
+        """Handle a click on Save for a new encounter; return the app's reply."""
+        fault = self.fault.name
+        shown = str(form.get("name", "")) or str(form.get("mrn", ""))
+        saved = Reply(201, "success", f"Encounter saved for {shown}")
+        if fault == "session":
+            return Reply(401, "error", "Your session expired; please sign in again")
+        if fault == "validation":
+            return Reply(422, "error", "The server rejected the encounter: type not accepted")
+        if fault == "noop":
+            return saved  # the Save button posted to the preview endpoint: no table is touched
+        with self._lock:
+            mrn = self._resolve_patient(form)
+            if mrn is None:
+                return Reply(404, "error", f"No chart with MRN {form.get('mrn')}")
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                if fault == "stale_list":
+                    cached = self._chart_cache.get(mrn)
+                    if cached is not None:
+                        marks = ",".join("?" * len(cached)) or "NULL"
+                        self._conn.execute(
+                            f"DELETE FROM encounters WHERE patient_mrn = ? AND id NOT IN ({marks})",
+                            (mrn, *cached),
+                        )
+                if fault == "stale_allergies":
+                    self._conn.execute(
+                        "UPDATE patients SET allergies = ? WHERE mrn = ?",
+                        (self.fault.stale_allergies, mrn),
+                    )
+                deliveries = 2 if fault in ("duplicate", "double_delivery", "idempotent") else 1
+                if fault == "double_charge":
+                    deliveries = 2
+                dedupe = fault in ("idempotent", "double_charge")
+                for _ in range(deliveries):
+                    self._deliver(mrn, form, dedupe=dedupe)
+                if fault == "optimistic":
+                    self._conn.execute("ROLLBACK")  # the commit is rejected after the paint
+                    return saved
+                self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                return Reply(500, "error", f"The encounter could not be saved ({exc})")
+        if fault == "timeout":
+            return Reply(504, "error", "Request timed out; the encounter may not have been saved")
+        return saved
+
+    def edit(self, encounter_id: int, form: Mapping[str, Any]) -> Reply:
+        """Handle Save on an existing encounter's note; return the app's reply."""
+        fault = self.fault.name
+        saved = Reply(200, "success", f"Encounter {encounter_id} updated")
+        if fault == "noop_edit":
+            return saved  # the edit went to the autosave preview, never to the table
+        target = encounter_id - 1 if fault == "wrong_row" else encounter_id
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                cur = self._conn.execute(
+                    "UPDATE encounters SET note = ? WHERE id = ?",
+                    (str(form.get("note", "")), target),
+                )
+                if cur.rowcount == 0:
+                    self._conn.execute("ROLLBACK")
+                    return Reply(404, "error", f"No encounter {encounter_id}")
+                self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                return Reply(500, "error", f"The encounter could not be saved ({exc})")
+        return saved
