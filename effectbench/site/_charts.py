@@ -29,7 +29,11 @@ POOL_THRESHOLD = 200
 """Render in a process pool only when at least this many charts are stale."""
 GRADIENT_ID = re.compile(r"gradient_\d+")
 SCHEME = "orangered"
-FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"
+FONT = "sans-serif"
+PADDING = {"left": 24, "right": 12, "top": 6, "bottom": 6}
+"""Room around the plot: the browser's font may be wider than the one vl-convert measured."""
+LABELLED_POINTS = 12
+"""The frontier names its points when a board has at most this many systems."""
 
 
 @dataclass(frozen=True)
@@ -145,7 +149,9 @@ def pct(x: float) -> str:
 
 
 def _config(chart: alt.TopLevelMixin) -> dict[str, Any]:
-    spec: dict[str, Any] = chart.configure(font=FONT, background="white").to_dict(validate=False)
+    spec: dict[str, Any] = chart.configure(
+        font=FONT, background="white", padding=PADDING
+    ).to_dict(validate=False)
     spec.pop("$schema", None)
     return spec
 
@@ -166,21 +172,27 @@ def _template(chart: alt.TopLevelMixin) -> dict[str, Any]:
 _PLACEHOLDER = alt.Data(values=[{}])
 
 
-def _frontier_template(height: int) -> dict[str, Any]:
+def _frontier_template(height: int, labelled: bool) -> dict[str, Any]:
     base = alt.Chart(_PLACEHOLDER)
     x = alt.X(
         "over_halt:Q", title="over-halt rate (lower is better)", scale=alt.Scale(domain=[0, 1])
     )
     y = alt.Y("swer:Q", title="SWER (lower is better)", scale=alt.Scale(domain=[0, 1]))
     tip = [alt.Tooltip("system:N"), alt.Tooltip("label:N", title="SWER / over-halt")]
-    chart = alt.layer(
+    layers = [
         base.mark_rule(opacity=0.55).encode(x="over_halt:Q", y="swer_lo:Q", y2="swer_hi:Q"),
         base.mark_rule(opacity=0.55).encode(y="swer:Q", x="oh_lo:Q", x2="oh_hi:Q"),
         base.mark_point(filled=True, size=60).encode(
             x=x, y=y, color=alt.Color("system:N", legend=None), tooltip=tip, description="label:N"
         ),
-    ).properties(width=520, height=height)
-    return _template(chart)
+    ]
+    if labelled:
+        layers.append(
+            base.mark_text(align="left", dx=7, dy=-7, fontSize=11).encode(
+                x="over_halt:Q", y="swer:Q", text="system:N"
+            )
+        )
+    return _template(alt.layer(*layers).properties(width=520, height=height))
 
 
 def frontier_chart(name: str, frame: pd.DataFrame) -> Chart:
@@ -213,7 +225,8 @@ def frontier_chart(name: str, frame: pd.DataFrame) -> Chart:
             f"{pct(worst_zero.over_halt)} ({worst_zero.system})."
         )
     table = _table(frame, ["system", "swer", "over_halt"])
-    return Chart(name, _with_data(_frontier_template(360), values), alt_text, table)
+    template = _frontier_template(360, labelled=len(frame) <= LABELLED_POINTS)
+    return Chart(name, _with_data(template, values), alt_text, table)
 
 
 def gap_chart(name: str, frame: pd.DataFrame) -> Chart:
