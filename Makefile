@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup reference test lint bench clean
+.PHONY: setup reference site test lint bench clean
 
 $(STAMP): pyproject.toml VERSION
 	$(PY) -m venv $(VENV)
@@ -16,6 +16,9 @@ setup: $(STAMP)
 
 reference: setup
 	$(BIN)/effectbench reference
+
+site: setup
+	$(BIN)/effectbench site build
 
 lint: setup
 	$(BIN)/ruff check .
