@@ -1,0 +1,218 @@
+"""``effectbench verify``: good bundles and upstream documents pass; the verdict rules hold."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_bundle_helpers import (
+    copy_bundle,
+    edit_rows,
+    make_bundle,
+    read_submission,
+    write_submission,
+)
+
+from effectbench.baselines import BASELINES
+from effectbench.bundle import import_upstream
+from effectbench.cli import main
+from effectbench.errors import DataError
+from verifier.api import VerifyOptions, verify_bundle, verify_document, verify_path
+from verifier.report import Family, Status
+
+UNSIGNED_OK = VerifyOptions(allow_unsigned=True)
+
+
+@pytest.fixture(scope="module")
+def baseline_bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("baselines")
+    return {name: make_bundle(root / name, name) for name in BASELINES}
+
+
+def _tree_digest(path: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(path.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("name", sorted(BASELINES))
+def test_every_shipped_baseline_bundle_is_ranked_by_reproduction(
+    baseline_bundles: dict[str, Path], name: str
+) -> None:
+    report = verify_bundle(baseline_bundles[name])
+    assert report.status is Status.RANKED, report.finding_ids()
+    assert report.reproduced is True
+    assert report.accepted
+    assert all(c.passed for c in report.checks if c.id is not Family.SIGNATURE)
+    assert report.check(Family.SIGNATURE).skipped
+
+
+def test_unsigned_custom_system_is_refused_unless_previewed(tmp_path: Path) -> None:
+    bundle = make_bundle(tmp_path / "b", declare_baseline=False)
+    refused = verify_bundle(bundle)
+    assert refused.status is Status.REFUSED
+    assert refused.finding_ids() == {"signature.missing"}
+    assert refused.reproduced is None
+    preview = verify_bundle(bundle, UNSIGNED_OK)
+    assert preview.status is Status.PREVIEW and preview.accepted
+
+
+@pytest.mark.parametrize("arm", ["screen_only", "effect_verified"])
+def test_upstream_documents_verify_unchanged_directly_and_after_import(
+    vectors_dir: Path, tmp_path: Path, arm: str
+) -> None:
+    doc = vectors_dir / f"upstream-{arm}-t3.json"
+    before = hashlib.sha256(doc.read_bytes()).hexdigest()
+    direct = verify_document(doc, UNSIGNED_OK)
+    assert direct.status is Status.PREVIEW, direct.finding_ids()
+    assert direct.kind == "upstream"
+    assert all(c.passed for c in direct.checks if c.id not in (Family.SIGNATURE, Family.REPRODUCE))
+    # without --allow-unsigned only the missing signature stands in the way
+    assert verify_document(doc).finding_ids() == {"signature.missing"}
+    bundle = import_upstream(json.loads(doc.read_text()), tmp_path / "imported")
+    imported = verify_bundle(bundle, UNSIGNED_OK)
+    assert imported.status is Status.PREVIEW, imported.finding_ids()
+    assert imported.results == direct.results
+    assert hashlib.sha256(doc.read_bytes()).hexdigest() == before
+
+
+def test_verification_never_writes_and_repeats_its_verdict(
+    baseline_bundles: dict[str, Path],
+) -> None:
+    bundle = baseline_bundles["screen_only"]
+    before = _tree_digest(bundle)
+    first = verify_bundle(bundle).to_json()
+    second = verify_bundle(bundle).to_json()
+    assert first == second
+    assert _tree_digest(bundle) == before
+
+
+def test_folder_of_bundles(tmp_path: Path, baseline_bundles: dict[str, Path]) -> None:
+    root = tmp_path / "submissions"
+    root.mkdir()
+    copy_bundle(baseline_bundles["screen_only"], root / "a")
+    bad = copy_bundle(baseline_bundles["always_halt"], root / "b")
+    data = read_submission(bad)
+    data["spec_version"] = "2.0.0"
+    write_submission(bad, data)
+    (root / "README.md").write_text("not a bundle\n")
+    reports = verify_path(root)
+    assert [Path(r.path).name for r in reports] == ["a", "b"]
+    assert [r.status for r in reports] == [Status.RANKED, Status.REFUSED]
+
+
+def test_a_baseline_bundle_that_does_not_reproduce_is_refused(
+    tmp_path: Path, baseline_bundles: dict[str, Path]
+) -> None:
+    bundle = copy_bundle(baseline_bundles["screen_only"], tmp_path / "b")
+
+    def edit(rows: list[dict[str, Any]]) -> None:
+        rows[4]["agent"]["message"] = "banner: all good, honestly"
+
+    edit_rows(bundle, edit, claims=False)
+    report = verify_bundle(bundle, UNSIGNED_OK)
+    assert report.status is Status.REFUSED
+    assert report.finding_ids() == {"reproduce.mismatch"}
+    (finding,) = report.check(Family.REPRODUCE).findings
+    assert (finding.line, finding.field) == (5, "agent.message")
+
+
+def test_unknown_baseline_name_is_refused(
+    tmp_path: Path, baseline_bundles: dict[str, Path]
+) -> None:
+    bundle = copy_bundle(baseline_bundles["screen_only"], tmp_path / "b")
+    data = read_submission(bundle)
+    data["system"]["baseline"] = "oracle_peeker"
+    write_submission(bundle, data)
+    assert "reproduce.unknown_baseline" in verify_bundle(bundle, UNSIGNED_OK).finding_ids()
+
+
+def test_signature_present_without_a_declared_signer_is_refused(
+    tmp_path: Path, baseline_bundles: dict[str, Path]
+) -> None:
+    bundle = copy_bundle(baseline_bundles["screen_only"], tmp_path / "b")
+    (bundle / "submission.sigstore.json").write_text("{}")
+    report = verify_bundle(bundle, UNSIGNED_OK)
+    assert report.status is Status.REFUSED
+    assert report.finding_ids() == {"signature.no_signer"}
+
+
+def test_json_report_schema(baseline_bundles: dict[str, Path]) -> None:
+    data = verify_bundle(baseline_bundles["effect_verified"]).to_json()
+    assert set(data) == {
+        "report_version",
+        "path",
+        "kind",
+        "status",
+        "accepted",
+        "checks",
+        "submission",
+        "results",
+        "signer",
+        "reproduced",
+        "n_rows",
+    }
+    assert [c["id"] for c in data["checks"]] == [f.value for f in Family]
+    assert set(data["checks"][0]) == {
+        "id",
+        "title",
+        "passed",
+        "skipped",
+        "note",
+        "n_findings",
+        "findings",
+    }
+    json.dumps(data)
+
+
+def test_cli_exit_statuses_and_json(
+    tmp_path: Path, baseline_bundles: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = baseline_bundles["effect_verified"]
+    assert main(["verify", str(good)]) == 0
+    assert "RANKED" in capsys.readouterr().out
+    bad = copy_bundle(good, tmp_path / "bad")
+    data = read_submission(bad)
+    data["results"]["swer"]["numerator"] += 1
+    write_submission(bad, data)
+    assert main(["verify", "--json", str(good), str(bad)]) == 1
+    reports = json.loads(capsys.readouterr().out)
+    assert [r["status"] for r in reports] == ["ranked", "refused"]
+    (claims,) = [c for c in reports[1]["checks"] if c["id"] == "claims"]
+    assert claims["findings"][0]["field"] == "results.swer.numerator"
+    assert main(["verify", str(tmp_path / "nope")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:
+        main(["verify", "--max-rows", "0", str(good)])
+    assert usage.value.code == 2
+
+
+def test_row_limit_flag(
+    baseline_bundles: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["verify", "--max-rows", "10", str(baseline_bundles["screen_only"])]) == 1
+    assert "structure.row_count" in capsys.readouterr().out
+
+
+def test_empty_folder_is_unreadable_input(tmp_path: Path) -> None:
+    with pytest.raises(DataError):
+        verify_path(tmp_path)
+
+
+def test_reference_submissions_in_the_repository_are_ranked() -> None:
+    root = Path(__file__).resolve().parents[1] / "submissions"
+    bundles = [p for p in sorted(root.iterdir()) if p.is_dir()]
+    assert bundles, "the reference submissions are missing from submissions/"
+    for report in verify_path(root):
+        assert report.status is Status.RANKED, (report.path, report.finding_ids())
+
+
+def test_reproduction_can_be_disabled(baseline_bundles: dict[str, Path]) -> None:
+    report = verify_bundle(baseline_bundles["screen_only"], VerifyOptions(reproduce=False))
+    assert report.reproduced is None
+    assert report.status is Status.REFUSED  # neither signed nor reproduced
