@@ -20,7 +20,12 @@ from effectbench.runner import evaluate
 
 
 def make_bundle(
-    out: Path, baseline: str = "screen_only", *, trials: int = 3, declare_baseline: bool = True
+    out: Path,
+    baseline: str = "screen_only",
+    *,
+    trials: int = 3,
+    declare_baseline: bool = True,
+    signer: tuple[str, str] | None = None,
 ) -> Path:
     """Run a shipped baseline on MockMed and write its bundle into ``out``."""
     pack = get_pack("mockmed")
@@ -32,6 +37,7 @@ def make_bundle(
                 "name": f"{baseline} (test)",
                 "baseline": baseline if declare_baseline else None,
             },
+            "signer": {"identity": signer[0], "issuer": signer[1]} if signer else None,
             "pack": {"name": pack.name, "fingerprint": fingerprint(pack.manifest())},
             "trials_per_task": trials,
             "seeds": list(range(trials)),
