@@ -251,3 +251,31 @@ def test_cli_sign_warns_when_the_leaderboard_would_not_rank_the_issuer(
     _, err = capsys.readouterr()
     assert status == 0
     assert "warning: the leaderboard does not rank signatures from issuer" in err
+
+
+def test_sign_refuses_a_file_name_that_is_not_nfc(
+    unsigned: Path, instance: SigstoreTestInstance
+) -> None:
+    (unsigned / "cafe\u0301.txt").write_text("decomposed e-acute\n")  # NFD, not NFC
+    with pytest.raises(SigningError, match="not a clean NFC UTF-8 relative path"):
+        sign_bundle(
+            unsigned,
+            identity_token=instance.email_token(ALICE),
+            trust_config=instance.trust_config_path,
+        )
+
+
+def test_a_leftover_temporary_file_does_not_become_a_subject(
+    unsigned: Path, instance: SigstoreTestInstance
+) -> None:
+    (unsigned / f".{SIGNATURE_FILE}.tmp").write_text("left by an interrupted run\n")
+    sign_bundle(
+        unsigned,
+        identity_token=instance.email_token(ALICE),
+        trust_config=instance.trust_config_path,
+    )
+    assert not (unsigned / f".{SIGNATURE_FILE}.tmp").exists()
+    result = verify_bundle_signature(
+        unsigned, identity=ALICE, issuer=GOOGLE, trust_config=instance.trust_config_path
+    )
+    assert result.verified

@@ -277,6 +277,11 @@ def build_statement(bundle_dir: Path, *, spec_version: str) -> dsse.Statement:
     scan = scan_bundle(bundle_dir)
     odd = [f"{name} (symbolic link)" for name in scan.symlinks if name != SIGNATURE_FILE]
     odd += [f"{name} (not a regular file)" for name in scan.special]
+    odd += [
+        f"{name!r} (not a clean NFC UTF-8 relative path)"
+        for name in scan.files
+        if not _is_clean_relpath(name)
+    ]
     if odd:
         raise SigningError(
             f"{bundle_dir}: a bundle holds regular files only; replace or remove: " + ", ".join(odd)
@@ -461,6 +466,10 @@ def _parse_subjects(payload: bytes) -> tuple[dict[str, str], list[Finding]]:
 
 
 def _is_clean_relpath(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # an undecodable file name (surrogate escapes)
+        return False
     parts = name.split("/")
     return (
         bool(name)
@@ -801,6 +810,9 @@ def sign_bundle_checked(
             f"(issuer {token_issuer}), but submission.json declares signer {identity} "
             f"(issuer {issuer}); sign as the declared signer or correct signer in submission.json"
         )
+    tmp = bundle_dir / f".{SIGNATURE_FILE}.tmp"
+    if tmp.is_file() and not tmp.is_symlink():
+        tmp.unlink()  # left by an interrupted run of ours; it must not become a subject
     statement = build_statement(bundle_dir, spec_version=spec_version)
     try:
         context = SigningContext.from_trust_config(config)
@@ -827,7 +839,6 @@ def sign_bundle_checked(
         reasons = "; ".join(f"{f.check}: {f.message}" for f in check.findings)
         raise SigningError(f"the fresh signature does not verify, nothing written: {reasons}")
     out = bundle_dir / SIGNATURE_FILE
-    tmp = bundle_dir / f".{SIGNATURE_FILE}.tmp"
     tmp.write_bytes(raw_bytes)
     os.replace(tmp, out)
     return out, check
