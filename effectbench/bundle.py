@@ -26,7 +26,7 @@ from effectbench.errors import DataError, UsageError
 from effectbench.metrics import Results
 from effectbench.schema import EpisodeRecord, Split
 
-BUNDLE_VERSION = 1
+BUNDLE_VERSION: Literal[1] = 1
 """The ``effectbench_bundle_version`` this module writes and reads."""
 SUBMISSION_FILE = "submission.json"
 EPISODES_FILE = "episodes.jsonl"

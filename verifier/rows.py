@@ -93,6 +93,7 @@ _SUB = {v: i for i, v in enumerate(SUBSTRATES)}
 _OUT = {v: i for i, v in enumerate(OUTCOMES)}
 _VAR = {v: i for i, v in enumerate(VARIANTS)}
 _INF = math.inf
+_JSON_RULES = {"non_finite": "structure.non_finite", "duplicate_key": "structure.duplicate_key"}
 
 
 @dataclass(frozen=True)
@@ -740,11 +741,7 @@ def check_lines(
         try:
             row = loads_strict(data)
         except StrictJSONError as exc:
-            rule = {
-                "non_finite": "structure.non_finite",
-                "duplicate_key": "structure.duplicate_key",
-            }
-            pending = (number, rule.get(exc.rule, "structure.json"), exc.message)
+            pending = (number, _JSON_RULES.get(exc.rule, "structure.json"), exc.message)
             continue
         add(number, row)
     if pending is not None:
