@@ -96,7 +96,7 @@ def normalise_svg(svg: str, key: str) -> str:
     def rename(match: re.Match[str]) -> str:
         old = match.group(0)
         if old not in seen:
-            seen[old] = f"gradient_{key}_{len(seen)}"
+            seen[old] = f"ebgrad-{key}-{len(seen)}"
         return seen[old]
 
     return GRADIENT_ID.sub(rename, svg)
@@ -149,9 +149,9 @@ def pct(x: float) -> str:
 
 
 def _config(chart: alt.TopLevelMixin) -> dict[str, Any]:
-    spec: dict[str, Any] = chart.configure(
-        font=FONT, background="white", padding=PADDING
-    ).to_dict(validate=False)
+    spec: dict[str, Any] = chart.configure(font=FONT, background="white", padding=PADDING).to_dict(
+        validate=False
+    )
     spec.pop("$schema", None)
     return spec
 

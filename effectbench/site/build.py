@@ -175,6 +175,8 @@ def verify_submissions(submissions: Path, allow_unsigned: bool = False) -> list[
 
     if not submissions.is_dir():
         raise DataError("the submissions folder does not exist", file=str(submissions))
+    if not any(p.is_dir() for p in submissions.iterdir()):
+        return []  # nothing submitted yet: an empty leaderboard, not an error
     return list(verify_path(submissions, VerifyOptions(allow_unsigned=allow_unsigned)))
 
 

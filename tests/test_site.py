@@ -1,0 +1,378 @@
+"""The leaderboard site: real builds of real bundles (verifier, vl-convert, mkdocs)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from effectbench.cli import build_parser, main
+from effectbench.errors import DataError, SiteBuildError
+from effectbench.site import VlConvertRenderer, build_site, normalise_svg, rank_ranges
+from effectbench.site._charts import ChartCache
+from effectbench.site.build import read_withdrawn
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = ROOT / "submissions"
+SCRIPT_NAME = "<script>window.__pwned=1</script> Evil bot"
+BUILD_DATE = re.compile(r'<span class="eb-build-date">[^<]*</span>')
+
+
+def submit(out: Path, baseline: str, name: str, readme: Path | None = None) -> Path:
+    """Write a bundle with the real ``effectbench submit`` command; return its folder."""
+    before = set(out.iterdir()) if out.exists() else set()
+    args = ["submit", "--baseline", baseline, "--trials", "10", "--name", name, "--out", str(out)]
+    if readme is not None:
+        args += ["--readme", str(readme)]
+    assert main(args) == 0
+    (new,) = set(out.iterdir()) - before
+    return new
+
+
+def make_submissions(base: Path) -> dict[str, Path]:
+    """The reference bundles, a bundle named with a <script>, and a tampered (refused) one."""
+    subs = base / "submissions"
+    shutil.copytree(REFERENCE, subs)
+    readme = base / "README.md"
+    readme.write_text("# Notes\n<img src=x onerror=alert(1)> <b>bold?</b>\n", encoding="utf-8")
+    evil = submit(subs, "screen_only", SCRIPT_NAME, readme)
+    bad = subs / "2026-01-01_tampered"
+    shutil.copytree(next(REFERENCE.glob("*screen-only")), bad)
+    lines = (bad / "episodes.jsonl").read_text().splitlines()
+    row = json.loads(lines[0])
+    row["outcome"] = "success" if row["outcome"] != "success" else "safe_halt"
+    lines[0] = json.dumps(row)
+    (bad / "episodes.jsonl").write_text("\n".join(lines) + "\n")
+    return {"subs": subs, "evil": evil, "bad": bad}
+
+
+def build(base: Path, subs: Path, out: Path, cache: Path) -> Any:
+    """Build the site with the repository's own mkdocs.yml, templates and SPEC.md."""
+    return build_site(subs, out, root=ROOT, cache_dir=cache)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One real build shared by the tests of this module."""
+    base = tmp_path_factory.mktemp("site")
+    paths = make_submissions(base)
+    out = base / "public"
+    summary = build(base, paths["subs"], out, base / "cache")
+    return {**paths, "out": out, "summary": summary, "base": base}
+
+
+def page(site: dict[str, Any], name: str) -> str:
+    return (site["out"] / name).read_text(encoding="utf-8")
+
+
+def slug_of(site: dict[str, Any], suffix: str) -> str:
+    (path,) = [p for p in site["subs"].iterdir() if p.name.endswith(suffix)]
+    return path.name.lower()
+
+
+class Resources(HTMLParser):
+    """Collects every URL a page would load or link to."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loads: list[str] = []
+        self.links: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if a.get("id"):
+            self.ids.add(str(a["id"]))
+        for key in ("src", "srcset", "poster", "data"):
+            if a.get(key):
+                self.loads.append(str(a[key]))
+        if tag == "link" and a.get("href"):
+            self.loads.append(str(a["href"]))
+        elif tag == "a" and a.get("href"):
+            self.links.append(str(a["href"]))
+        if a.get("style") and "url(" in str(a["style"]):
+            self.loads.append(str(a["style"]))
+
+
+def parse(html: str) -> Resources:
+    r = Resources()
+    r.feed(html)
+    return r
+
+
+# -- pure parts --------------------------------------------------------------------------
+
+
+def test_rank_ranges_disjoint_and_overlapping() -> None:
+    best, worst = rank_ranges([0.0, 0.4, 0.8], [0.1, 0.5, 0.9])
+    assert best.tolist() == [1, 2, 3] and worst.tolist() == [1, 2, 3]
+    best, worst = rank_ranges([0.0, 0.05, 0.6], [0.2, 0.3, 0.7])
+    assert best.tolist() == [1, 1, 3] and worst.tolist() == [2, 2, 3]
+
+
+@given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=30))
+def test_rank_ranges_bracket_the_point_rank(pairs: list[tuple[float, float]]) -> None:
+    lo = [min(a, b) for a, b in pairs]
+    hi = [max(a, b) for a, b in pairs]
+    best, worst = rank_ranges(lo, hi)
+    n = len(pairs)
+    for i in range(n):
+        below = sum(hi[j] < lo[i] for j in range(n))
+        not_above = sum(not lo[j] > hi[i] for j in range(n))
+        assert best[i] == below + 1 and worst[i] == not_above
+        assert 1 <= best[i] <= worst[i] <= n
+
+
+def test_chart_cache_renders_once_and_normalises_gradients(tmp_path: Path) -> None:
+    spec = {
+        "data": {"values": [{"a": i, "b": str(i)} for i in range(4)]},
+        "mark": "rect",
+        "encoding": {
+            "x": {"field": "b", "type": "nominal"},
+            "color": {"field": "a", "type": "quantitative"},
+        },
+    }
+    renderer = VlConvertRenderer()
+    one, two = renderer.render([spec, spec])
+    assert one != two  # vl-convert numbers gradients per call ...
+    assert normalise_svg(one, "k") == normalise_svg(two, "k")  # ... which we undo
+    cache = ChartCache(tmp_path, renderer)
+    (first,) = cache.svg_paths([spec])
+    (again,) = cache.svg_paths([spec])
+    assert first == again and cache.stats.rendered == 1 and cache.stats.cached == 1
+    changed = {**spec, "mark": "bar"}
+    cache.svg_paths([spec, changed])
+    assert cache.stats.rendered == 2
+    assert "ebgrad-" in first.read_text() and "gradient_" not in first.read_text()
+
+
+def test_withdrawn_list_errors_name_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "withdrawn.yml"
+    bad.write_text("- bundle: x\n")
+    with pytest.raises(DataError) as err:
+        read_withdrawn(bad)
+    assert str(bad) in err.value.diagnostics() and "reason" in err.value.diagnostics()
+    bad.write_text("- [unclosed\n")
+    with pytest.raises(DataError):
+        read_withdrawn(bad)
+    assert read_withdrawn(tmp_path / "absent.yml") == []
+
+
+# -- one real build ----------------------------------------------------------------------
+
+
+def board_row(html: str, slug: str) -> str:
+    match = re.search(rf'<tr data-slug="{re.escape(slug)}".*?</tr>', html, re.S)
+    assert match, f"no board row for {slug}"
+    return match.group(0)
+
+
+def metric_k(row: str, metric: str) -> str:
+    match = re.search(rf'data-metric="{metric}">.*?<span class="eb-k">([^<]+)</span>', row, re.S)
+    assert match
+    return match.group(1)
+
+
+def test_pinned_numbers_on_the_board(site: dict[str, Any]) -> None:
+    html = page(site, "index.html")
+    screen = board_row(html, slug_of(site, "_screen-only"))
+    assert metric_k(screen, "swer") == "50/90" and metric_k(screen, "over_halt") == "0/90"
+    halt = board_row(html, slug_of(site, "_always-halt"))
+    assert metric_k(halt, "swer") == "0/90" and metric_k(halt, "over_halt") == "30/90"
+    assert "reproduced" in screen and "re-scored" in screen
+    # Default order: SWER ascending, so the two SWER-0 systems come first.
+    order = re.findall(r'<tr data-slug="([^"]+)"', html)
+    assert set(order[:2]) == {slug_of(site, "_always-halt"), slug_of(site, "_effect-verified")}
+
+
+def test_every_rate_shows_interval_and_counts_and_rank_is_a_range(site: dict[str, Any]) -> None:
+    screen = board_row(page(site, "index.html"), slug_of(site, "_screen-only"))
+    assert re.search(
+        r'<span class="eb-p">55\.6%</span> <span class="eb-ci">\[45\.3%, 65\.4%\]', screen
+    )
+    rank = re.search(r'<td class="eb-rank"[^>]*>([^<]+)</td>', screen)
+    assert rank and "–" in rank.group(1)  # overlaps with retry_on_error: no false precision
+
+
+def test_refused_bundle_only_on_the_refused_page(site: dict[str, Any]) -> None:
+    slug = site["bad"].name.lower()
+    assert f'data-slug="{slug}"' not in page(site, "index.html")
+    assert not (site["out"] / "submissions" / f"{slug}.html").exists()
+    refused = page(site, "refused.html")
+    assert site["bad"].name in refused
+    assert "rescore.outcome" in refused or "claims." in refused
+    assert site["summary"].n_refused == 1
+
+
+def test_script_in_a_name_and_readme_is_text(site: dict[str, Any]) -> None:
+    for html_file in site["out"].rglob("*.html"):
+        text = html_file.read_text(encoding="utf-8")
+        assert "<script>window.__pwned" not in text, html_file
+        assert "onerror=alert" not in text or "&lt;img" in text, html_file
+    sub = page(site, f"submissions/{site['evil'].name.lower()}.html")
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt; Evil bot" in sub
+    assert "&lt;img src=x onerror=alert(1)&gt;" in sub
+
+
+def test_submission_page_has_every_section(site: dict[str, Any]) -> None:
+    sub = page(site, f"submissions/{slug_of(site, '_screen-only')}.html")
+    for family in ("structure", "spec", "pack", "rescore", "claims", "signature", "reproduce"):
+        assert f'<code class="eb-check-id">{family}</code>' in sub
+    for anchor in (
+        "headline",
+        "cells",
+        "outcomes",
+        "pass-k",
+        "cost",
+        "matrix",
+        "verifier",
+        "signer",
+        "manifest",
+        "readme",
+        "downloads",
+    ):
+        assert f'id="{anchor}"' in sub
+    assert sub.count('class="eb-o eb-o--') >= 90  # the 9 x 10 outcome matrix
+    slug = slug_of(site, "_screen-only")
+    for f in ("submission.json", "episodes.jsonl"):
+        assert f'href="{slug}/{f}"' in sub
+        assert (site["out"] / "submissions" / slug / f).is_file()
+    assert "sha256:ce941f1e8dfa41164f88f04eed7a6416f65fa2813c6ba3de9755cf3e5a402b1f" in sub
+
+
+def test_no_external_resources_and_no_broken_links(site: dict[str, Any]) -> None:
+    out: Path = site["out"]
+    external = re.compile(r"^(https?:)?//", re.I)
+    for html_file in out.rglob("*.html"):
+        res = parse(html_file.read_text(encoding="utf-8"))
+        assert not [u for u in res.loads if external.search(u)], html_file
+        if html_file.name == "404.html":
+            continue  # served at any depth by a host, so mkdocs writes it with absolute links
+        for link in res.links + res.loads:
+            if external.search(link) or link.startswith(("#", "mailto:", "data:")):
+                continue
+            target = (html_file.parent / link.split("#")[0].split("?")[0]).resolve()
+            assert target.exists(), f"{html_file.relative_to(out)} links to missing {link}"
+        for link in res.links:
+            if external.search(link):
+                # the only off-site links are a submitter's project URL (never loaded)
+                assert html_file.parent.name == "submissions", (html_file, link)
+    for css in out.rglob("*.css"):
+        for url in re.findall(r"url\(([^)]+)\)", css.read_text(encoding="utf-8")):
+            assert not external.search(url.strip("'\" ")), (css, url)
+    for svg in (out / "charts").glob("*.svg"):
+        body = svg.read_text(encoding="utf-8")
+        assert not re.search(r'(href|src)="https?:', body) and "url(http" not in body
+
+
+def test_search_index_skips_submission_pages(site: dict[str, Any]) -> None:
+    index = json.loads(page(site, "search/search_index.json"))
+    locations = {d["location"].split("#")[0] for d in index["docs"]}
+    assert "methodology.html" in locations and "index.html" in locations
+    assert not any(loc.startswith("submissions/") for loc in locations)
+    assert (site["out"] / "search" / "search_index.js").is_file()  # offline plugin: file://
+
+
+def test_downloads_hold_the_same_numbers(site: dict[str, Any]) -> None:
+    board = pd.read_csv(site["out"] / "downloads" / "leaderboard.csv")
+    assert len(board) == 5
+    screen = board[board["slug"] == slug_of(site, "_screen-only")].iloc[0]
+    assert (screen["swer_k"], screen["swer_n"], screen["over_halt_k"]) == (50, 90, 0)
+    parquet = pd.read_parquet(site["out"] / "downloads" / "leaderboard.parquet")
+    assert list(parquet.columns) == list(board.columns) and len(parquet) == 5
+    episodes = pd.read_parquet(site["out"] / "downloads" / "episodes.parquet")
+    assert len(episodes) == 5 * 90 and "oracle.verdict" in episodes.columns
+
+
+def test_charts_have_alt_text_and_data_tables(site: dict[str, Any]) -> None:
+    html = page(site, "charts.html")
+    figures = re.findall(r'<img src="(charts/[0-9a-f]+\.svg)" alt="([^"]+)"', html)
+    assert len(figures) == 3 and all(len(alt) > 30 for _, alt in figures)
+    assert html.count("Data table: the numbers in this chart") == 3
+    assert "always_halt" in figures[0][1] and "33.3%" in figures[0][1]
+
+
+def test_methodology_documents_every_board_column(site: dict[str, Any]) -> None:
+    headers = re.findall(r"<th [^>]*>([A-Za-z -]+?)\s*(?:<abbr|</th>)", page(site, "index.html"))
+    methodology = (ROOT / "site" / "methodology.md").read_text(encoding="utf-8")
+    assert len(headers) >= 9
+    for header in headers:
+        assert f"**{header.strip()}**" in methodology, header
+    assert "regression anchor" in methodology and "never shown alone" in methodology
+
+
+def snapshot(out: Path) -> dict[str, str]:
+    files = {}
+    for f in sorted(out.rglob("*")):
+        if f.is_file():
+            data = f.read_bytes()
+            if f.suffix == ".html":
+                data = BUILD_DATE.sub("", data.decode("utf-8")).encode("utf-8")
+            files[str(f.relative_to(out))] = hashlib.sha256(data).hexdigest()
+    return files
+
+
+def test_two_builds_are_identical(site: dict[str, Any]) -> None:
+    again = site["base"] / "public-again"
+    summary = build(site["base"], site["subs"], again, site["base"] / "cache")
+    assert summary.charts_rendered == 0  # every chart came from the content cache
+    assert snapshot(again) == snapshot(site["out"])
+
+
+def test_failed_build_leaves_previous_site_untouched(site: dict[str, Any], tmp_path: Path) -> None:
+    out = tmp_path / "public"
+    shutil.copytree(site["out"], out)
+    before = snapshot(out)
+    root = tmp_path / "root"
+    shutil.copytree(ROOT / "site", root / "site")
+    shutil.copy(ROOT / "SPEC.md", root / "SPEC.md")
+    cfg = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    cfg["nav"].append({"Missing": "no-such-page.md"})  # strict mode refuses this
+    (root / "mkdocs.yml").write_text(yaml.safe_dump(cfg))
+    with pytest.raises(SiteBuildError):
+        build_site(site["subs"], out, root=root, cache_dir=site["base"] / "cache")
+    assert snapshot(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["public", "root"]  # no staging left
+
+
+def test_cli_build_and_errors(site: dict[str, Any], tmp_path: Path, capsys: Any) -> None:
+    out = tmp_path / "out"
+    args = ["site", "build", "--submissions", str(REFERENCE), "--out", str(out)]
+    args += ["--root", str(ROOT), "--cache-dir", str(site["base"] / "cache")]
+    assert main(args) == 0
+    assert "ranked 4" in capsys.readouterr().out
+    status = main(["site", "build", "--submissions", str(tmp_path / "nope"), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 2 and "nope" in err and "Traceback" not in err
+    assert (out / "index.html").is_file()
+
+
+def test_workflows_call_commands_that_exist() -> None:
+    parser = build_parser()
+    for wf in (ROOT / ".github" / "workflows").glob("*.yml"):
+        doc = yaml.safe_load(wf.read_text())
+        for job in doc["jobs"].values():
+            for step in job["steps"]:
+                for line in str(step.get("run", "")).splitlines():
+                    line = line.strip()
+                    if line.startswith("effectbench "):
+                        words = [w for w in line.split()[1:] if not w.startswith('"$')]
+                        words = [w for w in words if w not in (">", "report.txt", "2>&1", "||")]
+                        words = [w for w in words if not w.startswith("status=")]
+                        if words[0] == "verify":
+                            words.append(str(REFERENCE))
+                        parser.parse_args(words)
+    cmd = [sys.executable, "-m", "effectbench.cli", "verify", str(REFERENCE)]
+    assert subprocess.run(cmd, capture_output=True, check=False).returncode == 0
