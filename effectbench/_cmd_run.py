@@ -12,6 +12,7 @@ from effectbench.errors import UsageError
 from effectbench.manifest import fingerprint
 from effectbench.metrics import Results, episode_frame, summarize, transactional_faults_mishandled
 from effectbench.packs import get_pack
+from effectbench.parallel import evaluate_parallel
 from effectbench.report import format_results
 from effectbench.runner import RunResult, evaluate
 from effectbench.seam import BenchmarkProvider, SystemUnderTest
@@ -47,10 +48,13 @@ def resolve_sut(baseline: str | None, sut: str | None, pack: BenchmarkProvider) 
 
 
 def run_and_summarize(
-    sut: SystemUnderTest, pack: BenchmarkProvider, trials: int
+    sut: SystemUnderTest, pack: BenchmarkProvider, trials: int, workers: int = 1
 ) -> tuple[RunResult, Results]:
-    """Run ``sut`` on ``pack`` and summarise its scored rows."""
-    run = evaluate(sut, pack, trials=trials)
+    """Run ``sut`` on ``pack`` (in ``workers`` processes) and summarise its scored rows."""
+    if workers > 1:
+        run = evaluate_parallel(sut, pack, trials=trials, workers=workers)
+    else:
+        run = evaluate(sut, pack, trials=trials)
     if not run.rows:
         raise UsageError(f"no episode of {sut.name} on {pack.name} could be scored")
     return run, summarize(episode_frame(run.rows))
@@ -89,7 +93,7 @@ def _matches_pin(res: Results) -> bool:
 def _cmd_run(args: argparse.Namespace) -> int:
     pack = get_pack(args.pack)
     sut = resolve_sut(args.baseline, args.sut, pack)
-    run, res = run_and_summarize(sut, pack, args.trials)
+    run, res = run_and_summarize(sut, pack, args.trials, workers=args.workers)
     if args.json:
         print_json({**res.to_json(), "n_dropped": len(run.dropped)})
     else:
@@ -120,6 +124,7 @@ def register(sub: Any) -> None:
     p.add_argument("--pack", default="mockmed")
     p.add_argument("--trials", type=positive_int, default=10)
     p.add_argument("--json", action="store_true", help="print the results block as JSON")
+    p.add_argument("--workers", type=positive_int, default=1, help="run episodes in N processes")
     p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser("manifest", help="print a pack's public manifest")

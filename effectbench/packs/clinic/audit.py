@@ -20,15 +20,15 @@ same table) and ``collateral_loss`` (plus a deleted seed row).
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from effectbench.effects import Effect, EffectKind
-from effectbench.packs.clinic.db import provision_copy
+from effectbench.packs.clinic.db import provision_copy, scratch_dir
 from effectbench.schema import OracleVerdict, Verdict
 
 
@@ -211,6 +211,7 @@ def _probe(
 def _write(path: Path, write: Callable[[sqlite3.Connection], None]) -> None:
     conn = sqlite3.connect(path, isolation_level=None)
     try:
+        conn.execute("PRAGMA synchronous = OFF")  # the attacker's writes need no durability
         conn.execute("BEGIN IMMEDIATE")
         write(conn)
         conn.execute("COMMIT")
@@ -282,9 +283,11 @@ def run_audit(
     oracle_factory: OracleFactory,
 ) -> dict[str, AuditResult]:
     """Audit every ``(task_id, effects, params, prior_params)``; return results by task id."""
-    with tempfile.TemporaryDirectory(prefix="effectbench-clinic-audit-") as folder:
-        workdir = Path(folder)
+    workdir = scratch_dir("effectbench-clinic-audit-")
+    try:
         return {
             task_id: audit_task(task_id, effects, params, prior, oracle_factory, workdir)
             for task_id, effects, params, prior in tasks
         }
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)

@@ -8,6 +8,8 @@ task at once, so a fresh copy is the initial state of any trial.
 
 from __future__ import annotations
 
+import multiprocessing.util
+import os
 import shutil
 import sqlite3
 import tempfile
@@ -116,15 +118,32 @@ def _build(path: Path) -> None:
         conn.close()
 
 
+SHM = Path("/dev/shm")
+
+
+def scratch_dir(prefix: str) -> Path:
+    """Make a private folder for database files: RAM-backed ``/dev/shm`` where available.
+
+    Episode files are throwaway copies; keeping them off the disk removes the
+    fsync of every commit from the episode's time.
+    """
+    base = SHM if SHM.is_dir() and os.access(SHM, os.W_OK) else None
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+
+
 def template_path() -> Path:
     """Return this process's template database file, building it on first use."""
     global _template
     with _lock:
         if _template is None or not _template.exists():
-            folder = Path(tempfile.mkdtemp(prefix="effectbench-clinic-template-"))
+            folder = scratch_dir("effectbench-clinic-template-")
             path = folder / "template.sqlite"
             _build(path)
             _template = path
+            # Runs at interpreter exit and at a multiprocessing worker's exit alike.
+            multiprocessing.util.Finalize(
+                None, shutil.rmtree, args=(folder,), kwargs={"ignore_errors": True}, exitpriority=1
+            )
         return _template
 
 

@@ -6,7 +6,6 @@ import atexit
 import itertools
 import shutil
 import sqlite3
-import tempfile
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -17,7 +16,7 @@ from effectbench.effects import Effect
 from effectbench.manifest import SEQUESTERED, manifest_of
 from effectbench.packs.clinic.arms import EffectVerifiedAll
 from effectbench.packs.clinic.audit import AuditResult, OracleFactory, run_audit
-from effectbench.packs.clinic.db import SURFACES, TEMPLATE_DIGEST, provision_copy
+from effectbench.packs.clinic.db import SURFACES, TEMPLATE_DIGEST, provision_copy, scratch_dir
 from effectbench.packs.clinic.env import ClinicEnv
 from effectbench.packs.clinic.oracle import CHANNEL, SqliteOracle
 from effectbench.packs.clinic.service import RecordService
@@ -109,7 +108,7 @@ class ClinicProvider:
         self._defs = {t.task_id: t for t in TASKS}
         self._tasks = tuple(_draft_spec(t, self.audit[t.task_id].passed) for t in TASKS)
         self._per_episode = service_per_episode
-        self._folder = Path(tempfile.mkdtemp(prefix="effectbench-clinic-"))
+        self._folder = scratch_dir("effectbench-clinic-")
         self.service = RecordService()
         self._counter = itertools.count()
         self._finalizer = weakref.finalize(self, _cleanup, self.service, self._folder)
