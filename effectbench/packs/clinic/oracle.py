@@ -203,7 +203,9 @@ def judge_record(
                 "effect_absent": False,
             }
         )
-    bad = next((v for v in verdicts if v.verdict is not Verdict.CONFIRMED), None)
+    bad_at = next((i for i, v in enumerate(verdicts) if v.verdict is not Verdict.CONFIRMED), None)
+    bad = None if bad_at is None else verdicts[bad_at]
+    bad_surface = None if bad_at is None else checked[bad_at].surface
     if bad is None:
         return head.model_copy(
             update={"reason": f"declared effect holds and nothing else changed; {audited}"}
@@ -218,7 +220,7 @@ def judge_record(
         )
     return bad.model_copy(
         update={
-            "reason": f"{bad.reason}; {audited}",
+            "reason": f"{bad_surface}: {bad.reason}; {audited}",
             "effect_wrong_persisted": True,
             "effect_absent": False,
         }
