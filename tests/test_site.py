@@ -376,3 +376,25 @@ def test_workflows_call_commands_that_exist() -> None:
                         parser.parse_args(words)
     cmd = [sys.executable, "-m", "effectbench.cli", "verify", str(REFERENCE)]
     assert subprocess.run(cmd, capture_output=True, check=False).returncode == 0
+
+
+def test_report_cache_reuses_only_byte_identical_bundles(tmp_path: Path) -> None:
+    from effectbench.site.build import verify_submissions
+
+    subs = tmp_path / "subs"
+    shutil.copytree(REFERENCE, subs)
+    cache = tmp_path / "reports"
+    first = verify_submissions(subs, cache_dir=cache)
+    assert len(list(cache.glob("*.json"))) == 4
+    again = verify_submissions(subs, cache_dir=cache)
+    assert [r.to_json() for r in again] == [r.to_json() for r in first]
+    bundle = next(subs.glob("*screen-only"))
+    text = (bundle / "submission.json").read_text().replace('"screen_only"', '"screen only"', 1)
+    (bundle / "submission.json").write_text(text)  # the claims no longer match the rows
+    changed = verify_submissions(subs, cache_dir=cache)
+    assert len(list(cache.glob("*.json"))) == 5
+    idx = sorted(subs.iterdir()).index(bundle)
+    assert changed[idx].to_json() != first[idx].to_json()  # verified afresh, not reused
+    assert [r.to_json() for i, r in enumerate(changed) if i != idx] == [
+        r.to_json() for i, r in enumerate(first) if i != idx
+    ]

@@ -321,7 +321,9 @@ def _heatmap_template() -> dict[str, Any]:
                 color=alt.Color(
                     "swer:Q",
                     scale=alt.Scale(domain=[0, 1], scheme=SCHEME),
-                    legend=alt.Legend(title="SWER", format=".0%"),
+                    # No gradient legend: every cell is labelled k/n, and the legend
+                    # doubled the render time of the one chart every page carries.
+                    legend=None,
                 ),
                 description="t:N",
             ),
@@ -354,6 +356,7 @@ def heatmap_chart(name: str, system: str, cells: pd.DataFrame) -> Chart:
             f"{system}: highest SWER in {worst.category} × {worst.substrate} "
             f"({worst.swer_k}/{worst.swer_n}); {n_zero} of {len(cells)} cells have SWER 0."
         )
+    alt_text += " Darker cells have higher SWER."
     table = cells[["category", "substrate"]].copy()
     table["SWER"] = [
         f"{pct(r.swer)} [{pct(r.swer_lo)}, {pct(r.swer_hi)}] {r.swer_k}/{r.swer_n}"

@@ -184,21 +184,18 @@ def cells_frame(entry: Entry) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def outcome_matrix(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
-    """Return the task x trial outcome matrix (tasks as rows, trials as columns)."""
-    if not rows:
-        return pd.DataFrame()
-    frame = pd.DataFrame(
-        {
-            "task_id": [str(r["task_id"]) for r in rows],
-            "trial": [int(r["trial"]) for r in rows],
-            "outcome": [str(r["outcome"]) for r in rows],
-        }
-    )
-    matrix = frame.pivot_table(
-        index="task_id", columns="trial", values="outcome", aggfunc="first", sort=True
-    )
-    return matrix.fillna("")
+def outcome_matrix(rows: Sequence[dict[str, Any]]) -> tuple[list[int], list[tuple[str, list[str]]]]:
+    """Return the task x trial outcome matrix: trial numbers, and per task its outcomes.
+
+    Tasks are sorted; a missing (task, trial) pair is an empty string.
+    """
+    trials = sorted({int(r["trial"]) for r in rows})
+    column = {t: i for i, t in enumerate(trials)}
+    by_task: dict[str, list[str]] = {}
+    for r in rows:
+        cells = by_task.setdefault(str(r["task_id"]), [""] * len(trials))
+        cells[column[int(r["trial"])]] = str(r["outcome"])
+    return trials, sorted(by_task.items())
 
 
 def flat_rows(slug: str, rows: Sequence[dict[str, Any]]) -> pd.DataFrame:

@@ -9,6 +9,7 @@ site untouched.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import shutil
 import time
@@ -18,6 +19,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pandas as pd
 import yaml
 
@@ -169,15 +171,72 @@ def read_withdrawn(path: Path) -> list[Withdrawn]:
     return out
 
 
-def verify_submissions(submissions: Path, allow_unsigned: bool = False) -> list[Any]:
-    """Run the verifier over every bundle in ``submissions`` (the site's only data source)."""
+def _code_fingerprint() -> str:
+    # Everything whose change could change a verdict: the engine and the verifier (with
+    # its pinned trust root). A report is reused only under the very same code.
+    import effectbench
+    import verifier
+
+    digest = hashlib.sha256()
+    for package in (effectbench, verifier):
+        base = Path(next(iter(package.__path__))).resolve()
+        for f in sorted(base.rglob("*")):
+            rel = f.relative_to(base)
+            if (
+                f.is_file()
+                and f.suffix in (".py", ".json", ".pem", ".txt")
+                and "site" not in rel.parts
+            ):
+                digest.update(str(rel).encode() + b"\0" + f.read_bytes())
+    return digest.hexdigest()
+
+
+def _bundle_key(bundle: Path, code: str, allow_unsigned: bool) -> str | None:
+    digest = hashlib.sha256(f"{code}\0{bundle}\0{allow_unsigned}".encode())
+    for f in sorted(bundle.rglob("*")):
+        if f.is_symlink():
+            return None  # let the verifier judge links afresh every time
+        if f.is_file():
+            digest.update(str(f.relative_to(bundle)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def verify_submissions(
+    submissions: Path, allow_unsigned: bool = False, cache_dir: Path | None = None
+) -> list[Any]:
+    """Run the verifier over every bundle in ``submissions`` (the site's only data source).
+
+    With ``cache_dir``, a bundle whose files, path and verifier code are byte-identical
+    to an earlier run reuses that run's report (local rebuilds); without it (CI) every
+    bundle is verified afresh.
+    """
     from verifier.api import VerifyOptions, verify_path
+    from verifier.report import BundleReport
 
     if not submissions.is_dir():
         raise DataError("the submissions folder does not exist", file=str(submissions))
-    if not any(p.is_dir() for p in submissions.iterdir()):
+    bundles = sorted(p for p in submissions.iterdir() if p.is_dir())
+    if not bundles:
         return []  # nothing submitted yet: an empty leaderboard, not an error
-    return list(verify_path(submissions, VerifyOptions(allow_unsigned=allow_unsigned)))
+    options = VerifyOptions(allow_unsigned=allow_unsigned)
+    if cache_dir is None:
+        return list(verify_path(submissions, options))
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    code = _code_fingerprint()
+    reports: list[Any] = []
+    for bundle in bundles:
+        key = _bundle_key(bundle, code, allow_unsigned)
+        cached = cache_dir / f"{key}.json" if key else None
+        if cached is not None and cached.is_file():
+            reports.append(BundleReport.model_validate_json(cached.read_bytes()))
+            continue
+        (report,) = verify_path(bundle, options)
+        if cached is not None:
+            tmp = cached.with_suffix(".tmp")
+            tmp.write_bytes(orjson.dumps(report.to_json()))
+            tmp.replace(cached)
+        reports.append(report)
+    return reports
 
 
 def _read_rows(entry: Entry) -> list[dict[str, Any]]:
@@ -222,6 +281,7 @@ def build_site(
     renderer: ChartRenderer | None = None,
     today: date | None = None,
     read_rows: Callable[[Entry], list[dict[str, Any]]] = _read_rows,
+    cache_reports: bool = True,
 ) -> BuildSummary:
     """Verify ``submissions`` (unless ``reports`` are given) and build the site into ``out``."""
     sources = SiteSources(root)
@@ -234,8 +294,11 @@ def build_site(
     day, epoch = build_day(today)
     summary.build_date = day
 
+    cache_root = cache_dir or root / ".cache" / "effectbench-site"
     if reports is None:
-        reports = verify_submissions(submissions, allow_unsigned)
+        reports = verify_submissions(
+            submissions, allow_unsigned, cache_root / "reports" if cache_reports else None
+        )
     clock.lap("verify")
     slugs = unique_slugs(list(reports))
     all_entries = [entry_from_report(r, s) for r, s in zip(reports, slugs, strict=True)]
@@ -288,7 +351,7 @@ def build_site(
     charts += list(heatmaps.values())
     clock.lap("chart specs")
     cache = ChartCache(
-        cache_dir or root / ".cache" / "effectbench-site" / "charts",
+        cache_root / "charts",
         renderer or VlConvertRenderer(),
     )
     svg_paths = cache.svg_paths([c.spec for c in charts])

@@ -35,6 +35,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
         root=root,
         allow_unsigned=args.allow_unsigned,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+        cache_reports=not args.fresh,
     )
     for line in summary.lines():
         print(line)
@@ -72,7 +73,14 @@ def register(sub: Any) -> None:
         help="show unsigned bundles as unranked previews (local preview only)",
     )
     p.add_argument(
-        "--cache-dir", metavar="DIR", help="chart cache (default .cache/effectbench-site/charts)"
+        "--cache-dir",
+        metavar="DIR",
+        help="chart SVGs and verifier reports, by content (default .cache/effectbench-site)",
+    )
+    p.add_argument(
+        "--fresh",
+        action="store_true",
+        help="verify every bundle again instead of reusing reports of byte-identical bundles",
     )
     p.set_defaults(func=_cmd_build)
 
