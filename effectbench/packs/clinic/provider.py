@@ -5,7 +5,6 @@ from __future__ import annotations
 import atexit
 import itertools
 import shutil
-import sqlite3
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -175,7 +174,6 @@ class ClinicProvider:
                     "synthetic": True,
                     "provider": "clinic",
                     "store": "sqlite",
-                    "sqlite_version": sqlite3.sqlite_version,
                     "template_digest": TEMPLATE_DIGEST,
                 },
             )
