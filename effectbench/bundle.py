@@ -186,20 +186,29 @@ def write_bundle(
 
 
 def iter_episode_lines(
-    path: Path, max_line_bytes: int | None = None
+    path: Path,
+    max_line_bytes: int | None = None,
+    *,
+    start: int = 0,
+    end: int | None = None,
 ) -> Iterator[tuple[int, bytes | None]]:
     """Yield ``(line_number, raw_line)`` of a JSON-lines file, 1-based, newline stripped.
 
     The file is read in large chunks, never whole. A line longer than
     ``max_line_bytes`` is yielded as ``None`` (its bytes are skipped). A blank
     line is yielded as ``b""``; the empty remainder after a final newline is not.
+    ``start`` and ``end`` restrict reading to a byte range (line numbers then
+    count from the range's first line); a range should start after a newline.
     """
     number = 0
     pending = b""
     skipping = False
     limit = max_line_bytes if max_line_bytes is not None else sys.maxsize
     with Path(path).open("rb") as fh:
-        while chunk := fh.read(_READ_CHUNK):
+        fh.seek(start)
+        left = sys.maxsize if end is None else end - start
+        while left > 0 and (chunk := fh.read(min(_READ_CHUNK, left))):
+            left -= len(chunk)
             lines = (pending + chunk).split(b"\n")
             pending = lines.pop()
             for line in lines:

@@ -43,7 +43,8 @@ from verifier.report import (
     Status,
     decide_status,
 )
-from verifier.rows import RowChecker, TaskFacts, check_lines
+from verifier.rows import RowChecker, TaskFacts
+from verifier.scan import scan_episodes
 from verifier.strictjson import StrictJSONError, load_document
 
 _HEADER_FIELDS = {
@@ -421,19 +422,7 @@ def verify_bundle(bundle: Path, options: VerifyOptions | None = None) -> BundleR
         episodes = files[EPISODES_FILE]
 
         def feed(checker: RowChecker) -> None:
-            fd = os.open(episodes, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-            with os.fdopen(fd, "rb") as fh:
-                size = os.fstat(fh.fileno()).st_size
-                if size:
-                    fh.seek(size - 1)
-                ends = fh.read(1) == b"\n"
-            check_lines(
-                checker,
-                iter_episode_lines(episodes, limits.max_line_bytes),
-                ends_with_newline=ends,
-                max_rows=limits.max_rows,
-                max_line_bytes=limits.max_line_bytes,
-            )
+            scan_episodes(checker, episodes, limits)
 
         def again() -> Iterable[tuple[int, dict[str, Any]]]:
             return _jsonl_rows(episodes)

@@ -122,7 +122,7 @@ class FindingSink:
     """Collects findings per family: keeps the first few, counts every one."""
 
     def __init__(self, keep: int = KEEP_FINDINGS) -> None:
-        self._keep = keep
+        self.keep = keep
         self.kept: dict[str, list[Finding]] = {f.value: [] for f in Family}
         self.counts: Counter[str] = Counter()
         self.ids: Counter[str] = Counter()
@@ -134,7 +134,7 @@ class FindingSink:
             raise ValueError(f"unknown check family in {finding.check!r}")
         self.counts[family] += 1
         self.ids[finding.check] += 1
-        if len(self.kept[family]) < self._keep:
+        if len(self.kept[family]) < self.keep:
             self.kept[family].append(finding)
 
     def emit(

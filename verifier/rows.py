@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -306,67 +306,58 @@ def row_problems(row: Any) -> list[tuple[str, str, str]]:
     return out
 
 
-def _fast_ok(row: Any) -> bool:
-    """Return True only for a fully well-formed row with every field present."""
-    if type(row) is not dict or row.keys() != ALL_KEYS:
-        return False
-    try:
-        agent = row["agent"]
-        oracle = row["oracle"]
-        trial = row["trial"]
-        seed = row["seed"]
-        oc = oracle["observed_count"] if type(oracle) is dict else None
-        ec = oracle["expected_count"] if type(oracle) is dict else None
-        return (
-            type(row["episode_id"]) is str
-            and type(row["task_id"]) is str
-            and type(row["arm"]) is str
-            and type(trial) is int
-            and trial >= 0
-            and (seed is None or type(seed) is int)
-            and row["substrate"] in _SUB
-            and row["category"] in _CAT
-            and type(row["expected_effect_hash"]) is str
-            and type(row["correct_action_available"]) is bool
-            and row["outcome"] in _OUT
-            and row["swer_variant"] in _VAR
-            and type(row["reason"]) is str
-            and type(agent) is dict
-            and agent.keys() == AGENT_KEYS
-            and type(agent["reported_success"]) is bool
-            and type(agent["halted"]) is bool
-            and type(agent["message"]) is str
-            and type(oracle) is dict
-            and oracle.keys() == ORACLE_KEYS
-            and oracle["verdict"] in VERDICTS
-            and oracle["kind"] in KINDS
-            and type(oracle["channel"]) is str
-            and type(oracle["reason"]) is str
-            and (oc is None or (type(oc) is int and oc >= 0))
-            and (ec is None or (type(ec) is int and ec >= 0))
-            and type(oracle["before_reachable"]) is bool
-            and type(oracle["effect_correct"]) is bool
-            and type(oracle["effect_wrong_persisted"]) is bool
-            and type(oracle["effect_absent"]) is bool
-            and row["model_calls"] == []
-            and _is_amount(row["cost_usd"])
-            and _is_amount(row["latency_s"])
-            and type(row["env_fingerprint"]) is dict
-            and _is_time(row["started_at"])
-            and _is_time(row["finished_at"])
-        )
-    except TypeError:  # an unhashable value where an enum belongs
-        return False
-
-
 # --------------------------------------------------------------------------- the pass
 
 
 _FLAG_FIELDS = ("effect_correct", "effect_wrong_persisted", "effect_absent")
+KEEP_DUPLICATE_REPORTS = 20
+MAX_COMBOS = 65_536
+"""Distinct row combinations cached; beyond this rows are still checked, only slower."""
+
+
+def _call_ok(call: Any) -> bool:
+    """Return True for a well-formed model call with every field present."""
+    if type(call) is not dict or call.keys() != CALL_KEYS:
+        return False
+    index, tin, tout = call["index"], call["input_tokens"], call["output_tokens"]
+    return (
+        type(index) is int
+        and index >= 0
+        and type(call["model"]) is str
+        and type(tin) is int
+        and tin >= 0
+        and type(tout) is int
+        and tout >= 0
+        and _is_amount(call["cost_usd"])
+        and _is_amount(call["latency_s"])
+        and type(call["note"]) is str
+    )
+
+
+@dataclass(frozen=True)
+class Combo:
+    """What the checks concluded about one combination of a row's low-cardinality fields."""
+
+    code: int
+    """Index of (arm, task, category, substrate, outcome, variant, reported) in the columns."""
+    clean: bool
+    """Arm, pack facts and re-score all agree; otherwise each such row is re-examined."""
+    task_known: bool
+    """The task is in the declared pack split (its trials and seeds are checked)."""
 
 
 class RowChecker:
-    """Check rows one by one and keep only what the summary and the final checks need."""
+    """Check rows one by one and keep only what the summary and the final checks need.
+
+    The per-row work has two parts. The fields that take few distinct values
+    (task, arm, category, substrate, effect hash, the labels, the oracle's
+    verdict, kind and flags, the agent's booleans) form a key; the pack check,
+    the arm check and the re-score (``true_state`` + ``classify``) run once per
+    distinct key and are cached. The high-cardinality fields (episode id,
+    trial, seed, times, amounts, free text) are type-checked on every row.
+    Booleans in the key are type-checked on every row too, because ``1 == True``
+    would otherwise let an integer reuse a boolean's cached verdict.
+    """
 
     def __init__(
         self,
@@ -376,7 +367,6 @@ class RowChecker:
         tasks: Mapping[str, TaskFacts] | None,
         trials: int | None,
         seeds: Sequence[int] | None,
-        n_tasks_hint: int = 0,
     ) -> None:
         self.sink = sink
         self.file = file
@@ -388,41 +378,127 @@ class RowChecker:
         self.n_valid = 0
         """Rows that passed the structure checks (the ones summarised)."""
         self.structure_failed = False
+        self.last_line = 0
+        """The last line number read (set by :func:`check_lines`)."""
         self.arms: list[str] = []
-        self._ids: set[str] = set()
+        self._ids: dict[str, int] = {}
         self._seen: dict[str, bytearray] = {}
+        self._combos: dict[tuple[Any, ...], Combo] = {}
         self._labels: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-        self._task_code: dict[str, int] = (
-            {t: f.index for t, f in tasks.items()} if tasks is not None else {}
-        )
-        self._task_names: list[str] = (
-            [t for t, _ in sorted(tasks.items(), key=lambda kv: kv[1].index)]
-            if tasks is not None
-            else []
-        )
-        self.c_arm = array("i")
-        self.c_task = array("i")
-        self.c_cat = array("b")
-        self.c_sub = array("b")
-        self.c_out = array("b")
-        self.c_var = array("b")
-        self.c_rs = bytearray()
+        self._columns: dict[tuple[Any, ...], int] = {}
+        self.c_code = array("i")
         self.c_cost = array("d")
         self.c_lat = array("d")
 
-    # -- structure -----------------------------------------------------------------------
+    # -- the per-row pass ----------------------------------------------------------------
 
     def add(self, line: int, row: Any) -> None:
         """Check one parsed row found at ``line`` (1-based)."""
         self.n_rows += 1
-        if not _fast_ok(row):
+        combo = None
+        key = None
+        if type(row) is dict and row.keys() == ALL_KEYS:
+            agent = row["agent"]
+            oracle = row["oracle"]
+            if (
+                type(agent) is dict
+                and type(oracle) is dict
+                and agent.keys() == AGENT_KEYS
+                and oracle.keys() == ORACLE_KEYS
+            ):
+                rs = agent["reported_success"]
+                halted = agent["halted"]
+                caa = row["correct_action_available"]
+                br = oracle["before_reachable"]
+                fc = oracle["effect_correct"]
+                fw = oracle["effect_wrong_persisted"]
+                fa = oracle["effect_absent"]
+                if (
+                    type(rs) is bool
+                    and type(halted) is bool
+                    and type(caa) is bool
+                    and type(br) is bool
+                    and type(fc) is bool
+                    and type(fw) is bool
+                    and type(fa) is bool
+                ):
+                    key = (
+                        row["task_id"],
+                        row["arm"],
+                        row["category"],
+                        row["substrate"],
+                        row["expected_effect_hash"],
+                        row["outcome"],
+                        row["swer_variant"],
+                        oracle["verdict"],
+                        oracle["kind"],
+                        caa,
+                        rs,
+                        halted,
+                        br,
+                        fc,
+                        fw,
+                        fa,
+                    )
+                    try:
+                        combo = self._combos.get(key)
+                    except TypeError:  # an unhashable value where a scalar belongs
+                        key = None
+                if combo is not None:
+                    trial = row["trial"]
+                    seed = row["seed"]
+                    oc = oracle["observed_count"]
+                    ec = oracle["expected_count"]
+                    calls = row["model_calls"]
+                    if not (
+                        type(row["episode_id"]) is str
+                        and type(trial) is int
+                        and trial >= 0
+                        and (seed is None or type(seed) is int)
+                        and type(row["reason"]) is str
+                        and type(agent["message"]) is str
+                        and type(oracle["channel"]) is str
+                        and type(oracle["reason"]) is str
+                        and (oc is None or (type(oc) is int and oc >= 0))
+                        and (ec is None or (type(ec) is int and ec >= 0))
+                        and type(calls) is list
+                        and (not calls or all(map(_call_ok, calls)))
+                        and _is_amount(row["cost_usd"])
+                        and _is_amount(row["latency_s"])
+                        and type(row["env_fingerprint"]) is dict
+                        and _is_time(row["started_at"])
+                        and _is_time(row["finished_at"])
+                    ):
+                        combo = None
+        if combo is None:
             problems = row_problems(row)
             if problems:
                 self.structure_failed = True
                 for rule, field, message in problems:
                     self.sink.emit(rule, message, self.file, line, field or None)
                 return
-        self._check(line, row)
+            combo = self._combo(row, key)
+        self.n_valid += 1
+        if not combo.clean:
+            self._examine(line, row)
+        eid = row["episode_id"]
+        first = self._ids.get(eid)
+        if first is None:
+            self._ids[eid] = line
+        else:
+            self.sink.emit(
+                "pack.duplicate_episode_id",
+                f"episode id {eid!r} appears more than once (first on line {first}); "
+                "each row is one episode",
+                self.file,
+                line,
+                "episode_id",
+            )
+        if combo.task_known and self.trials is not None:
+            self._trial(line, row["task_id"], row["trial"], row["seed"])
+        self.c_code.append(combo.code)
+        self.c_cost.append(row.get("cost_usd", 0.0))
+        self.c_lat.append(row.get("latency_s", 0.0))
 
     def reject(self, line: int, rule: str, message: str) -> None:
         """Record a line that could not be parsed into a row."""
@@ -430,73 +506,51 @@ class RowChecker:
         self.structure_failed = True
         self.sink.emit(rule, message, self.file, line)
 
-    # -- pack, rescore, columns ---------------------------------------------------------
+    # -- once per distinct combination ------------------------------------------------------
 
-    def _check(self, line: int, row: dict[str, Any]) -> None:
-        sink = self.sink
-        file = self.file
-        self.n_valid += 1
-        task_id: str = row["task_id"]
-        trial: int = row["trial"]
-        category: str = row["category"]
-        substrate: str = row["substrate"]
-        caa: bool = row["correct_action_available"]
-        eid: str = row["episode_id"]
+    def _combo(self, row: Mapping[str, Any], key: tuple[Any, ...] | None) -> Combo:
+        """Judge a structurally valid row's combination (and cache it under ``key``)."""
         arm: str = row["arm"]
-
-        if eid in self._ids:
-            sink.emit(
-                "pack.duplicate_episode_id",
-                f"episode id {eid!r} appears more than once; each row is one episode",
-                file,
-                line,
-                "episode_id",
-            )
-        else:
-            self._ids.add(eid)
-
         if not self.arms:
             self.arms.append(arm)
-        if arm != self.arms[0]:
-            if arm not in self.arms:
-                self.arms.append(arm)
-            sink.emit(
-                "pack.arm",
-                f"arm {arm!r} differs from the first row's {self.arms[0]!r}; a bundle is one arm",
-                file,
-                line,
-                "arm",
+        task_id: str = row["task_id"]
+        facts = self.tasks.get(task_id) if self.tasks is not None else None
+        clean = arm == self.arms[0] and (self.tasks is None or facts is not None)
+        if facts is not None:
+            clean = clean and (
+                row["category"],
+                row["substrate"],
+                row["correct_action_available"],
+                row["expected_effect_hash"],
+            ) == (
+                facts.category,
+                facts.substrate,
+                facts.correct_action_available,
+                facts.expected_effect_hash,
             )
+        label = self._label_of(row)
+        if label[0] != "ok" or label[1] != (row["outcome"], row["swer_variant"]):
+            clean = False
+        rs = row["agent"]["reported_success"]
+        cols = (
+            arm,
+            task_id,
+            row["category"],
+            row["substrate"],
+            row["outcome"],
+            row["swer_variant"],
+            rs,
+        )
+        code = self._column_code(cols)
+        combo = Combo(code=code, clean=clean, task_known=facts is not None)
+        if key is not None and len(self._combos) < MAX_COMBOS:
+            self._combos[key] = combo
+        return combo
 
-        if self.tasks is not None:
-            facts = self.tasks.get(task_id)
-            if facts is None:
-                sink.emit(
-                    "pack.task",
-                    f"task {task_id!r} is not in the declared pack split",
-                    file,
-                    line,
-                    "task_id",
-                )
-            else:
-                if (category, substrate, caa, row["expected_effect_hash"]) != (
-                    facts.category,
-                    facts.substrate,
-                    facts.correct_action_available,
-                    facts.expected_effect_hash,
-                ):
-                    self._facts_mismatch(line, row, facts)
-                self._trial(line, task_id, trial, row["seed"])
-        task_code = self._task_code.get(task_id)
-        if task_code is None:
-            task_code = self._task_code[task_id] = len(self._task_names)
-            self._task_names.append(task_id)
-
-        agent = row["agent"]
+    def _label_of(self, row: Mapping[str, Any]) -> tuple[Any, ...]:
         oracle = row["oracle"]
-        rs: bool = agent["reported_success"]
-        outcome: str = row["outcome"]
-        variant: str = row["swer_variant"]
+        rs = row["agent"]["reported_success"]
+        caa = row["correct_action_available"]
         key = (
             oracle["verdict"],
             oracle["effect_correct"],
@@ -508,18 +562,46 @@ class RowChecker:
         label = self._labels.get(key)
         if label is None:
             label = self._labels[key] = self._label(oracle, rs, caa)
-        if label[0] != "ok" or label[1] != (outcome, variant):
-            self._rescore_finding(line, label, oracle, rs, caa, outcome, variant)
+        return label
 
-        self.c_arm.append(self.arms.index(arm) if arm != self.arms[0] else 0)
-        self.c_task.append(task_code)
-        self.c_cat.append(_CAT[category])
-        self.c_sub.append(_SUB[substrate])
-        self.c_out.append(_OUT[outcome])
-        self.c_var.append(_VAR[variant])
-        self.c_rs.append(rs)
-        self.c_cost.append(row.get("cost_usd", 0.0))
-        self.c_lat.append(row.get("latency_s", 0.0))
+    def _examine(self, line: int, row: Mapping[str, Any]) -> None:
+        """Emit the arm, pack and re-score findings of one row whose combination is not clean."""
+        sink, file = self.sink, self.file
+        arm = row["arm"]
+        if arm != self.arms[0]:
+            if arm not in self.arms:
+                self.arms.append(arm)
+            sink.emit(
+                "pack.arm",
+                f"arm {arm!r} differs from the first row's {self.arms[0]!r}; a bundle is one arm",
+                file,
+                line,
+                "arm",
+            )
+        if self.tasks is not None:
+            facts = self.tasks.get(row["task_id"])
+            if facts is None:
+                sink.emit(
+                    "pack.task",
+                    f"task {row['task_id']!r} is not in the declared pack split",
+                    file,
+                    line,
+                    "task_id",
+                )
+            else:
+                self._facts_mismatch(line, row, facts)
+        label = self._label_of(row)
+        outcome, variant = row["outcome"], row["swer_variant"]
+        if label[0] != "ok" or label[1] != (outcome, variant):
+            self._rescore_finding(
+                line,
+                label,
+                row["oracle"],
+                row["agent"]["reported_success"],
+                row["correct_action_available"],
+                outcome,
+                variant,
+            )
 
     def _facts_mismatch(self, line: int, row: Mapping[str, Any], facts: TaskFacts) -> None:
         pairs = (
@@ -667,26 +749,108 @@ class RowChecker:
                     missing.append((task_id, trial))
         return missing
 
+    def export(self) -> dict[str, Any]:
+        """Return this checker's state as plain data (to merge a parallel worker's part)."""
+        return {
+            "n_rows": self.n_rows,
+            "n_valid": self.n_valid,
+            "structure_failed": self.structure_failed,
+            "last_line": self.last_line,
+            "arms": self.arms,
+            "ids": self._ids,
+            "seen": self._seen,
+            "kept": self.sink.kept,
+            "counts": self.sink.counts,
+            "check_ids": self.sink.ids,
+            "columns": sorted(self._columns, key=self._columns.__getitem__),
+            "codes": self.c_code.tobytes(),
+            "cost": self.c_cost.tobytes(),
+            "lat": self.c_lat.tobytes(),
+        }
+
+    def merge(self, part: Mapping[str, Any], line_offset: int) -> None:
+        """Fold in the exported state of a worker that read lines after ``line_offset``."""
+        sink = self.sink
+        sink.counts.update(part["counts"])
+        sink.ids.update(part["check_ids"])
+        for family, findings in part["kept"].items():
+            room = sink.keep - len(sink.kept[family])
+            for f in findings[: max(room, 0)]:
+                if f.line is not None and f.file == self.file:
+                    f = replace(f, line=f.line + line_offset)
+                sink.kept[family].append(f)
+        self.n_rows += part["n_rows"]
+        self.n_valid += part["n_valid"]
+        self.structure_failed |= part["structure_failed"]
+        self.last_line = line_offset + part["last_line"]
+        if part["arms"] and self.arms and part["arms"][0] != self.arms[0]:
+            sink.emit(
+                "pack.arm",
+                f"rows after line {line_offset} use arm {part['arms'][0]!r}, the first row "
+                f"{self.arms[0]!r}; a bundle is one arm",
+                self.file,
+                None,
+                "arm",
+            )
+        for arm in part["arms"]:
+            if arm not in self.arms:
+                self.arms.append(arm)
+        for eid, line in part["ids"].items():
+            first = self._ids.get(eid)
+            if first is None:
+                self._ids[eid] = line + line_offset
+            else:
+                sink.emit(
+                    "pack.duplicate_episode_id",
+                    f"episode id {eid!r} appears more than once (first on line {first}); "
+                    "each row is one episode",
+                    self.file,
+                    line + line_offset,
+                    "episode_id",
+                )
+        for task_id, seen in part["seen"].items():
+            mine = self._seen.get(task_id)
+            if mine is None:
+                self._seen[task_id] = bytearray(seen)
+                continue
+            theirs = np.frombuffer(bytes(seen), np.uint8)
+            ours = np.frombuffer(bytes(mine), np.uint8)
+            for trial in np.flatnonzero(ours & theirs)[:KEEP_DUPLICATE_REPORTS].tolist():
+                sink.emit(
+                    "pack.duplicate_trial",
+                    f"({task_id!r}, trial {trial}) appears more than once",
+                    self.file,
+                    None,
+                    "trial",
+                )
+            mine[:] = (ours | theirs).tobytes()
+        lut = np.array([self._column_code(cols) for cols in part["columns"]], np.int32)
+        if part["codes"]:
+            self.c_code.frombytes(lut[np.frombuffer(part["codes"], np.int32)].tobytes())
+        self.c_cost.frombytes(part["cost"])
+        self.c_lat.frombytes(part["lat"])
+
+    def _column_code(self, cols: tuple[Any, ...]) -> int:
+        code = self._columns.get(cols)
+        if code is None:
+            code = self._columns[cols] = len(self._columns)
+        return code
+
     def frame(self) -> pd.DataFrame:
         """Return the summary frame of the well-formed rows (for ``summarize``)."""
-
-        def cat(codes: array[int], names: Sequence[str], dtype: str) -> pd.Categorical:
-            return pd.Categorical.from_codes(
-                np.frombuffer(codes, dtype=dtype) if len(codes) else np.zeros(0, dtype=dtype),
-                categories=list(names),
-            )
-
-        cols = {
-            "arm": cat(self.c_arm, self.arms or ["?"], "int32"),
-            "task_id": cat(self.c_task, self._task_names, "int32"),
-            "category": cat(self.c_cat, CATEGORIES, "int8"),
-            "substrate": cat(self.c_sub, SUBSTRATES, "int8"),
-            "outcome": cat(self.c_out, OUTCOMES, "int8"),
-            "swer_variant": cat(self.c_var, VARIANTS, "int8"),
-            "reported_success": np.frombuffer(bytes(self.c_rs), dtype=np.bool_),
-            "cost_usd": np.frombuffer(self.c_cost, dtype=np.float64),
-            "latency_s": np.frombuffer(self.c_lat, dtype=np.float64),
-        }
+        combos = sorted(self._columns, key=self._columns.__getitem__)
+        codes = np.frombuffer(self.c_code, dtype=np.int32)
+        cols: dict[str, Any] = {}
+        names = ("arm", "task_id", "category", "substrate", "outcome", "swer_variant")
+        for j, name in enumerate(names):
+            values = [c[j] for c in combos]
+            categories = sorted(set(values))
+            index = {v: i for i, v in enumerate(categories)}
+            lut = np.array([index[v] for v in values], dtype=np.int32)
+            cols[name] = pd.Categorical.from_codes(lut[codes], categories=categories)
+        cols["reported_success"] = np.array([c[6] for c in combos], dtype=np.bool_)[codes]
+        cols["cost_usd"] = np.frombuffer(self.c_cost, dtype=np.float64)
+        cols["latency_s"] = np.frombuffer(self.c_lat, dtype=np.float64)
         return frame_from_columns(cols)
 
 
@@ -714,6 +878,7 @@ def check_lines(
     add = checker.add
     count = 0
     for number, data in lines:
+        checker.last_line = number
         if pending is not None:
             checker.reject(*pending)
             pending = None

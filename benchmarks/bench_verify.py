@@ -1,0 +1,170 @@
+"""Benchmark ``effectbench verify`` on 9,000 and 1,000,000-row bundles.
+
+Prints, per size: the time to just parse ``episodes.jsonl`` (read + orjson per
+line), the time of a full verification (every check, claims recomputed), their
+ratio, and the peak RSS of each (measured in a fresh child process).
+
+The bundles are synthetic but made of real rows: the nine MockMed tasks' rows
+of the four shipped baselines, renumbered into many trials of one custom arm,
+with the claims computed by ``summarize``. Run: ``python benchmarks/bench_verify.py``
+(``--sizes 9000`` for the small one only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from effectbench import SPEC_VERSION
+from effectbench.baselines import BASELINES, get_baseline
+from effectbench.bundle import EPISODES_FILE, Submission, iter_episode_lines
+from effectbench.manifest import fingerprint
+from effectbench.packs import get_pack
+from effectbench.runner import evaluate
+from verifier.rows import RowChecker
+
+ARM = "synthetic_agent"
+
+
+def build_bundle(out: Path, n_rows: int) -> Path:
+    """Write a bundle of about ``n_rows`` real-looking rows into ``out``; return it."""
+    pack = get_pack("mockmed")
+    tasks = pack.tasks()
+    templates: dict[str, list[dict[str, Any]]] = {t.task_id: [] for t in tasks}
+    for name in BASELINES:
+        for row in evaluate(get_baseline(name, pack), pack, trials=1).rows:
+            templates[row.task_id].append(row.to_row())
+    trials = max(3, n_rows // len(tasks))
+    out.mkdir(parents=True)
+    checker_rows: list[bytes] = []
+    with (out / EPISODES_FILE).open("wb") as fh:
+        for task in tasks:
+            options = templates[task.task_id]
+            for trial in range(trials):
+                row = dict(options[(trial * 7 + len(task.task_id)) % len(options)])
+                row["arm"] = ARM
+                row["trial"] = trial
+                row["seed"] = trial
+                row["episode_id"] = f"{ARM}::{task.task_id}::t{trial}"
+                row["cost_usd"] = round(0.001 * (trial % 5), 6)
+                row["latency_s"] = round(0.5 + (trial % 11) * 0.1, 6)
+                line = orjson.dumps(row) + b"\n"
+                fh.write(line)
+                if len(checker_rows) < 1:
+                    checker_rows.append(line)
+    # the claims: recompute exactly as the verifier will (through summarize)
+    from effectbench.metrics import summarize
+    from verifier.report import FindingSink
+
+    sink = FindingSink()
+    checker = RowChecker(sink, EPISODES_FILE, tasks=None, trials=None, seeds=None)
+    for number, data in iter_episode_lines(out / EPISODES_FILE):
+        assert data is not None
+        checker.add(number, orjson.loads(data))
+    results = summarize(checker.frame())
+    sub = Submission.model_validate(
+        {
+            "spec_version": SPEC_VERSION,
+            "system": {"name": "Synthetic agent (benchmark)"},
+            "pack": {"name": pack.name, "fingerprint": fingerprint(pack.manifest())},
+            "trials_per_task": trials,
+            "seeds": list(range(trials)),
+            "environment": {"python": "bench", "platform": "bench"},
+            "results": results,
+        }
+    )
+    (out / "submission.json").write_text(json.dumps(sub.to_json(), indent=2))
+    return out
+
+
+def _child(mode: str, bundle: Path) -> None:
+    from verifier.api import VerifyOptions, verify_bundle  # imports are not timed
+
+    start = time.perf_counter()
+    if mode == "parse":
+        n = 0
+        for _, data in iter_episode_lines(bundle / EPISODES_FILE):
+            orjson.loads(data)  # type: ignore[arg-type]
+            n += 1
+        status = f"{n} rows"
+    else:
+        report = verify_bundle(bundle, VerifyOptions(allow_unsigned=True))
+        status = f"{report.status.value}, {report.n_rows} rows"
+        assert report.accepted, report.finding_ids()
+    elapsed = time.perf_counter() - start
+    # VmHWM is this process's own peak (ru_maxrss would include the parent's before exec);
+    # forked workers are added from RUSAGE_CHILDREN
+    status_text = Path("/proc/self/status").read_text()
+    hwm_kib = int(next(x for x in status_text.splitlines() if x.startswith("VmHWM")).split()[1])
+    children_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    rss_mib = (hwm_kib + children_kib) / 1024
+    print(json.dumps({"seconds": elapsed, "rss_mib": rss_mib, "status": status}))
+
+
+def _run_child(mode: str, bundle: Path) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", mode, str(bundle)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _profile(bundle: Path) -> None:
+    """Print where the verification time goes (top functions by own time)."""
+    import cProfile
+    import pstats
+
+    from verifier.api import VerifyOptions, verify_bundle
+
+    prof = cProfile.Profile()
+    prof.enable()
+    verify_bundle(bundle, VerifyOptions(allow_unsigned=True))
+    prof.disable()
+    pstats.Stats(prof).sort_stats("tottime").print_stats(8)
+
+
+def main() -> int:
+    """Build the bundles, time parsing and verification, print the figures."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="9000,1000000")
+    parser.add_argument("--child", nargs=2, metavar=("MODE", "BUNDLE"))
+    parser.add_argument("--profile", action="store_true", help="profile the smallest size")
+    args = parser.parse_args()
+    if args.child:
+        _child(args.child[0], Path(args.child[1]))
+        return 0
+    sizes = [int(s) for s in args.sizes.split(",")]
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            t0 = time.perf_counter()
+            bundle = build_bundle(Path(tmp) / f"b{n}", n)
+            size_mib = (bundle / EPISODES_FILE).stat().st_size / 2**20
+            built = time.perf_counter() - t0
+            parse = _run_child("parse", bundle)
+            verify = _run_child("verify", bundle)
+            ratio = verify["seconds"] / parse["seconds"]
+            print(
+                f"{n:>9} rows ({size_mib:,.0f} MiB, built in {built:.1f} s): "
+                f"parse {parse['seconds']:.2f} s ({parse['rss_mib']:.0f} MiB peak)  "
+                f"verify {verify['seconds']:.2f} s ({verify['rss_mib']:.0f} MiB peak)  "
+                f"ratio {ratio:.1f}x  [{verify['status']}]"
+            )
+            if args.profile and n == min(sizes):
+                _profile(bundle)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""Read an ``episodes.jsonl`` through the per-row checks, on every core for large files.
+
+A large file is cut into byte ranges at line boundaries; the first range is
+checked in this process and the others in forked workers, whose state (metric
+columns, findings, episode ids, trials seen) is merged back in file order, so
+the result equals a sequential pass: same findings, same line numbers.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from effectbench.bundle import iter_episode_lines
+from verifier.limits import MIB, Limits
+from verifier.report import FindingSink
+from verifier.rows import RowChecker, TaskFacts, check_lines
+
+PARALLEL_MIN_BYTES = 64 * MIB
+"""Files smaller than this are read in one process (forking costs more than it saves)."""
+MAX_WORKERS = 4
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def split_ranges(path: Path, parts: int) -> list[tuple[int, int]]:
+    """Return ``parts`` byte ranges of ``path`` that each start at the beginning of a line."""
+    size = path.stat().st_size
+    cuts = [0]
+    with path.open("rb") as fh:
+        for i in range(1, parts):
+            target = max(size * i // parts, cuts[-1])
+            fh.seek(target)
+            fh.readline()  # move to the start of the next line
+            cut = fh.tell()
+            if cut >= size:
+                break
+            if cut > cuts[-1]:
+                cuts.append(cut)
+    cuts.append(size)
+    return list(zip(cuts[:-1], cuts[1:], strict=True))
+
+
+def _scan_range(
+    path: Path,
+    start: int,
+    end: int,
+    file: str,
+    tasks: dict[str, TaskFacts] | None,
+    trials: int | None,
+    seeds: list[int] | None,
+    limits: Limits,
+    ends_with_newline: bool,
+) -> dict[str, Any]:
+    checker = RowChecker(FindingSink(), file, tasks=tasks, trials=trials, seeds=seeds)
+    check_lines(
+        checker,
+        iter_episode_lines(path, limits.max_line_bytes, start=start, end=end),
+        ends_with_newline=ends_with_newline,
+        max_rows=limits.max_rows,
+        max_line_bytes=limits.max_line_bytes,
+    )
+    return checker.export()
+
+
+def scan_episodes(
+    checker: RowChecker, path: Path, limits: Limits, *, workers: int | None = None
+) -> None:
+    """Feed every line of ``path`` to ``checker`` (in parallel for large files)."""
+    size = path.stat().st_size
+    ends = True
+    if size:
+        with path.open("rb") as fh:
+            fh.seek(size - 1)
+            ends = fh.read(1) == b"\n"
+    n = workers if workers is not None else min(_cores(), MAX_WORKERS)
+    if size < PARALLEL_MIN_BYTES and workers is None:
+        n = 1
+    ranges = split_ranges(path, n) if n > 1 else [(0, size)]
+    if "fork" not in multiprocessing.get_all_start_methods():
+        ranges = [(0, size)]  # pragma: no cover - the workers rely on fork
+    tasks = dict(checker.tasks) if checker.tasks is not None else None
+    seeds = list(checker.seeds) if checker.seeds is not None else None
+    last = len(ranges) - 1
+    if len(ranges) == 1:
+        check_lines(
+            checker,
+            iter_episode_lines(path, limits.max_line_bytes),
+            ends_with_newline=ends,
+            max_rows=limits.max_rows,
+            max_line_bytes=limits.max_line_bytes,
+        )
+        return
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=len(ranges) - 1, mp_context=context) as pool:
+        futures = [
+            pool.submit(
+                _scan_range,
+                path,
+                start,
+                end,
+                checker.file,
+                tasks,
+                checker.trials,
+                seeds,
+                limits,
+                ends if i == last else True,
+            )
+            for i, (start, end) in enumerate(ranges)
+            if i > 0
+        ]
+        start, end = ranges[0]
+        check_lines(
+            checker,
+            iter_episode_lines(path, limits.max_line_bytes, start=start, end=end),
+            ends_with_newline=True,
+            max_rows=limits.max_rows,
+            max_line_bytes=limits.max_line_bytes,
+        )
+        for future in futures:
+            checker.merge(future.result(), checker.last_line)
+    if checker.n_rows > limits.max_rows and not checker.sink.ids["structure.row_count"]:
+        checker.sink.emit(
+            "structure.row_count",
+            f"more than {limits.max_rows} rows (raise the limit with --max-rows)",
+            checker.file,
+        )
+        checker.structure_failed = True
