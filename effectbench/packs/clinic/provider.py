@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
 import itertools
 import shutil
 import weakref
@@ -111,7 +110,6 @@ class ClinicProvider:
         self.service = RecordService()
         self._counter = itertools.count()
         self._finalizer = weakref.finalize(self, _cleanup, self.service, self._folder)
-        atexit.register(self._finalizer)
 
     # -- the provider seam -------------------------------------------------------------
 

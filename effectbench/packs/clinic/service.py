@@ -26,6 +26,9 @@ from urllib.parse import parse_qs, urlsplit
 
 from effectbench.packs.clinic.store import ClinicStore, Reply
 
+MAX_BODY = 64 * 1024
+"""The largest form the service reads (a clinical note fits many times over)."""
+
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
@@ -50,11 +53,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
     def _read_json(self) -> dict[str, Any] | None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b"{}"
         try:
-            data = json.loads(raw or b"{}")
+            length = int(self.headers.get("Content-Length") or 0)
+            if not 0 <= length <= MAX_BODY:
+                self.close_connection = True  # the unread body would desync the stream
+                return None
+            data = json.loads(self.rfile.read(length) if length else b"{}")
         except ValueError:
+            self.close_connection = True
             return None
         return data if isinstance(data, dict) else None
 

@@ -117,9 +117,9 @@ class ClinicStore:
                     "SELECT * FROM encounters WHERE patient_mrn = ? ORDER BY id", (mrn,)
                 )
             )
-        hidden = set(self.fault.replica_hidden) if self.fault.name == "stale_list" else set()
-        encounters = [e for e in encounters if e["id"] not in hidden]
-        self._chart_cache[mrn] = [int(e["id"]) for e in encounters]
+            hidden = set(self.fault.replica_hidden) if self.fault.name == "stale_list" else set()
+            encounters = [e for e in encounters if e["id"] not in hidden]
+            self._chart_cache[mrn] = [int(e["id"]) for e in encounters]
         p = patient[0]
         banner = f"Chart of {p['name']} (born {p['dob']}, MRN {p['mrn']})"
         return Reply(200, "idle", banner, {"patient": p, "encounters": encounters})
