@@ -91,17 +91,21 @@ def main() -> int:
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-site-"))
     subs, out, cache = work / "submissions", work / "public", work / "cache"
-    for p in (subs, out, cache):
+    for p in (out, cache):
         shutil.rmtree(p, ignore_errors=True)
-    subs.mkdir(parents=True)
-    t = time.perf_counter()
     material = baseline_rows()
-    for i in range(args.n):
-        synthetic_bundle(subs, i, material)
-    print(
-        f"generated {args.n} synthetic bundles ({TRIALS} trials, 90 rows each) "
-        f"in {time.perf_counter() - t:.1f}s"
-    )
+    if args.keep and subs.is_dir() and len(list(subs.iterdir())) == args.n:
+        print(f"reusing the {args.n} synthetic bundles in {subs}")
+    else:
+        shutil.rmtree(subs, ignore_errors=True)
+        subs.mkdir(parents=True)
+        t = time.perf_counter()
+        for i in range(args.n):
+            synthetic_bundle(subs, i, material)
+        print(
+            f"generated {args.n} synthetic bundles ({TRIALS} trials, 90 rows each) "
+            f"in {time.perf_counter() - t:.1f}s"
+        )
 
     seconds, peak, output = run_build(subs, out, cache)
     print(f"\ncold build of {args.n} submissions: {seconds:.1f}s wall, peak RSS {peak:.0f} MiB")
