@@ -1,4 +1,4 @@
-# Two entry points a newcomer needs (see README): `make reference` and `make test`.
+# The two entry points a newcomer needs (see README): `make site` and `make test`.
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
