@@ -93,6 +93,7 @@ _SUB = {v: i for i, v in enumerate(SUBSTRATES)}
 _OUT = {v: i for i, v in enumerate(OUTCOMES)}
 _VAR = {v: i for i, v in enumerate(VARIANTS)}
 _INF = math.inf
+_fromisoformat = datetime.fromisoformat
 _JSON_RULES = {"non_finite": "structure.non_finite", "duplicate_key": "structure.duplicate_key"}
 
 
@@ -310,7 +311,6 @@ def row_problems(row: Any) -> list[tuple[str, str, str]]:
 
 
 _FLAG_FIELDS = ("effect_correct", "effect_wrong_persisted", "effect_absent")
-KEEP_DUPLICATE_REPORTS = 20
 MAX_COMBOS = 65_536
 """Distinct row combinations cached; beyond this rows are still checked, only slower."""
 
@@ -382,7 +382,8 @@ class RowChecker:
         """The last line number read (set by :func:`check_lines`)."""
         self.arms: list[str] = []
         self._ids: dict[str, int] = {}
-        self._seen: dict[str, bytearray] = {}
+        self._seen: dict[str, array[int]] = {}
+        """Per task, the line of each trial's row (0: not seen yet)."""
         self._combos: dict[tuple[Any, ...], Combo] = {}
         self._labels: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self._columns: dict[tuple[Any, ...], int] = {}
@@ -450,6 +451,10 @@ class RowChecker:
                     oc = oracle["observed_count"]
                     ec = oracle["expected_count"]
                     calls = row["model_calls"]
+                    cost = row["cost_usd"]
+                    latency = row["latency_s"]
+                    started = row["started_at"]
+                    finished = row["finished_at"]
                     if not (
                         type(row["episode_id"]) is str
                         and type(trial) is int
@@ -463,13 +468,23 @@ class RowChecker:
                         and (ec is None or (type(ec) is int and ec >= 0))
                         and type(calls) is list
                         and (not calls or all(map(_call_ok, calls)))
-                        and _is_amount(row["cost_usd"])
-                        and _is_amount(row["latency_s"])
+                        and (type(cost) is float or type(cost) is int)
+                        and 0.0 <= cost < _INF
+                        and (type(latency) is float or type(latency) is int)
+                        and 0.0 <= latency < _INF
                         and type(row["env_fingerprint"]) is dict
-                        and _is_time(row["started_at"])
-                        and _is_time(row["finished_at"])
+                        and type(started) is str
+                        and type(finished) is str
                     ):
                         combo = None
+                    else:
+                        try:
+                            if started:
+                                _fromisoformat(started)
+                            if finished:
+                                _fromisoformat(finished)
+                        except ValueError:
+                            combo = None
         if combo is None:
             problems = row_problems(row)
             if problems:
@@ -640,16 +655,18 @@ class RowChecker:
             return
         seen = self._seen.get(task_id)
         if seen is None:
-            seen = self._seen[task_id] = bytearray(trials)
+            seen = self._seen[task_id] = array("i", bytes(4 * trials))
         if seen[trial]:
             self.sink.emit(
                 "pack.duplicate_trial",
-                f"({task_id!r}, trial {trial}) appears more than once",
+                f"({task_id!r}, trial {trial}) appears more than once (first on line "
+                f"{seen[trial]})",
                 self.file,
                 line,
                 "trial",
             )
-        seen[trial] = 1
+        else:
+            seen[trial] = line
         seeds = self.seeds
         if seeds is not None and trial < len(seeds) and seed != seeds[trial]:
             self.sink.emit(
@@ -758,7 +775,7 @@ class RowChecker:
             "last_line": self.last_line,
             "arms": self.arms,
             "ids": self._ids,
-            "seen": self._seen,
+            "seen": {task: seen.tobytes() for task, seen in self._seen.items()},
             "kept": self.sink.kept,
             "counts": self.sink.counts,
             "check_ids": self.sink.ids,
@@ -809,21 +826,24 @@ class RowChecker:
                     "episode_id",
                 )
         for task_id, seen in part["seen"].items():
+            theirs = np.frombuffer(seen, np.int32)
+            theirs = np.where(theirs > 0, theirs + line_offset, 0).astype(np.int32)
             mine = self._seen.get(task_id)
             if mine is None:
-                self._seen[task_id] = bytearray(seen)
+                self._seen[task_id] = array("i", theirs.tobytes())
                 continue
-            theirs = np.frombuffer(bytes(seen), np.uint8)
-            ours = np.frombuffer(bytes(mine), np.uint8)
-            for trial in np.flatnonzero(ours & theirs)[:KEEP_DUPLICATE_REPORTS].tolist():
+            ours = np.frombuffer(mine, np.int32).copy()
+            for trial in np.flatnonzero((ours > 0) & (theirs > 0)).tolist():
                 sink.emit(
                     "pack.duplicate_trial",
-                    f"({task_id!r}, trial {trial}) appears more than once",
+                    f"({task_id!r}, trial {trial}) appears more than once (first on line "
+                    f"{ours[trial]})",
                     self.file,
-                    None,
+                    int(theirs[trial]),
                     "trial",
                 )
-            mine[:] = (ours | theirs).tobytes()
+            merged = np.where(ours > 0, ours, theirs).astype(np.int32)
+            self._seen[task_id] = array("i", merged.tobytes())
         lut = np.array([self._column_code(cols) for cols in part["columns"]], np.int32)
         if part["codes"]:
             self.c_code.frombytes(lut[np.frombuffer(part["codes"], np.int32)].tobytes())
