@@ -28,7 +28,7 @@ from effectbench.hashing import canonical_hash
 POOL_THRESHOLD = 200
 """Render in a process pool only when at least this many charts are stale."""
 GRADIENT_ID = re.compile(r"gradient_\d+")
-SCHEME = "orangered"
+SCHEME: Any = "orangered"
 FONT = "sans-serif"
 PADDING = {"left": 24, "right": 12, "top": 6, "bottom": 6}
 """Room around the plot: the browser's font may be wider than the one vl-convert measured."""
@@ -71,7 +71,7 @@ class VlConvertRenderer:
     def __init__(self, workers: int = 2, pool_threshold: int = POOL_THRESHOLD) -> None:
         import vl_convert as vlc
 
-        self.version = f"vl-convert {vlc.__version__}"
+        self.version = f"vl-convert {getattr(vlc, '__version__', '?')}"
         self.workers = workers
         self.pool_threshold = pool_threshold
 
@@ -169,7 +169,7 @@ def _template(chart: alt.TopLevelMixin) -> dict[str, Any]:
     return spec
 
 
-_PLACEHOLDER = alt.Data(values=[{}])
+_PLACEHOLDER = alt.Data(values=[{}])  # type: ignore[no-untyped-call]
 
 
 def _frontier_template(height: int, labelled: bool) -> dict[str, Any]:

@@ -69,10 +69,11 @@ class GeneratedPage:
             front["search"] = {"exclude": True}
         if self.hide:
             front["hide"] = list(self.hide)
-        return "---\n" + yaml.safe_dump(front, allow_unicode=True) + "---\n\n" + MARKER + "\n"
+        header: str = yaml.safe_dump(front, allow_unicode=True)
+        return "---\n" + header + "---\n\n" + MARKER + "\n"
 
 
-class SitePages(BasePlugin):  # type: ignore[type-arg]
+class SitePages(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
     """The mkdocs plugin that adds the generated pages and files of one build.
 
     ``pages`` are pre-rendered pages by source path (``index.md``,

@@ -48,8 +48,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError(f"{directory}/index.html not found: run `effectbench site build` first")
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(directory))
     with http.server.ThreadingHTTPServer((args.host, args.port), handler) as server:
-        host, port = server.server_address[:2]
-        print(f"serving {directory} on http://{host}:{port}/ (Ctrl-C stops)", flush=True)
+        port = server.server_address[1]
+        print(f"serving {directory} on http://{args.host}:{port}/ (Ctrl-C stops)", flush=True)
         server.serve_forever()
     return 0
 
