@@ -74,6 +74,12 @@ def _mutations(row: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
             target = target[key]
         del target[path[-1]]
         out.append((".".join(path) + " deleted", mutant))
+        renamed = copy.deepcopy(mutant)
+        target = renamed
+        for key in path[:-1]:
+            target = target[key]
+        target["bogus"] = True  # same number of keys, one unknown
+        out.append((".".join(path) + " renamed", renamed))
     return out
 
 

@@ -63,6 +63,7 @@ REQUIRED = (
 OPTIONAL = ("model_calls", "cost_usd", "latency_s", "env_fingerprint", "started_at", "finished_at")
 """Fields a row may omit (their defaults: [], 0.0, 0.0, {}, "", "")."""
 ALL_KEYS = frozenset(REQUIRED + OPTIONAL)
+_N_KEYS = len(ALL_KEYS)
 AGENT_KEYS = frozenset(("reported_success", "halted", "message"))
 ORACLE_KEYS = frozenset(
     (
@@ -78,6 +79,8 @@ ORACLE_KEYS = frozenset(
         "effect_absent",
     )
 )
+_N_AGENT_KEYS = len(AGENT_KEYS)
+_N_ORACLE_KEYS = len(ORACLE_KEYS)
 CALL_KEYS = frozenset(
     ("index", "model", "input_tokens", "output_tokens", "cost_usd", "latency_s", "note")
 )
@@ -398,93 +401,97 @@ class RowChecker:
         self.n_rows += 1
         combo = None
         key = None
-        if type(row) is dict and row.keys() == ALL_KEYS:
-            agent = row["agent"]
-            oracle = row["oracle"]
-            if (
-                type(agent) is dict
-                and type(oracle) is dict
-                and agent.keys() == AGENT_KEYS
-                and oracle.keys() == ORACLE_KEYS
-            ):
-                rs = agent["reported_success"]
-                halted = agent["halted"]
-                caa = row["correct_action_available"]
-                br = oracle["before_reachable"]
-                fc = oracle["effect_correct"]
-                fw = oracle["effect_wrong_persisted"]
-                fa = oracle["effect_absent"]
+        try:
+            # len() plus indexing every key below proves the key set without comparing sets
+            if type(row) is dict and len(row) == _N_KEYS:
+                agent = row["agent"]
+                oracle = row["oracle"]
                 if (
-                    type(rs) is bool
-                    and type(halted) is bool
-                    and type(caa) is bool
-                    and type(br) is bool
-                    and type(fc) is bool
-                    and type(fw) is bool
-                    and type(fa) is bool
+                    type(agent) is dict
+                    and type(oracle) is dict
+                    and len(agent) == _N_AGENT_KEYS
+                    and len(oracle) == _N_ORACLE_KEYS
                 ):
-                    key = (
-                        row["task_id"],
-                        row["arm"],
-                        row["category"],
-                        row["substrate"],
-                        row["expected_effect_hash"],
-                        row["outcome"],
-                        row["swer_variant"],
-                        oracle["verdict"],
-                        oracle["kind"],
-                        caa,
-                        rs,
-                        halted,
-                        br,
-                        fc,
-                        fw,
-                        fa,
-                    )
-                    try:
-                        combo = self._combos.get(key)
-                    except TypeError:  # an unhashable value where a scalar belongs
-                        key = None
-                if combo is not None:
-                    trial = row["trial"]
-                    seed = row["seed"]
-                    oc = oracle["observed_count"]
-                    ec = oracle["expected_count"]
-                    calls = row["model_calls"]
-                    cost = row["cost_usd"]
-                    latency = row["latency_s"]
-                    started = row["started_at"]
-                    finished = row["finished_at"]
-                    if not (
-                        type(row["episode_id"]) is str
-                        and type(trial) is int
-                        and trial >= 0
-                        and (seed is None or type(seed) is int)
-                        and type(row["reason"]) is str
-                        and type(agent["message"]) is str
-                        and type(oracle["channel"]) is str
-                        and type(oracle["reason"]) is str
-                        and (oc is None or (type(oc) is int and oc >= 0))
-                        and (ec is None or (type(ec) is int and ec >= 0))
-                        and type(calls) is list
-                        and (not calls or all(map(_call_ok, calls)))
-                        and (type(cost) is float or type(cost) is int)
-                        and 0.0 <= cost < _INF
-                        and (type(latency) is float or type(latency) is int)
-                        and 0.0 <= latency < _INF
-                        and type(row["env_fingerprint"]) is dict
-                        and type(started) is str
-                        and type(finished) is str
+                    rs = agent["reported_success"]
+                    halted = agent["halted"]
+                    caa = row["correct_action_available"]
+                    br = oracle["before_reachable"]
+                    fc = oracle["effect_correct"]
+                    fw = oracle["effect_wrong_persisted"]
+                    fa = oracle["effect_absent"]
+                    if (
+                        type(rs) is bool
+                        and type(halted) is bool
+                        and type(caa) is bool
+                        and type(br) is bool
+                        and type(fc) is bool
+                        and type(fw) is bool
+                        and type(fa) is bool
                     ):
-                        combo = None
-                    else:
+                        key = (
+                            row["task_id"],
+                            row["arm"],
+                            row["category"],
+                            row["substrate"],
+                            row["expected_effect_hash"],
+                            row["outcome"],
+                            row["swer_variant"],
+                            oracle["verdict"],
+                            oracle["kind"],
+                            caa,
+                            rs,
+                            halted,
+                            br,
+                            fc,
+                            fw,
+                            fa,
+                        )
                         try:
-                            if started:
-                                _fromisoformat(started)
-                            if finished:
-                                _fromisoformat(finished)
-                        except ValueError:
+                            combo = self._combos.get(key)
+                        except TypeError:  # an unhashable value where a scalar belongs
+                            key = None
+                    if combo is not None:
+                        trial = row["trial"]
+                        seed = row["seed"]
+                        oc = oracle["observed_count"]
+                        ec = oracle["expected_count"]
+                        calls = row["model_calls"]
+                        cost = row["cost_usd"]
+                        latency = row["latency_s"]
+                        started = row["started_at"]
+                        finished = row["finished_at"]
+                        if not (
+                            type(row["episode_id"]) is str
+                            and type(trial) is int
+                            and trial >= 0
+                            and (seed is None or type(seed) is int)
+                            and type(row["reason"]) is str
+                            and type(agent["message"]) is str
+                            and type(oracle["channel"]) is str
+                            and type(oracle["reason"]) is str
+                            and (oc is None or (type(oc) is int and oc >= 0))
+                            and (ec is None or (type(ec) is int and ec >= 0))
+                            and type(calls) is list
+                            and (not calls or all(map(_call_ok, calls)))
+                            and (type(cost) is float or type(cost) is int)
+                            and 0.0 <= cost < _INF
+                            and (type(latency) is float or type(latency) is int)
+                            and 0.0 <= latency < _INF
+                            and type(row["env_fingerprint"]) is dict
+                            and type(started) is str
+                            and type(finished) is str
+                        ):
                             combo = None
+                        else:
+                            try:
+                                if started:
+                                    _fromisoformat(started)
+                                if finished:
+                                    _fromisoformat(finished)
+                            except ValueError:
+                                combo = None
+        except KeyError:  # a field is missing: the full check names it
+            combo = None
         if combo is None:
             problems = row_problems(row)
             if problems:
