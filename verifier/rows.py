@@ -27,6 +27,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+import orjson
 import pandas as pd
 
 from effectbench.classify import InconsistentReading, classify, true_state
@@ -903,6 +904,8 @@ def check_lines(
     sink = checker.sink
     pending: tuple[int, str, str] | None = None
     add = checker.add
+    loads = orjson.loads
+    dumps = orjson.dumps
     count = 0
     for number, data in lines:
         checker.last_line = number
@@ -930,11 +933,19 @@ def check_lines(
             )
             checker.structure_failed = True
             return False
+        # the common case inline: orjson parses it and re-serialises it to the same bytes
+        # (see verifier.strictjson); anything else takes the strict slow path
         try:
-            row = loads_strict(data)
-        except StrictJSONError as exc:
-            pending = (number, _JSON_RULES.get(exc.rule, "structure.json"), exc.message)
-            continue
+            row = loads(data)
+            fast = dumps(row) == data
+        except orjson.JSONDecodeError:
+            fast = False
+        if not fast:
+            try:
+                row = loads_strict(data)
+            except StrictJSONError as exc:
+                pending = (number, _JSON_RULES.get(exc.rule, "structure.json"), exc.message)
+                continue
         add(number, row)
     if pending is not None:
         number, rule, message = pending
