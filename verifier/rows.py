@@ -517,8 +517,20 @@ class RowChecker:
                 line,
                 "episode_id",
             )
-        if combo.task_known and self.trials is not None:
-            self._trial(line, row["task_id"], row["trial"], row["seed"])
+        trials = self.trials
+        if combo.task_known and trials is not None:
+            trial = row["trial"]
+            seen = self._seen.get(row["task_id"])
+            seeds = self.seeds
+            if (
+                seen is not None
+                and trial < trials
+                and not seen[trial]
+                and (seeds is None or (trial < len(seeds) and row["seed"] == seeds[trial]))
+            ):
+                seen[trial] = line  # the common case of _trial, inline
+            else:
+                self._trial(line, row["task_id"], trial, row["seed"])
         self.c_code.append(combo.code)
         self.c_cost.append(row.get("cost_usd", 0.0))
         self.c_lat.append(row.get("latency_s", 0.0))
