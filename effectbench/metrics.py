@@ -202,8 +202,8 @@ def _count_frame(frame: pd.DataFrame) -> pd.DataFrame:
     swe = (outcome == Outcome.SILENT_WRONG_EFFECT.value).to_numpy()
     flags = pd.DataFrame(
         {
-            "category": frame["category"].astype(str),
-            "substrate": frame["substrate"].astype(str),
+            "category": frame["category"],
+            "substrate": frame["substrate"],
             "n": 1,
             "success": (outcome == Outcome.SUCCESS.value).to_numpy(),
             "swe": swe,
@@ -214,7 +214,9 @@ def _count_frame(frame: pd.DataFrame) -> pd.DataFrame:
             "reported": frame["reported_success"].to_numpy(),
         }
     )
-    return flags.groupby(["category", "substrate"], sort=True).sum().astype(int)
+    counts = flags.groupby(["category", "substrate"], sort=False, observed=True).sum()
+    # Cells in lexical (category, substrate) order, whatever the categories' own order.
+    return counts.sort_index(key=lambda level: level.astype(str)).astype(int)
 
 
 def _rates(counts: Mapping[str, int]) -> dict[str, Any]:
@@ -234,7 +236,7 @@ def summarize(frame: pd.DataFrame) -> Results:
     """Summarise the scored episodes of one arm (SPEC 1): totals, cells, pass^k, cost."""
     if len(frame) == 0:
         raise ValueError("no scored episodes to summarise")
-    arms = frame["arm"].astype(str).unique()
+    arms = [str(a) for a in frame["arm"].unique()]
     if len(arms) != 1:
         raise ValueError(f"a summary covers one arm, got {sorted(arms)}")
     by_cell = _count_frame(frame)
@@ -246,16 +248,16 @@ def summarize(frame: pd.DataFrame) -> Results:
     per_task = (
         pd.DataFrame(
             {
-                "task_id": frame["task_id"].astype(str),
+                "task_id": frame["task_id"],
                 "success": (frame["outcome"] == Outcome.SUCCESS.value).to_numpy(),
             }
         )
-        .groupby("task_id")["success"]
+        .groupby("task_id", observed=True)["success"]
         .agg(["sum", "count"])
     )
     succ = per_task["sum"].to_numpy()
     trials = per_task["count"].to_numpy()
-    outcome_counts = frame["outcome"].astype(str).value_counts()
+    outcome_counts = frame["outcome"].value_counts()
     n = totals["n"]
     gap_values = np.array([0.0, 1.0])
     gap_counts = np.array(
