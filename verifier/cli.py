@@ -25,6 +25,7 @@ from effectbench.manifest import fingerprint
 from effectbench.metrics import episode_frame, summarize
 from effectbench.packs import get_pack
 from effectbench.runner import evaluate
+from effectbench.schema import Split
 from verifier.api import VerifyOptions, verify_path
 from verifier.limits import Limits
 from verifier.report import format_report
@@ -103,7 +104,10 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     folder = bundle_folder(args.out, args.name)
     seeds = list(range(args.trials))
     started = _now()
-    run = evaluate(sut, pack, trials=args.trials, seeds=seeds)
+    tasks = [t for t in pack.tasks() if t.split.value == args.split]
+    if not tasks:
+        raise UsageError(f"pack {pack.name!r} has no task in split {args.split!r}")
+    run = evaluate(sut, pack, trials=args.trials, seeds=seeds, tasks=tasks)
     finished = _now()
     if not run.rows:
         raise UsageError(f"no episode of {sut.name} on {pack.name} could be scored")
@@ -123,7 +127,11 @@ def _cmd_submit(args: argparse.Namespace) -> int:
                 "baseline": args.baseline,
             },
             "signer": signer,
-            "pack": {"name": pack.name, "fingerprint": fingerprint(pack.manifest())},
+            "pack": {
+                "name": pack.name,
+                "fingerprint": fingerprint(pack.manifest()),
+                "split": args.split,
+            },
             "trials_per_task": args.trials,
             "seeds": seeds,
             "run": {"n_dropped": len(run.dropped), "started_at": started, "finished_at": finished},
@@ -202,6 +210,12 @@ def register(sub: Any) -> None:
     p.add_argument("--sut", metavar="MODULE:ATTR", help="your SystemUnderTest")
     p.add_argument("--pack", default="mockmed")
     p.add_argument("--trials", type=positive_int, default=10)
+    p.add_argument(
+        "--split",
+        choices=[s.value for s in Split],
+        default=Split.DEV.value,
+        help="which split of the pack to run (the sequestered test split is for maintainers)",
+    )
     p.add_argument("--name", required=True, help="the system's display name")
     p.add_argument("--description", default="")
     p.add_argument("--url", default="")
