@@ -23,6 +23,7 @@ site: setup
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 test: setup lint
 	$(BIN)/pytest -q
