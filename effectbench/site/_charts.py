@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,9 +22,10 @@ import orjson
 import pandas as pd
 
 from effectbench.hashing import canonical_hash
+from effectbench.site._pool import Workers
 
-POOL_THRESHOLD = 200
-"""Render in a process pool only when at least this many charts are stale."""
+POOL_THRESHOLD = 100
+"""Start pool workers for rendering only when at least this many charts are stale."""
 GRADIENT_ID = re.compile(r"gradient_\d+")
 SCHEME: Any = "orangered"
 FONT = "sans-serif"
@@ -34,6 +33,14 @@ PADDING = {"left": 24, "right": 12, "top": 6, "bottom": 6}
 """Room around the plot: the browser's font may be wider than the one vl-convert measured."""
 LABELLED_POINTS = 12
 """The frontier names its points when a board has at most this many systems."""
+
+
+@dataclass(frozen=True)
+class DataTable:
+    """A small table of display text: the accessible twin of a chart."""
+
+    columns: tuple[str, ...]
+    rows: list[tuple[str, ...]]
 
 
 @dataclass(frozen=True)
@@ -45,7 +52,7 @@ class Chart:
     spec: dict[str, Any]
     alt: str
     """One sentence stating what the chart shows (the image's alt text)."""
-    table: pd.DataFrame
+    table: DataTable
     """The same numbers as a table, shown under the chart."""
 
 
@@ -59,34 +66,48 @@ class ChartRenderer(Protocol):
         ...
 
 
-def _render_chunk(payload: list[bytes]) -> list[str]:
+def render_chunk(payload: list[bytes]) -> list[str]:
+    """Render JSON-encoded Vega-Lite specs to SVG (run in a pool worker or inline)."""
     import vl_convert as vlc
 
     return [vlc.vegalite_to_svg(orjson.loads(p)) for p in payload]
 
 
 class VlConvertRenderer:
-    """The production renderer: vl-convert in-process, or a spawn pool for big batches."""
+    """The production renderer: vl-convert in-process, or on pool workers for big batches."""
 
-    def __init__(self, workers: int = 2, pool_threshold: int = POOL_THRESHOLD) -> None:
+    def __init__(
+        self,
+        workers: int | None = None,
+        pool_threshold: int = POOL_THRESHOLD,
+        pool: Workers | None = None,
+    ) -> None:
         import vl_convert as vlc
 
         self.version = f"vl-convert {getattr(vlc, '__version__', '?')}"
-        self.workers = workers
+        self.pool = pool if pool is not None else Workers(workers)
+        self._own_pool = pool is None
         self.pool_threshold = pool_threshold
 
     def render(self, specs: Sequence[dict[str, Any]]) -> list[str]:
-        """Return one SVG per spec (a pool of ``workers`` when the batch is large)."""
+        """Return one SVG per spec (on the pool's workers when the batch is large)."""
+        try:
+            return self.render_async(specs)()
+        finally:
+            if self._own_pool:
+                self.pool.close()
+
+    def render_async(self, specs: Sequence[dict[str, Any]]) -> Callable[[], list[str]]:
+        """Start rendering ``specs``; return a function that waits and returns the SVGs.
+
+        A batch that goes to the pool renders while the caller goes on; a small
+        one is rendered here and now.
+        """
         payload = [orjson.dumps(s) for s in specs]
-        if len(payload) < self.pool_threshold or self.workers < 2:
-            return _render_chunk(payload)
-        size = -(-len(payload) // (self.workers * 4))
-        chunks = [payload[i : i + size] for i in range(0, len(payload), size)]
-        with ProcessPoolExecutor(self.workers, mp_context=get_context("spawn")) as pool:
-            out: list[str] = []
-            for part in pool.map(_render_chunk, chunks):
-                out.extend(part)
-        return out
+        if self.pool.worth_it(len(payload), self.pool_threshold):
+            return self.pool.submit_chunks(render_chunk, payload)
+        svgs = render_chunk(payload)
+        return lambda: svgs
 
 
 def normalise_svg(svg: str, key: str) -> str:
@@ -117,6 +138,7 @@ class ChartCache:
         self.directory = directory
         self.renderer = renderer
         self.stats = CacheStats()
+        self._pending: tuple[list[str], Callable[[], list[str]]] | None = None
 
     def key(self, spec: dict[str, Any]) -> str:
         """Return the content key of ``spec`` (hex, 24 digits)."""
@@ -125,22 +147,46 @@ class ChartCache:
 
     def svg_paths(self, specs: Sequence[dict[str, Any]]) -> list[Path]:
         """Return the cached SVG file of every spec, rendering only the missing ones."""
+        paths = self.start(specs)
+        self.finish()
+        return paths
+
+    def start(self, specs: Sequence[dict[str, Any]]) -> list[Path]:
+        """Return the SVG file every spec will have; start rendering the missing ones.
+
+        The files of specs that were missing exist once :meth:`finish` returned.
+        """
+        self.finish()
         self.directory.mkdir(parents=True, exist_ok=True)
         keys = [self.key(s) for s in specs]
         paths = [self.directory / f"{k}.svg" for k in keys]
         missing: dict[str, dict[str, Any]] = {}
         for k, p, s in zip(keys, paths, specs, strict=True):
-            if not p.is_file() and k not in missing:
+            if k not in missing and not p.is_file():
                 missing[k] = s
-        if missing:
-            svgs = self.renderer.render(list(missing.values()))
-            for k, svg in zip(missing, svgs, strict=True):
-                tmp = self.directory / f".{k}.svg.tmp"
-                tmp.write_text(normalise_svg(svg, k[:8]), encoding="utf-8")
-                tmp.replace(self.directory / f"{k}.svg")
         self.stats.rendered += len(missing)
         self.stats.cached += len(specs) - len(missing)
+        if missing:
+            specs_ = list(missing.values())
+            render_async = getattr(self.renderer, "render_async", None)
+            if render_async is not None:
+                wait: Callable[[], list[str]] = render_async(specs_)
+            else:
+                svgs = self.renderer.render(specs_)
+                wait = lambda: svgs  # noqa: E731
+            self._pending = (list(missing), wait)
         return paths
+
+    def finish(self) -> None:
+        """Wait for the renders :meth:`start` began and write their files."""
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        keys, wait = pending
+        for k, svg in zip(keys, wait(), strict=True):
+            tmp = self.directory / f".{k}.svg.tmp"
+            tmp.write_text(normalise_svg(svg, k[:8]), encoding="utf-8")
+            tmp.replace(self.directory / f"{k}.svg")
 
 
 def pct(x: float) -> str:
@@ -258,28 +304,39 @@ def gap_chart(name: str, frame: pd.DataFrame) -> Chart:
         f"{pct(widest.screen_success)} against task success {pct(widest.task_success)} "
         f"({100 * widest.gap:+.1f} points)."
     )
-    table = _table(frame, ["system", "screen_success", "task_success"])
-    table["gap (points)"] = [f"{100 * g:+.1f}" for g in frame["gap"]]
+    base_table = _table(frame, ["system", "screen_success", "task_success"])
+    table = DataTable(
+        (*base_table.columns, "gap (points)"),
+        [(*row, f"{100 * g:+.1f}") for row, g in zip(base_table.rows, frame["gap"], strict=True)],
+    )
     return Chart(name, _with_data(_template(chart), values), alt_text, table)
 
 
-def cells_chart(name: str, cells: pd.DataFrame) -> Chart:
+def _interval_text(c: dict[str, Any], name: str) -> str:
+    return (
+        f"{pct(c[name])} [{pct(c[name + '_lo'])}, {pct(c[name + '_hi'])}] "
+        f"{c[name + '_k']}/{c[name + '_n']}"
+    )
+
+
+def cells_chart(name: str, cells: Sequence[dict[str, Any]]) -> Chart:
     """Per (category x substrate) SWER for each system, with intervals.
 
-    ``cells`` has one row per (system, cell) with ``swer``, ``swer_lo``,
-    ``swer_hi``, ``swer_k`` and ``swer_n``.
+    ``cells`` has one dict per (system, cell) with ``system``, ``category``,
+    ``substrate``, ``swer``, ``swer_lo``, ``swer_hi``, ``swer_k`` and ``swer_n``.
     """
     values = [
         {
-            "system": r.system,
-            "cell": f"{r.category} × {r.substrate}",
-            "swer": r.swer,
-            "lo": r.swer_lo,
-            "hi": r.swer_hi,
-            "t": f"{pct(r.swer)} ({r.swer_k}/{r.swer_n})",
+            "system": c["system"],
+            "cell": f"{c['category']} × {c['substrate']}",
+            "swer": c["swer"],
+            "lo": c["swer_lo"],
+            "hi": c["swer_hi"],
+            "t": f"{pct(c['swer'])} ({c['swer_k']}/{c['swer_n']})",
         }
-        for r in cells.itertuples()
+        for c in cells
     ]
+    n_systems = len({c["system"] for c in cells})
     base = alt.Chart(_PLACEHOLDER).encode(
         y=alt.Y("cell:N", title=None, sort=None),
         yOffset=alt.YOffset("system:N", sort=None),
@@ -292,18 +349,26 @@ def cells_chart(name: str, cells: pd.DataFrame) -> Chart:
             tooltip=["system:N", "cell:N", "t:N"],
             description="t:N",
         ),
-    ).properties(width=460, height=alt.Step(max(8, 40 // max(1, cells["system"].nunique()))))
-    worst = cells.loc[cells["swer"].idxmax()]
+    ).properties(width=460, height=alt.Step(max(8, 40 // max(1, n_systems))))
+    worst = _first_max(cells, "swer")
     alt_text = (
-        f"Highest per-cell SWER: {worst.system} in {worst.category} × {worst.substrate}, "
-        f"{pct(worst.swer)} ({worst.swer_k}/{worst.swer_n})."
+        f"Highest per-cell SWER: {worst['system']} in {worst['category']} × "
+        f"{worst['substrate']}, {pct(worst['swer'])} ({worst['swer_k']}/{worst['swer_n']})."
     )
-    table = cells[["system", "category", "substrate"]].copy()
-    table["SWER"] = [
-        f"{pct(r.swer)} [{pct(r.swer_lo)}, {pct(r.swer_hi)}] {r.swer_k}/{r.swer_n}"
-        for r in cells.itertuples()
-    ]
+    table = DataTable(
+        ("system", "category", "substrate", "SWER"),
+        [(c["system"], c["category"], c["substrate"], _interval_text(c, "swer")) for c in cells],
+    )
     return Chart(name, _with_data(_template(chart), values), alt_text, table)
+
+
+def _first_max(items: Sequence[dict[str, Any]], key: str) -> dict[str, Any]:
+    # The first item with the largest value, NaN never winning (what pandas' idxmax picks).
+    def value(item: dict[str, Any]) -> float:
+        v = float(item[key])
+        return v if v == v else float("-inf")
+
+    return max(items, key=value)
 
 
 _HEATMAP: dict[str, Any] | None = None
@@ -336,47 +401,49 @@ def _heatmap_template() -> dict[str, Any]:
     return _HEATMAP
 
 
-def heatmap_chart(name: str, system: str, cells: pd.DataFrame) -> Chart:
+def heatmap_chart(name: str, system: str, cells: Sequence[dict[str, Any]]) -> Chart:
     """SWER per (category x substrate) cell of one submission, labelled ``k/n``."""
     values = [
         {
-            "category": r.category,
-            "substrate": r.substrate,
-            "swer": r.swer,
-            "t": f"{r.swer_k}/{r.swer_n}",
+            "category": c["category"],
+            "substrate": c["substrate"],
+            "swer": c["swer"],
+            "t": f"{c['swer_k']}/{c['swer_n']}",
         }
-        for r in cells.itertuples()
+        for c in cells
     ]
-    worst = cells.loc[cells["swer"].idxmax()]
-    n_zero = int((cells["swer_k"] == 0).sum())
-    if worst.swer_k == 0:
+    worst = _first_max(cells, "swer")
+    n_zero = sum(c["swer_k"] == 0 for c in cells)
+    if worst["swer_k"] == 0:
         alt_text = f"{system} has SWER 0 in all {len(cells)} cells."
     else:
         alt_text = (
-            f"{system}: highest SWER in {worst.category} × {worst.substrate} "
-            f"({worst.swer_k}/{worst.swer_n}); {n_zero} of {len(cells)} cells have SWER 0."
+            f"{system}: highest SWER in {worst['category']} × {worst['substrate']} "
+            f"({worst['swer_k']}/{worst['swer_n']}); {n_zero} of {len(cells)} cells have SWER 0."
         )
     alt_text += " Darker cells have higher SWER."
-    table = cells[["category", "substrate"]].copy()
-    table["SWER"] = [
-        f"{pct(r.swer)} [{pct(r.swer_lo)}, {pct(r.swer_hi)}] {r.swer_k}/{r.swer_n}"
-        for r in cells.itertuples()
-    ]
+    table = DataTable(
+        ("category", "substrate", "SWER"),
+        [(c["category"], c["substrate"], _interval_text(c, "swer")) for c in cells],
+    )
     return Chart(name, _with_data(_heatmap_template(), values), alt_text, table)
 
 
-def _table(frame: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
-    out = pd.DataFrame({"system": frame["system"]})
+def _table(frame: pd.DataFrame, cols: list[str]) -> DataTable:
+    columns = [frame["system"].tolist()]
     for c in cols[1:]:
-        out[c.replace("_", " ")] = [
-            f"{pct(p)} [{pct(lo)}, {pct(hi)}] {k}/{n}"
-            for p, lo, hi, k, n in zip(
-                frame[c],
-                frame[f"{c}_lo"],
-                frame[f"{c}_hi"],
-                frame[f"{c}_k"],
-                frame[f"{c}_n"],
-                strict=True,
-            )
-        ]
-    return out
+        columns.append(
+            [
+                f"{pct(p)} [{pct(lo)}, {pct(hi)}] {k}/{n}"
+                for p, lo, hi, k, n in zip(
+                    frame[c],
+                    frame[f"{c}_lo"],
+                    frame[f"{c}_hi"],
+                    frame[f"{c}_k"],
+                    frame[f"{c}_n"],
+                    strict=True,
+                )
+            ]
+        )
+    names = ("system", *(c.replace("_", " ") for c in cols[1:]))
+    return DataTable(names, [tuple(str(v) for v in row) for row in zip(*columns, strict=True)])

@@ -22,7 +22,7 @@ from effectbench.schema import Outcome
 from effectbench.site._charts import Chart, pct
 from effectbench.site._entries import Entry
 from effectbench.site._mkdocs import GeneratedPage
-from effectbench.site._tables import Board, outcome_matrix
+from effectbench.site._tables import Board
 
 OUTCOME_CODES = {
     Outcome.SUCCESS.value: "S",
@@ -204,7 +204,7 @@ def submission_page(
     board: BoardView,
     heatmap: Chart,
     heatmap_src: str,
-    rows: Sequence[dict[str, Any]],
+    matrix: tuple[list[int], list[tuple[str, list[str]]]],
     downloads: Sequence[tuple[str, str]],
 ) -> GeneratedPage:
     """Return one submission's page (kept out of the nav and the search index)."""
@@ -225,7 +225,7 @@ def submission_page(
             heatmap=heatmap,
             heatmap_src=heatmap_src,
             outcome_counts=counts,
-            matrix=outcome_matrix(rows),
+            matrix=matrix,
             outcome_code=OUTCOME_CODES,
             outcome_codes=[(c, n) for n, c in OUTCOME_CODES.items()],
             downloads=downloads,

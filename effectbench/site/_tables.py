@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from effectbench.metrics import Rate
 from effectbench.site._entries import Entry
@@ -170,8 +171,8 @@ def leaderboard_download(all_boards: Sequence[Board]) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)[DOWNLOAD_COLUMNS]
 
 
-def cells_frame(entry: Entry) -> pd.DataFrame:
-    """Return the per (category x substrate) cells of an entry, one row per cell."""
+def cells_rows(entry: Entry) -> list[dict[str, Any]]:
+    """Return the per (category x substrate) cells of an entry, one plain dict per cell."""
     res = entry.results
     assert res is not None
     rows = []
@@ -181,40 +182,67 @@ def cells_frame(entry: Entry) -> pd.DataFrame:
             row.update(_rate_columns(name, getattr(c, name)))
         row["gap"] = c.success_effect_gap
         rows.append(row)
-    return pd.DataFrame(rows)
+    return rows
 
 
-def outcome_matrix(rows: Sequence[dict[str, Any]]) -> tuple[list[int], list[tuple[str, list[str]]]]:
+def outcome_matrix(
+    task_ids: Sequence[str], trials: Sequence[int], outcomes: Sequence[str]
+) -> tuple[list[int], list[tuple[str, list[str]]]]:
     """Return the task x trial outcome matrix: trial numbers, and per task its outcomes.
 
-    Tasks are sorted; a missing (task, trial) pair is an empty string.
+    The three sequences are the columns of one submission's rows. Tasks are
+    sorted; a missing (task, trial) pair is an empty string.
     """
-    trials = sorted({int(r["trial"]) for r in rows})
-    column = {t: i for i, t in enumerate(trials)}
+    numbers = sorted({int(t) for t in trials})
+    column = {t: i for i, t in enumerate(numbers)}
     by_task: dict[str, list[str]] = {}
-    for r in rows:
-        cells = by_task.setdefault(str(r["task_id"]), [""] * len(trials))
-        cells[column[int(r["trial"])]] = str(r["outcome"])
-    return trials, sorted(by_task.items())
+    for task, trial, outcome in zip(task_ids, trials, outcomes, strict=True):
+        cells = by_task.setdefault(str(task), [""] * len(numbers))
+        cells[column[int(trial)]] = str(outcome)
+    return numbers, sorted(by_task.items())
 
 
-def flat_rows(slug: str, rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
-    """Return episode rows flattened for the all-rows Parquet (nested parts as JSON text)."""
+AS_JSON_TEXT = ("model_calls", "env_fingerprint")
+"""Row fields published as JSON text in the all-rows Parquet (their shape varies by system)."""
+
+
+def flat_rows(rows: Sequence[dict[str, Any]]) -> pa.Table:
+    """Return episode rows as an Arrow table, nested objects flattened to ``a.b`` columns.
+
+    Columns follow the rows' key order (the union over all rows); the parts in
+    :data:`AS_JSON_TEXT` become JSON text columns at the end.
+    """
     import orjson
 
     if not rows:
-        return pd.DataFrame()
-    frame = pd.json_normalize(
-        [{k: v for k, v in r.items() if k not in ("model_calls", "env_fingerprint")} for r in rows],
-        sep=".",
-    )
-    frame.insert(0, "submission", slug)
-    frame["model_calls"] = [orjson.dumps(r.get("model_calls", [])).decode() for r in rows]
-    frame["env_fingerprint"] = [
+        return pa.table({})
+    plain = [{k: v for k, v in r.items() if k not in AS_JSON_TEXT} for r in rows]
+    table = pa.Table.from_struct_array(pa.array(plain))
+    while any(pa.types.is_struct(f.type) for f in table.schema):
+        table = table.flatten()
+    calls = [orjson.dumps(r.get("model_calls", [])).decode() for r in rows]
+    env = [
         orjson.dumps(r.get("env_fingerprint", {}), option=orjson.OPT_SORT_KEYS).decode()
         for r in rows
     ]
-    return frame
+    table = table.append_column("model_calls", pa.array(calls, pa.string()))
+    return table.append_column("env_fingerprint", pa.array(env, pa.string()))
+
+
+def all_rows(parts: Sequence[tuple[str, pa.Table]]) -> pa.Table:
+    """Stack per-submission row tables (``(slug, table)``) under a leading ``submission`` column.
+
+    Columns missing from a part are null there; a column that is null in one
+    part and typed in another takes the type.
+    """
+    tables = []
+    for slug, table in parts:
+        if table.num_rows:
+            column = pa.array([slug] * table.num_rows, pa.string())
+            tables.append(table.add_column(0, "submission", column))
+    if not tables:
+        return pa.table({})
+    return pa.concat_tables(tables, promote_options="permissive")
 
 
 def write_table(frame: pd.DataFrame, path: Path) -> None:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any
 
 import orjson
 import pandas as pd
+import pyarrow as pa
 import yaml
 
 from effectbench.errors import DataError, SiteBuildError
@@ -47,11 +49,14 @@ from effectbench.site._pages import (
     refused_page,
     submission_page,
 )
+from effectbench.site._pool import Workers
 from effectbench.site._tables import (
+    all_rows,
     boards,
-    cells_frame,
+    cells_rows,
     flat_rows,
     leaderboard_download,
+    outcome_matrix,
     write_table,
 )
 
@@ -171,13 +176,26 @@ def read_withdrawn(path: Path) -> list[Withdrawn]:
     return out
 
 
+VERIFY_DEPENDENCIES = ("pydantic", "pandas", "numpy", "orjson", "sigstore", "cryptography")
+"""Installed packages whose version is part of the verifier-report cache key."""
+
+
 def _code_fingerprint() -> str:
     # Everything whose change could change a verdict: the engine and the verifier (with
-    # its pinned trust root). A report is reused only under the very same code.
+    # its pinned trust root) and the libraries they lean on. Computed once per build; a
+    # report is reused only under the very same code.
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
     import effectbench
     import verifier
 
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(f"python {platform.python_version()}\0".encode())
+    for dist in VERIFY_DEPENDENCIES:
+        try:
+            digest.update(f"{dist} {version(dist)}\0".encode())
+        except PackageNotFoundError:
+            digest.update(f"{dist} absent\0".encode())
     for package in (effectbench, verifier):
         base = Path(next(iter(package.__path__))).resolve()
         for f in sorted(base.rglob("*")):
@@ -191,61 +209,193 @@ def _code_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def _bundle_key(bundle: Path, code: str, allow_unsigned: bool) -> str | None:
+def _file_digests(bundle: Path) -> dict[str, str] | None:
+    """Return sha256 per file of a bundle folder (recursively); None if it holds a link."""
+    if bundle.is_symlink():
+        return None
+    out: dict[str, str] = {}
+    stack = [(bundle, "")]
+    while stack:
+        folder, prefix = stack.pop()
+        with os.scandir(folder) as it:
+            items = sorted(it, key=lambda e: e.name)
+        for item in items:
+            if item.is_symlink():
+                return None  # let the verifier judge links afresh every time
+            rel = prefix + item.name
+            if item.is_dir():
+                stack.append((Path(item.path), rel + "/"))
+            elif item.is_file():
+                with open(item.path, "rb") as fh:
+                    out[rel] = hashlib.file_digest(fh, "sha256").hexdigest()
+    return dict(sorted(out.items()))
+
+
+def _report_key(
+    bundle: Path, digests: dict[str, str] | None, code: str, allow_unsigned: bool
+) -> str | None:
+    if digests is None:
+        return None
     digest = hashlib.sha256(f"{code}\0{bundle}\0{allow_unsigned}".encode())
-    for f in sorted(bundle.rglob("*")):
-        if f.is_symlink():
-            return None  # let the verifier judge links afresh every time
-        if f.is_file():
-            digest.update(str(f.relative_to(bundle)).encode() + b"\0" + f.read_bytes() + b"\0")
+    for name, file_digest in digests.items():
+        digest.update(f"{name}\0{file_digest}\0".encode())
     return digest.hexdigest()
 
 
+ROWS_FORMAT = "site-rows-1"
+"""Version of the per-bundle row tables kept in the cache (bump when ``flat_rows`` changes)."""
+
+
+def _parse_rows(data: bytes, episodes: Path) -> list[dict[str, Any]]:
+    rows = []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise DataError(f"not valid JSON: {exc}", file=str(episodes), line=number) from None
+        if not isinstance(row, dict):
+            raise DataError("a row must be a JSON object", file=str(episodes), line=number)
+        rows.append(row)
+    return rows
+
+
+def _rows_table(episodes: Path, rows_dir: Path | None, *, load: bool = True) -> pa.Table | None:
+    """Return a bundle's rows flattened (:func:`flat_rows`), kept in ``rows_dir`` by content.
+
+    The cache file is named after the bytes actually read, so it always matches
+    them. With ``load`` false (a pool worker filling the cache) an existing file
+    is left alone and None is returned.
+    """
+    data = episodes.read_bytes()
+    target = None
+    if rows_dir is not None:
+        key = hashlib.sha256(f"{ROWS_FORMAT}\0".encode() + data).hexdigest()
+        target = rows_dir / f"{key}.arrow"
+        if load:
+            table = _read_rows(target)
+            if table is not None:
+                return table
+        elif target.is_file():
+            return None
+    table = flat_rows(_parse_rows(data, episodes))
+    if target is not None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+        tmp.replace(target)
+    return table
+
+
+def _read_rows(target: Path) -> pa.Table | None:
+    try:
+        with pa.memory_map(str(target)) as source:
+            return pa.ipc.open_file(source).read_all()
+    except (OSError, pa.ArrowInvalid):
+        return None  # absent or damaged: rebuilt from the bundle
+
+
+@dataclass(frozen=True)
+class _VerifyJob:
+    bundle: str
+    allow_unsigned: bool
+    rows_dir: str | None
+    """Where to keep the bundle's flattened rows if it is accepted (None: do not)."""
+
+
+def _verify_jobs(jobs: list[_VerifyJob]) -> list[bytes]:
+    """Verify bundles (in a pool worker or inline); return each report as JSON."""
+    from verifier.api import VerifyOptions, verify_bundle
+
+    out = []
+    for job in jobs:
+        bundle = Path(job.bundle)
+        report = verify_bundle(bundle, VerifyOptions(allow_unsigned=job.allow_unsigned))
+        episodes = bundle / "episodes.jsonl"
+        if job.rows_dir and report.accepted and episodes.is_file():
+            _rows_table(episodes, Path(job.rows_dir), load=False)
+        out.append(orjson.dumps(report.to_json()))
+    return out
+
+
+VERIFY_POOL_THRESHOLD = 64
+"""Start pool workers for verification only when at least this many bundles need it."""
+
+
 def verify_submissions(
-    submissions: Path, allow_unsigned: bool = False, cache_dir: Path | None = None
+    submissions: Path,
+    allow_unsigned: bool = False,
+    cache_dir: Path | None = None,
+    *,
+    workers: Workers | None = None,
+    rows_dir: Path | None = None,
 ) -> list[Any]:
     """Run the verifier over every bundle in ``submissions`` (the site's only data source).
 
     With ``cache_dir``, a bundle whose files, path and verifier code are byte-identical
     to an earlier run reuses that run's report (local rebuilds); without it (CI) every
-    bundle is verified afresh.
+    bundle is verified afresh. Many bundles are verified on ``workers``. With
+    ``rows_dir``, the flattened rows of each newly verified, accepted bundle are kept
+    there (keyed by the content of its ``episodes.jsonl``).
     """
-    from verifier.api import VerifyOptions, verify_path
+    from verifier.api import is_bundle, verify_path
     from verifier.report import BundleReport
 
     if not submissions.is_dir():
         raise DataError("the submissions folder does not exist", file=str(submissions))
-    bundles = sorted(p for p in submissions.iterdir() if p.is_dir())
+    try:
+        if is_bundle(submissions):
+            from verifier.api import VerifyOptions
+
+            return list(verify_path(submissions, VerifyOptions(allow_unsigned=allow_unsigned)))
+        # The same folders, in the same order, as verify_path(submissions) would verify.
+        bundles = sorted(
+            p for p in submissions.iterdir() if p.is_dir() or (p.is_symlink() and not p.is_file())
+        )
+    except PermissionError as exc:
+        raise DataError(f"cannot read: {exc.strerror}", file=str(submissions)) from None
     if not bundles:
         return []  # nothing submitted yet: an empty leaderboard, not an error
-    options = VerifyOptions(allow_unsigned=allow_unsigned)
-    if cache_dir is None:
-        return list(verify_path(submissions, options))
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    code = _code_fingerprint()
-    reports: list[Any] = []
-    for bundle in bundles:
-        key = _bundle_key(bundle, code, allow_unsigned)
-        cached = cache_dir / f"{key}.json" if key else None
+    code = _code_fingerprint() if cache_dir is not None else ""
+    if cache_dir is not None:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+    reports: list[Any] = [None] * len(bundles)
+    todo: list[tuple[int, Path | None, _VerifyJob]] = []
+    for i, bundle in enumerate(bundles):
+        cached = None
+        if cache_dir is not None:
+            key = _report_key(bundle, _file_digests(bundle), code, allow_unsigned)
+            cached = cache_dir / f"{key}.json" if key else None
         if cached is not None and cached.is_file():
-            reports.append(BundleReport.model_validate_json(cached.read_bytes()))
+            reports[i] = BundleReport.model_validate_json(cached.read_bytes())
             continue
-        (report,) = verify_path(bundle, options)
+        rows_at = str(rows_dir) if rows_dir is not None else None
+        todo.append((i, cached, _VerifyJob(str(bundle), allow_unsigned, rows_at)))
+    jobs = [job for _, _, job in todo]
+    if workers is not None and workers.worth_it(len(jobs), VERIFY_POOL_THRESHOLD):
+        results = workers.submit_chunks(_verify_jobs, jobs)()
+    else:
+        results = _verify_jobs(jobs)
+    for (i, cached, _), data in zip(todo, results, strict=True):
         if cached is not None:
-            tmp = cached.with_suffix(".tmp")
-            tmp.write_bytes(orjson.dumps(report.to_json()))
+            tmp = cached.with_name(f".{cached.name}.tmp")
+            tmp.write_bytes(data)
             tmp.replace(cached)
-        reports.append(report)
+        reports[i] = BundleReport.model_validate_json(data)
     return reports
 
 
-def _read_rows(entry: Entry) -> list[dict[str, Any]]:
-    from effectbench.bundle import read_episodes
-
-    path = entry.path / "episodes.jsonl"
-    if not path.is_file():
-        return []
-    return list(read_episodes(path))
+def _rows_tables(entries: Sequence[Entry], rows_dir: Path | None) -> dict[str, pa.Table]:
+    """Return the flattened rows of every accepted entry, from the cache when kept there."""
+    out: dict[str, pa.Table] = {}
+    for e in entries:
+        if e.accepted:
+            episodes = e.path / "episodes.jsonl"
+            table = _rows_table(episodes, rows_dir) if episodes.is_file() else None
+            out[e.slug] = table if table is not None else pa.table({})
+    return out
 
 
 DOWNLOAD_NAMES = {
@@ -257,13 +407,12 @@ DOWNLOAD_NAMES = {
 """Bundle file -> published name (a README is published as text, never as a page)."""
 
 
-def _per_system_cells(frame: pd.DataFrame, entries: dict[str, Entry]) -> pd.DataFrame:
-    parts = []
-    for slug, system in zip(frame["slug"], frame["system"], strict=True):
-        cells = cells_frame(entries[slug])
-        cells.insert(0, "system", system)
-        parts.append(cells)
-    return pd.concat(parts, ignore_index=True)
+def _per_system_cells(frame: pd.DataFrame, entries: dict[str, Entry]) -> list[dict[str, Any]]:
+    return [
+        {"system": system, **cell}
+        for slug, system in zip(frame["slug"], frame["system"], strict=True)
+        for cell in cells_rows(entries[slug])
+    ]
 
 
 def _chart_src(prefix: str, path: Path) -> str:
@@ -280,10 +429,42 @@ def build_site(
     cache_dir: Path | None = None,
     renderer: ChartRenderer | None = None,
     today: date | None = None,
-    read_rows: Callable[[Entry], list[dict[str, Any]]] = _read_rows,
     cache_reports: bool = True,
+    workers: int | None = None,
 ) -> BuildSummary:
-    """Verify ``submissions`` (unless ``reports`` are given) and build the site into ``out``."""
+    """Verify ``submissions`` (unless ``reports`` are given) and build the site into ``out``.
+
+    ``workers`` is the number of worker processes for verification and charts
+    (default: the CPUs available, at most 4; 1 keeps everything in this process).
+    """
+    with Workers(workers) as pool:
+        return _build_site(
+            submissions,
+            out,
+            root=root,
+            allow_unsigned=allow_unsigned,
+            reports=reports,
+            cache_dir=cache_dir,
+            renderer=renderer,
+            today=today,
+            cache_reports=cache_reports,
+            pool=pool,
+        )
+
+
+def _build_site(
+    submissions: Path,
+    out: Path,
+    *,
+    root: Path,
+    allow_unsigned: bool,
+    reports: Sequence[Any] | None,
+    cache_dir: Path | None,
+    renderer: ChartRenderer | None,
+    today: date | None,
+    cache_reports: bool,
+    pool: Workers,
+) -> BuildSummary:
     sources = SiteSources(root)
     if not sources.config_file.is_file():
         raise SiteBuildError(f"{sources.config_file} not found: run from the repository root")
@@ -295,9 +476,14 @@ def build_site(
     summary.build_date = day
 
     cache_root = cache_dir or root / ".cache" / "effectbench-site"
+    rows_dir = cache_root / "rows"
     if reports is None:
         reports = verify_submissions(
-            submissions, allow_unsigned, cache_root / "reports" if cache_reports else None
+            submissions,
+            allow_unsigned,
+            cache_root / "reports" if cache_reports else None,
+            workers=pool,
+            rows_dir=rows_dir,
         )
     clock.lap("verify")
     slugs = unique_slugs(list(reports))
@@ -322,10 +508,8 @@ def build_site(
     views = board_views(board_list)
     clock.lap("tables")
 
-    rows_by_slug = {e.slug: read_rows(e) for e in entries if e.accepted}
-    clock.lap("read rows")
-
-    # Charts: build every spec first, then render the stale ones in one batch.
+    # Charts: build every spec first, then start rendering the stale ones in one batch
+    # (on the pool's workers when there are many) while the pages are written.
     charts: list[Chart] = []
     sections_raw: list[tuple[BoardView, Chart, Chart, str, Chart, str]] = []
     for view in views:
@@ -347,18 +531,18 @@ def build_site(
     heatmaps: dict[str, Chart] = {}
     for e in entries:
         if e.accepted:
-            heatmaps[e.slug] = heatmap_chart(f"heatmap-{e.slug}", e.name, cells_frame(e))
+            heatmaps[e.slug] = heatmap_chart(f"heatmap-{e.slug}", e.name, cells_rows(e))
     charts += list(heatmaps.values())
     clock.lap("chart specs")
-    cache = ChartCache(
-        cache_root / "charts",
-        renderer or VlConvertRenderer(),
-    )
-    svg_paths = cache.svg_paths([c.spec for c in charts])
+    cache = ChartCache(cache_root / "charts", renderer or VlConvertRenderer(pool=pool))
+    svg_paths = cache.start([c.spec for c in charts])
     svg_of = {c.name: p for c, p in zip(charts, svg_paths, strict=True)}
     summary.charts_rendered = cache.stats.rendered
     summary.charts_cached = cache.stats.cached
     clock.lap("charts")
+
+    rows_of = _rows_tables(entries, rows_dir)
+    clock.lap("read rows")
 
     pages: dict[str, GeneratedPage] = {}
     copies: dict[str, Path] = {f"charts/{p.name}": p for p in svg_paths}
@@ -400,28 +584,47 @@ def build_site(
             view_of[e.slug],
             heatmaps[e.slug],
             _chart_src("../", svg_of[heatmaps[e.slug].name]),
-            rows_by_slug[e.slug],
+            _matrix(rows_of[e.slug]),
             downloads,
         )
     clock.lap("pages")
 
     board_table = leaderboard_download(board_list)
-    episode_parts = [flat_rows(slug, rows) for slug, rows in rows_by_slug.items() if rows]
-    episodes = pd.concat(episode_parts, ignore_index=True) if episode_parts else pd.DataFrame()
+    episodes = all_rows(list(rows_of.items()))
     texts["downloads/leaderboard.csv"] = board_table.to_csv(
         index=False, lineterminator="\n", float_format="%.6f"
     )
     texts["downloads/leaderboard.parquet"] = _parquet(board_table)
-    texts["downloads/episodes.parquet"] = _parquet(episodes)
-    pages["downloads.md"] = downloads_page(sources.templates, len(board_table), len(episodes))
+    texts["downloads/episodes.parquet"] = _parquet_table(episodes)
+    pages["downloads.md"] = downloads_page(sources.templates, len(board_table), episodes.num_rows)
     # The SPEC is our own trusted markdown: mkdocs converts it (headings, tables, TOC).
     texts["spec.md"] = sources.spec.read_text(encoding="utf-8")
     clock.lap("downloads")
     summary.n_pages = len(pages) + 1
 
+    cache.finish()
+    clock.lap("charts")
     _build_and_swap(sources, out, SitePages(pages, copies, texts), day, epoch)
     clock.lap("mkdocs")
     return summary
+
+
+def _matrix(rows: pa.Table) -> tuple[list[int], list[tuple[str, list[str]]]]:
+    if rows.num_rows == 0:
+        return [], []
+    return outcome_matrix(
+        rows.column("task_id").to_pylist(),
+        rows.column("trial").to_pylist(),
+        rows.column("outcome").to_pylist(),
+    )
+
+
+def _parquet_table(table: pa.Table) -> bytes:
+    import pyarrow.parquet as pq
+
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd")
+    return buf.getvalue()
 
 
 def _parquet(frame: pd.DataFrame) -> bytes:
