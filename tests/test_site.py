@@ -26,7 +26,23 @@ from effectbench.site.build import read_withdrawn
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "submissions"
-N_REFERENCE = sum(1 for p in REFERENCE.iterdir() if (p / "submission.json").is_file())
+
+
+def board_key_of(bundle: Path) -> str:
+    """The anchor the site gives a bundle's board: ``spec<major>-<pack>``."""
+    sub = json.loads((bundle / "submission.json").read_text(encoding="utf-8"))
+    return f"spec{sub['spec_version'].split('.')[0]}-{sub['pack']['name']}".lower()
+
+
+REFERENCE_BOARDS: dict[str, list[str]] = {}
+"""Board anchor -> folder names of the reference bundles on that board."""
+for _bundle in sorted(REFERENCE.iterdir()):
+    if (_bundle / "submission.json").is_file():
+        REFERENCE_BOARDS.setdefault(board_key_of(_bundle), []).append(_bundle.name)
+N_REFERENCE = sum(len(names) for names in REFERENCE_BOARDS.values())
+MOCKMED_BOARD = "spec1-mockmed-anchor"
+"""The MockMed board: the four MockMed reference bundles and the <script>-named one."""
+CLINIC_BOARD = "spec1-clinic"
 SCRIPT_NAME = "<script>window.__pwned=1</script> Evil bot"
 BUILD_DATE = re.compile(r'<span class="eb-build-date">[^<]*</span>')
 
@@ -91,10 +107,13 @@ class Resources(HTMLParser):
         self.loads: list[str] = []
         self.links: list[str] = []
         self.ids: set[str] = set()
+        self.duplicate_ids: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
         if a.get("id"):
+            if str(a["id"]) in self.ids:
+                self.duplicate_ids.append(str(a["id"]))
             self.ids.add(str(a["id"]))
         for key in ("src", "srcset", "poster", "data"):
             if a.get(key):
@@ -174,6 +193,17 @@ def test_withdrawn_list_errors_name_the_file(tmp_path: Path) -> None:
 # -- one real build ----------------------------------------------------------------------
 
 
+def board_table(html: str, key: str) -> str:
+    """The one board table with anchor ``key`` (its id must be unique on the page)."""
+    tables = re.findall(rf'<table id="eb-board-{re.escape(key)}"[^>]*>.*?</table>', html, re.S)
+    assert len(tables) == 1, f"{len(tables)} tables for board {key}"
+    return str(tables[0])
+
+
+def board_slugs(table: str) -> list[str]:
+    return re.findall(r'<tr data-slug="([^"]+)"', table)
+
+
 def board_row(html: str, slug: str) -> str:
     match = re.search(rf'<tr data-slug="{re.escape(slug)}".*?</tr>', html, re.S)
     assert match, f"no board row for {slug}"
@@ -187,19 +217,20 @@ def metric_k(row: str, metric: str) -> str:
 
 
 def test_pinned_numbers_on_the_board(site: dict[str, Any]) -> None:
-    html = page(site, "index.html")
+    html = board_table(page(site, "index.html"), MOCKMED_BOARD)
     screen = board_row(html, slug_of(site, "_screen-only"))
     assert metric_k(screen, "swer") == "50/90" and metric_k(screen, "over_halt") == "0/90"
     halt = board_row(html, slug_of(site, "_always-halt"))
     assert metric_k(halt, "swer") == "0/90" and metric_k(halt, "over_halt") == "30/90"
     assert "reproduced" in screen and "re-scored" in screen
     # Default order: SWER ascending, so the two SWER-0 systems come first on the MockMed board.
-    order = [s for s in re.findall(r'<tr data-slug="([^"]+)"', html) if "clinic" not in s]
+    order = board_slugs(html)
     assert set(order[:2]) == {slug_of(site, "_always-halt"), slug_of(site, "_effect-verified")}
 
 
 def test_every_rate_shows_interval_and_counts_and_rank_is_a_range(site: dict[str, Any]) -> None:
-    screen = board_row(page(site, "index.html"), slug_of(site, "_screen-only"))
+    mockmed = board_table(page(site, "index.html"), MOCKMED_BOARD)
+    screen = board_row(mockmed, slug_of(site, "_screen-only"))
     assert re.search(
         r'<span class="eb-p">55\.6%</span> <span class="eb-ci">\[45\.3%, 65\.4%\]', screen
     )
@@ -258,6 +289,7 @@ def test_no_external_resources_and_no_broken_links(site: dict[str, Any]) -> None
     external = re.compile(r"^(https?:)?//", re.I)
     for html_file in out.rglob("*.html"):
         res = parse(html_file.read_text(encoding="utf-8"))
+        assert res.duplicate_ids == [], html_file  # e.g. two boards or charts sharing an anchor
         assert not [u for u in res.loads if external.search(u)], html_file
         if html_file.name == "404.html":
             continue  # served at any depth by a host, so mkdocs writes it with absolute links
@@ -286,23 +318,72 @@ def test_search_index_skips_submission_pages(site: dict[str, Any]) -> None:
     assert (site["out"] / "search" / "search_index.js").is_file()  # offline plugin: file://
 
 
+def accepted_bundles(site: dict[str, Any]) -> list[Path]:
+    """The bundles the build accepts: every reference bundle and the <script>-named one."""
+    return sorted(p for p in site["subs"].iterdir() if p != site["bad"])
+
+
 def test_downloads_hold_the_same_numbers(site: dict[str, Any]) -> None:
+    accepted = accepted_bundles(site)
+    assert len(accepted) == N_REFERENCE + 1
     board = pd.read_csv(site["out"] / "downloads" / "leaderboard.csv")
-    assert len(board) == 5
+    assert sorted(board["slug"]) == sorted(p.name.lower() for p in accepted)  # every board
+    per_board = board.groupby(["spec_major", "pack"]).size()
+    assert {f"spec{m}-{p}".lower(): n for (m, p), n in per_board.items()} == {
+        k: len(v) + (k == MOCKMED_BOARD) for k, v in REFERENCE_BOARDS.items()
+    }
     screen = board[board["slug"] == slug_of(site, "_screen-only")].iloc[0]
     assert (screen["swer_k"], screen["swer_n"], screen["over_halt_k"]) == (50, 90, 0)
+    clinic = board[board["slug"] == slug_of(site, "_screen-only-clinic")].iloc[0]
+    assert (clinic["swer_k"], clinic["swer_n"], clinic["over_halt_k"]) == (170, 270, 0)
     parquet = pd.read_parquet(site["out"] / "downloads" / "leaderboard.parquet")
-    assert list(parquet.columns) == list(board.columns) and len(parquet) == 5
+    assert list(parquet.columns) == list(board.columns) and len(parquet) == len(board)
     episodes = pd.read_parquet(site["out"] / "downloads" / "episodes.parquet")
-    assert len(episodes) == 5 * 90 and "oracle.verdict" in episodes.columns
+    lines = {p.name.lower(): len((p / "episodes.jsonl").read_text().splitlines()) for p in accepted}
+    assert episodes.groupby("submission").size().to_dict() == lines
+    assert "oracle.verdict" in episodes.columns
 
 
 def test_charts_have_alt_text_and_data_tables(site: dict[str, Any]) -> None:
     html = page(site, "charts.html")
-    figures = re.findall(r'<img src="(charts/[0-9a-f]+\.svg)" alt="([^"]+)"', html)
-    assert len(figures) == 3 and all(len(alt) > 30 for _, alt in figures)
-    assert html.count("Data table: the numbers in this chart") == 3
-    assert "always_halt" in figures[0][1] and "33.3%" in figures[0][1]
+    figures = re.findall(
+        r'<figure class="eb-chart" id="chart-([^"]+)">\s*'
+        r'<img src="(charts/[0-9a-f]+\.svg)" alt="([^"]+)"',
+        html,
+    )
+    kinds = ("frontier", "gap", "cells")
+    assert sorted(name for name, _, _ in figures) == sorted(
+        f"{board}-{kind}" for board in REFERENCE_BOARDS for kind in kinds
+    )  # three charts for every board, none missing or repeated
+    assert all(len(alt) > 30 for _, _, alt in figures)
+    assert len({src for _, src, _ in figures}) == len(figures)  # each board its own charts
+    assert html.count("Data table: the numbers in this chart") == len(figures)
+    alt = {name: text for name, _, text in figures}
+    mockmed = alt[f"{MOCKMED_BOARD}-frontier"]
+    assert "always_halt" in mockmed and "33.3%" in mockmed and "(clinic)" not in mockmed
+    clinic = alt[f"{CLINIC_BOARD}-frontier"]
+    assert "screen_only (clinic)" in clinic and "63.0%" in clinic and "always_halt" not in clinic
+
+
+def test_clinic_board_has_its_three_ranked_rows_and_ladder(site: dict[str, Any]) -> None:
+    html = page(site, "index.html")
+    assert html.count(f'<h2 id="{CLINIC_BOARD}"') == 1
+    clinic = board_table(html, CLINIC_BOARD)
+    ladder = {  # slug suffix: (SWER k/n, over-halt k/n), in the board's default order
+        "_effect-verified-all-clinic": ("0/270", "20/270"),
+        "_effect-verified-clinic": ("30/270", "20/270"),
+        "_screen-only-clinic": ("170/270", "0/270"),
+    }
+    slugs = [slug_of(site, suffix) for suffix in ladder]
+    assert len(REFERENCE_BOARDS[CLINIC_BOARD]) == 3
+    assert board_slugs(clinic) == slugs  # exactly the clinic bundles, SWER ascending
+    for slug, (swer, over_halt) in zip(slugs, ladder.values(), strict=True):
+        row = board_row(clinic, slug)
+        assert 'data-status="ranked"' in row
+        assert metric_k(row, "swer") == swer and metric_k(row, "over_halt") == over_halt
+    ranks = re.findall(r'<td class="eb-rank"[^>]*>([^<]+)</td>', clinic)
+    assert ranks == ["1", "2", "3"]  # the three SWER intervals do not overlap
+    assert not set(slugs) & set(board_slugs(board_table(html, MOCKMED_BOARD)))
 
 
 def test_methodology_documents_every_board_column(site: dict[str, Any]) -> None:

@@ -14,9 +14,17 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pytest
-from playwright.sync_api import Browser, Page, Route, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, Route, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from test_site import SCRIPT_NAME, build, make_submissions, slug_of
+from test_site import (
+    CLINIC_BOARD,
+    MOCKMED_BOARD,
+    REFERENCE_BOARDS,
+    SCRIPT_NAME,
+    build,
+    make_submissions,
+    slug_of,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -116,13 +124,28 @@ def test_board_shows_pinned_numbers(watched: Watched, base_url: str, site: dict[
     assert cell_k(page, screen, "over_halt") == "0/90"
     assert cell_k(page, halt, "swer") == "0/90"
     assert cell_k(page, halt, "over_halt") == "30/90"
+    clinic = slug_of(site, "_screen-only-clinic")
+    assert cell_k(page, clinic, "swer") == "170/270"
+    assert cell_k(page, clinic, "over_halt") == "0/270"
     assert page.locator(f'tr[data-slug="{site["bad"].name.lower()}"]').count() == 0
+
+
+def board(page: Page, key: str) -> Locator:
+    return page.locator(f"table#eb-board-{key}[data-eb-board]")
 
 
 def test_sorting_and_filtering(watched: Watched, base_url: str) -> None:
     page = watched.page
     page.goto(base_url + "index.html")
-    table = page.locator("table[data-eb-board]").first
+    assert page.locator("table[data-eb-board]").count() == len(REFERENCE_BOARDS)
+    n_mockmed = len(REFERENCE_BOARDS[MOCKMED_BOARD]) + 1  # and the <script>-named bundle
+    n_clinic = len(REFERENCE_BOARDS[CLINIC_BOARD])
+    table, clinic = board(page, MOCKMED_BOARD), board(page, CLINIC_BOARD)
+
+    def slugs(t: Locator) -> list[str]:
+        return t.locator("tbody tr").evaluate_all("els => els.map(e => e.dataset.slug)")
+
+    clinic_order = slugs(clinic)
     swer = table.locator("th", has_text="SWER")
     oh = table.locator("th", has_text="Over-halt")
 
@@ -138,20 +161,31 @@ def test_sorting_and_filtering(watched: Watched, base_url: str) -> None:
     oh.click()
     assert oh.get_attribute("aria-sort") == "descending"
     assert column("over_halt") == sorted(column("over_halt"), reverse=True)
+    assert slugs(clinic) == clinic_order  # sorting one board leaves the other alone
 
-    page.locator("input[data-eb-filter]").first.fill("always")
+    mockmed_filter = page.locator(f'input[data-eb-filter="eb-board-{MOCKMED_BOARD}"]')
+    clinic_filter = page.locator(f'input[data-eb-filter="eb-board-{CLINIC_BOARD}"]')
+    mockmed_filter.fill("always")
     visible = table.locator("tbody tr:visible")
     assert visible.count() == 1 and "always_halt" in visible.inner_text()
-    page.locator("input[data-eb-filter]").first.fill("")
-    assert table.locator("tbody tr:visible").count() == 5
+    assert clinic.locator("tbody tr:visible").count() == n_clinic  # its own board only
+    count = page.locator(f'[data-eb-count="eb-board-{MOCKMED_BOARD}"]')
+    assert count.inner_text() == f"1 of {n_mockmed} shown"
+    mockmed_filter.fill("")
+    assert table.locator("tbody tr:visible").count() == n_mockmed
+    clinic_filter.fill("screen_only")
+    visible = clinic.locator("tbody tr:visible")
+    assert visible.count() == 1 and "screen_only (clinic)" in visible.inner_text()
+    assert table.locator("tbody tr:visible").count() == n_mockmed
 
 
 def test_charts_render_with_size(watched: Watched, base_url: str) -> None:
     page = watched.page
     page.goto(base_url + "charts.html")
     imgs = page.locator("figure.eb-chart img")
-    assert imgs.count() == 3
-    for i in range(3):
+    n = 3 * len(REFERENCE_BOARDS)  # frontier, gap and cells for every board
+    assert imgs.count() == n
+    for i in range(n):
         img = imgs.nth(i)
         img.scroll_into_view_if_needed()
         page.wait_for_function(
@@ -187,7 +221,7 @@ def test_script_in_a_name_renders_as_text(
     assert "<img src=x onerror=alert(1)>" in page.locator("pre.eb-readme").inner_text()
     page.goto(base_url + "index.html")
     assert page.evaluate("window.__pwned") is None
-    assert SCRIPT_NAME in page.locator("table[data-eb-board]").inner_text()
+    assert SCRIPT_NAME in board(page, MOCKMED_BOARD).inner_text()
 
 
 def test_refused_page_lists_the_refused_bundle(
