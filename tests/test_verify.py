@@ -216,3 +216,14 @@ def test_reproduction_can_be_disabled(baseline_bundles: dict[str, Path]) -> None
     report = verify_bundle(baseline_bundles["screen_only"], VerifyOptions(reproduce=False))
     assert report.reproduced is None
     assert report.status is Status.REFUSED  # neither signed nor reproduced
+
+
+def test_unreadable_document_never_reports_its_rows_as_rescored(tmp_path: Path) -> None:
+    doc = tmp_path / "broken.json"
+    doc.write_text('{"episodes": [', encoding="utf-8")
+    (report,) = verify_path(doc)
+    by_id = {c.id.value: c for c in report.checks}
+    assert report.status == "refused"
+    assert not by_id["structure"].passed
+    assert by_id["rescore"].skipped and not by_id["rescore"].passed
+    assert doc.read_text(encoding="utf-8") == '{"episodes": ['  # never modified

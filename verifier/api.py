@@ -273,6 +273,8 @@ def _verify(inp: _Input, sink: FindingSink, options: VerifyOptions) -> BundleRep
             checks.append(sink.report(fam, skipped=skipped, note=reproduce_note))
         elif fam is Family.SIGNATURE:
             checks.append(sink.report(fam, skipped=not inp.signature_present, note=sig_note))
+        elif fam is Family.RESCORE and checker.n_rows == 0 and not sink.failed(fam):
+            checks.append(sink.report(fam, skipped=True, note="not run: no row could be read"))
         elif fam in (Family.SPEC, Family.PACK) and header is None:
             checks.append(
                 sink.report(fam, skipped=True, note="not run: submission.json unreadable")
