@@ -12,14 +12,30 @@ paid once per build.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing import get_context
 from types import TracebackType
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+class Batch(Generic[R]):
+    """Results of chunked pool work, in the order of the items sent."""
+
+    def __init__(self, futures: list[Future[list[R]]]) -> None:
+        self._futures = futures
+
+    def __iter__(self) -> Iterator[R]:
+        """Yield each result as soon as its chunk (and every earlier one) is done."""
+        for future in self._futures:
+            yield from future.result()
+
+    def wait(self) -> list[R]:
+        """Return every result (waiting for the last chunk)."""
+        return list(self)
 
 
 def default_workers() -> int:
@@ -59,28 +75,21 @@ class Workers:
         return self._executor
 
     def submit_chunks(
-        self, fn: Callable[[list[T]], list[R]], items: Sequence[T], per_worker: int = 6
-    ) -> Callable[[], list[R]]:
-        """Send ``items`` in chunks to ``fn`` on the workers; return a function that waits.
+        self, fn: Callable[[list[T]], list[R]], items: Sequence[T], per_worker: int = 8
+    ) -> Batch[R]:
+        """Send ``items`` in chunks to ``fn`` on the workers; return the running batch.
 
-        The waiting function returns ``fn``'s results in the order of ``items``.
-        About ``per_worker`` chunks per worker keep the workers evenly busy to the end.
+        About ``per_worker`` chunks per worker keep the workers evenly busy to the
+        end and let the caller start on the first results early.
         """
-        if not items:
-            return list
         size = max(1, -(-len(items) // (self.size * per_worker)))
-        pool = self._pool()
+        pool = self._pool() if items else None
         futures: list[Future[list[R]]] = [
-            pool.submit(fn, list(items[i : i + size])) for i in range(0, len(items), size)
+            pool.submit(fn, list(items[i : i + size]))
+            for i in range(0, len(items), size)
+            if pool is not None
         ]
-
-        def wait() -> list[R]:
-            out: list[R] = []
-            for future in futures:
-                out.extend(future.result())
-            return out
-
-        return wait
+        return Batch(futures)
 
     def close(self) -> None:
         """Stop the workers (waiting for them)."""

@@ -14,7 +14,7 @@ import io
 import os
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -374,8 +374,9 @@ def verify_submissions(
         rows_at = str(rows_dir) if rows_dir is not None else None
         todo.append((i, cached, _VerifyJob(str(bundle), allow_unsigned, rows_at)))
     jobs = [job for _, _, job in todo]
+    results: Iterable[bytes]
     if workers is not None and workers.worth_it(len(jobs), VERIFY_POOL_THRESHOLD):
-        results = workers.submit_chunks(_verify_jobs, jobs)()
+        results = workers.submit_chunks(_verify_jobs, jobs)  # read while the rest runs
     else:
         results = _verify_jobs(jobs)
     for (i, cached, _), data in zip(todo, results, strict=True):
@@ -545,7 +546,7 @@ def _build_site(
     clock.lap("read rows")
 
     pages: dict[str, GeneratedPage] = {}
-    copies: dict[str, Path] = {f"charts/{p.name}": p for p in svg_paths}
+    copies: dict[str, Path] = {}
     texts: dict[str, str | bytes] = {}
     pages["index.md"] = leaderboard_page(sources.templates, views, len(refused), len(withdrawn))
     pages["charts.md"] = charts_page(
@@ -602,10 +603,17 @@ def _build_site(
     clock.lap("downloads")
     summary.n_pages = len(pages) + 1
 
-    cache.finish()
-    clock.lap("charts")
-    _build_and_swap(sources, out, SitePages(pages, copies, texts), day, epoch)
-    clock.lap("mkdocs")
+    def add_charts(staging: Path) -> None:
+        # mkdocs never reads the charts (pages reference them from pre-rendered HTML),
+        # so it runs while the workers still render; the files join the site after it.
+        clock.lap("mkdocs")
+        cache.finish()
+        (staging / "charts").mkdir(exist_ok=True)
+        for path in sorted(set(svg_paths)):
+            shutil.copyfile(path, staging / "charts" / path.name)
+        clock.lap("charts (wait for the rest)")
+
+    _build_and_swap(sources, out, SitePages(pages, copies, texts), day, epoch, add_charts)
     return summary
 
 
@@ -634,7 +642,12 @@ def _parquet(frame: pd.DataFrame) -> bytes:
 
 
 def _build_and_swap(
-    sources: SiteSources, out: Path, plugin: SitePages, day: str, epoch: int
+    sources: SiteSources,
+    out: Path,
+    plugin: SitePages,
+    day: str,
+    epoch: int,
+    complete: Callable[[Path], None] | None = None,
 ) -> None:
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -648,6 +661,8 @@ def _build_and_swap(
         run_mkdocs(cfg, plugin, epoch)
         if not (staging / "index.html").is_file():
             raise SiteBuildError("mkdocs finished but wrote no index.html")
+        if complete is not None:
+            complete(staging)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
