@@ -15,6 +15,7 @@ from effectbench.packs import get_pack
 from effectbench.parallel import evaluate_parallel
 from effectbench.report import format_results
 from effectbench.runner import RunResult, evaluate
+from effectbench.schema import Split
 from effectbench.seam import BenchmarkProvider, SystemUnderTest
 
 PINNED: dict[str, dict[str, tuple[int, int] | int]] = {
@@ -47,24 +48,44 @@ def resolve_sut(baseline: str | None, sut: str | None, pack: BenchmarkProvider) 
     return get_baseline(baseline, pack) if baseline is not None else load_sut(str(sut))
 
 
-def run_and_summarize(
-    sut: SystemUnderTest, pack: BenchmarkProvider, trials: int, workers: int = 1
-) -> tuple[RunResult, Results]:
-    """Run ``sut`` on ``pack`` (in ``workers`` processes) and summarise its scored rows."""
-    if workers > 1:
-        run = evaluate_parallel(sut, pack, trials=trials, workers=workers)
+def add_system_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the options that choose and run a system (shared by ``run`` and ``submit``)."""
+    p.add_argument("--baseline", metavar="NAME", help="a shipped baseline")
+    p.add_argument("--sut", metavar="MODULE:ATTR", help="your SystemUnderTest")
+    p.add_argument("--pack", default="mockmed")
+    p.add_argument("--trials", type=positive_int, default=10)
+    p.add_argument(
+        "--split",
+        choices=[s.value for s in Split],
+        default=Split.DEV.value,
+        help="which split of the pack to run (the sequestered test split is for maintainers)",
+    )
+    p.add_argument("--workers", type=positive_int, default=1, help="run episodes in N processes")
+
+
+def run_system(args: argparse.Namespace) -> tuple[BenchmarkProvider, SystemUnderTest, RunResult]:
+    """Run the system the options of :func:`add_system_arguments` name; refuse an empty run."""
+    pack = get_pack(args.pack)
+    sut = resolve_sut(args.baseline, args.sut, pack)
+    tasks = [t for t in pack.tasks() if t.split.value == args.split]
+    if not tasks:
+        raise UsageError(f"pack {pack.name!r} has no task in split {args.split!r}")
+    if args.workers > 1:
+        run = evaluate_parallel(sut, pack, trials=args.trials, tasks=tasks, workers=args.workers)
     else:
-        run = evaluate(sut, pack, trials=trials)
+        run = evaluate(sut, pack, trials=args.trials, tasks=tasks)
     if not run.rows:
         raise UsageError(f"no episode of {sut.name} on {pack.name} could be scored")
-    return run, summarize(episode_frame(run.rows))
+    return pack, sut, run
 
 
 def _cmd_reference(args: argparse.Namespace) -> int:
     pack = get_pack("mockmed")
     ok = True
     for name in REFERENCE_BASELINES:
-        run, res = run_and_summarize(get_baseline(name, pack), pack, args.trials)
+        res = summarize(
+            episode_frame(evaluate(get_baseline(name, pack), pack, trials=args.trials).rows)
+        )
         print(format_results(res))
         print()
         if args.trials == 10:
@@ -91,9 +112,8 @@ def _matches_pin(res: Results) -> bool:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    pack = get_pack(args.pack)
-    sut = resolve_sut(args.baseline, args.sut, pack)
-    run, res = run_and_summarize(sut, pack, args.trials, workers=args.workers)
+    _, _, run = run_system(args)
+    res = summarize(episode_frame(run.rows))
     if args.json:
         print_json({**res.to_json(), "n_dropped": len(run.dropped)})
     else:
@@ -119,12 +139,8 @@ def register(sub: Any) -> None:
     p.set_defaults(func=_cmd_reference)
 
     p = sub.add_parser("run", help="run a baseline or your system on a pack and print its metrics")
-    p.add_argument("--baseline", metavar="NAME")
-    p.add_argument("--sut", metavar="MODULE:ATTR", help="your SystemUnderTest")
-    p.add_argument("--pack", default="mockmed")
-    p.add_argument("--trials", type=positive_int, default=10)
+    add_system_arguments(p)
     p.add_argument("--json", action="store_true", help="print the results block as JSON")
-    p.add_argument("--workers", type=positive_int, default=1, help="run episodes in N processes")
     p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser("manifest", help="print a pack's public manifest")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from effectbench import SPEC_VERSION
-from effectbench._cmd_run import resolve_sut
+from effectbench._cmd_run import add_system_arguments, run_system
 from effectbench.bundle import (
     Submission,
     import_upstream,
@@ -23,9 +23,6 @@ from effectbench.cli import positive_int
 from effectbench.errors import DataError, UsageError
 from effectbench.manifest import fingerprint
 from effectbench.metrics import episode_frame, summarize
-from effectbench.packs import get_pack
-from effectbench.runner import evaluate
-from effectbench.schema import Split
 from verifier.api import VerifyOptions, verify_path
 from verifier.limits import Limits
 from verifier.report import format_report
@@ -91,8 +88,6 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
-    pack = get_pack(args.pack)
-    sut = resolve_sut(args.baseline, args.sut, pack)
     if (args.signer_identity is None) != (args.signer_issuer is None):
         raise UsageError("give both --signer-identity and --signer-issuer, or neither")
     readme = None
@@ -102,15 +97,10 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         except (OSError, UnicodeDecodeError) as exc:
             raise DataError(f"cannot read the README: {exc}", file=str(args.readme)) from None
     folder = bundle_folder(args.out, args.name)
-    seeds = list(range(args.trials))
+    seeds = list(range(args.trials))  # the seeds run_system uses
     started = _now()
-    tasks = [t for t in pack.tasks() if t.split.value == args.split]
-    if not tasks:
-        raise UsageError(f"pack {pack.name!r} has no task in split {args.split!r}")
-    run = evaluate(sut, pack, trials=args.trials, seeds=seeds, tasks=tasks)
+    pack, _, run = run_system(args)
     finished = _now()
-    if not run.rows:
-        raise UsageError(f"no episode of {sut.name} on {pack.name} could be scored")
     results = summarize(episode_frame(run.rows))
     signer = (
         {"identity": args.signer_identity, "issuer": args.signer_issuer}
@@ -206,16 +196,7 @@ def register(sub: Any) -> None:
     p.set_defaults(func=_cmd_verify)
 
     p = sub.add_parser("submit", help="run a system and write a submission bundle")
-    p.add_argument("--baseline", metavar="NAME")
-    p.add_argument("--sut", metavar="MODULE:ATTR", help="your SystemUnderTest")
-    p.add_argument("--pack", default="mockmed")
-    p.add_argument("--trials", type=positive_int, default=10)
-    p.add_argument(
-        "--split",
-        choices=[s.value for s in Split],
-        default=Split.DEV.value,
-        help="which split of the pack to run (the sequestered test split is for maintainers)",
-    )
+    add_system_arguments(p)
     p.add_argument("--name", required=True, help="the system's display name")
     p.add_argument("--description", default="")
     p.add_argument("--url", default="")
