@@ -47,6 +47,7 @@ def test_manifest_fingerprint(capsys: pytest.CaptureFixture[str]) -> None:
         (["run", "--baseline", "screen_only", "--pack", "nope"], "unknown pack 'nope'"),
         (["run"], "exactly one of --baseline"),
         (["run", "--sut", "no_such_module:thing"], "cannot load system under test"),
+        (["run", "--baseline", "screen_only", "--split", "test"], "has no task in split 'test'"),
     ],
 )
 def test_user_mistakes_exit_2_with_one_line(argv: list[str], needle: str) -> None:
