@@ -180,6 +180,18 @@ VERIFY_DEPENDENCIES = ("pydantic", "pandas", "numpy", "orjson", "sigstore", "cry
 """Installed packages whose version is part of the verifier-report cache key."""
 
 
+def _verdict_source(rel: Path) -> bool:
+    """Whether a package file can influence a verdict (so belongs in the report-cache key).
+
+    Everything counts but the command-line front ends (``cli.py``, ``_cmd_*.py``,
+    ``__main__.py``: argument parsing and printing, imported by no verification
+    code) and the site itself; an edit to those keeps the cached reports.
+    """
+    if rel.suffix not in (".py", ".json", ".pem", ".txt") or "site" in rel.parts:
+        return False
+    return not (rel.name in ("cli.py", "__main__.py") or rel.name.startswith("_cmd_"))
+
+
 def _code_fingerprint() -> str:
     # Everything whose change could change a verdict: the engine and the verifier (with
     # its pinned trust root) and the libraries they lean on. Computed once per build; a
@@ -200,12 +212,8 @@ def _code_fingerprint() -> str:
         base = Path(next(iter(package.__path__))).resolve()
         for f in sorted(base.rglob("*")):
             rel = f.relative_to(base)
-            if (
-                f.is_file()
-                and f.suffix in (".py", ".json", ".pem", ".txt")
-                and "site" not in rel.parts
-            ):
-                digest.update(str(rel).encode() + b"\0" + f.read_bytes())
+            if f.is_file() and _verdict_source(rel):
+                digest.update(f"{package.__name__}/{rel}".encode() + b"\0" + f.read_bytes())
     return digest.hexdigest()
 
 
