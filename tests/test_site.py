@@ -480,3 +480,27 @@ def test_report_cache_reuses_only_byte_identical_bundles(tmp_path: Path) -> None
     assert [r.to_json() for i, r in enumerate(changed) if i != idx] == [
         r.to_json() for i, r in enumerate(first) if i != idx
     ]
+
+
+def test_parallel_build_equals_serial_build(
+    site: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Verification and charts on spawn-pool workers give the very same site as in-process."""
+    from effectbench.site._pool import Workers
+
+    batches: list[int] = []
+    submit = Workers.submit_chunks
+
+    def counting(self: Workers, fn: Any, items: Any, per_worker: int = 8) -> Any:
+        batches.append(len(items))
+        return submit(self, fn, items, per_worker)
+
+    # Small batches normally stay in-process; send every batch to the pool here.
+    monkeypatch.setattr(Workers, "worth_it", lambda self, n, threshold: n >= 1)
+    monkeypatch.setattr(Workers, "submit_chunks", counting)
+    out = tmp_path / "public"
+    summary = build_site(site["subs"], out, root=ROOT, cache_dir=tmp_path / "cache", workers=2)
+    n_bundles = len(list(site["subs"].iterdir()))
+    assert batches[0] == n_bundles  # every bundle verified on the workers
+    assert summary.charts_rendered == sum(batches[1:]) > 0  # every chart rendered there
+    assert snapshot(out) == snapshot(site["out"])

@@ -15,6 +15,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -445,20 +446,28 @@ def build_site(
 
     ``workers`` is the number of worker processes for verification and charts
     (default: the CPUs available, at most 4; 1 keeps everything in this process).
+    Workers are started with *spawn*, which re-imports the main module: a script
+    that calls this must do so under ``if __name__ == "__main__":``.
     """
-    with Workers(workers) as pool:
-        return _build_site(
-            submissions,
-            out,
-            root=root,
-            allow_unsigned=allow_unsigned,
-            reports=reports,
-            cache_dir=cache_dir,
-            renderer=renderer,
-            today=today,
-            cache_reports=cache_reports,
-            pool=pool,
-        )
+    try:
+        with Workers(workers) as pool:
+            return _build_site(
+                submissions,
+                out,
+                root=root,
+                allow_unsigned=allow_unsigned,
+                reports=reports,
+                cache_dir=cache_dir,
+                renderer=renderer,
+                today=today,
+                cache_reports=cache_reports,
+                pool=pool,
+            )
+    except BrokenProcessPool as exc:
+        raise SiteBuildError(
+            f"a worker process of the build died ({exc}); a script that builds the site must "
+            "call build_site under `if __name__ == '__main__':`, or pass workers=1"
+        ) from None
 
 
 def _build_site(

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from effectbench.cli import positive_int
 from effectbench.errors import UsageError
 
 
@@ -36,6 +37,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
         allow_unsigned=args.allow_unsigned,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
         cache_reports=not args.fresh,
+        workers=args.workers,
     )
     for line in summary.lines():
         print(line)
@@ -81,6 +83,13 @@ def register(sub: Any) -> None:
         "--fresh",
         action="store_true",
         help="verify every bundle again instead of reusing reports of byte-identical bundles",
+    )
+    p.add_argument(
+        "--workers",
+        type=positive_int,
+        metavar="N",
+        help="worker processes for verification and charts (default: the CPUs, at most 4; "
+        "1 keeps the build in one process)",
     )
     p.set_defaults(func=_cmd_build)
 
