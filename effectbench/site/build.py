@@ -5,6 +5,15 @@ Data flows one way: verifier reports -> :class:`Entry` values -> pandas boards
 The site is built into a sibling temporary folder and only renamed over the
 output folder once mkdocs succeeded, so a failed build leaves the previous
 site untouched.
+
+Speed: many bundles are verified, and many charts rendered, on one pool of
+spawned worker processes (:mod:`effectbench.site._pool`); charts render while
+the pages are written and mkdocs runs, and join the staging folder after it.
+Everything derived from a bundle is cached by content under the cache folder:
+verifier reports (``reports/``, keyed by the bundle's bytes, its path and the
+verdict-relevant code), flattened rows (``rows/``, Arrow files keyed by the
+bytes of ``episodes.jsonl``) and chart SVGs (``charts/``, keyed by the spec),
+so a rebuild after one new bundle verifies, flattens and renders only that.
 """
 
 from __future__ import annotations
