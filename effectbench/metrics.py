@@ -197,26 +197,50 @@ def frame_from_columns(cols: Mapping[str, Any]) -> pd.DataFrame:
 _COUNTS = ("n", "success", "swe", "wrong_write", "phantom", "over_halt", "reported")
 
 
-def _count_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    outcome = frame["outcome"]
-    swe = (outcome == Outcome.SILENT_WRONG_EFFECT.value).to_numpy()
-    flags = pd.DataFrame(
-        {
-            "category": frame["category"],
-            "substrate": frame["substrate"],
-            "n": 1,
-            "success": (outcome == Outcome.SUCCESS.value).to_numpy(),
-            "swe": swe,
-            "wrong_write": swe
-            & (frame["swer_variant"] == SwerVariant.WRONG_WRITE.value).to_numpy(),
-            "phantom": swe & (frame["swer_variant"] == SwerVariant.PHANTOM.value).to_numpy(),
-            "over_halt": (outcome == Outcome.OVER_HALT.value).to_numpy(),
-            "reported": frame["reported_success"].to_numpy(),
-        }
-    )
-    counts = flags.groupby(["category", "substrate"], sort=False, observed=True).sum()
-    # Cells in lexical (category, substrate) order, whatever the categories' own order.
-    return counts.sort_index(key=lambda level: level.astype(str)).astype(int)
+def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """Return integer codes and their labels for a (categorical or plain) column."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy(), [str(c) for c in column.cat.categories]
+    codes, uniques = pd.factorize(column)
+    return codes, [str(u) for u in uniques]
+
+
+def _is(column: pd.Series, value: str) -> np.ndarray:
+    """Return a boolean array: does each row of ``column`` equal ``value``."""
+    codes, labels = _codes(column)
+    # One lookup per distinct label; the trailing False serves a missing value's code -1.
+    lookup = np.array([label == value for label in labels] + [False], dtype=bool)
+    hits: np.ndarray = lookup[codes]
+    return hits
+
+
+def _cell_counts(frame: pd.DataFrame) -> list[tuple[str, str, dict[str, int]]]:
+    """Count each flag of ``_COUNTS`` per (category, substrate) cell, cells in lexical order.
+
+    Counting is one ``bincount`` per flag over combined integer codes, so it
+    costs the same few milliseconds for 90 rows and scales linearly to millions.
+    """
+    cat_codes, cat_labels = _codes(frame["category"])
+    sub_codes, sub_labels = _codes(frame["substrate"])
+    cell = cat_codes.astype(np.int64) * len(sub_labels) + sub_codes
+    size = len(cat_labels) * len(sub_labels)
+    outcome, variant = frame["outcome"], frame["swer_variant"]
+    swe = _is(outcome, Outcome.SILENT_WRONG_EFFECT.value)
+    flags = {
+        "n": np.ones(len(frame), dtype=bool),
+        "success": _is(outcome, Outcome.SUCCESS.value),
+        "swe": swe,
+        "wrong_write": swe & _is(variant, SwerVariant.WRONG_WRITE.value),
+        "phantom": swe & _is(variant, SwerVariant.PHANTOM.value),
+        "over_halt": _is(outcome, Outcome.OVER_HALT.value),
+        "reported": frame["reported_success"].to_numpy(dtype=bool),
+    }
+    counts = {k: np.bincount(cell, weights=v, minlength=size) for k, v in flags.items()}
+    cells = []
+    for i in np.flatnonzero(counts["n"]):
+        cat, sub = cat_labels[i // len(sub_labels)], sub_labels[i % len(sub_labels)]
+        cells.append((cat, sub, {k: int(counts[k][i]) for k in _COUNTS}))
+    return sorted(cells, key=lambda c: (c[0], c[1]))
 
 
 def _rates(counts: Mapping[str, int]) -> dict[str, Any]:
@@ -236,44 +260,41 @@ def summarize(frame: pd.DataFrame) -> Results:
     """Summarise the scored episodes of one arm (SPEC 1): totals, cells, pass^k, cost."""
     if len(frame) == 0:
         raise ValueError("no scored episodes to summarise")
-    arms = [str(a) for a in frame["arm"].unique()]
+    arm_codes, arms = _codes(frame["arm"])
+    arms = [arms[i] for i in np.unique(arm_codes)]
     if len(arms) != 1:
         raise ValueError(f"a summary covers one arm, got {sorted(arms)}")
-    by_cell = _count_frame(frame)
-    totals = {c: int(by_cell[c].sum()) for c in _COUNTS}
+    by_cell = _cell_counts(frame)
+    totals = {c: sum(counts[c] for _, _, counts in by_cell) for c in _COUNTS}
     cells = [
-        Cell(category=cat, substrate=sub, n=int(row["n"]), **_rates(row))
-        for (cat, sub), row in by_cell.iterrows()
+        Cell(category=cat, substrate=sub, n=counts["n"], **_rates(counts))
+        for cat, sub, counts in by_cell
     ]
-    per_task = (
-        pd.DataFrame(
-            {
-                "task_id": frame["task_id"],
-                "success": (frame["outcome"] == Outcome.SUCCESS.value).to_numpy(),
-            }
-        )
-        .groupby("task_id", observed=True)["success"]
-        .agg(["sum", "count"])
-    )
-    succ = per_task["sum"].to_numpy()
-    trials = per_task["count"].to_numpy()
-    outcome_counts = frame["outcome"].value_counts()
+    task_codes, _ = _codes(frame["task_id"])
+    trials = np.bincount(task_codes)
+    succ = np.bincount(task_codes, weights=_is(frame["outcome"], Outcome.SUCCESS.value))
+    succ, trials = succ[trials > 0], trials[trials > 0]
+    outcome_codes, outcome_labels = _codes(frame["outcome"])
+    per_outcome = np.bincount(outcome_codes, minlength=len(outcome_labels))
     n = totals["n"]
-    gap_values = np.array([0.0, 1.0])
-    gap_counts = np.array(
-        [n - (totals["reported"] - totals["success"]), totals["reported"] - totals["success"]]
-    )
-    cost = frame["cost_usd"].to_numpy()
-    latency = frame["latency_s"].to_numpy()
+    wrong_screens = totals["reported"] - totals["success"]
+    cost = frame["cost_usd"].to_numpy(dtype=float)
+    latency = frame["latency_s"].to_numpy(dtype=float)
     return Results(
-        arm=str(arms[0]),
+        arm=arms[0],
         n_episodes=n,
-        n_tasks=len(per_task),
+        n_tasks=len(trials),
         **_rates(totals),
         pass_hat_k={str(k): pass_hat_k(succ, trials, k) for k in PASS_K},
-        outcome_counts={str(o): int(c) for o, c in sorted(outcome_counts.items()) if c > 0},
+        outcome_counts={
+            label: int(c)
+            for label, c in sorted(zip(outcome_labels, per_outcome, strict=True))
+            if c > 0
+        },
         cells=cells,
-        success_effect_gap_ci=bootstrap_mean(gap_values, gap_counts.astype(float)),
+        success_effect_gap_ci=bootstrap_mean(
+            np.array([0.0, 1.0]), np.array([n - wrong_screens, wrong_screens], dtype=float)
+        ),
         cost=CostSummary(total_usd=float(cost.sum()), mean_usd=float(cost.mean())),
         latency=LatencySummary(
             mean_s=float(latency.mean()),
