@@ -17,6 +17,7 @@ from effectbench.schema import (
     AgentReport,
     Category,
     EpisodeRecord,
+    ModelCall,
     OracleSpec,
     OracleVerdict,
     Outcome,
@@ -26,7 +27,7 @@ from effectbench.schema import (
     TrueState,
     Verdict,
 )
-from effectbench.seam import AgentTask, BenchmarkProvider, EnvHandle, SystemUnderTest
+from effectbench.seam import AgentTask, Attempt, BenchmarkProvider, EnvHandle, SystemUnderTest
 
 SPEC_VERSION = "1.0.0"
 """The SPEC this engine implements (the VERSION file at the repository root)."""
@@ -40,6 +41,7 @@ __all__ = [
     "SPEC_VERSION",
     "AgentReport",
     "AgentTask",
+    "Attempt",
     "BenchmarkProvider",
     "Category",
     "Effect",
@@ -47,6 +49,7 @@ __all__ = [
     "EnvHandle",
     "EpisodeRecord",
     "Label",
+    "ModelCall",
     "OracleSpec",
     "OracleVerdict",
     "Outcome",

@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 
 from effectbench.classify import classify, true_state
 from effectbench.effects import contract_hash
-from effectbench.schema import EpisodeRecord, TaskSpec
-from effectbench.seam import AgentTask, BenchmarkProvider, SystemUnderTest
+from effectbench.schema import AgentReport, EpisodeRecord, TaskSpec
+from effectbench.seam import AgentTask, Attempt, BenchmarkProvider, SystemUnderTest
 
 
 @dataclass(frozen=True)
@@ -51,12 +51,15 @@ def run_episode(
     agent_task = AgentTask.from_spec(task, params)
     with provider.provision(task, seed, params) as episode:
         started = _now()
-        clock = time.perf_counter()
         before = episode.oracle.snapshot()
-        report = sut.run(agent_task, episode.env, params)
+        clock = time.perf_counter()  # latency is the system's own time, not the oracle's
+        attempt = sut.run(agent_task, episode.env, params)
         latency = time.perf_counter() - clock
         verdict = episode.oracle.judge(before)
         finished = _now()
+    if isinstance(attempt, AgentReport):
+        attempt = Attempt(report=attempt)
+    report = attempt.report
     label = classify(report.reported_success, true_state(verdict), task.correct_action_available)
     if label is None:
         return DroppedEpisode(task.task_id, trial, verdict.reason)
@@ -75,8 +78,8 @@ def run_episode(
         outcome=label.outcome,
         swer_variant=label.swer_variant,
         reason=label.reason,
-        model_calls=[],
-        cost_usd=0.0,
+        model_calls=list(attempt.model_calls),
+        cost_usd=sum(call.cost_usd for call in attempt.model_calls),
         latency_s=round(latency, 6),
         env_fingerprint=episode.env_fingerprint,
         started_at=started,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from effectbench.effects import Effect
-from effectbench.schema import AgentReport, OracleVerdict, Substrate, TaskSpec
+from effectbench.schema import AgentReport, ModelCall, OracleVerdict, Substrate, TaskSpec
 
 
 @dataclass(frozen=True)
@@ -93,14 +93,28 @@ class EnvHandle(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Attempt:
+    """A report plus the model calls it cost; return it instead of a bare report to be metered."""
+
+    report: AgentReport
+    model_calls: tuple[ModelCall, ...] = ()
+
+
 @runtime_checkable
 class SystemUnderTest(Protocol):
     """Any system that can attempt a task: an agent, a script, a baseline."""
 
     name: str
 
-    def run(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> AgentReport:
-        """Attempt ``task`` through ``env`` and report (untrusted) what happened."""
+    def run(
+        self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]
+    ) -> AgentReport | Attempt:
+        """Attempt ``task`` through ``env`` and report (untrusted) what happened.
+
+        A system that calls models returns an :class:`Attempt` listing them, so
+        the episode row carries its cost; a bare :class:`AgentReport` costs nothing.
+        """
         ...
 
 

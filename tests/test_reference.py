@@ -14,8 +14,8 @@ from effectbench.baselines import get_baseline
 from effectbench.metrics import episode_frame, summarize, transactional_faults_mishandled
 from effectbench.packs.mockmed import MockMedProvider, Oracle
 from effectbench.runner import evaluate
-from effectbench.schema import AgentReport, OracleVerdict, TaskSpec, Verdict
-from effectbench.seam import AgentTask, EnvHandle, Episode
+from effectbench.schema import AgentReport, ModelCall, OracleVerdict, TaskSpec, Verdict
+from effectbench.seam import AgentTask, Attempt, EnvHandle, Episode
 
 PACK = MockMedProvider()
 
@@ -205,3 +205,27 @@ def test_the_isolation_probe_detects_a_leaked_oracle() -> None:
     prober = _Prober()
     evaluate(prober, _LeakyProvider(), trials=1)
     assert prober.found
+
+
+class _MeteredScreenOnly:
+    """A SUT that calls a (pretend) model once per episode and reports what it cost."""
+
+    name = "metered"
+
+    def __init__(self) -> None:
+        self._inner = get_baseline("screen_only", PACK)
+
+    def run(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> Attempt:
+        report = self._inner.run(task, env, params)
+        call = ModelCall(
+            index=0, model="m", input_tokens=10, output_tokens=5, cost_usd=0.25, latency_s=0.1
+        )
+        return Attempt(report=report, model_calls=(call,))
+
+
+def test_model_calls_are_metered_into_rows_and_cost() -> None:
+    rows = evaluate(_MeteredScreenOnly(), PACK, trials=2).rows
+    assert all(r.cost_usd == 0.25 and len(r.model_calls) == 1 for r in rows)
+    res = summarize(episode_frame(rows))
+    assert res.cost is not None and res.cost.total_usd == 0.25 * 18
+    assert res.swer.numerator == 10  # metering changes nothing about the labels
