@@ -53,7 +53,14 @@ def run_episode(
         started = _now()
         before = episode.oracle.snapshot()
         clock = time.perf_counter()  # latency is the system's own time, not the oracle's
-        attempt = sut.run(agent_task, episode.env, params)
+        try:
+            attempt = sut.run(agent_task, episode.env, params)
+        except Exception as exc:  # a crash is the system's outcome: it halted; judge the record
+            attempt = AgentReport(
+                reported_success=False,
+                halted=True,
+                message=f"system under test raised {type(exc).__name__}: {exc}",
+            )
         latency = time.perf_counter() - clock
         verdict = episode.oracle.judge(before)
         finished = _now()

@@ -229,3 +229,23 @@ def test_model_calls_are_metered_into_rows_and_cost() -> None:
     res = summarize(episode_frame(rows))
     assert res.cost is not None and res.cost.total_usd == 0.25 * 18
     assert res.swer.numerator == 10  # metering changes nothing about the labels
+
+
+class _CrashAfterSaving:
+    """A SUT that clicks Save and then crashes before it can report."""
+
+    name = "crasher"
+
+    def run(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> AgentReport:
+        PACK.attempt(env, next(t for t in PACK.tasks() if t.task_id == task.task_id), params)
+        raise RuntimeError("lost the browser")
+
+
+def test_a_crashing_system_halts_and_its_effect_is_still_judged() -> None:
+    rows = evaluate(_CrashAfterSaving(), PACK, trials=1).rows
+    by_task = {r.task_id.split("::")[1]: r for r in rows}
+    assert all(r.agent.halted and not r.agent.reported_success for r in rows)
+    assert "RuntimeError: lost the browser" in by_task["ok"].agent.message
+    assert by_task["ok"].outcome.value == "false_abort"  # it saved, then crashed
+    assert by_task["partial"].outcome.value == "wrong_action"
+    assert by_task["optimistic"].outcome.value == "safe_halt"
