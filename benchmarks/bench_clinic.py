@@ -144,7 +144,7 @@ def main() -> None:
     print(f"  serial, one process        {serial_s:6.2f} s")
     print(
         f"  --workers {args.workers} (pool per arm)  {parallel_s:6.2f} s "
-        "(includes worker start-up: import + audit per worker)"
+        "(includes worker start-up; workers adopt the parent's audit)"
     )
     same = all(
         [_strip(r) for r in serial[a].rows] == [_strip(r) for r in parallel[a].rows] for a in ARMS

@@ -11,6 +11,12 @@ Workers are started with ``forkserver`` (``spawn`` where that is unavailable),
 never plain ``fork``: a worker must not inherit the parent's service threads
 or open sockets. A shipped baseline is rebuilt in the worker by name; any other
 system under test must be picklable.
+
+A provider may hand start-up work it has already done to its workers: when it
+has a ``worker_handoff()`` method, its result (picklable, or ``None``) is sent
+to every worker, whose ``install()`` runs before the worker builds its pack.
+The clinic pack hands over its live adversarial audit this way, so workers
+do not repeat it.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import multiprocessing.util
 import pickle
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+from typing import Any, Protocol
 
 from effectbench.baselines import BASELINES, get_baseline
 from effectbench.errors import UsageError
@@ -32,6 +38,20 @@ from effectbench.seam import BenchmarkProvider, SystemUnderTest
 Outcome = EpisodeRecord | DroppedEpisode
 
 _worker: dict[str, Any] = {}
+
+
+class WorkerHandoff(Protocol):
+    """Start-up work a provider has done, for its worker processes to adopt."""
+
+    def install(self) -> bool:
+        """Adopt the work in this process; say whether it was adopted."""
+        ...
+
+
+def _handoff(provider: BenchmarkProvider) -> WorkerHandoff | None:
+    offer = getattr(provider, "worker_handoff", None)
+    handoff: WorkerHandoff | None = offer() if callable(offer) else None
+    return handoff
 
 
 def _recipe(sut: SystemUnderTest, provider: BenchmarkProvider) -> tuple[str, Any]:
@@ -46,7 +66,9 @@ def _recipe(sut: SystemUnderTest, provider: BenchmarkProvider) -> tuple[str, Any
         ) from None
 
 
-def _init_worker(pack_name: str, recipe: tuple[str, Any]) -> None:
+def _init_worker(pack_name: str, recipe: tuple[str, Any], handoff: WorkerHandoff | None) -> None:
+    if handoff is not None:
+        handoff.install()
     pack = get_pack(pack_name)
     close = getattr(pack, "close", None)
     if close is not None:
@@ -100,7 +122,7 @@ def evaluate_parallel(
         max_workers=min(workers, max(1, len(chosen))),
         mp_context=_context(),
         initializer=_init_worker,
-        initargs=(provider.name, recipe),
+        initargs=(provider.name, recipe, _handoff(provider)),
     ) as pool:
         futures = [pool.submit(_run_task, task.task_id, seeds) for task in chosen]
         for future in futures:

@@ -13,6 +13,8 @@ from effectbench.baselines import get_baseline
 from effectbench.cli import main
 from effectbench.errors import UsageError
 from effectbench.packs.clinic import ClinicProvider
+from effectbench.packs.clinic.attestation import AUDIT_KEY, AuditHandoff, audits_run
+from effectbench.packs.clinic.oracle import SqliteOracle
 from effectbench.parallel import evaluate_parallel
 from effectbench.runner import evaluate
 from effectbench.schema import AgentReport
@@ -77,3 +79,59 @@ class _Unpicklable:
 def test_an_unpicklable_system_is_refused_before_any_worker_starts(pack: ClinicProvider) -> None:
     with pytest.raises(UsageError, match="picklable"):
         evaluate_parallel(_Unpicklable(), pack, trials=1, workers=2)
+
+
+class _ReportsAudits:
+    """Halts at once; its report says how many audits its own process ran."""
+
+    name = "reports_audits"
+
+    def run(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> AgentReport:
+        return AgentReport(reported_success=False, halted=True, message=f"audits {audits_run()}")
+
+
+class _OtherOracle(SqliteOracle):
+    """An oracle other than the one a worker's pack is built with."""
+
+
+class _ForeignHandoff(ClinicProvider):
+    """A parent whose handoff was keyed by other code than the workers load."""
+
+    def worker_handoff(self) -> AuditHandoff:
+        handoff = super().worker_handoff()
+        assert handoff is not None
+        return AuditHandoff("sha256:" + "0" * 64, handoff.results)
+
+
+def _audits_in_workers(provider: ClinicProvider) -> set[str]:
+    tasks = list(provider.tasks())[:4]
+    run = evaluate_parallel(_ReportsAudits(), provider, trials=1, tasks=tasks, workers=2)
+    assert len(run.rows) == 4
+    return {row.agent.message for row in run.rows}
+
+
+def test_workers_adopt_the_parents_audit_instead_of_running_it(pack: ClinicProvider) -> None:
+    assert audits_run() >= 1  # the parent ran the audit the flags come from
+    assert _audits_in_workers(pack) == {"audits 0"}
+
+
+def test_workers_audit_for_themselves_when_the_handoff_key_differs() -> None:
+    foreign = _ForeignHandoff()
+    try:
+        assert _audits_in_workers(foreign) == {"audits 1"}
+    finally:
+        foreign.close()
+
+
+def test_a_handoff_is_installed_only_under_this_processes_key(pack: ClinicProvider) -> None:
+    handoff = pack.worker_handoff()
+    assert handoff is not None and handoff.key == AUDIT_KEY
+    assert handoff.results == pack.audit
+    assert AuditHandoff("sha256:" + "0" * 64, {}).install() is False
+    # This process already holds its own audit: a handoff never replaces it.
+    assert handoff.install() is False
+    other = ClinicProvider(oracle_factory=_OtherOracle)
+    try:
+        assert other.worker_handoff() is None  # workers rebuild the default oracle only
+    finally:
+        other.close()

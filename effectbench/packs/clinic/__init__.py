@@ -35,6 +35,7 @@ reads results and the manifest, not from someone who reads the source.
 
 from __future__ import annotations
 
-from effectbench.packs.clinic.provider import NAME, ClinicProvider, audit_pack
+from effectbench.packs.clinic.attestation import audit_pack
+from effectbench.packs.clinic.provider import NAME, ClinicProvider
 
 __all__ = ["NAME", "ClinicProvider", "audit_pack"]

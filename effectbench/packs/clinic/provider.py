@@ -13,7 +13,8 @@ from typing import Any
 from effectbench.effects import Effect
 from effectbench.manifest import SEQUESTERED, manifest_of
 from effectbench.packs.clinic.arms import EffectVerifiedAll
-from effectbench.packs.clinic.audit import AuditResult, OracleFactory, run_audit
+from effectbench.packs.clinic.attestation import AuditHandoff, audit_pack, handoff
+from effectbench.packs.clinic.audit import OracleFactory
 from effectbench.packs.clinic.db import SURFACES, TEMPLATE_DIGEST, provision_copy, scratch_dir
 from effectbench.packs.clinic.env import ClinicEnv
 from effectbench.packs.clinic.oracle import CHANNEL, SqliteOracle
@@ -32,10 +33,6 @@ from effectbench.schema import OracleChannel, OracleSpec, Split, Substrate, Task
 from effectbench.seam import Episode, Screen
 
 NAME = "clinic"
-AUDIT_TRIAL = 1
-"""The trial whose payload the adversarial audit writes (its prior trial is 0)."""
-
-_audit_cache: dict[Any, dict[str, AuditResult]] = {}
 
 
 def _draft_spec(task: ClinicTask, audited: bool) -> TaskSpec:
@@ -59,19 +56,6 @@ def _draft_spec(task: ClinicTask, audited: bool) -> TaskSpec:
         effect_declared=task.declared,
         initial_state={"fault": task.fault.name, "template": TEMPLATE_DIGEST},
     )
-
-
-def audit_pack(oracle_factory: OracleFactory = SqliteOracle) -> dict[str, AuditResult]:
-    """Run the live adversarial audit of ``oracle_factory`` over every task (cached)."""
-    if oracle_factory not in _audit_cache:
-        _audit_cache[oracle_factory] = run_audit(
-            [
-                (t.task_id, effects_of(t), params_of(t, AUDIT_TRIAL), params_of(t, AUDIT_TRIAL - 1))
-                for t in TASKS
-            ],
-            oracle_factory,
-        )
-    return _audit_cache[oracle_factory]
 
 
 def _cleanup(service: RecordService, folder: Path) -> None:
@@ -184,6 +168,14 @@ class ClinicProvider:
                 service.stop()
             for leftover in (path, path.with_name(path.name + "-journal")):
                 leftover.unlink(missing_ok=True)
+
+    def worker_handoff(self) -> AuditHandoff | None:
+        """Return this pack's audit for ``--workers`` processes (see :mod:`.attestation`).
+
+        A worker rebuilds the pack by name, with the default oracle; a provider
+        built around another oracle has nothing to hand over.
+        """
+        return handoff() if self._oracle_factory is SqliteOracle else None
 
     def attempt(self, env: Any, task: TaskSpec, params: Mapping[str, Any]) -> Screen:
         """The scripted steps the shipped baselines take (find, open, save or edit)."""
