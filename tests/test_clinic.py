@@ -329,6 +329,68 @@ def test_an_unreadable_record_drops_the_episode_and_counts_it(
 # -- the system of record itself --------------------------------------------------------
 
 
+SIDE_TABLES = """
+CREATE TABLE audit_log (id INTEGER PRIMARY KEY, entry TEXT NOT NULL);
+INSERT INTO audit_log (entry) VALUES ('opened');
+CREATE TABLE claim_lines (
+    claim_ref TEXT, line INTEGER, amount INTEGER, PRIMARY KEY (claim_ref, line)
+) WITHOUT ROWID;
+INSERT INTO claim_lines VALUES ('CLM-seed-0102', 1, 9200);
+CREATE TABLE scratch (value TEXT);
+"""
+"""Tables the record service knows nothing of: a log, a composite-key table, an empty one."""
+
+SIDE_WRITES = {
+    "nothing else": ("", None),
+    "a row in a table the service never reads": (
+        "INSERT INTO audit_log (entry) VALUES ('saved')",
+        "audit_log: added 2",
+    ),
+    "a lost row of a composite-key table": (
+        "DELETE FROM claim_lines",
+        "claim_lines: removed ('CLM-seed-0102', 1)",
+    ),
+    "a changed column of a composite-key table": (
+        "UPDATE claim_lines SET amount = 0",
+        "claim_lines: changed ('CLM-seed-0102', 1) (amount)",
+    ),
+    "an empty table dropped": ("DROP TABLE scratch", "sqlite_master: removed ('table', 'scratch')"),
+    "an index created": (
+        "CREATE INDEX by_entry ON audit_log (entry)",
+        "sqlite_master: added ('index', 'by_entry')",
+    ),
+}
+
+
+@pytest.mark.parametrize("write", list(SIDE_WRITES))
+def test_the_oracle_audits_every_table_in_sqlite_master(pack: ClinicProvider, write: str) -> None:
+    sql, collateral = SIDE_WRITES[write]
+    task = next(t for t in pack.tasks() if t.task_id == "clinic::clean_draft")
+    params = pack.trial_params(task, 0)
+    with pack.provision(task, 0, params) as episode:
+        store = pack.service.mounted
+        assert store is not None
+        with sqlite3.connect(store.path) as conn:
+            conn.executescript(SIDE_TABLES)
+        before = episode.oracle.snapshot()
+        assert before is not None
+        assert {"audit_log", "claim_lines", "scratch", "sqlite_master"} <= set(before)
+        readback = episode.env.all_surfaces_verifier()
+        assert pack.attempt(episode.env, task, params).status == "success"
+        if sql:
+            with sqlite3.connect(store.path) as conn:
+                conn.execute(sql)
+        verdict = episode.oracle.judge(before)
+        # The product's readback of every REST surface sees none of these tables.
+        assert readback.verify([e.resolve(params) for e in task.expected_effect]).confirmed
+    if collateral is None:
+        assert verdict.verdict is Verdict.CONFIRMED
+        assert "3 table(s)" not in verdict.reason and "6 table(s) and the schema" in verdict.reason
+    else:
+        assert verdict.verdict is Verdict.REFUTED and verdict.effect_wrong_persisted
+        assert verdict.reason.endswith(collateral)
+
+
 def test_episodes_are_copies_of_the_template_and_leave_nothing_behind(
     pack: ClinicProvider,
 ) -> None:

@@ -106,7 +106,7 @@ class RestVerifier:
             rows = details.get("rows")
             if not isinstance(rows, list):
                 return None
-            snapshot[surface] = Surface(key=str(details.get("key", "id")), rows=tuple(rows))
+            snapshot[surface] = Surface(key=(str(details.get("key", "id")),), rows=tuple(rows))
         return snapshot
 
     def verify(self, effect: Sequence[Effect]) -> ProductReading:

@@ -1,10 +1,13 @@
 """The independent oracle: a read-only SQLite connection and a whole-database delta audit.
 
 :func:`read_database` opens the episode's database file through its own
-``mode=ro`` URI connection (never through the record service), discovers every
-table in ``sqlite_master`` (SQLite's internal ``sqlite_*`` tables excepted) and
-reads them all inside one read transaction. :func:`judge_record` is the one rule
-that decides a declared contract against two such readings:
+``mode=ro`` URI connection (never through the record service) and, inside one
+read transaction, reads the schema (``sqlite_master``: every table, index, view
+and trigger) and every table it lists (SQLite's own ``sqlite_*`` tables
+excepted), each keyed by its primary key (several columns for a composite key)
+or by its rowid. A table the service never serves is read all the same.
+:func:`judge_record` is the one rule that decides a declared contract against
+two such readings:
 
 * each declared effect is judged on its ``surface`` (table) by
   :func:`effectbench.judge.judge`;
@@ -12,10 +15,12 @@ that decides a declared contract against two such readings:
   when a declared effect on that table selects it (and a changed row may only
   differ in fields the contract sets); a vanished row is never explained.
 
-Anything unexplained is a collateral write or loss: a wrong effect, whatever the
-declared effect says. When every effect is confirmed and nothing else changed
-the verdict is confirmed; when the effect is not confirmed, an empty delta reads
-as *absent* (nothing persisted) and any change as *wrong persisted*. The
+Anything unexplained is a collateral write or loss, on any table or in the
+schema (a table created or dropped, an index or trigger added): a wrong effect,
+whatever the declared effect says. When every effect is confirmed and nothing
+else changed the verdict is confirmed; when the effect is not confirmed, an
+empty delta reads as *absent* (nothing persisted) and any change as *wrong
+persisted*. The
 product's own verifiers (:mod:`effectbench.packs.clinic.env`) apply the same
 rule to the surfaces they can read over REST, which is exactly why a verifier
 that reads one surface misses collateral writes on the others.
@@ -41,17 +46,44 @@ READ_TIMEOUT_S = 0.05
 
 @dataclass(frozen=True)
 class Surface:
-    """One table as read: its key column and its rows."""
+    """One table as read: the columns that identify a row, and its rows."""
 
-    key: str
+    key: tuple[str, ...]
     rows: tuple[Mapping[str, Any], ...]
+
+    def key_of(self, row: Mapping[str, Any]) -> Any:
+        """Return ``row``'s identity: its key value (a tuple when the key has several columns)."""
+        if len(self.key) == 1:
+            return row.get(self.key[0])
+        return tuple(row.get(c) for c in self.key)
 
 
 Snapshot = dict[str, Surface]
 
+SCHEMA = "sqlite_master"
+"""The reading's entry for the schema itself (every table, index, view and trigger)."""
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _read_table(conn: sqlite3.Connection, name: str) -> Surface:
+    pks = sorted((r[5], str(r[1])) for r in conn.execute(f"PRAGMA table_info({_quoted(name)})"))
+    key = tuple(col for order, col in pks if order)
+    # A table without a declared primary key is keyed by its rowid.
+    select = "SELECT *" if key else "SELECT rowid AS rowid, *"
+    cur = conn.execute(f"{select} FROM {_quoted(name)}")
+    cols = [d[0] for d in cur.description]
+    rows = tuple(dict(zip(cols, row, strict=True)) for row in cur.fetchall())
+    return Surface(key=key or ("rowid",), rows=rows)
+
 
 def read_database(path: Path) -> Snapshot | None:
-    """Read every table through a fresh ``mode=ro`` connection; ``None`` when unreadable."""
+    """Read the schema and every table through a fresh ``mode=ro`` connection.
+
+    Returns ``None`` when the file is missing, locked or otherwise unreadable.
+    """
     if not path.exists():
         return None
     uri = f"file:{quote(str(path))}?mode=ro"
@@ -61,27 +93,15 @@ def read_database(path: Path) -> Snapshot | None:
         return None
     try:
         conn.execute("BEGIN")
-        names = [
-            str(r[0])
-            for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' "
-                "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
-            )
-        ]
-        snapshot: Snapshot = {}
-        for name in names:
-            quoted = '"' + name.replace('"', '""') + '"'
-            pks = [r for r in conn.execute(f"PRAGMA table_info({quoted})") if r[5]]
-            key = str(pks[0][1]) if len(pks) == 1 else "rowid"
-            select = (
-                f"SELECT rowid AS rowid, * FROM {quoted}"
-                if key == "rowid"
-                else (f"SELECT * FROM {quoted}")
-            )
-            cur = conn.execute(select)
-            cols = [d[0] for d in cur.description]
-            rows = tuple(dict(zip(cols, row, strict=True)) for row in cur.fetchall())
-            snapshot[name] = Surface(key=key, rows=rows)
+        # The logical schema; rootpage is where a table sits in the file, not what it holds.
+        cur = conn.execute(f"SELECT type, name, tbl_name, sql FROM {SCHEMA}")
+        schema = tuple(dict(zip(("type", "name", "tbl_name", "sql"), r, strict=True)) for r in cur)
+        snapshot: Snapshot = {SCHEMA: Surface(key=("type", "name"), rows=schema)}
+        for row in schema:
+            name = str(row["name"])
+            # SQLite's own tables (sqlite_sequence, sqlite_stat*) follow from other writes.
+            if row["type"] == "table" and not name.startswith("sqlite_"):
+                snapshot[name] = _read_table(conn, name)
         conn.execute("COMMIT")
         return snapshot
     except sqlite3.Error:
@@ -107,9 +127,11 @@ def delta(before: Snapshot, after: Snapshot, tables: Collection[str]) -> list[Ch
     for table in sorted(tables):
         old = before.get(table)
         new = after.get(table)
-        key = (new or old or Surface("rowid", ())).key
-        old_rows = {r.get(key): r for r in (old.rows if old else ())}
-        new_rows = {r.get(key): r for r in (new.rows if new else ())}
+        surface = new or old
+        if surface is None:
+            continue
+        old_rows = {surface.key_of(r): r for r in (old.rows if old else ())}
+        new_rows = {surface.key_of(r): r for r in (new.rows if new else ())}
         for k, row in new_rows.items():
             if k not in old_rows:
                 changes.append(Change(table, k, "added"))
@@ -186,12 +208,13 @@ def judge_record(
         for e in checked
     ]
     changes = delta(before, after, tables)
-    after_rows = {(t, r.get(s.key)): r for t, s in after.items() if t in tables for r in s.rows}
+    after_rows = {(t, s.key_of(r)): r for t, s in after.items() if t in tables for r in s.rows}
     unexplained = [
         c for c in changes if not _explained(c, after_rows.get((c.table, c.key)), checked)
     ]
     head = verdicts[0]
-    audited = f"{len(tables)} table(s) audited"
+    audited = f"{len(tables - {SCHEMA})} table(s)" + (" and the schema" if SCHEMA in tables else "")
+    audited += " audited"
     if unexplained:
         return head.model_copy(
             update={
