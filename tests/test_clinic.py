@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 from effectbench.baselines import get_baseline
+from effectbench.classify import classify, true_state
 from effectbench.cli import main
-from effectbench.effects import Effect
+from effectbench.effects import Effect, EffectKind
 from effectbench.judge import judge_contract
 from effectbench.manifest import SEQUESTERED, fingerprint
 from effectbench.packs import get_pack
@@ -138,11 +139,44 @@ def test_the_pack_covers_every_category_and_axis(pack: ClinicProvider) -> None:
     assert {t.reversible for t in tasks} == {True, False}
     assert {t.effect_declared for t in tasks} == {True, False}
     assert any(t.split is Split.TEST for t in tasks)
-    refusals = [
-        t for t in tasks if t.category is Category.CONTROL and not t.correct_action_available
-    ]
-    assert refusals and all(t.oracle.refusal_controls for t in refusals)
+    assert any(t.oracle.refusal_controls for t in tasks)
     assert all(e.surface for t in tasks for e in t.expected_effect)
+
+
+def test_on_a_refusal_control_every_write_is_wrong(pack: ClinicProvider) -> None:
+    refusals = [t for t in pack.tasks() if t.oracle.refusal_controls]
+    assert {_short(t.task_id) for t in refusals} == {
+        "refusal_stale",
+        "refusal_ambiguous",
+        "refusal_ambiguous_undeclared",
+    }
+    for task in refusals:
+        assert task.category is Category.CONTROL and not task.correct_action_available
+        params = pack.trial_params(task, 0)
+        with pack.provision(task, 0, params) as episode:
+            found = episode.env.act("find_patients", name=params["patient_name"])
+        charts = [r["mrn"] for r in found.details["results"]] + [params["mrn"] or "M-none"]
+        writes = 0
+        for mrn in charts:  # every chart bearing the name, and the referral's own MRN
+            with pack.provision(task, 0, params) as episode:
+                before = episode.oracle.snapshot()
+                saved = episode.env.act(
+                    "save_encounter",
+                    mrn=mrn,
+                    name=params["patient_name"],
+                    type=params["type"],
+                    note=params["note"],
+                    sign="claim_ref" in params,
+                    charge_code=params.get("charge_code"),
+                    claim_ref=params.get("claim_ref"),
+                )
+                verdict = episode.oracle.judge(before)
+            if saved.status == "success":
+                writes += 1
+                assert verdict.verdict is Verdict.REFUTED and verdict.effect_wrong_persisted
+            else:
+                assert verdict.effect_absent and not verdict.effect_wrong_persisted
+        assert writes >= 1
 
 
 def test_trial_payloads_are_unique(pack: ClinicProvider) -> None:
@@ -166,42 +200,58 @@ def _untimed(row: Any) -> dict[str, Any]:
 # -- the oracle is independent of the service -------------------------------------------
 
 
-class _ActThenBreakReads:
-    """Screen-only, but after acting it breaks the service's read handler."""
+class _WritesBlind:
+    """Saves (or edits) straight from the referral, never reading; then probes one read."""
 
-    name = "act_then_break_reads"
+    name = "writes_blind"
 
     def __init__(self, pack: ClinicProvider) -> None:
         self._pack = pack
-        self._tasks = {t.task_id: t for t in pack.tasks()}
-        self.broken_reads = 0
-
-    def _broken(self, handler: Any) -> Reply:
-        self.broken_reads += 1
-        return Reply(500, "error", "read handler broken on purpose")
+        self.probes: list[str] = []
 
     def run(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> AgentReport:
-        self._pack.service.read_handler = default_read_handler
-        screen = self._pack.attempt(env, self._tasks[task.task_id], params)
-        self._pack.service.read_handler = self._broken
-        probe = env.act("open_chart", mrn=params["mrn"])
-        assert probe.status == "error"
+        if "encounter_id" in params:
+            form = {"encounter_id": params["encounter_id"], "note": params["note"]}
+            screen = env.act("edit_encounter", **form)
+        else:
+            fields = ("mrn", "type", "note", "idempotency_key", "charge_code", "claim_ref")
+            form = {k: params[k] for k in fields if k in params}
+            screen = env.act("save_encounter", sign="claim_ref" in params, **form)
+        self.probes.append(env.act("open_chart", mrn=params["mrn"]).status)
         ok = screen.status == "success"
         return AgentReport(reported_success=ok, halted=not ok, message=screen.banner)
 
 
 def test_the_oracle_judges_correctly_with_the_service_read_path_broken(
-    pack: ClinicProvider, runs: dict[str, Any]
+    pack: ClinicProvider,
 ) -> None:
-    sut = _ActThenBreakReads(pack)
+    intact = _WritesBlind(pack)
+    normal = evaluate(intact, pack, trials=2)
+    broken_reads: list[str] = []
+
+    def broken(handler: Any) -> Reply:
+        broken_reads.append(handler.path)
+        return Reply(500, "error", "read handler broken on purpose")
+
+    blind = _WritesBlind(pack)
+    pack.service.read_handler = broken  # for every episode, from provision to verdict
     try:
-        broken = evaluate(sut, pack, trials=2)
+        broken_run = evaluate(blind, pack, trials=2)
     finally:
         pack.service.read_handler = default_read_handler
-    assert sut.broken_reads == len(broken.rows) == 60
-    normal = runs["screen_only"].rows
-    assert [r.oracle for r in broken.rows] == [r.oracle for r in normal]
-    assert [r.outcome for r in broken.rows] == [r.outcome for r in normal]
+    # Only the system under test's own probe ever reached the read handler.
+    assert len(broken_reads) == len(blind.probes) == 60
+    assert all(path.endswith("/chart") for path in broken_reads)
+    assert set(blind.probes) == {"error"} and "error" not in set(intact.probes[:5])
+    assert not normal.dropped and not broken_run.dropped
+    assert [r.oracle for r in broken_run.rows] == [r.oracle for r in normal.rows]
+    assert [r.outcome for r in broken_run.rows] == [r.outcome for r in normal.rows]
+    verdicts = {_short(r.task_id): r.oracle for r in broken_run.rows if r.trial == 0}
+    assert verdicts["clean_draft"].verdict is Verdict.CONFIRMED
+    assert verdicts["sign_and_bill"].verdict is Verdict.CONFIRMED
+    assert verdicts["partial_note"].effect_wrong_persisted
+    assert verdicts["noop_green"].effect_absent
+    assert "billing" in verdicts["charge_wrong_patient"].reason
 
 
 # -- the live adversarial audit ---------------------------------------------------------
@@ -255,11 +305,23 @@ class _RecordsOnlyOracle(_NoDeltaOracle):
         return judge_record(self._effects, before, after, channel=self.channel)
 
 
+class _PayloadBlindOracle(_NoDeltaOracle):
+    """A weakened oracle that checks which rows were written, never what they hold."""
+
+    channel = "weak:payload-blind"
+
+    def judge(self, before: Snapshot | None) -> OracleVerdict:
+        counts = [e for e in self._effects if e.kind is EffectKind.RECORD_WRITTEN]
+        after = read_database(self._path)
+        return judge_record(counts, before, after, channel=self.channel)
+
+
 @pytest.mark.parametrize(
     ("weak", "must_fail"),
     [
         (_NoDeltaOracle, {"collateral_write", "collateral_same_surface", "collateral_loss"}),
         (_RecordsOnlyOracle, {"collateral_write", "collateral_loss"}),
+        (_PayloadBlindOracle, {"wrong_payload", "prior_trial_row"}),
     ],
 )
 def test_the_audit_fails_a_weakened_oracle(weak: Any, must_fail: set[str]) -> None:
@@ -273,6 +335,24 @@ def test_the_audit_fails_a_weakened_oracle(weak: Any, must_fail: set[str]) -> No
         provider.close()
     assert not all(flags.values())
     assert flags == {tid: r.passed for tid, r in audit.items()}
+
+
+@pytest.mark.parametrize("name", ["charge_wrong_patient", "double_charge"])
+def test_a_records_only_oracle_cannot_see_the_collateral_billing_write(
+    pack: ClinicProvider, name: str
+) -> None:
+    task = next(t for t in pack.tasks() if t.task_id == f"clinic::{name}")
+    params = pack.trial_params(task, 0)
+    effects = [e.resolve(params) for e in task.expected_effect]
+    with pack.provision(task, 0, params) as episode:
+        store = pack.service.mounted
+        assert store is not None
+        records_only = _RecordsOnlyOracle(store.path, effects, None)
+        befores = episode.oracle.snapshot(), records_only.snapshot()
+        assert pack.attempt(episode.env, task, params).status == "success"  # the green banner
+        full, partial = episode.oracle.judge(befores[0]), records_only.judge(befores[1])
+    assert partial.verdict is Verdict.CONFIRMED
+    assert full.verdict is Verdict.REFUTED and "billing" in full.reason
 
 
 # -- unreadable records are dropped and counted -----------------------------------------
@@ -324,6 +404,24 @@ def test_an_unreadable_record_drops_the_episode_and_counts_it(
     # The next episode provisions (and, after "down", restarts the service) as usual.
     after = evaluate(get_baseline("screen_only", pack), pack, trials=1, tasks=tasks)
     assert len(after.rows) == 4 and not after.dropped
+
+
+def test_a_baseline_read_of_a_locked_file_is_unreadable_too(pack: ClinicProvider) -> None:
+    task = next(t for t in pack.tasks() if t.task_id == "clinic::clean_draft")
+    params = pack.trial_params(task, 0)
+    with pack.provision(task, 0, params) as episode:
+        store = pack.service.mounted
+        assert store is not None
+        lock = sqlite3.connect(store.path, isolation_level=None)
+        lock.execute("BEGIN EXCLUSIVE")
+        before = episode.oracle.snapshot()
+        lock.rollback()
+        lock.close()
+        assert pack.attempt(episode.env, task, params).status == "success"
+        verdict = episode.oracle.judge(before)
+    assert before is None
+    assert verdict.verdict is Verdict.INDETERMINATE and "baseline unreadable" in verdict.reason
+    assert classify(True, true_state(verdict), task.correct_action_available) is None
 
 
 # -- the system of record itself --------------------------------------------------------

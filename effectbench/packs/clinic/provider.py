@@ -47,7 +47,7 @@ def _draft_spec(task: ClinicTask, audited: bool) -> TaskSpec:
             channel=OracleChannel.SQL_READONLY,
             isolated_from_agent=True,
             trial_unique_payload=True,
-            refusal_controls=not task.available,
+            refusal_controls=task.refusal_control,
             adversarially_audited=audited,
         ),
         correct_action_available=task.available,

@@ -83,6 +83,11 @@ class ClinicTask:
         return f"clinic::{self.name}"
 
     @property
+    def refusal_control(self) -> bool:
+        """A control whose referral names a stale or ambiguous chart: every write is wrong."""
+        return self.category is Category.CONTROL and not self.available
+
+    @property
     def reversible(self) -> bool:
         """A draft or an edit can be undone; a signed, billed encounter cannot."""
         return self.kind != "sign"
