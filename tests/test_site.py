@@ -504,3 +504,221 @@ def test_parallel_build_equals_serial_build(
     assert batches[0] == n_bundles  # every bundle verified on the workers
     assert summary.charts_rendered == sum(batches[1:]) > 0  # every chart rendered there
     assert snapshot(out) == snapshot(site["out"])
+
+
+# -- signed bundles under the private Sigstore test root ---------------------------------
+
+ALICE = "alice@example.org"
+SIGNED = "2026-02-01_signed-agent"
+UNSIGNED = "2026-02-02_unsigned-agent"
+WITHDRAWN = "2026-02-03_withdrawn-halt"
+WITHDRAW_REASON = "the submitter asked for it: wrong pack version"
+
+
+def site_root(base: Path, withdrawn: list[dict[str, str]]) -> Path:
+    """A copy of the repository's site sources whose withdrawn.yml lists ``withdrawn``."""
+    root = base / "root"
+    shutil.copytree(ROOT / "site", root / "site")
+    shutil.copy(ROOT / "SPEC.md", root / "SPEC.md")
+    shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
+    (root / "site" / "withdrawn.yml").write_text(yaml.safe_dump(withdrawn), encoding="utf-8")
+    return root
+
+
+def own_system(bundle: Path, name: str, description: str) -> None:
+    """Give a test bundle (not a declared baseline) its own name before it is signed."""
+    data = json.loads((bundle / "submission.json").read_text(encoding="utf-8"))
+    assert data["system"]["baseline"] is None  # ranked only by a signature, never reproduced
+    data["system"].update(name=name, description=description)
+    (bundle / "submission.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def signed_sites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Two builds of one folder through the CLI: under the test root, and under production.
+
+    The folder holds a custom system signed by ALICE under the private test root,
+    an unsigned custom system (SWER 0: it would outrank the others if it were
+    ranked), the reproduced screen_only reference bundle, and a withdrawn bundle.
+    """
+    from sigstore_testroot import GOOGLE, shared_instance
+    from test_bundle_helpers import make_bundle
+
+    from verifier.signing import sign_bundle
+
+    instance = shared_instance()
+    base = tmp_path_factory.mktemp("signed-site")
+    subs = base / "submissions"
+    reference = next(REFERENCE.glob("*_screen-only"))
+    shutil.copytree(reference, subs / reference.name)
+    shutil.copytree(next(REFERENCE.glob("*_always-halt")), subs / WITHDRAWN)
+    signed = make_bundle(
+        subs / SIGNED, "retry_on_error", declare_baseline=False, signer=(ALICE, GOOGLE)
+    )
+    own_system(signed, "Signed agent", "A custom system, signed under the test root.")
+    trust = instance.trust_config_path
+    sign_bundle(signed, identity_token=instance.email_token(ALICE), trust_config=trust)
+    unsigned = make_bundle(subs / UNSIGNED, "effect_verified", declare_baseline=False)
+    own_system(unsigned, "Unsigned agent", "A custom system nobody signed.")
+    root = site_root(base, [{"bundle": WITHDRAWN, "reason": WITHDRAW_REASON, "date": "2026-02-04"}])
+    common = ["site", "build", "--submissions", str(subs), "--root", str(root)]
+    common += ["--cache-dir", str(base / "cache")]
+    with_root, production = base / "with-test-root", base / "production"
+    assert main([*common, "--out", str(with_root), "--trust-config", str(trust)]) == 0
+    assert main([*common, "--out", str(production), "--allow-unsigned"]) == 0
+    return {
+        "subs": subs,
+        "trust": trust,
+        "reference": reference.name.lower(),
+        "test_root": with_root,
+        "production": production,
+    }
+
+
+def read(out: Path, name: str) -> str:
+    return (out / name).read_text(encoding="utf-8")
+
+
+def test_signed_bundle_is_ranked_with_its_signer(signed_sites: dict[str, Any]) -> None:
+    from sigstore_testroot import GOOGLE
+
+    out = signed_sites["test_root"]
+    index = read(out, "index.html")
+    table = board_table(index, MOCKMED_BOARD)
+    assert sorted(board_slugs(table)) == sorted([SIGNED.lower(), signed_sites["reference"]])
+    row = board_row(table, SIGNED.lower())
+    assert 'data-status="ranked"' in row
+    rank = re.search(r'<td class="eb-rank"[^>]*>([^<]+)</td>', row)
+    assert rank and rank.group(1) != "—"
+    badge = re.search(
+        r'<span class="eb-badge eb-badge--signed" title="([^"]+)">(.*?)</span></span>', row
+    )
+    assert badge, row
+    text = re.sub(r"<[^>]+>", "", badge.group(2))
+    assert text == f"signed by {ALICE} (accounts.google.com)"
+    assert GOOGLE in badge.group(1)
+    assert "reproduced" not in row  # ranked by its signature alone
+    assert "Not the production trust root" in index and "trust_config.json" in index
+
+    page_ = read(out, f"submissions/{SIGNED.lower()}.html")
+    signer = re.search(r'<table data-eb="signer">.*?</table>', page_, re.S)
+    assert signer, "no signer table"
+    assert f'<code class="eb-signer">{ALICE}</code>' in signer.group(0)
+    assert f'<code class="eb-issuer">{GOOGLE}</code>' in signer.group(0)
+    when = re.search(r'<time datetime="([^"]+)">([^<]+)</time>', signer.group(0))
+    assert when and when.group(1) == when.group(2)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", when.group(1))
+    assert "A custom system, signed under the test root." in page_
+    link = f'href="{SIGNED.lower()}/submission.sigstore.json"'
+    downloads = page_[page_.index('id="downloads"') :]
+    assert link in downloads
+    published = out / "submissions" / SIGNED.lower() / "submission.sigstore.json"
+    assert published.read_bytes() == (signed_sites["subs"] / SIGNED / published.name).read_bytes()
+    csv = pd.read_csv(out / "downloads" / "leaderboard.csv").set_index("slug")
+    assert csv.loc[SIGNED.lower(), "signer"] == ALICE
+    assert csv.loc[SIGNED.lower(), "signer_issuer"] == GOOGLE
+
+
+def test_unsigned_custom_bundle_is_refused_without_allow_unsigned(
+    signed_sites: dict[str, Any],
+) -> None:
+    out = signed_sites["test_root"]
+    assert f'data-slug="{UNSIGNED.lower()}"' not in read(out, "index.html")
+    assert not (out / "submissions" / f"{UNSIGNED.lower()}.html").exists()
+    refused = refused_rows(read(out, "refused.html"))
+    assert refused[UNSIGNED.lower()] == ["signature", "signature.missing"]
+
+
+def refused_rows(html: str) -> dict[str, list[str]]:
+    """Slug -> the check ids (family, then findings) the refused table shows for it."""
+    table = re.search(r'<table id="eb-refused">.*?</table>', html, re.S)
+    assert table, "no refused table"
+    out: dict[str, list[str]] = {}
+    for slug, body in re.findall(r'<tr data-slug="([^"]+)">(.*?)</tr>', table.group(0), re.S):
+        out.setdefault(slug, []).extend(
+            re.findall(r'<code class="eb-check-id">([^<]+)</code>', body)
+        )
+    return out
+
+
+def test_signature_under_another_root_is_refused_on_the_production_build(
+    signed_sites: dict[str, Any],
+) -> None:
+    out = signed_sites["production"]
+    index = read(out, "index.html")
+    assert f'data-slug="{SIGNED.lower()}"' not in index
+    assert not (out / "submissions" / f"{SIGNED.lower()}.html").exists()
+    assert "Not the production trust root" not in index
+    refused = read(out, "refused.html")
+    checks = refused_rows(refused)[SIGNED.lower()]
+    assert checks[0] == "signature" and "signature.untrusted" in checks[1:]
+    assert all(c == "signature" or c.startswith("signature.") for c in checks)
+    assert SIGNED in refused and "Signed agent" in refused
+
+
+def test_allow_unsigned_shows_an_unranked_preview(signed_sites: dict[str, Any]) -> None:
+    out = signed_sites["production"]
+    table = board_table(read(out, "index.html"), MOCKMED_BOARD)
+    assert sorted(board_slugs(table)) == sorted([UNSIGNED.lower(), signed_sites["reference"]])
+    preview = board_row(table, UNSIGNED.lower())
+    assert 'data-status="preview"' in preview and "preview · not ranked" in preview
+    assert re.search(r'<td class="eb-rank"[^>]*>—</td>', preview)
+    assert metric_k(preview, "swer") == "0/27"  # it would rank first if previews were ranked
+    ranked = board_row(table, signed_sites["reference"])
+    assert re.search(r'<td class="eb-rank"[^>]*>1</td>', ranked)
+    csv = pd.read_csv(out / "downloads" / "leaderboard.csv").set_index("slug")
+    assert csv.loc[UNSIGNED.lower(), "status"] == "preview"
+    assert pd.isna(csv.loc[UNSIGNED.lower(), "rank_best"])
+    assert pd.isna(csv.loc[UNSIGNED.lower(), "rank_worst"])
+    assert csv.loc[signed_sites["reference"], "rank_best"] == 1
+    sub = read(out, f"submissions/{UNSIGNED.lower()}.html")
+    assert "Not ranked (preview)." in sub
+
+
+def test_withdrawn_bundle_leaves_the_board_for_the_withdrawn_list(
+    signed_sites: dict[str, Any],
+) -> None:
+    for out in (signed_sites["test_root"], signed_sites["production"]):
+        index = read(out, "index.html")
+        assert f'data-slug="{WITHDRAWN.lower()}"' not in index
+        assert "1 withdrawn" in index
+        assert not (out / "submissions" / f"{WITHDRAWN.lower()}.html").exists()
+        html = read(out, "refused.html")
+        table = re.search(r'<table id="eb-withdrawn">.*?</table>', html, re.S)
+        assert table, "no withdrawn table"
+        cells = re.findall(r"<td>(.*?)</td>", table.group(0), re.S)
+        assert cells == [f"<code>{WITHDRAWN}</code>", "always_halt", "2026-02-04", WITHDRAW_REASON]
+        assert WITHDRAWN.lower() not in refused_rows(html)  # withdrawn, not refused
+
+
+def test_report_cache_key_holds_the_trust_roots_content(
+    signed_sites: dict[str, Any], tmp_path: Path
+) -> None:
+    from effectbench.site.build import verify_submissions
+
+    subs = tmp_path / "subs"
+    shutil.copytree(signed_sites["subs"] / SIGNED, subs / SIGNED)
+    cache = tmp_path / "reports"
+    trust = tmp_path / "trust.json"
+    shutil.copy(signed_sites["trust"], trust)
+    (first,) = verify_submissions(subs, cache_dir=cache, trust_config=trust)
+    assert first.status.value == "ranked" and first.signer.identity == ALICE
+    (production,) = verify_submissions(subs, cache_dir=cache)  # same bundle, pinned root
+    assert production.status.value == "refused"
+    assert len(list(cache.glob("*.json"))) == 2
+    (again,) = verify_submissions(subs, cache_dir=cache, trust_config=trust)
+    assert again.to_json() == first.to_json() and len(list(cache.glob("*.json"))) == 2
+    # The same path now holds another root (the production one): the cached report is stale.
+    shutil.copy(ROOT / "verifier" / "trust" / "trusted_root.json", trust)
+    (other,) = verify_submissions(subs, cache_dir=cache, trust_config=trust)
+    assert other.status.value == "refused"
+    assert "signature.untrusted" in other.finding_ids()
+
+
+def test_cli_trust_config_must_be_a_file(tmp_path: Path, capsys: Any) -> None:
+    missing = tmp_path / "absent.json"
+    args = ["site", "build", "--submissions", str(REFERENCE), "--out", str(tmp_path / "o")]
+    status = main([*args, "--root", str(ROOT), "--trust-config", str(missing)])
+    err = capsys.readouterr().err
+    assert status == 2 and str(missing) in err and "Traceback" not in err
+    assert not (tmp_path / "o").exists()

@@ -19,6 +19,8 @@ Status = Literal["ranked", "preview", "refused"]
 
 SLUG_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 DATED = re.compile(r"^(\d{4}-\d{2}-\d{2})[_-]")
+NOT_APPLICABLE_SKIP = "reproduce"
+"""The check family whose skip means "does not apply" rather than "could not run"."""
 
 
 @dataclass(frozen=True)
@@ -114,8 +116,17 @@ class Entry:
 
     @property
     def failed_checks(self) -> tuple[CheckView, ...]:
-        """Return the checks that did not pass."""
-        return tuple(c for c in self.checks if not c.passed)
+        """Return the checks that count against the bundle (the refused page lists these).
+
+        A check with findings, or one that could not run because of an earlier
+        failure; a re-run that does not apply (not a shipped baseline, or a pack
+        that is not deterministic) is skipped without counting against anyone.
+        """
+        return tuple(
+            c
+            for c in self.checks
+            if c.n_findings or not (c.passed or (c.skipped and c.id == NOT_APPLICABLE_SKIP))
+        )
 
 
 def slugify(text: str) -> str:

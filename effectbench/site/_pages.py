@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import jinja2
 import pandas as pd
@@ -22,7 +23,7 @@ from effectbench.schema import Outcome
 from effectbench.site._charts import Chart, pct
 from effectbench.site._entries import Entry
 from effectbench.site._mkdocs import GeneratedPage
-from effectbench.site._tables import Board
+from effectbench.site._tables import BOARD_COLUMNS, Board
 
 OUTCOME_CODES = {
     Outcome.SUCCESS.value: "S",
@@ -53,6 +54,19 @@ def _secs(s: float) -> str:
     return f"{s * 1000:.2f} ms" if s < 1 else f"{s:.2f} s"
 
 
+def _issuer_host(issuer: str) -> str:
+    """Return the host of an OIDC issuer URL (``accounts.google.com``), else the text itself."""
+    host = urlsplit(issuer).hostname
+    return host or issuer
+
+
+def _points(x: Any) -> str:
+    """Return a difference of rates in signed percentage points (``+5.6``), ``—`` for none."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    return f"{100 * float(x):+.1f}"
+
+
 def _pct(x: Any) -> str:
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else pct(float(x))
 
@@ -70,6 +84,8 @@ def environment(templates: Path) -> jinja2.Environment:
     env.filters["pct"] = _pct
     env.filters["shortfp"] = _shortfp
     env.filters["secs"] = _secs
+    env.filters["issuer_host"] = _issuer_host
+    env.filters["points"] = _points
     return env
 
 
@@ -123,13 +139,27 @@ def board_views(boards: Sequence[Board]) -> list[BoardView]:
 
 
 def leaderboard_page(
-    templates: Path, views: Sequence[BoardView], n_refused: int, n_withdrawn: int
+    templates: Path,
+    views: Sequence[BoardView],
+    n_refused: int,
+    n_withdrawn: int,
+    trust_note: str = "",
 ) -> GeneratedPage:
-    """Return the home page: one sortable, filterable board per (SPEC major, pack)."""
+    """Return the home page: one sortable, filterable board per (SPEC major, pack).
+
+    ``trust_note`` (set when signatures were checked against a private trust
+    configuration) is printed above the boards.
+    """
     body = (
         environment(templates)
         .get_template("leaderboard.html.j2")
-        .render(boards=views, n_refused=n_refused, n_withdrawn=n_withdrawn)
+        .render(
+            boards=views,
+            n_refused=n_refused,
+            n_withdrawn=n_withdrawn,
+            columns=BOARD_COLUMNS,
+            trust_note=trust_note,
+        )
     )
     return GeneratedPage(
         "Leaderboard", body, tuple((v.key, v.title) for v in views), hide=("navigation",)
@@ -206,6 +236,7 @@ def submission_page(
     heatmap_src: str,
     matrix: tuple[list[int], list[tuple[str, list[str]]]],
     downloads: Sequence[tuple[str, str]],
+    trust_note: str = "",
 ) -> GeneratedPage:
     """Return one submission's page (kept out of the nav and the search index)."""
     res = entry.results
@@ -229,6 +260,7 @@ def submission_page(
             outcome_code=OUTCOME_CODES,
             outcome_codes=[(c, n) for n, c in OUTCOME_CODES.items()],
             downloads=downloads,
+            trust_note=trust_note,
         )
     )
     return GeneratedPage(entry.name, body, SUBMISSION_HEADINGS, search=False, hide=("navigation",))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -23,16 +23,80 @@ from effectbench.site._entries import Entry
 RATES = ("swer", "over_halt", "task_success", "screen_success", "swer_wrong_write", "swer_phantom")
 """The rate columns of a board, in display order."""
 
-LOWER_IS_BETTER = {
-    "swer": True,
-    "over_halt": True,
-    "task_success": False,
-    "screen_success": False,
-    "swer_wrong_write": True,
-    "swer_phantom": True,
-    "gap": True,
-}
-"""Which direction is better for each column (the board's arrows and default sort)."""
+Better = Literal["lower", "higher"] | None
+
+
+@dataclass(frozen=True)
+class BoardColumn:
+    """One column of a leaderboard: its header, tooltip and better direction."""
+
+    key: str
+    label: str
+    title: str
+    better: Better = None
+    """The better direction (the header's arrow); None when neither direction is better."""
+    numeric: bool = False
+    """Sorted by number (each cell carries ``data-sort``)."""
+    default_sort: bool = False
+
+
+BOARD_COLUMNS = (
+    BoardColumn(
+        "rank",
+        "Rank",
+        "Rank range on SWER from interval overlap: best rank counts systems whose interval "
+        "lies wholly below, worst rank those not wholly above. Previews are not ranked.",
+        "lower",
+        numeric=True,
+    ),
+    BoardColumn(
+        "system", "System", "The system under test; badges say why its numbers are believed"
+    ),
+    BoardColumn(
+        "swer",
+        "SWER",
+        "Silent wrong-effect rate: reported success, but the record is wrong or absent. "
+        "Lower is better.",
+        "lower",
+        numeric=True,
+        default_sort=True,
+    ),
+    BoardColumn(
+        "over_halt",
+        "Over-halt",
+        "Over-halt rate: halted although the correct action was available. Lower is better. "
+        "Always read beside SWER.",
+        "lower",
+        numeric=True,
+    ),
+    BoardColumn(
+        "task_success",
+        "Task success",
+        "Task success: the record holds exactly the declared effect. Higher is better.",
+        "higher",
+        numeric=True,
+    ),
+    BoardColumn(
+        "screen_success",
+        "Screen success",
+        "Screen success: the system reported success (what a screen-only grader would score). "
+        "Neither direction is better on its own.",
+        numeric=True,
+    ),
+    BoardColumn(
+        "gap",
+        "Gap",
+        "Success-effect gap: screen success minus task success, in points, with its bootstrap "
+        "interval. Lower is better.",
+        "lower",
+        numeric=True,
+    ),
+    BoardColumn("trials", "Trials", "Trials per task", numeric=True),
+    BoardColumn("pack", "Pack", "The pack and its fingerprint (the full hash on hover)"),
+    BoardColumn("spec_version", "Spec", "SPEC version the run was scored under"),
+    BoardColumn("date", "Date", "Date of the submission (bundle folder)"),
+)
+"""The columns of every board, in display order (the template and the tests read this)."""
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,11 @@ Speed: many bundles are verified, and many charts rendered, on one pool of
 spawned worker processes (:mod:`effectbench.site._pool`); charts render while
 the pages are written and mkdocs runs, and join the staging folder after it.
 Everything derived from a bundle is cached by content under the cache folder:
-verifier reports (``reports/``, keyed by the bundle's bytes, its path and the
-verdict-relevant code), flattened rows (``rows/``, Arrow files keyed by the
-bytes of ``episodes.jsonl``) and chart SVGs (``charts/``, keyed by the spec),
-so a rebuild after one new bundle verifies, flattens and renders only that.
+verifier reports (``reports/``, keyed by the bundle's bytes, its path, the
+verdict-relevant code and the bytes of the Sigstore trust root it was verified
+under), flattened rows (``rows/``, Arrow files keyed by the bytes of
+``episodes.jsonl``) and chart SVGs (``charts/``, keyed by the spec), so a
+rebuild after one new bundle verifies, flattens and renders only that.
 """
 
 from __future__ import annotations
@@ -249,12 +250,40 @@ def _file_digests(bundle: Path) -> dict[str, str] | None:
     return dict(sorted(out.items()))
 
 
+PINNED_TRUST = "pinned"
+"""The trust part of a report-cache key under the verifier's pinned production root
+(whose file is part of the code fingerprint)."""
+
+
+def trust_key(trust_config: Path | None) -> str:
+    """Return what a report-cache key records of the trust root: its content's hash.
+
+    The pinned production root is :data:`PINNED_TRUST`; a ``--trust-config`` file
+    counts by its bytes, so editing it (or pointing the same path at another
+    instance) never reuses a report verified under the old root.
+    """
+    if trust_config is None:
+        return PINNED_TRUST
+    try:
+        with open(trust_config, "rb") as fh:
+            return "sha256:" + hashlib.file_digest(fh, "sha256").hexdigest()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise DataError(
+            f"cannot read the trust configuration: {reason}", file=str(trust_config)
+        ) from None
+
+
 def _report_key(
-    bundle: Path, digests: dict[str, str] | None, code: str, allow_unsigned: bool
+    bundle: Path,
+    digests: dict[str, str] | None,
+    code: str,
+    allow_unsigned: bool,
+    trust: str = PINNED_TRUST,
 ) -> str | None:
     if digests is None:
         return None
-    digest = hashlib.sha256(f"{code}\0{bundle}\0{allow_unsigned}".encode())
+    digest = hashlib.sha256(f"{code}\0{bundle}\0{allow_unsigned}\0{trust}".encode())
     for name, file_digest in digests.items():
         digest.update(f"{name}\0{file_digest}\0".encode())
     return digest.hexdigest()
@@ -321,6 +350,8 @@ class _VerifyJob:
     allow_unsigned: bool
     rows_dir: str | None
     """Where to keep the bundle's flattened rows if it is accepted (None: do not)."""
+    trust_config: str | None = None
+    """A private Sigstore trust configuration (None: the pinned production root)."""
 
 
 def _verify_jobs(jobs: list[_VerifyJob]) -> list[bytes]:
@@ -330,7 +361,9 @@ def _verify_jobs(jobs: list[_VerifyJob]) -> list[bytes]:
     out = []
     for job in jobs:
         bundle = Path(job.bundle)
-        report = verify_bundle(bundle, VerifyOptions(allow_unsigned=job.allow_unsigned))
+        trust = Path(job.trust_config) if job.trust_config is not None else None
+        options = VerifyOptions(allow_unsigned=job.allow_unsigned, trust_config=trust)
+        report = verify_bundle(bundle, options)
         episodes = bundle / "episodes.jsonl"
         if job.rows_dir and report.accepted and episodes.is_file():
             _rows_table(episodes, Path(job.rows_dir), load=False)
@@ -349,12 +382,15 @@ def verify_submissions(
     *,
     workers: Workers | None = None,
     rows_dir: Path | None = None,
+    trust_config: Path | None = None,
 ) -> list[Any]:
     """Run the verifier over every bundle in ``submissions`` (the site's only data source).
 
-    With ``cache_dir``, a bundle whose files, path and verifier code are byte-identical
-    to an earlier run reuses that run's report (local rebuilds); without it (CI) every
-    bundle is verified afresh. Many bundles are verified on ``workers``. With
+    Signatures are verified under the verifier's pinned production root unless
+    ``trust_config`` names a private Sigstore trust configuration (tests).
+    With ``cache_dir``, a bundle whose files, path, verifier code and trust root
+    are byte-identical to an earlier run reuses that run's report (local rebuilds);
+    without it (CI) every bundle is verified afresh. Many bundles are verified on ``workers``. With
     ``rows_dir``, the flattened rows of each newly verified, accepted bundle are kept
     there (keyed by the content of its ``episodes.jsonl``).
     """
@@ -363,11 +399,13 @@ def verify_submissions(
 
     if not submissions.is_dir():
         raise DataError("the submissions folder does not exist", file=str(submissions))
+    trust = trust_key(trust_config)  # also: an unreadable trust file is a clear error up front
     try:
         if is_bundle(submissions):
             from verifier.api import VerifyOptions
 
-            return list(verify_path(submissions, VerifyOptions(allow_unsigned=allow_unsigned)))
+            options = VerifyOptions(allow_unsigned=allow_unsigned, trust_config=trust_config)
+            return list(verify_path(submissions, options))
         # The same folders, in the same order, as verify_path(submissions) would verify.
         bundles = sorted(
             p for p in submissions.iterdir() if p.is_dir() or (p.is_symlink() and not p.is_file())
@@ -384,13 +422,14 @@ def verify_submissions(
     for i, bundle in enumerate(bundles):
         cached = None
         if cache_dir is not None:
-            key = _report_key(bundle, _file_digests(bundle), code, allow_unsigned)
+            key = _report_key(bundle, _file_digests(bundle), code, allow_unsigned, trust)
             cached = cache_dir / f"{key}.json" if key else None
         if cached is not None and cached.is_file():
             reports[i] = BundleReport.model_validate_json(cached.read_bytes())
             continue
         rows_at = str(rows_dir) if rows_dir is not None else None
-        todo.append((i, cached, _VerifyJob(str(bundle), allow_unsigned, rows_at)))
+        trust_at = str(trust_config) if trust_config is not None else None
+        todo.append((i, cached, _VerifyJob(str(bundle), allow_unsigned, rows_at, trust_at)))
     jobs = [job for _, _, job in todo]
     results: Iterable[bytes]
     if workers is not None and workers.worth_it(len(jobs), VERIFY_POOL_THRESHOLD):
@@ -450,8 +489,12 @@ def build_site(
     today: date | None = None,
     cache_reports: bool = True,
     workers: int | None = None,
+    trust_config: Path | None = None,
 ) -> BuildSummary:
     """Verify ``submissions`` (unless ``reports`` are given) and build the site into ``out``.
+
+    Signatures are checked against the verifier's pinned production root, or
+    against ``trust_config`` (a private Sigstore instance's trust configuration).
 
     ``workers`` is the number of worker processes for verification and charts
     (default: the CPUs available, at most 4; 1 keeps everything in this process).
@@ -471,6 +514,7 @@ def build_site(
                 today=today,
                 cache_reports=cache_reports,
                 pool=pool,
+                trust_config=trust_config,
             )
     except BrokenProcessPool as exc:
         raise SiteBuildError(
@@ -491,6 +535,7 @@ def _build_site(
     today: date | None,
     cache_reports: bool,
     pool: Workers,
+    trust_config: Path | None = None,
 ) -> BuildSummary:
     sources = SiteSources(root)
     if not sources.config_file.is_file():
@@ -511,6 +556,7 @@ def _build_site(
             cache_root / "reports" if cache_reports else None,
             workers=pool,
             rows_dir=rows_dir,
+            trust_config=trust_config,
         )
     clock.lap("verify")
     slugs = unique_slugs(list(reports))
@@ -574,7 +620,15 @@ def _build_site(
     pages: dict[str, GeneratedPage] = {}
     copies: dict[str, Path] = {}
     texts: dict[str, str | bytes] = {}
-    pages["index.md"] = leaderboard_page(sources.templates, views, len(refused), len(withdrawn))
+    trust_note = (
+        f"checked against the private trust configuration {trust_config.name}, "
+        "not the pinned production root"
+        if trust_config is not None
+        else ""
+    )
+    pages["index.md"] = leaderboard_page(
+        sources.templates, views, len(refused), len(withdrawn), trust_note
+    )
     pages["charts.md"] = charts_page(
         sources.templates,
         [
@@ -613,6 +667,7 @@ def _build_site(
             _chart_src("../", svg_of[heatmaps[e.slug].name]),
             _matrix(rows_of[e.slug]),
             downloads,
+            trust_note,
         )
     clock.lap("pages")
 
@@ -704,5 +759,6 @@ __all__ = [
     "build_day",
     "build_site",
     "read_withdrawn",
+    "trust_key",
     "write_table",
 ]

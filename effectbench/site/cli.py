@@ -29,6 +29,11 @@ def _cmd_build(args: argparse.Namespace) -> int:
     from effectbench.site.build import build_site
 
     root = Path(args.root).resolve()
+    trust_config = None
+    if args.trust_config is not None:
+        trust_config = Path(args.trust_config).resolve()
+        if not trust_config.is_file():
+            raise UsageError(f"--trust-config {args.trust_config} is not a file")
     _mkdocs_logging(args.verbose)
     summary = build_site(
         Path(args.submissions),
@@ -38,6 +43,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
         cache_reports=not args.fresh,
         workers=args.workers,
+        trust_config=trust_config,
     )
     for line in summary.lines():
         print(line)
@@ -73,6 +79,12 @@ def register(sub: Any) -> None:
         "--allow-unsigned",
         action="store_true",
         help="show unsigned bundles as unranked previews (local preview only)",
+    )
+    p.add_argument(
+        "--trust-config",
+        metavar="FILE",
+        help="verify signatures against this Sigstore trust configuration (a private "
+        "instance, e.g. the tests'); default: the verifier's pinned production root",
     )
     p.add_argument(
         "--cache-dir",
