@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+import effectbench.packs.clinic as clinic_pack
 from effectbench.baselines import get_baseline
 from effectbench.classify import classify, true_state
 from effectbench.cli import main
@@ -130,6 +131,16 @@ def test_the_arms_form_a_ladder_and_the_middle_rung_misses_only_unread_surfaces(
     }
     screen_missed = {r.category for r in runs["screen_only"].rows if r.outcome.value == SWER}
     assert screen_missed == set(Category)
+
+
+def test_the_pack_docstring_states_which_categories_each_arm_misses(runs: dict[str, Any]) -> None:
+    text = " ".join(str(clinic_pack.__doc__).split())
+    for arm in ARMS:
+        missed = {r.category for r in runs[arm].rows if r.outcome.value == SWER}
+        codes = sorted(c.value.split("_")[0] for c in missed if c is not Category.CONTROL)
+        stated = text.split(f"* ``{arm}``:")[1].split("* ``")[0]
+        assert f"misses {', '.join(codes) or 'none'}" in stated
+        assert ("refusal controls" in stated) == (Category.CONTROL in missed)
 
 
 def test_the_pack_covers_every_category_and_axis(pack: ClinicProvider) -> None:
