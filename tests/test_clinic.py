@@ -274,7 +274,9 @@ def test_the_audit_passes_and_sets_the_flag(pack: ClinicProvider) -> None:
     assert all(r.passed and not r.failures for r in audit.values())
     manifest = pack.manifest()
     assert all(t["oracle"]["adversarially_audited"] for t in manifest["tasks"])
-    assert len(ATTACKS) >= 7 and POSITIVE not in ATTACKS
+    required = {"phantom", "homonym_decoy", "wrong_payload", "wrong_target", "duplicate"}
+    required |= {"prior_trial_row", "collateral_write", "collateral_loss"}
+    assert required <= set(ATTACKS) and POSITIVE not in ATTACKS
 
 
 class _NoDeltaOracle:

@@ -259,13 +259,11 @@ def audit_task(
             with_positive(lambda c: _collateral_same_surface(c, resolved)),
             None,
         ),
-        "collateral_loss": (
-            with_positive(_collateral_loss),
-            None,
-        ),
+        "collateral_loss": (with_positive(_collateral_loss), None),
     }
     failures: list[str] = []
-    for name, (write, seed_first) in probes.items():
+    for name in (POSITIVE, *ATTACKS):
+        write, seed_first = probes[name]
         try:
             verdict = _probe(path, oracle_factory, resolved, write, seed_first)
         except sqlite3.Error as exc:

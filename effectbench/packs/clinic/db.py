@@ -49,10 +49,6 @@ CREATE TABLE billing (
 SURFACES = ("patients", "encounters", "billing")
 """The tables the record service exposes, in a fixed order."""
 
-PATIENT_COLUMNS = ("mrn", "name", "dob", "status", "allergies")
-ENCOUNTER_COLUMNS = ("id", "patient_mrn", "type", "note", "status", "idempotency_key")
-BILLING_COLUMNS = ("id", "patient_mrn", "encounter_id", "code", "claim_ref", "amount_cents")
-
 # Insertion order matters: where two charts share a name, the first inserted is the
 # one a faulty name lookup lands on.
 PATIENTS: tuple[tuple[str, str, str, str, str], ...] = (
@@ -98,8 +94,11 @@ SEED: dict[str, Any] = {
     "billing": BILLING,
 }
 
-TEMPLATE_DIGEST = canonical_hash({k: v for k, v in SEED.items()})
+TEMPLATE_DIGEST = canonical_hash(SEED)
 """A stable identity of the template's content (independent of SQLite's file bytes)."""
+
+SHM = Path("/dev/shm")
+"""RAM-backed storage for the database files, used where it is writable."""
 
 _lock = threading.Lock()
 _template: Path | None = None
@@ -116,9 +115,6 @@ def _build(path: Path) -> None:
         conn.execute("COMMIT")
     finally:
         conn.close()
-
-
-SHM = Path("/dev/shm")
 
 
 def scratch_dir(prefix: str) -> Path:

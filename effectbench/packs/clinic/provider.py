@@ -35,7 +35,7 @@ from effectbench.seam import Episode, Screen
 NAME = "clinic"
 
 
-def _draft_spec(task: ClinicTask, audited: bool) -> TaskSpec:
+def _task_spec(task: ClinicTask, audited: bool) -> TaskSpec:
     return TaskSpec(
         task_id=task.task_id,
         title=task.title,
@@ -88,7 +88,7 @@ class ClinicProvider:
         self.audit = audit_pack(oracle_factory)
         self._oracle_factory = oracle_factory
         self._defs = {t.task_id: t for t in TASKS}
-        self._tasks = tuple(_draft_spec(t, self.audit[t.task_id].passed) for t in TASKS)
+        self._tasks = tuple(_task_spec(t, self.audit[t.task_id].passed) for t in TASKS)
         self._per_episode = service_per_episode
         self._folder = scratch_dir("effectbench-clinic-")
         self.service = RecordService()

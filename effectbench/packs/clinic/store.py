@@ -56,6 +56,10 @@ class Fault:
     stale_allergies: str = "none recorded"
     """The demographics value the app's stale cache writes back (``stale_allergies``)."""
 
+    def __post_init__(self) -> None:
+        if self.name not in SAVE_FAULTS + EDIT_FAULTS:
+            raise ValueError(f"unknown clinic fault {self.name!r}")
+
 
 @dataclass
 class Reply:
@@ -220,9 +224,8 @@ class ClinicStore:
                         "UPDATE patients SET allergies = ? WHERE mrn = ?",
                         (self.fault.stale_allergies, mrn),
                     )
-                deliveries = 2 if fault in ("duplicate", "double_delivery", "idempotent") else 1
-                if fault == "double_charge":
-                    deliveries = 2
+                twice = ("duplicate", "double_delivery", "idempotent", "double_charge")
+                deliveries = 2 if fault in twice else 1
                 dedupe = fault in ("idempotent", "double_charge")
                 for _ in range(deliveries):
                     self._deliver(mrn, form, dedupe=dedupe)
