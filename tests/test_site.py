@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -386,13 +387,137 @@ def test_clinic_board_has_its_three_ranked_rows_and_ladder(site: dict[str, Any])
     assert not set(slugs) & set(board_slugs(board_table(html, MOCKMED_BOARD)))
 
 
-def test_methodology_documents_every_board_column(site: dict[str, Any]) -> None:
-    headers = re.findall(r"<th [^>]*>([A-Za-z -]+?)\s*(?:<abbr|</th>)", page(site, "index.html"))
-    methodology = (ROOT / "site" / "methodology.md").read_text(encoding="utf-8")
-    assert len(headers) >= 9
-    for header in headers:
-        assert f"**{header.strip()}**" in methodology, header
-    assert "regression anchor" in methodology and "never shown alone" in methodology
+def cell_text(html: str) -> str:
+    """The visible text of an HTML fragment, whitespace collapsed."""
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
+
+
+def board_headers(html: str) -> list[list[tuple[str, str]]]:
+    """Per board on the page: (column label, better arrow or "") of every header, in order."""
+    out = []
+    for thead in re.findall(r"<table id=\"eb-board-[^>]*>\s*<thead>(.*?)</thead>", html, re.S):
+        cells = re.findall(r"<th [^>]*>(.*?)</th>", thead, re.S)
+        out.append(
+            [
+                (
+                    cell_text(re.sub(r"<abbr.*?</abbr>", "", c)),
+                    cell_text("".join(re.findall(r"<abbr[^>]*>(.*?)</abbr>", c))),
+                )
+                for c in cells
+            ]
+        )
+    return out
+
+
+def methodology_columns(html: str) -> list[tuple[str, str]]:
+    """(column, better) of every row of the methodology page's table of columns."""
+    section = html[html.index('id="the-columns"') :]
+    table = re.search(r"<table>.*?</table>", section, re.S)
+    assert table, "the methodology page has no table of columns"
+    rows = re.findall(
+        r"<tr>\s*<td>(.*?)</td>\s*<td>.*?</td>\s*<td>(.*?)</td>\s*</tr>", table.group(0), re.S
+    )
+    return [(cell_text(name), cell_text(better)) for name, better in rows]
+
+
+def test_methodology_defines_every_board_column_and_its_direction(site: dict[str, Any]) -> None:
+    from effectbench.site._tables import BOARD_COLUMNS
+
+    headers = board_headers(page(site, "index.html"))
+    assert len(headers) == len(REFERENCE_BOARDS)
+    expected = [(c.label, {"lower": "↓", "higher": "↑", None: ""}[c.better]) for c in BOARD_COLUMNS]
+    defined = methodology_columns(page(site, "methodology.html"))
+    for board in headers:
+        assert board == expected  # every board shows the same columns, arrows included
+        # ... and the methodology defines exactly those, with the same better direction.
+        assert defined == board
+    labels = [label for label, _ in expected]
+    for label in ("Trials", "Pack", "Spec", "Date", "SWER", "Over-halt"):
+        assert label in labels
+    assert labels.index("Over-halt") == labels.index("SWER") + 1  # never one without the other
+    methodology = page(site, "methodology.html")
+    assert "regression anchor" in methodology and "never shown alone" in methodology.lower()
+
+
+def test_board_rows_fill_every_column(site: dict[str, Any]) -> None:
+    from effectbench.site._tables import BOARD_COLUMNS
+
+    html = page(site, "index.html")
+    table = board_table(html, MOCKMED_BOARD)
+    screen = board_row(table, slug_of(site, "_screen-only"))
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", screen, re.S)
+    assert len(cells) == len(BOARD_COLUMNS)
+    by_label = {c.label: cell_text(v) for c, v in zip(BOARD_COLUMNS, cells, strict=True)}
+    sub = json.loads((next(REFERENCE.glob("*_screen-only")) / "submission.json").read_text())
+    assert by_label["Trials"] == str(sub["trials_per_task"]) == "10"
+    short = sub["pack"]["fingerprint"].removeprefix("sha256:")[:12]
+    assert by_label["Pack"] == f"{sub['pack']['name']} {short}"
+    assert f'title="{sub["pack"]["fingerprint"]}"' in screen
+    assert by_label["Spec"] == sub["spec_version"]
+    assert by_label["Date"] == next(REFERENCE.glob("*_screen-only")).name[:10]
+    assert by_label["SWER"] == "55.6% [45.3%, 65.4%] 50/90"
+    assert re.fullmatch(r"\+\d+\.\d pts \[\+\d+\.\d, \+\d+\.\d\]", by_label["Gap"])
+
+
+NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?%|\d+/\d+|[+-]\d+\.\d\b")
+"""The numbers a chart states: percentages, k/n counts and signed points."""
+
+
+def figures(html: str) -> list[tuple[str, str, str, str]]:
+    """(name, svg src, alt text, data-table text) of every chart figure on a page."""
+    found = re.findall(
+        r'<figure class="eb-chart" id="chart-([^"]+)">\s*<img src="([^"]+)" alt="([^"]+)".*?'
+        r'<details class="eb-data">.*?(<table>.*?</table>)',
+        html,
+        re.S,
+    )
+    return [(name, src, unescape(alt), table) for name, src, alt, table in found]
+
+
+def svg_labels(svg: Path) -> list[str]:
+    """The accessible labels of a chart's marks (axes and legends left out)."""
+    labels = [unescape(x) for x in re.findall(r'aria-label="([^"]+)"', svg.read_text())]
+    return [x for x in labels if not re.match(r"(X|Y)-axis|Symbol legend|Size legend", x)]
+
+
+def check_chart_numbers(folder: Path, name: str, src: str, alt: str, table: str) -> None:
+    numbers = set(NUMBER.findall(cell_text(table)))
+    stated = NUMBER.findall(alt)
+    assert stated, f"{name}: the alt text states no number: {alt}"
+    assert set(stated) <= numbers, f"{name}: alt numbers missing from its table: {alt}"
+    labels = svg_labels(folder / src)
+    assert labels, f"{name}: no labelled mark"
+    for label in labels:
+        assert not re.search(r"\d\.\d{4,}", label), f"{name}: raw float in {label!r}"
+        assert set(NUMBER.findall(label)) <= numbers, f"{name}: {label!r} not in its table"
+
+
+def test_chart_numbers_match_their_data_tables(site: dict[str, Any]) -> None:
+    """Alt text and every mark of every chart state only numbers its data table shows."""
+    charts = figures(page(site, "charts.html"))
+    assert len(charts) == 3 * len(REFERENCE_BOARDS)
+    for name, src, alt, table in charts:
+        check_chart_numbers(site["out"], name, src, alt, table)
+    slug = slug_of(site, "_screen-only")
+    ((name, src, alt, table),) = figures(page(site, f"submissions/{slug}.html"))
+    check_chart_numbers(site["out"] / "submissions", name, src, alt, table)
+    assert "C" in alt and "SWER" in alt  # the heatmap names its worst cell
+    # The frontier's table holds the board's very numbers, system by system.
+    frontier = {n: t for n, _, _, t in charts}[f"{MOCKMED_BOARD}-frontier"]
+    rows = [
+        [cell_text(c) for c in re.findall(r"<td>(.*?)</td>", r, re.S)]
+        for r in re.findall(r"<tr>(.*?)</tr>", frontier.split("<tbody>")[1], re.S)
+    ]
+    board = board_table(page(site, "index.html"), MOCKMED_BOARD)
+    shown = {}
+    for row in re.findall(r"<tr data-slug=.*?</tr>", board, re.S):
+        system = cell_text(re.search(r'class="eb-system"><a [^>]*>(.*?)</a>', row).group(1))
+        cells = [
+            cell_text(re.search(rf'data-metric="{m}">(.*?)</td>', row, re.S).group(1))
+            for m in ("swer", "over_halt")
+        ]
+        shown[system] = cells
+    assert {r[0]: r[1:] for r in rows} == shown
 
 
 def snapshot(out: Path) -> dict[str, str]:

@@ -226,16 +226,20 @@ def _frontier_template(height: int, labelled: bool) -> dict[str, Any]:
     y = alt.Y("swer:Q", title="SWER (lower is better)", scale=alt.Scale(domain=[0, 1]))
     tip = [alt.Tooltip("system:N"), alt.Tooltip("label:N", title="SWER / over-halt")]
     layers = [
-        base.mark_rule(opacity=0.55).encode(x="over_halt:Q", y="swer_lo:Q", y2="swer_hi:Q"),
-        base.mark_rule(opacity=0.55).encode(y="swer:Q", x="oh_lo:Q", x2="oh_hi:Q"),
+        base.mark_rule(opacity=0.55).encode(
+            x="over_halt:Q", y="swer_lo:Q", y2="swer_hi:Q", description="swer_ci:N"
+        ),
+        base.mark_rule(opacity=0.55).encode(
+            y="swer:Q", x="oh_lo:Q", x2="oh_hi:Q", description="oh_ci:N"
+        ),
         base.mark_point(filled=True, size=60).encode(
-            x=x, y=y, color=alt.Color("system:N", legend=None), tooltip=tip, description="label:N"
+            x=x, y=y, color=alt.Color("system:N", legend=None), tooltip=tip, description="d:N"
         ),
     ]
     if labelled:
         layers.append(
             base.mark_text(align="left", dx=7, dy=-7, fontSize=11).encode(
-                x="over_halt:Q", y="swer:Q", text="system:N"
+                x="over_halt:Q", y="swer:Q", text="system:N", description="d:N"
             )
         )
     return _template(alt.layer(*layers).properties(width=520, height=height))
@@ -253,6 +257,12 @@ def frontier_chart(name: str, frame: pd.DataFrame) -> Chart:
             "oh_lo": r.over_halt_lo,
             "oh_hi": r.over_halt_hi,
             "label": f"{pct(r.swer)} / {pct(r.over_halt)}",
+            # What a screen reader hears for each mark: the data table's numbers, never raw floats.
+            "d": f"{r.system}: SWER {pct(r.swer)} ({r.swer_k}/{r.swer_n}), over-halt "
+            f"{pct(r.over_halt)} ({r.over_halt_k}/{r.over_halt_n})",
+            "swer_ci": f"{r.system}: SWER interval {pct(r.swer_lo)} to {pct(r.swer_hi)}",
+            "oh_ci": f"{r.system}: over-halt interval {pct(r.over_halt_lo)} to "
+            f"{pct(r.over_halt_hi)}",
         }
         for r in frame.itertuples()
     ]
@@ -284,7 +294,16 @@ def gap_chart(name: str, frame: pd.DataFrame) -> Chart:
             ("task success", r.task_success, r.task_success_lo, r.task_success_hi),
         ):
             values.append(
-                {"system": r.system, "metric": metric, "p": p, "lo": lo, "hi": hi, "t": pct(p)}
+                {
+                    "system": r.system,
+                    "metric": metric,
+                    "p": p,
+                    "lo": lo,
+                    "hi": hi,
+                    "t": pct(p),
+                    "d": f"{r.system}, {metric}: {pct(p)}",
+                    "ci": f"{r.system}, {metric} interval: {pct(lo)} to {pct(hi)}",
+                }
             )
     base = alt.Chart(_PLACEHOLDER).encode(
         y=alt.Y("system:N", sort=None, title=None), yOffset=alt.YOffset("metric:N")
@@ -294,9 +313,9 @@ def gap_chart(name: str, frame: pd.DataFrame) -> Chart:
             x=alt.X("p:Q", title="rate", scale=alt.Scale(domain=[0, 1])),
             color=alt.Color("metric:N", legend=alt.Legend(orient="top", title=None)),
             tooltip=["system:N", "metric:N", "t:N"],
-            description="t:N",
+            description="d:N",
         ),
-        base.mark_rule(color="black").encode(x="lo:Q", x2="hi:Q"),
+        base.mark_rule(color="black").encode(x="lo:Q", x2="hi:Q", description="ci:N"),
     ).properties(width=460, height=alt.Step(9))
     widest = frame.loc[frame["gap"].idxmax()]
     alt_text = (
@@ -333,6 +352,10 @@ def cells_chart(name: str, cells: Sequence[dict[str, Any]]) -> Chart:
             "lo": c["swer_lo"],
             "hi": c["swer_hi"],
             "t": f"{pct(c['swer'])} ({c['swer_k']}/{c['swer_n']})",
+            "d": f"{c['system']}, {c['category']} × {c['substrate']}: SWER {pct(c['swer'])} "
+            f"({c['swer_k']}/{c['swer_n']})",
+            "ci": f"{c['system']}, {c['category']} × {c['substrate']}: SWER interval "
+            f"{pct(c['swer_lo'])} to {pct(c['swer_hi'])}",
         }
         for c in cells
     ]
@@ -343,11 +366,11 @@ def cells_chart(name: str, cells: Sequence[dict[str, Any]]) -> Chart:
         color=alt.Color("system:N", sort=None, legend=alt.Legend(orient="top", title=None)),
     )
     chart = alt.layer(
-        base.mark_rule().encode(x="lo:Q", x2="hi:Q"),
+        base.mark_rule().encode(x="lo:Q", x2="hi:Q", description="ci:N"),
         base.mark_point(filled=True).encode(
             x=alt.X("swer:Q", title="SWER (lower is better)", scale=alt.Scale(domain=[0, 1])),
             tooltip=["system:N", "cell:N", "t:N"],
-            description="t:N",
+            description="d:N",
         ),
     ).properties(width=460, height=alt.Step(max(8, 40 // max(1, n_systems))))
     worst = _first_max(cells, "swer")
