@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -847,3 +848,86 @@ def test_cli_trust_config_must_be_a_file(tmp_path: Path, capsys: Any) -> None:
     err = capsys.readouterr().err
     assert status == 2 and str(missing) in err and "Traceback" not in err
     assert not (tmp_path / "o").exists()
+
+
+def page_commands(html: str) -> list[list[str]]:
+    """Every shell command in the code blocks of a built page, as words (comments dropped)."""
+    commands = []
+    for block in re.findall(r'<pre><code class="language-sh">(.*?)</code></pre>', html, re.S):
+        text = unescape(block).replace("\\\n", " ")
+        for line in text.splitlines():
+            words = shlex.split(line, comments=True)
+            while words:
+                cut = words.index("&&") if "&&" in words else len(words)
+                commands.append(words[:cut])
+                words = words[cut + 1 :]
+    return commands
+
+
+def test_submit_page_commands_exist_and_fit_together(site: dict[str, Any], tmp_path: Path) -> None:
+    """Every effectbench command on the Submit page parses, and they name one bundle folder."""
+    from verifier.cli import bundle_folder
+    from verifier.signing import load_policy
+
+    commands = page_commands(page(site, "submit.html"))
+    parser = build_parser()
+    parsed: dict[str, list[Any]] = {}
+    for words in commands:
+        if words[0] == "effectbench":
+            args = parser.parse_args(words[1:])  # exits (fails the test) on an unknown option
+            name = " ".join(words[1:3]) if words[1] == "site" else words[1]
+            parsed.setdefault(name, []).append(args)
+    assert {"run", "submit", "sign", "verify", "site build", "site serve"} <= set(parsed)
+    (submit_args,) = parsed["submit"]
+    # The folder submit writes (under a fixed date) is the one signed, verified and added.
+    day = re.search(r"effectbench sign submissions/(\d{4}-\d\d-\d\d)_", page(site, "submit.html"))
+    assert day, "the sign command names no dated bundle folder"
+    folder = bundle_folder(tmp_path / submit_args.out, submit_args.name, day.group(1))
+    bundle = str(folder.relative_to(tmp_path))
+    assert [a.dir for a in parsed["sign"]] == [bundle]
+    assert [[str(p) for p in a.paths] for a in parsed["verify"]] == [[bundle]]
+    git = [w for w in commands if w[0] == "git"]
+    assert ["git", "add", bundle] in git and any(w[:2] == ["git", "push"] for w in git)
+    assert any(w[:3] == ["gh", "pr", "create"] for w in commands)  # opening the pull request
+    # The declared signer is one the leaderboard ranks, and the page lists exactly those issuers.
+    policy = load_policy()
+    assert submit_args.signer_identity and policy.accepts(submit_args.signer_issuer)
+    listed = re.findall(r"<td><code>(https://[^<]+)</code></td>", page(site, "submit.html"))
+    assert sorted(listed) == sorted(policy.accepted_issuers)
+    assert submit_args.pack != "mockmed"  # the example makes a finding, not an anchor run
+
+
+def test_spec_page_renders_the_spec(site: dict[str, Any]) -> None:
+    spec = (ROOT / "SPEC.md").read_text(encoding="utf-8")
+    title = spec.splitlines()[0].removeprefix("# ").strip()
+    html = page(site, "spec.html")
+    assert re.search(rf"<h1 id=\"[^\"]+\">{re.escape(title)}<a", html)
+    headings = re.findall(r"^## (.+)$", spec, re.M)
+    assert headings and all(unescape(h).strip() in unescape(cell_text(html)) for h in headings)
+
+
+def test_site_serve_previews_the_build(site: dict[str, Any], tmp_path: Path) -> None:
+    """``effectbench site serve`` serves the built site on 127.0.0.1 (a real process)."""
+    import urllib.request
+
+    cmd = [sys.executable, "-m", "effectbench.cli", "site", "serve", "--dir", str(site["out"])]
+    proc = subprocess.Popen(
+        [*cmd, "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert match, line + (proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
+        url = match.group(0)
+        with urllib.request.urlopen(url + "index.html", timeout=10) as response:
+            assert response.status == 200
+            assert response.read() == (site["out"] / "index.html").read_bytes()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    empty = subprocess.run(
+        [*cmd[:-1], str(tmp_path)], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert empty.returncode == 2 and "site build" in empty.stderr
+    assert "Traceback" not in empty.stderr
