@@ -46,15 +46,18 @@ MOCKMED_BOARD = "spec1-mockmed-anchor"
 """The MockMed board: the four MockMed reference bundles and the <script>-named one."""
 CLINIC_BOARD = "spec1-clinic"
 SCRIPT_NAME = "<script>window.__pwned=1</script> Evil bot"
+EVIL_DESCRIPTION = '<img src=x onerror="window.__pwned=3"> described'
+EVIL_URL = "javascript:window.__pwned=2"
 BUILD_DATE = re.compile(r'<span class="eb-build-date">[^<]*</span>')
 
 
-def submit(out: Path, baseline: str, name: str, readme: Path | None = None) -> Path:
+def submit(out: Path, baseline: str, name: str, readme: Path | None = None, *extra: str) -> Path:
     """Write a bundle with the real ``effectbench submit`` command; return its folder."""
     before = set(out.iterdir()) if out.exists() else set()
     args = ["submit", "--baseline", baseline, "--trials", "10", "--name", name, "--out", str(out)]
     if readme is not None:
         args += ["--readme", str(readme)]
+    args += extra
     assert main(args) == 0
     (new,) = set(out.iterdir()) - before
     return new
@@ -66,7 +69,16 @@ def make_submissions(base: Path) -> dict[str, Path]:
     shutil.copytree(REFERENCE, subs)
     readme = base / "README.md"
     readme.write_text("# Notes\n<img src=x onerror=alert(1)> <b>bold?</b>\n", encoding="utf-8")
-    evil = submit(subs, "screen_only", SCRIPT_NAME, readme)
+    evil = submit(
+        subs,
+        "screen_only",
+        SCRIPT_NAME,
+        readme,
+        "--description",
+        EVIL_DESCRIPTION,
+        "--url",
+        EVIL_URL,
+    )
     bad = subs / "2026-01-01_tampered"
     shutil.copytree(next(REFERENCE.glob("*screen-only")), bad)
     lines = (bad / "episodes.jsonl").read_text().splitlines()
@@ -258,6 +270,12 @@ def test_script_in_a_name_and_readme_is_text(site: dict[str, Any]) -> None:
     sub = page(site, f"submissions/{site['evil'].name.lower()}.html")
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt; Evil bot" in sub
     assert "&lt;img src=x onerror=alert(1)&gt;" in sub
+    assert "&lt;img src=x onerror=&#34;window.__pwned=3&#34;&gt; described" in sub
+    assert f'<code class="eb-url">{EVIL_URL}</code>' in sub  # shown, never a link
+    for html_file in site["out"].rglob("*.html"):
+        text = html_file.read_text(encoding="utf-8")
+        assert not re.search(r"href=\"\s*javascript:", text, re.I), html_file
+        assert 'onerror="window' not in text, html_file
 
 
 def test_submission_page_has_every_section(site: dict[str, Any]) -> None:

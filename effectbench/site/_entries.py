@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from effectbench.metrics import Results
 
@@ -102,6 +103,22 @@ class Entry:
     def accepted(self) -> bool:
         """Whether the verifier accepted the bundle (ranked or preview)."""
         return self.status != "refused" and self.results is not None
+
+    @property
+    def link(self) -> str | None:
+        """Return the system's URL if it is a web address to link to (http or https), else None.
+
+        Anything else (``javascript:``, ``data:``, a relative path) is shown as text only.
+        """
+        if not self.url:
+            return None
+        try:
+            parts = urlsplit(self.url)
+        except ValueError:
+            return None
+        if parts.scheme.lower() in ("http", "https") and parts.hostname:
+            return self.url
+        return None
 
     @property
     def spec_major(self) -> str:
