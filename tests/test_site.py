@@ -296,6 +296,18 @@ def test_submission_page_has_every_section(site: dict[str, Any]) -> None:
         "downloads",
     ):
         assert f'id="{anchor}"' in sub
+    from effectbench.site._pages import SUBMISSION_HEADINGS
+
+    h2 = re.findall(r'<h2 id="([^"]+)">([^<]+)</h2>', sub)
+    assert h2 == list(SUBMISSION_HEADINGS)  # every section, in order, none twice
+    for table in ("headline", "cells", "outcomes", "passk", "cost", "matrix", "checks"):
+        assert f'<table data-eb="{table}">' in sub, table
+    assert '<table data-eb="manifest">' in sub and "run.started_at" in sub
+    outcomes = re.search(r'<table data-eb="outcomes">.*?</table>', sub, re.S)
+    assert outcomes
+    counts = re.findall(r"</span></td><td>(\d+)</td>", outcomes.group(0))
+    assert sum(int(c) for c in counts) == 90
+    assert re.search(r'<table data-eb="cost">.*?<td>\$\d+\.\d{4}</td>', sub, re.S)
     assert sub.count('class="eb-o eb-o--') >= 90  # the 9 x 10 outcome matrix
     slug = slug_of(site, "_screen-only")
     for f in ("submission.json", "episodes.jsonl"):
