@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import sys
 from typing import Any
 
 from effectbench.baselines import REFERENCE_BASELINES, get_baseline
@@ -30,6 +32,8 @@ def load_sut(spec: str) -> SystemUnderTest:
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise UsageError(f"--sut takes module:attr, got {spec!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # as ``python -m`` does: your module beside you imports
     try:
         obj: Any = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:

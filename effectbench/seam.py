@@ -61,6 +61,8 @@ class ProductReading:
 
     confirmed: bool
     reason: str
+    absent: bool = False
+    """The readback found nothing at all (as opposed to a wrong record)."""
 
 
 class ProductVerifier(Protocol):

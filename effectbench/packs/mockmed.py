@@ -194,7 +194,9 @@ class ProductVerifier:
     def verify(self, effect: Sequence[Effect]) -> ProductReading:
         """Read the encounters back through the app and check ``effect``."""
         reading = judge_contract(effect, self._baseline, self._store.read(), channel=self.name)
-        return ProductReading(confirmed=reading.effect_correct, reason=reading.reason)
+        return ProductReading(
+            confirmed=reading.effect_correct, reason=reading.reason, absent=reading.effect_absent
+        )
 
 
 class Env:

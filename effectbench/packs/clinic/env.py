@@ -114,7 +114,11 @@ class RestVerifier:
         reading = judge_record(
             effect, self._baseline, self._read(), channel=self.name, surfaces=self._surfaces
         )
-        return ProductReading(confirmed=reading.verdict is Verdict.CONFIRMED, reason=reading.reason)
+        return ProductReading(
+            confirmed=reading.verdict is Verdict.CONFIRMED,
+            reason=reading.reason,
+            absent=reading.effect_absent,
+        )
 
 
 class ClinicEnv:
