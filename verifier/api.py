@@ -127,12 +127,6 @@ def _inspect_files(bundle: Path, sink: FindingSink, limits: Limits) -> dict[str,
     return found
 
 
-def _json_rule(exc: StrictJSONError) -> str:
-    return {"non_finite": "structure.non_finite", "duplicate_key": "structure.duplicate_key"}.get(
-        exc.rule, "structure.json"
-    )
-
-
 def _validate_header(
     doc: Mapping[str, Any], sink: FindingSink, file: str, fields: Mapping[str, str]
 ) -> SubmissionHeader | None:
@@ -402,7 +396,7 @@ def verify_bundle(bundle: Path, options: VerifyOptions | None = None) -> BundleR
                 _read_nofollow(files[SUBMISSION_FILE], limits.max_submission_bytes)
             )
         except StrictJSONError as exc:
-            sink.emit(_json_rule(exc), exc.message, SUBMISSION_FILE)
+            sink.emit(exc.check, exc.message, SUBMISSION_FILE)
         except OSError as exc:
             sink.emit("structure.unreadable", f"cannot read: {exc.strerror}", SUBMISSION_FILE)
         else:
@@ -466,7 +460,7 @@ def verify_document(path: Path, options: VerifyOptions | None = None) -> BundleR
         try:
             raw = load_document(_read_nofollow(path, limits.max_document_bytes))
         except StrictJSONError as exc:
-            sink.emit(_json_rule(exc), exc.message, name)
+            sink.emit(exc.check, exc.message, name)
         else:
             try:
                 doc, rows = submission_from_upstream(raw)

@@ -24,6 +24,11 @@ class StrictJSONError(ValueError):
         self.rule = rule
         self.message = message
 
+    @property
+    def check(self) -> str:
+        """The verifier's check id for this error (``structure.json`` and so on)."""
+        return "structure." + self.rule
+
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
