@@ -18,7 +18,9 @@ tree.
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,10 +48,14 @@ _DECIDING_MODULES = (
 
 
 def _source_digest() -> str:
-    files = {
-        name: hashlib.sha256(Path(str(sys.modules[name].__file__)).read_bytes()).hexdigest()
-        for name in _DECIDING_MODULES
-    }
+    try:
+        files = {
+            name: hashlib.sha256(Path(str(sys.modules[name].__file__)).read_bytes()).hexdigest()
+            for name in _DECIDING_MODULES
+        }
+    except OSError:
+        # Source that cannot be read cannot be compared: a key no other process shares.
+        return f"unkeyed:{os.getpid()}:{time.time_ns()}"
     return canonical_hash(files)
 
 
