@@ -13,8 +13,11 @@ Run ``python -m effectbench.bundle`` to regenerate ``docs/submission.schema.json
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -166,22 +169,30 @@ def write_bundle(
 ) -> Path:
     """Write a bundle into the folder ``out_dir`` (created; it must not hold a bundle yet).
 
-    Rows are written one compact JSON object per line in the order given.
-    Returns ``out_dir``.
+    Rows are written one compact JSON object per line in the order given, into a
+    hidden sibling folder that is renamed to ``out_dir`` only when complete, so
+    a failed write never leaves a partial bundle. Returns ``out_dir``.
     """
     out_dir = Path(out_dir)
     if out_dir.is_symlink() or (out_dir.exists() and not out_dir.is_dir()):
         raise UsageError(f"{out_dir} exists and is not a folder")
     if out_dir.is_dir() and any(out_dir.iterdir()):
         raise UsageError(f"{out_dir} is not empty; write a bundle into a new folder")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with (out_dir / EPISODES_FILE).open("wb") as fh:
-        for row in rows:
-            fh.write(_row_bytes(row))
-    text = json.dumps(submission.to_json(), indent=2, ensure_ascii=False) + "\n"
-    (out_dir / SUBMISSION_FILE).write_text(text, encoding="utf-8")
-    if readme is not None:
-        (out_dir / README_FILE).write_text(readme, encoding="utf-8")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        with (partial / EPISODES_FILE).open("wb") as fh:
+            for row in rows:
+                fh.write(_row_bytes(row))
+        text = json.dumps(submission.to_json(), indent=2, ensure_ascii=False) + "\n"
+        (partial / SUBMISSION_FILE).write_text(text, encoding="utf-8")
+        if readme is not None:
+            (partial / README_FILE).write_text(readme, encoding="utf-8")
+        partial.chmod(0o755)  # mkdtemp makes it private
+        os.replace(partial, out_dir)  # an existing empty out_dir is replaced
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
     return out_dir
 
 
@@ -317,15 +328,21 @@ def submission_from_upstream(doc: Any) -> tuple[dict[str, Any], list[Any]]:
     return data, rows
 
 
-def import_upstream(doc: Any, out_dir: Path, readme: str | None = None) -> Path:
-    """Write the bundle equivalent of an upstream document into ``out_dir``."""
+def upstream_submission(doc: Any) -> tuple[Submission, list[Any]]:
+    """Return the :class:`Submission` and rows of an upstream document (a :class:`DataError`
+    names the field that keeps it from being a bundle)."""
     data, rows = submission_from_upstream(doc)
     try:
-        submission = Submission.model_validate(data)
+        return Submission.model_validate(data), rows
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"])
         raise DataError(f"cannot convert: {err['msg']}", field=field) from None
+
+
+def import_upstream(doc: Any, out_dir: Path, readme: str | None = None) -> Path:
+    """Write the bundle equivalent of an upstream document into ``out_dir``."""
+    submission, rows = upstream_submission(doc)
     return write_bundle(out_dir, submission, rows, readme=readme)
 
 

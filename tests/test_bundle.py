@@ -132,3 +132,47 @@ def test_import_of_a_broken_document_is_a_data_error(
     doc.write_text('{"effectbench_submission_version": 1, "x": NaN}')
     assert main(["import", str(doc), "--out", str(tmp_path / "out")]) == 2
     assert "doc.json" in capsys.readouterr().err
+
+
+def test_submit_into_a_file_is_a_usage_error_before_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "file"
+    target.write_text("x")
+    for out in (target, target / "below"):
+        args = ["submit", "--baseline", "screen_only", "--name", "S", "--out", str(out)]
+        assert main(args) == 2
+        out_text, err = capsys.readouterr()
+        assert out_text == "" and err.count("\n") == 1, err
+    assert target.read_text() == "x"
+
+
+def test_import_into_an_impossible_folder_is_a_usage_error(
+    tmp_path: Path, vectors_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "file"
+    target.write_text("x")
+    doc = vectors_dir / "upstream-screen_only-t3.json"
+    assert main(["import", str(doc), "--out", str(target / "below")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot write" in err, err
+
+
+def test_a_failed_write_leaves_no_partial_bundle(tmp_path: Path) -> None:
+    bundle = make_bundle(tmp_path / "b")
+    sub = Submission.model_validate(read_submission(bundle))
+    rows = read_rows(bundle)
+    from effectbench.bundle import write_bundle
+
+    def broken() -> Any:
+        yield from rows[:5]
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError):
+        write_bundle(tmp_path / "out", sub, broken())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert write_bundle(empty, sub, rows) == empty
+    assert read_rows(empty) == rows
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b", "empty"]

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -227,3 +232,91 @@ def test_unreadable_document_never_reports_its_rows_as_rescored(tmp_path: Path) 
     assert not by_id["structure"].passed
     assert by_id["rescore"].skipped and not by_id["rescore"].passed
     assert doc.read_text(encoding="utf-8") == '{"episodes": ['  # never modified
+
+
+# --------------------------------------------------------------------------- user mistakes
+
+
+def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    status = main(args)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("binary.json", bytes(range(256)) * 4),
+        ("array.json", b"[1, 2]\n"),
+        ("empty.json", b""),
+        ("README.md", b"# not a submission\n"),
+    ],
+)
+def test_a_file_that_is_no_submission_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, content: bytes
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    status, out, err = _cli(["verify", str(path)], capsys)
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith(f"effectbench: {path}: not a submission")
+    assert path.read_bytes() == content
+
+
+def test_a_folder_whose_subfolders_hold_no_bundle_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "notes.txt").write_text("x\n")
+    (tmp_path / "x.txt").write_text("x\n")
+    status, out, err = _cli(["verify", str(tmp_path)], capsys)
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and "no bundle here" in err
+
+
+def test_zero_rows_are_refused_by_one_finding(tmp_path: Path) -> None:
+    bundle = make_bundle(tmp_path / "b", declare_baseline=False)
+    (bundle / "episodes.jsonl").write_bytes(b"")
+    report = verify_bundle(bundle, UNSIGNED_OK)
+    assert report.status is Status.REFUSED
+    assert report.finding_ids() == {"structure.empty"}
+
+
+def test_binary_rows_are_named_as_not_utf8(tmp_path: Path) -> None:
+    bundle = make_bundle(tmp_path / "b", declare_baseline=False)
+    with (bundle / "episodes.jsonl").open("ab") as fh:
+        fh.write(b'{"episode_id": "\xff\xfe"}\n')
+    report = verify_bundle(bundle, UNSIGNED_OK)
+    (finding,) = report.check(Family.STRUCTURE).findings
+    assert finding.check == "structure.json" and finding.line == 28
+    assert "not UTF-8" in finding.message
+
+
+def test_an_unreadable_document_names_itself_in_the_skipped_notes(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.json"
+    doc.write_text('{"effectbench_submission_version": 1}')
+    report = verify_document(doc, UNSIGNED_OK)
+    assert report.check(Family.SPEC).note == "not run: doc.json unreadable"
+
+
+def _as_nobody(args: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run the CLI as a user who cannot read a chmod-000 file (root reads anything)."""
+    cmd = [sys.executable, "-m", "effectbench.cli", *args]
+    if os.geteuid() == 0:
+        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
+    return subprocess.run(cmd, capture_output=True, text=True, check=False, cwd="/")
+
+
+@pytest.mark.parametrize("name", ["episodes.jsonl", "submission.json"])
+def test_an_unreadable_bundle_file_is_a_usage_error_naming_it(name: str) -> None:
+    root = Path(tempfile.mkdtemp(prefix="unreadable-"))  # under /tmp: reachable by nobody
+    try:
+        root.chmod(0o755)
+        bundle = make_bundle(root / "b", declare_baseline=False)
+        (bundle / name).chmod(0)
+        done = _as_nobody(["verify", "--allow-unsigned", str(bundle)])
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == f"effectbench: {bundle / name}: cannot read: Permission denied\n"
+        assert done.stdout == ""
+    finally:
+        shutil.rmtree(root)

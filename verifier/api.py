@@ -199,7 +199,7 @@ def _verify(inp: _Input, sink: FindingSink, options: VerifyOptions) -> BundleRep
                 "no episode rows; a submission needs its scored rows",
                 inp.rows_file,
             )
-    if header is not None and tasks is not None and not checker.structure_failed:
+    if header is not None and tasks is not None and checker.n_rows and not checker.structure_failed:
         missing = checker.missing_trials(tasks)
         if len(missing) != header.run.n_dropped:
             shown = ", ".join(f"{t} trial {i}" for t, i in missing[:5])
@@ -271,7 +271,7 @@ def _verify(inp: _Input, sink: FindingSink, options: VerifyOptions) -> BundleRep
             checks.append(sink.report(fam, skipped=True, note="not run: no row could be read"))
         elif fam in (Family.SPEC, Family.PACK) and header is None:
             checks.append(
-                sink.report(fam, skipped=True, note="not run: submission.json unreadable")
+                sink.report(fam, skipped=True, note=f"not run: {inp.sub_file} unreadable")
             )
         else:
             checks.append(sink.report(fam))
@@ -330,7 +330,7 @@ def _signature(
         )
         return None, False, ""
     if header is None or inp.bundle_dir is None:
-        return None, False, "not run: submission.json unreadable"
+        return None, False, f"not run: {inp.sub_file} unreadable"
     if header.signer is None:
         sink.emit(
             "signature.no_signer",
@@ -376,9 +376,25 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield number, orjson.loads(data)
 
 
+def _unreadable(exc: OSError, where: Path) -> DataError:
+    """The error for a file the verifier cannot read (exit status 2, not a refusal)."""
+    name = exc.filename if isinstance(exc.filename, str) else str(where)
+    return DataError(f"cannot read: {exc.strerror or exc}", file=name)
+
+
 def verify_bundle(bundle: Path, options: VerifyOptions | None = None) -> BundleReport:
-    """Verify one bundle folder."""
-    options = options or VerifyOptions()
+    """Verify one bundle folder.
+
+    Raises :class:`DataError` when a file of the bundle cannot be read at all
+    (permissions, I/O errors): that is unreadable input, not a verdict.
+    """
+    try:
+        return _verify_bundle(Path(bundle), options or VerifyOptions())
+    except OSError as exc:
+        raise _unreadable(exc, Path(bundle)) from None
+
+
+def _verify_bundle(bundle: Path, options: VerifyOptions) -> BundleReport:
     limits = options.limits
     sink = FindingSink()
     bundle = Path(bundle)
@@ -397,8 +413,6 @@ def verify_bundle(bundle: Path, options: VerifyOptions | None = None) -> BundleR
             )
         except StrictJSONError as exc:
             sink.emit(exc.check, exc.message, SUBMISSION_FILE)
-        except OSError as exc:
-            sink.emit("structure.unreadable", f"cannot read: {exc.strerror}", SUBMISSION_FILE)
         else:
             if isinstance(parsed, dict):
                 doc = parsed
@@ -439,8 +453,19 @@ def verify_bundle(bundle: Path, options: VerifyOptions | None = None) -> BundleR
 
 
 def verify_document(path: Path, options: VerifyOptions | None = None) -> BundleReport:
-    """Verify an upstream single-document submission (the reference's format) directly."""
-    options = options or VerifyOptions()
+    """Verify an upstream single-document submission (the reference's format) directly.
+
+    Raises :class:`DataError` when the file cannot be read or is not a JSON
+    object at all (binary data, an array, some other file): there is no
+    submission to judge. A damaged JSON object is refused with findings.
+    """
+    try:
+        return _verify_document(Path(path), options or VerifyOptions())
+    except OSError as exc:
+        raise _unreadable(exc, Path(path)) from None
+
+
+def _verify_document(path: Path, options: VerifyOptions) -> BundleReport:
     limits = options.limits
     sink = FindingSink()
     path = Path(path)
@@ -457,8 +482,15 @@ def verify_document(path: Path, options: VerifyOptions | None = None) -> BundleR
             name,
         )
     else:
+        data = _read_nofollow(path, limits.max_document_bytes)
+        if data.lstrip()[:1] != b"{":
+            raise DataError(
+                "not a submission document (a JSON object); verify takes a bundle folder, a "
+                "folder of bundles, or an upstream submission document",
+                file=str(path),
+            )
         try:
-            raw = load_document(_read_nofollow(path, limits.max_document_bytes))
+            raw = load_document(data)
         except StrictJSONError as exc:
             sink.emit(exc.check, exc.message, name)
         else:
@@ -517,9 +549,10 @@ def verify_path(path: Path, options: VerifyOptions | None = None) -> list[Bundle
         subdirs = sorted(
             p for p in path.iterdir() if p.is_dir() or (p.is_symlink() and not p.is_file())
         )
-        if not subdirs:
+        if not any(is_bundle(p) for p in subdirs):
             raise DataError(
-                "no bundle here: no submission.json and no bundle folders", file=str(path)
+                "no bundle here: no submission.json or episodes.jsonl, nor a folder holding one",
+                file=str(path),
             )
         return [verify_bundle(p, options) for p in subdirs]
     except PermissionError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -14,9 +15,8 @@ from effectbench import SPEC_VERSION
 from effectbench._cmd_run import add_system_arguments, run_system
 from effectbench.bundle import (
     Submission,
-    import_upstream,
     slugify,
-    submission_from_upstream,
+    upstream_submission,
     write_bundle,
 )
 from effectbench.cli import positive_int
@@ -47,12 +47,35 @@ def _now() -> str:
 
 
 def bundle_folder(out: Path, name: str, when: str | None = None) -> Path:
-    """Return ``out/<YYYY-MM-DD>_<slug>`` (refusing one that already exists)."""
+    """Return ``out/<YYYY-MM-DD>_<slug>`` (refusing one that already exists or cannot be made)."""
     day = (when or _now())[:10]
-    folder = Path(out) / f"{day}_{slugify(name)}"
-    if folder.exists() or folder.is_symlink():
-        raise UsageError(f"{folder} already exists; choose another --name or remove it")
+    out = Path(out)
+    folder = out / f"{day}_{slugify(name)}"
+    try:
+        existing = out
+        while not os.path.lexists(existing) and existing != existing.parent:
+            existing = existing.parent
+        if not existing.is_dir():
+            raise UsageError(f"--out {out}: {existing} is not a folder")
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise DataError("cannot write: Permission denied", file=str(existing))
+        if folder.exists() or folder.is_symlink():
+            raise UsageError(f"{folder} already exists; choose another --name or remove it")
+    except OSError as exc:
+        raise _write_error(exc, out) from None
     return folder
+
+
+def _write_error(exc: OSError, where: Path) -> DataError:
+    name = exc.filename if isinstance(exc.filename, str) else str(where)
+    return DataError(f"cannot write: {exc.strerror or exc}", file=name)
+
+
+def _write(folder: Path, submission: Submission, rows: Any, readme: str | None = None) -> None:
+    try:
+        write_bundle(folder, submission, rows, readme=readme)
+    except OSError as exc:
+        raise _write_error(exc, folder) from None
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -133,7 +156,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
             "results": results,
         }
     )
-    write_bundle(folder, submission, run.rows, readme=readme)
+    _write(folder, submission, run.rows, readme=readme)
     print(folder)
     print(
         f"  {len(run.rows)} rows ({len(run.dropped)} dropped); SWER "
@@ -158,12 +181,11 @@ def _read_document(path: Path) -> Any:
 def _cmd_import(args: argparse.Namespace) -> int:
     doc = _read_document(args.document)
     try:
-        data, rows = submission_from_upstream(doc)
-        name = str(data["system"]["name"])
-        folder = bundle_folder(args.out, name, data["run"]["started_at"] or None)
-        import_upstream(doc, folder)
+        submission, rows = upstream_submission(doc)
     except DataError as exc:
         raise DataError(exc.message, file=str(args.document), field=exc.field) from None
+    folder = bundle_folder(args.out, submission.system.name, submission.run.started_at or None)
+    _write(folder, submission, rows)
     print(folder)
     print(f"  {len(rows)} rows imported unchanged; next: effectbench verify {folder}")
     return 0

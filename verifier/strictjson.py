@@ -61,6 +61,7 @@ def loads_strict(data: bytes) -> Any:
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
+        _require_utf8(data)
         try:
             _stdlib_strict(data)
         except StrictJSONError:
@@ -78,8 +79,21 @@ def loads_strict(data: bytes) -> Any:
     return value
 
 
+def _require_utf8(data: bytes) -> None:
+    """Raise a :class:`StrictJSONError` naming the first byte that is not UTF-8 text."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StrictJSONError(
+            "json",
+            f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} "
+            "(JSON is UTF-8; is this a binary file?)",
+        ) from None
+
+
 def load_document(data: bytes) -> Any:
     """Parse a whole JSON document strictly (standard library; for small documents)."""
+    _require_utf8(data)
     try:
         return _stdlib_strict(data)
     except StrictJSONError:
