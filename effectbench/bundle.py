@@ -239,19 +239,24 @@ def iter_episode_lines(
             yield number + 1, pending if len(pending) <= limit else None
 
 
+def parse_episode_line(line: bytes, file: str, number: int) -> dict[str, Any]:
+    """Parse one ``episodes.jsonl`` line into a row (a :class:`DataError` names the line)."""
+    try:
+        row = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise DataError(f"not valid JSON: {exc}", file=file, line=number) from None
+    if not isinstance(row, dict):
+        raise DataError("a row must be a JSON object", file=file, line=number)
+    return row
+
+
 def read_episodes(path: Path) -> list[dict[str, Any]]:
     """Return every row of an ``episodes.jsonl`` (a :class:`DataError` names a bad line)."""
     rows: list[dict[str, Any]] = []
     for number, line in iter_episode_lines(path):
         if line is None or not line.strip():
             raise DataError("blank line in an episodes file", file=str(path), line=number)
-        try:
-            row = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise DataError(f"not valid JSON: {exc}", file=str(path), line=number) from None
-        if not isinstance(row, dict):
-            raise DataError("a row must be a JSON object", file=str(path), line=number)
-        rows.append(row)
+        rows.append(parse_episode_line(line, str(path), number))
     return rows
 
 

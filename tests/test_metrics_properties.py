@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from effectbench.classify import classify
-from effectbench.metrics import frame_from_columns, pass_hat_k, summarize
+from effectbench.metrics import FRAME_COLUMNS, frame_from_columns, pass_hat_k, summarize
 from effectbench.schema import Category, Substrate, TrueState
 
 STATES = [TrueState.CORRECT, TrueState.WRONG_PERSISTED, TrueState.ABSENT]
@@ -22,21 +23,8 @@ episode = st.tuples(
 )
 
 
-def _frame(episodes: list[tuple[str, Category, Substrate, bool, TrueState, bool]]):  # type: ignore[no-untyped-def]
-    cols: dict[str, list[object]] = {
-        k: []
-        for k in (
-            "arm",
-            "task_id",
-            "category",
-            "substrate",
-            "outcome",
-            "swer_variant",
-            "reported_success",
-            "cost_usd",
-            "latency_s",
-        )
-    }
+def _frame(episodes: list[tuple[str, Category, Substrate, bool, TrueState, bool]]) -> pd.DataFrame:
+    cols: dict[str, list[object]] = {k: [] for k in FRAME_COLUMNS}
     for task, cat, sub, reported, state, available in episodes:
         label = classify(reported, state, available)
         assert label is not None

@@ -36,6 +36,7 @@ import pandas as pd
 import pyarrow as pa
 import yaml
 
+from effectbench.bundle import parse_episode_line
 from effectbench.errors import DataError, SiteBuildError
 from effectbench.site._charts import (
     Chart,
@@ -294,18 +295,8 @@ ROWS_FORMAT = "site-rows-1"
 
 
 def _parse_rows(data: bytes, episodes: Path) -> list[dict[str, Any]]:
-    rows = []
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise DataError(f"not valid JSON: {exc}", file=str(episodes), line=number) from None
-        if not isinstance(row, dict):
-            raise DataError("a row must be a JSON object", file=str(episodes), line=number)
-        rows.append(row)
-    return rows
+    lines = enumerate(data.split(b"\n"), start=1)
+    return [parse_episode_line(line, str(episodes), n) for n, line in lines if line.strip()]
 
 
 def _rows_table(episodes: Path, rows_dir: Path | None, *, load: bool = True) -> pa.Table | None:
