@@ -13,6 +13,10 @@ signer's exact identity and issuer, plus the leaderboard's accepted issuers.
 Then the payload type and predicate type must be ours and the subjects must
 equal the folder's files exactly; every difference is reported file by file.
 Each file is hashed once, streamed.
+
+The bundle's files themselves (the walk, hashing, the Statement and the
+subject comparison) live in :mod:`verifier.subjects`; ``SIGNATURE_FILE``,
+``PREDICATE_TYPE`` and ``hash_file`` are re-exported here for existing callers.
 """
 
 from __future__ import annotations
@@ -20,12 +24,9 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
-import hashlib
 import json
 import os
 import stat
-import unicodedata
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,53 +34,45 @@ from typing import Any
 
 from cryptography import x509
 from cryptography.x509.oid import ObjectIdentifier
-from sigstore import dsse
 from sigstore.errors import CertValidationError, Error, VerificationError
 from sigstore.models import Bundle, ClientTrustConfig, TrustedRoot
 from sigstore.verify import Verifier, policy
 
-from effectbench import __version__
 from effectbench.errors import DataError, SigningError
 from verifier.findings import Finding
+from verifier.subjects import (
+    PREDICATE_TYPE,
+    SIGNATURE_FILE,
+    build_statement,
+    compare_subjects,
+    hash_file,
+    parse_subjects,
+)
 from verifier.trust import LEADERBOARD_POLICY, PINNED_TRUSTED_ROOT
 
 __all__ = [
     "PAYLOAD_TYPE",
     "PREDICATE_TYPE",
     "SIGNATURE_FILE",
-    "STATEMENT_TYPE",
-    "BundleFiles",
     "LeaderboardPolicy",
     "SignatureCheck",
     "SignerInfo",
-    "build_statement",
     "certificate_identity",
     "hash_file",
     "load_policy",
     "load_trusted_root",
-    "scan_bundle",
     "sign_bundle",
     "sign_bundle_checked",
     "verify_bundle_signature",
 ]
 
-SIGNATURE_FILE = "submission.sigstore.json"
-"""The Sigstore bundle inside a submission folder; the one file not among the subjects."""
-PREDICATE_TYPE = "https://effectbench.dev/submission/v1"
-"""Our in-toto predicate type: an EffectBench submission bundle."""
-STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 """The DSSE payload type of an in-toto Statement."""
-BENCHMARK = "effectbench"
-
-HASH_CHUNK = 1 << 20
-"""Bytes read per step when hashing a file (memory stays flat for any file size)."""
 MAX_SIGNATURE_BYTES = 8 << 20
 """A Sigstore bundle for a submission is a few kilobytes; refuse anything absurd."""
 
 GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
 _ISSUER_OID = ObjectIdentifier("1.3.6.1.4.1.57264.1.1")
-_HEX = frozenset("0123456789abcdef")
 
 
 # -- results -----------------------------------------------------------------------------------
@@ -125,18 +118,6 @@ class LeaderboardPolicy:
     def accepts(self, issuer: str) -> bool:
         """Return whether ``issuer`` is one the leaderboard accepts."""
         return issuer in self.accepted_issuers
-
-
-@dataclass(frozen=True)
-class BundleFiles:
-    """What a walk of a bundle folder found (never following a symbolic link)."""
-
-    files: dict[str, Path]
-    """Regular files by POSIX relative path, sorted, without the signature file."""
-    symlinks: list[str]
-    """Relative paths that are symbolic links (to anything)."""
-    special: list[str]
-    """Relative paths that are neither a regular file, a folder nor a link."""
 
 
 # -- trust material ----------------------------------------------------------------------------
@@ -224,90 +205,6 @@ def _policy_for(path: str, mtime_ns: int, size: int) -> LeaderboardPolicy:
             raise DataError(f"issuer must be an https URL, got {issuer!r}", file=path, field=where)
         accepted[issuer] = str(entry.get("name", issuer))
     return LeaderboardPolicy(accepted_issuers=accepted, source=path)
-
-
-# -- the bundle's files ------------------------------------------------------------------------
-
-
-def hash_file(path: Path) -> str:
-    """Return the sha256 hex digest of ``path``, read in chunks (never the whole file)."""
-    digest = hashlib.sha256()
-    buffer = bytearray(HASH_CHUNK)
-    view = memoryview(buffer)
-    with path.open("rb", buffering=0) as handle:
-        while n := handle.readinto(buffer):
-            digest.update(view[:n])
-    return digest.hexdigest()
-
-
-def scan_bundle(bundle_dir: Path) -> BundleFiles:
-    """Walk ``bundle_dir`` without following links; sort regular files by relative path."""
-    files: dict[str, Path] = {}
-    symlinks: list[str] = []
-    special: list[str] = []
-
-    def walk(folder: Path, prefix: str) -> None:
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                rel = prefix + entry.name
-                if entry.is_symlink():
-                    symlinks.append(rel)
-                elif entry.is_dir(follow_symlinks=False):
-                    walk(Path(entry.path), rel + "/")
-                elif entry.is_file(follow_symlinks=False):
-                    if rel != SIGNATURE_FILE:
-                        files[rel] = Path(entry.path)
-                else:
-                    special.append(rel)
-
-    walk(bundle_dir, "")
-    return BundleFiles(
-        files={name: files[name] for name in sorted(files)},
-        symlinks=sorted(symlinks),
-        special=sorted(special),
-    )
-
-
-def build_statement(bundle_dir: Path, *, spec_version: str) -> dsse.Statement:
-    """Return the in-toto Statement over every regular file of ``bundle_dir``.
-
-    Raises :class:`SigningError` when the folder holds a symbolic link or a
-    special file: a bundle is regular files only.
-    """
-    scan = scan_bundle(bundle_dir)
-    odd = [f"{name} (symbolic link)" for name in scan.symlinks if name != SIGNATURE_FILE]
-    odd += [f"{name} (not a regular file)" for name in scan.special]
-    odd += [
-        f"{name!r} (not a clean NFC UTF-8 relative path)"
-        for name in scan.files
-        if not _is_clean_relpath(name)
-    ]
-    if odd:
-        raise SigningError(
-            f"{bundle_dir}: a bundle holds regular files only; replace or remove: " + ", ".join(odd)
-        )
-    if not scan.files:
-        raise SigningError(f"{bundle_dir}: the folder holds no file to sign")
-    subjects = [
-        dsse.Subject(name=name, digest=dsse.DigestSet(root={"sha256": hash_file(path)}))
-        for name, path in scan.files.items()
-    ]
-    predicate = {
-        "benchmark": {"name": BENCHMARK, "spec_version": spec_version},
-        "tool": {"name": BENCHMARK, "version": __version__},
-        "files": len(subjects),
-        "excluded": [SIGNATURE_FILE],
-    }
-    try:
-        return (
-            dsse.StatementBuilder()
-            .subjects(subjects)
-            .predicate_type(PREDICATE_TYPE)
-            .predicate(predicate)
-            .build()
-        )
-    except Error as exc:  # a file name that is not valid text, for instance
-        raise SigningError(f"{bundle_dir}: cannot build the statement: {exc}") from None
 
 
 # -- verification ------------------------------------------------------------------------------
@@ -416,111 +313,6 @@ def _malformed(message: str) -> Finding:
     return Finding("signature.malformed", message, file=SIGNATURE_FILE)
 
 
-def _parse_subjects(payload: bytes) -> tuple[dict[str, str], list[Finding]]:
-    """Check the statement's types; return its subjects (name -> sha256) and any findings."""
-
-    def bad(message: str, where: str | None = None) -> tuple[dict[str, str], list[Finding]]:
-        return {}, [Finding("signature.statement", message, file=SIGNATURE_FILE, field=where)]
-
-    try:
-        statement = json.loads(payload)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return bad(f"the signed payload is not JSON: {exc}")
-    if not isinstance(statement, dict):
-        return bad("the signed payload is not an in-toto Statement object")
-    if statement.get("_type") != STATEMENT_TYPE:
-        return bad(f"expected _type {STATEMENT_TYPE!r}, got {statement.get('_type')!r}", "_type")
-    if statement.get("predicateType") != PREDICATE_TYPE:
-        return {}, [
-            Finding(
-                "signature.predicate_type",
-                f"the signed statement has predicate type {statement.get('predicateType')!r}, "
-                f"not an EffectBench submission ({PREDICATE_TYPE})",
-                file=SIGNATURE_FILE,
-                field="predicateType",
-            )
-        ]
-    predicate = statement.get("predicate")
-    name = predicate.get("benchmark", {}).get("name") if isinstance(predicate, dict) else None
-    if name != BENCHMARK:
-        return bad(f"predicate.benchmark.name must be {BENCHMARK!r}", "predicate.benchmark")
-    subjects = statement.get("subject")
-    if not isinstance(subjects, list) or not subjects:
-        return bad("the statement lists no subject", "subject")
-    declared: dict[str, str] = {}
-    for i, subject in enumerate(subjects):
-        where = f"subject[{i}]"
-        if not isinstance(subject, dict):
-            return bad("a subject must be an object", where)
-        name = subject.get("name")
-        digest = subject.get("digest")
-        sha = digest.get("sha256") if isinstance(digest, dict) else None
-        if not isinstance(name, str) or not _is_clean_relpath(name) or name == SIGNATURE_FILE:
-            return bad(f"subject name {name!r} is not a clean relative POSIX path", where)
-        if not isinstance(sha, str) or len(sha) != 64 or not _HEX.issuperset(sha):
-            return bad(f"subject {name!r} has no lowercase sha256 digest", where)
-        if name in declared:
-            return bad(f"subject {name!r} is listed twice", where)
-        declared[name] = sha
-    return declared, []
-
-
-def _is_clean_relpath(name: str) -> bool:
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:  # an undecodable file name (surrogate escapes)
-        return False
-    parts = name.split("/")
-    return (
-        bool(name)
-        and "\\" not in name
-        and "\x00" not in name
-        and unicodedata.normalize("NFC", name) == name
-        and all(part not in ("", ".", "..") for part in parts)
-    )
-
-
-def _compare_subjects(bundle_dir: Path, declared: dict[str, str]) -> Iterator[Finding]:
-    """Yield one finding per file that differs from the signed subjects (each hashed once)."""
-    scan = scan_bundle(bundle_dir)
-    links = set(scan.symlinks) - {SIGNATURE_FILE}
-    special = set(scan.special)
-    for name in sorted(set(declared) | set(scan.files) | links | special):
-        if name in links:
-            yield Finding(
-                "signature.subject_symlink",
-                f"{name} is a symbolic link; a bundle holds regular files only "
-                "(replace it with the file itself and sign again)",
-                file=name,
-            )
-        elif name in special:
-            yield Finding(
-                "signature.subject_not_regular",
-                f"{name} is not a regular file; a bundle holds regular files only",
-                file=name,
-            )
-        elif name not in scan.files:
-            if not any(name.startswith(link + "/") for link in links):
-                yield Finding(
-                    "signature.subject_removed",
-                    f"{name} is covered by the signature but missing from the bundle",
-                    file=name,
-                )
-        elif name not in declared:
-            yield Finding(
-                "signature.subject_added",
-                f"{name} is in the bundle but not covered by the signature "
-                "(remove it, or sign the bundle again)",
-                file=name,
-            )
-        elif hash_file(scan.files[name]) != declared[name]:
-            yield Finding(
-                "signature.subject_changed",
-                f"{name} changed after signing (its sha256 differs from the signed one)",
-                file=name,
-            )
-
-
 def _check_bundle(
     bundle_dir: Path,
     raw_bytes: bytes,
@@ -601,10 +393,10 @@ def _check_bundle(
             )
         )
         return SignatureCheck(present=True, findings=findings)
-    declared, problems = _parse_subjects(payload)
+    declared, problems = parse_subjects(payload)
     findings.extend(problems)
     if not problems:
-        findings.extend(_compare_subjects(bundle_dir, declared))
+        findings.extend(compare_subjects(bundle_dir, declared))
     if findings:
         return SignatureCheck(present=True, findings=findings)
     signer = SignerInfo(
