@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 from effectbench.classify import classify, true_state
 from effectbench.effects import contract_hash
-from effectbench.schema import AgentReport, EpisodeRecord, TaskSpec
+from effectbench.schema import AgentReport, EpisodeRecord, TaskSpec, Verdict
 from effectbench.seam import AgentTask, Attempt, BenchmarkProvider, SystemUnderTest
 
 
@@ -37,6 +37,10 @@ class RunResult:
     pack: str
     rows: list[EpisodeRecord] = field(default_factory=list)
     dropped: list[DroppedEpisode] = field(default_factory=list)
+
+
+REREADS = 2
+"""How many more times the oracle reads an unreadable record before the episode is dropped."""
 
 
 def _now() -> str:
@@ -63,6 +67,10 @@ def run_episode(
             )
         latency = time.perf_counter() - clock
         verdict = episode.oracle.judge(before)
+        for _ in range(REREADS):  # SPEC 3: an unreadable record is re-read, never guessed
+            if verdict.verdict is not Verdict.INDETERMINATE:
+                break
+            verdict = episode.oracle.judge(before)
         finished = _now()
     if isinstance(attempt, AgentReport):
         attempt = Attempt(report=attempt)

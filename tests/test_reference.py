@@ -13,7 +13,7 @@ import pytest
 from effectbench.baselines import get_baseline
 from effectbench.metrics import episode_frame, summarize, transactional_faults_mishandled
 from effectbench.packs.mockmed import MockMedProvider, Oracle
-from effectbench.runner import evaluate
+from effectbench.runner import REREADS, evaluate
 from effectbench.schema import AgentReport, ModelCall, OracleVerdict, TaskSpec, Verdict
 from effectbench.seam import AgentTask, Attempt, EnvHandle, Episode
 
@@ -150,6 +150,50 @@ class _DeadOracle:
             effect_wrong_persisted=False,
             effect_absent=False,
         )
+
+
+class _FlakyOracle:
+    """Wraps a real oracle; the first ``failures`` after-readings find the store unreachable."""
+
+    def __init__(self, inner: Oracle, failures: int) -> None:
+        self.channel = inner.channel
+        self._inner = inner
+        self._failures = failures
+        self.reads = 0
+
+    def snapshot(self) -> Any:
+        return self._inner.snapshot()
+
+    def judge(self, before: Any) -> OracleVerdict:
+        self.reads += 1
+        if self.reads <= self._failures:
+            return _DeadOracle().judge(before)
+        return self._inner.judge(before)
+
+
+class _Flaky(MockMedProvider):
+    def __init__(self, failures: int) -> None:
+        super().__init__()
+        self.failures = failures
+        self.oracles: list[_FlakyOracle] = []
+
+    @contextmanager
+    def provision(self, task: TaskSpec, trial: int, params: Mapping[str, Any]) -> Iterator[Episode]:
+        with super().provision(task, trial, params) as episode:
+            assert isinstance(episode.oracle, Oracle)
+            episode.oracle = _FlakyOracle(episode.oracle, self.failures)
+            self.oracles.append(episode.oracle)
+            yield episode
+
+
+def test_an_unreadable_record_is_re_read_before_it_is_dropped() -> None:
+    healed = _Flaky(failures=REREADS)  # unreadable, then readable on the last re-read
+    run = evaluate(get_baseline("screen_only", healed), healed, trials=1)
+    assert not run.dropped and len(run.rows) == 9
+    assert all(o.reads == REREADS + 1 for o in healed.oracles)
+    dead = _Flaky(failures=REREADS + 1)  # never readable within the re-reads: dropped
+    run = evaluate(get_baseline("screen_only", dead), dead, trials=1)
+    assert len(run.dropped) == 9 and not run.rows
 
 
 def test_an_unreadable_oracle_drops_and_counts_the_episode() -> None:
