@@ -71,28 +71,35 @@ class _Handler(BaseHTTPRequestHandler):
         """Route a read."""
         self._send(self.server.service.read_handler(self))
 
-    def do_POST(self) -> None:  # noqa: N802
-        """Route a save."""
+    def _write_request(self) -> tuple[ClinicStore, dict[str, Any], list[str]] | None:
+        """Return the mounted store, the JSON form and the path's parts, or answer the error."""
         store, form = self._store(), self._read_json()
-        parts = urlsplit(self.path).path.strip("/").split("/")
         if store is None:
             self._send(Reply(503, "error", "no clinic is mounted"))
-        elif form is None:
+            return None
+        if form is None:
             self._send(Reply(400, "error", "the form is not a JSON object"))
-        elif parts == ["api", "encounters"]:
+            return None
+        return store, form, urlsplit(self.path).path.strip("/").split("/")
+
+    def do_POST(self) -> None:  # noqa: N802
+        """Route a save."""
+        request = self._write_request()
+        if request is None:
+            return
+        store, form, parts = request
+        if parts == ["api", "encounters"]:
             self._send(store.save(form))
         else:
             self._send(Reply(404, "error", f"no route {self.path}"))
 
     def do_PATCH(self) -> None:  # noqa: N802
         """Route an edit."""
-        store, form = self._store(), self._read_json()
-        parts = urlsplit(self.path).path.strip("/").split("/")
-        if store is None:
-            self._send(Reply(503, "error", "no clinic is mounted"))
-        elif form is None:
-            self._send(Reply(400, "error", "the form is not a JSON object"))
-        elif len(parts) == 3 and parts[:2] == ["api", "encounters"] and parts[2].isdigit():
+        request = self._write_request()
+        if request is None:
+            return
+        store, form, parts = request
+        if len(parts) == 3 and parts[:2] == ["api", "encounters"] and parts[2].isdigit():
             self._send(store.edit(int(parts[2]), form))
         else:
             self._send(Reply(404, "error", f"no route {self.path}"))
