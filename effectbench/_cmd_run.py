@@ -86,16 +86,17 @@ def run_system(args: argparse.Namespace) -> tuple[BenchmarkProvider, SystemUnder
 def _cmd_reference(args: argparse.Namespace) -> int:
     pack = get_pack("mockmed")
     ok = True
+    frames = {}
     for name in REFERENCE_BASELINES:
-        res = summarize(
-            episode_frame(evaluate(get_baseline(name, pack), pack, trials=args.trials).rows)
+        frames[name] = episode_frame(
+            evaluate(get_baseline(name, pack), pack, trials=args.trials).rows
         )
+        res = summarize(frames[name])
         print(format_results(res))
         print()
         if args.trials == 10:
             ok &= _matches_pin(res)
-    screen = evaluate(get_baseline("screen_only", pack), pack, trials=args.trials)
-    bad, total = transactional_faults_mishandled(episode_frame(screen.rows))
+    bad, total = transactional_faults_mishandled(frames["screen_only"])
     print(f"pack {pack.name} {fingerprint(pack.manifest())}")
     print(f"transactional faults silently mishandled by screen_only: {bad} of {total}")
     if args.trials == 10:
