@@ -49,6 +49,25 @@ def split_ranges(path: Path, parts: int) -> list[tuple[int, int]]:
     return list(zip(cuts[:-1], cuts[1:], strict=True))
 
 
+def _check_span(
+    checker: RowChecker,
+    path: Path,
+    limits: Limits,
+    *,
+    start: int = 0,
+    end: int | None = None,
+    ends_with_newline: bool,
+) -> None:
+    """Check the lines of ``path`` from byte ``start`` to ``end`` into ``checker``."""
+    check_lines(
+        checker,
+        iter_episode_lines(path, limits.max_line_bytes, start=start, end=end),
+        ends_with_newline=ends_with_newline,
+        max_rows=limits.max_rows,
+        max_line_bytes=limits.max_line_bytes,
+    )
+
+
 def _scan_range(
     path: Path,
     start: int,
@@ -61,13 +80,7 @@ def _scan_range(
     ends_with_newline: bool,
 ) -> dict[str, Any]:
     checker = RowChecker(FindingSink(), file, tasks=tasks, trials=trials, seeds=seeds)
-    check_lines(
-        checker,
-        iter_episode_lines(path, limits.max_line_bytes, start=start, end=end),
-        ends_with_newline=ends_with_newline,
-        max_rows=limits.max_rows,
-        max_line_bytes=limits.max_line_bytes,
-    )
+    _check_span(checker, path, limits, start=start, end=end, ends_with_newline=ends_with_newline)
     return checker.export()
 
 
@@ -91,13 +104,7 @@ def scan_episodes(
     seeds = list(checker.seeds) if checker.seeds is not None else None
     last = len(ranges) - 1
     if len(ranges) == 1:
-        check_lines(
-            checker,
-            iter_episode_lines(path, limits.max_line_bytes),
-            ends_with_newline=ends,
-            max_rows=limits.max_rows,
-            max_line_bytes=limits.max_line_bytes,
-        )
+        _check_span(checker, path, limits, ends_with_newline=ends)
         return
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=len(ranges) - 1, mp_context=context) as pool:
@@ -118,13 +125,7 @@ def scan_episodes(
             if i > 0
         ]
         start, end = ranges[0]
-        check_lines(
-            checker,
-            iter_episode_lines(path, limits.max_line_bytes, start=start, end=end),
-            ends_with_newline=True,
-            max_rows=limits.max_rows,
-            max_line_bytes=limits.max_line_bytes,
-        )
+        _check_span(checker, path, limits, start=start, end=end, ends_with_newline=True)
         for future in futures:
             checker.merge(future.result(), checker.last_line)
     if checker.n_rows > limits.max_rows and not checker.sink.ids["structure.row_count"]:
