@@ -123,7 +123,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print_json({**res.to_json(), "n_dropped": len(run.dropped)})
     else:
         print(format_results(res))
-        print(f"  dropped (oracle unreadable): {len(run.dropped)}")
+        print(f"  dropped: {len(run.dropped)}")
+        for d in run.dropped:
+            print(f"    {d.task_id} trial {d.trial}: {d.reason.value} ({d.detail})")
     return 0
 
 

@@ -6,7 +6,8 @@ The hierarchy::
     ├── UsageError              a bad flag or argument (exit status 2)
     ├── DataError               unreadable or malformed input (file, line, field)
     ├── SiteBuildError          the static site could not be built
-    └── SigningError            a bundle could not be signed
+    ├── SigningError            a bundle could not be signed
+    └── InfrastructureError     the harness or its infrastructure failed during an episode
 
 The command line catches :class:`EffectBenchError` once, prints
 ``diagnostics()`` to stderr and exits with ``exit_code``.
@@ -66,3 +67,12 @@ class SiteBuildError(EffectBenchError):
 
 class SigningError(EffectBenchError):
     """A submission bundle could not be signed."""
+
+
+class InfrastructureError(EffectBenchError):
+    """The harness or its infrastructure failed (service, browser, display, worker).
+
+    Raised by the harness only, never accepted from a system under test: the
+    runner retries the episode a bounded number of times and otherwise drops it
+    with reason ``infrastructure``; it is never scored as the agent's halt.
+    """

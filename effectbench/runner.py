@@ -4,7 +4,8 @@ Per (task x trial) it resolves the trial payload, provisions a fresh state,
 snapshots the record through the independent oracle, runs the SUT (which sees
 only the env handle), reads the record again, reduces the reading to a true
 state and labels the episode with the one truth-table function. An unreadable
-reading is dropped and counted, never scored.
+reading, or an episode whose infrastructure failed after its retries, is dropped
+with its reason, never scored.
 """
 
 from __future__ import annotations
@@ -13,20 +14,24 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from effectbench.classify import classify, true_state
 from effectbench.effects import contract_hash
-from effectbench.schema import AgentReport, EpisodeRecord, TaskSpec, Verdict
+from effectbench.errors import InfrastructureError
+from effectbench.schema import AgentReport, DropReason, EpisodeRecord, TaskSpec, Verdict
 from effectbench.seam import AgentTask, Attempt, BenchmarkProvider, SystemUnderTest
 
 
 @dataclass(frozen=True)
 class DroppedEpisode:
-    """A trial whose oracle could not read the system of record."""
+    """A trial that has no scored row, and why (listed in the bundle, never hidden)."""
 
     task_id: str
     trial: int
-    reason: str
+    reason: DropReason
+    detail: str = ""
+    """What the oracle or the harness said (for the drop list and logs)."""
 
 
 @dataclass
@@ -41,43 +46,58 @@ class RunResult:
 
 REREADS = 2
 """How many more times the oracle reads an unreadable record before the episode is dropped."""
+INFRA_RETRIES = 1
+"""How many more times an episode whose infrastructure failed is run before it is dropped."""
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-def run_episode(
-    sut: SystemUnderTest, provider: BenchmarkProvider, task: TaskSpec, trial: int, seed: int
+class _InfrastructureFailed(Exception):
+    """One attempt's infrastructure failed; carries what the harness said."""
+
+
+def _attempt_episode(
+    sut: SystemUnderTest,
+    provider: BenchmarkProvider,
+    task: TaskSpec,
+    trial: int,
+    seed: int,
+    params: dict[str, Any],
 ) -> EpisodeRecord | DroppedEpisode:
-    """Run and score one trial of ``task``; return its row or why it was dropped."""
-    params = provider.trial_params(task, seed)
     agent_task = AgentTask.from_spec(task, params)
-    with provider.provision(task, seed, params) as episode:
-        started = _now()
-        before = episode.oracle.snapshot()
-        clock = time.perf_counter()  # latency is the system's own time, not the oracle's
-        try:
-            attempt = sut.run(agent_task, episode.env, params)
-        except Exception as exc:  # a crash is the system's outcome: it halted; judge the record
-            attempt = AgentReport(
-                reported_success=False,
-                halted=True,
-                message=f"system under test raised {type(exc).__name__}: {exc}",
-            )
-        latency = time.perf_counter() - clock
-        verdict = episode.oracle.judge(before)
-        for _ in range(REREADS):  # SPEC 3: an unreadable record is re-read, never guessed
-            if verdict.verdict is not Verdict.INDETERMINATE:
-                break
+    try:
+        with provider.provision(task, seed, params) as episode:
+            started = _now()
+            before = episode.oracle.snapshot()
+            clock = time.perf_counter()  # latency is the system's own time, not the oracle's
+            try:
+                attempt = sut.run(agent_task, episode.env, params)
+            except Exception as exc:  # a crash is the system's outcome: it halted; judge it
+                attempt = AgentReport(
+                    reported_success=False,
+                    halted=True,
+                    message=f"system under test raised {type(exc).__name__}: {exc}",
+                )
+            latency = time.perf_counter() - clock
+            failure = episode.health()  # the harness, never the agent, says what failed
+            if failure is not None:
+                raise _InfrastructureFailed(failure)
             verdict = episode.oracle.judge(before)
-        finished = _now()
+            for _ in range(REREADS):  # SPEC 3: an unreadable record is re-read, never guessed
+                if verdict.verdict is not Verdict.INDETERMINATE:
+                    break
+                verdict = episode.oracle.judge(before)
+            finished = _now()
+    except InfrastructureError as exc:
+        raise _InfrastructureFailed(exc.diagnostics()) from exc
     if isinstance(attempt, AgentReport):
         attempt = Attempt(report=attempt)
     report = attempt.report
     label = classify(report.reported_success, true_state(verdict), task.correct_action_available)
     if label is None:
-        return DroppedEpisode(task.task_id, trial, verdict.reason)
+        return DroppedEpisode(task.task_id, trial, DropReason.ORACLE_UNREADABLE, verdict.reason)
     return EpisodeRecord(
         episode_id=f"{sut.name}::{task.task_id}::t{trial}",
         task_id=task.task_id,
@@ -100,6 +120,33 @@ def run_episode(
         started_at=started,
         finished_at=finished,
     )
+
+
+def run_episode(
+    sut: SystemUnderTest,
+    provider: BenchmarkProvider,
+    task: TaskSpec,
+    trial: int,
+    seed: int,
+    *,
+    infra_retries: int = INFRA_RETRIES,
+) -> EpisodeRecord | DroppedEpisode:
+    """Run and score one trial of ``task``; return its row or why it was dropped.
+
+    An :class:`~effectbench.errors.InfrastructureError` raised by the provider
+    (provisioning, oracle) or a failure its episode's ``health`` reports after
+    the system ran makes the harness run the trial again, up to
+    ``infra_retries`` more times, on a fresh state; then it is dropped with
+    reason ``infrastructure``. Nothing of a failed attempt is scored.
+    """
+    params = provider.trial_params(task, seed)
+    failure = ""
+    for _ in range(1 + max(0, infra_retries)):
+        try:
+            return _attempt_episode(sut, provider, task, trial, seed, params)
+        except _InfrastructureFailed as exc:
+            failure = str(exc)
+    return DroppedEpisode(task.task_id, trial, DropReason.INFRASTRUCTURE, failure)
 
 
 def evaluate(

@@ -81,6 +81,17 @@ class OracleChannel(StrEnum):
     REST = "rest"
 
 
+class DropReason(StrEnum):
+    """Why a (task, trial) has no scored row; every dropped pair names one."""
+
+    ORACLE_UNREADABLE = "oracle_unreadable"
+    """The oracle could not read the system of record (SPEC 3: never guessed)."""
+    INFRASTRUCTURE = "infrastructure"
+    """The harness or its infrastructure failed (service, browser, display, worker)."""
+    UNKNOWN = "unknown"
+    """Imported from a document that dropped the pair without saying why."""
+
+
 class Split(StrEnum):
     """Which part of a pack a task belongs to; ``test`` is sequestered."""
 

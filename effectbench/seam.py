@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -134,13 +134,26 @@ class Oracle(Protocol):
         ...
 
 
+def _healthy() -> str | None:
+    return None
+
+
 @dataclass
 class Episode:
-    """One provisioned (task x trial): a fresh state, its env and its oracle."""
+    """One provisioned (task x trial): a fresh state, its env and its oracle.
 
-    env: EnvHandle
+    ``env`` is an :class:`EnvHandle` on the API substrate and a
+    :class:`~effectbench.computer.ComputerEnv` on screen substrates.
+    """
+
+    env: Any
     oracle: Oracle
     env_fingerprint: dict[str, Any]
+    health: Callable[[], str | None] = _healthy
+    """Harness-owned check after the system ran: ``None`` when the episode's
+    infrastructure held, else what failed (the episode is then retried or
+    dropped as ``infrastructure``, never scored). Only the harness decides this;
+    an exception raised by the system under test is its halt."""
 
 
 class BenchmarkProvider(Protocol):

@@ -32,7 +32,7 @@ from effectbench.packs.clinic.oracle import Snapshot, judge_record, read_databas
 from effectbench.packs.clinic.service import default_read_handler
 from effectbench.packs.clinic.store import Reply
 from effectbench.runner import evaluate
-from effectbench.schema import AgentReport, Category, OracleVerdict, Split, Verdict
+from effectbench.schema import AgentReport, Category, DropReason, OracleVerdict, Split, Verdict
 from effectbench.seam import AgentTask, EnvHandle
 
 ARMS = ("screen_only", "effect_verified", "effect_verified_all")
@@ -411,9 +411,10 @@ def test_an_unreadable_record_drops_the_episode_and_counts_it(
             conn.close()
     assert run.rows == []
     assert len(run.dropped) == 8
-    reasons = Counter(d.reason for d in run.dropped)
+    assert {d.reason for d in run.dropped} == {DropReason.ORACLE_UNREADABLE}
+    details = Counter(d.detail for d in run.dropped)
     want = "record service down" if how == "down" else "system of record unreadable"
-    assert all(want in reason for reason in reasons)
+    assert all(want in detail for detail in details)
     # The next episode provisions (and, after "down", restarts the service) as usual.
     after = evaluate(get_baseline("screen_only", pack), pack, trials=1, tasks=tasks)
     assert len(after.rows) == 4 and not after.dropped
