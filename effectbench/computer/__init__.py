@@ -6,7 +6,13 @@ test receives a :class:`ComputerEnv` instead of the API-level
 pointer and the keyboard, nothing else. The desktop substrate adds the
 accessibility tree (:class:`AccessibleComputerEnv`). Coordinates are in the
 env's declared :class:`Display` size; vendors' action shapes are translated
-onto this interface at the edge (``effectbench.computer`` translators).
+onto this interface at the edge (:mod:`effectbench.computer.vendors`).
+
+The modules: :mod:`.keys` (xdotool key names), :mod:`.checks` (what every
+argument must be), :mod:`.base` (:class:`~.base.ComputerBase`: validation once,
+so a new screen implements only the primitives), :mod:`.scaling` (a vendor's
+declared display size), :mod:`.images` (PNG crop, resize, change detection) and
+:mod:`.vendors` (Anthropic, OpenAI and OSWorld action shapes).
 
 An action the harness refuses (a point off the screen, an unknown key name,
 text with control characters) raises :class:`ActionError`: the agent's
@@ -80,6 +86,14 @@ class ComputerEnv(Protocol):
 
     def key(self, combo: str) -> None:
         """Press a key combination in xdotool syntax (``"ctrl+s"``, ``"Return"``)."""
+        ...
+
+    def key_down(self, key: str) -> None:
+        """Hold one key down (an xdotool name, a modifier included) until :meth:`key_up`."""
+        ...
+
+    def key_up(self, key: str) -> None:
+        """Release a key held with :meth:`key_down`."""
         ...
 
     def scroll(self, x: int, y: int, dx: int, dy: int) -> None:
