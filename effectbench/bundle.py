@@ -150,9 +150,18 @@ def schema_text() -> str:
     return json.dumps(submission_schema(), indent=2, sort_keys=True) + "\n"
 
 
+SLUG_UNSAFE = re.compile(r"[^a-z0-9_]+")
+"""What a slug may not hold: anything but lower-case letters, digits and ``_``."""
+
+
 def slugify(name: str) -> str:
-    """Return a folder-safe slug of ``name`` (lower case, ``a-z0-9`` and dashes)."""
-    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    """Return the URL- and folder-safe slug of ``name``: the one rule for every slug.
+
+    Lower case ``a-z0-9`` and ``_``, every other run of characters one dash, at
+    most 60 characters, never empty. Bundle folders (``<date>_<slug>``) and the
+    site's page names both use it.
+    """
+    slug = SLUG_UNSAFE.sub("-", name.lower()).strip("-")
     return slug[:60].strip("-") or "submission"
 
 

@@ -22,9 +22,14 @@ from hypothesis import strategies as st
 
 from effectbench.cli import build_parser, main
 from effectbench.errors import DataError, SiteBuildError
-from effectbench.site import VlConvertRenderer, build_site, normalise_svg, rank_ranges
-from effectbench.site._charts import ChartCache
-from effectbench.site.build import read_withdrawn
+from effectbench.site import (
+    VlConvertRenderer,
+    build_site,
+    normalise_svg,
+    rank_ranges,
+    read_withdrawn,
+)
+from effectbench.site._render import ChartCache
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "submissions"
@@ -617,7 +622,7 @@ def test_workflows_call_commands_that_exist() -> None:
 
 
 def test_report_cache_reuses_only_byte_identical_bundles(tmp_path: Path) -> None:
-    from effectbench.site.build import verify_submissions
+    from effectbench.site import verify_submissions
 
     subs = tmp_path / "subs"
     shutil.copytree(REFERENCE, subs)
@@ -850,7 +855,7 @@ def test_withdrawn_bundle_leaves_the_board_for_the_withdrawn_list(
 def test_report_cache_key_holds_the_trust_roots_content(
     signed_sites: dict[str, Any], tmp_path: Path
 ) -> None:
-    from effectbench.site.build import verify_submissions
+    from effectbench.site import verify_submissions
 
     subs = tmp_path / "subs"
     shutil.copytree(signed_sites["subs"] / SIGNED, subs / SIGNED)

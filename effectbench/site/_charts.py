@@ -1,32 +1,21 @@
-"""Charts: Vega-Lite specs built with Altair, rendered to static SVG by vl-convert.
+"""Charts: the Vega-Lite specs of the site's figures, built with Altair.
 
-Rendering is the slow part of a build, so every SVG is cached on disk under the
-canonical hash of its spec (plus the renderer's version): a rebuild renders only
-charts whose data changed. vl-convert numbers gradient ids per call, so ids are
-renamed after the content key before an SVG is cached or compared. Many stale
-charts are rendered in a spawn-context process pool (a forked child of a warm
-vl-convert parent hangs).
+Each builder returns a :class:`Chart`: the spec (data inlined, so its canonical
+hash is its content key) plus the same numbers as a small table shown under
+the figure. Rendering the specs to SVG, and caching them, is
+:mod:`effectbench.site._render`'s job.
 """
 
 from __future__ import annotations
 
 import copy
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import altair as alt
-import orjson
 import pandas as pd
 
-from effectbench.hashing import canonical_hash
-from effectbench.site._pool import Workers
-
-POOL_THRESHOLD = 100
-"""Start pool workers for rendering only when at least this many charts are stale."""
-GRADIENT_ID = re.compile(r"gradient_\d+")
 SCHEME: Any = "orangered"
 FONT = "sans-serif"
 PADDING = {"left": 24, "right": 12, "top": 6, "bottom": 6}
@@ -54,139 +43,6 @@ class Chart:
     """One sentence stating what the chart shows (the image's alt text)."""
     table: DataTable
     """The same numbers as a table, shown under the chart."""
-
-
-class ChartRenderer(Protocol):
-    """Turns Vega-Lite specs into SVG text."""
-
-    version: str
-
-    def render(self, specs: Sequence[dict[str, Any]]) -> list[str]:
-        """Return one SVG document per spec, in order."""
-        ...
-
-
-def render_chunk(payload: list[bytes]) -> list[str]:
-    """Render JSON-encoded Vega-Lite specs to SVG (run in a pool worker or inline)."""
-    import vl_convert as vlc
-
-    return [vlc.vegalite_to_svg(orjson.loads(p)) for p in payload]
-
-
-class VlConvertRenderer:
-    """The production renderer: vl-convert in-process, or on pool workers for big batches."""
-
-    def __init__(
-        self,
-        workers: int | None = None,
-        pool_threshold: int = POOL_THRESHOLD,
-        pool: Workers | None = None,
-    ) -> None:
-        import vl_convert as vlc
-
-        self.version = f"vl-convert {getattr(vlc, '__version__', '?')}"
-        self.pool = pool if pool is not None else Workers(workers)
-        self._own_pool = pool is None
-        self.pool_threshold = pool_threshold
-
-    def render(self, specs: Sequence[dict[str, Any]]) -> list[str]:
-        """Return one SVG per spec (on the pool's workers when the batch is large)."""
-        try:
-            return self.render_async(specs)()
-        finally:
-            if self._own_pool:
-                self.pool.close()
-
-    def render_async(self, specs: Sequence[dict[str, Any]]) -> Callable[[], list[str]]:
-        """Start rendering ``specs``; return a function that waits and returns the SVGs.
-
-        A batch that goes to the pool renders while the caller goes on; a small
-        one is rendered here and now.
-        """
-        payload = [orjson.dumps(s) for s in specs]
-        if self.pool.worth_it(len(payload), self.pool_threshold):
-            return self.pool.submit_chunks(render_chunk, payload).wait
-        svgs = render_chunk(payload)
-        return lambda: svgs
-
-
-def normalise_svg(svg: str, key: str) -> str:
-    """Rename vl-convert's per-call gradient ids after ``key`` (stable, unique per chart)."""
-    seen: dict[str, str] = {}
-
-    def rename(match: re.Match[str]) -> str:
-        old = match.group(0)
-        if old not in seen:
-            seen[old] = f"ebgrad-{key}-{len(seen)}"
-        return seen[old]
-
-    return GRADIENT_ID.sub(rename, svg)
-
-
-@dataclass
-class CacheStats:
-    """How many charts a build rendered and how many came from the cache."""
-
-    rendered: int = 0
-    cached: int = 0
-
-
-class ChartCache:
-    """SVGs on disk, keyed by the canonical hash of (renderer version, spec)."""
-
-    def __init__(self, directory: Path, renderer: ChartRenderer) -> None:
-        self.directory = directory
-        self.renderer = renderer
-        self.stats = CacheStats()
-        self._pending: tuple[list[str], Callable[[], list[str]]] | None = None
-
-    def key(self, spec: dict[str, Any]) -> str:
-        """Return the content key of ``spec`` (hex, 24 digits)."""
-        digest = canonical_hash({"renderer": self.renderer.version, "spec": spec})
-        return digest.removeprefix("sha256:")[:24]
-
-    def svg_paths(self, specs: Sequence[dict[str, Any]]) -> list[Path]:
-        """Return the cached SVG file of every spec, rendering only the missing ones."""
-        paths = self.start(specs)
-        self.finish()
-        return paths
-
-    def start(self, specs: Sequence[dict[str, Any]]) -> list[Path]:
-        """Return the SVG file every spec will have; start rendering the missing ones.
-
-        The files of specs that were missing exist once :meth:`finish` returned.
-        """
-        self.finish()
-        self.directory.mkdir(parents=True, exist_ok=True)
-        keys = [self.key(s) for s in specs]
-        paths = [self.directory / f"{k}.svg" for k in keys]
-        missing: dict[str, dict[str, Any]] = {}
-        for k, p, s in zip(keys, paths, specs, strict=True):
-            if k not in missing and not p.is_file():
-                missing[k] = s
-        self.stats.rendered += len(missing)
-        self.stats.cached += len(specs) - len(missing)
-        if missing:
-            specs_ = list(missing.values())
-            render_async = getattr(self.renderer, "render_async", None)
-            if render_async is not None:
-                wait: Callable[[], list[str]] = render_async(specs_)
-            else:
-                svgs = self.renderer.render(specs_)
-                wait = lambda: svgs  # noqa: E731
-            self._pending = (list(missing), wait)
-        return paths
-
-    def finish(self) -> None:
-        """Wait for the renders :meth:`start` began and write their files."""
-        pending, self._pending = self._pending, None
-        if pending is None:
-            return
-        keys, wait = pending
-        for k, svg in zip(keys, wait(), strict=True):
-            tmp = self.directory / f".{k}.svg.tmp"
-            tmp.write_text(normalise_svg(svg, k[:8]), encoding="utf-8")
-            tmp.replace(self.directory / f"{k}.svg")
 
 
 def pct(x: float) -> str:

@@ -9,16 +9,24 @@ README) is kept as plain text here; escaping happens in the templates.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from effectbench.bundle import (
+    EPISODES_FILE,
+    README_FILE,
+    SIGNATURE_FILE,
+    SUBMISSION_FILE,
+    slugify,
+)
 from effectbench.metrics import Results
+from verifier.report import BundleReport
 
 Status = Literal["ranked", "preview", "refused"]
 
-SLUG_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 DATED = re.compile(r"^(\d{4}-\d{2}-\d{2})[_-]")
 NOT_APPLICABLE_SKIP = "reproduce"
 """The check family whose skip means "does not apply" rather than "could not run"."""
@@ -146,57 +154,21 @@ class Entry:
         )
 
 
-def slugify(text: str) -> str:
-    """Return a URL- and file-safe slug for ``text`` (never empty)."""
-    slug = SLUG_UNSAFE.sub("-", text).strip("-.")
-    return slug or "bundle"
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    if obj is None:
-        return default
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
-def _as_dict(obj: Any) -> dict[str, Any]:
-    if obj is None:
-        return {}
-    if isinstance(obj, dict):
-        return obj
-    dump = getattr(obj, "model_dump", None)
-    if callable(dump):
-        data: dict[str, Any] = dump(mode="json")
-        return data
-    return dict(vars(obj))
-
-
-def _checks(report: Any) -> tuple[CheckView, ...]:
-    out = []
-    for check in _get(report, "checks", []) or []:
-        findings = tuple(
-            FindingView(
-                check=str(_get(f, "check", "")),
-                message=str(_get(f, "message", "")),
-                file=_get(f, "file"),
-                line=_get(f, "line"),
-                field=_get(f, "field"),
-            )
-            for f in _get(check, "findings", []) or []
+def _checks(report: BundleReport) -> tuple[CheckView, ...]:
+    return tuple(
+        CheckView(
+            id=str(check.id),
+            title=check.title,
+            passed=check.passed,
+            n_findings=check.n_findings,
+            findings=tuple(
+                FindingView(f.check, f.message, f.file, f.line, f.field) for f in check.findings
+            ),
+            skipped=check.skipped,
+            note=check.note,
         )
-        out.append(
-            CheckView(
-                id=str(_get(check, "id", "")),
-                title=str(_get(check, "title", "")),
-                passed=bool(_get(check, "passed", False)),
-                n_findings=int(_get(check, "n_findings", len(findings)) or 0),
-                findings=findings,
-                skipped=bool(_get(check, "skipped", False)),
-                note=str(_get(check, "note", "") or ""),
-            )
-        )
-    return tuple(out)
+        for check in report.checks
+    )
 
 
 def _date(path: Path, run: dict[str, Any]) -> str:
@@ -208,46 +180,38 @@ def _date(path: Path, run: dict[str, Any]) -> str:
 
 
 def _readme(path: Path) -> str | None:
-    readme = path / "README.md" if path.is_dir() else None
+    readme = path / README_FILE if path.is_dir() else None
     if readme is None or not readme.is_file():
         return None
     return readme.read_text(encoding="utf-8", errors="replace")
 
 
-DOWNLOADABLE = ("submission.json", "episodes.jsonl", "submission.sigstore.json", "README.md")
+DOWNLOADABLE = (SUBMISSION_FILE, EPISODES_FILE, SIGNATURE_FILE, README_FILE)
 """Bundle files the submission page links to, when present."""
 
 
-def entry_from_report(report: Any, slug: str | None = None) -> Entry:
-    """Return the site's view of one verifier ``BundleReport``."""
-    path = Path(str(_get(report, "path", ".")))
-    sub = _as_dict(_get(report, "submission"))
+def entry_from_report(report: BundleReport, slug: str | None = None) -> Entry:
+    """Return the site's view of one verifier :class:`~verifier.report.BundleReport`."""
+    path = Path(report.path)
+    sub = report.submission.model_dump(mode="json") if report.submission is not None else {}
     system = sub.get("system") or {}
     pack = sub.get("pack") or {}
     run = sub.get("run") or {}
-    results = _get(report, "results")
-    if results is not None and not isinstance(results, Results):
-        results = Results.model_validate(_as_dict(results))
-    signer = _get(report, "signer")
+    results = report.results
+    signer = report.signer
     signer_view = (
-        SignerView(
-            identity=str(_get(signer, "identity", "")),
-            issuer=str(_get(signer, "issuer", "")),
-            signed_at=str(_get(signer, "signed_at", "") or ""),
-        )
+        SignerView(identity=signer.identity, issuer=signer.issuer, signed_at=signer.signed_at)
         if signer is not None
         else None
     )
-    status = str(_get(report, "status", "refused"))
-    if status not in ("ranked", "preview", "refused"):
-        status = "refused"
+    status: Status = report.status.value
     name = str(system.get("name") or (results.arm if results is not None else "") or path.name)
     files = tuple(f for f in DOWNLOADABLE if path.is_dir() and (path / f).is_file())
     return Entry(
         slug=slug or slugify(path.stem if path.is_file() else path.name),
         path=path,
-        kind=str(_get(report, "kind", "bundle")),
-        status=status,  # type: ignore[arg-type]
+        kind=report.kind,
+        status=status,
         name=name,
         description=str(system.get("description") or ""),
         url=system.get("url") or None,
@@ -263,7 +227,7 @@ def entry_from_report(report: Any, slug: str | None = None) -> Entry:
         environment=dict(sub.get("environment") or {}),
         declared_signer=sub.get("signer"),
         signer=signer_view,
-        reproduced=_get(report, "reproduced"),
+        reproduced=report.reproduced,
         results=results,
         checks=_checks(report),
         readme=_readme(path),
@@ -271,13 +235,13 @@ def entry_from_report(report: Any, slug: str | None = None) -> Entry:
     )
 
 
-def unique_slugs(reports: list[Any]) -> list[str]:
+def unique_slugs(reports: Sequence[BundleReport]) -> list[str]:
     """Return one distinct slug per report, in order (``-2``, ``-3`` on a clash)."""
     seen: dict[str, int] = {}
     out = []
     for report in reports:
-        path = Path(str(_get(report, "path", ".")))
-        base = slugify(path.stem if path.is_file() else path.name).lower()
+        path = Path(report.path)
+        base = slugify(path.stem if path.is_file() else path.name)
         count = seen.get(base, 0) + 1
         seen[base] = count
         out.append(base if count == 1 else f"{base}-{count}")

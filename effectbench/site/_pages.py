@@ -24,6 +24,7 @@ from effectbench.site._charts import Chart, pct
 from effectbench.site._entries import Entry
 from effectbench.site._mkdocs import GeneratedPage
 from effectbench.site._tables import BOARD_COLUMNS, Board
+from effectbench.site._withdrawn import Withdrawn
 
 OUTCOME_CODES = {
     Outcome.SUCCESS.value: "S",
@@ -34,16 +35,6 @@ OUTCOME_CODES = {
     Outcome.WRONG_ACTION.value: "A",
 }
 """One letter per outcome for the task x trial matrix."""
-
-
-@dataclass(frozen=True)
-class Withdrawn:
-    """A bundle the maintainers withdrew (listed in ``site/withdrawn.yml``)."""
-
-    bundle: str
-    reason: str
-    date: str = ""
-    name: str = ""
 
 
 def _shortfp(fp: str) -> str:

@@ -1,0 +1,78 @@
+"""The site's downloads: each accepted bundle's files and the whole-leaderboard tables.
+
+Bundle files are published under ``submissions/<slug>/`` (a submitter's
+README as plain text, never as a page); ``downloads/`` holds the boards as
+CSV and Parquet and every accepted row as one Parquet file.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+
+from effectbench.bundle import EPISODES_FILE, README_FILE, SIGNATURE_FILE, SUBMISSION_FILE
+from effectbench.site._entries import Entry
+from effectbench.site._tables import Board, all_rows, leaderboard_download
+
+DOWNLOAD_NAMES = {
+    SUBMISSION_FILE: SUBMISSION_FILE,
+    EPISODES_FILE: EPISODES_FILE,
+    SIGNATURE_FILE: SIGNATURE_FILE,
+    README_FILE: "README.txt",
+}
+"""Bundle file -> published name (a README is published as text, never as a page)."""
+
+
+def bundle_downloads(entry: Entry) -> tuple[dict[str, Path], list[tuple[str, str]]]:
+    """Return the files of ``entry`` to publish (site path -> source) and its page's links.
+
+    Each link is ``(published name, href relative to the submissions folder)``.
+    """
+    copies: dict[str, Path] = {}
+    links = []
+    for name in entry.files:
+        published = DOWNLOAD_NAMES[name]
+        copies[f"submissions/{entry.slug}/{published}"] = entry.path / name
+        links.append((published, f"{entry.slug}/{published}"))
+    return copies, links
+
+
+@dataclass
+class Tables:
+    """The whole-leaderboard downloads, by site path, and their row counts."""
+
+    files: dict[str, str | bytes] = field(default_factory=dict)
+    n_board_rows: int = 0
+    n_episode_rows: int = 0
+
+
+def leaderboard_tables(boards: Sequence[Board], rows_of: dict[str, pa.Table]) -> Tables:
+    """Return ``downloads/leaderboard.{csv,parquet}`` and ``downloads/episodes.parquet``."""
+    board_table = leaderboard_download(boards)
+    episodes = all_rows(list(rows_of.items()))
+    out = Tables(n_board_rows=len(board_table), n_episode_rows=episodes.num_rows)
+    out.files["downloads/leaderboard.csv"] = board_table.to_csv(
+        index=False, lineterminator="\n", float_format="%.6f"
+    )
+    out.files["downloads/leaderboard.parquet"] = _parquet(board_table)
+    out.files["downloads/episodes.parquet"] = _parquet_table(episodes)
+    return out
+
+
+def _parquet_table(table: pa.Table) -> bytes:
+    import pyarrow.parquet as pq
+
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd")
+    return buf.getvalue()
+
+
+def _parquet(frame: pd.DataFrame) -> bytes:
+    buf = io.BytesIO()
+    frame.to_parquet(buf, index=False, compression="zstd")
+    return buf.getvalue()

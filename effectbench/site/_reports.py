@@ -1,0 +1,224 @@
+"""Verifying the submissions for the site, with verifier reports cached by content.
+
+The verifier is the site's only data source. A report is reused only when
+everything that could change its verdict is byte-identical: the bundle's files
+and path, the verdict-relevant code of the engine and the verifier (with the
+versions of the libraries they lean on) and the Sigstore trust root it was
+verified under. Many bundles are verified on the build's pool of workers,
+which also flatten each accepted bundle's rows into the row cache
+(:mod:`effectbench.site._rows`) while they have them at hand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import orjson
+
+import effectbench
+import verifier
+from effectbench.bundle import EPISODES_FILE
+from effectbench.errors import DataError
+from effectbench.site._pool import Workers
+from effectbench.site._rows import rows_table
+from verifier.api import VerifyOptions, is_bundle, verify_bundle, verify_path
+from verifier.report import BundleReport
+
+VERIFY_DEPENDENCIES = ("pydantic", "pandas", "numpy", "orjson", "sigstore", "cryptography")
+"""Installed packages whose version is part of the verifier-report cache key."""
+VERIFY_POOL_THRESHOLD = 64
+"""Start pool workers for verification only when at least this many bundles need it."""
+PINNED_TRUST = "pinned"
+"""The trust part of a report-cache key under the verifier's pinned production root
+(whose file is part of the code fingerprint)."""
+
+
+def _verdict_source(rel: Path) -> bool:
+    """Whether a package file can influence a verdict (so belongs in the report-cache key).
+
+    Everything counts but the command-line front ends (``cli.py``, ``_cmd_*.py``,
+    ``__main__.py``: argument parsing and printing, imported by no verification
+    code) and the site itself; an edit to those keeps the cached reports.
+    """
+    if rel.suffix not in (".py", ".json", ".pem", ".txt") or "site" in rel.parts:
+        return False
+    return not (rel.name in ("cli.py", "__main__.py") or rel.name.startswith("_cmd_"))
+
+
+def _code_fingerprint() -> str:
+    # Everything whose change could change a verdict: the engine and the verifier (with
+    # its pinned trust root) and the libraries they lean on. Computed once per build; a
+    # report is reused only under the very same code.
+    digest = hashlib.sha256(f"python {platform.python_version()}\0".encode())
+    for dist in VERIFY_DEPENDENCIES:
+        try:
+            digest.update(f"{dist} {version(dist)}\0".encode())
+        except PackageNotFoundError:
+            digest.update(f"{dist} absent\0".encode())
+    for package in (effectbench, verifier):
+        base = Path(next(iter(package.__path__))).resolve()
+        for f in sorted(base.rglob("*")):
+            rel = f.relative_to(base)
+            if f.is_file() and _verdict_source(rel):
+                digest.update(f"{package.__name__}/{rel}".encode() + b"\0" + f.read_bytes())
+    return digest.hexdigest()
+
+
+def _file_digests(bundle: Path) -> dict[str, str] | None:
+    """Return sha256 per file of a bundle folder (recursively); None if it holds a link."""
+    if bundle.is_symlink():
+        return None
+    out: dict[str, str] = {}
+    stack = [(bundle, "")]
+    while stack:
+        folder, prefix = stack.pop()
+        with os.scandir(folder) as it:
+            items = sorted(it, key=lambda e: e.name)
+        for item in items:
+            if item.is_symlink():
+                return None  # let the verifier judge links afresh every time
+            rel = prefix + item.name
+            if item.is_dir():
+                stack.append((Path(item.path), rel + "/"))
+            elif item.is_file():
+                with open(item.path, "rb") as fh:
+                    out[rel] = hashlib.file_digest(fh, "sha256").hexdigest()
+    return dict(sorted(out.items()))
+
+
+def trust_key(trust_config: Path | None) -> str:
+    """Return what a report-cache key records of the trust root: its content's hash.
+
+    The pinned production root is :data:`PINNED_TRUST`; a ``--trust-config`` file
+    counts by its bytes, so editing it (or pointing the same path at another
+    instance) never reuses a report verified under the old root.
+    """
+    if trust_config is None:
+        return PINNED_TRUST
+    try:
+        with open(trust_config, "rb") as fh:
+            return "sha256:" + hashlib.file_digest(fh, "sha256").hexdigest()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise DataError(
+            f"cannot read the trust configuration: {reason}", file=str(trust_config)
+        ) from None
+
+
+def _report_key(
+    bundle: Path,
+    digests: dict[str, str] | None,
+    code: str,
+    allow_unsigned: bool,
+    trust: str = PINNED_TRUST,
+) -> str | None:
+    if digests is None:
+        return None
+    digest = hashlib.sha256(f"{code}\0{bundle}\0{allow_unsigned}\0{trust}".encode())
+    for name, file_digest in digests.items():
+        digest.update(f"{name}\0{file_digest}\0".encode())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class _VerifyJob:
+    bundle: str
+    allow_unsigned: bool
+    rows_dir: str | None
+    """Where to keep the bundle's flattened rows if it is accepted (None: do not)."""
+    trust_config: str | None = None
+    """A private Sigstore trust configuration (None: the pinned production root)."""
+
+
+def _verify_jobs(jobs: list[_VerifyJob]) -> list[bytes]:
+    """Verify bundles (in a pool worker or inline); return each report as JSON."""
+    out = []
+    for job in jobs:
+        bundle = Path(job.bundle)
+        trust = Path(job.trust_config) if job.trust_config is not None else None
+        options = VerifyOptions(allow_unsigned=job.allow_unsigned, trust_config=trust)
+        report = verify_bundle(bundle, options)
+        episodes = bundle / EPISODES_FILE
+        if job.rows_dir and report.accepted and episodes.is_file():
+            rows_table(episodes, Path(job.rows_dir), load=False)
+        out.append(orjson.dumps(report.to_json()))
+    return out
+
+
+def _bundles(submissions: Path) -> list[Path]:
+    # The same folders, in the same order, as verify_path(submissions) would verify.
+    try:
+        return sorted(
+            p for p in submissions.iterdir() if p.is_dir() or (p.is_symlink() and not p.is_file())
+        )
+    except PermissionError as exc:
+        raise DataError(f"cannot read: {exc.strerror}", file=str(submissions)) from None
+
+
+def verify_submissions(
+    submissions: Path,
+    allow_unsigned: bool = False,
+    cache_dir: Path | None = None,
+    *,
+    workers: Workers | None = None,
+    rows_dir: Path | None = None,
+    trust_config: Path | None = None,
+) -> list[BundleReport]:
+    """Run the verifier over every bundle in ``submissions`` (the site's only data source).
+
+    Signatures are verified under the verifier's pinned production root unless
+    ``trust_config`` names a private Sigstore trust configuration (tests).
+    With ``cache_dir``, a bundle whose files, path, verifier code and trust root
+    are byte-identical to an earlier run reuses that run's report (local rebuilds);
+    without it (CI) every bundle is verified afresh. Many bundles are verified on ``workers``. With
+    ``rows_dir``, the flattened rows of each newly verified, accepted bundle are kept
+    there (keyed by the content of its ``episodes.jsonl``).
+    """
+    if not submissions.is_dir():
+        raise DataError("the submissions folder does not exist", file=str(submissions))
+    trust = trust_key(trust_config)  # also: an unreadable trust file is a clear error up front
+    try:
+        single = is_bundle(submissions)
+    except PermissionError as exc:
+        raise DataError(f"cannot read: {exc.strerror}", file=str(submissions)) from None
+    if single:
+        options = VerifyOptions(allow_unsigned=allow_unsigned, trust_config=trust_config)
+        return list(verify_path(submissions, options))
+    bundles = _bundles(submissions)
+    if not bundles:
+        return []  # nothing submitted yet: an empty leaderboard, not an error
+    code = _code_fingerprint() if cache_dir is not None else ""
+    if cache_dir is not None:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+    reports: list[BundleReport | None] = [None] * len(bundles)
+    todo: list[tuple[int, Path | None, _VerifyJob]] = []
+    rows_at = str(rows_dir) if rows_dir is not None else None
+    trust_at = str(trust_config) if trust_config is not None else None
+    for i, bundle in enumerate(bundles):
+        cached = None
+        if cache_dir is not None:
+            key = _report_key(bundle, _file_digests(bundle), code, allow_unsigned, trust)
+            cached = cache_dir / f"{key}.json" if key else None
+        if cached is not None and cached.is_file():
+            reports[i] = BundleReport.model_validate_json(cached.read_bytes())
+            continue
+        todo.append((i, cached, _VerifyJob(str(bundle), allow_unsigned, rows_at, trust_at)))
+    jobs = [job for _, _, job in todo]
+    results: Iterable[bytes]
+    if workers is not None and workers.worth_it(len(jobs), VERIFY_POOL_THRESHOLD):
+        results = workers.submit_chunks(_verify_jobs, jobs)  # read while the rest runs
+    else:
+        results = _verify_jobs(jobs)
+    for (i, cached, _), data in zip(todo, results, strict=True):
+        if cached is not None:
+            tmp = cached.with_name(f".{cached.name}.tmp")
+            tmp.write_bytes(data)
+            tmp.replace(cached)
+        reports[i] = BundleReport.model_validate_json(data)
+    return [r for r in reports if r is not None]

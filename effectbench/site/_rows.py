@@ -1,0 +1,88 @@
+"""The episode rows of accepted bundles, flattened to Arrow and cached by content.
+
+A bundle's ``episodes.jsonl`` is parsed with the engine's one row parser and
+flattened (:func:`~effectbench.site._tables.flat_rows`) once; the table is kept
+under the cache folder in an Arrow file named after the bytes it was read from,
+so a rebuild reads only new bundles' rows. Pool workers that verify a bundle
+fill this cache on the way (:mod:`effectbench.site._reports`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from effectbench.bundle import EPISODES_FILE, parse_episode_line
+from effectbench.site._entries import Entry
+from effectbench.site._tables import flat_rows, outcome_matrix
+
+ROWS_FORMAT = "site-rows-1"
+"""Version of the per-bundle row tables kept in the cache (bump when ``flat_rows`` changes)."""
+
+
+def _parse_rows(data: bytes, episodes: Path) -> list[dict[str, Any]]:
+    lines = enumerate(data.split(b"\n"), start=1)
+    return [parse_episode_line(line, str(episodes), n) for n, line in lines if line.strip()]
+
+
+def rows_table(episodes: Path, rows_dir: Path | None, *, load: bool = True) -> pa.Table | None:
+    """Return a bundle's rows flattened (:func:`flat_rows`), kept in ``rows_dir`` by content.
+
+    The cache file is named after the bytes actually read, so it always matches
+    them. With ``load`` false (a pool worker filling the cache) an existing file
+    is left alone and None is returned.
+    """
+    data = episodes.read_bytes()
+    target = None
+    if rows_dir is not None:
+        key = hashlib.sha256(f"{ROWS_FORMAT}\0".encode() + data).hexdigest()
+        target = rows_dir / f"{key}.arrow"
+        if load:
+            table = _read_rows(target)
+            if table is not None:
+                return table
+        elif target.is_file():
+            return None
+    table = flat_rows(_parse_rows(data, episodes))
+    if target is not None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+        tmp.replace(target)
+    return table
+
+
+def _read_rows(target: Path) -> pa.Table | None:
+    try:
+        with pa.memory_map(str(target)) as source:
+            return pa.ipc.open_file(source).read_all()
+    except (OSError, pa.ArrowInvalid):
+        return None  # absent or damaged: rebuilt from the bundle
+
+
+def rows_tables(entries: Sequence[Entry], rows_dir: Path | None) -> dict[str, pa.Table]:
+    """Return the flattened rows of every accepted entry, from the cache when kept there."""
+    out: dict[str, pa.Table] = {}
+    for e in entries:
+        if e.accepted:
+            episodes = e.path / EPISODES_FILE
+            table = rows_table(episodes, rows_dir) if episodes.is_file() else None
+            out[e.slug] = table if table is not None else pa.table({})
+    return out
+
+
+def matrix(rows: pa.Table) -> tuple[list[int], list[tuple[str, list[str]]]]:
+    """Return the task x trial outcome matrix of one bundle's flattened rows."""
+    if rows.num_rows == 0:
+        return [], []
+    return outcome_matrix(
+        rows.column("task_id").to_pylist(),
+        rows.column("trial").to_pylist(),
+        rows.column("outcome").to_pylist(),
+    )
