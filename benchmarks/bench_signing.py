@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from sigstore_testroot import GOOGLE, shared_instance  # noqa: E402
 
-from verifier.signing import hash_file, sign_bundle, verify_bundle_signature  # noqa: E402
+from effectbench.signatures import hash_file, sign_bundle, verify_bundle_signature  # noqa: E402
 
 IDENTITY = "bench@example.org"
 

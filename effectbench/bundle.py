@@ -23,18 +23,22 @@ from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from effectbench.errors import DataError, UsageError
 from effectbench.metrics import Results
-from effectbench.schema import EpisodeRecord, Split
+from effectbench.schema import DropReason, EpisodeRecord, Split
 
 BUNDLE_VERSION: Literal[1] = 1
 """The ``effectbench_bundle_version`` this module writes and reads."""
 SUBMISSION_FILE = "submission.json"
+"""The declaration and the claims (a :class:`Submission`)."""
 EPISODES_FILE = "episodes.jsonl"
+"""The scored episode rows, one JSON object per line."""
 README_FILE = "README.md"
+"""The submitter's optional notes (shown as plain text)."""
 SIGNATURE_FILE = "submission.sigstore.json"
+"""The optional Sigstore bundle; the one file the signature does not cover."""
 BUNDLE_FILES = (SUBMISSION_FILE, EPISODES_FILE, README_FILE, SIGNATURE_FILE)
 """Every file a bundle may hold; the first two are required."""
 UPSTREAM_VERSION = 1
@@ -82,15 +86,38 @@ class PackRef(_Model):
     """Which split of the pack's tasks the episodes cover."""
 
 
+class DroppedPair(_Model):
+    """One (task, trial) of the run that has no scored row, and why."""
+
+    task_id: str = Field(min_length=1)
+    """The task of the dropped trial."""
+    trial: int = Field(ge=0)
+    """The trial index (0-based)."""
+    reason: DropReason
+    """Why it has no row: the oracle could not read the record, the harness failed, unknown."""
+    detail: str = ""
+    """What the oracle or the harness said (informative)."""
+
+
 class RunInfo(_Model):
-    """When the run happened and how many trials could not be scored."""
+    """When the run happened and which trials could not be scored."""
 
     n_dropped: int = Field(default=0, ge=0)
-    """Trials dropped because the oracle could not read the record (never scored)."""
+    """Trials with no scored row; equals the length of ``dropped`` whenever that lists any."""
+    dropped: list[DroppedPair] = Field(default_factory=list)
+    """Each dropped (task, trial) with its reason (older bundles give only ``n_dropped``)."""
     started_at: str = ""
     """ISO 8601 time the run started (informative)."""
     finished_at: str = ""
     """ISO 8601 time the run finished (informative)."""
+
+    @model_validator(mode="after")
+    def _count_matches_list(self) -> RunInfo:
+        if self.dropped and len(self.dropped) != self.n_dropped:
+            raise ValueError(
+                f"n_dropped is {self.n_dropped} but dropped lists {len(self.dropped)} trials"
+            )
+        return self
 
 
 class EnvironmentInfo(_Model):

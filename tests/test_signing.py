@@ -30,7 +30,7 @@ from sigstore_testroot import (
 from sigstore_testroot.bundles import copy_bundle, write_bundle
 
 from effectbench.errors import DataError
-from verifier.signing import (
+from effectbench.signatures import (
     PREDICATE_TYPE,
     SIGNATURE_FILE,
     SignatureCheck,
@@ -38,7 +38,7 @@ from verifier.signing import (
     sign_bundle,
     verify_bundle_signature,
 )
-from verifier.trust import PINNED_TRUSTED_ROOT
+from effectbench.signatures.trust import PINNED_TRUSTED_ROOT
 
 ALICE = "alice@example.org"
 WORKFLOW = "effectbench-org/submissions/.github/workflows/submit.yml@refs/heads/main"

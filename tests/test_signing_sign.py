@@ -13,7 +13,7 @@ from sigstore_testroot.bundles import write_bundle
 
 from effectbench.cli import main
 from effectbench.errors import DataError, SigningError
-from verifier.signing import (
+from effectbench.signatures import (
     SIGNATURE_FILE,
     certificate_identity,
     sign_bundle,

@@ -17,8 +17,8 @@ from sigstore_testroot import GOOGLE, SigstoreTestInstance, shared_instance
 from sigstore_testroot.bundles import copy_bundle
 
 from effectbench.cli import main
+from effectbench.signatures import SIGNATURE_FILE
 from verifier.api import VerifyOptions, verify_path
-from verifier.signing import SIGNATURE_FILE
 
 ALICE = "alice@example.org"
 

@@ -705,7 +705,7 @@ def signed_sites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     from sigstore_testroot import GOOGLE, shared_instance
     from test_bundle_helpers import make_bundle
 
-    from verifier.signing import sign_bundle
+    from effectbench.signatures import sign_bundle
 
     instance = shared_instance()
     base = tmp_path_factory.mktemp("signed-site")
@@ -870,7 +870,7 @@ def test_report_cache_key_holds_the_trust_roots_content(
     (again,) = verify_submissions(subs, cache_dir=cache, trust_config=trust)
     assert again.to_json() == first.to_json() and len(list(cache.glob("*.json"))) == 2
     # The same path now holds another root (the production one): the cached report is stale.
-    shutil.copy(ROOT / "verifier" / "trust" / "trusted_root.json", trust)
+    shutil.copy(ROOT / "effectbench" / "signatures" / "trust" / "trusted_root.json", trust)
     (other,) = verify_submissions(subs, cache_dir=cache, trust_config=trust)
     assert other.status.value == "refused"
     assert "signature.untrusted" in other.finding_ids()
@@ -901,8 +901,8 @@ def page_commands(html: str) -> list[list[str]]:
 
 def test_submit_page_commands_exist_and_fit_together(site: dict[str, Any], tmp_path: Path) -> None:
     """Every effectbench command on the Submit page parses, and they name one bundle folder."""
-    from verifier.cli import bundle_folder
-    from verifier.signing import load_policy
+    from effectbench.produce import bundle_folder
+    from effectbench.signatures import load_policy
 
     commands = page_commands(page(site, "submit.html"))
     parser = build_parser()

@@ -16,6 +16,7 @@ from test_bundle_helpers import make_bundle, read_rows
 from effectbench.effects import EffectKind
 from effectbench.packs import get_pack
 from effectbench.schema import Category, Outcome, Substrate, SwerVariant, Verdict
+from effectbench.strictjson import StrictJSONError, loads_strict
 from verifier import rows as rows_module
 from verifier.checks import pack_tasks
 from verifier.limits import Limits
@@ -23,7 +24,6 @@ from verifier.report import FindingSink
 from verifier.rows import RowChecker
 from verifier.rowschema import FAST_SOURCE, KEY_FIELDS, OPTIONAL, REQUIRED, fast_key, row_problems
 from verifier.scan import scan_episodes, split_ranges
-from verifier.strictjson import StrictJSONError, loads_strict
 
 
 @pytest.fixture(scope="module")

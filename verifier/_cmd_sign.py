@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from verifier.signing import load_policy, sign_bundle_checked
-
 TOKEN_ENV = "SIGSTORE_IDENTITY_TOKEN"
 """Environment variable read when ``--identity-token`` is not given (as sigstore's CLI does)."""
 
 
 def _cmd_sign(args: argparse.Namespace) -> int:
+    from effectbench.signatures import load_policy, sign_bundle_checked  # sigstore: heavy
+
     token = args.identity_token or os.environ.get(TOKEN_ENV) or None
     path, check = sign_bundle_checked(
         Path(args.dir), identity_token=token, trust_config=args.trust_config

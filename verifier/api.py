@@ -28,11 +28,12 @@ from effectbench.bundle import (
     submission_from_upstream,
 )
 from effectbench.errors import DataError
+from effectbench.findings import Finding
 from effectbench.metrics import Results, summarize
 from effectbench.seam import BenchmarkProvider
+from effectbench.strictjson import StrictJSONError, load_document
 from verifier import reproduce as _reproduce
 from verifier.checks import check_pack, check_spec, compare_claims
-from verifier.findings import Finding
 from verifier.limits import Limits
 from verifier.report import (
     BundleReport,
@@ -45,7 +46,6 @@ from verifier.report import (
 )
 from verifier.rows import RowChecker, TaskFacts
 from verifier.scan import scan_episodes
-from verifier.strictjson import StrictJSONError, load_document
 
 _HEADER_FIELDS = {
     "pack.name": "pack.name",
@@ -342,7 +342,7 @@ def _signature(
         )
         return None, False, ""
     try:
-        from verifier.signing import verify_bundle_signature
+        from effectbench.signatures import verify_bundle_signature
     except ImportError as exc:
         sink.emit(
             "signature.unavailable", f"signature verification is unavailable: {exc}", SIGNATURE_FILE

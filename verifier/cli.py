@@ -4,78 +4,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-from datetime import UTC, datetime
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from effectbench import SPEC_VERSION
 from effectbench._cmd_run import add_system_arguments, run_system
-from effectbench.bundle import (
-    Submission,
-    slugify,
-    upstream_submission,
-    write_bundle,
-)
+from effectbench.bundle import SignerDecl, SystemInfo
 from effectbench.cli import positive_int
-from effectbench.errors import DataError, UsageError
-from effectbench.manifest import fingerprint
-from effectbench.metrics import episode_frame, summarize
+from effectbench.errors import UsageError
+from effectbench.produce import (
+    bundle_folder,
+    import_document,
+    make_submission,
+    now,
+    read_readme,
+    write_submission,
+)
+from effectbench.schema import Split
 from verifier.api import VerifyOptions, verify_path
 from verifier.limits import Limits
 from verifier.report import format_report
-from verifier.strictjson import StrictJSONError, load_document
-
-DEPENDENCIES = ("effectbench", "pydantic", "numpy", "pandas", "orjson")
-"""Packages whose versions a bundle records in ``environment.dependencies``."""
-
-
-def _versions() -> dict[str, str]:
-    out = {}
-    for name in DEPENDENCIES:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            continue
-    return out
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat()
-
-
-def bundle_folder(out: Path, name: str, when: str | None = None) -> Path:
-    """Return ``out/<YYYY-MM-DD>_<slug>`` (refusing one that already exists or cannot be made)."""
-    day = (when or _now())[:10]
-    out = Path(out)
-    folder = out / f"{day}_{slugify(name)}"
-    try:
-        existing = out
-        while not os.path.lexists(existing) and existing != existing.parent:
-            existing = existing.parent
-        if not existing.is_dir():
-            raise UsageError(f"--out {out}: {existing} is not a folder")
-        if not os.access(existing, os.W_OK | os.X_OK):
-            raise DataError("cannot write: Permission denied", file=str(existing))
-        if folder.exists() or folder.is_symlink():
-            raise UsageError(f"{folder} already exists; choose another --name or remove it")
-    except OSError as exc:
-        raise _write_error(exc, out) from None
-    return folder
-
-
-def _write_error(exc: OSError, where: Path) -> DataError:
-    name = exc.filename if isinstance(exc.filename, str) else str(where)
-    return DataError(f"cannot write: {exc.strerror or exc}", file=name)
-
-
-def _write(folder: Path, submission: Submission, rows: Any, readme: str | None = None) -> None:
-    try:
-        write_bundle(folder, submission, rows, readme=readme)
-    except OSError as exc:
-        raise _write_error(exc, folder) from None
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -113,50 +60,28 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 def _cmd_submit(args: argparse.Namespace) -> int:
     if (args.signer_identity is None) != (args.signer_issuer is None):
         raise UsageError("give both --signer-identity and --signer-issuer, or neither")
-    readme = None
-    if args.readme is not None:
-        try:
-            readme = args.readme.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise DataError(f"cannot read the README: {exc}", file=str(args.readme)) from None
-    folder = bundle_folder(args.out, args.name)
-    seeds = list(range(args.trials))  # the seeds run_system uses
-    started = _now()
+    readme = read_readme(args.readme) if args.readme is not None else None
+    folder = bundle_folder(args.out, args.name)  # checked before the run
+    started = now()
     pack, _, run = run_system(args)
-    finished = _now()
-    results = summarize(episode_frame(run.rows))
-    signer = (
-        {"identity": args.signer_identity, "issuer": args.signer_issuer}
-        if args.signer_identity
-        else None
+    submission = make_submission(
+        run,
+        pack,
+        SystemInfo(
+            name=args.name, description=args.description, url=args.url, baseline=args.baseline
+        ),
+        trials=args.trials,
+        split=Split(args.split),
+        started_at=started,
+        finished_at=now(),
+        signer=(
+            SignerDecl(identity=args.signer_identity, issuer=args.signer_issuer)
+            if args.signer_identity
+            else None
+        ),
     )
-    submission = Submission.model_validate(
-        {
-            "spec_version": SPEC_VERSION,
-            "system": {
-                "name": args.name,
-                "description": args.description,
-                "url": args.url,
-                "baseline": args.baseline,
-            },
-            "signer": signer,
-            "pack": {
-                "name": pack.name,
-                "fingerprint": fingerprint(pack.manifest()),
-                "split": args.split,
-            },
-            "trials_per_task": args.trials,
-            "seeds": seeds,
-            "run": {"n_dropped": len(run.dropped), "started_at": started, "finished_at": finished},
-            "environment": {
-                "python": platform.python_version(),
-                "platform": platform.platform(),
-                "dependencies": _versions(),
-            },
-            "results": results,
-        }
-    )
-    _write(folder, submission, run.rows, readme=readme)
+    write_submission(folder, submission, run.rows, readme=readme)
+    results = submission.results
     print(folder)
     print(
         f"  {len(run.rows)} rows ({len(run.dropped)} dropped); SWER "
@@ -167,27 +92,12 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_document(path: Path) -> Any:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise DataError(f"cannot read: {exc.strerror}", file=str(path)) from None
-    try:
-        return load_document(data)
-    except StrictJSONError as exc:
-        raise DataError(exc.message, file=str(path)) from None
-
-
 def _cmd_import(args: argparse.Namespace) -> int:
-    doc = _read_document(args.document)
-    try:
-        submission, rows = upstream_submission(doc)
-    except DataError as exc:
-        raise DataError(exc.message, file=str(args.document), field=exc.field) from None
-    folder = bundle_folder(args.out, submission.system.name, submission.run.started_at or None)
-    _write(folder, submission, rows)
-    print(folder)
-    print(f"  {len(rows)} rows imported unchanged; next: effectbench verify {folder}")
+    imported = import_document(args.document, args.out)
+    print(imported.folder)
+    print(
+        f"  {imported.n_rows} rows imported unchanged; next: effectbench verify {imported.folder}"
+    )
     return 0
 
 

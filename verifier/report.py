@@ -13,8 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from effectbench.bundle import Submission
+from effectbench.findings import Finding
 from effectbench.metrics import Results
-from verifier.findings import Finding
 
 REPORT_VERSION = 1
 """Version of the ``--json`` schema; bumped only on an incompatible change."""

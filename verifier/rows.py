@@ -30,9 +30,9 @@ import pandas as pd
 from effectbench.classify import InconsistentReading, classify, true_state
 from effectbench.metrics import frame_from_columns
 from effectbench.schema import OracleVerdict
+from effectbench.strictjson import StrictJSONError, loads_strict
 from verifier.report import FindingSink
 from verifier.rowschema import Problem, fast_key, row_problems
-from verifier.strictjson import StrictJSONError, loads_strict
 
 MAX_COMBOS = 65_536
 """Distinct row combinations cached; beyond this rows are still checked, only slower."""

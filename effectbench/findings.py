@@ -1,4 +1,9 @@
-"""What a check reports: a stable check id, where, and what a submitter can do."""
+"""What a verification check reports: a stable check id, where, and what a submitter can do.
+
+:class:`Finding` is shared by the verifier (``verifier/``) and the signature
+checks of :mod:`effectbench.signatures`, which signing also runs before it
+writes a signature; it lives on the engine side so both can use it.
+"""
 
 from __future__ import annotations
 

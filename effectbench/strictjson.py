@@ -1,5 +1,8 @@
 """Strict JSON: no NaN or Infinity, no duplicate keys, fast for well-formed rows.
 
+Used wherever a submitted document is read: by the verifier (``submission.json``,
+every row) and by ``effectbench import`` (an upstream document), so both refuse the same text.
+
 orjson already refuses NaN and Infinity but keeps the last of duplicate keys.
 A line that orjson re-serialises to exactly its own bytes cannot hold a
 duplicate key (the re-serialisation has each key once), so only lines that

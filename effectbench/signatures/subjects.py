@@ -7,7 +7,8 @@ without following links; :func:`hash_file` hashes one file streamed;
 file but :data:`SIGNATURE_FILE`; :func:`parse_subjects` checks a signed
 statement and :func:`compare_subjects` reports, file by file, how the folder
 differs from it. Nothing here signs or verifies a signature (sigstore is used only for
-its in-toto Statement builder); :mod:`verifier.signing` does that.
+its in-toto Statement builder); :mod:`effectbench.signatures.sign` and
+:mod:`effectbench.signatures.verify` do that.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from sigstore import dsse
 from sigstore.errors import Error
 
 from effectbench import __version__
+from effectbench.bundle import SIGNATURE_FILE
 from effectbench.errors import SigningError
-from verifier.findings import Finding
+from effectbench.findings import Finding
 
 __all__ = [
     "BENCHMARK",
@@ -40,8 +42,6 @@ __all__ = [
     "scan_bundle",
 ]
 
-SIGNATURE_FILE = "submission.sigstore.json"
-"""The Sigstore bundle inside a submission folder; the one file not among the subjects."""
 PREDICATE_TYPE = "https://effectbench.dev/submission/v1"
 """Our in-toto predicate type: an EffectBench submission bundle."""
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"

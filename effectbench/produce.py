@@ -1,0 +1,206 @@
+"""Producing bundles: a run becomes a submission, an upstream document becomes a bundle.
+
+The library behind ``effectbench submit`` and ``effectbench import`` (signing is
+:mod:`effectbench.signatures`). Nothing here judges a bundle; that is the
+verifier's. Every user mistake (an impossible ``--out``, an unreadable README or
+document) is a :class:`~effectbench.errors.DataError` or
+:class:`~effectbench.errors.UsageError` naming the file.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from effectbench import SPEC_VERSION
+from effectbench.bundle import (
+    DroppedPair,
+    EnvironmentInfo,
+    PackRef,
+    RunInfo,
+    SignerDecl,
+    Submission,
+    SystemInfo,
+    slugify,
+    upstream_submission,
+    write_bundle,
+)
+from effectbench.errors import DataError, UsageError
+from effectbench.manifest import fingerprint
+from effectbench.metrics import episode_frame, summarize
+from effectbench.runner import RunResult
+from effectbench.schema import EpisodeRecord, Split
+from effectbench.seam import BenchmarkProvider
+from effectbench.strictjson import StrictJSONError, load_document
+
+__all__ = [
+    "DEPENDENCIES",
+    "Imported",
+    "bundle_folder",
+    "dependency_versions",
+    "import_document",
+    "make_submission",
+    "now",
+    "read_readme",
+    "write_submission",
+]
+
+DEPENDENCIES = ("effectbench", "pydantic", "numpy", "pandas", "orjson")
+"""Packages whose versions a bundle records in ``environment.dependencies``."""
+
+
+def dependency_versions() -> dict[str, str]:
+    """Return the installed version of each of :data:`DEPENDENCIES` (absent ones left out)."""
+    out = {}
+    for name in DEPENDENCIES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return out
+
+
+def now() -> str:
+    """Return the current time, ISO 8601 UTC (the run's start and end times)."""
+    return datetime.now(UTC).isoformat()
+
+
+def _write_error(exc: OSError, where: Path) -> DataError:
+    name = exc.filename if isinstance(exc.filename, str) else str(where)
+    return DataError(f"cannot write: {exc.strerror or exc}", file=name)
+
+
+def bundle_folder(out: Path, name: str, when: str | None = None) -> Path:
+    """Return ``out/<YYYY-MM-DD>_<slug>`` (refusing one that already exists or cannot be made).
+
+    ``when`` is an ISO time whose date names the folder (default: today). Checked
+    before a run starts, so a long run never ends in an unwritable folder.
+    """
+    day = (when or now())[:10]
+    out = Path(out)
+    folder = out / f"{day}_{slugify(name)}"
+    try:
+        existing = out
+        while not os.path.lexists(existing) and existing != existing.parent:
+            existing = existing.parent
+        if not existing.is_dir():
+            raise UsageError(f"--out {out}: {existing} is not a folder")
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise DataError("cannot write: Permission denied", file=str(existing))
+        if folder.exists() or folder.is_symlink():
+            raise UsageError(f"{folder} already exists; choose another --name or remove it")
+    except OSError as exc:
+        raise _write_error(exc, out) from None
+    return folder
+
+
+def read_readme(path: Path) -> str:
+    """Return the text of a submitter's README (a :class:`DataError` names an unreadable one)."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"cannot read the README: {exc}", file=str(path)) from None
+
+
+def make_submission(
+    run: RunResult,
+    pack: BenchmarkProvider,
+    system: SystemInfo,
+    *,
+    trials: int,
+    split: Split,
+    started_at: str,
+    finished_at: str,
+    seeds: Sequence[int] | None = None,
+    signer: SignerDecl | None = None,
+) -> Submission:
+    """Return the :class:`Submission` of a finished run (claims computed by ``summarize``).
+
+    ``seeds`` are the seeds the run used, by trial (default ``0..trials-1``, the
+    runner's own default). Every dropped (task, trial) of ``run`` is listed in
+    ``run.dropped`` with its reason, and ``run.n_dropped`` is their number.
+    """
+    dropped = [
+        DroppedPair(task_id=d.task_id, trial=d.trial, reason=d.reason, detail=d.detail)
+        for d in run.dropped
+    ]
+    return Submission(
+        spec_version=SPEC_VERSION,
+        system=system,
+        signer=signer,
+        pack=PackRef(name=pack.name, fingerprint=fingerprint(pack.manifest()), split=split),
+        trials_per_task=trials,
+        seeds=list(range(trials)) if seeds is None else list(seeds),
+        run=RunInfo(
+            n_dropped=len(dropped),
+            dropped=dropped,
+            started_at=started_at,
+            finished_at=finished_at,
+        ),
+        environment=EnvironmentInfo(
+            python=platform.python_version(),
+            platform=platform.platform(),
+            dependencies=dependency_versions(),
+        ),
+        results=summarize(episode_frame(run.rows)),
+    )
+
+
+def write_submission(
+    folder: Path,
+    submission: Submission,
+    rows: Iterable[EpisodeRecord | Mapping[str, Any]],
+    readme: str | None = None,
+) -> Path:
+    """Write the bundle into ``folder`` (see :func:`effectbench.bundle.write_bundle`).
+
+    An operating-system error becomes a :class:`DataError` naming the file.
+    """
+    try:
+        return write_bundle(folder, submission, rows, readme=readme)
+    except OSError as exc:
+        raise _write_error(exc, folder) from None
+
+
+@dataclass(frozen=True)
+class Imported:
+    """What :func:`import_document` wrote."""
+
+    folder: Path
+    """The new bundle folder."""
+    n_rows: int
+    """Rows carried over unchanged."""
+
+
+def _read_document(path: Path) -> Any:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    try:
+        return load_document(data)
+    except StrictJSONError as exc:
+        raise DataError(exc.message, file=str(path)) from None
+
+
+def import_document(document: Path, out: Path) -> Imported:
+    """Convert an upstream single-document submission into a bundle below ``out``.
+
+    The bundle folder is ``out/<date of its first episode>_<slug of system.name>``;
+    rows and the claimed results are carried over unchanged, so the bundle
+    verifies exactly when the document does.
+    """
+    doc = _read_document(document)
+    try:
+        submission, rows = upstream_submission(doc)
+    except DataError as exc:
+        raise DataError(exc.message, file=str(document), field=exc.field) from None
+    folder = bundle_folder(out, submission.system.name, submission.run.started_at or None)
+    write_submission(folder, submission, rows)
+    return Imported(folder=folder, n_rows=len(rows))
