@@ -19,8 +19,15 @@ from typing import Any
 from effectbench.classify import classify, true_state
 from effectbench.effects import contract_hash
 from effectbench.errors import InfrastructureError
-from effectbench.schema import AgentReport, DropReason, EpisodeRecord, TaskSpec, Verdict
-from effectbench.seam import AgentTask, Attempt, BenchmarkProvider, SystemUnderTest
+from effectbench.schema import (
+    AgentReport,
+    DropReason,
+    EpisodeRecord,
+    OracleVerdict,
+    TaskSpec,
+    Verdict,
+)
+from effectbench.seam import AgentTask, Attempt, BenchmarkProvider, Oracle, SystemUnderTest
 
 
 @dataclass(frozen=True)
@@ -84,14 +91,52 @@ def _attempt_episode(
             failure = episode.health()  # the harness, never the agent, says what failed
             if failure is not None:
                 raise _InfrastructureFailed(failure)
-            verdict = episode.oracle.judge(before)
-            for _ in range(REREADS):  # SPEC 3: an unreadable record is re-read, never guessed
-                if verdict.verdict is not Verdict.INDETERMINATE:
-                    break
-                verdict = episode.oracle.judge(before)
+            verdict = read_verdict(episode.oracle, before)
             finished = _now()
     except InfrastructureError as exc:
         raise _InfrastructureFailed(exc.diagnostics()) from exc
+    return episode_row(
+        sut.name,
+        task,
+        trial,
+        seed,
+        attempt,
+        verdict,
+        latency_s=latency,
+        env_fingerprint=episode.env_fingerprint,
+        started_at=started,
+        finished_at=finished,
+    )
+
+
+def read_verdict(oracle: Oracle, before: Any) -> OracleVerdict:
+    """Judge the episode against ``before``, re-reading an unreadable record (SPEC 3)."""
+    verdict = oracle.judge(before)
+    for _ in range(REREADS):  # an unreadable record is re-read, never guessed
+        if verdict.verdict is not Verdict.INDETERMINATE:
+            break
+        verdict = oracle.judge(before)
+    return verdict
+
+
+def episode_row(
+    arm: str,
+    task: TaskSpec,
+    trial: int,
+    seed: int,
+    attempt: AgentReport | Attempt,
+    verdict: OracleVerdict,
+    *,
+    latency_s: float,
+    env_fingerprint: dict[str, Any],
+    started_at: str,
+    finished_at: str,
+) -> EpisodeRecord | DroppedEpisode:
+    """Label one judged trial with the truth table and return its row (or its drop).
+
+    The one place an episode row is built: the runner and every importer of
+    another harness's runs (inspect logs) call it, so rows agree field for field.
+    """
     if isinstance(attempt, AgentReport):
         attempt = Attempt(report=attempt)
     report = attempt.report
@@ -99,9 +144,9 @@ def _attempt_episode(
     if label is None:
         return DroppedEpisode(task.task_id, trial, DropReason.ORACLE_UNREADABLE, verdict.reason)
     return EpisodeRecord(
-        episode_id=f"{sut.name}::{task.task_id}::t{trial}",
+        episode_id=f"{arm}::{task.task_id}::t{trial}",
         task_id=task.task_id,
-        arm=sut.name,
+        arm=arm,
         trial=trial,
         substrate=task.substrate,
         category=task.category,
@@ -115,10 +160,10 @@ def _attempt_episode(
         reason=label.reason,
         model_calls=list(attempt.model_calls),
         cost_usd=sum(call.cost_usd for call in attempt.model_calls),
-        latency_s=round(latency, 6),
-        env_fingerprint=episode.env_fingerprint,
-        started_at=started,
-        finished_at=finished,
+        latency_s=round(latency_s, 6),
+        env_fingerprint=env_fingerprint,
+        started_at=started_at,
+        finished_at=finished_at,
     )
 
 

@@ -1,0 +1,1 @@
+"""Integrations with other evaluation harnesses (each an optional extra)."""

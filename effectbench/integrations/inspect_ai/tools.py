@@ -1,0 +1,114 @@
+"""The agent's tools for one episode: the pack's actions, the product's readback, a report.
+
+* one tool per action the env accepts (``EnvHandle.actions()``), taking the
+  action's named arguments as one object and returning the screen that follows;
+* ``verify_effect`` when the product offers its own readback and the task
+  declares an effect: the product's verifier, never the harness oracle;
+* ``report_outcome(success, message)``: the agent's (untrusted) report.
+
+Every tool closes over the env handle only; the oracle is out of reach.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from inspect_ai.tool import Tool, ToolDef, ToolError, ToolParam, ToolParams
+
+from effectbench.integrations.inspect_ai.episodes import LiveEpisode
+from effectbench.schema import AgentReport
+from effectbench.seam import Screen
+
+REPORT_TOOL = "report_outcome"
+VERIFY_TOOL = "verify_effect"
+
+
+def screen_text(screen: Screen) -> str:
+    """Return a screen as the JSON text a tool hands the model."""
+    return json.dumps(
+        {"status": screen.status, "banner": screen.banner, "details": dict(screen.details)},
+        default=str,
+        sort_keys=True,
+    )
+
+
+def _action_tool(live: LiveEpisode, action: str) -> Tool:
+    async def run(arguments: dict[str, Any] | None = None) -> str:
+        if arguments is not None and not isinstance(arguments, dict):
+            raise ToolError("arguments must be an object of named arguments")
+        screen: Screen = live.episode.env.act(action, **(arguments or {}))
+        return screen_text(screen)
+
+    return ToolDef(
+        run,
+        name=action,
+        description=f"Perform the application's '{action}' action and return the screen that "
+        "follows (status, banner, details).",
+        parameters=ToolParams(
+            properties={
+                "arguments": ToolParam(
+                    type="object",
+                    description=f"The named arguments of '{action}'.",
+                    additionalProperties=True,
+                    default={},
+                )
+            },
+            required=[],
+        ),
+    ).as_tool()
+
+
+def _verify_tool(live: LiveEpisode) -> Tool:
+    async def run() -> str:
+        verifier = live.verifier
+        effect = live.agent_task.declared_effect
+        assert verifier is not None and effect is not None
+        reading = verifier.verify(effect)
+        return json.dumps(
+            {
+                "verifier": verifier.name,
+                "confirmed": reading.confirmed,
+                "reason": reading.reason,
+                "absent": reading.absent,
+            }
+        )
+
+    return ToolDef(
+        run,
+        name=VERIFY_TOOL,
+        description="Read the record back through the application's own readback and say "
+        "whether this task's declared effect holds.",
+        parameters=ToolParams(),
+    ).as_tool()
+
+
+def _report_tool(live: LiveEpisode) -> Tool:
+    async def run(success: bool, message: str = "") -> str:
+        live.report = AgentReport(
+            reported_success=bool(success), halted=not success, message=str(message)
+        )
+        return "report recorded"
+
+    return ToolDef(
+        run,
+        name=REPORT_TOOL,
+        description="Finish the task: report whether you achieved its goal (success=true) or "
+        "stopped without achieving it (success=false), with a short message.",
+        parameters=ToolParams(
+            properties={
+                "success": ToolParam(type="boolean", description="Whether the goal was achieved."),
+                "message": ToolParam(type="string", description="What happened.", default=""),
+            },
+            required=["success"],
+        ),
+    ).as_tool()
+
+
+def episode_tools(live: LiveEpisode) -> list[Tool]:
+    """Return the tools of one API-level episode (actions, readback if offered, report)."""
+    tools = [_action_tool(live, name) for name in live.episode.env.actions()]
+    if live.verifier is not None and live.agent_task.declared_effect is not None:
+        tools.append(_verify_tool(live))
+    tools.append(_report_tool(live))
+    return tools

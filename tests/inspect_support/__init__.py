@@ -1,0 +1,1 @@
+"""Test support for the inspect_ai integration (scripted mock policies)."""

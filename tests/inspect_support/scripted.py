@@ -1,0 +1,190 @@
+"""One scripted agent, run two ways: as inspect's mock model and as an in-process system.
+
+A *script* decides the next tool call from what it has seen; it is written
+once against ``call(tool, arguments) -> result`` and returns the report. The
+in-process :class:`ScriptedSystem` runs it directly on the env handle; the
+mock model (:func:`mock_outputs`) replays it over the conversation so far and
+emits the next tool call as a :class:`ModelOutput` (usage set explicitly, so
+no tokenizer is fetched). The two must produce the same outcomes trial for trial.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageTool,
+    ChatMessageUser,
+    GenerateConfig,
+    ModelOutput,
+    ModelUsage,
+)
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from effectbench.schema import AgentReport
+from effectbench.seam import AgentTask, EnvHandle
+
+Call = Callable[[str, dict[str, Any]], dict[str, Any]]
+Script = Callable[[Mapping[str, Any], set[str], Call], tuple[bool, str]]
+VERIFY = "verify_effect"
+REPORT = "report_outcome"
+USAGE = ModelUsage(input_tokens=120, output_tokens=30, total_tokens=150, total_cost=0.0015)
+"""What each scripted model call reports it cost (explicit: no token counting)."""
+
+
+def _act(params: Mapping[str, Any], call: Call) -> dict[str, Any]:
+    """Find the referred chart, open it and save (or edit): the clinic's scripted steps."""
+    if "encounter_id" in params:
+        call("open_chart", {"mrn": params["mrn"]})
+        return call(
+            "edit_encounter", {"encounter_id": params["encounter_id"], "note": params["note"]}
+        )
+    found = call("find_patients", {"name": params["patient_name"]})
+    results = [r for r in found.get("details", {}).get("results", []) if isinstance(r, dict)]
+    if not results:
+        return found
+    pick = (
+        next((r for r in results if r.get("mrn") == params["mrn"]), None)
+        or next((r for r in results if r.get("dob") == params["dob"]), None)
+        or results[0]
+    )
+    call("open_chart", {"mrn": pick["mrn"]})
+    form: dict[str, Any] = {
+        "mrn": pick["mrn"],
+        "name": pick["name"],
+        "type": params["type"],
+        "note": params["note"],
+        "idempotency_key": params["idempotency_key"],
+    }
+    if "claim_ref" in params:
+        form |= {
+            "sign": True,
+            "charge_code": params["charge_code"],
+            "claim_ref": params["claim_ref"],
+        }
+    return call("save_encounter", form)
+
+
+def trust_the_banner(params: Mapping[str, Any], tools: set[str], call: Call) -> tuple[bool, str]:
+    """Act once and report what the banner says."""
+    screen = _act(params, call)
+    return screen["status"] == "success", f"banner: {screen['banner']}"
+
+
+def verify_then_report(params: Mapping[str, Any], tools: set[str], call: Call) -> tuple[bool, str]:
+    """Act once, read the record back through the product, report only a confirmed effect."""
+    if VERIFY not in tools:
+        return False, "no product readback offered: halting rather than guess"
+    _act(params, call)
+    reading = call(VERIFY, {})
+    return bool(reading["confirmed"]), f"readback: {reading['reason']}"
+
+
+def halt_at_once(params: Mapping[str, Any], tools: set[str], call: Call) -> tuple[bool, str]:
+    """Never act."""
+    return False, "halted without acting"
+
+
+SCRIPTS: dict[str, Script] = {
+    "screen_only": trust_the_banner,
+    "effect_verified": verify_then_report,
+    "always_halt": halt_at_once,
+}
+
+
+class ScriptedSystem:
+    """The in-process system under test that runs a script on the env handle."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._script = SCRIPTS[name]
+
+    def run(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> AgentReport:
+        verifier = env.product_effect_verifier() if task.declared_effect is not None else None
+        tools = set(env.actions()) | ({VERIFY} if verifier is not None else set())
+
+        def call(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            if tool == VERIFY:
+                assert verifier is not None and task.declared_effect is not None
+                r = verifier.verify(task.declared_effect)
+                return {"confirmed": r.confirmed, "reason": r.reason, "absent": r.absent}
+            s = env.act(tool, **arguments)
+            return {"status": s.status, "banner": s.banner, "details": dict(s.details)}
+
+        success, message = self._script(params, tools, call)
+        return AgentReport(reported_success=success, halted=not success, message=message)
+
+
+class _NextCall(Exception):
+    def __init__(self, tool: str, arguments: dict[str, Any]) -> None:
+        self.tool, self.arguments = tool, arguments
+
+
+def _params(messages: Sequence[ChatMessage]) -> dict[str, Any]:
+    marker = "Parameters of this trial: "
+    for m in messages:
+        if isinstance(m, ChatMessageUser) and marker in m.text:
+            params: dict[str, Any] = json.loads(m.text.split(marker, 1)[1].split("\n", 1)[0])
+            return params
+    raise AssertionError("the prompt carries no trial parameters")
+
+
+def _wire(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Return a call's arguments as the model sends them (actions take one ``arguments`` object)."""
+    return arguments if tool in (VERIFY, REPORT) else {"arguments": arguments}
+
+
+def next_output(
+    script: Script, messages: Sequence[ChatMessage], tools: Sequence[ToolInfo]
+) -> ModelOutput:
+    """Replay ``script`` over the conversation and return its next move as a model output."""
+    asked = [
+        (c.function, c.arguments)
+        for m in messages
+        if isinstance(m, ChatMessageAssistant)
+        for c in (m.tool_calls or [])
+    ]
+    results = [json.loads(m.text) for m in messages if isinstance(m, ChatMessageTool)]
+    replay = iter(zip(asked, results, strict=True))
+
+    def call(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        try:
+            (asked_tool, asked_args), result = next(replay)
+        except StopIteration:
+            raise _NextCall(tool, arguments) from None
+        assert (asked_tool, asked_args) == (tool, _wire(tool, arguments)), (asked_tool, tool)
+        return result
+
+    try:
+        success, message = script(_params(messages), {t.name for t in tools}, call)
+    except _NextCall as move:
+        out = ModelOutput.for_tool_call(
+            "mockllm/model", move.tool, _wire(move.tool, move.arguments)
+        )
+    else:
+        out = ModelOutput.for_tool_call(
+            "mockllm/model", REPORT, {"success": success, "message": message}
+        )
+    out.usage = USAGE.model_copy()
+    return out
+
+
+def mock_outputs(
+    name: str,
+) -> Callable[[list[ChatMessage], list[ToolInfo], ToolChoice, GenerateConfig], ModelOutput]:
+    """Return the ``custom_outputs`` callable of inspect's mock model for script ``name``."""
+    script = SCRIPTS[name]
+
+    def outputs(
+        messages: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        return next_output(script, messages, tools)
+
+    return outputs
