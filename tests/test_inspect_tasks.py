@@ -7,9 +7,6 @@ every output sets its usage, so inspect never counts tokens with a tokenizer.
 from __future__ import annotations
 
 import dataclasses
-import os
-import subprocess
-import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +16,7 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 from inspect_ai.model import get_model
+from inspect_support.faults import make_unreadable
 from inspect_support.scripted import ScriptedSystem, mock_outputs
 
 from effectbench import packs
@@ -35,7 +33,7 @@ from effectbench.metrics import episode_frame, summarize
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.packs.mockmed import MockMedProvider
 from effectbench.runner import INFRA_RETRIES, evaluate
-from effectbench.schema import Split, TaskSpec, Verdict
+from effectbench.schema import Split, TaskSpec
 from effectbench.seam import Episode
 
 SUPPORT = Path(__file__).resolve().parent / "inspect_support"
@@ -175,21 +173,7 @@ class _Broken(MockMedProvider):
             if self.mode == "health":
                 episode = dataclasses.replace(episode, health=lambda: "display died")
             if self.mode == "unreadable":
-                oracle = episode.oracle
-                real = oracle.judge
-
-                def unreadable(before: Any) -> Any:
-                    return real(before).model_copy(
-                        update={
-                            "verdict": Verdict.INDETERMINATE,
-                            "reason": "record locked",
-                            "effect_correct": False,
-                            "effect_wrong_persisted": False,
-                            "effect_absent": False,
-                        }
-                    )
-
-                oracle.judge = unreadable  # type: ignore[method-assign]
+                make_unreadable(episode.oracle, "record locked")
             yield episode
 
 
@@ -250,35 +234,3 @@ def test_a_bad_split_or_substrate_is_a_clear_error() -> None:
     assert {t.task_id for t in select_tasks(tasks, "test", "all")} == {
         t.task_id for t in tasks if t.split is Split.TEST and t.substrate.value in offered
     }
-
-
-def test_inspect_eval_on_the_command_line_finds_the_registered_task(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(SUPPORT)}
-    done = subprocess.run(
-        [
-            str(Path(sys.executable).with_name("inspect")),
-            "eval",
-            "effectbench/clinic",
-            "--model",
-            "scripted/screen_only",
-            "--limit",
-            "2",
-            "--log-dir",
-            str(tmp_path),
-            "--display",
-            "none",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    (log_file,) = tmp_path.glob("*.eval")
-    from inspect_ai.log import read_eval_log
-
-    log = read_eval_log(str(log_file))
-    assert log.eval.task == "effectbench/clinic"
-    assert log.samples is not None and len(log.samples) == 2
-    assert all(s.scores and s.scores[SCORER_NAME].value for s in log.samples)

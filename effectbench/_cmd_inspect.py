@@ -1,0 +1,72 @@
+"""Command ``import-inspect``: an inspect_ai log of an EffectBench task becomes a bundle.
+
+This module imports nothing of inspect_ai, so the command is listed without the
+optional extra; run without it, it says which extra to install (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from effectbench.bundle import SignerDecl
+from effectbench.errors import UsageError
+from effectbench.produce import read_readme
+
+EXTRA_MESSAGE = (
+    "import-inspect needs the optional extra 'inspect' (inspect-ai is not installed): "
+    "pip install 'effectbench[inspect]'"
+)
+
+
+def _cmd_import_inspect(args: argparse.Namespace) -> int:
+    if (args.signer_identity is None) != (args.signer_issuer is None):
+        raise UsageError("give both --signer-identity and --signer-issuer, or neither")
+    try:
+        from effectbench.integrations.inspect_ai.importer import import_log
+    except ModuleNotFoundError as exc:
+        if exc.name == "inspect_ai" or (exc.name or "").startswith("inspect_ai."):
+            raise UsageError(EXTRA_MESSAGE) from None
+        raise
+    readme = read_readme(args.readme) if args.readme is not None else None
+    signer = (
+        SignerDecl(identity=args.signer_identity, issuer=args.signer_issuer)
+        if args.signer_identity
+        else None
+    )
+    imported = import_log(
+        args.log,
+        args.out,
+        name=args.name,
+        description=args.description,
+        url=args.url,
+        signer=signer,
+        readme=readme,
+    )
+    r = imported.results
+    print(imported.folder)
+    print(
+        f"  {imported.n_rows} rows ({imported.n_dropped} dropped); SWER "
+        f"{r.swer.numerator}/{r.swer.denominator}, over-halt "
+        f"{r.over_halt.numerator}/{r.over_halt.denominator}"
+    )
+    print(f"  next: effectbench verify --allow-unsigned {imported.folder}  (a preview)")
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add ``import-inspect``."""
+    p = sub.add_parser(
+        "import-inspect",
+        help="convert an inspect_ai log of an EffectBench task into a submission bundle",
+    )
+    p.add_argument("log", type=Path, metavar="LOG.eval", help="the inspect log (.eval or .json)")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="parent folder")
+    p.add_argument("--name", help="the system's display name (default: the log's model)")
+    p.add_argument("--description", help="one paragraph on the system (default: model and task)")
+    p.add_argument("--url", default="")
+    p.add_argument("--signer-identity", metavar="ID", help="the Sigstore identity that will sign")
+    p.add_argument("--signer-issuer", metavar="URL", help="its OIDC issuer")
+    p.add_argument("--readme", type=Path, metavar="FILE", help="a README.md to include")
+    p.set_defaults(func=_cmd_import_inspect)

@@ -1,0 +1,417 @@
+"""An inspect log of an EffectBench task becomes a submission bundle (``import-inspect``).
+
+The log is read with inspect's own reader and checked before anything is
+written: it must be a log of one of this integration's tasks at this task
+version, on the installed pack (same fingerprint, same SPEC), finished, with a
+sample for every (task, trial) of the split. Each trial's row is rebuilt from
+what the log recorded (the agent's report, the oracle's reading, the model
+calls of the sample) by :func:`effectbench.runner.episode_row`, the runner's
+own row builder; a score that contradicts its recorded reading, or metrics
+that contradict the samples, mean the log was edited after the run and it is
+refused. A sample that errored without a score is a dropped pair with its
+reason (``infrastructure`` when the harness said so, else ``unknown``). The
+bundle is made by :func:`effectbench.produce.make_submission`, like ``submit``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from inspect_ai.event import ModelEvent
+from inspect_ai.log import EvalLog, EvalSample, read_eval_log
+from pydantic import ValidationError
+
+from effectbench import SPEC_VERSION
+from effectbench.bundle import SignerDecl, Submission, SystemInfo
+from effectbench.classify import InconsistentReading
+from effectbench.errors import DataError, UsageError
+from effectbench.integrations.inspect_ai.episodes import INFRASTRUCTURE_KEY, borrowed
+from effectbench.integrations.inspect_ai.tasks import (
+    DROPPED,
+    METADATA_KEY,
+    SCORER_NAME,
+    TASK_VERSION,
+    metric_values,
+    select_tasks,
+)
+from effectbench.manifest import fingerprint
+from effectbench.metrics import Results, episode_frame, summarize
+from effectbench.produce import bundle_folder, make_submission, write_submission
+from effectbench.runner import DroppedEpisode, RunResult, episode_row
+from effectbench.schema import (
+    AgentReport,
+    DropReason,
+    EpisodeRecord,
+    ModelCall,
+    OracleVerdict,
+    Split,
+    TaskSpec,
+)
+from effectbench.seam import Attempt
+
+TASK_NAMES = ("effectbench/clinic", "effectbench/mockmed", "effectbench/pack")
+"""The registered tasks whose logs import."""
+IMPORTED_FROM = "inspect_ai-log"
+METRIC_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class ImportedLog:
+    """What :func:`import_log` wrote."""
+
+    folder: Path
+    n_rows: int
+    n_dropped: int
+    results: Results
+
+
+@dataclass(frozen=True)
+class Converted:
+    """A checked log: its pack, the rebuilt run and what the header needs."""
+
+    log: EvalLog
+    pack: str
+    split: Split
+    trials: int
+    run: RunResult
+
+
+def _refuse(path: Path, message: str, field: str | None = None) -> DataError:
+    return DataError(message, file=str(path), field=field)
+
+
+def read_log(path: Path) -> EvalLog:
+    """Read an inspect log; anything else is a :class:`DataError` naming the file."""
+    if not path.is_file():
+        raise _refuse(path, "no such file" if not path.exists() else "not a file")
+    try:
+        return read_eval_log(str(path))
+    except (zipfile.BadZipFile, UnicodeDecodeError, ValueError, KeyError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise _refuse(path, f"not an inspect log ({reason[:200]})") from None
+    except OSError as exc:
+        raise _refuse(path, f"cannot read: {exc.strerror or exc}") from None
+
+
+def _header(log: EvalLog, path: Path) -> dict[str, Any]:
+    spec = log.eval
+    if spec.task not in TASK_NAMES:
+        raise _refuse(
+            path,
+            f"a log of task {spec.task!r}, not of an EffectBench task ({', '.join(TASK_NAMES)})",
+            "eval.task",
+        )
+    if spec.task_version != TASK_VERSION:
+        raise _refuse(
+            path,
+            f"written by task version {spec.task_version!r}; this EffectBench reads "
+            f"{TASK_VERSION!r} (import it with the EffectBench that ran it)",
+            "eval.task_version",
+        )
+    meta = (spec.metadata or {}).get(METADATA_KEY)
+    if not isinstance(meta, Mapping):
+        raise _refuse(path, "the task metadata has no effectbench section", "eval.metadata")
+    for key, kind in (("pack", str), ("fingerprint", str), ("split", str), ("spec_version", str)):
+        if not isinstance(meta.get(key), kind):
+            raise _refuse(path, "missing or not a string", f"eval.metadata.{METADATA_KEY}.{key}")
+    if not isinstance(meta.get("substrates"), list):
+        raise _refuse(path, "missing or not a list", f"eval.metadata.{METADATA_KEY}.substrates")
+    if meta["spec_version"] != SPEC_VERSION:
+        raise _refuse(
+            path,
+            f"scored under SPEC {meta['spec_version']}; this EffectBench implements {SPEC_VERSION}",
+            f"eval.metadata.{METADATA_KEY}.spec_version",
+        )
+    if log.status != "success":
+        detail = f": {log.error.message.splitlines()[0]}" if log.error else ""
+        raise _refuse(path, f"the run did not finish (status {log.status}){detail}", "status")
+    if log.samples is None:
+        raise _refuse(path, "the log holds no samples (was it written with --no-log-samples?)")
+    return dict(meta)
+
+
+def _model_calls(sample: EvalSample) -> list[ModelCall]:
+    events = [e for e in sample.events if isinstance(e, ModelEvent)]
+    calls = []
+    for i, event in enumerate(events):
+        usage = event.output.usage
+        calls.append(
+            ModelCall(
+                index=i,
+                model=event.model,
+                input_tokens=usage.input_tokens if usage else 0,
+                output_tokens=usage.output_tokens if usage else 0,
+                cost_usd=float(usage.total_cost or 0.0) if usage else 0.0,
+                latency_s=float(event.working_time or 0.0),
+            )
+        )
+    if not calls:  # events left out of the log: one entry per model, from the sample's totals
+        for i, (model, usage) in enumerate(sorted(sample.model_usage.items())):
+            calls.append(
+                ModelCall(
+                    index=i,
+                    model=model,
+                    input_tokens=usage.input_tokens,
+                    output_tokens=usage.output_tokens,
+                    cost_usd=float(usage.total_cost or 0.0),
+                    latency_s=0.0,
+                    note="the sample's total usage (its model events are not in the log)",
+                )
+            )
+    return calls
+
+
+def _tampered(path: Path, where: str, message: str) -> DataError:
+    return _refuse(path, f"{where}: {message}; the log was edited after the run", "samples")
+
+
+def _trial_of(
+    sample: EvalSample, task: TaskSpec, arm: str, path: Path
+) -> EpisodeRecord | DroppedEpisode:
+    trial = sample.epoch - 1
+    where = f"sample {task.task_id} epoch {sample.epoch}"
+    score = (sample.scores or {}).get(SCORER_NAME)
+    if score is None:
+        if sample.error is None:
+            raise _refuse(path, f"{where} has neither a score nor an error", "samples")
+        infra = sample.store.get(INFRASTRUCTURE_KEY)
+        if isinstance(infra, str):
+            return DroppedEpisode(task.task_id, trial, DropReason.INFRASTRUCTURE, infra)
+        detail = sample.error.message.splitlines()[0] if sample.error.message else "error"
+        return DroppedEpisode(task.task_id, trial, DropReason.UNKNOWN, detail[:500])
+    meta = score.metadata or {}
+    try:
+        verdict = OracleVerdict.model_validate(meta.get("reading"))
+        latency: Any
+        env_fp: Any
+        started: Any
+        finished: Any
+        if score.value == DROPPED:
+            report = AgentReport.model_validate(meta.get("agent"))
+            latency, env_fp, started, finished = 0.0, {}, "", ""
+        else:
+            row = meta.get("row")
+            if not isinstance(row, Mapping):
+                raise _tampered(path, where, "the score has no row")
+            report = AgentReport.model_validate(row.get("agent"))
+            latency, env_fp = row.get("latency_s"), row.get("env_fingerprint")
+            started, finished = row.get("started_at"), row.get("finished_at")
+            if row.get("oracle") != meta.get("reading"):
+                raise _tampered(path, where, "the row's reading differs from the score's")
+            if row.get("seed") != trial:
+                raise _tampered(path, where, f"seed {row.get('seed')!r} is not trial {trial}'s")
+            if not isinstance(latency, int | float) or not isinstance(env_fp, dict):
+                raise _tampered(path, where, "its latency or env fingerprint is malformed")
+            if not isinstance(started, str) or not isinstance(finished, str):
+                raise _tampered(path, where, "its start or finish time is malformed")
+        rebuilt = episode_row(
+            arm,
+            task,
+            trial,
+            trial,
+            Attempt(report=report, model_calls=tuple(_model_calls(sample))),
+            verdict,
+            latency_s=float(latency),
+            env_fingerprint=env_fp,
+            started_at=started,
+            finished_at=finished,
+        )
+    except InconsistentReading as exc:
+        raise _tampered(path, where, f"its reading is inconsistent ({exc})") from None
+    except ValidationError:
+        raise _tampered(path, where, "its score metadata is malformed") from None
+    if isinstance(rebuilt, DroppedEpisode):
+        if score.value != DROPPED:
+            raise _tampered(
+                path, where, f"the score says {score.value!r} but the reading is unreadable"
+            )
+        return rebuilt
+    claimed = (score.value, meta.get("outcome"), meta.get("swer_variant"))
+    derived = (rebuilt.outcome.value, rebuilt.outcome.value, rebuilt.swer_variant.value)
+    if claimed != derived:
+        raise _tampered(
+            path,
+            where,
+            f"the score says {score.value!r} ({meta.get('swer_variant')}) but its recorded "
+            f"reading and report give {rebuilt.outcome.value!r} ({rebuilt.swer_variant.value})",
+        )
+    return rebuilt
+
+
+def _check_metrics(log: EvalLog, rows: list[EpisodeRecord], path: Path) -> Results:
+    results = summarize(episode_frame(rows))
+    ours = metric_values(results)
+    scores = [s for s in (log.results.scores if log.results else []) if s.name == SCORER_NAME]
+    if not scores:
+        raise _refuse(path, f"the log's results have no {SCORER_NAME!r} metrics", "results")
+    logged = {m.name: m.value for m in scores[0].metrics.values()}
+    for name, value in ours.items():
+        got = logged.get(name)
+        if got is None or not math.isclose(got, value, rel_tol=0.0, abs_tol=METRIC_TOLERANCE):
+            raise _refuse(
+                path,
+                f"the log reports {name} = {got} but its samples give {value}; "
+                f"the log was edited after the run",
+                f"results.{SCORER_NAME}.{name}",
+            )
+    return results
+
+
+def convert_log(path: Path) -> Converted:
+    """Check an inspect log and rebuild its run: rows, dropped pairs, pack, split, trials."""
+    path = Path(path)
+    log = read_log(path)
+    meta = _header(log, path)
+    assert log.samples is not None
+    trials = log.eval.config.epochs or 1
+    arm = log.eval.model
+    try:
+        with borrowed(meta["pack"]) as provider:
+            installed = fingerprint(provider.manifest())
+            chosen = select_tasks(provider.tasks(), meta["split"], ",".join(meta["substrates"]))
+            pack_name = provider.name
+    except UsageError as exc:  # an unknown pack, split or substrate
+        raise _refuse(path, exc.diagnostics(), f"eval.metadata.{METADATA_KEY}") from None
+    if installed != meta["fingerprint"]:
+        raise _refuse(
+            path,
+            f"ran on another version of pack {meta['pack']!r} ({meta['fingerprint']}); "
+            f"the installed pack is {installed}",
+            f"eval.metadata.{METADATA_KEY}.fingerprint",
+        )
+    by_id = {t.task_id: t for t in chosen}
+    seen: dict[tuple[str, int], EvalSample] = {}
+    for sample in log.samples:
+        key = (str(sample.id), sample.epoch)
+        if key[0] not in by_id:
+            raise _refuse(
+                path, f"sample {key[0]!r} is not a task of split {meta['split']!r}", "samples"
+            )
+        if key in seen or not 1 <= sample.epoch <= trials:
+            raise _refuse(path, f"sample {key[0]} epoch {key[1]} is out of place", "samples")
+        seen[key] = sample
+    missing = [(t, e) for t in by_id for e in range(1, trials + 1) if (t, e) not in seen]
+    if missing:
+        task_id, epoch = missing[0]
+        raise _refuse(
+            path,
+            f"the samples do not cover split {meta['split']!r}: {len(missing)} of "
+            f"{len(by_id) * trials} (task, trial) pairs missing, first {task_id} trial "
+            f"{epoch - 1}",
+            "samples",
+        )
+    run = RunResult(arm=arm, pack=pack_name)
+    for task_id in by_id:
+        for epoch in range(1, trials + 1):
+            outcome = _trial_of(seen[(task_id, epoch)], by_id[task_id], arm, path)
+            if isinstance(outcome, DroppedEpisode):
+                run.dropped.append(outcome)
+            else:
+                run.rows.append(outcome)
+    if not run.rows:
+        raise _refuse(path, "no trial of the log could be scored", "samples")
+    _check_metrics(log, run.rows, path)
+    return Converted(log=log, pack=meta["pack"], split=Split(meta["split"]), trials=trials, run=run)
+
+
+def run_configuration(log: EvalLog) -> dict[str, Any]:
+    """Return what configured the run (task, model, solver, generate config, epochs, ids)."""
+    spec = log.eval
+    return {
+        "task": spec.task,
+        "task_version": spec.task_version,
+        "task_args": spec.task_args,
+        "model": spec.model,
+        "model_generate_config": spec.model_generate_config.model_dump(exclude_none=True),
+        "solver": spec.solver or "effect_agent (the task's default)",
+        "solver_args": spec.solver_args or {},
+        "epochs": spec.config.epochs or 1,
+        "eval_id": spec.eval_id,
+        "run_id": spec.run_id,
+        "created": spec.created,
+        "inspect_ai": spec.packages.get("inspect_ai", ""),
+    }
+
+
+def _readme(config: Mapping[str, Any], readme: str | None) -> str:
+    lines = [
+        "## How this run was made",
+        "",
+        "Imported from an inspect_ai log by `effectbench import-inspect`. The run's configuration:",
+        "",
+        "```json",
+        json.dumps(config, indent=2, sort_keys=True, default=str),
+        "```",
+        "",
+    ]
+    section = "\n".join(lines)
+    return f"{readme.rstrip()}\n\n{section}" if readme else f"# Submission\n\n{section}"
+
+
+def submission_of(
+    converted: Converted,
+    system: SystemInfo,
+    signer: SignerDecl | None,
+) -> Submission:
+    """Return the bundle header and claims of a checked log (through ``make_submission``)."""
+    log = converted.log
+    with borrowed(converted.pack) as provider:
+        submission = make_submission(
+            converted.run,
+            provider,
+            system,
+            trials=converted.trials,
+            split=converted.split,
+            started_at=log.stats.started_at,
+            finished_at=log.stats.completed_at,
+            signer=signer,
+        )
+    dependencies = dict(submission.environment.dependencies)
+    try:
+        dependencies["inspect_ai"] = log.eval.packages.get("inspect_ai") or version("inspect_ai")
+    except PackageNotFoundError:  # pragma: no cover - the extra is installed to get here
+        pass
+    environment = submission.environment.model_copy(update={"dependencies": dependencies})
+    return submission.model_copy(
+        update={"environment": environment, "imported_from": IMPORTED_FROM}
+    )
+
+
+def import_log(
+    path: Path,
+    out: Path,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    url: str = "",
+    signer: SignerDecl | None = None,
+    readme: str | None = None,
+) -> ImportedLog:
+    """Convert the inspect log at ``path`` into a bundle below ``out``; return what was written."""
+    converted = convert_log(Path(path))
+    log = converted.log
+    config = run_configuration(log)
+    system = SystemInfo(
+        name=name or log.eval.model,
+        description=description
+        if description is not None
+        else f"{log.eval.model} on {log.eval.task} through inspect_ai {config['inspect_ai']}",
+        url=url,
+        baseline=None,
+    )
+    submission = submission_of(converted, system, signer)
+    folder = bundle_folder(Path(out), system.name, log.stats.started_at or None)
+    write_submission(folder, submission, converted.run.rows, readme=_readme(config, readme))
+    return ImportedLog(
+        folder=folder,
+        n_rows=len(converted.run.rows),
+        n_dropped=len(converted.run.dropped),
+        results=submission.results,
+    )

@@ -1,0 +1,380 @@
+"""``effectbench import-inspect``: an inspect log becomes a bundle the verifier accepts.
+
+The logs are real: ``inspect eval`` of the clinic pack with inspect's mock model
+and a scripted policy (offline, usage set explicitly). Edited, partial, foreign
+and malformed logs are refused with one line naming the file and exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai import Task
+from inspect_ai import eval as inspect_eval
+from inspect_ai.dataset import Sample
+from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
+from inspect_ai.model import get_model
+from inspect_ai.scorer import includes
+from inspect_support.faults import make_unreadable
+from inspect_support.scripted import mock_outputs
+from sigstore_testroot import GOOGLE, SigstoreTestInstance, shared_instance
+
+from effectbench.bundle import SUBMISSION_FILE, SignerDecl
+from effectbench.cli import build_parser, main
+from effectbench.errors import InfrastructureError
+from effectbench.integrations.inspect_ai import SCORER_NAME
+from effectbench.integrations.inspect_ai.episodes import close_pools, live_count
+from effectbench.integrations.inspect_ai.importer import convert_log, import_log
+from effectbench.integrations.inspect_ai.tasks import metric_values
+from effectbench.metrics import episode_frame, summarize
+from effectbench.packs.clinic import ClinicProvider
+from effectbench.schema import DropReason, TaskSpec
+from effectbench.seam import Episode
+from effectbench.signatures import sign_bundle_checked
+from verifier.api import VerifyOptions, verify_path
+
+TRIALS = 3
+SUPPORT = Path(__file__).resolve().parent / "inspect_support"
+ALICE = "alice@example.org"
+
+
+@pytest.fixture(autouse=True)
+def _no_leftovers() -> Iterator[None]:
+    yield
+    assert live_count() == 0
+    close_pools()
+
+
+def _run(tmp: Path, policy: Any, task: Any = "effectbench/clinic", **options: Any) -> Path:
+    options.setdefault("epochs", TRIALS)
+    model = get_model("mockllm/model", custom_outputs=policy)
+    (log,) = inspect_eval(task, model=model, display="none", log_dir=str(tmp), **options)
+    assert log.location
+    return Path(log.location)
+
+
+@pytest.fixture(scope="module")
+def clinic_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A complete log: the dev split, three trials, the trust-the-banner policy."""
+    path = _run(tmp_path_factory.mktemp("log"), mock_outputs("screen_only"))
+    close_pools()
+    return path
+
+
+def _edited(log_path: Path, tmp: Path, edit: Callable[[EvalLog], None]) -> Path:
+    log = read_eval_log(str(log_path))
+    edit(log)
+    out = tmp / f"edited-{log_path.name}"
+    write_eval_log(log, str(out))
+    return out
+
+
+def _refused(path: Path, tmp: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    before = path.read_bytes()
+    code = main(["import-inspect", str(path), "--out", str(tmp / "out")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert len(err.splitlines()) == 1 and str(path) in err
+    assert not (tmp / "out").exists() or not any((tmp / "out").iterdir())
+    assert path.read_bytes() == before, "an input was modified"
+    return err
+
+
+def test_the_imported_bundle_verifies_and_equals_the_logs_metrics(
+    clinic_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = clinic_log.read_bytes()
+    code = main(["import-inspect", str(clinic_log), "--out", str(tmp_path), "--name", "Mock agent"])
+    out = capsys.readouterr().out
+    assert code == 0
+    folder = Path(out.splitlines()[0])
+    assert folder.parent == tmp_path and folder.name.endswith("_mock-agent")
+    assert clinic_log.read_bytes() == before
+    (report,) = verify_path(folder, VerifyOptions(allow_unsigned=True))
+    assert report.accepted, report.to_json()
+    assert report.status.value == "preview"
+
+    log = read_eval_log(str(clinic_log))
+    assert log.results is not None
+    logged = {m.name: m.value for m in log.results.scores[0].metrics.values()}
+    converted = convert_log(clinic_log)
+    results = summarize(episode_frame(converted.run.rows))
+    assert metric_values(results) == pytest.approx(logged)
+    assert logged["swer_n"] == 27 * TRIALS
+
+    header = json.loads((folder / SUBMISSION_FILE).read_text())
+    assert header["trials_per_task"] == TRIALS and header["seeds"] == [0, 1, 2]
+    assert header["pack"]["name"] == "clinic" and header["imported_from"] == "inspect_ai-log"
+    assert header["environment"]["dependencies"]["inspect_ai"] == log.eval.packages["inspect_ai"]
+    assert header["results"]["swer"]["numerator"] == logged["swer_k"]
+    assert log.samples is not None
+    total_cost = sum(u.total_cost or 0.0 for s in log.samples for u in s.model_usage.values())
+    assert math.isclose(header["results"]["cost"]["total_usd"], total_cost)
+    calls = [c for r in converted.run.rows for c in r.model_calls]
+    assert calls and all(c.model == "mockllm/model" and c.input_tokens == 120 for c in calls)
+    assert "inspect_ai" in (folder / "README.md").read_text()
+
+
+def test_the_imported_bundle_can_be_signed_and_is_then_ranked(
+    clinic_log: Path, tmp_path: Path
+) -> None:
+    instance: SigstoreTestInstance = shared_instance()
+    imported = import_log(
+        clinic_log, tmp_path, name="Signed mock", signer=SignerDecl(identity=ALICE, issuer=GOOGLE)
+    )
+    _, check = sign_bundle_checked(
+        imported.folder,
+        identity_token=instance.email_token(ALICE),
+        trust_config=instance.trust_config_path,
+    )
+    assert check.verified
+    (report,) = verify_path(imported.folder, VerifyOptions(trust_config=instance.trust_config_path))
+    assert report.accepted and report.status.value == "ranked", report.to_json()
+
+
+def test_a_file_that_is_not_an_inspect_log_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name, data in (("junk.eval", b"not a zip at all"), ("doc.json", b'{"hello": 1}')):
+        path = tmp_path / name
+        path.write_bytes(data)
+        assert "not an inspect log" in _refused(path, tmp_path, capsys)
+    missing = tmp_path / "absent.eval"
+    assert main(["import-inspect", str(missing), "--out", str(tmp_path / "o")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_a_log_of_another_task_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = Task(dataset=[Sample(input="Say hi", target="hi")], scorer=includes(), name="greeting")
+    path = _run(tmp_path, mock_outputs("always_halt"), task=other, epochs=1)
+    assert "a log of task 'greeting', not of an EffectBench task" in _refused(
+        path, tmp_path, capsys
+    )
+
+
+def test_samples_that_do_not_cover_the_split_are_refused(
+    clinic_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def drop_two(log: EvalLog) -> None:
+        assert log.samples is not None
+        log.samples = log.samples[2:]
+
+    err = _refused(_edited(clinic_log, tmp_path, drop_two), tmp_path, capsys)
+    assert "the samples do not cover split 'dev': 2 of 81 (task, trial) pairs missing" in err
+
+    partial = _run(tmp_path, mock_outputs("screen_only"), limit=2, epochs=TRIALS)
+    assert "75 of 81 (task, trial) pairs missing" in _refused(partial, tmp_path, capsys)
+
+
+def _first_scored(log: EvalLog, outcome: str) -> Any:
+    assert log.samples is not None
+    for sample in log.samples:
+        score = (sample.scores or {}).get(SCORER_NAME)
+        if score is not None and score.value == outcome:
+            return sample, score
+    raise AssertionError(f"no sample scored {outcome}")
+
+
+def _rescore(log: EvalLog) -> None:
+    _, score = _first_scored(log, "silent_wrong_effect")
+    score.value = "success"
+    score.metadata["outcome"] = "success"
+    score.metadata["swer_variant"] = "none"
+    score.metadata["row"]["outcome"] = "success"
+
+
+def _rewrite_reading(log: EvalLog) -> None:
+    _, score = _first_scored(log, "silent_wrong_effect")
+    for reading in (score.metadata["reading"], score.metadata["row"]["oracle"]):
+        reading.update(effect_correct=True, effect_wrong_persisted=False, effect_absent=False)
+
+
+def _contradict(log: EvalLog) -> None:
+    _, score = _first_scored(log, "silent_wrong_effect")
+    score.metadata["reading"]["effect_absent"] = True
+
+
+def _metric(log: EvalLog) -> None:
+    assert log.results is not None
+    log.results.scores[0].metrics["swer_k"].value -= 1
+
+
+EDITED = " the log was edited after the run"
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda log: setattr(log.eval, "task_version", "effectbench-inspect-0"),
+            "written by task version 'effectbench-inspect-0'",
+        ),
+        (
+            lambda log: log.eval.metadata["effectbench"].update(fingerprint="sha256:" + "0" * 64),
+            "ran on another version of pack 'clinic'",
+        ),
+        (
+            lambda log: log.eval.metadata["effectbench"].update(spec_version="2.0.0"),
+            "scored under SPEC 2.0.0",
+        ),
+        (_rescore, "the score says 'success' (none) but its recorded reading and report give "),
+        (_rewrite_reading, "its reading is inconsistent"),
+        (_contradict, "the row's reading differs from the score's"),
+        (_metric, "the log reports swer_k = "),
+    ],
+)
+def test_a_log_of_another_version_or_edited_after_the_run_is_refused(
+    edit: Callable[[EvalLog], None],
+    message: str,
+    clinic_log: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    err = _refused(_edited(clinic_log, tmp_path, edit), tmp_path, capsys)
+    assert message in err
+    tampered = edit in (_rescore, _rewrite_reading, _contradict, _metric)
+    assert (EDITED in err) is tampered
+
+
+@contextmanager
+def _failing(
+    monkeypatch: pytest.MonkeyPatch, broken: Mapping[tuple[str, int], str]
+) -> Iterator[None]:
+    """Make the clinic's provisioning (``infrastructure``) or oracle (``unreadable``) fail."""
+    real = ClinicProvider.provision
+
+    @contextmanager
+    def provision(
+        self: ClinicProvider, task: TaskSpec, trial: int, params: Mapping[str, Any]
+    ) -> Iterator[Episode]:
+        how = broken.get((task.task_id, trial))
+        if how == "infrastructure":
+            raise InfrastructureError("record service did not start")
+        with real(self, task, trial, params) as episode:
+            if how == "unreadable":
+                make_unreadable(episode.oracle, "database file locked")
+            yield episode
+
+    with monkeypatch.context() as m:
+        m.setattr(ClinicProvider, "provision", provision)
+        yield
+
+
+def test_errored_and_unreadable_samples_become_dropped_pairs_with_their_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = {
+        ("clinic::clean_draft", 0): "infrastructure",
+        ("clinic::sign_and_bill", 2): "unreadable",
+    }
+    close_pools()
+    with _failing(monkeypatch, broken):
+        path = _run(tmp_path, mock_outputs("effect_verified"))
+    close_pools()
+    imported = import_log(path, tmp_path / "out", name="dropping")
+    assert imported.n_dropped == 2 and imported.n_rows == 27 * TRIALS - 2
+    header = json.loads((imported.folder / SUBMISSION_FILE).read_text())
+    assert header["run"]["n_dropped"] == 2
+    assert header["run"]["dropped"] == [
+        {
+            "task_id": "clinic::clean_draft",
+            "trial": 0,
+            "reason": DropReason.INFRASTRUCTURE.value,
+            "detail": "record service did not start",
+        },
+        {
+            "task_id": "clinic::sign_and_bill",
+            "trial": 2,
+            "reason": DropReason.ORACLE_UNREADABLE.value,
+            "detail": "database file locked",
+        },
+    ]
+    (report,) = verify_path(imported.folder, VerifyOptions(allow_unsigned=True))
+    assert report.accepted, report.to_json()
+
+
+def test_a_sample_that_errored_without_saying_why_is_dropped_as_unknown(tmp_path: Path) -> None:
+    script = mock_outputs("always_halt")
+    calls = {"n": 0}
+
+    def fails_once(*args: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("provider returned 500")
+        return script(*args)
+
+    path = _run(tmp_path, fails_once, "effectbench/mockmed", score_on_error=False, max_samples=1)
+    converted = convert_log(path)
+    (dropped,) = converted.run.dropped
+    assert dropped.reason is DropReason.UNKNOWN and "provider returned 500" in dropped.detail
+
+
+def test_without_the_extra_the_command_names_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in list(sys.modules):
+        if name == "inspect_ai" or name.startswith(("inspect_ai.", "effectbench.integrations")):
+            monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "inspect_ai", None)  # type: ignore[arg-type]
+    code = main(["import-inspect", str(tmp_path / "x.eval"), "--out", str(tmp_path)])
+    assert code == 2
+    assert "pip install 'effectbench[inspect]'" in capsys.readouterr().err
+
+
+def _readme_commands() -> list[list[str]]:
+    """Return the README's inspect commands (continuation lines joined, comments dropped)."""
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = text.split("### Running a pack in inspect_ai", 1)[1].split("```sh\n", 1)[1]
+    block = block.split("```", 1)[0].replace("\\\n", " ")
+    return [shlex.split(line.split("#", 1)[0]) for line in block.splitlines() if line.strip()]
+
+
+def test_the_readme_commands_run_from_inspect_eval_to_a_bundle_ready_to_sign(
+    tmp_path: Path,
+) -> None:
+    evaluate, import_, sign = _readme_commands()
+    assert evaluate[:3] == ["inspect", "eval", "effectbench/clinic"]
+    assert import_[:2] == [".venv/bin/effectbench", "import-inspect"]
+    assert sign[:2] == [".venv/bin/effectbench", "sign"]
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PYTHONPATH": str(SUPPORT)}
+
+    def run(argv: list[str]) -> str:
+        done = subprocess.run(
+            argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    # 1. the literal command, with the scripted mock model and three trials
+    model = evaluate.index("--model") + 1
+    argv = [*evaluate[:model], "scripted/screen_only", *evaluate[model + 1 :]]
+    argv[argv.index("--epochs") + 1] = str(TRIALS)
+    run([str(bin_dir / "inspect"), *argv[1:], "--log-dir", "logs", "--display", "none"])
+    (log,) = (tmp_path / "logs").glob("*.eval")
+    # 2. import, as written (the log's name filled in)
+    argv = [str(bin_dir / "effectbench"), *import_[1:]]
+    argv[argv.index("logs/<the-log>.eval")] = str(log.relative_to(tmp_path))
+    folder = tmp_path / run(argv).splitlines()[0]
+    assert folder.parent == tmp_path / "submissions" and folder.name.endswith("_my-agent")
+    assert json.loads((folder / SUBMISSION_FILE).read_text())["signer"]["identity"] == (
+        "you@example.org"
+    )
+    # 3. signing needs an identity token (tested above with the private Sigstore instance);
+    #    the command parses, and the bundle it would sign verifies as a preview now
+    parsed = build_parser().parse_args([*sign[1:-1], str(folder)])
+    assert parsed.command == "sign"
+    out = run([str(bin_dir / "effectbench"), "verify", "--allow-unsigned", str(folder)])
+    assert "1 of 1 accepted" in out
