@@ -1,21 +1,28 @@
 """Live episodes of an inspect run: provisioned in ``setup``, judged by the scorer, torn down.
 
-inspect runs samples concurrently in one event loop, and a pack's provider
+inspect runs samples concurrently in one event loop. Episode work blocks (HTTP
+calls, a browser, a display) and screen substrates hold objects bound to the
+thread that made them (a sync Playwright browser per thread), so every call of
+one episode, from provisioning to teardown, runs on one of a few episode
+threads (:data:`EPISODE_THREADS`), never on the event loop. A pack's provider
 serves one episode at a time, so each live episode borrows a provider of its
-own from a per-pack pool and returns it when the episode is torn down. The
-episode (its env for the agent and its oracle for the harness) is held here,
-keyed by the sample run's id; the model only ever sees the tools built on the
-env, never this registry or the oracle.
+own from a per-pack pool and returns it at teardown. The episode (the env for
+the agent, the oracle for the harness) is held here, keyed by the sample run's
+id; the model only ever sees tools built on the env, never this registry.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
+
+import anyio.to_thread
 
 from effectbench.errors import InfrastructureError
 from effectbench.packs import get_pack
@@ -25,9 +32,15 @@ from effectbench.seam import AgentTask, BenchmarkProvider, Episode, ProductVerif
 
 INFRASTRUCTURE_KEY = "effectbench:infrastructure"
 """Sample store key: what failed in the harness when a sample has no score because of it."""
+EPISODE_THREADS = 2
+"""Threads that run episode work (the machine's cores; a browser each on screen substrates)."""
+
+T = TypeVar("T")
 
 _POOLS: dict[str, list[BenchmarkProvider]] = {}
 _LIVE: dict[str, LiveEpisode] = {}
+_THREADS: list[ThreadPoolExecutor] = []
+_LOAD: list[int] = []
 
 
 def now() -> str:
@@ -54,6 +67,21 @@ def borrowed(pack: str) -> Iterator[BenchmarkProvider]:
         _give_back(pack, provider)
 
 
+def _thread() -> int:
+    """Return the episode thread with the fewest live episodes (made on first use)."""
+    if not _THREADS:
+        for i in range(EPISODE_THREADS):
+            _THREADS.append(ThreadPoolExecutor(1, thread_name_prefix=f"effectbench-episode-{i}"))
+            _LOAD.append(0)
+    return min(range(len(_THREADS)), key=_LOAD.__getitem__)
+
+
+async def _on(thread: int, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run ``fn`` on episode thread ``thread`` and wait for it without blocking the loop."""
+    future = _THREADS[thread].submit(functools.partial(fn, *args, **kwargs))
+    return await anyio.to_thread.run_sync(future.result)
+
+
 @dataclass
 class LiveEpisode:
     """One provisioned (task x trial) while its sample runs."""
@@ -69,6 +97,7 @@ class LiveEpisode:
     started_at: str
     stack: ExitStack
     verifier: ProductVerifier | None
+    thread: int = 0
     clock: float = field(default_factory=time.perf_counter)
     report: AgentReport | None = None
     """The agent's last report through the ``report_outcome`` tool, if any."""
@@ -77,6 +106,10 @@ class LiveEpisode:
     def agent_task(self) -> AgentTask:
         """Return what the agent is told (goal and declared effect, never the oracle)."""
         return AgentTask.from_spec(self.task, self.params)
+
+    async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run ``fn`` on this episode's thread (every env, oracle and teardown call goes here)."""
+        return await _on(self.thread, fn, *args, **kwargs)
 
     def elapsed(self) -> float:
         """Return the seconds since the agent got the episode (the system's own time)."""
@@ -94,7 +127,7 @@ class LiveEpisode:
         _give_back(self.pack, self.provider)
 
 
-def _provision_once(pack: str, task_id: str, trial: int, seed: int) -> LiveEpisode:
+def _provision_once(pack: str, task_id: str, trial: int, seed: int, thread: int) -> LiveEpisode:
     provider = _borrow(pack)
     stack = ExitStack()
     try:
@@ -105,9 +138,8 @@ def _provision_once(pack: str, task_id: str, trial: int, seed: int) -> LiveEpiso
         episode = stack.enter_context(provider.provision(task, seed, params))
         started = now()
         before = episode.oracle.snapshot()
-        env = episode.env
         offer: Callable[[], ProductVerifier | None] | None = getattr(
-            env, "product_effect_verifier", None
+            episode.env, "product_effect_verifier", None
         )
         # Taken before the agent acts (as the effect_verified arm does): it reads its baseline now.
         verifier = offer() if offer is not None and task.effect_declared else None
@@ -129,10 +161,22 @@ def _provision_once(pack: str, task_id: str, trial: int, seed: int) -> LiveEpiso
         started_at=started,
         stack=stack,
         verifier=verifier,
+        thread=thread,
     )
 
 
-def open_episode(key: str, pack: str, task_id: str, trial: int, seed: int) -> LiveEpisode:
+def _provision(pack: str, task_id: str, trial: int, seed: int, thread: int) -> LiveEpisode:
+    failure: InfrastructureError | None = None
+    for _ in range(1 + max(0, INFRA_RETRIES)):
+        try:
+            return _provision_once(pack, task_id, trial, seed, thread)
+        except InfrastructureError as exc:
+            failure = exc
+    assert failure is not None
+    raise failure
+
+
+async def open_episode(key: str, pack: str, task_id: str, trial: int, seed: int) -> LiveEpisode:
     """Provision a fresh episode for one sample run, retrying a failed provisioning.
 
     Like the runner, a provisioning that raises
@@ -140,17 +184,16 @@ def open_episode(key: str, pack: str, task_id: str, trial: int, seed: int) -> Li
     :data:`~effectbench.runner.INFRA_RETRIES` more times; then the error
     propagates (the sample errors and is dropped as ``infrastructure``).
     """
-    failure: InfrastructureError | None = None
-    for _ in range(1 + max(0, INFRA_RETRIES)):
-        try:
-            live = _provision_once(pack, task_id, trial, seed)
-        except InfrastructureError as exc:
-            failure = exc
-            continue
-        _LIVE[key] = live
-        return live
-    assert failure is not None
-    raise failure
+    thread = _thread()
+    _LOAD[thread] += 1
+    try:
+        live = await _on(thread, _provision, pack, task_id, trial, seed, thread)
+    except BaseException:
+        _LOAD[thread] -= 1
+        raise
+    live.clock = time.perf_counter()
+    _LIVE[key] = live
+    return live
 
 
 def live_episode(key: str) -> LiveEpisode | None:
@@ -158,11 +201,14 @@ def live_episode(key: str) -> LiveEpisode | None:
     return _LIVE.get(key)
 
 
-def close_episode(key: str) -> None:
+async def close_episode(key: str) -> None:
     """Tear down the sample run's episode, if it has one (called on every exit path)."""
     live = _LIVE.pop(key, None)
     if live is not None:
-        live.close()
+        try:
+            await live.run(live.close)
+        finally:
+            _LOAD[live.thread] -= 1
 
 
 def live_count() -> int:
@@ -171,10 +217,13 @@ def live_count() -> int:
 
 
 def close_pools() -> None:
-    """Close every idle provider (their services stop); the next episode makes a fresh one."""
+    """Close every idle provider and stop the episode threads (made again when next needed)."""
     while _POOLS:
         _, idle = _POOLS.popitem()
         for provider in idle:
             close = getattr(provider, "close", None)
             if callable(close):
                 close()
+    while _THREADS:
+        _THREADS.pop().shutdown(wait=True)
+    _LOAD.clear()

@@ -21,7 +21,7 @@ from typing import Any
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ChatMessageUser
+from inspect_ai.model import ChatMessageUser, ContentText
 from inspect_ai.scorer import (
     Metric,
     SampleScore,
@@ -37,6 +37,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from effectbench import SPEC_VERSION
 from effectbench.errors import InfrastructureError, UsageError
+from effectbench.integrations.inspect_ai.computer_tool import INSPECT_DISPLAY, perform, screen_view
 from effectbench.integrations.inspect_ai.episodes import (
     INFRASTRUCTURE_KEY,
     borrowed,
@@ -45,7 +46,12 @@ from effectbench.integrations.inspect_ai.episodes import (
     now,
     open_episode,
 )
-from effectbench.integrations.inspect_ai.tools import REPORT_TOOL, episode_tools, screen_text
+from effectbench.integrations.inspect_ai.tools import (
+    REPORT_TOOL,
+    episode_tools,
+    is_screen,
+    screen_text,
+)
 from effectbench.manifest import fingerprint
 from effectbench.metrics import Results, episode_frame, summarize
 from effectbench.runner import DroppedEpisode, episode_row, read_verdict
@@ -186,10 +192,10 @@ def effect_scorer() -> Scorer:
             return None
         latency = live.elapsed()
         try:
-            failure = live.episode.health()  # the harness, never the agent, says what failed
+            failure = await live.run(live.episode.health)  # the harness says what failed
             if failure is not None:
                 raise InfrastructureError(failure)
-            verdict = read_verdict(live.episode.oracle, live.before)
+            verdict = await live.run(read_verdict, live.episode.oracle, live.before)
         except InfrastructureError as exc:
             state.store.set(INFRASTRUCTURE_KEY, exc.diagnostics())
             raise
@@ -229,15 +235,21 @@ def provision_episode(pack: str) -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         trial = state.epoch - 1
         try:
-            live = open_episode(state.uuid, pack, str(state.sample_id), trial, seed=trial)
+            live = await open_episode(state.uuid, pack, str(state.sample_id), trial, seed=trial)
         except InfrastructureError as exc:
             state.store.set(INFRASTRUCTURE_KEY, exc.diagnostics())
             raise
         state.tools = episode_tools(live)
-        first = screen_text(live.episode.env.screen())
-        state.messages.append(
-            ChatMessageUser(content=prompt(live.params, live.agent_task.goal, first))
-        )
+        if is_screen(live):
+            shot = await live.run(perform, screen_view(live), [{"action": "screenshot"}])
+            first = f"on the screen ({INSPECT_DISPLAY.width}x{INSPECT_DISPLAY.height}, below)"
+            text = prompt(live.params, live.agent_task.goal, first)
+            state.messages.append(ChatMessageUser(content=[ContentText(text=text), shot]))
+        else:
+            first = screen_text(await live.run(live.episode.env.screen))
+            state.messages.append(
+                ChatMessageUser(content=prompt(live.params, live.agent_task.goal, first))
+            )
         return state
 
     return solve
@@ -260,7 +272,7 @@ def effect_agent(max_steps: int = 40) -> Solver:
 
 async def teardown(state: TaskState) -> None:
     """Cleanup: tear the sample's episode down (inspect calls this on every exit path)."""
-    close_episode(state.uuid)
+    await close_episode(state.uuid)
 
 
 def effectbench_task(

@@ -1,7 +1,9 @@
 """The agent's tools for one episode: the pack's actions, the product's readback, a report.
 
-* one tool per action the env accepts (``EnvHandle.actions()``), taking the
-  action's named arguments as one object and returning the screen that follows;
+* at the API level, one tool per action the env accepts (``EnvHandle.actions()``),
+  taking the action's named arguments as one object and returning the screen
+  that follows; on a screen substrate, inspect's ``computer`` tool on the
+  episode's :class:`~effectbench.computer.ComputerEnv` (:mod:`.computer_tool`);
 * ``verify_effect`` when the product offers its own readback and the task
   declares an effect: the product's verifier, never the harness oracle;
 * ``report_outcome(success, message)``: the agent's (untrusted) report.
@@ -16,6 +18,8 @@ from typing import Any
 
 from inspect_ai.tool import Tool, ToolDef, ToolError, ToolParam, ToolParams
 
+from effectbench.computer import ComputerEnv
+from effectbench.integrations.inspect_ai.computer_tool import computer_tool
 from effectbench.integrations.inspect_ai.episodes import LiveEpisode
 from effectbench.schema import AgentReport
 from effectbench.seam import Screen
@@ -37,7 +41,7 @@ def _action_tool(live: LiveEpisode, action: str) -> Tool:
     async def run(arguments: dict[str, Any] | None = None) -> str:
         if arguments is not None and not isinstance(arguments, dict):
             raise ToolError("arguments must be an object of named arguments")
-        screen: Screen = live.episode.env.act(action, **(arguments or {}))
+        screen: Screen = await live.run(live.episode.env.act, action, **(arguments or {}))
         return screen_text(screen)
 
     return ToolDef(
@@ -64,7 +68,7 @@ def _verify_tool(live: LiveEpisode) -> Tool:
         verifier = live.verifier
         effect = live.agent_task.declared_effect
         assert verifier is not None and effect is not None
-        reading = verifier.verify(effect)
+        reading = await live.run(verifier.verify, effect)
         return json.dumps(
             {
                 "verifier": verifier.name,
@@ -105,9 +109,17 @@ def _report_tool(live: LiveEpisode) -> Tool:
     ).as_tool()
 
 
+def is_screen(live: LiveEpisode) -> bool:
+    """Say whether the episode is on a screen substrate (the agent holds a ComputerEnv)."""
+    return isinstance(live.episode.env, ComputerEnv)
+
+
 def episode_tools(live: LiveEpisode) -> list[Tool]:
-    """Return the tools of one API-level episode (actions, readback if offered, report)."""
-    tools = [_action_tool(live, name) for name in live.episode.env.actions()]
+    """Return the episode's tools: its actions (or the computer on a screen), readback, report."""
+    if is_screen(live):
+        tools = [computer_tool(live)]
+    else:
+        tools = [_action_tool(live, name) for name in live.episode.env.actions()]
     if live.verifier is not None and live.agent_task.declared_effect is not None:
         tools.append(_verify_tool(live))
     tools.append(_report_tool(live))

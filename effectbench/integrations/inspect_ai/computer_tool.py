@@ -1,0 +1,152 @@
+"""inspect's ``computer()`` tool, mapped onto an episode's :class:`ComputerEnv`.
+
+The tool keeps inspect's own name, description and parameters, so model
+providers with native computer use (Anthropic, OpenAI) substitute their tool
+for it exactly as they do for inspect's sandboxed one; but each action runs on
+the episode's screen (browser page, X display or VNC session) instead of in a
+container. inspect's actions are Anthropic's ``computer_20251124`` vocabulary,
+so each one is checked and performed by EffectBench's Anthropic translator, in
+the display size inspect declares to those models (:data:`INSPECT_DISPLAY`),
+scaled onto the env's own display. A refused action is a tool error to the
+model (:class:`~effectbench.computer.ActionError`), never a harness failure;
+actions that would leave the application (``navigate``, ``open_web_browser``,
+the back and forward buttons) are refused.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from inspect_ai.tool import (
+    ContentImage,
+    ContentText,
+    Tool,
+    ToolDef,
+    ToolError,
+    ToolResult,
+    computer,
+)
+
+from effectbench.computer import ActionError, ComputerEnv, Display
+from effectbench.computer.scaling import fit
+from effectbench.computer.vendors import ToolOutput
+from effectbench.computer.vendors import perform as run_plan
+from effectbench.computer.vendors.anthropic import COMPUTER_20251124, plan
+from effectbench.integrations.inspect_ai.episodes import LiveEpisode
+
+INSPECT_DISPLAY = Display(1366, 768)
+"""The display size inspect declares to models with native computer use."""
+REFUSED = ("back_click", "forward_click", "open_web_browser", "navigate")
+"""inspect actions that would take the agent out of the application under test."""
+
+
+def anthropic_steps(args: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Return one inspect computer call as Anthropic computer actions, in order.
+
+    inspect's extras over Anthropic's schema become plain actions: ``repeat``
+    on ``key`` repeats it, ``type`` at a ``coordinate`` clicks there first, and
+    ``press_enter`` presses Return after typing.
+    """
+    step = {k: v for k, v in args.items() if v is not None}
+    action = step.get("action")
+    if action in REFUSED:
+        raise ActionError(f"{action} is not offered: the episode is one application's screen")
+    repeat = step.pop("repeat", None)
+    press_enter = bool(step.pop("press_enter", False))
+    if repeat is not None and action != "key":
+        raise ActionError(f"repeat applies to the key action only, not {action!r}")
+    if press_enter and action != "type":
+        raise ActionError(f"press_enter applies to the type action only, not {action!r}")
+    if action == "key" and repeat is not None:
+        if not isinstance(repeat, int) or isinstance(repeat, bool) or not 1 <= repeat <= 100:
+            raise ActionError(f"repeat must be a whole number from 1 to 100, got {repeat!r}")
+        return [step] * repeat
+    steps = []
+    if action == "type" and "coordinate" in step:
+        steps.append({"action": "left_click", "coordinate": step.pop("coordinate")})
+    steps.append(step)
+    if press_enter:
+        steps.append({"action": "key", "text": "Return"})
+    return steps
+
+
+def _content(output: ToolOutput) -> ContentText | ContentImage:
+    if output.image is not None:
+        data = base64.b64encode(output.image).decode("ascii")
+        return ContentImage(image=f"data:image/png;base64,{data}")
+    return ContentText(text=output.text or "")
+
+
+def perform(env: ComputerEnv, calls: Sequence[Mapping[str, Any]]) -> ContentText | ContentImage:
+    """Check every call first (nothing is done if one is malformed), then perform them in order.
+
+    Returns what the last one observes (a screenshot, or the pointer position).
+    """
+    plans = [
+        plan(env.display, step, COMPUTER_20251124)
+        for call in calls
+        for step in anthropic_steps(call)
+    ]
+    if not plans:
+        raise ActionError("no action given")
+    outputs = [run_plan(env, p) for p in plans]
+    return _content(outputs[-1])
+
+
+def screen_view(live: LiveEpisode) -> ComputerEnv:
+    """Return the episode's screen in the display size inspect declares to models."""
+    return fit(live.episode.env, INSPECT_DISPLAY)
+
+
+def computer_tool(live: LiveEpisode) -> Tool:
+    """Return inspect's ``computer`` tool bound to the episode's screen."""
+    template = ToolDef(computer())
+    env = screen_view(live)
+
+    async def execute(
+        action: str | None = None,
+        coordinate: list[int] | None = None,
+        duration: int | None = None,
+        region: list[int] | None = None,
+        scroll_amount: int | None = None,
+        scroll_direction: str | None = None,
+        start_coordinate: list[int] | None = None,
+        text: str | None = None,
+        repeat: int | None = None,
+        press_enter: bool | None = None,
+        actions: list[dict[str, object]] | None = None,
+    ) -> ToolResult:
+        if actions is not None:
+            if action is not None or not isinstance(actions, list):
+                raise ToolError("give either one action or a list of actions")
+            calls: list[Mapping[str, Any]] = [a for a in actions if isinstance(a, Mapping)]
+            if len(calls) != len(actions):
+                raise ToolError("every entry of actions must be an object")
+        else:
+            calls = [
+                {
+                    "action": action,
+                    "coordinate": coordinate,
+                    "duration": duration,
+                    "region": region,
+                    "scroll_amount": scroll_amount,
+                    "scroll_direction": scroll_direction,
+                    "start_coordinate": start_coordinate,
+                    "text": text,
+                    "repeat": repeat,
+                    "press_enter": press_enter,
+                }
+            ]
+        try:
+            return await live.run(perform, env, calls)
+        except ActionError as exc:
+            raise ToolError(str(exc)) from None
+
+    return ToolDef(
+        execute,
+        name=template.name,
+        description=template.description,
+        parameters=template.parameters,
+    ).as_tool()

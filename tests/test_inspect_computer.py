@@ -1,0 +1,85 @@
+"""inspect's computer() tool on an episode's ComputerEnv: same schema, scaled, checked first."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from inspect_ai.tool import ContentImage, ContentText, ToolDef, ToolError, ToolInfo
+from inspect_ai.tool._tools._computer._computer import is_computer_tool_info
+from test_computer import RecordingScreen
+
+from effectbench.computer import ActionError, Display, images
+from effectbench.integrations.inspect_ai.computer_tool import (
+    INSPECT_DISPLAY,
+    anthropic_steps,
+    computer_tool,
+    perform,
+)
+
+SCREEN = Display(1024, 640)
+
+
+def _live(env: RecordingScreen) -> Any:
+    async def run(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    return SimpleNamespace(episode=SimpleNamespace(env=env), run=run)
+
+
+def test_the_tool_is_inspects_computer_tool_so_native_computer_use_replaces_it() -> None:
+    tool = ToolDef(computer_tool(_live(RecordingScreen(SCREEN))))
+    info = ToolInfo(name=tool.name, description=tool.description, parameters=tool.parameters)
+    assert is_computer_tool_info(info)
+
+
+def test_inspect_extras_become_plain_anthropic_actions() -> None:
+    assert (
+        anthropic_steps({"action": "key", "text": "Tab", "repeat": 3})
+        == [{"action": "key", "text": "Tab"}] * 3
+    )
+    assert anthropic_steps(
+        {"action": "type", "text": "hi", "coordinate": [10, 20], "press_enter": True}
+    ) == [
+        {"action": "left_click", "coordinate": [10, 20]},
+        {"action": "type", "text": "hi"},
+        {"action": "key", "text": "Return"},
+    ]
+    for bad, message in (
+        ({"action": "navigate", "text": "https://example.org"}, "navigate is not offered"),
+        ({"action": "left_click", "repeat": 2}, "repeat applies to the key action only"),
+        ({"action": "key", "text": "a", "repeat": 0}, "repeat must be a whole number"),
+        ({"action": "scroll", "press_enter": True}, "press_enter applies to the type action"),
+    ):
+        with pytest.raises(ActionError, match=message):
+            anthropic_steps(bad)
+
+
+def test_clicks_are_scaled_from_inspects_display_and_screenshots_back_to_it() -> None:
+    screen = RecordingScreen(SCREEN)
+    tool = computer_tool(_live(screen))
+    shot = asyncio.run(tool(action="left_click", coordinate=[683, 384]))  # type: ignore[misc]
+    assert ["click", 512, 320, "left", 1] in screen.calls
+    assert isinstance(shot, ContentImage)
+    png = base64.b64decode(shot.image.split(",", 1)[1])
+    assert images.size(png) == (INSPECT_DISPLAY.width, INSPECT_DISPLAY.height)
+    where = asyncio.run(tool(action="cursor_position"))  # type: ignore[misc]
+    assert isinstance(where, ContentText) and where.text == "X=683,Y=384"
+
+
+def test_a_batch_with_one_bad_action_does_nothing_and_is_a_tool_error() -> None:
+    screen = RecordingScreen(SCREEN)
+    tool = computer_tool(_live(screen))
+    batch = [
+        {"action": "left_click", "coordinate": [10, 10]},
+        {"action": "left_click", "coordinate": [5000, 10]},
+    ]
+    with pytest.raises(ToolError, match="5000"):
+        asyncio.run(tool(actions=batch))  # type: ignore[misc]
+    assert screen.calls == []
+    with pytest.raises(ActionError, match="no action given"):
+        perform(screen, [])
