@@ -30,7 +30,7 @@ import orjson
 
 from effectbench import SPEC_VERSION
 from effectbench.baselines import BASELINES, get_baseline
-from effectbench.bundle import EPISODES_FILE, Submission, iter_episode_lines
+from effectbench.bundle import EPISODES_FILE, SUBMISSION_FILE, Submission, iter_episode_lines
 from effectbench.manifest import fingerprint
 from effectbench.packs import get_pack
 from effectbench.runner import evaluate
@@ -86,7 +86,7 @@ def build_bundle(out: Path, n_rows: int) -> Path:
             "results": results,
         }
     )
-    (out / "submission.json").write_text(json.dumps(sub.to_json(), indent=2))
+    (out / SUBMISSION_FILE).write_text(json.dumps(sub.to_json(), indent=2))
     return out
 
 

@@ -25,6 +25,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from effectbench._generated import write_or_check
 from effectbench.errors import DataError, UsageError
 from effectbench.metrics import Results
 from effectbench.schema import DropReason, EpisodeRecord, Split
@@ -124,8 +125,11 @@ class EnvironmentInfo(_Model):
     """The software the run used (informative; not verified)."""
 
     python: str
+    """The Python version (``3.11.7``)."""
     platform: str
+    """The operating system (``platform.platform()``)."""
     dependencies: dict[str, str] = Field(default_factory=dict)
+    """Installed versions of the packages that shape a result, by name."""
 
 
 class SubmissionHeader(_Model):
@@ -136,15 +140,19 @@ class SubmissionHeader(_Model):
     spec_version: str
     """The SPEC version (semver) the run was scored under."""
     system: SystemInfo
+    """The system under test the leaderboard shows."""
     signer: SignerDecl | None = None
     """The declared Sigstore signer; null for an unsigned preview."""
     pack: PackRef
+    """The task pack and split the episodes ran on."""
     trials_per_task: int = Field(ge=1)
     """Trials per task; each (arm, task) has exactly this many rows."""
     seeds: list[int]
     """The seed of each trial, by trial index (length ``trials_per_task``)."""
     run: RunInfo = Field(default_factory=RunInfo)
+    """When the run happened and which trials have no row."""
     environment: EnvironmentInfo
+    """The software the run used (informative)."""
     imported_from: str | None = None
     """Set by ``effectbench import``: the format of the converted document."""
 
@@ -389,17 +397,7 @@ def import_upstream(doc: Any, out_dir: Path, readme: str | None = None) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Regenerate ``docs/submission.schema.json`` (``--check`` only compares)."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    text = schema_text()
-    if "--check" in args:
-        current = SCHEMA_PATH.read_text(encoding="utf-8") if SCHEMA_PATH.exists() else ""
-        if current != text:
-            print(f"{SCHEMA_PATH} is stale; run python -m effectbench.bundle", file=sys.stderr)
-            return 1
-        return 0
-    SCHEMA_PATH.write_text(text, encoding="utf-8")
-    print(f"wrote {SCHEMA_PATH}")
-    return 0
+    return write_or_check(SCHEMA_PATH, schema_text(), argv, "python -m effectbench.bundle")
 
 
 if __name__ == "__main__":  # pragma: no cover

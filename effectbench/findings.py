@@ -1,20 +1,244 @@
-"""What a verification check reports: a stable check id, where, and what a submitter can do.
+"""What a verification check reports: the check families, the registry of check ids, a finding.
 
-:class:`Finding` is shared by the verifier (``verifier/``) and the signature
-checks of :mod:`effectbench.signatures`, which signing also runs before it
-writes a signature; it lives on the engine side so both can use it.
+Every finding carries a :class:`CheckId`, a stable ``family.rule`` id with a
+one-line meaning; the verifier (``verifier/``) and the signature checks of
+:mod:`effectbench.signatures` (which signing also runs before it writes a
+signature) emit only ids of this registry, so the registry lives on the engine
+side where both can use it. ``docs/verifier-report.md`` holds the same table
+(``python -m effectbench.findings`` rewrites it; a test compares the two).
 """
 
 from __future__ import annotations
 
+import re
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from effectbench._generated import write_or_check
+
+__all__ = ["DOCS_PATH", "CheckId", "Family", "Finding", "check_table", "docs_check_table", "main"]
+
+DOCS_PATH = Path(__file__).resolve().parents[1] / "docs" / "verifier-report.md"
+"""The documentation page that lists every check id (between :data:`_BEGIN` and :data:`_END`)."""
+_BEGIN = "<!-- check ids: begin (python -m effectbench.findings) -->"
+_END = "<!-- check ids: end -->"
+
+
+class Family(StrEnum):
+    """The check families, in the order they run and are reported."""
+
+    STRUCTURE = "structure"
+    SPEC = "spec"
+    PACK = "pack"
+    RESCORE = "rescore"
+    CLAIMS = "claims"
+    SIGNATURE = "signature"
+    REPRODUCE = "reproduce"
+
+
+class CheckId(StrEnum):
+    """Every check id a finding may carry: ``family.rule``, with what it means.
+
+    A member is its id string (``CheckId.PACK_SEED == "pack.seed"``), so reports
+    and JSON carry plain strings.
+    """
+
+    meaning: str
+    """What the finding says is wrong, in one line."""
+
+    def __new__(cls, value: str, meaning: str) -> CheckId:
+        """Make the member ``value`` with its one-line ``meaning``."""
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.meaning = meaning
+        return member
+
+    @property
+    def family(self) -> Family:
+        """The family of the check (the id's part before the dot)."""
+        return Family(self.partition(".")[0])
+
+    STRUCTURE_MISSING_FILE = "structure.missing_file", "a required bundle file is missing"
+    STRUCTURE_UNEXPECTED_FILE = (
+        "structure.unexpected_file",
+        "the bundle holds a file or folder other than the bundle files",
+    )
+    STRUCTURE_SYMLINK = (
+        "structure.symlink",
+        "the bundle folder, a bundle file or the document is a symbolic link",
+    )
+    STRUCTURE_FILE_SIZE = "structure.file_size", "a file is larger than its limit"
+    STRUCTURE_ROW_COUNT = "structure.row_count", "more rows than the limit (--max-rows)"
+    STRUCTURE_LINE_LENGTH = (
+        "structure.line_length",
+        "a line of episodes.jsonl is longer than the limit (--max-line-bytes)",
+    )
+    STRUCTURE_BLANK_LINE = "structure.blank_line", "a blank line in episodes.jsonl"
+    STRUCTURE_JSON = "structure.json", "not valid JSON, or not UTF-8 text"
+    STRUCTURE_TRUNCATED = (
+        "structure.truncated",
+        "the last line of episodes.jsonl is cut short (no final newline)",
+    )
+    STRUCTURE_NON_FINITE = "structure.non_finite", "a number is NaN, Infinity or overflows"
+    STRUCTURE_DUPLICATE_KEY = "structure.duplicate_key", "a JSON object repeats a key"
+    STRUCTURE_TYPE = "structure.type", "a value has the wrong type or is out of range"
+    STRUCTURE_ENUM = "structure.enum", "a string is not one of its field's allowed values"
+    STRUCTURE_MISSING_FIELD = "structure.missing_field", "a required field is missing"
+    STRUCTURE_UNKNOWN_FIELD = "structure.unknown_field", "a field the format does not define"
+    STRUCTURE_TIMESTAMP = "structure.timestamp", "a time is not an ISO 8601 string"
+    STRUCTURE_EMPTY = "structure.empty", "episodes.jsonl holds no row"
+    STRUCTURE_BUNDLE_VERSION = (
+        "structure.bundle_version",
+        "effectbench_bundle_version is not one this verifier reads",
+    )
+    STRUCTURE_README = "structure.readme", "README.md is not UTF-8 text"
+    STRUCTURE_UPSTREAM = (
+        "structure.upstream",
+        "an upstream document lacks what a submission needs",
+    )
+
+    SPEC_SEMVER = "spec.semver", "the spec version is not a semantic version"
+    SPEC_MAJOR = "spec.major", "the SPEC major version differs from the leaderboard's"
+    SPEC_MINOR_NEWER = "spec.minor_newer", "the SPEC minor version is newer than the leaderboard's"
+
+    PACK_UNKNOWN = "pack.unknown", "the declared pack is not known here"
+    PACK_FINGERPRINT = (
+        "pack.fingerprint",
+        "the declared pack fingerprint differs from the released pack's",
+    )
+    PACK_SPLIT = "pack.split", "the pack has no task in the declared split"
+    PACK_SEEDS = "pack.seeds", "the seeds are not one distinct seed per trial"
+    PACK_MIN_TRIALS = "pack.min_trials", "fewer trials per task than a ranked entry needs (3)"
+    PACK_TASK = "pack.task", "a row's task is not in the declared pack split"
+    PACK_CATEGORY = "pack.category", "a row's category differs from its task's in the pack"
+    PACK_SUBSTRATE = "pack.substrate", "a row's substrate differs from its task's in the pack"
+    PACK_CORRECT_ACTION_AVAILABLE = (
+        "pack.correct_action_available",
+        "a row's correct_action_available differs from its task's in the pack",
+    )
+    PACK_EFFECT_HASH = (
+        "pack.effect_hash",
+        "a row's expected_effect_hash differs from its task's effect contract",
+    )
+    PACK_TRIAL = "pack.trial", "a row's trial is outside 0..trials_per_task-1"
+    PACK_SEED = "pack.seed", "a row's seed differs from the seed declared for its trial"
+    PACK_DUPLICATE_EPISODE_ID = "pack.duplicate_episode_id", "two rows share an episode_id"
+    PACK_DUPLICATE_TRIAL = "pack.duplicate_trial", "two rows share a (task, trial)"
+    PACK_MISSING_TRIALS = (
+        "pack.missing_trials",
+        "the (task, trial) pairs without a row are not run.n_dropped in number",
+    )
+    PACK_ARM = "pack.arm", "the rows cover more than one arm"
+
+    RESCORE_TRUE_STATE = (
+        "rescore.true_state",
+        "the oracle reading does not name exactly one true state",
+    )
+    RESCORE_UNSCOREABLE = (
+        "rescore.unscoreable",
+        "an indeterminate oracle reading was scored instead of dropped",
+    )
+    RESCORE_OUTCOME = "rescore.outcome", "the row's outcome differs from the truth table's label"
+    RESCORE_REPORTED_SUCCESS = (
+        "rescore.reported_success",
+        "the row's labels fit only the opposite agent.reported_success",
+    )
+    RESCORE_SWER_VARIANT = (
+        "rescore.swer_variant",
+        "the row's swer_variant differs from the truth table's",
+    )
+
+    CLAIMS_MISSING_FIELD = "claims.missing_field", "a results field (or the block) is missing"
+    CLAIMS_EXTRA_FIELD = "claims.extra_field", "a results field the rows do not give"
+    CLAIMS_MISSING_CELL = (
+        "claims.missing_cell",
+        "a (category x substrate) cell of the rows is not claimed",
+    )
+    CLAIMS_EXTRA_CELL = "claims.extra_cell", "a claimed cell has no rows, or is listed twice"
+    CLAIMS_COUNT = "claims.count", "a claimed count differs from the recomputed one"
+    CLAIMS_RATE = "claims.rate", "a claimed number differs from the recomputed one by over 1e-9"
+    CLAIMS_VALUE = "claims.value", "a claimed label differs from the recomputed one"
+    CLAIMS_TYPE = "claims.type", "a claimed value has the wrong JSON type"
+
+    SIGNATURE_MISSING = (
+        "signature.missing",
+        "the submission is unsigned, not reproduced, and unsigned previews are not allowed",
+    )
+    SIGNATURE_NO_SIGNER = (
+        "signature.no_signer",
+        "a signature is present but submission.json declares no signer",
+    )
+    SIGNATURE_UNAVAILABLE = (
+        "signature.unavailable",
+        "signature verification is not installed here",
+    )
+    SIGNATURE_MALFORMED = (
+        "signature.malformed",
+        "submission.sigstore.json is not a readable Sigstore DSSE bundle",
+    )
+    SIGNATURE_INVALID = "signature.invalid", "the Sigstore bundle does not verify"
+    SIGNATURE_UNTRUSTED = (
+        "signature.untrusted",
+        "the signature does not chain to the trusted Sigstore root",
+    )
+    SIGNATURE_WRONG_ISSUER = (
+        "signature.wrong_issuer",
+        "the certificate's OIDC issuer is not the declared signer.issuer",
+    )
+    SIGNATURE_WRONG_IDENTITY = (
+        "signature.wrong_identity",
+        "the certificate's identity is not the declared signer.identity",
+    )
+    SIGNATURE_ISSUER_NOT_ACCEPTED = (
+        "signature.issuer_not_accepted",
+        "the declared OIDC issuer is not in the leaderboard policy",
+    )
+    SIGNATURE_PAYLOAD_TYPE = (
+        "signature.payload_type",
+        "the signed payload is not an in-toto Statement",
+    )
+    SIGNATURE_STATEMENT = "signature.statement", "the signed in-toto Statement is malformed"
+    SIGNATURE_PREDICATE_TYPE = (
+        "signature.predicate_type",
+        "the signed Statement is not about an EffectBench submission",
+    )
+    SIGNATURE_SUBJECT_ADDED = (
+        "signature.subject_added",
+        "a bundle file is not covered by the signature",
+    )
+    SIGNATURE_SUBJECT_REMOVED = (
+        "signature.subject_removed",
+        "a signed file is missing from the bundle",
+    )
+    SIGNATURE_SUBJECT_CHANGED = "signature.subject_changed", "a bundle file changed after signing"
+    SIGNATURE_SUBJECT_SYMLINK = "signature.subject_symlink", "a bundle file is a symbolic link"
+    SIGNATURE_SUBJECT_NOT_REGULAR = (
+        "signature.subject_not_regular",
+        "a bundle entry is not a regular file",
+    )
+
+    REPRODUCE_UNKNOWN_BASELINE = (
+        "reproduce.unknown_baseline",
+        "system.baseline is not a shipped baseline of the pack",
+    )
+    REPRODUCE_TOO_LARGE = (
+        "reproduce.too_large",
+        "more rows than a re-run may cover (--max-reproduce-rows)",
+    )
+    REPRODUCE_DROPPED = "reproduce.dropped", "the re-run drops another number of trials"
+    REPRODUCE_MISMATCH = "reproduce.mismatch", "a row differs from the re-run's (timings aside)"
+    REPRODUCE_EXTRA_ROW = "reproduce.extra_row", "a row the re-run does not give"
+    REPRODUCE_MISSING_ROW = "reproduce.missing_row", "a row of the re-run the bundle lacks"
 
 
 @dataclass(frozen=True)
 class Finding:
     """One reason a submission is refused (or a note on it)."""
 
-    check: str
+    check: CheckId
     """Stable check id, ``family.rule`` (for example ``rescore.outcome``)."""
     message: str
     """What is wrong and what to do about it, in a sentence."""
@@ -24,3 +248,32 @@ class Finding:
     """1-based line (for ``episodes.jsonl``, the row) where it applies."""
     field: str | None = None
     """Dotted field path inside the row or document."""
+
+
+def check_table() -> str:
+    """Return the Markdown table of every check id (the docs' copy of the registry)."""
+    lines = ["| id | family | meaning |", "|---|---|---|"]
+    lines += [f"| `{c.value}` | {c.family.value} | {c.meaning} |" for c in CheckId]
+    return "\n".join(lines)
+
+
+def docs_check_table(text: str) -> list[tuple[str, str, str]]:
+    """Return the ``(id, family, meaning)`` rows of the check-id table in a docs page."""
+    try:
+        section = text[text.index(_BEGIN) + len(_BEGIN) : text.index(_END)]
+    except ValueError:
+        return []
+    row = re.compile(r"^\| `([^`]+)` \| ([a-z]+) \| (.+) \|$")
+    return [(m[1], m[2], m[3]) for line in section.splitlines() if (m := row.match(line.strip()))]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Rewrite the check-id table of ``docs/verifier-report.md`` (``--check`` only compares)."""
+    text = DOCS_PATH.read_text(encoding="utf-8")
+    start, end = text.index(_BEGIN) + len(_BEGIN), text.index(_END)
+    updated = text[:start] + "\n" + check_table() + "\n" + text[end:]
+    return write_or_check(DOCS_PATH, updated, argv, "python -m effectbench.findings")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

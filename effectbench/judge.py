@@ -45,7 +45,7 @@ def _verdict(
     expected = effect.expected_count if effect.kind is EffectKind.RECORD_WRITTEN else None
     return OracleVerdict(
         verdict=verdict,
-        kind=effect.kind.value,
+        kind=effect.kind,
         channel=channel,
         reason=reason,
         observed_count=observed,

@@ -40,76 +40,115 @@ FRAME_COLUMNS = (
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
 
 class Interval(_Model):
     """A confidence interval."""
 
     lo: float
+    """Lower bound."""
     hi: float
+    """Upper bound."""
     method: str = "wilson"
+    """How it was computed: ``wilson`` (score interval) or ``bootstrap`` (percentile)."""
     confidence: float = 0.95
+    """Nominal coverage."""
 
 
 class Rate(_Model):
     """A proportion with its raw counts and interval."""
 
     numerator: int
+    """Episodes counted (for example the silent wrong effects)."""
     denominator: int
+    """Episodes scored (N)."""
     rate: float
+    """``numerator / denominator`` (0 when there is no episode)."""
     ci: Interval
+    """The Wilson 95% interval of the rate."""
 
 
 class Cell(_Model):
     """The metrics of one (category x substrate) cell."""
 
     category: str
+    """The divergence category (``C1_partial_save`` ... ``control``)."""
     substrate: str
+    """Where the system acted (``web``, ``desktop``, ``remote_display``...)."""
     n: int
+    """Episodes scored in the cell."""
     swer: Rate
+    """Silent wrong effect rate: the screen said done, the record is wrong or absent."""
     swer_wrong_write: Rate
+    """The part of SWER where a wrong record persisted."""
     swer_phantom: Rate
+    """The part of SWER where nothing persisted (a phantom success)."""
     over_halt: Rate
+    """Halts where the correct action was available and nothing was wrong."""
     task_success: Rate
+    """Episodes whose declared effect is in the record."""
     screen_success: Rate
+    """Episodes whose system reported success (what a screen-only score counts)."""
     success_effect_gap: float
+    """Screen success minus task success: reported successes the record does not bear out."""
 
 
 class CostSummary(_Model):
     """Cost of the model calls, in US dollars."""
 
     total_usd: float
+    """Sum over every episode."""
     mean_usd: float
+    """Mean per episode."""
 
 
 class LatencySummary(_Model):
     """Wall-clock latency per episode, in seconds."""
 
     mean_s: float
+    """Mean."""
     p50_s: float
+    """Median."""
     p95_s: float
+    """95th percentile."""
 
 
 class Results(_Model):
     """The results block of one arm (interop layout, plus optional fields of ours)."""
 
     arm: str
+    """The system's arm name (one per bundle)."""
     n_episodes: int
+    """Episodes scored (N, dropped trials excluded)."""
     n_tasks: int
+    """Distinct tasks among them."""
     swer: Rate
+    """Silent wrong effect rate over every episode (SPEC 1), always shown beside over-halt."""
     swer_wrong_write: Rate
+    """The part of SWER where a wrong record persisted."""
     swer_phantom: Rate
+    """The part of SWER where nothing persisted (a phantom success)."""
     over_halt: Rate
+    """Halts where the correct action was available and nothing was wrong."""
     task_success: Rate
+    """Episodes whose declared effect is in the record."""
     screen_success: Rate
+    """Episodes whose system reported success."""
     success_effect_gap: float
+    """Screen success minus task success."""
     pass_hat_k: dict[str, float]
+    """pass^k for k = 1, 2, 4, 8: the mean over tasks of the chance that k trials all succeed."""
     outcome_counts: dict[str, int]
+    """Episodes per outcome label (labels with no episode left out)."""
     cells: list[Cell]
+    """One entry per (category x substrate) cell with episodes, sorted by category, substrate."""
     success_effect_gap_ci: Interval | None = None
+    """Bootstrap interval of the gap (ours; absent from the reference's documents)."""
     cost: CostSummary | None = None
+    """Model-call cost (ours; absent from the reference's documents)."""
     latency: LatencySummary | None = None
+    """Episode latency (ours; absent from the reference's documents)."""
 
     def to_json(self) -> dict[str, Any]:
         """Return the block as JSON-ready data (optional fields omitted when absent)."""

@@ -4,16 +4,49 @@ Field names are the interop names of the reference implementation, so an
 episode row written by it loads here and re-serialises byte for byte.
 Everything here is data; the rules live in :mod:`effectbench.judge`,
 :mod:`effectbench.classify` and :mod:`effectbench.metrics`.
+
+:class:`EpisodeRecord` is the one contract of an episode row: its fields, their
+types and ranges, which may be left out, and that no other field is allowed.
+A row read from JSON is valid exactly when :meth:`EpisodeRecord.from_json`
+accepts it; the verifier's row table (``verifier/rowschema.py``) is derived
+from this model, and a property-based test holds the two to the same verdicts.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from effectbench.effects import Effect
+from effectbench.effects import Effect, EffectKind
+
+
+def is_iso_time(value: str) -> bool:
+    """Return whether ``value`` is empty or an ISO 8601 time (``datetime.fromisoformat``)."""
+    if not value:
+        return True
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def iso_time(value: str) -> str:
+    """Return ``value`` if :func:`is_iso_time`, else raise ``ValueError`` (a field validator)."""
+    if not is_iso_time(value):
+        raise ValueError("must be an ISO 8601 time string (or empty)")
+    return value
+
+
+Count = Annotated[int, Field(ge=0)]
+"""A whole number >= 0 (a trial, a count of records or tokens)."""
+Amount = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+"""A finite number >= 0 (dollars, seconds); an integer is accepted."""
+IsoTime = Annotated[str, AfterValidator(iso_time)]
+"""An ISO 8601 time string, or empty when unknown."""
 
 
 class Substrate(StrEnum):
@@ -148,11 +181,11 @@ class OracleVerdict(_Frozen):
     """The independent oracle's reading, as stored in an episode row."""
 
     verdict: Verdict
-    kind: str
+    kind: EffectKind
     channel: str
     reason: str
-    observed_count: int | None
-    expected_count: int | None
+    observed_count: Count | None
+    expected_count: Count | None
     before_reachable: bool
     effect_correct: bool
     effect_wrong_persisted: bool
@@ -162,28 +195,29 @@ class OracleVerdict(_Frozen):
 class ModelCall(_Frozen):
     """One model call the system under test made (for cost and latency)."""
 
-    index: int
+    index: Count
     model: str
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float
-    latency_s: float
+    input_tokens: Count
+    output_tokens: Count
+    cost_usd: Amount
+    latency_s: Amount
     note: str = ""
 
 
-class EpisodeRecord(BaseModel):
+class EpisodeRecord(_Frozen):
     """One scored (task x arm x trial) episode: the row every metric aggregates.
 
-    Unknown extra fields are kept (``extra="allow"``) so optional fields added by
-    another implementation survive a load and re-serialise.
+    Exactly the interop fields of SPEC v1 plus optional fields of ours (each
+    with a default, so a row of the reference implementation is valid); an
+    unknown field is refused, here and by the verifier alike. A field added
+    later must be optional, and a newer SPEC minor is refused by the verifier
+    until it is updated, so no valid row ever carries a field we do not know.
     """
-
-    model_config = ConfigDict(frozen=True, extra="allow")
 
     episode_id: str
     task_id: str
     arm: str
-    trial: int
+    trial: Count
     substrate: Substrate
     category: Category
     seed: int | None
@@ -195,11 +229,20 @@ class EpisodeRecord(BaseModel):
     swer_variant: SwerVariant
     reason: str
     model_calls: list[ModelCall] = Field(default_factory=list)
-    cost_usd: float = 0.0
-    latency_s: float = 0.0
+    cost_usd: Amount = 0.0
+    latency_s: Amount = 0.0
     env_fingerprint: dict[str, Any] = Field(default_factory=dict)
-    started_at: str = ""
-    finished_at: str = ""
+    started_at: IsoTime = ""
+    finished_at: IsoTime = ""
+
+    @classmethod
+    def from_json(cls, data: bytes | str) -> EpisodeRecord:
+        """Parse one row from JSON text, strictly: the one definition of a valid row.
+
+        Strict means JSON types as written: ``1`` is not ``true``, ``"1"`` is not
+        a number, ``1.0`` is not a count. Raises :class:`pydantic.ValidationError`.
+        """
+        return cls.model_validate_json(data, strict=True)
 
     def to_row(self) -> dict[str, Any]:
         """Return the row as a JSON-ready dict in interop field order."""

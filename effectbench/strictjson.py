@@ -18,38 +18,45 @@ from typing import Any
 
 import orjson
 
+from effectbench.findings import CheckId
+
 
 class StrictJSONError(ValueError):
-    """Text that is not strict JSON; ``rule`` is ``json``, ``non_finite`` or ``duplicate_key``."""
+    """Text that is not strict JSON: ``structure.json``, ``.non_finite`` or ``.duplicate_key``."""
 
-    def __init__(self, rule: str, message: str) -> None:
+    def __init__(self, check: CheckId, message: str) -> None:
         super().__init__(message)
-        self.rule = rule
+        self.check = check
+        """The check id a verifier reports this error under."""
         self.message = message
 
     @property
-    def check(self) -> str:
-        """The verifier's check id for this error (``structure.json`` and so on)."""
-        return "structure." + self.rule
+    def rule(self) -> str:
+        """The rule part of :attr:`check` (``json``, ``non_finite`` or ``duplicate_key``)."""
+        return self.check.partition(".")[2]
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise StrictJSONError("duplicate_key", f"duplicate key {key!r} in one object")
+            raise StrictJSONError(
+                CheckId.STRUCTURE_DUPLICATE_KEY, f"duplicate key {key!r} in one object"
+            )
         out[key] = value
     return out
 
 
 def _non_finite(token: str) -> Any:
-    raise StrictJSONError("non_finite", f"{token} is not allowed (numbers must be finite)")
+    raise StrictJSONError(
+        CheckId.STRUCTURE_NON_FINITE, f"{token} is not allowed (numbers must be finite)"
+    )
 
 
 def _float(token: str) -> float:
     value = float(token)
     if not math.isfinite(value):
-        raise StrictJSONError("non_finite", f"{token} overflows to infinity")
+        raise StrictJSONError(CheckId.STRUCTURE_NON_FINITE, f"{token} overflows to infinity")
     return value
 
 
@@ -71,14 +78,14 @@ def loads_strict(data: bytes) -> Any:
             raise
         except (ValueError, RecursionError):
             pass
-        raise StrictJSONError("json", f"not valid JSON: {exc}") from None
+        raise StrictJSONError(CheckId.STRUCTURE_JSON, f"not valid JSON: {exc}") from None
     if orjson.dumps(value) != data:
         try:
             _stdlib_strict(data)
         except StrictJSONError:
             raise
         except (ValueError, RecursionError) as exc:  # pragma: no cover - orjson accepted it
-            raise StrictJSONError("json", f"not valid JSON: {exc}") from None
+            raise StrictJSONError(CheckId.STRUCTURE_JSON, f"not valid JSON: {exc}") from None
     return value
 
 
@@ -88,7 +95,7 @@ def _require_utf8(data: bytes) -> None:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise StrictJSONError(
-            "json",
+            CheckId.STRUCTURE_JSON,
             f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} "
             "(JSON is UTF-8; is this a binary file?)",
         ) from None
@@ -102,4 +109,13 @@ def load_document(data: bytes) -> Any:
     except StrictJSONError:
         raise
     except (ValueError, RecursionError) as exc:
-        raise StrictJSONError("json", f"not valid JSON: {exc}") from None
+        raise StrictJSONError(CheckId.STRUCTURE_JSON, f"not valid JSON: {exc}") from None
+
+
+_TYPE_NAMES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer"}
+_TYPE_NAMES.update({float: "number", type(None): "null"})
+
+
+def json_type(value: Any) -> str:
+    """Return the JSON type name of a parsed value (``object``, ``integer``...), for messages."""
+    return _TYPE_NAMES.get(type(value), type(value).__name__)

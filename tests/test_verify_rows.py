@@ -18,8 +18,8 @@ from effectbench.packs import get_pack
 from effectbench.schema import Category, Outcome, Substrate, SwerVariant, Verdict
 from effectbench.strictjson import StrictJSONError, loads_strict
 from verifier import rows as rows_module
-from verifier.checks import pack_tasks
 from verifier.limits import Limits
+from verifier.pack import pack_tasks
 from verifier.report import FindingSink
 from verifier.rows import RowChecker
 from verifier.rowschema import FAST_SOURCE, KEY_FIELDS, OPTIONAL, REQUIRED, fast_key, row_problems

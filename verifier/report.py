@@ -7,31 +7,20 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from effectbench.bundle import Submission
-from effectbench.findings import Finding
+from effectbench.findings import CheckId, Family, Finding
 from effectbench.metrics import Results
 
 REPORT_VERSION = 1
 """Version of the ``--json`` schema; bumped only on an incompatible change."""
 KEEP_FINDINGS = 20
 """Findings kept per check; the rest are only counted."""
-
-
-class Family(StrEnum):
-    """The check families, in the order they run and are reported."""
-
-    STRUCTURE = "structure"
-    SPEC = "spec"
-    PACK = "pack"
-    RESCORE = "rescore"
-    CLAIMS = "claims"
-    SIGNATURE = "signature"
-    REPRODUCE = "reproduce"
 
 
 TITLES = {
@@ -53,8 +42,18 @@ class Status(StrEnum):
     REFUSED = "refused"
 
 
+@dataclass(frozen=True)
+class Step:
+    """How one check family's step ended: whether it ran, and a note for the report."""
+
+    skipped: bool = False
+    """The step did not run (an earlier failure, or it does not apply)."""
+    note: str = ""
+    """Why it was skipped, or what it established (readable, not parsed)."""
+
+
 class SignerView(BaseModel):
-    """The verified signer (mirrors ``verifier.signing.SignerInfo``)."""
+    """The verified signer (mirrors ``effectbench.signatures.SignerInfo``)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -129,9 +128,7 @@ class FindingSink:
 
     def add(self, finding: Finding) -> None:
         """Record ``finding`` under the family of its check id."""
-        family = finding.check.partition(".")[0]
-        if family not in self.kept:
-            raise ValueError(f"unknown check family in {finding.check!r}")
+        family = finding.check.family.value
         self.counts[family] += 1
         self.ids[finding.check] += 1
         if len(self.kept[family]) < self.keep:
@@ -139,7 +136,7 @@ class FindingSink:
 
     def emit(
         self,
-        check: str,
+        check: CheckId,
         message: str,
         file: str | None = None,
         line: int | None = None,
@@ -152,15 +149,18 @@ class FindingSink:
         """Return whether ``family`` has any finding."""
         return self.counts[family.value] > 0
 
-    def report(self, family: Family, *, skipped: bool = False, note: str = "") -> CheckReport:
-        """Return the :class:`CheckReport` of ``family``."""
+    def report(self, family: Family, step: Step) -> CheckReport:
+        """Return the :class:`CheckReport` of ``family``, whose step ended as ``step``.
+
+        A step that was skipped yet found something is reported as run (and failed).
+        """
         n = self.counts[family.value]
         return CheckReport(
             id=family,
             title=TITLES[family],
-            passed=n == 0 and not skipped,
-            skipped=skipped and n == 0,
-            note=note,
+            passed=n == 0 and not step.skipped,
+            skipped=step.skipped and n == 0,
+            note=step.note,
             n_findings=n,
             findings=list(self.kept[family.value]),
         )

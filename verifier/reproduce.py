@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from effectbench.baselines import baseline_names, get_baseline
-from effectbench.bundle import SubmissionHeader
+from effectbench.bundle import SUBMISSION_FILE, SubmissionHeader
+from effectbench.findings import CheckId, Family
 from effectbench.runner import evaluate
 from effectbench.seam import BenchmarkProvider
 from verifier.limits import Limits
@@ -79,22 +80,22 @@ def reproduce(
     limits: Limits,
 ) -> bool:
     """Re-run the declared baseline and compare every row; return True when it reproduces."""
-    before = sink.counts["reproduce"]
+    before = sink.counts[Family.REPRODUCE]
     name = header.system.baseline
     assert name is not None
     if name not in baseline_names(pack):
         sink.emit(
-            "reproduce.unknown_baseline",
+            CheckId.REPRODUCE_UNKNOWN_BASELINE,
             f"system.baseline {name!r} is not a shipped baseline of pack {pack.name!r} "
             f"(known: {', '.join(baseline_names(pack))}); set it to null for your own system",
-            "submission.json",
+            SUBMISSION_FILE,
             None,
             "system.baseline",
         )
         return False
     if n_rows > limits.max_reproduce_rows:
         sink.emit(
-            "reproduce.too_large",
+            CheckId.REPRODUCE_TOO_LARGE,
             f"{n_rows} rows exceed the re-run limit of {limits.max_reproduce_rows} "
             "(raise it with --max-reproduce-rows)",
             file,
@@ -111,10 +112,10 @@ def reproduce(
     )
     if len(run.dropped) != header.run.n_dropped:
         sink.emit(
-            "reproduce.dropped",
+            CheckId.REPRODUCE_DROPPED,
             f"the re-run drops {len(run.dropped)} trials, the submission declares "
             f"{header.run.n_dropped}",
-            "submission.json",
+            SUBMISSION_FILE,
             None,
             "run.n_dropped",
         )
@@ -124,7 +125,7 @@ def reproduce(
         want = expected.pop(key, None)  # type: ignore[arg-type]
         if want is None:
             sink.emit(
-                "reproduce.extra_row",
+                CheckId.REPRODUCE_EXTRA_ROW,
                 f"re-running {name!r} gives no row for task {key[0]!r} trial {key[1]!r}",
                 file,
                 line,
@@ -134,7 +135,7 @@ def reproduce(
         if diff:
             field, got, exp = diff
             sink.emit(
-                "reproduce.mismatch",
+                CheckId.REPRODUCE_MISMATCH,
                 f"re-running {name!r} gives {exp!r:.80}, the row says {got!r:.80}",
                 file,
                 line,
@@ -142,9 +143,9 @@ def reproduce(
             )
     for task_id, trial in sorted(expected):
         sink.emit(
-            "reproduce.missing_row",
+            CheckId.REPRODUCE_MISSING_ROW,
             f"re-running {name!r} gives a row for task {task_id!r} trial {trial} that the "
             "bundle lacks",
             file,
         )
-    return sink.counts["reproduce"] == before
+    return sink.counts[Family.REPRODUCE] == before

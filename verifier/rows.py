@@ -9,12 +9,14 @@ compact arrays, so a million rows never sit in memory as dicts. Per row:
   problem;
 * pack and re-score, once per distinct combination of the cached fields (task,
   arm, category, substrate, effect hash, labels, the oracle's reading, the
-  agent's booleans): :meth:`RowChecker._combo` asks the pack's task facts and
-  the one truth table (:func:`effectbench.classify.true_state` and
-  :func:`effectbench.classify.classify`) and keeps the findings, which every
-  row of that combination then reports under its own line. There is no
-  second, per-row version of these rules;
+  agent's booleans): :meth:`RowChecker._combo` asks the pack's task facts
+  (:mod:`verifier.pack`) and the one truth table (:mod:`verifier.rescore`) and
+  keeps the findings, which every row of that combination then reports under
+  its own line. There is no second, per-row version of these rules;
 * bookkeeping on every row: episode ids, the (task, trial) pairs and seeds.
+
+Reading lines into rows is :mod:`verifier.scan`'s; :meth:`RowChecker.export`
+and :meth:`RowChecker.merge` let its parallel workers' parts be folded together.
 """
 
 from __future__ import annotations
@@ -27,27 +29,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from effectbench.classify import InconsistentReading, classify, true_state
+from effectbench.findings import CheckId
 from effectbench.metrics import frame_from_columns
-from effectbench.schema import OracleVerdict
-from effectbench.strictjson import StrictJSONError, loads_strict
+from verifier.pack import TaskFacts, facts_findings
 from verifier.report import FindingSink
+from verifier.rescore import rescore_findings, truth_table_label
 from verifier.rowschema import Problem, fast_key, row_problems
 
 MAX_COMBOS = 65_536
 """Distinct row combinations cached; beyond this rows are still checked, only slower."""
-_FLAG_FIELDS = ("effect_correct", "effect_wrong_persisted", "effect_absent")
-
-
-@dataclass(frozen=True)
-class TaskFacts:
-    """What the pack says about one task, as a row must repeat it."""
-
-    index: int
-    category: str
-    substrate: str
-    correct_action_available: bool
-    expected_effect_hash: str
 
 
 @dataclass(frozen=True)
@@ -96,7 +86,7 @@ class RowChecker:
         """Rows that passed the structure checks (the ones summarised)."""
         self.structure_failed = False
         self.last_line = 0
-        """The last line number read (set by :func:`check_lines`)."""
+        """The last line number read (set by :func:`verifier.scan.check_lines`)."""
         self.arms: list[str] = []
         self._ids: dict[str, int] = {}
         self._seen: dict[str, array[int]] = {}
@@ -138,7 +128,11 @@ class RowChecker:
             self._ids[eid] = line
         else:
             sink.emit(
-                "pack.duplicate_episode_id", _duplicate_id(eid, first), file, line, "episode_id"
+                CheckId.PACK_DUPLICATE_EPISODE_ID,
+                _duplicate_id(eid, first),
+                file,
+                line,
+                "episode_id",
             )
         if combo.task_known and self.trials is not None:
             self._trial(line, row["task_id"], row["trial"], row["seed"])
@@ -146,7 +140,7 @@ class RowChecker:
         self.c_cost.append(row.get("cost_usd", 0.0))
         self.c_lat.append(row.get("latency_s", 0.0))
 
-    def reject(self, line: int, rule: str, message: str) -> None:
+    def reject(self, line: int, rule: CheckId, message: str) -> None:
         """Record a line that could not be parsed into a row."""
         self.n_rows += 1
         self.structure_failed = True
@@ -157,7 +151,7 @@ class RowChecker:
         assert trials is not None
         if trial >= trials:
             self.sink.emit(
-                "pack.trial",
+                CheckId.PACK_TRIAL,
                 f"trial {trial} is outside the declared trials_per_task {trials} (0..{trials - 1})",
                 self.file,
                 line,
@@ -170,7 +164,7 @@ class RowChecker:
         first = seen[trial]
         if first:
             self.sink.emit(
-                "pack.duplicate_trial",
+                CheckId.PACK_DUPLICATE_TRIAL,
                 _duplicate_trial(task_id, trial, first),
                 self.file,
                 line,
@@ -181,7 +175,7 @@ class RowChecker:
         seeds = self.seeds
         if seeds is not None and trial < len(seeds) and seed != seeds[trial]:
             self.sink.emit(
-                "pack.seed",
+                CheckId.PACK_SEED,
                 f"trial {trial} ran with seed {seed!r}; the submission declares seed "
                 f"{seeds[trial]} for it",
                 self.file,
@@ -200,7 +194,7 @@ class RowChecker:
         if arm != self.arms[0]:
             findings.append(
                 (
-                    "pack.arm",
+                    CheckId.PACK_ARM,
                     "arm",
                     f"arm {arm!r} differs from the first row's {self.arms[0]!r}; "
                     "a bundle is one arm",
@@ -210,11 +204,15 @@ class RowChecker:
         facts = self.tasks.get(task_id) if self.tasks is not None else None
         if self.tasks is not None and facts is None:
             findings.append(
-                ("pack.task", "task_id", f"task {task_id!r} is not in the declared pack split")
+                (
+                    CheckId.PACK_TASK,
+                    "task_id",
+                    f"task {task_id!r} is not in the declared pack split",
+                )
             )
         if facts is not None:
-            findings += _facts_findings(row, facts)
-        findings += _rescore_findings(self._label_of(row), row)
+            findings += facts_findings(row, facts)
+        findings += rescore_findings(self._label_of(row), row)
         cols = (
             arm,
             task_id,
@@ -245,7 +243,7 @@ class RowChecker:
         )
         label = self._labels.get(key)
         if label is None:
-            label = self._labels[key] = _label(oracle, rs, caa)
+            label = self._labels[key] = truth_table_label(oracle, rs, caa)
         return label
 
     # -- after the pass ------------------------------------------------------------------
@@ -297,7 +295,7 @@ class RowChecker:
         self.last_line = line_offset + part["last_line"]
         if part["arms"] and self.arms and part["arms"][0] != self.arms[0]:
             sink.emit(
-                "pack.arm",
+                CheckId.PACK_ARM,
                 f"rows after line {line_offset} use arm {part['arms'][0]!r}, the first row "
                 f"{self.arms[0]!r}; a bundle is one arm",
                 self.file,
@@ -313,7 +311,7 @@ class RowChecker:
                 self._ids[eid] = line + line_offset
             else:
                 sink.emit(
-                    "pack.duplicate_episode_id",
+                    CheckId.PACK_DUPLICATE_EPISODE_ID,
                     _duplicate_id(eid, first),
                     self.file,
                     line + line_offset,
@@ -329,7 +327,7 @@ class RowChecker:
             ours = np.frombuffer(mine, np.int32).copy()
             for trial in np.flatnonzero((ours > 0) & (theirs > 0)).tolist():
                 sink.emit(
-                    "pack.duplicate_trial",
+                    CheckId.PACK_DUPLICATE_TRIAL,
                     _duplicate_trial(task_id, trial, int(ours[trial])),
                     self.file,
                     int(theirs[trial]),
@@ -365,161 +363,3 @@ class RowChecker:
         cols["cost_usd"] = np.frombuffer(self.c_cost, dtype=np.float64)
         cols["latency_s"] = np.frombuffer(self.c_lat, dtype=np.float64)
         return frame_from_columns(cols)
-
-
-def _facts_findings(row: Mapping[str, Any], facts: TaskFacts) -> list[Problem]:
-    """Return a finding for each fact of the task that the row does not repeat."""
-    pairs = (
-        ("category", "pack.category", facts.category),
-        ("substrate", "pack.substrate", facts.substrate),
-        (
-            "correct_action_available",
-            "pack.correct_action_available",
-            facts.correct_action_available,
-        ),
-        ("expected_effect_hash", "pack.effect_hash", facts.expected_effect_hash),
-    )
-    return [
-        (
-            check,
-            field,
-            f"task {row['task_id']!r} has {field} {want!r} in the pack, "
-            f"the row says {row[field]!r}",
-        )
-        for field, check, want in pairs
-        if row[field] != want
-    ]
-
-
-def _label(oracle: Mapping[str, Any], rs: bool, caa: bool) -> tuple[Any, ...]:
-    """Ask the one truth table about a reading: ("ok", label, label if flipped) or why not."""
-    try:
-        state = true_state(OracleVerdict.model_validate(oracle))
-    except InconsistentReading as exc:
-        return ("inconsistent", str(exc))
-    label = classify(rs, state, caa)
-    if label is None:
-        return ("unscoreable", None)
-    flipped = classify(not rs, state, caa)
-    alt = (flipped.outcome.value, flipped.swer_variant.value) if flipped else None
-    return ("ok", (label.outcome.value, label.swer_variant.value), alt)
-
-
-def _state_text(oracle: Mapping[str, Any]) -> str:
-    set_flags = [f for f in _FLAG_FIELDS if oracle[f]]
-    return " and ".join(set_flags) if set_flags else "no effect flag set"
-
-
-def _rescore_findings(label: tuple[Any, ...], row: Mapping[str, Any]) -> list[Problem]:
-    """Return the re-score finding of a row whose labels differ from the truth table's."""
-    if label[0] == "inconsistent":
-        return [
-            (
-                "rescore.true_state",
-                "oracle",
-                f"the oracle reading does not name one true state: {label[1]}",
-            )
-        ]
-    if label[0] == "unscoreable":
-        return [
-            (
-                "rescore.unscoreable",
-                "oracle.verdict",
-                "an indeterminate oracle reading cannot be scored; drop the row and count it "
-                "in run.n_dropped",
-            )
-        ]
-    outcome, variant = row["outcome"], row["swer_variant"]
-    if label[1] == (outcome, variant):
-        return []
-    want_outcome, want_variant = label[1]
-    oracle = row["oracle"]
-    rs = row["agent"]["reported_success"]
-    caa = row["correct_action_available"]
-    if label[2] == (outcome, variant):
-        return [
-            (
-                "rescore.reported_success",
-                "agent.reported_success",
-                f"agent.reported_success={str(rs).lower()} contradicts the row's outcome "
-                f"{outcome!r}: with this oracle reading it gives {want_outcome!r}",
-            )
-        ]
-    if want_outcome != outcome:
-        return [
-            (
-                "rescore.outcome",
-                "outcome",
-                f"outcome {outcome!r} contradicts the row's oracle reading (verdict "
-                f"{oracle['verdict']}, {_state_text(oracle)}, reported_success="
-                f"{str(rs).lower()}, correct_action_available={str(caa).lower()}): the truth "
-                f"table gives {want_outcome!r}",
-            )
-        ]
-    return [
-        (
-            "rescore.swer_variant",
-            "swer_variant",
-            f"swer_variant {variant!r} contradicts the oracle reading: the truth table "
-            f"gives {want_variant!r}",
-        )
-    ]
-
-
-def check_lines(
-    checker: RowChecker,
-    lines: Iterable[tuple[int, bytes | None]],
-    *,
-    ends_with_newline: bool,
-    max_rows: int,
-    max_line_bytes: int,
-) -> bool:
-    """Parse and check each line of an ``episodes.jsonl``; return False if stopped early.
-
-    A parse error on the last line of a file without a final newline is
-    reported as ``structure.truncated`` (the upload was cut short).
-    """
-    file = checker.file
-    sink = checker.sink
-    pending: tuple[int, str, str] | None = None
-    add = checker.add
-    count = 0
-    for number, data in lines:
-        checker.last_line = number
-        if pending is not None:
-            checker.reject(*pending)
-            pending = None
-        if data is None:
-            checker.reject(
-                number,
-                "structure.line_length",
-                f"line is longer than the limit of {max_line_bytes} bytes "
-                "(raise it with --max-line-bytes if the row is genuine)",
-            )
-            continue
-        if not data or data.isspace():
-            checker.reject(number, "structure.blank_line", "blank line; one row per line")
-            continue
-        count += 1
-        if count > max_rows:
-            sink.emit(
-                "structure.row_count",
-                f"more than {max_rows} rows (raise the limit with --max-rows); reading stopped",
-                file,
-                number,
-            )
-            checker.structure_failed = True
-            return False
-        try:
-            row = loads_strict(data)
-        except StrictJSONError as exc:
-            pending = (number, exc.check, exc.message)
-            continue
-        add(number, row)
-    if pending is not None:
-        number, rule, message = pending
-        if rule == "structure.json" and not ends_with_newline:
-            rule = "structure.truncated"
-            message = f"the last line is cut short ({message}); upload the whole file"
-        checker.reject(number, rule, message)
-    return True

@@ -1,59 +1,69 @@
-"""The layout of one episode row: every structural rule of a row, stated once.
+"""The verifier's table of an episode row, derived from the one row contract, and its fast test.
 
-:data:`ROW` lists each field of an ``episodes.jsonl`` row with its :class:`Kind`
-(how its value is checked) and whether it is required. Two things are derived
-from that one table, so a rule added to it holds on both paths:
+The contract is :class:`effectbench.schema.EpisodeRecord`: :data:`ROW` is built
+from its fields at import (each field's :class:`Kind` from its type and
+constraints, whether it may be left out from its default), so the verifier
+accepts and refuses exactly the rows the model does. A type this module does
+not know how to check raises at import, so the model cannot grow a field the
+verifier silently skips. Two checks come from the table:
 
-* :func:`row_problems` walks the table and names every problem of a row as
-  ``(check id, field, message)``; it is the full check, run on any row the fast
-  test does not accept;
-* :func:`fast_key` is generated from the same table at import (its source is
-  :data:`FAST_SOURCE`): one inline boolean test of every rule, written with the
-  very expressions :func:`row_problems` evaluates, returning the row's
-  combination key (the values of the ``cached`` fields) or None.
+* :func:`row_problems` walks it and names every problem of a row as
+  ``(check id, field, message)``: the full check;
+* :func:`fast_key` is generated from it (source: :data:`FAST_SOURCE`): every rule
+  as one inline expression, returning the row's combination key (the values of
+  the :data:`CACHED` fields) or None, in which case the full check runs.
 
-Fields marked ``cached`` take few distinct values (task, arm, labels, the
-oracle's reading). The verifier checks a row with every cached field fully
-the first time their combination appears and caches the verdict under the key
-(:mod:`verifier.rows`), so :func:`fast_key` skips a cached field whose kind is
-decided by equality (a string equal to a valid string is that valid string).
-A cached boolean is still tested on every row, because ``1 == True``.
-
-Why generated: the verifier must check a million rows in seconds, and a
-walk over the table costs about seven times what one inline expression does
-(measured: the fast test takes about half the time orjson needs to parse the
-row). Writing the fast test by hand kept the speed but made every rule a
-two-place edit; generating it keeps the speed with one copy of the rules.
-``tests/test_verify_rows.py`` still holds the two paths (and the cache) to
-agreement over property-based single-field mutations, which is what would
-catch a mistake in the generator.
+Why two: the verifier checks a million rows in seconds, and one inline
+expression costs a fraction of a walk over the table. A row's cached fields
+take few distinct values; :mod:`verifier.rows` checks each combination fully
+once and caches the verdict, so :func:`fast_key` skips a cached field whose
+every valid value is a string (equal to a valid string means valid). A cached
+boolean is still tested on every row, because ``1 == True``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+import types
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any
+from enum import StrEnum
+from typing import Annotated, Any, Union, get_args, get_origin
 
-from effectbench.effects import EffectKind
-from effectbench.schema import Category, Outcome, Substrate, SwerVariant, Verdict
+from pydantic import AfterValidator, BaseModel
+from pydantic.fields import FieldInfo
 
-Problem = tuple[str, str, str]
+from effectbench.findings import CheckId
+from effectbench.schema import EpisodeRecord, is_iso_time, iso_time
+from effectbench.strictjson import json_type
+
+Problem = tuple[CheckId, str, str]
 """``(check id, field path, message)``; the field is "" for the row itself."""
 
-
-def _iso(v: str) -> bool:
-    try:
-        datetime.fromisoformat(v)
-    except ValueError:
-        return False
-    return True
-
-
-_NAMESPACE: dict[str, Any] = {"_INF": math.inf, "_iso": _iso}
+_NAMESPACE: dict[str, Any] = {"_INF": math.inf, "_iso": is_iso_time}
 """Names the kind expressions and the generated code may use."""
+
+CACHED = frozenset(
+    (
+        "task_id",
+        "arm",
+        "substrate",
+        "category",
+        "expected_effect_hash",
+        "correct_action_available",
+        "agent.reported_success",
+        "agent.halted",
+        "oracle.verdict",
+        "oracle.kind",
+        "oracle.before_reachable",
+        "oracle.effect_correct",
+        "oracle.effect_wrong_persisted",
+        "oracle.effect_absent",
+        "outcome",
+        "swer_variant",
+    )
+)
+"""The row fields that take few distinct values: the parts of a row's combination key."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +74,7 @@ class Kind:
     """E.g. ``type({v}) is int and {v} >= 0``; evaluated with :data:`_NAMESPACE`."""
     want: str
     """What the value must be, for the message (``an integer >= 0``)."""
-    check: str = "structure.type"
+    check: CheckId = CheckId.STRUCTURE_TYPE
     """The check id of a value that fails."""
     by_equality: bool = False
     """Every valid value is a string: a value equal to a valid one is valid."""
@@ -82,37 +92,9 @@ class Kind:
             return []
         if self.allowed is not None and type(value) is str:
             allowed = ", ".join(sorted(self.allowed))
-            return [("structure.enum", where, f"unknown value {value!r}; allowed: {allowed}")]
-        got = _json_type(value) if self.allowed is not None else f"{value!r:.60}"
+            return [(CheckId.STRUCTURE_ENUM, where, f"unknown value {value!r}; allowed: {allowed}")]
+        got = json_type(value) if self.allowed is not None else f"{value!r:.60}"
         return [(self.check, where, f"must be {self.want}, got {got}")]
-
-
-def enum(name: str, values: Iterable[str]) -> Kind:
-    """Return the kind of a string from a fixed set of ``values``."""
-    allowed = frozenset(values)
-    _NAMESPACE[f"_ENUM_{name}"] = allowed
-    return Kind(
-        f"type({{v}}) is str and {{v}} in _ENUM_{name}",
-        "a string",
-        by_equality=True,
-        allowed=allowed,
-    )
-
-
-STRING = Kind("type({v}) is str", "a string", by_equality=True)
-BOOL = Kind("type({v}) is bool", "true or false")
-COUNT = Kind("type({v}) is int and {v} >= 0", "an integer >= 0")
-OPT_COUNT = Kind("{v} is None or (type({v}) is int and {v} >= 0)", "null or an integer >= 0")
-OPT_INT = Kind("{v} is None or type({v}) is int", "null or an integer")
-AMOUNT = Kind(
-    "(type({v}) is float or type({v}) is int) and 0.0 <= {v} < _INF", "a finite number >= 0"
-)
-TIME = Kind(
-    "type({v}) is str and (not {v} or _iso({v}))",
-    "an ISO 8601 time string (or empty)",
-    check="structure.timestamp",
-)
-OBJECT = Kind("type({v}) is dict", "an object")
 
 
 @dataclass(frozen=True)
@@ -137,71 +119,127 @@ class Field:
     kind: Kind | Obj | ListOf
     required: bool = True
     cached: bool = False
-    """Few distinct values: part of the combination key (see the module docstring)."""
+    """Part of the combination key (see :data:`CACHED`)."""
 
 
-CALL = Obj(
-    (
-        Field("index", COUNT),
-        Field("model", STRING),
-        Field("input_tokens", COUNT),
-        Field("output_tokens", COUNT),
-        Field("cost_usd", AMOUNT),
-        Field("latency_s", AMOUNT),
-        Field("note", STRING, required=False),
-    )
-)
-AGENT = Obj(
-    (
-        Field("reported_success", BOOL, cached=True),
-        Field("halted", BOOL, cached=True),
-        Field("message", STRING, required=False),
-    )
-)
-ORACLE = Obj(
-    (
-        Field("verdict", enum("verdict", (v.value for v in Verdict)), cached=True),
-        Field("kind", enum("kind", (k.value for k in EffectKind)), cached=True),
-        Field("channel", STRING),
-        Field("reason", STRING),
-        Field("observed_count", OPT_COUNT),
-        Field("expected_count", OPT_COUNT),
-        Field("before_reachable", BOOL, cached=True),
-        Field("effect_correct", BOOL, cached=True),
-        Field("effect_wrong_persisted", BOOL, cached=True),
-        Field("effect_absent", BOOL, cached=True),
-    )
-)
-ROW = Obj(
-    (
-        Field("episode_id", STRING),
-        Field("task_id", STRING, cached=True),
-        Field("arm", STRING, cached=True),
-        Field("trial", COUNT),
-        Field("substrate", enum("substrate", (s.value for s in Substrate)), cached=True),
-        Field("category", enum("category", (c.value for c in Category)), cached=True),
-        Field("seed", OPT_INT),
-        Field("expected_effect_hash", STRING, cached=True),
-        Field("correct_action_available", BOOL, cached=True),
-        Field("agent", AGENT),
-        Field("oracle", ORACLE),
-        Field("outcome", enum("outcome", (o.value for o in Outcome)), cached=True),
-        Field("swer_variant", enum("swer_variant", (v.value for v in SwerVariant)), cached=True),
-        Field("reason", STRING),
-        Field("model_calls", ListOf(CALL), required=False),
-        Field("cost_usd", AMOUNT, required=False),
-        Field("latency_s", AMOUNT, required=False),
-        Field("env_fingerprint", OBJECT, required=False),
-        Field("started_at", TIME, required=False),
-        Field("finished_at", TIME, required=False),
-    )
-)
-"""An episode row: the interop field list plus our optional fields."""
+# --------------------------------------------------------------------------- the derivation
 
+
+def _enum(cls: type[StrEnum]) -> Kind:
+    allowed = frozenset(m.value for m in cls)
+    _NAMESPACE[f"_ENUM_{cls.__name__}"] = allowed
+    return Kind(
+        f"type({{v}}) is str and {{v}} in _ENUM_{cls.__name__}",
+        "a string",
+        by_equality=True,
+        allowed=allowed,
+    )
+
+
+def _number(tp: type, metadata: Sequence[Any]) -> Kind:
+    """An int, or a float (which accepts an int), with its lower bound and finiteness."""
+    lower: Any = None
+    finite = False
+    for m in metadata:
+        if getattr(m, "ge", None) is not None:
+            lower = m.ge
+        elif getattr(m, "allow_inf_nan", True) is False:
+            finite = True
+        else:
+            raise TypeError(f"no row rule for the constraint {m!r}")
+    if tp is int:
+        expr, want = "type({v}) is int", "an integer"
+    else:
+        expr, want = "(type({v}) is float or type({v}) is int)", "a number"
+        if finite:
+            want = "a finite number"
+    if lower is not None and finite:
+        expr += f" and {float(lower)!r} <= {{v}} < _INF"
+    elif lower is not None:
+        expr += f" and {{v}} >= {lower!r}"
+    elif finite:
+        expr += " and -_INF < {v} < _INF"
+    return Kind(expr, want if lower is None else f"{want} >= {lower!r}")
+
+
+def _string(metadata: Sequence[Any]) -> Kind:
+    if not metadata:
+        return Kind("type({v}) is str", "a string", by_equality=True)
+    if len(metadata) == 1 and isinstance(metadata[0], AfterValidator):
+        if metadata[0].func is iso_time:
+            return Kind(
+                "type({v}) is str and (not {v} or _iso({v}))",
+                "an ISO 8601 time string (or empty)",
+                check=CheckId.STRUCTURE_TIMESTAMP,
+            )
+    raise TypeError(f"no row rule for a string with {list(metadata)!r}")
+
+
+def _flatten(extra: Iterable[Any]) -> list[Any]:
+    """The constraints of ``Annotated[...]`` extras (a ``Field(...)`` holds its own list)."""
+    out: list[Any] = []
+    for item in extra:
+        out += item.metadata if isinstance(item, FieldInfo) else [item]
+    return out
+
+
+def _kind(tp: Any, metadata: Sequence[Any], where: str) -> Kind | Obj | ListOf:
+    """The check of a value of type ``tp`` with pydantic constraints ``metadata``."""
+    origin = get_origin(tp)
+    if origin is Annotated:
+        base, *extra = get_args(tp)
+        return _kind(base, [*metadata, *_flatten(extra)], where)
+    if origin in (Union, types.UnionType):
+        args = get_args(tp)
+        inner = [a for a in args if a is not type(None)]
+        if len(inner) != 1 or len(args) != 2:
+            raise TypeError(f"{where}: no row rule for the union {tp!r}")
+        kind = _kind(inner[0], metadata, where)
+        if not isinstance(kind, Kind):
+            raise TypeError(f"{where}: no row rule for an optional object")
+        return Kind(f"{{v}} is None or ({kind.expr})", f"null or {kind.want}", kind.check)
+    if origin is list:
+        (item,) = get_args(tp)
+        return ListOf(_obj(item, f"{where}[]"))
+    if origin is dict and not metadata:
+        return Kind("type({v}) is dict", "an object")
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return _obj(tp, where)
+    if isinstance(tp, type) and issubclass(tp, StrEnum) and not metadata:
+        return _enum(tp)
+    if tp is bool and not metadata:
+        return Kind("type({v}) is bool", "true or false")
+    if tp is str:
+        return _string(metadata)
+    if tp in (int, float):
+        return _number(tp, metadata)
+    raise TypeError(f"{where}: no row rule for {tp!r}")
+
+
+def _obj(model: type[BaseModel], where: str = "") -> Obj:
+    """The table of ``model``: one :class:`Field` per model field, in declaration order."""
+    if model.model_config.get("extra") != "forbid":
+        raise TypeError(f"{model.__name__} must refuse unknown fields (extra='forbid')")
+    fields: list[Field] = []
+    for name, info in model.model_fields.items():
+        path = f"{where}.{name}" if where else name
+        fields.append(
+            Field(
+                name=name,
+                kind=_kind(info.annotation, info.metadata, path),
+                required=info.is_required(),
+                cached=path in CACHED,
+            )
+        )
+    return Obj(tuple(fields))
+
+
+ROW = _obj(EpisodeRecord)
+"""An episode row, derived from :class:`~effectbench.schema.EpisodeRecord`."""
 REQUIRED = tuple(f.name for f in ROW.fields if f.required)
 """Fields every episode row must have (the interop field list)."""
 OPTIONAL = tuple(f.name for f in ROW.fields if not f.required)
-"""Fields a row may omit (their defaults: [], 0.0, 0.0, {}, "", "")."""
+"""Fields a row may omit (they take the model's defaults)."""
 
 
 # --------------------------------------------------------------------------- the full check
@@ -211,38 +249,33 @@ def _join(prefix: str, key: str) -> str:
     return f"{prefix}.{key}" if prefix else key
 
 
-def _json_type(v: Any) -> str:
-    names = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer"}
-    names.update({float: "number", type(None): "null"})
-    return names.get(type(v), type(v).__name__)
-
-
 def _problems(value: Any, kind: Kind | Obj | ListOf, where: str) -> list[Problem]:
     if isinstance(kind, Kind):
         return kind.problems(value, where)
     if isinstance(kind, ListOf):
         if type(value) is not list:
-            return [("structure.type", where, f"must be an array, got {_json_type(value)}")]
+            return [(CheckId.STRUCTURE_TYPE, where, f"must be an array, got {json_type(value)}")]
         out: list[Problem] = []
         for i, item in enumerate(value):
             out += _problems(item, kind.item, f"{where}[{i}]")
         return out
     if type(value) is not dict:
-        return [("structure.type", where, f"must be an object, got {_json_type(value)}")]
+        return [(CheckId.STRUCTURE_TYPE, where, f"must be an object, got {json_type(value)}")]
     out = []
     names = {f.name for f in kind.fields}
     for f in kind.fields:
         if f.required and f.name not in value:
             out.append(
-                ("structure.missing_field", _join(where, f.name), "required field is missing")
+                (CheckId.STRUCTURE_MISSING_FIELD, _join(where, f.name), "required field is missing")
             )
     for key in value:
         if key not in names:
             out.append(
                 (
-                    "structure.unknown_field",
+                    CheckId.STRUCTURE_UNKNOWN_FIELD,
                     _join(where, key),
-                    "unknown field; remove it (SPEC v1 rows carry only the interop fields)",
+                    "unknown field; remove it (a row carries only the fields of "
+                    "docs/bundle-format.md)",
                 )
             )
     for f in kind.fields:
@@ -269,6 +302,8 @@ def _leaves(obj: Obj, path: tuple[str, ...] = ()) -> Iterable[tuple[tuple[str, .
 
 KEY_FIELDS: tuple[str, ...] = tuple(".".join(p) for p, f in _leaves(ROW) if f.cached)
 """The dotted names of the cached fields, in the order of :func:`fast_key`'s tuple."""
+if set(KEY_FIELDS) != CACHED:
+    raise TypeError(f"CACHED names fields the row does not have: {sorted(CACHED - {*KEY_FIELDS})}")
 
 
 def _var(path: tuple[str, ...]) -> str:

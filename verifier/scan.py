@@ -1,27 +1,93 @@
 """Read an ``episodes.jsonl`` through the per-row checks, on every core for large files.
 
-A large file is cut into byte ranges at line boundaries; the first range is
-checked in this process and the others in forked workers, whose state (metric
-columns, findings, episode ids, trials seen) is merged back in file order, so
-the result equals a sequential pass: same findings, same line numbers.
+:func:`check_lines` parses each line strictly (line length, blank lines, strict
+JSON, a cut-short last line) and hands each row to a
+:class:`~verifier.rows.RowChecker`. A large file is cut into byte ranges at line
+boundaries; the first range is checked in this process and the others in
+forked workers, whose state (metric columns, findings, episode ids, trials
+seen) is merged back in file order, so the result equals a sequential pass:
+same findings, same line numbers.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from effectbench.bundle import iter_episode_lines
+from effectbench.findings import CheckId
+from effectbench.strictjson import StrictJSONError, loads_strict
 from verifier.limits import MIB, Limits
+from verifier.pack import TaskFacts
 from verifier.report import FindingSink
-from verifier.rows import RowChecker, TaskFacts, check_lines
+from verifier.rows import RowChecker
 
 PARALLEL_MIN_BYTES = 64 * MIB
 """Files smaller than this are read in one process (forking costs more than it saves)."""
 MAX_WORKERS = 4
+
+
+def check_lines(
+    checker: RowChecker,
+    lines: Iterable[tuple[int, bytes | None]],
+    *,
+    ends_with_newline: bool,
+    max_rows: int,
+    max_line_bytes: int,
+) -> bool:
+    """Parse and check each line of an ``episodes.jsonl``; return False if stopped early.
+
+    A parse error on the last line of a file without a final newline is
+    reported as ``structure.truncated`` (the upload was cut short).
+    """
+    file = checker.file
+    sink = checker.sink
+    pending: tuple[int, CheckId, str] | None = None
+    add = checker.add
+    count = 0
+    for number, data in lines:
+        checker.last_line = number
+        if pending is not None:
+            checker.reject(*pending)
+            pending = None
+        if data is None:
+            checker.reject(
+                number,
+                CheckId.STRUCTURE_LINE_LENGTH,
+                f"line is longer than the limit of {max_line_bytes} bytes "
+                "(raise it with --max-line-bytes if the row is genuine)",
+            )
+            continue
+        if not data or data.isspace():
+            checker.reject(number, CheckId.STRUCTURE_BLANK_LINE, "blank line; one row per line")
+            continue
+        count += 1
+        if count > max_rows:
+            sink.emit(
+                CheckId.STRUCTURE_ROW_COUNT,
+                f"more than {max_rows} rows (raise the limit with --max-rows); reading stopped",
+                file,
+                number,
+            )
+            checker.structure_failed = True
+            return False
+        try:
+            row = loads_strict(data)
+        except StrictJSONError as exc:
+            pending = (number, exc.check, exc.message)
+            continue
+        add(number, row)
+    if pending is not None:
+        number, rule, message = pending
+        if rule == CheckId.STRUCTURE_JSON and not ends_with_newline:
+            rule = CheckId.STRUCTURE_TRUNCATED
+            message = f"the last line is cut short ({message}); upload the whole file"
+        checker.reject(number, rule, message)
+    return True
 
 
 def _cores() -> int:
@@ -128,9 +194,9 @@ def scan_episodes(
         _check_span(checker, path, limits, start=start, end=end, ends_with_newline=True)
         for future in futures:
             checker.merge(future.result(), checker.last_line)
-    if checker.n_rows > limits.max_rows and not checker.sink.ids["structure.row_count"]:
+    if checker.n_rows > limits.max_rows and not checker.sink.ids[CheckId.STRUCTURE_ROW_COUNT]:
         checker.sink.emit(
-            "structure.row_count",
+            CheckId.STRUCTURE_ROW_COUNT,
             f"more than {limits.max_rows} rows (raise the limit with --max-rows)",
             checker.file,
         )

@@ -27,7 +27,7 @@ from sigstore.errors import Error
 from effectbench import __version__
 from effectbench.bundle import SIGNATURE_FILE
 from effectbench.errors import SigningError
-from effectbench.findings import Finding
+from effectbench.findings import CheckId, Finding
 
 __all__ = [
     "BENCHMARK",
@@ -159,7 +159,7 @@ def parse_subjects(payload: bytes) -> tuple[dict[str, str], list[Finding]]:
     """
 
     def bad(message: str, where: str | None = None) -> tuple[dict[str, str], list[Finding]]:
-        return {}, [Finding("signature.statement", message, file=SIGNATURE_FILE, field=where)]
+        return {}, [Finding(CheckId.SIGNATURE_STATEMENT, message, file=SIGNATURE_FILE, field=where)]
 
     try:
         statement = json.loads(payload)
@@ -172,7 +172,7 @@ def parse_subjects(payload: bytes) -> tuple[dict[str, str], list[Finding]]:
     if statement.get("predicateType") != PREDICATE_TYPE:
         return {}, [
             Finding(
-                "signature.predicate_type",
+                CheckId.SIGNATURE_PREDICATE_TYPE,
                 f"the signed statement has predicate type {statement.get('predicateType')!r}, "
                 f"not an EffectBench submission ({PREDICATE_TYPE})",
                 file=SIGNATURE_FILE,
@@ -232,34 +232,34 @@ def compare_subjects(bundle_dir: Path, declared: dict[str, str]) -> Iterator[Fin
     for name in sorted(set(declared) | set(scan.files) | links | special):
         if name in links:
             yield Finding(
-                "signature.subject_symlink",
+                CheckId.SIGNATURE_SUBJECT_SYMLINK,
                 f"{name} is a symbolic link; a bundle holds regular files only "
                 "(replace it with the file itself and sign again)",
                 file=name,
             )
         elif name in special:
             yield Finding(
-                "signature.subject_not_regular",
+                CheckId.SIGNATURE_SUBJECT_NOT_REGULAR,
                 f"{name} is not a regular file; a bundle holds regular files only",
                 file=name,
             )
         elif name not in scan.files:
             if not any(name.startswith(link + "/") for link in links):
                 yield Finding(
-                    "signature.subject_removed",
+                    CheckId.SIGNATURE_SUBJECT_REMOVED,
                     f"{name} is covered by the signature but missing from the bundle",
                     file=name,
                 )
         elif name not in declared:
             yield Finding(
-                "signature.subject_added",
+                CheckId.SIGNATURE_SUBJECT_ADDED,
                 f"{name} is in the bundle but not covered by the signature "
                 "(remove it, or sign the bundle again)",
                 file=name,
             )
         elif hash_file(scan.files[name]) != declared[name]:
             yield Finding(
-                "signature.subject_changed",
+                CheckId.SIGNATURE_SUBJECT_CHANGED,
                 f"{name} changed after signing (its sha256 differs from the signed one)",
                 file=name,
             )

@@ -27,7 +27,7 @@ from sigstore.models import Bundle
 from sigstore.verify import Verifier, policy
 
 from effectbench.bundle import SIGNATURE_FILE, SUBMISSION_FILE
-from effectbench.findings import Finding
+from effectbench.findings import CheckId, Finding
 from effectbench.signatures._text import first_line
 from effectbench.signatures.subjects import compare_subjects, parse_subjects
 from effectbench.signatures.trust import LeaderboardPolicy, load_policy, trusted_verifier
@@ -81,7 +81,7 @@ class SignatureCheck:
 class _SignerMismatch(VerificationError):
     """The certificate verifies but names another signer (raised from our policy)."""
 
-    def __init__(self, check: str, message: str) -> None:
+    def __init__(self, check: CheckId, message: str) -> None:
         super().__init__(message)
         self.check = check
         self.message = message
@@ -122,7 +122,7 @@ class _DeclaredSignerPolicy:
             self._issuer_policy.verify(cert)
         except VerificationError:
             raise _SignerMismatch(
-                "signature.wrong_issuer",
+                CheckId.SIGNATURE_WRONG_ISSUER,
                 f"the signing certificate was issued for OIDC issuer {cert_issuer(cert)!r}, "
                 f"but {SUBMISSION_FILE} declares signer.issuer {self._issuer!r}",
             ) from None
@@ -131,7 +131,7 @@ class _DeclaredSignerPolicy:
         except VerificationError:
             names = ", ".join(_cert_identities(cert)) or "none"
             raise _SignerMismatch(
-                "signature.wrong_identity",
+                CheckId.SIGNATURE_WRONG_IDENTITY,
                 f"the bundle was signed by {names}, "
                 f"but {SUBMISSION_FILE} declares signer.identity {self._identity!r}",
             ) from None
@@ -146,7 +146,7 @@ def _classify_verification_error(exc: Exception) -> Finding:
     )
     if untrusted:
         return Finding(
-            "signature.untrusted",
+            CheckId.SIGNATURE_UNTRUSTED,
             "the signature does not chain to the trusted Sigstore root (a bundle from another "
             f"Sigstore instance, or a pinned root that needs updating): {text}",
             file=SIGNATURE_FILE,
@@ -156,7 +156,9 @@ def _classify_verification_error(exc: Exception) -> Finding:
 
 def _invalid(text: str) -> Finding:
     return Finding(
-        "signature.invalid", f"the Sigstore bundle does not verify: {text}", file=SIGNATURE_FILE
+        CheckId.SIGNATURE_INVALID,
+        f"the Sigstore bundle does not verify: {text}",
+        file=SIGNATURE_FILE,
     )
 
 
@@ -176,7 +178,7 @@ def _signing_time(raw: dict[str, Any], bundle: Bundle) -> str:
 
 
 def _malformed(message: str) -> Finding:
-    return Finding("signature.malformed", message, file=SIGNATURE_FILE)
+    return Finding(CheckId.SIGNATURE_MALFORMED, message, file=SIGNATURE_FILE)
 
 
 def _refused(*findings: Finding) -> SignatureCheck:
@@ -189,7 +191,7 @@ def _issuer_finding(issuer: str, leaderboard: LeaderboardPolicy | None) -> list[
     accepted = ", ".join(sorted(leaderboard.accepted_issuers))
     return [
         Finding(
-            "signature.issuer_not_accepted",
+            CheckId.SIGNATURE_ISSUER_NOT_ACCEPTED,
             f"OIDC issuer {issuer!r} is not accepted by the leaderboard policy "
             f"(accepted: {accepted})",
             file=SUBMISSION_FILE,
@@ -231,7 +233,7 @@ def check_signature_bytes(
     if not identity or not issuer:
         return _refused(
             Finding(
-                "signature.no_signer",
+                CheckId.SIGNATURE_NO_SIGNER,
                 f"{SUBMISSION_FILE} declares no signer (signer.identity and signer.issuer); "
                 "the signature cannot be attributed",
                 file=SUBMISSION_FILE,
@@ -253,7 +255,7 @@ def check_signature_bytes(
         return _refused(*findings, _invalid(first_line(exc)))
     if payload_type != PAYLOAD_TYPE:
         wrong = Finding(
-            "signature.payload_type",
+            CheckId.SIGNATURE_PAYLOAD_TYPE,
             f"the signed payload type is {payload_type!r}, expected {PAYLOAD_TYPE!r}",
             file=SIGNATURE_FILE,
         )
@@ -278,7 +280,7 @@ def _read_signature(path: Path) -> bytes | SignatureCheck:
         return _refused(_malformed(f"{SIGNATURE_FILE} is a symbolic link, not a regular file"))
     if not path.exists():
         missing = Finding(
-            "signature.missing",
+            CheckId.SIGNATURE_MISSING,
             f"the bundle is not signed (no {SIGNATURE_FILE}); sign it with "
             "`effectbench sign`, or pass --allow-unsigned for a local preview",
             file=SIGNATURE_FILE,
