@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from effectbench._cmd_run import add_system_arguments, run_system
-from effectbench.bundle import SignerDecl, SystemInfo
+from effectbench.bundle import (
+    EPISODES_FILE,
+    README_FILE,
+    SUBMISSION_FILE,
+    SignerDecl,
+    SystemInfo,
+)
 from effectbench.cli import positive_int
 from effectbench.errors import UsageError
 from effectbench.produce import (
@@ -118,9 +124,9 @@ def register(sub: Any) -> None:
     p.add_argument("--show", type=positive_int, default=5, help="findings shown per check")
     for flag, help_ in (
         ("--max-rows", "episode rows per bundle"),
-        ("--max-line-bytes", "bytes per episodes.jsonl line"),
-        ("--max-episodes-bytes", "bytes of episodes.jsonl"),
-        ("--max-submission-bytes", "bytes of submission.json"),
+        ("--max-line-bytes", f"bytes per {EPISODES_FILE} line"),
+        ("--max-episodes-bytes", f"bytes of {EPISODES_FILE}"),
+        ("--max-submission-bytes", f"bytes of {SUBMISSION_FILE}"),
         ("--max-document-bytes", "bytes of an upstream document"),
         ("--max-reproduce-rows", "rows a baseline re-run may cover"),
     ):
@@ -134,7 +140,7 @@ def register(sub: Any) -> None:
     p.add_argument("--url", default="")
     p.add_argument("--signer-identity", metavar="ID", help="the Sigstore identity that will sign")
     p.add_argument("--signer-issuer", metavar="URL", help="its OIDC issuer")
-    p.add_argument("--readme", type=Path, metavar="FILE", help="a README.md to include")
+    p.add_argument("--readme", type=Path, metavar="FILE", help=f"a {README_FILE} to include")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="parent folder")
     p.set_defaults(func=_cmd_submit)
 

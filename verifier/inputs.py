@@ -167,7 +167,7 @@ def open_bundle(bundle: Path, sink: FindingSink, limits: Limits) -> Submitted:
         try:
             _read_nofollow(files[README_FILE], limits.max_readme_bytes).decode("utf-8")
         except UnicodeDecodeError:
-            sink.emit(CheckId.STRUCTURE_README, "README.md must be UTF-8 text", README_FILE)
+            sink.emit(CheckId.STRUCTURE_README, f"{README_FILE} must be UTF-8 text", README_FILE)
     feed = again = None
     if EPISODES_FILE in files:
         episodes = files[EPISODES_FILE]
