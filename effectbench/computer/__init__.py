@@ -123,6 +123,8 @@ class A11yNode:
     """``(x, y, width, height)`` in display coordinates."""
     actions: tuple[str, ...]
     children: tuple[A11yNode, ...] = ()
+    description: str = ""
+    """The accessible description (a status bar's status, a control's help text)."""
 
 
 @runtime_checkable
