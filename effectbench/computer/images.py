@@ -41,6 +41,11 @@ def _encode(image: Image.Image) -> bytes:
     return out.getvalue()
 
 
+def encode(image: Pixels) -> bytes:
+    """Encode an RGB array (a raw screen grab) as PNG bytes."""
+    return _encode(Image.fromarray(image, mode="RGB"))
+
+
 def pixels(png: bytes) -> Pixels:
     """Decode a PNG into an RGB array."""
     return np.asarray(_open(png), dtype=np.uint8)

@@ -4,13 +4,12 @@ The remote-display agent holds one TCP connection to the episode's ``Xvnc``
 on 127.0.0.1 and nothing else: no X display, no accessibility bus. The client
 speaks RFB 3.8 with security type None, asks for 32-bit true colour, and
 accepts Raw and CopyRect rectangles (plus the DesktopSize pseudo-encoding).
-It is synchronous: every call returns after the server answered, so a
-baseline can wait on screen changes without sleeping.
+It is synchronous: a screenshot asks for a full (non-incremental) update and
+returns once it arrived, so a baseline can poll for screen changes without
+sleeping. Input events are sent at once; TCP keeps them in order with the
+next update request, so a screenshot never predates an action sent before it.
 
-:class:`RfbClient` keeps a local copy of the framebuffer. :meth:`RfbClient.sync`
-asks for an incremental update and also for a one-pixel full update, so the
-server answers at once with every change it has (the one-pixel rectangle makes
-the answer immediate when nothing changed). :class:`RemoteDisplayEnv` is the
+:class:`RfbClient` keeps a local copy of the framebuffer. :class:`RemoteDisplayEnv` is the
 :class:`~effectbench.computer.ComputerEnv` over it: pointer and key events
 are RFB messages (keysyms as on X), screenshots are the synced framebuffer.
 """
@@ -26,7 +25,7 @@ from numpy.typing import NDArray
 
 from effectbench.computer import Display
 from effectbench.errors import InfrastructureError
-from effectbench.screens.base import ScreenEnv
+from effectbench.screens.xbase import XScreen
 from effectbench.seam import ProductVerifier
 
 RAW, COPY_RECT, DESKTOP_SIZE = 0, 1, -223
@@ -151,22 +150,26 @@ class RfbClient:
     # -- what the env uses ---------------------------------------------------------------
 
     def sync(self) -> None:
-        """Bring the local framebuffer up to date with the server (answered at once)."""
-        self._request(incremental=True, region=(0, 0, self.width, self.height))
-        self._request(incremental=False, region=(0, 0, 1, 1))
+        """Bring the local framebuffer up to date: one full, non-incremental update.
+
+        The server must answer a non-incremental request at once (an
+        incremental one it may hold until something changes, and TigerVNC
+        sometimes held it for good), and it handles our earlier input events
+        before it, since both travel on the one connection in order.
+        """
+        self._request(incremental=False, region=(0, 0, self.width, self.height))
         while not self._read_update():
             pass
-        while self._pending():
-            self._read_update()
 
-    def _pending(self) -> bool:
+    def connected(self) -> bool:
+        """Say whether the server still holds the connection (without reading from it)."""
         self._sock.setblocking(False)
         try:
             return bool(self._sock.recv(1, socket.MSG_PEEK))
         except (BlockingIOError, InterruptedError):
+            return True
+        except OSError:
             return False
-        except OSError as exc:
-            raise RfbError(f"the RFB server went away ({exc})") from exc
         finally:
             self._sock.setblocking(True)
 
@@ -190,7 +193,7 @@ class RfbClient:
             pass
 
 
-class RemoteDisplayEnv(ScreenEnv):
+class RemoteDisplayEnv(XScreen):
     """A ComputerEnv holding only an RFB connection: pixels in, pointer and keys out."""
 
     def __init__(
@@ -199,28 +202,30 @@ class RemoteDisplayEnv(ScreenEnv):
         self._client = RfbClient("127.0.0.1", port)
         super().__init__(Display(self._client.width, self._client.height), readback)
         self._mask = 0
+        self._at = (0, 0)
 
     def close(self) -> None:
         """Close the RFB connection."""
         self._client.close()
 
-    def _move(self, x: int, y: int) -> None:
-        self._pointer = (x, y)
+    def connected(self) -> bool:
+        """Say whether the RFB connection still stands."""
+        return self._client.connected()
+
+    def _pointer_to(self, x: int, y: int) -> None:
+        self._at = (x, y)
         self._client.pointer(x, y, self._mask)
 
-    def _button(self, number: int, down: bool) -> None:
+    def _button_event(self, number: int, down: bool) -> None:
         bit = 1 << (number - 1)
         self._mask = self._mask | bit if down else self._mask & ~bit
-        self._client.pointer(*self._pointer, self._mask)
+        self._client.pointer(*self._at, self._mask)
 
-    def _key(self, keysym: int, down: bool) -> None:
+    def _keysym_event(self, keysym: int, down: bool) -> None:
         self._client.key(keysym, down)
 
     def _grab(self) -> NDArray[np.uint8]:
         self._client.sync()
         return self._client.rgb()
 
-    def _flush(self) -> None:
-        """Round-trip once so every event sent so far reached the server."""
-        self._client.sync()
 

@@ -27,7 +27,7 @@ from Xlib.ext import xtest
 
 from effectbench.computer import A11yNode, ActionError, Display
 from effectbench.errors import InfrastructureError
-from effectbench.screens.base import ScreenEnv
+from effectbench.screens.xbase import XScreen
 from effectbench.screens.xsession import XSession
 from effectbench.seam import ProductVerifier
 
@@ -35,7 +35,7 @@ HELPER = Path(__file__).with_name("_a11y_helper.py")
 SHIFT = int(XK.string_to_keysym("Shift_L"))
 
 
-class XTestEnv(ScreenEnv):
+class XTestEnv(XScreen):
     """Pointer and keys through XTEST, screenshots through GetImage, on one display."""
 
     def __init__(
@@ -66,10 +66,10 @@ class XTestEnv(ScreenEnv):
         except (error.ConnectionClosedError, OSError) as exc:
             raise InfrastructureError(f"the X display went away ({exc})") from exc
 
-    def _move(self, x: int, y: int) -> None:
+    def _pointer_to(self, x: int, y: int) -> None:
         self._io(lambda: xtest.fake_input(self._x, X.MotionNotify, x=x, y=y))
 
-    def _button(self, number: int, down: bool) -> None:
+    def _button_event(self, number: int, down: bool) -> None:
         kind = X.ButtonPress if down else X.ButtonRelease
         self._io(lambda: xtest.fake_input(self._x, kind, detail=number))
 
@@ -96,7 +96,7 @@ class XTestEnv(ScreenEnv):
         self._codes[keysym] = entry
         return entry
 
-    def _key(self, keysym: int, down: bool) -> None:
+    def _keysym_event(self, keysym: int, down: bool) -> None:
         code, _ = self._keycode(keysym)
         kind = X.KeyPress if down else X.KeyRelease
         self._io(lambda: xtest.fake_input(self._x, kind, detail=code))
@@ -104,11 +104,11 @@ class XTestEnv(ScreenEnv):
     def _type_keysym(self, keysym: int) -> None:
         code, shifted = self._keycode(keysym)
         if shifted:
-            self._key(SHIFT, True)
+            self._keysym_event(SHIFT, True)
         self._io(lambda: xtest.fake_input(self._x, X.KeyPress, detail=code))
         self._io(lambda: xtest.fake_input(self._x, X.KeyRelease, detail=code))
         if shifted:
-            self._key(SHIFT, False)
+            self._keysym_event(SHIFT, False)
 
     def _flush(self) -> None:
         self._io(self._x.sync)

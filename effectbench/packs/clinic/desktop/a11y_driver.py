@@ -1,0 +1,148 @@
+"""The baselines' scripted attempt on the desktop app, through the accessibility tree.
+
+What a native RPA tool (UIA, AX, AT-SPI selectors) does: find controls by role
+and accessible name, set text, invoke actions, and read the status bar. After
+each action that submits something it re-reads the tree until the status bar
+changes (no fixed sleeps, bounded by :data:`TIMEOUT_S`). Its choices mirror
+the API-level attempt: the chart whose MRN matches the referral, else the
+first whose birth date matches, else the first listed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from effectbench.computer import A11yNode, AccessibleComputerEnv
+from effectbench.packs.clinic.desktop import layout as L
+from effectbench.packs.clinic.tasks import ClinicTask
+from effectbench.seam import Screen
+
+TIMEOUT_S = 10.0
+"""How long the driver waits for the app to answer an action."""
+
+
+class DriverError(RuntimeError):
+    """The screen was not what the script expects (the run scores it as the arm's halt)."""
+
+
+def walk(node: A11yNode) -> Iterator[A11yNode]:
+    """Yield ``node`` and every descendant, depth first."""
+    yield node
+    for child in node.children:
+        yield from walk(child)
+
+
+def find(tree: A11yNode, role: str, name: str) -> A11yNode | None:
+    """Return the first showing node with ``role`` and accessible ``name``."""
+    for node in walk(tree):
+        if node.role == role and node.name == name and "showing" in node.states:
+            return node
+    return None
+
+
+def status_bar(tree: A11yNode) -> A11yNode:
+    """Return the app's status bar (the banner)."""
+    for node in walk(tree):
+        if node.role == "status bar":
+            return node
+    raise DriverError("the app has no status bar on the accessibility tree")
+
+
+def screen_of(tree: A11yNode) -> Screen:
+    """What the driver concludes: the status bar's status (description) and text."""
+    banner = status_bar(tree)
+    status = banner.description if banner.description in L.BANNER_RGB else "error"
+    return Screen(status=status, banner=banner.text)
+
+
+def _until(
+    env: AccessibleComputerEnv, ready: Callable[[A11yNode], bool], what: str
+) -> A11yNode:
+    """Re-read the tree until ``ready`` holds and two reads in a row agree (settled)."""
+    deadline = time.monotonic() + TIMEOUT_S
+    last: A11yNode | None = None
+    while True:
+        tree = env.a11y_tree()
+        if ready(tree) and tree == last:
+            return tree
+        last = tree
+        if time.monotonic() > deadline:
+            raise DriverError(f"the app did not {what} within {TIMEOUT_S} s")
+
+
+def _act(env: AccessibleComputerEnv, tree: A11yNode, role: str, name: str) -> A11yNode:
+    """Invoke the named control and return the tree once the status bar changed."""
+    node = find(tree, role, name)
+    if node is None:
+        raise DriverError(f"no {role} {name!r} on the screen")
+    before = status_bar(tree).text
+    env.a11y_action(node.id, "click")
+    return _until(env, lambda t: status_bar(t).text != before, f"answer {name!r}")
+
+
+def _set(env: AccessibleComputerEnv, tree: A11yNode, name: str, text: str) -> None:
+    node = find(tree, "text", name)
+    if node is None:
+        raise DriverError(f"no text field {name!r} on the screen")
+    env.a11y_set_text(node.id, text)
+
+
+def _results(tree: A11yNode) -> list[dict[str, str]]:
+    """Read the result list: one row per 'Open chart MRN' button, cells by column."""
+    rows = []
+    for node in walk(tree):
+        if node.role == "push button" and node.name.startswith("Open chart ") and node.name[11:]:
+            y = node.extents[1]
+            cells = {
+                column: next(
+                    (
+                        n.text
+                        for n in walk(tree)
+                        if n.role == "label"
+                        and n.extents[1] == y
+                        and n.extents[0] == L.RESULT_COLUMNS[column][0]
+                    ),
+                    "",
+                )
+                for column in ("name", "dob", "mrn")
+            }
+            rows.append({**cells, "button": node.name, "y": str(y)})
+    return sorted(rows, key=lambda r: int(r["y"]))
+
+
+def attempt(env: AccessibleComputerEnv, task: ClinicTask, params: Mapping[str, Any]) -> Screen:
+    """Find, open, fill and save (or edit) through AT-SPI; return the final screen."""
+    tree = env.a11y_tree()
+    if task.kind == "edit":
+        _set(env, tree, "MRN", str(params["mrn"]))
+        tree = _act(env, tree, "push button", "Open chart")
+        tree = _act(env, tree, "push button", f"Edit encounter {params['encounter_id']}")
+        _set(env, tree, "Note", str(params["note"]))
+        return screen_of(_act(env, tree, "push button", "Save"))
+    _set(env, tree, "Patient name", str(params["patient_name"]))
+    tree = _act(env, tree, "push button", "Search")
+    results = _results(tree)
+    if not results:
+        return screen_of(tree)
+    pick = (
+        next((r for r in results if r["mrn"] == params["mrn"]), None)
+        or next((r for r in results if r["dob"] == params["dob"]), None)
+        or results[0]
+    )
+    tree = _act(env, tree, "push button", pick["button"])
+    tree = _act(env, tree, "push button", "New encounter")
+    radio = find(tree, "radio button", str(params["type"]))
+    if radio is None:
+        raise DriverError(f"no encounter type {params['type']!r} on the form")
+    env.a11y_action(radio.id, "click")
+    _set(env, tree, "Note", str(params["note"]))
+    if task.kind == "sign":
+        check = find(tree, "check box", "Sign and bill")
+        if check is None:
+            raise DriverError("no 'Sign and bill' check box on the form")
+        env.a11y_action(check.id, "click")
+        _set(env, tree, "Charge code", str(params["charge_code"]))
+        _set(env, tree, "Claim reference", str(params["claim_ref"]))
+    return screen_of(_act(env, tree, "push button", "Save"))

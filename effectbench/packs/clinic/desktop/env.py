@@ -1,0 +1,47 @@
+"""The agent's handles on the desktop clinic: an X or RFB env plus the product's readback.
+
+Both envs are the generic screen envs of :mod:`effectbench.screens` with the
+clinic's REST readbacks attached: :meth:`product_effect_verifier` reads the
+encounters endpoint, :meth:`all_surfaces_verifier` every surface (what the
+``effect_verified_all`` arm asks for). Neither is the harness oracle.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from effectbench.packs.clinic.env import RestVerifier
+from effectbench.screens.rfb import RemoteDisplayEnv
+from effectbench.screens.xdisplay import A11yReader, AccessibleXEnv
+
+
+class Readback(Protocol):
+    """The clinic product's own REST readbacks."""
+
+    def encounters(self) -> RestVerifier: ...
+
+    def all_surfaces(self) -> RestVerifier: ...
+
+
+class ClinicAccessibleEnv(AccessibleXEnv):
+    """The desktop clinic: XTest, screenshots, AT-SPI and the REST readbacks."""
+
+    def __init__(self, display_name: str, reader: A11yReader, readback: Readback) -> None:
+        super().__init__(display_name, reader, readback.encounters)
+        self._surfaces = readback.all_surfaces
+
+    def all_surfaces_verifier(self) -> RestVerifier:
+        """Return the readback over every REST surface."""
+        return self._surfaces()
+
+
+class ClinicRemoteEnv(RemoteDisplayEnv):
+    """The clinic over VNC: one RFB connection and the REST readbacks."""
+
+    def __init__(self, port: int, readback: Readback) -> None:
+        super().__init__(port, readback.encounters)
+        self._surfaces = readback.all_surfaces
+
+    def all_surfaces_verifier(self) -> RestVerifier:
+        """Return the readback over every REST surface."""
+        return self._surfaces()
