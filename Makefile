@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed
 
 .PHONY: setup reference site test lint bench clean
 
-$(STAMP): pyproject.toml VERSION
+$(STAMP): pyproject.toml VERSION .ci/apt-packages
+	bash .ci/install-system-packages
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'

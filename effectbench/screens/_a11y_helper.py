@@ -58,6 +58,14 @@ class Reader:
                 continue
         return None
 
+    def _app_alive(self) -> bool:
+        """Say whether the application process still runs (the bus may not know yet)."""
+        try:
+            with open(f"/proc/{self.app_pid}/stat", "rb") as handle:
+                return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+        except OSError:
+            return False
+
     def _pids(self) -> set[int]:
         desktop = Atspi.get_desktop(0)
         found = set()
@@ -89,9 +97,7 @@ class Reader:
         node_id = self._id(node)
         self.nodes[node_id] = node
         role = node.get_role()
-        states = [
-            Atspi.StateType(s).value_nick for s in node.get_state_set().get_states()
-        ]
+        states = [Atspi.StateType(s).value_nick for s in node.get_state_set().get_states()]
         extents = [0, 0, 0, 0]
         if role != Atspi.Role.APPLICATION:
             rect = node.get_extents(Atspi.CoordType.SCREEN)
@@ -135,12 +141,13 @@ class Reader:
         node = self.nodes.get(node_id)
         if node is None:
             return {"error": f"no node {node_id} (ids come from a11y_tree)"}
-        try:
+        try:  # ask the application itself, not the library's cache
+            node.clear_cache()
             states = node.get_state_set()
             gone = states.contains(Atspi.StateType.DEFUNCT) or not states.contains(
                 Atspi.StateType.SHOWING
             )
-            node.get_role()
+            gone = gone or not self._app_alive()
         except GLib.Error:
             gone = True
         if gone:
@@ -157,7 +164,8 @@ class Reader:
         names = [node.get_action_name(i) for i in range(node.get_n_actions())]
         if action not in names:
             return {"error": f"node {node_id} has no action {action!r} (has {names})"}
-        node.do_action(names.index(action))
+        if not node.do_action(names.index(action)):
+            return {"error": f"node {node_id} refused action {action!r}"}
         return {}
 
     def set_text(self, node_id: str, text: str) -> dict[str, Any]:
@@ -203,8 +211,8 @@ def main() -> None:
             for line in stream:
                 try:
                     reply = reader.handle(json.loads(line))
-                except GLib.Error as exc:
-                    reply = {"error": f"accessibility call failed: {exc.message}"}
+                except GLib.Error as exc:  # the object or its application went away mid-call
+                    reply = {"error": f"the node vanished ({exc.message})"}
                 except (ValueError, TypeError, KeyError) as exc:
                     reply = {"error": f"bad request: {exc}"}
                 stream.write(json.dumps(reply).encode("utf-8") + b"\n")

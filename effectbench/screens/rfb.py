@@ -196,9 +196,7 @@ class RfbClient:
 class RemoteDisplayEnv(XScreen):
     """A ComputerEnv holding only an RFB connection: pixels in, pointer and keys out."""
 
-    def __init__(
-        self, port: int, readback: Callable[[], ProductVerifier] | None = None
-    ) -> None:
+    def __init__(self, port: int, readback: Callable[[], ProductVerifier] | None = None) -> None:
         self._client = RfbClient("127.0.0.1", port)
         super().__init__(Display(self._client.width, self._client.height), readback)
         self._mask = 0
@@ -227,5 +225,3 @@ class RemoteDisplayEnv(XScreen):
     def _grab(self) -> NDArray[np.uint8]:
         self._client.sync()
         return self._client.rgb()
-
-

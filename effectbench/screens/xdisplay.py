@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from Xlib import X, XK, error
+from Xlib import XK, X, error
 from Xlib import display as xdisplay
 from Xlib.ext import xtest
 
@@ -115,9 +115,7 @@ class XTestEnv(XScreen):
 
     def _grab(self) -> NDArray[np.uint8]:
         width, height = self.display.width, self.display.height
-        image = self._io(
-            lambda: self._root.get_image(0, 0, width, height, X.ZPixmap, 0xFFFFFFFF)
-        )
+        image = self._io(lambda: self._root.get_image(0, 0, width, height, X.ZPixmap, 0xFFFFFFFF))
         raw = np.frombuffer(image.data, dtype=np.uint8).reshape(height, width, 4)
         return np.ascontiguousarray(raw[:, :, 2::-1])
 

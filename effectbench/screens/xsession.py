@@ -62,7 +62,7 @@ TYPELIB_DIRS = (
     "/usr/lib/aarch64-linux-gnu/girepository-1.0",
     "/usr/lib/girepository-1.0",
 )
-INSTALL_HINT = "`bash .ci/run` (as root) or `make setup-desktop` installs it"
+INSTALL_HINT = "`bash .ci/install-system-packages` (as root; `make setup` runs it) installs it"
 
 
 class MissingComponentError(UsageError):

@@ -57,9 +57,7 @@ def screen_of(tree: A11yNode) -> Screen:
     return Screen(status=status, banner=banner.text)
 
 
-def _until(
-    env: AccessibleComputerEnv, ready: Callable[[A11yNode], bool], what: str
-) -> A11yNode:
+def until(env: AccessibleComputerEnv, ready: Callable[[A11yNode], bool], what: str) -> A11yNode:
     """Re-read the tree until ``ready`` holds and two reads in a row agree (settled)."""
     deadline = time.monotonic() + TIMEOUT_S
     last: A11yNode | None = None
@@ -72,14 +70,14 @@ def _until(
             raise DriverError(f"the app did not {what} within {TIMEOUT_S} s")
 
 
-def _act(env: AccessibleComputerEnv, tree: A11yNode, role: str, name: str) -> A11yNode:
-    """Invoke the named control and return the tree once the status bar changed."""
-    node = find(tree, role, name)
+def press(env: AccessibleComputerEnv, tree: A11yNode, name: str) -> A11yNode:
+    """Click push button ``name``; return the tree once the status bar changed and settled."""
+    node = find(tree, "push button", name)
     if node is None:
-        raise DriverError(f"no {role} {name!r} on the screen")
+        raise DriverError(f"no button {name!r} on the screen")
     before = status_bar(tree).text
     env.a11y_action(node.id, "click")
-    return _until(env, lambda t: status_bar(t).text != before, f"answer {name!r}")
+    return until(env, lambda t: status_bar(t).text != before, f"answer {name!r}")
 
 
 def _set(env: AccessibleComputerEnv, tree: A11yNode, name: str, text: str) -> None:
@@ -117,12 +115,12 @@ def attempt(env: AccessibleComputerEnv, task: ClinicTask, params: Mapping[str, A
     tree = env.a11y_tree()
     if task.kind == "edit":
         _set(env, tree, "MRN", str(params["mrn"]))
-        tree = _act(env, tree, "push button", "Open chart")
-        tree = _act(env, tree, "push button", f"Edit encounter {params['encounter_id']}")
+        tree = press(env, tree, "Open chart")
+        tree = press(env, tree, f"Edit encounter {params['encounter_id']}")
         _set(env, tree, "Note", str(params["note"]))
-        return screen_of(_act(env, tree, "push button", "Save"))
+        return screen_of(press(env, tree, "Save"))
     _set(env, tree, "Patient name", str(params["patient_name"]))
-    tree = _act(env, tree, "push button", "Search")
+    tree = press(env, tree, "Search")
     results = _results(tree)
     if not results:
         return screen_of(tree)
@@ -131,8 +129,8 @@ def attempt(env: AccessibleComputerEnv, task: ClinicTask, params: Mapping[str, A
         or next((r for r in results if r["dob"] == params["dob"]), None)
         or results[0]
     )
-    tree = _act(env, tree, "push button", pick["button"])
-    tree = _act(env, tree, "push button", "New encounter")
+    tree = press(env, tree, pick["button"])
+    tree = press(env, tree, "New encounter")
     radio = find(tree, "radio button", str(params["type"]))
     if radio is None:
         raise DriverError(f"no encounter type {params['type']!r} on the form")
@@ -145,4 +143,4 @@ def attempt(env: AccessibleComputerEnv, task: ClinicTask, params: Mapping[str, A
         env.a11y_action(check.id, "click")
         _set(env, tree, "Charge code", str(params["charge_code"]))
         _set(env, tree, "Claim reference", str(params["claim_ref"]))
-    return screen_of(_act(env, tree, "push button", "Save"))
+    return screen_of(press(env, tree, "Save"))

@@ -39,9 +39,8 @@ import gi  # noqa: E402
 gi.require_version("Gtk", "3.0")
 gi.require_version("Gdk", "3.0")
 gi.require_version("Atk", "1.0")
-from gi.repository import Atk, Gdk, GLib, Gtk  # noqa: E402
-
 import layout as L  # noqa: E402
+from gi.repository import Atk, Gdk, GLib, Gtk  # noqa: E402
 
 CSS = f"""
 * {{ font-family: "{L.FONT}"; font-size: {L.FONT_PX}px; transition: none; animation: none; }}
@@ -102,7 +101,7 @@ def _named(widget: Gtk.Widget, name: str) -> Gtk.Widget:
     return widget
 
 
-class ClinicWindow(Gtk.Window):
+class ClinicWindow(Gtk.Window):  # type: ignore[misc]
     """The one window: header, referral, banner, and one of four views below."""
 
     def __init__(self, service: Service, referral: dict[str, Any]) -> None:

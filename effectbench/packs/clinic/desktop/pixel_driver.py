@@ -145,7 +145,9 @@ def _rows(pixels: NDArray[np.uint8], column: tuple[int, int]) -> int:
     count = 0
     while count < L.MAX_ROWS:
         x, width = column
-        if not _ink(pixels[L.row_y(count) : L.row_y(count) + L.ROW_HEIGHT - 8, x : x + width]).any():
+        if not _ink(
+            pixels[L.row_y(count) : L.row_y(count) + L.ROW_HEIGHT - 8, x : x + width]
+        ).any():
             break
         count += 1
     return count
