@@ -10,7 +10,9 @@ stdin, answering one JSON line on stdout:
   "timeout": S}``: fork and exec ``argv`` (absolute path) with exactly ``env``;
   with ``ready_fd`` the child gets a pipe as fd 3 (``{fd}`` in ``argv`` becomes
   ``3``) and the answer carries the first line it writes there (Xvfb's
-  ``-displayfd``, dbus-daemon's ``--print-address``, an app's "ready").
+  ``-displayfd``, dbus-daemon's ``--print-address``, an app's "ready");
+  with ``"wait": false`` it answers at once and ``{"op": "ready", "pid": N,
+  "timeout": S}`` waits for that line later (so two programs can start at once).
 * ``{"op": "status"}``: which spawned processes still run, and how each ended.
 * ``{"op": "kill", "pid": N, "signal": S}``: signal one spawned process.
 * ``{"op": "descendants"}``: every live process below the supervisor.
@@ -39,6 +41,8 @@ GRACE_S = 1.0
 _libc = ctypes.CDLL(None, use_errno=True)
 _spawned: dict[int, str] = {}
 _ended: dict[int, int] = {}
+_waiting: dict[int, int] = {}
+"""Spawned processes whose ready line is still to be read: pid -> read end of fd 3."""
 
 
 def _reap() -> None:
@@ -113,13 +117,25 @@ def _spawn(request: dict[str, Any]) -> dict[str, Any]:
     if not ready:
         return {"pid": pid}
     os.close(write_end)
-    deadline = time.monotonic() + float(request.get("timeout", 10))
+    _waiting[pid] = read_end
+    if request.get("wait", True) is False:
+        return {"pid": pid}
+    return _ready(pid, float(request.get("timeout", 10)))
+
+
+def _ready(pid: int, timeout: float) -> dict[str, Any]:
+    """Wait for the first line ``pid`` writes on its fd 3 (bounded by ``timeout``)."""
+    read_end = _waiting.pop(pid, None)
+    if read_end is None:
+        return {"pid": pid, "error": f"pid {pid} has no ready line to wait for"}
+    name = os.path.basename(_spawned.get(pid, "?"))
+    deadline = time.monotonic() + timeout
     data = b""
     try:
         while b"\n" not in data:
             left = deadline - time.monotonic()
             if left <= 0:
-                return {"pid": pid, "error": f"no ready line within {request.get('timeout')} s"}
+                return {"pid": pid, "error": f"{name} wrote no ready line within {timeout} s"}
             readable, _, _ = select.select([read_end], [], [], left)
             if not readable:
                 continue
@@ -128,7 +144,7 @@ def _spawn(request: dict[str, Any]) -> dict[str, Any]:
                 _reap()
                 code = _ended.get(pid)
                 ended = f"exited with status {code}" if code is not None else "closed fd 3"
-                return {"pid": pid, "error": f"{os.path.basename(argv[0])} {ended} before ready"}
+                return {"pid": pid, "error": f"{name} {ended} before ready"}
             data += chunk
     finally:
         os.close(read_end)
@@ -179,6 +195,8 @@ def _serve() -> None:
             _reap()
             if op == "spawn":
                 reply = _spawn(request)
+            elif op == "ready":
+                reply = _ready(int(request["pid"]), float(request.get("timeout", 10)))
             elif op == "status":
                 reply = {
                     "running": [p for p in _spawned if p not in _ended],

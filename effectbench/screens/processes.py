@@ -40,6 +40,7 @@ class Supervisor:
 
     def __init__(self, log_dir: Path) -> None:
         self.log_dir = log_dir
+        self._names: dict[int, str] = {}
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[str] | None = subprocess.Popen(
             [sys.executable, "-S", "-E", "-u", str(SCRIPT)],
@@ -88,9 +89,13 @@ class Supervisor:
         *,
         name: str,
         ready_fd: bool = False,
+        wait: bool = True,
         timeout: float = 10.0,
     ) -> Spawned:
-        """Start ``argv`` with exactly ``env``; with ``ready_fd`` wait for its fd-3 line."""
+        """Start ``argv`` with exactly ``env``; with ``ready_fd`` wait for its fd-3 line.
+
+        With ``wait=False`` it returns at once; :meth:`ready` waits for the line.
+        """
         program = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0])
         if program is None:
             raise InfrastructureError(f"{argv[0]} is not installed")
@@ -100,11 +105,21 @@ class Supervisor:
             env=dict(env),
             log=str(self.log_dir / f"{name}.log"),
             ready_fd=ready_fd,
+            wait=wait,
             timeout=timeout,
         )
         if "error" in reply:
             raise InfrastructureError(f"{name}: {reply['error']}{self._log_tail(name)}")
+        self._names[int(reply["pid"])] = name
         return Spawned(pid=int(reply["pid"]), line=str(reply.get("line", "")))
+
+    def ready(self, pid: int, timeout: float = 10.0) -> str:
+        """Wait for the ready line of a program spawned with ``wait=False``; return it."""
+        reply = self.request(op="ready", pid=pid, timeout=timeout)
+        if "error" in reply:
+            name = self._names.get(pid, str(pid))
+            raise InfrastructureError(f"{name}: {reply['error']}{self._log_tail(name)}")
+        return str(reply.get("line", ""))
 
     def _log_tail(self, name: str) -> str:
         try:

@@ -241,11 +241,17 @@ class XSession:
         name: str,
         env: Mapping[str, str] | None = None,
         ready_fd: bool = False,
+        wait: bool = True,
         timeout: float = 10.0,
     ) -> Spawned:
         """Run a program inside this session (its env: the session's plus ``env``)."""
         spawned = self.supervisor.spawn(
-            argv, {**self.base_env(), **(env or {})}, name=name, ready_fd=ready_fd, timeout=timeout
+            argv,
+            {**self.base_env(), **(env or {})},
+            name=name,
+            ready_fd=ready_fd,
+            wait=wait,
+            timeout=timeout,
         )
         self.programs[name] = spawned.pid
         return spawned
