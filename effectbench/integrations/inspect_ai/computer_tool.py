@@ -7,8 +7,10 @@ the episode's screen (browser page, X display or VNC session) instead of in a
 container. inspect's actions are Anthropic's ``computer_20251124`` vocabulary,
 so each one is checked and performed by EffectBench's Anthropic translator, in
 the display size inspect declares to those models (:data:`INSPECT_DISPLAY`),
-scaled onto the env's own display. A refused action is a tool error to the
-model (:class:`~effectbench.computer.ActionError`), never a harness failure;
+scaled onto the env's own display (or, with the task's ``display=native``, in
+the env's own size, for models that take the size from the prompt). A refused
+action is a tool error to the model (:class:`~effectbench.computer.ActionError`),
+never a harness failure;
 actions that would leave the application (``navigate``, ``open_web_browser``,
 the back and forward buttons) are refused.
 """
@@ -38,6 +40,8 @@ from effectbench.integrations.inspect_ai.episodes import LiveEpisode
 
 INSPECT_DISPLAY = Display(1366, 768)
 """The display size inspect declares to models with native computer use."""
+DISPLAYS = ("inspect", "native")
+"""The task's ``display`` choices: inspect's declared size, or the env's own."""
 REFUSED = ("back_click", "forward_click", "open_web_browser", "navigate")
 """inspect actions that would take the agent out of the application under test."""
 
@@ -96,8 +100,9 @@ def perform(env: ComputerEnv, calls: Sequence[Mapping[str, Any]]) -> ContentText
 
 
 def screen_view(live: LiveEpisode) -> ComputerEnv:
-    """Return the episode's screen in the display size inspect declares to models."""
-    return fit(live.episode.env, INSPECT_DISPLAY)
+    """Return the episode's screen in the display the agent is told (``live.display``)."""
+    env: ComputerEnv = live.episode.env
+    return fit(env, INSPECT_DISPLAY if live.display == "inspect" else None)
 
 
 def computer_tool(live: LiveEpisode) -> Tool:

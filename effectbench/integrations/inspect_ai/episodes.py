@@ -98,6 +98,8 @@ class LiveEpisode:
     stack: ExitStack
     verifier: ProductVerifier | None
     thread: int = 0
+    display: str = "inspect"
+    """On a screen substrate, the display the agent is told: ``inspect`` or ``native``."""
     clock: float = field(default_factory=time.perf_counter)
     report: AgentReport | None = None
     """The agent's last report through the ``report_outcome`` tool, if any."""

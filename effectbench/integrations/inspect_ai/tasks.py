@@ -37,7 +37,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from effectbench import SPEC_VERSION
 from effectbench.errors import InfrastructureError, UsageError
-from effectbench.integrations.inspect_ai.computer_tool import INSPECT_DISPLAY, perform, screen_view
+from effectbench.integrations.inspect_ai.computer_tool import DISPLAYS, perform, screen_view
 from effectbench.integrations.inspect_ai.episodes import (
     INFRASTRUCTURE_KEY,
     borrowed,
@@ -229,7 +229,7 @@ def prompt(live_params: Mapping[str, Any], goal: str, screen: str) -> str:
 
 
 @solver(name="provision_episode")
-def provision_episode(pack: str) -> Solver:
+def provision_episode(pack: str, display: str = "inspect") -> Solver:
     """Setup: provision a fresh episode of the sample's task for this epoch's trial."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -239,10 +239,12 @@ def provision_episode(pack: str) -> Solver:
         except InfrastructureError as exc:
             state.store.set(INFRASTRUCTURE_KEY, exc.diagnostics())
             raise
+        live.display = display
         state.tools = episode_tools(live)
         if is_screen(live):
-            shot = await live.run(perform, screen_view(live), [{"action": "screenshot"}])
-            first = f"on the screen ({INSPECT_DISPLAY.width}x{INSPECT_DISPLAY.height}, below)"
+            view = screen_view(live)
+            shot = await live.run(perform, view, [{"action": "screenshot"}])
+            first = f"on the screen ({view.display.width}x{view.display.height}, below)"
             text = prompt(live.params, live.agent_task.goal, first)
             state.messages.append(ChatMessageUser(content=[ContentText(text=text), shot]))
         else:
@@ -276,9 +278,16 @@ async def teardown(state: TaskState) -> None:
 
 
 def effectbench_task(
-    pack: str = "clinic", split: str = "dev", substrate: str | None = None
+    pack: str = "clinic", split: str = "dev", substrate: str | None = None, display: str = "inspect"
 ) -> Task:
-    """Return the inspect task of ``pack``: the tasks of ``split`` on ``substrate``."""
+    """Return the inspect task of ``pack``: the tasks of ``split`` on ``substrate``.
+
+    ``display`` is the screen size the agent works in on screen substrates:
+    ``inspect`` (1366x768, what inspect declares to models with native computer
+    use; scaled onto the screen) or ``native`` (the screen's own size).
+    """
+    if display not in DISPLAYS:
+        raise UsageError(f"unknown display {display!r}; known: {', '.join(DISPLAYS)}")
     with borrowed(pack) as provider:
         chosen = select_tasks(provider.tasks(), split, substrate)
         name, manifest = provider.name, provider.manifest()
@@ -305,7 +314,7 @@ def effectbench_task(
     }
     return Task(
         dataset=samples,
-        setup=provision_episode(pack),
+        setup=provision_episode(pack, display),
         solver=effect_agent(),
         scorer=effect_scorer(),
         cleanup=teardown,
@@ -318,18 +327,20 @@ def effectbench_task(
 
 
 @task
-def clinic(split: str = "dev", substrate: str | None = None) -> Task:
+def clinic(split: str = "dev", substrate: str | None = None, display: str = "inspect") -> Task:
     """The clinic pack (a real SQLite system of record behind an HTTP service)."""
-    return effectbench_task("clinic", split, substrate)
+    return effectbench_task("clinic", split, substrate, display)
 
 
 @task
-def mockmed(split: str = "dev", substrate: str | None = None) -> Task:
+def mockmed(split: str = "dev", substrate: str | None = None, display: str = "inspect") -> Task:
     """The MockMed anchor pack."""
-    return effectbench_task("mockmed", split, substrate)
+    return effectbench_task("mockmed", split, substrate, display)
 
 
 @task(name="pack")
-def any_pack(pack: str = "clinic", split: str = "dev", substrate: str | None = None) -> Task:
+def any_pack(
+    pack: str = "clinic", split: str = "dev", substrate: str | None = None, display: str = "inspect"
+) -> Task:
     """Any registered pack by name (``-T pack=NAME``)."""
-    return effectbench_task(pack, split, substrate)
+    return effectbench_task(pack, split, substrate, display)
