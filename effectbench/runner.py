@@ -11,7 +11,7 @@ with its reason, never scored.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -49,6 +49,8 @@ class RunResult:
     pack: str
     rows: list[EpisodeRecord] = field(default_factory=list)
     dropped: list[DroppedEpisode] = field(default_factory=list)
+    started_at: str = ""
+    """When a journalled run began (its first start, for a resumed run); else empty."""
 
 
 REREADS = 2
@@ -194,6 +196,70 @@ def run_episode(
     return DroppedEpisode(task.task_id, trial, DropReason.INFRASTRUCTURE, failure)
 
 
+@dataclass(frozen=True)
+class Cell:
+    """One (task, trial) of a run and its seed: the unit a journal records and an executor runs."""
+
+    task_id: str
+    trial: int
+    seed: int
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """``(task_id, trial)``: what identifies the cell's row or drop."""
+        return (self.task_id, self.trial)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run covers: the system, the pack, its tasks in order and one seed per trial."""
+
+    sut: SystemUnderTest
+    provider: BenchmarkProvider
+    tasks: tuple[TaskSpec, ...]
+    seeds: tuple[int, ...]
+
+    @classmethod
+    def build(
+        cls,
+        sut: SystemUnderTest,
+        provider: BenchmarkProvider,
+        *,
+        trials: int = 10,
+        seeds: Sequence[int] | None = None,
+        tasks: Sequence[TaskSpec] | None = None,
+    ) -> RunPlan:
+        """Return the plan of ``trials`` trials (seeds ``0..trials-1`` unless given) per task."""
+        if trials < 1:
+            raise ValueError("trials must be at least 1")
+        seeds = list(range(trials)) if seeds is None else list(seeds)
+        if len(seeds) != trials:
+            raise ValueError(f"{trials} trials need {trials} seeds, got {len(seeds)}")
+        chosen = tuple(tasks if tasks is not None else provider.tasks())
+        return cls(sut, provider, chosen, tuple(seeds))
+
+    def cells(self) -> list[Cell]:
+        """Return every cell in serial order (task by task, trial by trial)."""
+        return [
+            Cell(task.task_id, trial, seed)
+            for task in self.tasks
+            for trial, seed in enumerate(self.seeds)
+        ]
+
+    def result(
+        self, outcomes: Mapping[tuple[str, int], EpisodeRecord | DroppedEpisode]
+    ) -> RunResult:
+        """Return the run's result with ``outcomes`` (keyed by cell) put in serial order."""
+        result = RunResult(arm=self.sut.name, pack=self.provider.name)
+        for cell in self.cells():
+            outcome = outcomes[cell.key]
+            if isinstance(outcome, DroppedEpisode):
+                result.dropped.append(outcome)
+            else:
+                result.rows.append(outcome)
+        return result
+
+
 def evaluate(
     sut: SystemUnderTest,
     provider: BenchmarkProvider,
@@ -202,18 +268,12 @@ def evaluate(
     seeds: Sequence[int] | None = None,
     tasks: Sequence[TaskSpec] | None = None,
 ) -> RunResult:
-    """Run ``sut`` over every task of ``provider`` for ``trials`` trials each."""
-    if trials < 1:
-        raise ValueError("trials must be at least 1")
-    seeds = list(range(trials)) if seeds is None else list(seeds)
-    if len(seeds) != trials:
-        raise ValueError(f"{trials} trials need {trials} seeds, got {len(seeds)}")
-    result = RunResult(arm=sut.name, pack=provider.name)
-    for task in tasks if tasks is not None else provider.tasks():
-        for trial, seed in enumerate(seeds):
-            outcome = run_episode(sut, provider, task, trial, seed)
-            if isinstance(outcome, DroppedEpisode):
-                result.dropped.append(outcome)
-            else:
-                result.rows.append(outcome)
-    return result
+    """Run ``sut`` over every task of ``provider`` for ``trials`` trials each, in this process."""
+    plan = RunPlan.build(sut, provider, trials=trials, seeds=seeds, tasks=tasks)
+    specs = {task.task_id: task for task in plan.tasks}
+    return plan.result(
+        {
+            cell.key: run_episode(sut, provider, specs[cell.task_id], cell.trial, cell.seed)
+            for cell in plan.cells()
+        }
+    )

@@ -1,0 +1,116 @@
+"""Where a run's episodes execute, behind one small seam.
+
+An :class:`Executor` takes a :class:`~effectbench.runner.RunPlan` and the cells
+still to run, and yields each cell with its outcome (row or drop) as it
+finishes, in any order. The driver, :func:`execute`, is the same for every
+executor: it writes each outcome to the run journal the moment it arrives,
+reports progress and puts the rows back in serial order, so a run gives the
+same rows (timings aside) on any executor.
+
+Executors: ``local`` (this process, or a pool of worker processes with
+``--workers N``) and ``dask`` (a Dask ``distributed`` cluster started by the
+user's own tooling). Another engine is one more class with a ``run`` method.
+
+An executor that cannot go on (its scheduler went away, a worker process
+died) raises :class:`RunStopped`: the journal keeps every finished row and
+the run continues with ``--resume``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from effectbench.errors import EffectBenchError, UsageError
+from effectbench.executors.worker import Outcome
+from effectbench.runner import Cell, RunPlan, RunResult
+
+if TYPE_CHECKING:
+    from effectbench.executors.progress import Progress
+    from effectbench.journal import Journal
+
+EXECUTORS = ("local", "dask")
+"""The executors ``--executor`` names, the default first."""
+
+
+class RunStopped(EffectBenchError):
+    """The executor could not go on; every finished row is in the journal (exit status 2)."""
+
+    exit_code = 2
+
+
+class Executor(Protocol):
+    """Runs cells of a plan somewhere and yields each one's outcome as it finishes."""
+
+    name: str
+
+    def run(self, plan: RunPlan, cells: Sequence[Cell]) -> Generator[tuple[Cell, Outcome]]:
+        """Run ``cells`` of ``plan``; yield ``(cell, outcome)`` per cell, in any order.
+
+        Raise :class:`RunStopped` when the run cannot go on; stop early (and
+        release what was started) when the caller closes the iterator.
+        """
+        ...
+
+
+def get_executor(name: str, *, workers: int = 1, scheduler: str | None = None) -> Executor:
+    """Return the executor ``name`` (``local`` with ``workers``, or ``dask`` at ``scheduler``)."""
+    if name == "local":
+        if scheduler is not None:
+            raise UsageError("--scheduler is for --executor dask")
+        from effectbench.executors.local import LocalExecutor
+
+        return LocalExecutor(workers)
+    if name == "dask":
+        if scheduler is None:
+            raise UsageError("--executor dask needs --scheduler tcp://HOST:PORT")
+        if workers != 1:
+            raise UsageError("--workers is for --executor local; Dask runs on its own workers")
+        from effectbench.executors.dask_cluster import DaskExecutor
+
+        return DaskExecutor(scheduler)
+    raise UsageError(f"unknown executor {name!r}; known: {', '.join(EXECUTORS)}")
+
+
+def execute(
+    plan: RunPlan,
+    executor: Executor,
+    *,
+    journal: Journal | None = None,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Run every cell of ``plan`` the journal does not already hold; return the whole run.
+
+    Each finished cell is journalled before the next is taken. When the
+    executor stops, the error says how many episodes the journal keeps.
+    """
+    outcomes: dict[tuple[str, int], Outcome] = journal.outcomes() if journal is not None else {}
+    cells = plan.cells()
+    todo = [cell for cell in cells if cell.key not in outcomes]
+    if progress is not None:
+        progress.start(len(cells), list(outcomes.values()))
+    stream = executor.run(plan, todo)
+    try:
+        for cell, outcome in stream:
+            if journal is not None:
+                journal.append(cell, outcome)
+            outcomes[cell.key] = outcome
+            if progress is not None:
+                progress.update(outcome)
+    except RunStopped as exc:
+        if journal is None:
+            kept = "no journal was kept (--journal FILE keeps finished episodes)"
+        else:
+            kept = (
+                f"{len(outcomes)} of {len(cells)} episodes are in {journal.path}; "
+                f"continue with --resume {journal.path}"
+            )
+        raise RunStopped(f"{exc}; {kept}") from None
+    finally:
+        stream.close()
+        if progress is not None:
+            progress.close()
+    result = plan.result(outcomes)
+    if journal is not None:
+        result.started_at = journal.started_at
+    return result

@@ -1,0 +1,240 @@
+"""What runs on a worker: rebuild the run's pack and system there, run one cell, return its row.
+
+Every executor that leaves the driver's process ships a :class:`Job` (small
+and picklable: the pack by name or importable class, the system by baseline
+name or pickled, the code digests) and the cells to run. The worker rebuilds
+the pack and the system once per job, so each worker provisions its own
+episodes (service, browser, display as the pack needs) and only rows travel
+back. Before it runs anything for a job, a worker refuses when it loaded other
+code than the driver (:class:`WorkerMismatch`): rows from other code must not
+mix into one run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import multiprocessing.util
+import os
+import pickle
+import socket
+import threading
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Protocol
+
+import effectbench
+from effectbench import __version__
+from effectbench.baselines import BASELINES, get_baseline
+from effectbench.errors import UsageError
+from effectbench.hashing import canonical_hash
+from effectbench.manifest import fingerprint
+from effectbench.packs import PACKS, get_pack
+from effectbench.runner import DroppedEpisode, run_episode
+from effectbench.schema import EpisodeRecord, TaskSpec
+from effectbench.seam import BenchmarkProvider, SystemUnderTest
+
+Outcome = EpisodeRecord | DroppedEpisode
+"""What one cell yields: its scored row, or why it was dropped."""
+
+
+class WorkerHandoff(Protocol):
+    """Start-up work a provider has done, for its worker processes to adopt."""
+
+    def install(self) -> bool:
+        """Adopt the work in this process; say whether it was adopted."""
+        ...
+
+
+class WorkerMismatch(UsageError):
+    """A worker cannot run this job's cells as the driver would (other code, pack or system)."""
+
+
+@cache
+def code_digest() -> str:
+    """Return the digest of this process's effectbench source (every ``.py`` of the package)."""
+    root = Path(effectbench.__file__).resolve().parent
+    files = {
+        path.relative_to(root).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(root.rglob("*.py"))
+    }
+    return canonical_hash({"version": __version__, "files": files})
+
+
+def source_digest(obj: object) -> str:
+    """Return the digest of the module file that defines ``type(obj)`` (``""`` if unreadable)."""
+    try:
+        path = inspect.getsourcefile(type(obj))
+        if path is None:
+            return ""
+        return "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except (OSError, TypeError):
+        return ""
+
+
+def worker_identity() -> dict[str, str]:
+    """Return what a worker reports before it is given cells: version and code digest."""
+    return {"version": __version__, "code": code_digest(), "host": socket.gethostname()}
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a worker needs to run cells of one run; rebuilt there, never shipped live."""
+
+    key: str
+    """Digest of everything below: a worker rebuilds its state when the key changes."""
+    pack: str | type[BenchmarkProvider]
+    """A registered pack's name, or an importable provider class built with no arguments."""
+    fingerprint: str
+    system: tuple[str, Any]
+    """``("baseline", name)`` or ``("pickled", bytes)``."""
+    system_code: str
+    handoff: WorkerHandoff | None
+    version: str
+    code: str
+
+
+def _handoff(provider: BenchmarkProvider) -> WorkerHandoff | None:
+    offer = getattr(provider, "worker_handoff", None)
+    handoff: WorkerHandoff | None = offer() if callable(offer) else None
+    return handoff
+
+
+def _system_recipe(
+    sut: SystemUnderTest, provider: BenchmarkProvider, where: str
+) -> tuple[str, Any]:
+    shipped = {*BASELINES.values(), *getattr(provider, "extra_baselines", {}).values()}
+    if type(sut) in shipped:
+        return ("baseline", sut.name)
+    try:
+        return ("pickled", pickle.dumps(sut))
+    except (pickle.PicklingError, TypeError, AttributeError) as exc:
+        raise UsageError(
+            f"{where} needs a picklable system under test; {sut.name!r} is not ({exc})"
+        ) from None
+
+
+def _pack_recipe(provider: BenchmarkProvider, where: str) -> str | type[BenchmarkProvider]:
+    kind = type(provider)
+    if kind in PACKS.values():
+        return provider.name
+    try:
+        pickle.dumps(kind)
+    except (pickle.PicklingError, TypeError, AttributeError) as exc:
+        raise UsageError(
+            f"{where} rebuilds the pack in each worker; {kind.__qualname__} cannot be ({exc})"
+        ) from None
+    return kind
+
+
+def make_job(sut: SystemUnderTest, provider: BenchmarkProvider, *, where: str) -> Job:
+    """Return the job that rebuilds ``sut`` on ``provider`` in a worker (``where``: the option).
+
+    Raises :class:`~effectbench.errors.UsageError` when the system or the pack
+    cannot be rebuilt in another process.
+    """
+    pack = _pack_recipe(provider, where)
+    system = _system_recipe(sut, provider, where)
+    pack_fingerprint = fingerprint(provider.manifest())
+    system_code = source_digest(sut)
+    key = canonical_hash(
+        {
+            "pack": pack if isinstance(pack, str) else f"{pack.__module__}.{pack.__qualname__}",
+            "fingerprint": pack_fingerprint,
+            "system": [system[0], hashlib.sha256(pickle.dumps(system[1])).hexdigest()],
+            "system_code": system_code,
+            "code": code_digest(),
+        }
+    )
+    return Job(
+        key=key,
+        pack=pack,
+        fingerprint=pack_fingerprint,
+        system=system,
+        system_code=system_code,
+        handoff=_handoff(provider),
+        version=__version__,
+        code=code_digest(),
+    )
+
+
+@dataclass
+class _State:
+    key: str
+    pack: BenchmarkProvider
+    sut: SystemUnderTest
+    tasks: dict[str, TaskSpec]
+    close: multiprocessing.util.Finalize
+
+
+_current: list[_State] = []
+"""This process's adopted job (at most one; a new job closes the previous pack)."""
+
+
+def _where() -> str:
+    return f"worker on {socket.gethostname()} (pid {os.getpid()})"
+
+
+def _close(pack: BenchmarkProvider) -> None:
+    close = getattr(pack, "close", None)
+    if callable(close):
+        close()
+
+
+def _build(job: Job) -> _State:
+    if job.code != code_digest():
+        raise WorkerMismatch(
+            f"{_where()} runs effectbench {__version__} with code {code_digest()[:19]}, this run "
+            f"{job.version} with code {job.code[:19]}; rows from other code must not mix: install "
+            "the same version of the project on every worker"
+        )
+    if job.handoff is not None:
+        job.handoff.install()
+    try:
+        pack = get_pack(job.pack) if isinstance(job.pack, str) else job.pack()
+        kind, value = job.system
+        sut = get_baseline(value, pack) if kind == "baseline" else pickle.loads(value)
+    except Exception as exc:  # any failure to rebuild is this worker's, reported in one line
+        raise WorkerMismatch(
+            f"{_where()} cannot rebuild the run's pack or system: {type(exc).__name__}: {exc}"
+        ) from None
+    if (got := fingerprint(pack.manifest())) != job.fingerprint:
+        _close(pack)
+        raise WorkerMismatch(
+            f"{_where()} built pack {pack.name} with fingerprint {got}, this run has "
+            f"{job.fingerprint}"
+        )
+    if job.system_code and source_digest(sut) != job.system_code:
+        _close(pack)
+        raise WorkerMismatch(
+            f"{_where()} loaded other code for the system under test {sut.name!r} than this run"
+        )
+    # Pool workers leave through os._exit: atexit does not run, multiprocessing's finalizers do.
+    close = multiprocessing.util.Finalize(pack, _close, args=(pack,), exitpriority=10)
+    return _State(job.key, pack, sut, {t.task_id: t for t in pack.tasks()}, close)
+
+
+def adopt(job: Job) -> None:
+    """Make ``job`` this process's job (rebuilding pack and system once per job)."""
+    if _current and _current[0].key == job.key:
+        return
+    while _current:
+        _current.pop().close()
+    _current.append(_build(job))
+
+
+_one_at_a_time = threading.Lock()
+"""A pack's provider is not shared between threads: a worker process runs one episode at a time."""
+
+
+def run_cell(job: Job, task_id: str, trial: int, seed: int) -> Outcome:
+    """Run one (task, trial) of ``job`` in this process and return its row or drop.
+
+    Episodes in one process never overlap (a Dask worker with several threads
+    runs them one after another); run more worker processes for more at once.
+    """
+    with _one_at_a_time:
+        adopt(job)
+        state = _current[0]
+        return run_episode(state.sut, state.pack, state.tasks[task_id], trial, seed)
