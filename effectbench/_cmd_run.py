@@ -6,17 +6,22 @@ import argparse
 import importlib
 import os
 import sys
+from contextlib import nullcontext
+from pathlib import Path
 from typing import Any
 
 from effectbench.baselines import REFERENCE_BASELINES, get_baseline
 from effectbench.cli import positive_int, print_json
 from effectbench.errors import UsageError
+from effectbench.executors import EXECUTORS, execute, get_executor
+from effectbench.executors.progress import MODES as PROGRESS_MODES
+from effectbench.executors.progress import progress_for
+from effectbench.journal import open_journal
 from effectbench.manifest import fingerprint
 from effectbench.metrics import Results, episode_frame, summarize, transactional_faults_mishandled
 from effectbench.packs import get_pack
-from effectbench.parallel import evaluate_parallel
 from effectbench.report import format_results
-from effectbench.runner import RunResult, evaluate
+from effectbench.runner import RunPlan, RunResult, evaluate
 from effectbench.schema import Split
 from effectbench.seam import BenchmarkProvider, SystemUnderTest
 
@@ -64,20 +69,63 @@ def add_system_arguments(p: argparse.ArgumentParser) -> None:
         default=Split.DEV.value,
         help="which split of the pack to run (the sequestered test split is for maintainers)",
     )
-    p.add_argument("--workers", type=positive_int, default=1, help="run episodes in N processes")
+    p.add_argument(
+        "--workers", type=positive_int, default=1, help="--executor local: episodes in N processes"
+    )
+    p.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default=EXECUTORS[0],
+        help="where episodes run: this machine, or a Dask cluster (--scheduler)",
+    )
+    p.add_argument(
+        "--scheduler", metavar="tcp://HOST:PORT", help="--executor dask: the Dask scheduler"
+    )
+    p.add_argument(
+        "--journal",
+        type=Path,
+        metavar="FILE",
+        help="write each finished episode to FILE as it finishes (a new file)",
+    )
+    p.add_argument(
+        "--resume",
+        type=Path,
+        metavar="JOURNAL",
+        help="continue the run JOURNAL records (same options): only episodes without a row run",
+    )
+    p.add_argument(
+        "--progress",
+        choices=PROGRESS_MODES,
+        default=PROGRESS_MODES[0],
+        help="progress on stderr: a bar on a terminal, a line every 30 s otherwise (auto)",
+    )
 
 
-def run_system(args: argparse.Namespace) -> tuple[BenchmarkProvider, SystemUnderTest, RunResult]:
-    """Run the system the options of :func:`add_system_arguments` name; refuse an empty run."""
+def run_system(
+    args: argparse.Namespace, *, default_journal: Path | None = None
+) -> tuple[BenchmarkProvider, SystemUnderTest, RunResult]:
+    """Run the system the options of :func:`add_system_arguments` name; refuse an empty run.
+
+    Each finished episode goes to the journal (``--journal``, else
+    ``default_journal`` unless resuming) before the next is taken.
+    """
     pack = get_pack(args.pack)
     sut = resolve_sut(args.baseline, args.sut, pack)
     tasks = [t for t in pack.tasks() if t.split.value == args.split]
     if not tasks:
         raise UsageError(f"pack {pack.name!r} has no task in split {args.split!r}")
-    if args.workers > 1:
-        run = evaluate_parallel(sut, pack, trials=args.trials, tasks=tasks, workers=args.workers)
-    else:
-        run = evaluate(sut, pack, trials=args.trials, tasks=tasks)
+    plan = RunPlan.build(sut, pack, trials=args.trials, tasks=tasks)
+    executor = get_executor(args.executor, workers=args.workers, scheduler=args.scheduler)
+    start = args.journal if args.journal is not None or args.resume else default_journal
+    journal = open_journal(plan, journal=start, resume=args.resume)
+    with journal if journal is not None else nullcontext():
+        if journal is not None and journal.torn_line is not None:
+            print(
+                f"effectbench: {journal.path}:{journal.torn_line}: last line was cut off "
+                "mid-write; its episode runs again",
+                file=sys.stderr,
+            )
+        run = execute(plan, executor, journal=journal, progress=progress_for(args.progress))
     if not run.rows:
         raise UsageError(f"no episode of {sut.name} on {pack.name} could be scored")
     return pack, sut, run

@@ -17,6 +17,7 @@ from effectbench.bundle import (
 )
 from effectbench.cli import positive_int
 from effectbench.errors import UsageError
+from effectbench.journal import retire_journal
 from effectbench.produce import (
     bundle_folder,
     import_document,
@@ -69,7 +70,8 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     readme = read_readme(args.readme) if args.readme is not None else None
     folder = bundle_folder(args.out, args.name)  # checked before the run
     started = now()
-    pack, _, run = run_system(args)
+    journal = folder.with_name(folder.name + ".journal")  # by default, beside the bundle
+    pack, _, run = run_system(args, default_journal=journal)
     submission = make_submission(
         run,
         pack,
@@ -78,7 +80,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         ),
         trials=args.trials,
         split=Split(args.split),
-        started_at=started,
+        started_at=run.started_at or started,
         finished_at=now(),
         signer=(
             SignerDecl(identity=args.signer_identity, issuer=args.signer_issuer)
@@ -87,6 +89,8 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         ),
     )
     write_submission(folder, submission, run.rows, readme=readme)
+    if args.journal is None and (args.resume is None or args.resume.resolve() == journal.resolve()):
+        retire_journal(journal, folder)  # the bundle now holds every row the journal kept
     results = submission.results
     print(folder)
     print(

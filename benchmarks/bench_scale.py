@@ -1,0 +1,214 @@
+"""Benchmark durable and distributed runs: Dask overhead, journal cost, resume of a big journal.
+
+Prints figures, asserts nothing. Targets from issue 14:
+
+* per-episode overhead of ``--executor dask`` over the local pool on the clinic
+  pack at most 10 ms;
+* journal cost per row at most 1 ms;
+* resume of a 100,000-episode journal (synthetic rows) finds the missing cells
+  in at most 2 s.
+
+Per-episode cost is the marginal cost: the wall time of a large run minus that
+of a small one, divided by the episodes between them, so the start-up of pools,
+clusters and packs (reported separately) is not spread over the episodes. The
+Dask cluster is a ``LocalCluster`` on 127.0.0.1 with as many single-thread
+worker processes as the pool has.
+
+    .venv/bin/python benchmarks/bench_scale.py [--workers 2] [--repeat 3] [--rows 2000]
+        [--journal-episodes 100000] [--workdir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import random
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+from distributed import LocalCluster
+
+from effectbench.baselines import get_baseline
+from effectbench.executors import Executor, execute
+from effectbench.executors.dask_cluster import DaskExecutor
+from effectbench.executors.local import LocalExecutor
+from effectbench.journal import FORMAT, FORMAT_VERSION, Journal, read_journal
+from effectbench.packs.clinic import ClinicProvider
+from effectbench.runner import Cell, RunPlan
+from effectbench.schema import EpisodeRecord
+
+ARM = "screen_only"
+
+
+def _wall(run: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    run()
+    return time.perf_counter() - t0
+
+
+def marginal(
+    pack: ClinicProvider, executor: Executor, small: int, large: int, repeat: int
+) -> tuple[float, float]:
+    """Return (seconds per episode beyond start-up, start-up seconds) of ``executor``."""
+    sut = get_baseline(ARM, pack)
+    plans = {n: RunPlan.build(sut, pack, trials=n) for n in (small, large)}
+    walls: dict[int, list[float]] = {small: [], large: []}
+    for _ in range(repeat):
+        for n, plan in plans.items():
+            walls[n].append(_wall(lambda plan=plan: execute(plan, executor)))
+    cells = {n: len(plan.cells()) for n, plan in plans.items()}
+    w_small, w_large = (statistics.median(walls[n]) for n in (small, large))
+    per_episode = (w_large - w_small) / (cells[large] - cells[small])
+    return per_episode, w_small - per_episode * cells[small]
+
+
+def bench_executors(workers: int, repeat: int) -> None:
+    """Print the per-episode cost of serial, the local pool and Dask on the clinic pack."""
+    small, large = 2, 10
+    with ClinicProvider() as pack:
+        print(f"clinic pack, {ARM}, {len(pack.tasks())} tasks, trials {small} and {large}:")
+        serial, _ = marginal(pack, LocalExecutor(1), small, large, repeat)
+        print(f"  serial (this process)     {serial * 1000:7.2f} ms/episode")
+        pool, pool_start = marginal(pack, LocalExecutor(workers), small, large, repeat)
+        print(
+            f"  local pool, {workers} workers     {pool * 1000:7.2f} ms/episode  "
+            f"(start-up per run {pool_start:5.2f} s: forkserver, imports, pack per worker)"
+        )
+        t0 = time.perf_counter()
+        with LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
+            worker_dashboard_address="127.0.0.1:0",
+            silence_logs=logging.CRITICAL,
+        ) as cluster:
+            cluster_start = time.perf_counter() - t0
+            dask = DaskExecutor(cluster.scheduler_address)
+            execute(RunPlan.build(get_baseline(ARM, pack), pack, trials=1), dask)  # warm workers
+            on_dask, dask_start = marginal(pack, dask, small, large, repeat)
+        print(
+            f"  dask, {workers} workers           {on_dask * 1000:7.2f} ms/episode  "
+            f"(start-up per run {dask_start:5.2f} s: connect, worker check, submit; "
+            f"cluster {cluster_start:4.2f} s, started once)"
+        )
+        print(
+            f"  dask over the local pool  {(on_dask - pool) * 1000:+7.2f} ms/episode "
+            "(target <= 10 ms)"
+        )
+
+
+def _rows(n: int) -> list[EpisodeRecord]:
+    with ClinicProvider() as pack:
+        run = execute(
+            RunPlan.build(get_baseline(ARM, pack), pack, trials=max(1, n // 27 + 1)),
+            LocalExecutor(1),
+        )
+    return run.rows[:n]
+
+
+def bench_journal(rows: list[EpisodeRecord], workdir: Path) -> None:
+    """Print the cost of journalling one row: building the line, then write + fsync."""
+    with ClinicProvider() as pack:
+        plan = RunPlan.build(get_baseline(ARM, pack), pack, trials=max(r.trial for r in rows) + 1)
+        path = workdir / "bench.journal"
+        path.unlink(missing_ok=True)
+        whole: list[float] = []
+        encode: list[float] = []
+        with Journal.create(path, plan) as journal:
+            for row in rows:
+                cell = Cell(row.task_id, row.trial, row.seed or 0)
+                t0 = time.perf_counter()
+                journal.append(cell, row)
+                t1 = time.perf_counter()
+                orjson.dumps({"run": journal.run_id, "row": row.to_row()})
+                t2 = time.perf_counter()
+                whole.append(t1 - t0)
+                encode.append(t2 - t1)
+        size = path.stat().st_size / len(rows)
+        path.unlink()
+    whole.sort()
+    p95 = whole[int(0.95 * len(whole))]
+    median, enc = statistics.median(whole), statistics.median(encode)
+    print(f"journal, {len(rows)} clinic rows of {size:.0f} bytes in {workdir}:")
+    print(
+        f"  per row  median {median * 1000:6.3f} ms  p95 {p95 * 1000:6.3f} ms  (target <= 1 ms); "
+        f"building the line {enc * 1000:6.3f} ms, write + fsync {(median - enc) * 1000:6.3f} ms"
+    )
+
+
+def bench_resume(row: EpisodeRecord, episodes: int, workdir: Path) -> None:
+    """Print how long finding the missing cells of a big synthetic journal takes."""
+    trials = 100
+    tasks = [f"synthetic::task-{i:05d}" for i in range(episodes // trials)]
+    cells = [Cell(t, trial, trial) for t in tasks for trial in range(trials)]
+    rng = random.Random(14)
+    missing = set(rng.sample(range(len(cells)), len(cells) // 100))
+    run = "0" * 32
+    header = {
+        "journal": FORMAT,
+        "version": FORMAT_VERSION,
+        "run": run,
+        "started_at": "",
+        "config": {"tasks": tasks, "trials": trials, "seeds": list(range(trials))},
+    }
+    template = row.to_row()
+    lines = [orjson.dumps(header)]
+    for i, cell in enumerate(cells):
+        if i in missing:
+            continue
+        template.update(task_id=cell.task_id, trial=cell.trial, seed=cell.seed)
+        entry = {"run": run, "task_id": cell.task_id, "trial": cell.trial, "row": template}
+        lines.append(orjson.dumps(entry))
+    path = workdir / "big.journal"
+    path.write_bytes(b"\n".join(lines) + b"\n" + lines[-1][:100])  # and a torn last line
+    size = path.stat().st_size
+    times, read_only = [], []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        path.read_bytes()
+        t1 = time.perf_counter()
+        contents = read_journal(path)
+        found = contents.missing(cells)
+        t2 = time.perf_counter()
+        read_only.append(t1 - t0)
+        times.append(t2 - t1)
+    path.unlink()
+    assert len(found) == len(missing) and contents.torn_line is not None
+    best, raw = min(times), min(read_only)
+    print(
+        f"resume of a {len(cells)}-episode journal ({size / 1e6:.0f} MB, {len(missing)} cells "
+        f"missing, a torn last line):"
+    )
+    print(
+        f"  finds the missing cells in {best:5.2f} s (target <= 2 s); reading the file "
+        f"{raw:5.2f} s, parsing and checking each line the rest"
+    )
+
+
+def main() -> None:
+    """Run the three benchmarks and print their figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--rows", type=int, default=2000)
+    parser.add_argument("--journal-episodes", type=int, default=100_000)
+    parser.add_argument("--workdir", type=Path, default=None)
+    args = parser.parse_args()
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    with tempfile.TemporaryDirectory(dir=args.workdir) as scratch:
+        workdir = Path(scratch)
+        rows = _rows(args.rows)
+        bench_journal(rows, workdir)
+        bench_resume(rows[0], args.journal_episodes, workdir)
+    bench_executors(args.workers, args.repeat)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,379 @@
+"""The run journal: every finished episode's row on disk the moment it is finished.
+
+A journal is a JSON-lines file, append-only. Its first line is the header: the
+format, a run id, when the run started and the run's configuration (system and
+its code, pack and fingerprint, split, substrates, tasks, trials, seeds, engine
+version and code). Every later line is one finished cell of that run: its row,
+or its drop with the reason. Each line is written with one ``write`` and made
+durable (``fsync``) before the next episode's row is taken, so a run killed at
+any point keeps every row it finished.
+
+Resuming (``--resume JOURNAL``) reads the journal back, refuses another
+configuration, and leaves only the cells without a line to run. The one
+defect a kill can leave, a last line cut off mid-write (no newline), is
+detected and removed before anything is appended; that episode runs again.
+Anything else that does not read as this run's journal (another format, a
+line from another run, a damaged line in the middle, a repeated cell) is a
+:class:`~effectbench.errors.DataError` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from effectbench import __version__
+from effectbench.errors import DataError, UsageError
+from effectbench.executors.worker import Outcome, code_digest, source_digest
+from effectbench.manifest import fingerprint
+from effectbench.runner import Cell, DroppedEpisode, RunPlan
+from effectbench.schema import DropReason, EpisodeRecord
+
+FORMAT = "effectbench-run-journal"
+"""The header's ``journal`` value: what makes a file one of ours."""
+FORMAT_VERSION = 1
+
+CONFIG_LABELS = {
+    "system": "system",
+    "system_class": "system class",
+    "system_code": "system source",
+    "pack": "pack",
+    "fingerprint": "pack fingerprint",
+    "split": "split",
+    "substrates": "substrates",
+    "tasks": "tasks",
+    "trials": "trials",
+    "seeds": "seeds",
+    "engine": "effectbench version",
+    "engine_code": "effectbench code",
+}
+"""The configuration a journal records, in the order a refusal names differences."""
+
+
+def run_config(plan: RunPlan) -> dict[str, Any]:
+    """Return the configuration of ``plan`` that a journal records and a resume must match."""
+    sut = plan.sut
+    return {
+        "system": sut.name,
+        "system_class": f"{type(sut).__module__}.{type(sut).__qualname__}",
+        "system_code": source_digest(sut),
+        "pack": plan.provider.name,
+        "fingerprint": fingerprint(plan.provider.manifest()),
+        "split": list(dict.fromkeys(t.split.value for t in plan.tasks)),
+        "substrates": list(dict.fromkeys(t.substrate.value for t in plan.tasks)),
+        "tasks": [t.task_id for t in plan.tasks],
+        "trials": len(plan.seeds),
+        "seeds": list(plan.seeds),
+        "engine": __version__,
+        "engine_code": code_digest(),
+    }
+
+
+def _show(value: Any) -> str:
+    text = orjson.dumps(value).decode()
+    return text if len(text) <= 48 else text[:45] + "..."
+
+
+def config_differences(recorded: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
+    """Return one phrase per configuration field that differs (journal first, then now)."""
+    out = []
+    for key, label in CONFIG_LABELS.items():
+        if recorded.get(key) != now.get(key):
+            out.append(f"{label} {_show(recorded.get(key))} there, {_show(now.get(key))} now")
+    return out
+
+
+@dataclass(frozen=True)
+class _Entry:
+    line: int
+    data: dict[str, Any]
+
+
+@dataclass
+class JournalContents:
+    """A journal as read: its header and one entry per finished cell."""
+
+    path: Path
+    header: dict[str, Any]
+    entries: dict[tuple[str, int], _Entry]
+    intact_bytes: int
+    """Length of the journal up to the end of its last complete line."""
+    torn_line: int | None
+    """Number of a last line cut off mid-write (its episode runs again), else ``None``."""
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The configuration the run recorded."""
+        config: dict[str, Any] = self.header["config"]
+        return config
+
+    def missing(self, cells: Iterable[Cell]) -> list[Cell]:
+        """Return the cells of ``cells`` that have no entry, in the order given."""
+        entries = self.entries
+        return [cell for cell in cells if (cell.task_id, cell.trial) not in entries]
+
+
+def _fail(path: Path, message: str, line: int | None = None) -> DataError:
+    return DataError(message, file=str(path), line=line)
+
+
+def _header(path: Path, first: bytes) -> dict[str, Any]:
+    try:
+        header = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        header = None
+    if not isinstance(header, dict) or header.get("journal") != FORMAT:
+        raise _fail(path, "not an EffectBench run journal (no journal header on line 1)", 1)
+    if header.get("version") != FORMAT_VERSION:
+        raise _fail(
+            path,
+            f"journal format {header.get('version')!r}; this effectbench reads {FORMAT_VERSION}",
+            1,
+        )
+    if not isinstance(header.get("run"), str) or not isinstance(header.get("config"), dict):
+        raise _fail(path, "the journal header has no run id or configuration", 1)
+    return header
+
+
+def read_journal(path: Path) -> JournalContents:
+    """Read a journal; a :class:`DataError` (file, line) for anything but a torn last line."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"no journal at {path}") from None
+    except OSError as exc:
+        raise _fail(path, f"cannot read: {exc.strerror or exc}") from None
+    lines = data.split(b"\n")
+    tail = lines.pop()  # b"" when the file ends with a newline; else a line cut off mid-write
+    if not lines:
+        what = "empty" if not data else "cut off inside its header"
+        raise _fail(path, f"the journal is {what}: the run stopped before its first episode")
+    header = _header(path, lines[0])
+    run = header["run"]
+    config = header["config"]
+    tasks = set(config.get("tasks", ()))
+    trials = config.get("trials", 0)
+    entries: dict[tuple[str, int], _Entry] = {}
+    loads = orjson.loads
+    for number, raw in enumerate(lines[1:], start=2):
+        try:
+            entry = loads(raw)
+            task_id, trial = entry["task_id"], entry["trial"]
+            other = entry["run"]
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            raise _fail(
+                path, "not a journal entry (the journal is damaged or edited)", number
+            ) from None
+        if other != run:
+            raise _fail(path, f"entry of another run ({other!r}; this journal is {run!r})", number)
+        if task_id not in tasks or type(trial) is not int or not 0 <= trial < trials:
+            raise _fail(path, f"episode {task_id!r} trial {trial!r} is not in this run", number)
+        key = (task_id, trial)
+        if key in entries:
+            first = entries[key].line
+            raise _fail(path, f"repeats {task_id} trial {trial} of line {first}", number)
+        entries[key] = _Entry(number, entry)
+    torn = len(lines) + 1 if tail else None
+    return JournalContents(path, header, entries, len(data) - len(tail), torn)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def _write_error(path: Path, exc: OSError) -> DataError:
+    return _fail(path, f"cannot write the journal: {exc.strerror or exc}")
+
+
+class Journal:
+    """An open journal that finished cells are appended to (one durable line each)."""
+
+    def __init__(
+        self, path: Path, fd: int, header: dict[str, Any], contents: JournalContents | None
+    ) -> None:
+        self.path = path
+        self._fd = fd
+        self.header = header
+        self.run_id: str = header["run"]
+        self.started_at: str = header["started_at"]
+        self._contents = contents
+        self.torn_line = contents.torn_line if contents is not None else None
+        self.resumed = contents is not None
+
+    @classmethod
+    def create(cls, path: Path, plan: RunPlan) -> Journal:
+        """Start a new journal for ``plan`` at ``path`` (an existing file is never overwritten).
+
+        Missing folders above ``path`` are made.
+        """
+        path = Path(path)
+        header = {
+            "journal": FORMAT,
+            "version": FORMAT_VERSION,
+            "run": uuid.uuid4().hex,
+            "started_at": _now(),
+            "config": run_config(plan),
+        }
+        # The header is made durable under a temporary name and then linked into place, so a
+        # journal never exists without its whole header and an existing file is never replaced.
+        draft = path.with_name(f".{path.name}.{header['run']}.draft")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                _write_line(fd, orjson.dumps(header) + b"\n")
+            finally:
+                os.close(fd)
+            try:
+                os.link(draft, path)
+            finally:
+                draft.unlink()
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        except FileExistsError:
+            raise UsageError(
+                f"journal {path} already exists: continue it with --resume {path}, "
+                "or choose another --journal"
+            ) from None
+        except OSError as exc:
+            raise _write_error(path, exc) from None
+        _sync_folder(path.parent)
+        return cls(path, fd, header, None)
+
+    @classmethod
+    def resume(cls, path: Path, plan: RunPlan) -> Journal:
+        """Reopen the journal at ``path`` to continue ``plan`` (refusing another configuration)."""
+        path = Path(path)
+        contents = read_journal(path)
+        differences = config_differences(contents.config, run_config(plan))
+        if differences:
+            raise _fail(
+                path, "this journal is of another run configuration: " + "; ".join(differences)
+            )
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+            if contents.torn_line is not None:  # drop the cut-off line: its episode runs again
+                os.ftruncate(fd, contents.intact_bytes)
+                os.fsync(fd)
+        except OSError as exc:
+            raise _write_error(path, exc) from None
+        return cls(path, fd, contents.header, contents)
+
+    def outcomes(self) -> dict[tuple[str, int], Outcome]:
+        """Return the journalled rows and drops by cell (each row checked against the run)."""
+        if self._contents is None:
+            return {}
+        config = self._contents.config
+        return {
+            key: _outcome(self.path, entry, config) for key, entry in self._contents.entries.items()
+        }
+
+    def append(self, cell: Cell, outcome: Outcome) -> None:
+        """Record ``cell``'s row or drop; return once the line is durable."""
+        entry: dict[str, Any] = {"run": self.run_id, "task_id": cell.task_id, "trial": cell.trial}
+        if isinstance(outcome, DroppedEpisode):
+            entry["drop"] = {"reason": outcome.reason.value, "detail": outcome.detail}
+        else:
+            entry["row"] = outcome.to_row()
+        self._write(orjson.dumps(entry) + b"\n")
+
+    def _write(self, line: bytes) -> None:
+        try:
+            _write_line(self._fd, line)
+        except OSError as exc:
+            raise _write_error(self.path, exc) from None
+
+    def close(self) -> None:
+        """Close the journal file (every line is already durable)."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _write_line(fd: int, line: bytes) -> None:
+    """Write ``line`` with one ``write`` and make it durable before returning."""
+    written = os.write(fd, line)
+    if written != len(line):  # a short write leaves a torn line: a resume runs it again
+        raise OSError(f"short write ({written} of {len(line)} bytes)")
+    os.fsync(fd)
+
+
+def open_journal(plan: RunPlan, *, journal: Path | None, resume: Path | None) -> Journal | None:
+    """Return the journal ``--journal`` starts or ``--resume`` continues (``None``: neither)."""
+    if resume is not None:
+        if journal is not None and Path(journal) != Path(resume):
+            raise UsageError("--resume continues the journal it names; drop --journal")
+        return Journal.resume(resume, plan)
+    if journal is not None:
+        return Journal.create(journal, plan)
+    return None
+
+
+def retire_journal(path: Path, bundle: Path) -> None:
+    """Remove the journal at ``path`` once the bundle folder ``bundle`` durably holds its rows.
+
+    Every file of the bundle and the folder itself are synced first, so no
+    finished row exists only in memory when its journal line goes away.
+    """
+    for file in sorted(Path(bundle).iterdir()):
+        if file.is_file():
+            fd = os.open(file, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    _sync_folder(Path(bundle))
+    _sync_folder(Path(bundle).parent)
+    Path(path).unlink()
+    _sync_folder(Path(path).parent)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a new file's name durable (fsync the folder holding it), where the system allows."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _outcome(path: Path, entry: _Entry, config: Mapping[str, Any]) -> Outcome:
+    data = entry.data
+    task_id, trial = data["task_id"], data["trial"]
+    if "drop" in data:
+        drop = data["drop"]
+        try:
+            return DroppedEpisode(task_id, trial, DropReason(drop["reason"]), str(drop["detail"]))
+        except (KeyError, TypeError, ValueError):
+            raise _fail(path, "drop entry without a known reason and detail", entry.line) from None
+    try:
+        row = EpisodeRecord.model_validate(data["row"])
+    except (KeyError, ValidationError) as exc:
+        first = exc.errors()[0] if isinstance(exc, ValidationError) else {"loc": ("row",)}
+        where = ".".join(str(p) for p in first["loc"])
+        raise DataError(
+            "not an episode row", file=str(path), line=entry.line, field=where
+        ) from None
+    if (row.task_id, row.trial, row.arm) != (task_id, trial, config["system"]) or (
+        row.seed != config["seeds"][trial]
+    ):
+        raise _fail(path, "the row is not of this entry's episode, system and seed", entry.line)
+    return row

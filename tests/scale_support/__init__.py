@@ -1,0 +1,1 @@
+"""Test support for durable and distributed runs: systems and packs a worker process can import."""

@@ -1,0 +1,360 @@
+"""--executor dask on a loopback cluster: serial rows, lost workers, refusals, a lost scheduler.
+
+The cluster is a ``LocalCluster`` bound to 127.0.0.1 (its two workers in their
+own processes), built with ``allowed-failures`` 0 and one task per worker
+thread, so that the executor's own re-queue and drop of lost episodes are what
+the tests see (the scheduler's own re-queue comes first with its defaults). The lost-scheduler
+test starts the deployment the README documents (``dask scheduler`` and
+``dask worker`` processes). Nothing binds anything but loopback; every process
+is stopped by the test that started it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import dask
+import psutil
+import pytest
+from distributed import Client, LocalCluster
+from scale_support.agents import (
+    BROKEN_TASK,
+    RAISING_TASK,
+    BrokenProvisioning,
+    KillsItsWorker,
+    RaisesOnOneTask,
+    SlowHalt,
+)
+from test_journal import untimed, untimed_results
+
+import effectbench
+from effectbench.baselines import get_baseline
+from effectbench.cli import build_parser, main
+from effectbench.errors import UsageError
+from effectbench.executors import execute
+from effectbench.executors.dask_cluster import DaskExecutor
+from effectbench.executors.worker import Outcome
+from effectbench.packs import get_pack
+from effectbench.runner import RunPlan, RunResult, evaluate
+from effectbench.schema import DropReason
+
+pytestmark = pytest.mark.slow
+
+TESTS = Path(__file__).resolve().parent
+DASK = str(Path(sys.executable).with_name("dask"))
+LOOPBACK = "127.0.0.1"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """Scheduler here, two single-thread workers in their own processes, all on loopback."""
+    strict = {
+        "distributed.scheduler.allowed-failures": 0,  # a lost worker's task fails at once
+        "distributed.scheduler.worker-saturation": 1.0,  # only the running task is on a worker
+    }
+    with dask.config.set(strict):
+        local = LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host=LOOPBACK,
+            dashboard_address=f"{LOOPBACK}:0",
+            worker_dashboard_address=f"{LOOPBACK}:0",
+            local_directory=str(tmp_path_factory.mktemp("dask")),
+            silence_logs=logging.CRITICAL,
+        )
+    try:
+        yield local
+    finally:
+        local.close(timeout=30)
+
+
+@pytest.fixture
+def client(cluster: LocalCluster) -> Iterator[Client]:
+    """A client of the cluster; the test starts with both workers present.
+
+    Tests that kill workers come last: the nanny restarts a killed worker.
+    """
+    with Client(cluster, set_as_default=False) as c:
+        c.wait_for_workers(2, timeout=120)
+        yield c
+
+
+def _same(a: RunResult, b: RunResult) -> None:
+    assert untimed(a.rows) == untimed(b.rows)
+    assert a.dropped == b.dropped
+
+
+def test_the_cluster_binds_loopback_only(client: Client) -> None:
+    pids = [os.getpid(), *client.run(os.getpid).values()]
+    listening = [
+        conn.laddr
+        for pid in pids
+        for conn in psutil.Process(pid).net_connections(kind="inet")
+        if conn.status == psutil.CONN_LISTEN
+    ]
+    assert listening and all(addr.ip == LOOPBACK for addr in listening)
+
+
+@pytest.mark.parametrize(
+    ("pack_name", "baseline"), [("mockmed", "screen_only"), ("clinic", "effect_verified_all")]
+)
+def test_rows_on_dask_equal_a_serial_run(
+    cluster: LocalCluster, client: Client, pack_name: str, baseline: str
+) -> None:
+    pack = get_pack(pack_name)
+    sut = get_baseline(baseline, pack)
+    serial = evaluate(sut, pack, trials=2)
+    plan = RunPlan.build(sut, pack, trials=2)
+    distributed = execute(plan, DaskExecutor(cluster.scheduler_address))
+    assert len(distributed.rows) == len(plan.cells()) and not distributed.dropped
+    _same(distributed, serial)
+
+
+def test_harness_failures_are_infrastructure_drops_and_agent_exceptions_halts(
+    cluster: LocalCluster, client: Client
+) -> None:
+    pack = BrokenProvisioning()
+    sut = RaisesOnOneTask()
+    run = execute(RunPlan.build(sut, pack, trials=2), DaskExecutor(cluster.scheduler_address))
+    assert [(d.task_id, d.reason, d.detail) for d in run.dropped] == [
+        (BROKEN_TASK, DropReason.INFRASTRUCTURE, "record service did not start")
+    ] * 2
+    halts = [r for r in run.rows if r.task_id == RAISING_TASK]
+    assert len(halts) == 2 and all(r.agent.halted for r in halts)
+    _same(run, evaluate(sut, pack, trials=2))
+
+
+def _extra_worker(
+    address: str, env: dict[str, str], cwd: Path, *extra: str
+) -> subprocess.Popen[bytes]:
+    """``dask worker ADDRESS`` on loopback (as the README starts one), with ``env`` added."""
+    return subprocess.Popen(
+        [DASK, "worker", address, "--host", LOOPBACK, "--dashboard-address", f"{LOOPBACK}:0"]
+        + ["--nthreads", "1", "--no-nanny", "--local-directory", str(cwd), *extra],
+        env={**os.environ, **env},
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+HIDE_EFFECTBENCH = """
+import sys
+
+sys.modules["effectbench"] = None  # this worker has no effectbench to import
+"""
+
+
+def _refusal(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    return err
+
+
+def test_workers_with_other_code_or_without_the_project_are_refused_in_one_line(
+    cluster: LocalCluster,
+    client: Client,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    other = tmp_path / "other" / "effectbench"
+    shutil.copytree(
+        Path(effectbench.__file__).parent, other, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    with (other / "runner.py").open("a") as f:
+        f.write("\n# another version of the runner\n")
+    (tmp_path / "hide_effectbench.py").write_text(HIDE_EFFECTBENCH)
+    address = cluster.scheduler_address
+    changed = _extra_worker(address, {"PYTHONPATH": f"{other.parent}{os.pathsep}{TESTS}"}, tmp_path)
+    bare = _extra_worker(
+        address, {"PYTHONPATH": str(tmp_path)}, tmp_path, "--preload", "hide_effectbench"
+    )
+    expected = {
+        changed.pid: (
+            "runs effectbench 1.0.0 with code sha256:",
+            "rows from other code must not mix",
+        ),
+        bare.pid: ("cannot run effectbench (ModuleNotFoundError", "install this project there"),
+    }
+    argv = ["run", "--pack", "mockmed", "--baseline", "screen_only", "--trials", "1"]
+    argv += ["--executor", "dask", "--scheduler", address, "--progress", "off"]
+    try:
+        client.wait_for_workers(4, timeout=120)
+        pids = client.run(os.getpid)
+        for left in (4, 3):
+            _wait_for(client, left)
+            err = _refusal(argv, capsys)
+            named = err.split("Dask worker ", 1)[1].split(" ", 1)[0]
+            proc = changed if pids[named] == changed.pid else bare
+            assert all(part in err for part in expected.pop(proc.pid)), err
+            _stop(proc)
+        assert not expected  # each of the two was refused in turn
+    finally:
+        _stop(changed)
+        _stop(bare)
+    _wait_for(client, 2)
+
+
+def _wait_for(client: Client, workers: int) -> None:
+    deadline = time.monotonic() + 60
+    while len(client.scheduler_info()["workers"]) != workers:
+        assert time.monotonic() < deadline, "a stopped worker did not leave the scheduler"
+        time.sleep(0.1)
+
+
+class _KillAWorker:
+    """A progress hook that SIGKILLs one worker process once ``after`` rows have arrived."""
+
+    def __init__(self, pid: int, after: int) -> None:
+        self.pid, self.after, self.seen = pid, after, 0
+
+    def start(self, total: int, finished: Sequence[Outcome]) -> None:
+        pass
+
+    def update(self, outcome: Outcome) -> None:
+        self.seen += 1
+        if self.seen == self.after:
+            os.kill(self.pid, signal.SIGKILL)
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_worker_killed_mid_run_loses_no_episode(cluster: LocalCluster, client: Client) -> None:
+    pack = get_pack("mockmed")
+    sut = SlowHalt(0.03)
+    plan = RunPlan.build(sut, pack, trials=4)
+    victim = next(iter(client.run(os.getpid).values()))
+    run = execute(plan, DaskExecutor(cluster.scheduler_address), progress=_KillAWorker(victim, 5))
+    assert not psutil.pid_exists(victim) or psutil.Process(victim).status() == psutil.STATUS_ZOMBIE
+    assert len(run.rows) == 36 and not run.dropped
+    _same(run, evaluate(sut, pack, trials=4))
+
+
+def test_an_episode_that_keeps_losing_its_worker_becomes_an_infrastructure_drop(
+    cluster: LocalCluster, client: Client
+) -> None:
+    pack = get_pack("mockmed")
+    run = execute(
+        RunPlan.build(KillsItsWorker("mockmed::ok"), pack, trials=1),
+        DaskExecutor(cluster.scheduler_address),
+    )
+    [drop] = run.dropped
+    assert (drop.task_id, drop.trial, drop.reason) == ("mockmed::ok", 0, DropReason.INFRASTRUCTURE)
+    assert "lost 2 times" in drop.detail  # the first loss was re-queued once (INFRA_RETRIES)
+    assert len(run.rows) == 8
+
+
+def test_an_unreachable_scheduler_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with socket.socket() as s:
+        s.bind((LOOPBACK, 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    argv = ["run", "--pack", "mockmed", "--baseline", "screen_only", "--trials", "1"]
+    argv += ["--executor", "dask", "--scheduler", f"tcp://{LOOPBACK}:{port}"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"effectbench: cannot reach the Dask scheduler at tcp://{LOOPBACK}:{port}: "
+        "Connection refused\n"
+    )
+    with pytest.raises(UsageError, match="--executor dask needs --scheduler"):
+        main(["--verbose", "run", "--baseline", "screen_only", "--executor", "dask"])
+
+
+def _scheduler(tmp_path: Path) -> tuple[subprocess.Popen[bytes], str]:
+    info = tmp_path / "scheduler.json"
+    proc = subprocess.Popen(
+        [DASK, "scheduler", "--host", LOOPBACK, "--port", "0"]
+        + ["--dashboard-address", f"{LOOPBACK}:0", "--scheduler-file", str(info)],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            return proc, str(json.loads(info.read_text())["address"])
+        except (OSError, ValueError, KeyError):
+            time.sleep(0.05)
+    _stop(proc)
+    raise AssertionError("the Dask scheduler did not start")
+
+
+def test_a_scheduler_lost_mid_run_stops_resumably_and_the_resume_completes_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scheduler, address = _scheduler(tmp_path)
+    worker = _extra_worker(address, {"PYTHONPATH": str(TESTS)}, tmp_path)
+    journal = tmp_path / "run.journal"
+    argv = ["run", "--pack", "mockmed", "--sut", "scale_support.agents:slow_halt", "--trials", "4"]
+    argv += ["--progress", "off", "--json"]
+
+    def kill_scheduler_after_five_rows() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if journal.is_file() and journal.read_bytes().count(b"\n") >= 6:
+                scheduler.send_signal(signal.SIGKILL)
+                return
+            time.sleep(0.005)
+
+    killer = threading.Thread(target=kill_scheduler_after_five_rows)
+    killer.start()
+    try:
+        status = main(
+            [*argv, "--executor", "dask", "--scheduler", address, "--journal", str(journal)]
+        )
+    finally:
+        killer.join()
+        _stop(worker)
+        _stop(scheduler)
+    out, err = capsys.readouterr()
+    assert status == 2 and out == "" and err.count("\n") == 1
+    kept = journal.read_bytes().count(b"\n") - 1
+    assert err == (
+        f"effectbench: lost the Dask scheduler at {address}; {kept} of 36 episodes are in "
+        f"{journal}; continue with --resume {journal}\n"
+    )
+    assert 5 <= kept < 36
+    assert main([*argv, "--resume", str(journal)]) == 0  # finished here, on the local executor
+    resumed = untimed_results(capsys.readouterr().out)
+    assert main(argv) == 0
+    assert resumed == untimed_results(capsys.readouterr().out)
+
+
+def test_the_readme_deployment_runs_against_a_scheduler_with_the_documented_options() -> None:
+    readme = (TESTS.parent / "README.md").read_text()
+    section = readme.split("### Long runs: journals, resume and a Dask cluster", 1)[1]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("#", 1)[0].strip() for line in block.replace("\\\n", " ").splitlines()]
+    scheduler, worker, run = commands
+    assert scheduler.startswith("dask scheduler ") and worker.startswith("dask worker tcp://")
+    words = shlex.split(run)
+    assert words[0] == ".venv/bin/effectbench"
+    args = build_parser().parse_args(words[1:])
+    assert (args.command, args.executor) == ("submit", "dask")
+    assert args.scheduler == worker.split()[2]  # the run points at the scheduler the worker joins
