@@ -65,7 +65,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
         "distributed.scheduler.worker-saturation": 1.0,  # only the running task is on a worker
     }
     with dask.config.set(strict):
-        local = LocalCluster(
+        local = LocalCluster(  # type: ignore[no-untyped-call]
             n_workers=2,
             threads_per_worker=1,
             processes=True,
@@ -87,7 +87,7 @@ def client(cluster: LocalCluster) -> Iterator[Client]:
 
     Tests that kill workers come last: the nanny restarts a killed worker.
     """
-    with Client(cluster, set_as_default=False) as c:
+    with Client(cluster, set_as_default=False) as c:  # type: ignore[no-untyped-call]
         c.wait_for_workers(2, timeout=120)
         yield c
 
