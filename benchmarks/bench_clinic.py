@@ -20,6 +20,7 @@ from effectbench.packs.clinic import ClinicProvider, audit_pack
 from effectbench.packs.clinic.env import _Client
 from effectbench.parallel import evaluate_parallel
 from effectbench.runner import evaluate, run_episode
+from effectbench.schema import Substrate
 from effectbench.seam import AgentTask
 
 ARMS = ("screen_only", "effect_verified", "effect_verified_all")
@@ -35,7 +36,7 @@ def phases(pack: ClinicProvider, arm: str, trials: int) -> dict[str, list[float]
     """Time each phase of every episode of ``arm`` (the runner's steps, one by one)."""
     sut = get_baseline(arm, pack)
     out: dict[str, list[float]] = defaultdict(list)
-    for task in pack.tasks():
+    for task in [t for t in pack.tasks() if t.substrate is Substrate.API]:
         for seed in range(trials):
             params = pack.trial_params(task, seed)
             t0 = time.perf_counter()
@@ -61,7 +62,7 @@ def episode_totals(pack: ClinicProvider, arm: str, trials: int) -> list[float]:
     """Time whole :func:`run_episode` calls (scoring and the row included)."""
     sut = get_baseline(arm, pack)
     times = []
-    for task in pack.tasks():
+    for task in [t for t in pack.tasks() if t.substrate is Substrate.API]:
         for seed in range(trials):
             t0 = time.perf_counter()
             run_episode(sut, pack, task, seed, seed)
@@ -131,11 +132,14 @@ def main() -> None:
     per_episode.close()
 
     t0 = time.perf_counter()
-    serial = {a: evaluate(get_baseline(a, pack), pack, trials=args.trials) for a in ARMS}
+    api = [t for t in pack.tasks() if t.substrate is Substrate.API]
+    serial = {a: evaluate(get_baseline(a, pack), pack, trials=args.trials, tasks=api) for a in ARMS}
     serial_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     parallel = {
-        a: evaluate_parallel(get_baseline(a, pack), pack, trials=args.trials, workers=args.workers)
+        a: evaluate_parallel(
+            get_baseline(a, pack), pack, trials=args.trials, tasks=api, workers=args.workers
+        )
         for a in ARMS
     }
     parallel_s = time.perf_counter() - t0

@@ -29,7 +29,7 @@ from effectbench.schema import (
 )
 from effectbench.seam import AgentTask, Attempt, BenchmarkProvider, EnvHandle, SystemUnderTest
 
-SPEC_VERSION = "1.0.0"
+SPEC_VERSION = "1.1.0"
 """The SPEC this engine implements (the VERSION file at the repository root)."""
 
 try:

@@ -24,6 +24,7 @@ from effectbench.report import format_results
 from effectbench.runner import RunPlan, RunResult, evaluate
 from effectbench.schema import Split
 from effectbench.seam import BenchmarkProvider, SystemUnderTest
+from effectbench.variants import choose, tasks_on
 
 PINNED: dict[str, dict[str, tuple[int, int] | int]] = {
     "screen_only": {"swer": (50, 90), "swer_wrong_write": 40, "swer_phantom": 10},
@@ -99,6 +100,11 @@ def add_system_arguments(p: argparse.ArgumentParser) -> None:
         default=PROGRESS_MODES[0],
         help="progress on stderr: a bar on a terminal, a line every 30 s otherwise (auto)",
     )
+    p.add_argument(
+        "--substrate",
+        metavar="NAME[,NAME]",
+        help="api, web, desktop, remote_display or all (default: the pack's; api for clinic)",
+    )
 
 
 def run_system(
@@ -111,7 +117,8 @@ def run_system(
     """
     pack = get_pack(args.pack)
     sut = resolve_sut(args.baseline, args.sut, pack)
-    tasks = [t for t in pack.tasks() if t.split.value == args.split]
+    substrates = choose(pack, getattr(args, "substrate", None))
+    tasks = tasks_on(pack, substrates, args.split)
     if not tasks:
         raise UsageError(f"pack {pack.name!r} has no task in split {args.split!r}")
     plan = RunPlan.build(sut, pack, trials=args.trials, tasks=tasks)

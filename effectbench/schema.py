@@ -52,6 +52,8 @@ IsoTime = Annotated[str, AfterValidator(iso_time)]
 class Substrate(StrEnum):
     """Where the system under test acts."""
 
+    API = "api"
+    """The agent calls the application's own actions; no screen (SPEC 1.1)."""
     WEB = "web"
     DESKTOP = "desktop"
     REMOTE_DISPLAY = "remote_display"

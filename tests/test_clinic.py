@@ -32,7 +32,16 @@ from effectbench.packs.clinic.oracle import Snapshot, judge_record, read_databas
 from effectbench.packs.clinic.service import default_read_handler
 from effectbench.packs.clinic.store import Reply
 from effectbench.runner import evaluate
-from effectbench.schema import AgentReport, Category, DropReason, OracleVerdict, Split, Verdict
+from effectbench.schema import (
+    AgentReport,
+    Category,
+    DropReason,
+    OracleVerdict,
+    Split,
+    Substrate,
+    TaskSpec,
+    Verdict,
+)
 from effectbench.seam import AgentTask, EnvHandle
 
 ARMS = ("screen_only", "effect_verified", "effect_verified_all")
@@ -80,6 +89,11 @@ PREDICTED: dict[str, tuple[str, str, str]] = {
 }
 
 
+def api_tasks(pack: ClinicProvider) -> list[TaskSpec]:
+    """The API-level variants (the web variants have tests of their own, test_clinic_web)."""
+    return [t for t in pack.tasks() if t.substrate is Substrate.API]
+
+
 @pytest.fixture(scope="module")
 def pack() -> Iterator[ClinicProvider]:
     provider = ClinicProvider()
@@ -89,7 +103,10 @@ def pack() -> Iterator[ClinicProvider]:
 
 @pytest.fixture(scope="module")
 def runs(pack: ClinicProvider) -> dict[str, Any]:
-    return {arm: evaluate(get_baseline(arm, pack), pack, trials=2) for arm in ARMS}
+    return {
+        arm: evaluate(get_baseline(arm, pack), pack, trials=2, tasks=api_tasks(pack))
+        for arm in ARMS
+    }
 
 
 def _short(task_id: str) -> str:
@@ -155,7 +172,7 @@ def test_the_pack_covers_every_category_and_axis(pack: ClinicProvider) -> None:
 
 
 def test_on_a_refusal_control_every_write_is_wrong(pack: ClinicProvider) -> None:
-    refusals = [t for t in pack.tasks() if t.oracle.refusal_controls]
+    refusals = [t for t in api_tasks(pack) if t.oracle.refusal_controls]
     assert {_short(t.task_id) for t in refusals} == {
         "refusal_stale",
         "refusal_ambiguous",
@@ -191,13 +208,13 @@ def test_on_a_refusal_control_every_write_is_wrong(pack: ClinicProvider) -> None
 
 
 def test_trial_payloads_are_unique(pack: ClinicProvider) -> None:
-    notes = [pack.trial_params(t, i)["note"] for t in pack.tasks() for i in range(3)]
+    notes = [pack.trial_params(t, i)["note"] for t in api_tasks(pack) for i in range(3)]
     assert len(set(notes)) == len(notes)
 
 
 def test_rows_reproduce_from_pack_and_seeds(pack: ClinicProvider, runs: dict[str, Any]) -> None:
     assert pack.deterministic is True
-    again = evaluate(get_baseline("screen_only", pack), pack, trials=2)
+    again = evaluate(get_baseline("screen_only", pack), pack, trials=2, tasks=api_tasks(pack))
     assert [_untimed(r) for r in again.rows] == [_untimed(r) for r in runs["screen_only"].rows]
 
 
@@ -270,7 +287,7 @@ def test_the_oracle_judges_correctly_with_the_service_read_path_broken(
 
 def test_the_audit_passes_and_sets_the_flag(pack: ClinicProvider) -> None:
     audit = audit_pack()
-    assert set(audit) == {t.task_id for t in pack.tasks()}
+    assert set(audit) == {t.task_id for t in api_tasks(pack)}
     assert all(r.passed and not r.failures for r in audit.values())
     manifest = pack.manifest()
     assert all(t["oracle"]["adversarially_audited"] for t in manifest["tasks"])
@@ -343,7 +360,7 @@ def test_the_audit_fails_a_weakened_oracle(weak: Any, must_fail: set[str]) -> No
     assert must_fail <= failed_probes
     provider = ClinicProvider(oracle_factory=weak)
     try:
-        flags = {t.task_id: t.oracle.adversarially_audited for t in provider.tasks()}
+        flags = {t.task_id: t.oracle.adversarially_audited for t in api_tasks(provider)}
     finally:
         provider.close()
     assert not all(flags.values())
@@ -547,7 +564,7 @@ def test_a_read_only_oracle_cannot_write(pack: ClinicProvider) -> None:
 def test_the_manifest_redacts_the_test_split(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["manifest", "--pack", "clinic"]) == 0
     manifest = json.loads(capsys.readouterr().out)
-    assert manifest["suite"] == "clinic" and manifest["n_tasks"] == 30
+    assert manifest["suite"] == "clinic" and manifest["n_tasks"] == 60  # 30 per substrate
     tests = [t for t in manifest["tasks"] if t["split"] == "test"]
     assert tests and all(t["goal"] == SEQUESTERED for t in tests)
     wiring = manifest["payload_wiring"]

@@ -18,10 +18,17 @@ from effectbench.seam import AgentTask, EnvHandle, ProductVerifier, Screen
 
 
 class _AllSurfacesView:
-    """An env view whose product verifier is the clinic's all-surfaces readback."""
+    """An env view whose product verifier is the clinic's all-surfaces readback.
+
+    Everything else (the JSON actions, or a screen's pointer, keys and
+    screenshots) is the env's own.
+    """
 
     def __init__(self, env: Any) -> None:
         self._env = env
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._env, name)
 
     def actions(self) -> Sequence[str]:
         """Return the env's actions."""

@@ -16,7 +16,7 @@ from effectbench.packs.clinic.arms import EffectVerifiedAll
 from effectbench.packs.clinic.attestation import AuditHandoff, audit_pack, handoff
 from effectbench.packs.clinic.audit import OracleFactory
 from effectbench.packs.clinic.db import SURFACES, TEMPLATE_DIGEST, provision_copy, scratch_dir
-from effectbench.packs.clinic.env import ClinicEnv
+from effectbench.packs.clinic.frontends import FRONT_ENDS, FrontEnd, load, variant_id
 from effectbench.packs.clinic.oracle import CHANNEL, SqliteOracle
 from effectbench.packs.clinic.service import RecordService
 from effectbench.packs.clinic.store import ClinicStore
@@ -24,7 +24,6 @@ from effectbench.packs.clinic.tasks import (
     GOALS,
     TASKS,
     ClinicTask,
-    attempt,
     effects_of,
     params_of,
     wiring_of,
@@ -35,12 +34,13 @@ from effectbench.seam import Episode, Screen
 NAME = "clinic"
 
 
-def _task_spec(task: ClinicTask, audited: bool) -> TaskSpec:
+def _task_spec(task: ClinicTask, audited: bool, substrate: Substrate) -> TaskSpec:
+    suffix = "" if substrate is Substrate.API else f" ({substrate.value})"
     return TaskSpec(
-        task_id=task.task_id,
-        title=task.title,
+        task_id=variant_id(task.name, substrate),
+        title=task.title + suffix,
         category=task.category,
-        substrate=Substrate.WEB,
+        substrate=substrate,
         goal=GOALS[task.kind],
         expected_effect=effects_of(task),
         oracle=OracleSpec(
@@ -64,7 +64,12 @@ def _cleanup(service: RecordService, folder: Path) -> None:
 
 
 class ClinicProvider:
-    """The SQLite-backed clinic: a record service, a read-only oracle, 30 tasks.
+    """The SQLite-backed clinic: a record service, a read-only oracle, 30 tasks per substrate.
+
+    Each task exists once per front end (:mod:`.frontends`): ``clinic::NAME`` on
+    ``api`` and ``clinic::NAME@web``; the manifest lists every variant (api
+    first, in catalogue order, then web), so the fingerprint does not depend on
+    which substrates a run chose.
 
     One record service runs per provider (per worker process); each episode
     mounts its own database file on it. With ``service_per_episode=True`` each
@@ -78,6 +83,10 @@ class ClinicProvider:
     deterministic = True
     """Runs reproduce from (pack, seeds): the verifier may re-execute shipped baselines."""
     extra_baselines: Mapping[str, Callable[[Any], Any]] = {"effect_verified_all": EffectVerifiedAll}
+    substrates: tuple[Substrate, ...] = tuple(FRONT_ENDS)
+    """The substrates this pack offers (one task variant each)."""
+    default_substrates: tuple[Substrate, ...] = (Substrate.API,)
+    """What ``run`` uses when no ``--substrate`` is given."""
 
     def __init__(
         self,
@@ -87,8 +96,15 @@ class ClinicProvider:
     ) -> None:
         self.audit = audit_pack(oracle_factory)
         self._oracle_factory = oracle_factory
-        self._defs = {t.task_id: t for t in TASKS}
-        self._tasks = tuple(_task_spec(t, self.audit[t.task_id].passed) for t in TASKS)
+        self._defs: dict[str, tuple[ClinicTask, Substrate]] = {}
+        tasks = []
+        for substrate in self.substrates:
+            for t in TASKS:
+                spec = _task_spec(t, self.audit[t.task_id].passed, substrate)
+                self._defs[spec.task_id] = (t, substrate)
+                tasks.append(spec)
+        self._tasks = tuple(tasks)
+        self._front_ends: dict[Substrate, FrontEnd] = {}
         self._per_episode = service_per_episode
         self._folder = scratch_dir("effectbench-clinic-")
         self.service = RecordService()
@@ -98,7 +114,7 @@ class ClinicProvider:
     # -- the provider seam -------------------------------------------------------------
 
     def tasks(self) -> Sequence[TaskSpec]:
-        """Return the 30 tasks in manifest order (27 dev, 3 sequestered test)."""
+        """Return every task variant in manifest order (per substrate: 27 dev, 3 test)."""
         return self._tasks
 
     def manifest(self) -> dict[str, Any]:
@@ -111,13 +127,20 @@ class ClinicProvider:
             "oracle": "separate mode=ro connection; every table in sqlite_master; per-table delta",
         }
         manifest["payload_wiring"] = {
-            t.task_id: wiring_of(t) if t.split is not Split.TEST else SEQUESTERED for t in TASKS
+            tid: wiring_of(t) if t.split is not Split.TEST else SEQUESTERED
+            for tid, (t, _) in self._defs.items()
         }
         return manifest
 
     def trial_params(self, task: TaskSpec, trial: int) -> dict[str, Any]:
         """Return the trial-unique payload and referral of ``task`` for trial ``trial``."""
-        return params_of(self._defs[task.task_id], trial)
+        return params_of(self._defs[task.task_id][0], trial)
+
+    def front_end(self, substrate: Substrate) -> FrontEnd:
+        """Return the front end of ``substrate`` (imported on first use)."""
+        if substrate not in self._front_ends:
+            self._front_ends[substrate] = load(substrate)
+        return self._front_ends[substrate]
 
     def _service_for_episode(self) -> RecordService:
         if self._per_episode:
@@ -128,8 +151,14 @@ class ClinicProvider:
 
     @contextmanager
     def provision(self, task: TaskSpec, trial: int, params: Mapping[str, Any]) -> Iterator[Episode]:
-        """Copy the template to a fresh file, mount it on the service, yield env and oracle."""
-        spec = self._defs[task.task_id]
+        """Copy the template to a fresh file, mount it, open the variant's front end.
+
+        A front end that cannot start (a browser that fails its health check)
+        raises :class:`~effectbench.errors.InfrastructureError`; one that fails
+        during the episode says so through the episode's ``health``.
+        """
+        spec, substrate = self._defs[task.task_id]
+        front = self.front_end(substrate)
         path = provision_copy(self._folder / f"episode-{next(self._counter)}.sqlite")
         service = self._service_for_episode()
         store = ClinicStore(path, spec.fault)
@@ -142,25 +171,26 @@ class ClinicProvider:
         }
         if "encounter_id" in params:
             referral["encounter_id"] = params["encounter_id"]
-        env = ClinicEnv(service.port, referral)
         effects: tuple[Effect, ...] = tuple(e.resolve(params) for e in task.expected_effect)
         oracle = self._oracle_factory(path, effects, service.alive)
         try:
-            yield Episode(
-                env=env,
-                oracle=oracle,  # type: ignore[arg-type]
-                env_fingerprint={
-                    "env": "clinic",
-                    "substrate": task.substrate.value,
-                    "fault": spec.fault.name,
-                    "synthetic": True,
-                    "provider": "clinic",
-                    "store": "sqlite",
-                    "template_digest": TEMPLATE_DIGEST,
-                },
-            )
+            with front.session(service.port, referral) as session:
+                yield Episode(
+                    env=session.env,
+                    oracle=oracle,  # type: ignore[arg-type]
+                    env_fingerprint={
+                        "env": "clinic",
+                        "substrate": task.substrate.value,
+                        "fault": spec.fault.name,
+                        "synthetic": True,
+                        "provider": "clinic",
+                        "store": "sqlite",
+                        "template_digest": TEMPLATE_DIGEST,
+                        **front.describe(),
+                    },
+                    health=session.health,
+                )
         finally:
-            env.close()
             if service.mounted is store:
                 service.unmount()
             store.close()
@@ -179,7 +209,8 @@ class ClinicProvider:
 
     def attempt(self, env: Any, task: TaskSpec, params: Mapping[str, Any]) -> Screen:
         """The scripted steps the shipped baselines take (find, open, save or edit)."""
-        return attempt(env, self._defs[task.task_id], params)
+        spec, substrate = self._defs[task.task_id]
+        return self.front_end(substrate).attempt(env, spec, params)
 
     # -- lifecycle ---------------------------------------------------------------------
 

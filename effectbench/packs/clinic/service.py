@@ -14,6 +14,10 @@ Routes (JSON in, JSON out; every reply is ``{status, banner, details}``)::
     GET   /api/surfaces/NAME             the REST read of one surface (patients,
                                          encounters, billing): the product's own
                                          readback, never the harness oracle's
+
+Every other path is the clinic's web application (:mod:`.web.app`): HTML pages
+and form posts over the same mounted store, so the web UI and the JSON routes
+reach the same faulty persistence boundary.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from effectbench.packs.clinic.store import ClinicStore, Reply
+from effectbench.packs.clinic.web.app import Page, handle_get, handle_post
 
 MAX_BODY = 64 * 1024
 """The largest form the service reads (a clinical note fits many times over)."""
@@ -52,24 +57,57 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
-    def _read_json(self) -> dict[str, Any] | None:
+    def _send_page(self, page: Page) -> None:
+        payload = page.document.encode("utf-8")
+        self.send_response(page.http_status)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _read_body(self) -> bytes | None:
         try:
             length = int(self.headers.get("Content-Length") or 0)
-            if not 0 <= length <= MAX_BODY:
-                self.close_connection = True  # the unread body would desync the stream
-                return None
-            data = json.loads(self.rfile.read(length) if length else b"{}")
+        except ValueError:
+            length = -1
+        if not 0 <= length <= MAX_BODY:
+            self.close_connection = True  # the unread body would desync the stream
+            return None
+        return self.rfile.read(length) if length else b""
+
+    def _read_json(self) -> dict[str, Any] | None:
+        raw = self._read_body()
+        try:
+            data = json.loads(raw or b"{}") if raw is not None else None
         except ValueError:
             self.close_connection = True
             return None
         return data if isinstance(data, dict) else None
 
+    def _web(self) -> bool:
+        """Answer a web-app request (any path outside ``/api/``); say whether it was one."""
+        if urlsplit(self.path).path.startswith("/api/"):
+            return False
+        store = self._store()
+        raw = self._read_body() if self.command == "POST" else b""
+        if store is None:
+            self._send_page(Page(503, "<!doctype html><title>Clinic</title>No clinic is mounted"))
+        elif raw is None:
+            self._send_page(Page(413, "<!doctype html><title>Clinic</title>Form too large"))
+        elif self.command == "POST":
+            self._send_page(handle_post(store, self.path, raw.decode("utf-8", "replace")))
+        else:
+            self._send_page(handle_get(store, self.path))
+        return True
+
     def _store(self) -> ClinicStore | None:
         return self.server.service.mounted
 
     def do_GET(self) -> None:  # noqa: N802
-        """Route a read."""
-        self._send(self.server.service.read_handler(self))
+        """Route a read (a page, or a JSON read)."""
+        if not self._web():
+            self._send(self.server.service.read_handler(self))
 
     def _write_request(self) -> tuple[ClinicStore, dict[str, Any], list[str]] | None:
         """Return the mounted store, the JSON form and the path's parts, or answer the error."""
@@ -83,7 +121,9 @@ class _Handler(BaseHTTPRequestHandler):
         return store, form, urlsplit(self.path).path.strip("/").split("/")
 
     def do_POST(self) -> None:  # noqa: N802
-        """Route a save."""
+        """Route a save (a form post, or a JSON save)."""
+        if self._web():
+            return
         request = self._write_request()
         if request is None:
             return

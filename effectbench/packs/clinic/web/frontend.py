@@ -1,0 +1,54 @@
+"""The clinic's ``web`` front end: the web app in a fresh browser context, pixels only."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from effectbench.packs.clinic.db import SURFACES
+from effectbench.packs.clinic.env import RestVerifier, _Client
+from effectbench.packs.clinic.frontends import FrontEndSession
+from effectbench.packs.clinic.tasks import ClinicTask
+from effectbench.packs.clinic.web import layout, pixels
+from effectbench.schema import Substrate
+from effectbench.screens.browser import BrowserComputer, shared_browser
+from effectbench.seam import Screen
+
+
+class WebFrontEnd:
+    """A fresh context and page per episode in this worker's shared Chromium."""
+
+    substrate = Substrate.WEB
+
+    @contextmanager
+    def session(self, port: int, referral: Mapping[str, Any]) -> Iterator[FrontEndSession]:
+        """Health-check the browser, open the app's start page, yield the pixel env."""
+        browser = shared_browser()
+        browser_session = browser.open(layout.VIEWPORT, f"http://127.0.0.1:{port}/")
+        client = _Client(port)
+        env = BrowserComputer(
+            browser_session.page,
+            layout.VIEWPORT,
+            {
+                "product": lambda: RestVerifier(client, ("encounters",), "rest:encounters"),
+                "all": lambda: RestVerifier(client, SURFACES, "rest:all-surfaces"),
+            },
+        )
+        try:
+            yield FrontEndSession(env, browser_session.health)
+        finally:
+            client.close()
+            browser_session.close()
+
+    def attempt(self, env: Any, task: ClinicTask, params: Mapping[str, Any]) -> Screen:
+        """Drive the pages by recorded coordinates and screen changes."""
+        return pixels.attempt(env, task, params)
+
+    def describe(self) -> dict[str, Any]:
+        """The browser, viewport and font the pixels came from."""
+        return {
+            "browser": "chromium",
+            "viewport": f"{layout.VIEWPORT.width}x{layout.VIEWPORT.height}",
+            "font": layout.FONT,
+        }

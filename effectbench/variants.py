@@ -1,0 +1,57 @@
+"""Which substrates a pack offers and which of its task variants a run chooses.
+
+A pack that runs on several substrates lists them in ``substrates`` (and what a
+run uses by default in ``default_substrates``); every other pack offers the
+substrates its tasks name. ``--substrate`` takes one name, a comma list, or
+``all``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from effectbench.errors import UsageError
+from effectbench.schema import Substrate, TaskSpec
+from effectbench.seam import BenchmarkProvider
+
+
+def offered(pack: BenchmarkProvider) -> tuple[Substrate, ...]:
+    """Return the substrates ``pack`` offers, in its order."""
+    declared: Sequence[Substrate] | None = getattr(pack, "substrates", None)
+    if declared is not None:
+        return tuple(declared)
+    return tuple(dict.fromkeys(t.substrate for t in pack.tasks()))
+
+
+def choose(pack: BenchmarkProvider, text: str | None) -> tuple[Substrate, ...]:
+    """Parse a ``--substrate`` value for ``pack`` (``None``: the pack's default)."""
+    have = offered(pack)
+    if text is None:
+        return tuple(getattr(pack, "default_substrates", have))
+    names = [n.strip() for n in text.split(",")]
+    if "all" in names:
+        return have
+    chosen = []
+    for name in names:
+        try:
+            substrate = Substrate(name)
+        except ValueError:
+            known = ", ".join(s.value for s in Substrate)
+            raise UsageError(f"unknown substrate {name!r}; known: {known}, all") from None
+        if substrate not in have:
+            offers = ", ".join(s.value for s in have)
+            raise UsageError(f"pack {pack.name!r} has no {name!r} substrate (it offers {offers})")
+        if substrate not in chosen:
+            chosen.append(substrate)
+    return tuple(chosen)
+
+
+def tasks_on(
+    pack: BenchmarkProvider, substrates: Sequence[Substrate], split: str | None = None
+) -> list[TaskSpec]:
+    """Return ``pack``'s tasks on ``substrates`` (and in ``split``), in manifest order."""
+    return [
+        t
+        for t in pack.tasks()
+        if t.substrate in substrates and (split is None or t.split.value == split)
+    ]

@@ -1,0 +1,265 @@
+"""The clinic on the web substrate, in real headless Chromium (Debian's /usr/bin/chromium).
+
+A lean set (a few episodes per fault category, one shared browser): the pixel
+baselines get the outcomes the design predicts on the web variants (the same
+ladder as on the API level) and reproduce row for row; the screen shows a green
+banner while the oracle refutes the record on every fault category; nothing the
+agent's env returns leads to the page, the DOM or the oracle; a killed browser
+becomes an ``infrastructure`` drop; the layout the bots recorded is the layout
+the browser draws.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+from test_clinic import ARMS, PREDICTED, SWER
+
+from effectbench.baselines import ScreenOnly, get_baseline
+from effectbench.cli import main
+from effectbench.computer import ComputerEnv, images
+from effectbench.packs.clinic import ClinicProvider
+from effectbench.packs.clinic.oracle import SqliteOracle
+from effectbench.packs.clinic.web import layout
+from effectbench.packs.clinic.web.pixels import banner_status
+from effectbench.runner import DroppedEpisode, evaluate, run_episode
+from effectbench.schema import AgentReport, Category, DropReason, Substrate, TaskSpec
+from effectbench.screens.browser import chromium_pids, shared_browser
+from effectbench.seam import AgentTask
+
+LEAN = (
+    "clean_draft",
+    "sign_and_bill",
+    "edit_note",
+    "refusal_stale",
+    "partial_note",
+    "duplicate_submit",
+    "optimistic_rollback",
+    "stale_allergies",
+    "double_charge",
+    "homonym_dob",
+    "charge_wrong_patient",
+    "noop_edit",
+)
+"""Controls, a refusal control and at least one task of every fault category C1-C7."""
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def pack() -> Iterator[ClinicProvider]:
+    provider = ClinicProvider()
+    yield provider
+    provider.close()
+    shared_browser().close()
+
+
+def _web(pack: ClinicProvider, names: tuple[str, ...] = LEAN) -> list[TaskSpec]:
+    wanted = {f"clinic::{n}@web" for n in names}
+    return [t for t in pack.tasks() if t.task_id in wanted]
+
+
+class ScreenOnlyWatched(ScreenOnly):
+    """screen_only, keeping the last screenshot of each episode (what a person would see)."""
+
+    shots: dict[str, bytes] = {}
+
+    def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport:
+        report = super().run(task, env, params)
+        self.shots[task.task_id] = env.screenshot()
+        return report
+
+
+@pytest.fixture(scope="module")
+def runs(pack: ClinicProvider) -> dict[str, Any]:
+    tasks = _web(pack)
+    out: dict[str, Any] = {
+        arm: evaluate(get_baseline(arm, pack), pack, trials=1, tasks=tasks)
+        for arm in ARMS
+        if arm != "screen_only"
+    }
+    out["screen_only"] = evaluate(ScreenOnlyWatched(pack), pack, trials=1, tasks=tasks)
+    return out
+
+
+def test_tasks_exist_per_substrate_with_the_same_manifest_entry(pack: ClinicProvider) -> None:
+    """Each task is a variant per substrate; the web variant differs only in id and substrate."""
+    by_id = {t.task_id: t for t in pack.tasks()}
+    api, web = by_id["clinic::partial_note"], by_id["clinic::partial_note@web"]
+    assert (api.substrate, web.substrate) == (Substrate.API, Substrate.WEB)
+    assert api.expected_effect == web.expected_effect and api.category == web.category
+    assert len(by_id) == 60
+    assert pack.trial_params(api, 3) == pack.trial_params(web, 3)
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_pixel_baselines_get_the_predicted_outcomes_on_the_web(
+    runs: dict[str, Any], arm: str
+) -> None:
+    """Clicking recorded coordinates and reading the banner's colour gives the API ladder."""
+    run = runs[arm]
+    assert not run.dropped
+    got = {
+        r.task_id.removeprefix("clinic::").removesuffix("@web"): r.outcome.value for r in run.rows
+    }
+    assert got == {name: PREDICTED[name][ARMS.index(arm)] for name in LEAN}
+    assert {r.substrate for r in run.rows} == {Substrate.WEB}
+    assert all(r.env_fingerprint["viewport"] == "1024x640" for r in run.rows)
+
+
+def test_a_green_banner_on_screen_while_the_oracle_refutes_every_fault_category(
+    runs: dict[str, Any],
+) -> None:
+    """On each of C1-C7 the last screenshot is green and the oracle says the record is wrong."""
+    seen = set()
+    for row in runs["screen_only"].rows:
+        if row.category is Category.CONTROL:
+            continue
+        shot = ScreenOnlyWatched.shots[row.task_id]
+        assert images.size(shot) == (1024, 640)
+        assert banner_status(shot) == "success", row.task_id
+        x0, y0, x1, y1 = layout.BANNER.region()
+        assert images.dominant(images.pixels(shot), (x0, y0, x1, y1)) == layout.SUCCESS_RGB
+        assert row.outcome.value == SWER and row.oracle.verdict.value == "refuted"
+        seen.add(row.category)
+    assert seen == set(Category) - {Category.CONTROL}
+
+
+def test_pixel_baselines_reproduce_row_for_row(pack: ClinicProvider, runs: dict[str, Any]) -> None:
+    """A second run of the same arm gives the same rows (timing aside)."""
+    again = evaluate(get_baseline("effect_verified", pack), pack, trials=1, tasks=_web(pack))
+    first = [strip_timing(r.to_row()) for r in runs["effect_verified"].rows]
+    assert [strip_timing(r.to_row()) for r in again.rows] == first
+
+
+def strip_timing(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k not in ("latency_s", "started_at", "finished_at")}
+
+
+_FORBIDDEN_MODULES = ("playwright", "sqlite3", "greenlet")
+
+
+def _reachable(value: object, depth: int = 0, seen: set[int] | None = None) -> Iterator[object]:
+    seen = set() if seen is None else seen
+    if id(value) in seen or depth > 4:
+        return
+    seen.add(id(value))
+    yield value
+    children: list[object] = []
+    if isinstance(value, dict):
+        children = [*value.keys(), *value.values()]
+    elif isinstance(value, list | tuple | set):
+        children = list(value)
+    elif hasattr(value, "__dict__") and not isinstance(value, type):
+        children = list(vars(value).values())
+    for child in children:
+        yield from _reachable(child, depth + 1, seen)
+
+
+def test_nothing_the_env_returns_reaches_the_page_dom_or_oracle(pack: ClinicProvider) -> None:
+    """Screenshots, ints, None and the product's REST verifier: no page, DOM or oracle."""
+    task = _web(pack, ("clean_draft",))[0]
+    params = pack.trial_params(task, 0)
+    with pack.provision(task, 0, params) as episode:
+        env: ComputerEnv = episode.env
+        assert isinstance(env, ComputerEnv)
+        returned: list[object] = [
+            env.screenshot(),
+            env.click(10, 10),
+            env.move(20, 20),
+            env.drag([(20, 20), (30, 30)]),
+            env.mouse_down(),
+            env.mouse_up(),
+            env.cursor_position(),
+            env.type("x"),
+            env.key("Escape"),
+            env.key_down("shift"),
+            env.key_up("shift"),
+            env.scroll(5, 5, 0, 1),
+            env.wait(0),
+            env.product_effect_verifier(),
+            env.all_surfaces_verifier(),
+            env.display,
+        ]
+        for value in _reachable(returned):
+            module = type(value).__module__
+            assert not module.startswith(_FORBIDDEN_MODULES), module
+            assert value is not episode.oracle and not isinstance(value, SqliteOracle)
+
+
+def test_a_killed_browser_is_an_infrastructure_drop_never_a_halt(pack: ClinicProvider) -> None:
+    """The browser dies mid-episode every time: retried once, then dropped as infrastructure."""
+    task = _web(pack, ("clean_draft",))[0]
+    attempts = []
+
+    class Killer(ScreenOnly):
+        name = "killer"
+
+        def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport:
+            attempts.append(task.task_id)
+            for pid in chromium_pids():
+                os.kill(pid, signal.SIGKILL)
+            return super().run(task, env, params)
+
+    out = run_episode(Killer(pack), pack, task, 0, 0)
+    assert isinstance(out, DroppedEpisode)
+    assert out.reason is DropReason.INFRASTRUCTURE and "browser" in out.detail
+    assert len(attempts) == 2
+    after = run_episode(get_baseline("screen_only", pack), pack, task, 0, 0)
+    assert not isinstance(after, DroppedEpisode) and after.outcome.value == "success"
+
+
+def test_the_recorded_layout_is_what_the_browser_draws(pack: ClinicProvider) -> None:
+    """Every box the bots click is where the browser puts its control (harness-side check)."""
+    from effectbench.packs.clinic.web.app import stylesheet
+
+    page_css = stylesheet()
+    for box in (layout.SEARCH_NAME, layout.NOTE, layout.SAVE, layout.EDIT_SAVE, layout.BANNER):
+        assert f"left:{box.x}px;top:{box.y}px;width:{box.w}px;height:{box.h}px" in page_css
+    task = _web(pack, ("clean_draft",))[0]
+    with pack.provision(task, 0, pack.trial_params(task, 0)):
+        port = pack.service.port
+        session = shared_browser().open(layout.VIEWPORT, f"http://127.0.0.1:{port}/")
+        try:
+            for path, boxes in (
+                ("/", {"#q-name": layout.SEARCH_NAME, "#search": layout.SEARCH_BUTTON}),
+                (
+                    "/chart/M-0101",
+                    {
+                        "#note": layout.NOTE,
+                        "#save": layout.SAVE,
+                        "#claim": layout.CLAIM_REF,
+                        "#type-follow-up": layout.TYPE_RADIO["Follow-up"],
+                        "#code-99284": layout.CHARGE_RADIO["99284"],
+                        "#open-id": layout.OPEN_ENCOUNTER_ID,
+                    },
+                ),
+                ("/chart/M-0101/encounter?id=104", {"#edit-note": layout.EDIT_NOTE}),
+            ):
+                session.page.goto(f"http://127.0.0.1:{port}{path}")
+                for selector, box in boxes.items():
+                    got = session.page.locator(selector).bounding_box()
+                    assert got is not None
+                    assert (got["x"], got["y"], got["width"], got["height"]) == tuple(box), selector
+        finally:
+            session.close()
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("bogus", "unknown substrate 'bogus'"),
+        ("desktop", "pack 'clinic' has no 'desktop' substrate"),
+    ],
+)
+def test_run_refuses_an_unknown_or_absent_substrate(
+    value: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``run --substrate`` with a substrate the pack lacks exits 2 with one line."""
+    code = main(["run", "--pack", "clinic", "--baseline", "screen_only", "--substrate", value])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
