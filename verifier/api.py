@@ -145,7 +145,13 @@ def _check_rows(
             sub.rows_file,
         )
     elif header is not None and declared.tasks is not None and not checker.structure_failed:
-        missing = checker.missing_trials(declared.tasks)
+        # a run covers the split on the substrates it chose (SPEC 1.1 task variants)
+        seen = checker.seen_tasks()
+        tasks = declared.tasks
+        substrates = {facts.substrate for tid, facts in tasks.items() if tid in seen}
+        missing = checker.missing_trials(
+            tid for tid, facts in tasks.items() if facts.substrate in substrates
+        )
         check_missing_trials(missing, header.run.n_dropped, sink, sub.rows_file)
     return checker
 

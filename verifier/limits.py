@@ -29,3 +29,6 @@ class Limits:
     """Bytes of an upstream single-document submission (parsed whole)."""
     max_reproduce_rows: int = 100_000
     """Rows the ``reproduce`` check re-runs; a larger baseline bundle is refused."""
+    reproduce_screen_rows: int = 24
+    """Screen-substrate rows the ``reproduce`` check re-runs at most; beyond that a sample
+    of this size, chosen from the bundle's hash (each costs a browser episode)."""

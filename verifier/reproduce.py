@@ -4,6 +4,13 @@ Only a shipped baseline on a pack that declares ``deterministic = True`` can be
 re-executed by the verifier. Rows are matched by (task, trial) and compared on
 every field except the timings (``latency_s``, ``started_at``, ``finished_at``
 and a model call's ``latency_s``), which no re-run reproduces.
+
+The re-run covers the split's tasks on the substrates the bundle's rows name.
+Rows on a screen substrate (web, desktop, remote display) cost a browser or a
+display each; beyond :attr:`~verifier.limits.Limits.reproduce_screen_rows` of
+them the verifier re-runs a sample of that size, chosen deterministically from
+the hash of the bundle's rows (the same bundle always gets the same sample),
+and compares those rows only.
 """
 
 from __future__ import annotations
@@ -14,7 +21,9 @@ from typing import Any
 from effectbench.baselines import baseline_names, get_baseline
 from effectbench.bundle import SUBMISSION_FILE, SubmissionHeader
 from effectbench.findings import CheckId, Family
-from effectbench.runner import evaluate
+from effectbench.hashing import canonical_hash
+from effectbench.runner import DroppedEpisode, RunResult, evaluate, run_episode
+from effectbench.schema import Substrate
 from effectbench.seam import BenchmarkProvider
 from verifier.limits import Limits
 from verifier.report import FindingSink
@@ -70,6 +79,53 @@ def applicable(header: SubmissionHeader, pack: BenchmarkProvider | None) -> str 
     return None
 
 
+SCREEN_SUBSTRATES = frozenset({Substrate.WEB, Substrate.DESKTOP, Substrate.REMOTE_DISPLAY})
+
+
+def _screen_sample(
+    rows: list[tuple[int, dict[str, Any]]],
+    tasks: list[Any],
+    header: SubmissionHeader,
+    limits: Limits,
+) -> set[tuple[str, int]] | None:
+    """Return the (task, trial) pairs to re-run when the screen rows exceed the budget."""
+    screen = {t.task_id for t in tasks if t.substrate in SCREEN_SUBSTRATES}
+    pairs = [(t, trial) for t in sorted(screen) for trial in range(header.trials_per_task)]
+    if len(pairs) <= limits.reproduce_screen_rows:
+        return None
+    digest = canonical_hash([row for _, row in rows])
+    ranked = sorted(pairs, key=lambda p: canonical_hash([digest, p[0], p[1]]))
+    chosen = set(ranked[: limits.reproduce_screen_rows])
+    others = {
+        (t.task_id, trial)
+        for t in tasks
+        if t.task_id not in screen
+        for trial in range(header.trials_per_task)
+    }
+    return chosen | others
+
+
+def _rerun_pairs(
+    name: str,
+    pack: BenchmarkProvider,
+    tasks: list[Any],
+    header: SubmissionHeader,
+    pairs: set[tuple[str, int]],
+) -> RunResult:
+    """Re-run only ``pairs`` (in manifest order), each with its trial's seed."""
+    sut = get_baseline(name, pack)
+    run = RunResult(arm=sut.name, pack=pack.name)
+    for task in tasks:
+        for trial, seed in enumerate(header.seeds):
+            if (task.task_id, trial) in pairs:
+                out = run_episode(sut, pack, task, trial, seed)
+                if isinstance(out, DroppedEpisode):
+                    run.dropped.append(out)
+                else:
+                    run.rows.append(out)
+    return run
+
+
 def reproduce(
     header: SubmissionHeader,
     pack: BenchmarkProvider,
@@ -101,16 +157,25 @@ def reproduce(
             file,
         )
         return False
+    rows = list(rows)
     split = header.pack.split.value
-    tasks = [t for t in pack.tasks() if t.split.value == split]
-    run = evaluate(
-        get_baseline(name, pack),
-        pack,
-        trials=header.trials_per_task,
-        seeds=header.seeds,
-        tasks=tasks,
-    )
-    if len(run.dropped) != header.run.n_dropped:
+    named = {str(row.get("substrate")) for _, row in rows}
+    tasks = [t for t in pack.tasks() if t.split.value == split and t.substrate.value in named]
+    sample = _screen_sample(rows, tasks, header, limits)
+    if sample is None:
+        run = evaluate(
+            get_baseline(name, pack),
+            pack,
+            trials=header.trials_per_task,
+            seeds=header.seeds,
+            tasks=tasks,
+        )
+    else:
+        run = _rerun_pairs(name, pack, tasks, header, sample)
+        rows = [
+            (line, row) for line, row in rows if (row.get("task_id"), row.get("trial")) in sample
+        ]
+    if sample is None and len(run.dropped) != header.run.n_dropped:
         sink.emit(
             CheckId.REPRODUCE_DROPPED,
             f"the re-run drops {len(run.dropped)} trials, the submission declares "

@@ -248,6 +248,10 @@ class RowChecker:
 
     # -- after the pass ------------------------------------------------------------------
 
+    def seen_tasks(self) -> set[str]:
+        """Return the task ids that have at least one row."""
+        return set(self._seen)
+
     def missing_trials(self, expected_tasks: Iterable[str]) -> list[tuple[str, int]]:
         """Return every (task, trial) of the declared pack split that has no row."""
         missing = []
