@@ -18,7 +18,7 @@ from typing import NoReturn
 from effectbench import __version__
 from effectbench.errors import EffectBenchError
 
-COMMAND_MODULES = ("effectbench._cmd_run", "effectbench._cmd_inspect")
+COMMAND_MODULES = ("effectbench._cmd_run", "effectbench._cmd_inspect", "effectbench._cmd_mcp")
 """Modules whose ``register`` adds subcommands, in help order."""
 OPTIONAL_COMMAND_MODULES = ("verifier.cli", "verifier._cmd_sign", "effectbench.site.cli")
 """Command modules of the other parts; skipped while a part is not installed."""

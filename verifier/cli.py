@@ -18,6 +18,7 @@ from effectbench.bundle import (
 from effectbench.cli import positive_int
 from effectbench.errors import UsageError
 from effectbench.journal import retire_journal
+from effectbench.packs import get_pack
 from effectbench.produce import (
     bundle_folder,
     import_document,
@@ -71,15 +72,27 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     folder = bundle_folder(args.out, args.name)  # checked before the run
     started = now()
     journal = folder.with_name(folder.name + ".journal")  # by default, beside the bundle
-    pack, _, run = run_system(args, default_journal=journal)
+    trials, split = args.trials, Split(args.split)
+    if args.from_records is not None:
+        if args.baseline is not None or args.sut is not None:
+            raise UsageError(
+                "--from-records takes no --baseline or --sut: the records hold the run"
+            )
+        from effectbench.mcp.records import read_records
+
+        pack = get_pack(args.pack)
+        records = read_records(args.from_records, pack)
+        run, trials, split = records.run, records.trials, records.split
+    else:
+        pack, _, run = run_system(args, default_journal=journal)
     submission = make_submission(
         run,
         pack,
         SystemInfo(
             name=args.name, description=args.description, url=args.url, baseline=args.baseline
         ),
-        trials=args.trials,
-        split=Split(args.split),
+        trials=trials,
+        split=split,
         started_at=run.started_at or started,
         finished_at=now(),
         signer=(
@@ -146,6 +159,12 @@ def register(sub: Any) -> None:
     p.add_argument("--signer-issuer", metavar="URL", help="its OIDC issuer")
     p.add_argument("--readme", type=Path, metavar="FILE", help=f"a {README_FILE} to include")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="parent folder")
+    p.add_argument(
+        "--from-records",
+        type=Path,
+        metavar="DIR",
+        help="build the bundle from a record dir of MCP episodes (effectbench mcp) instead",
+    )
     p.set_defaults(func=_cmd_submit)
 
     p = sub.add_parser("import", help="convert an upstream submission document into a bundle")

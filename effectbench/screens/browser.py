@@ -212,6 +212,14 @@ def shared_browser() -> SharedBrowser:
     return browser
 
 
+def close_shared_browser() -> None:
+    """Close this thread's browser, if it launched one (a worker thread's last step)."""
+    browser: SharedBrowser | None = getattr(_local, "browser", None)
+    if browser is not None:
+        browser.close()
+        _local.browser = None
+
+
 class BrowserComputer(ComputerBase):
     """Pixels out, pointer and keys in, on one episode's page; nothing else reachable."""
 

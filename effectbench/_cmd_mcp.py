@@ -1,0 +1,54 @@
+"""``effectbench mcp``: one episode as an MCP server over stdio."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from effectbench.errors import UsageError
+from effectbench.packs import get_pack
+from effectbench.schema import Substrate
+from effectbench.variants import choose
+
+SCREEN = (Substrate.WEB, Substrate.DESKTOP, Substrate.REMOTE_DISPLAY)
+
+
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    pack = get_pack(args.pack)
+    (substrate,) = choose(pack, args.substrate) if "," not in args.substrate else (None,)
+    if substrate is None or substrate not in SCREEN:
+        raise UsageError(
+            f"--substrate {args.substrate!r}: the MCP server serves one screen substrate "
+            "(web, desktop or remote_display)"
+        )
+    name = args.task.removeprefix(f"{pack.name}::").split("@", 1)[0]
+    suffix = "" if substrate is Substrate.API else f"@{substrate.value}"
+    wanted = {args.task, f"{pack.name}::{name}{suffix}"}
+    task = next((t for t in pack.tasks() if t.task_id in wanted and t.substrate is substrate), None)
+    if task is None:
+        raise UsageError(f"pack {pack.name!r} has no task {args.task!r} on {substrate.value}")
+    if args.trial < 0:
+        raise UsageError(f"--trial must be 0 or more, got {args.trial}")
+    from effectbench.mcp.app import serve
+    from effectbench.mcp.server import EpisodeServer
+
+    episode = EpisodeServer(
+        pack, task, args.trial, Path(args.record_dir), timeout_s=args.timeout, name=args.system
+    )
+    asyncio.run(serve(episode))
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add ``mcp``."""
+    p = sub.add_parser("mcp", help="serve one episode as an MCP server over stdio")
+    p.add_argument("--pack", default="clinic")
+    p.add_argument("--substrate", default="web", help="web (desktop, remote_display if offered)")
+    p.add_argument("--task", required=True, help="a task id (clinic::NAME@web) or its NAME")
+    p.add_argument("--trial", type=int, default=0)
+    p.add_argument("--record-dir", default="effectbench-records", help="where the row is written")
+    p.add_argument("--timeout", type=float, default=900.0, help="seconds until a silent halt")
+    p.add_argument("--system", default="mcp-agent", help="the system's name in the row (its arm)")
+    p.set_defaults(func=_cmd_mcp)

@@ -1,0 +1,102 @@
+"""The MCP tools of one episode, over stdio (the ``mcp`` SDK, major version 2)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.types import Image
+
+from effectbench.computer import ActionError
+from effectbench.mcp.server import ACTIONS, EpisodeOver, EpisodeServer
+
+INSTRUCTIONS = (
+    "One EffectBench episode. Call `task` for the goal and the referral, look with "
+    "`screenshot`, act with the computer actions (Anthropic computer-use names; "
+    "coordinates in the display `task` names), and end with `report` exactly once. "
+    "The score is the record's true state, read by an oracle you cannot reach."
+)
+
+
+def _answer(result: Any) -> Image | str:
+    kind, value = result
+    if kind == "image":
+        return Image(data=value, format="png")
+    return str(value)
+
+
+async def _call(episode: EpisodeServer, name: str, arguments: dict[str, Any]) -> Any:
+    try:
+        return await episode.call(name, arguments)
+    except (ActionError, EpisodeOver) as exc:
+        raise ToolError(str(exc)) from None
+
+
+def build(episode: EpisodeServer) -> MCPServer:
+    """Return the server whose tools are ``episode``."""
+    app: MCPServer = MCPServer("effectbench-episode", instructions=INSTRUCTIONS)
+
+    @app.tool(name="task", description="The goal, declared effect, referral and display size.")
+    async def task() -> str:
+        try:
+            return json.dumps(await episode.task_info(), sort_keys=True)
+        except (ActionError, EpisodeOver) as exc:
+            raise ToolError(str(exc)) from None
+
+    @app.tool(name="screenshot", description="The screen now, as a PNG image.")
+    async def screenshot() -> Image:
+        image = _answer(await _call(episode, "screenshot", {}))
+        assert isinstance(image, Image)
+        return image
+
+    @app.tool(name="report", description="End the episode: success, or halted, and why.")
+    async def report(success: bool, halted: bool, message: str = "") -> str:
+        await _call(episode, "report", {"success": success, "halted": halted, "message": message})
+        return "reported; the harness judges the record"
+
+    for action in ACTIONS:
+        app.tool(name=action, description=f"Computer action {action!r} (Anthropic's schema).")(
+            _action_tool(episode, action)
+        )
+    return app
+
+
+def _action_tool(episode: EpisodeServer, action: str) -> Any:
+    async def computer_action(
+        coordinate: list[int] | None = None,
+        text: str | None = None,
+        scroll_direction: str | None = None,
+        scroll_amount: int | None = None,
+        duration: float | None = None,
+        start_coordinate: list[int] | None = None,
+        region: list[int] | None = None,
+    ) -> Image | str:
+        arguments = {
+            k: v
+            for k, v in {
+                "coordinate": coordinate,
+                "text": text,
+                "scroll_direction": scroll_direction,
+                "scroll_amount": scroll_amount,
+                "duration": duration,
+                "start_coordinate": start_coordinate,
+                "region": region,
+            }.items()
+            if v is not None
+        }
+        return _answer(await _call(episode, action, arguments))
+
+    computer_action.__name__ = action
+    return computer_action
+
+
+async def serve(episode: EpisodeServer) -> None:
+    """Serve ``episode`` over stdio until the client leaves; then its row is written."""
+    episode.start()
+    try:
+        await build(episode).run_stdio_async()
+    finally:
+        await asyncio.to_thread(episode.stop)
