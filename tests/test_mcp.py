@@ -1,0 +1,186 @@
+"""The MCP episode server over stdio, its record directory and ``submit --from-records``.
+
+Driven by the scripted pixel agent of examples/mcp_screen_agent.py: its row
+equals the in-process run of the shipped screen_only pixel baseline; bad input
+is a tool error or a recorded halt; a client that leaves or never reports is a
+recorded halt; ``effectbench mcp`` refuses an unknown task, trial or substrate.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from effectbench.baselines import ScreenOnly
+from effectbench.cli import main
+from effectbench.computer import ActionError
+from effectbench.mcp.records import read_records, write_record
+from effectbench.mcp.server import EpisodeServer, record_path
+from effectbench.packs.clinic import ClinicProvider
+from effectbench.runner import run_episode
+from effectbench.schema import Substrate, TaskSpec
+from effectbench.screens.browser import shared_browser
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "examples"))
+import mcp_screen_agent  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def pack() -> Iterator[ClinicProvider]:
+    provider = ClinicProvider()
+    yield provider
+    provider.close()
+    shared_browser().close()
+
+
+def _task(pack: ClinicProvider, name: str) -> TaskSpec:
+    return next(t for t in pack.tasks() if t.task_id == f"clinic::{name}@web")
+
+
+def _server(task: str, trial: int, record_dir: Path, *extra: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "effectbench.cli",
+        "mcp",
+        "--task",
+        task,
+        "--trial",
+        str(trial),
+        "--record-dir",
+        str(record_dir),
+        *extra,
+    ]
+
+
+def _strip(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k not in ("latency_s", "started_at", "finished_at")}
+
+
+def _record(record_dir: Path, task_id: str, trial: int) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(record_path(record_dir, task_id, trial).read_text())
+    return data
+
+
+def test_the_example_client_over_stdio_writes_the_in_process_row(
+    pack: ClinicProvider, tmp_path: Path
+) -> None:
+    """The same pixel agent, over MCP and in process, leaves the same row (timing aside)."""
+    command = _server("partial_note", 1, tmp_path, "--system", "screen_only")
+    assert mcp_screen_agent.play(command) == "success"
+    task = _task(pack, "partial_note")
+    over_mcp = _record(tmp_path, task.task_id, 1)["row"]
+    in_process = run_episode(ScreenOnly(pack), pack, task, 1, 1)
+    assert _strip(over_mcp) == _strip(in_process.to_row())  # type: ignore[union-attr]
+    assert over_mcp["outcome"] == "silent_wrong_effect"
+
+
+def test_bad_input_is_a_tool_error_and_a_second_report_is_refused(tmp_path: Path) -> None:
+    """Off-screen points, unknown keys, control characters, early and second reports."""
+    episode = mcp_screen_agent.McpEpisode(_server("clean_draft", 0, tmp_path))
+    try:
+        info = json.loads(episode.call("task"))
+        assert info["display"] == {"width": 1024, "height": 640}
+        assert "note" in info["referral"] and info["substrate"] == "web"
+        for name, args, message in (
+            ("left_click", {"coordinate": [1024, 5]}, "off the screen"),
+            ("key", {"text": "ctrl+Hyperdrive"}, "unknown key name"),
+            ("type", {"text": "a\x1b[2Jb"}, "control character"),
+            ("scroll", {"coordinate": [5, 5], "scroll_direction": "sideways"}, "needs"),
+            ("report", {"success": True, "halted": False}, "act before reporting success"),
+            ("report", {"success": True, "halted": True}, "not both"),
+        ):
+            with pytest.raises(ActionError, match=message):
+                episode.call(name, args)
+        assert episode.call("screenshot")[:8] == b"\x89PNG\r\n\x1a\n"
+        episode.call("report", {"success": False, "halted": True, "message": "unsure"})
+        with pytest.raises(ActionError, match="already been reported"):
+            episode.call("report", {"success": True, "halted": False})
+        with pytest.raises(ActionError, match="already been reported"):
+            episode.call("left_click", {"coordinate": [5, 5]})
+    finally:
+        episode.close()
+    row = _record(tmp_path, "clinic::clean_draft@web", 0)["row"]
+    assert row["agent"] == {"reported_success": False, "halted": True, "message": "unsure"}
+    assert row["outcome"] == "over_halt"
+
+
+def test_a_client_that_leaves_or_never_reports_is_a_recorded_halt(
+    pack: ClinicProvider, tmp_path: Path
+) -> None:
+    """Disconnect mid-episode and an episode timeout: each a halt judged by the oracle."""
+    left = EpisodeServer(pack, _task(pack, "clean_draft"), 0, tmp_path)
+    left.start()
+    left.stop()
+    row = _record(tmp_path, "clinic::clean_draft@web", 0)["row"]
+    assert row["agent"]["halted"] and "disconnected" in row["agent"]["message"]
+    assert row["outcome"] == "over_halt"
+    silent = EpisodeServer(pack, _task(pack, "edit_note"), 0, tmp_path, timeout_s=0.2)
+    silent.start()
+    assert silent.finished.wait(120)
+    row = _record(tmp_path, "clinic::edit_note@web", 0)["row"]
+    assert row["agent"]["halted"] and "timed out" in row["agent"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--task", "no_such_task"], "has no task 'no_such_task' on web"),
+        (["--task", "clean_draft", "--trial", "-1"], "--trial must be 0 or more"),
+        (["--task", "clean_draft", "--substrate", "api"], "serves one screen substrate"),
+        (["--task", "clean_draft", "--substrate", "moon"], "unknown substrate 'moon'"),
+        (["--task", "clean_draft", "--pack", "nope"], "nope"),
+    ],
+)
+def test_mcp_refuses_an_unknown_task_trial_or_substrate(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``effectbench mcp`` with bad arguments exits 2 with one line, no server started."""
+    assert main(["mcp", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_submit_from_records_makes_a_bundle_verify_accepts(
+    pack: ClinicProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A record dir covering a split becomes a bundle that verify accepts as a preview.
+
+    The records here are written by the same writer the MCP server uses, from
+    in-process episodes on the api variants (3 trials of the dev split, the
+    board's minimum; the MCP path itself is the first test of this module).
+    """
+    records = tmp_path / "records"
+    tasks = [t for t in pack.tasks() if t.substrate is Substrate.API and t.split.value == "dev"]
+    sut = ScreenOnly(pack)
+    for task in tasks:
+        for trial in range(3):
+            write_record(records, task.task_id, trial, run_episode(sut, pack, task, trial, trial))
+    assert read_records(records, pack).trials == 3
+    out = tmp_path / "out"
+    code = main(
+        ["submit", "--pack", "clinic", "--from-records", str(records), "--name", "pixel bot"]
+        + ["--out", str(out)]
+    )
+    assert code == 0
+    (bundle,) = out.iterdir()
+    capsys.readouterr()
+    assert main(["verify", "--allow-unsigned", str(bundle)]) == 0
+    assert "accepted" in capsys.readouterr().out
+    (records / "junk.json").write_text("[1, 2]")
+    assert (
+        main(
+            ["submit", "--pack", "clinic", "--from-records", str(records)]
+            + ["--name", "x", "--out", str(tmp_path / "o2")]
+        )
+        == 2
+    )
+    assert "junk.json" in capsys.readouterr().err
