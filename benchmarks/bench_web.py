@@ -92,7 +92,7 @@ def mcp_overhead(n: int) -> None:
         remote = []
         for _ in range(n):
             t0 = time.perf_counter()
-            episode.call("wait", {"duration": 0})
+            episode.call("task")  # no screen work: stdio, JSON-RPC, the episode thread's hop
             remote.append(time.perf_counter() - t0)
         shots = []
         for _ in range(n):
@@ -102,7 +102,7 @@ def mcp_overhead(n: int) -> None:
         episode.call("report", {"success": False, "halted": True, "message": "bench"})
     finally:
         episode.close()
-    print(f"MCP call, no screen work (wait 0)              {_ms(remote)}")
+    print(f"MCP call overhead (task: no screen work)       {_ms(remote)}")
     print(f"MCP screenshot call (capture + base64 + stdio) {_ms(shots)}")
 
 

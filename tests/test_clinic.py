@@ -254,7 +254,7 @@ def test_the_oracle_judges_correctly_with_the_service_read_path_broken(
     pack: ClinicProvider,
 ) -> None:
     intact = _WritesBlind(pack)
-    normal = evaluate(intact, pack, trials=2)
+    normal = evaluate(intact, pack, trials=2, tasks=api_tasks(pack))
     broken_reads: list[str] = []
 
     def broken(handler: Any) -> Reply:
@@ -264,7 +264,7 @@ def test_the_oracle_judges_correctly_with_the_service_read_path_broken(
     blind = _WritesBlind(pack)
     pack.service.read_handler = broken  # for every episode, from provision to verdict
     try:
-        broken_run = evaluate(blind, pack, trials=2)
+        broken_run = evaluate(blind, pack, trials=2, tasks=api_tasks(pack))
     finally:
         pack.service.read_handler = default_read_handler
     # Only the system under test's own probe ever reached the read handler.
