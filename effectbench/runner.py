@@ -11,7 +11,7 @@ with its reason, never scored.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -267,13 +267,24 @@ def evaluate(
     trials: int = 10,
     seeds: Sequence[int] | None = None,
     tasks: Sequence[TaskSpec] | None = None,
+    only: Collection[tuple[str, int]] | None = None,
 ) -> RunResult:
-    """Run ``sut`` over every task of ``provider`` for ``trials`` trials each, in this process."""
+    """Run ``sut`` over every task of ``provider`` for ``trials`` trials each, in this process.
+
+    ``only`` restricts the run to those (task id, trial) pairs (a sample).
+    """
     plan = RunPlan.build(sut, provider, trials=trials, seeds=seeds, tasks=tasks)
     specs = {task.task_id: task for task in plan.tasks}
-    return plan.result(
-        {
-            cell.key: run_episode(sut, provider, specs[cell.task_id], cell.trial, cell.seed)
-            for cell in plan.cells()
-        }
-    )
+    cells = [c for c in plan.cells() if only is None or (c.task_id, c.trial) in only]
+    outcomes = {
+        cell.key: run_episode(sut, provider, specs[cell.task_id], cell.trial, cell.seed)
+        for cell in cells
+    }
+    result = RunResult(arm=sut.name, pack=provider.name)
+    for cell in cells:  # serial order, as plan.result gives for a full run
+        outcome = outcomes[cell.key]
+        if isinstance(outcome, DroppedEpisode):
+            result.dropped.append(outcome)
+        else:
+            result.rows.append(outcome)
+    return result

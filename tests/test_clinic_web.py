@@ -11,9 +11,11 @@ the browser draws.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -263,3 +265,27 @@ def test_run_refuses_an_unknown_or_absent_substrate(
     code = main(["run", "--pack", "clinic", "--baseline", "screen_only", "--substrate", value])
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_web_bundle_is_reproduced_from_a_sample_chosen_by_its_hash(
+    pack: ClinicProvider, tmp_path: Path
+) -> None:
+    """The reproduced tier on a web bundle: a deterministic sample within the budget."""
+    from effectbench.bundle import SystemInfo
+    from effectbench.produce import make_submission, write_submission
+    from effectbench.schema import Split
+    from verifier.api import VerifyOptions, verify_path
+    from verifier.limits import Limits
+
+    tasks = [t for t in pack.tasks() if t.substrate is Substrate.WEB and t.split is Split.DEV]
+    run = evaluate(get_baseline("screen_only", pack), pack, trials=1, tasks=tasks)
+    system = SystemInfo(name="screen_only (web)", description="", url="", baseline="screen_only")
+    sub = make_submission(
+        run, pack, system, trials=1, split=Split.DEV, started_at="x", finished_at="y"
+    )
+    bundle = write_submission(tmp_path / "bundle", sub, run.rows)
+    options = VerifyOptions(allow_unsigned=True, limits=Limits(reproduce_screen_rows=3))
+    (report,) = verify_path(bundle, options)
+    assert report.reproduced is True
+    rows = [json.loads(line) for line in (bundle / "episodes.jsonl").read_text().splitlines()]
+    assert len(rows) == 27

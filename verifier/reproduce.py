@@ -22,7 +22,7 @@ from effectbench.baselines import baseline_names, get_baseline
 from effectbench.bundle import SUBMISSION_FILE, SubmissionHeader
 from effectbench.findings import CheckId, Family
 from effectbench.hashing import canonical_hash
-from effectbench.runner import DroppedEpisode, RunResult, evaluate, run_episode
+from effectbench.runner import evaluate
 from effectbench.schema import Substrate
 from effectbench.seam import BenchmarkProvider
 from verifier.limits import Limits
@@ -105,27 +105,6 @@ def _screen_sample(
     return chosen | others
 
 
-def _rerun_pairs(
-    name: str,
-    pack: BenchmarkProvider,
-    tasks: list[Any],
-    header: SubmissionHeader,
-    pairs: set[tuple[str, int]],
-) -> RunResult:
-    """Re-run only ``pairs`` (in manifest order), each with its trial's seed."""
-    sut = get_baseline(name, pack)
-    run = RunResult(arm=sut.name, pack=pack.name)
-    for task in tasks:
-        for trial, seed in enumerate(header.seeds):
-            if (task.task_id, trial) in pairs:
-                out = run_episode(sut, pack, task, trial, seed)
-                if isinstance(out, DroppedEpisode):
-                    run.dropped.append(out)
-                else:
-                    run.rows.append(out)
-    return run
-
-
 def reproduce(
     header: SubmissionHeader,
     pack: BenchmarkProvider,
@@ -162,16 +141,15 @@ def reproduce(
     named = {str(row.get("substrate")) for _, row in rows}
     tasks = [t for t in pack.tasks() if t.split.value == split and t.substrate.value in named]
     sample = _screen_sample(rows, tasks, header, limits)
-    if sample is None:
-        run = evaluate(
-            get_baseline(name, pack),
-            pack,
-            trials=header.trials_per_task,
-            seeds=header.seeds,
-            tasks=tasks,
-        )
-    else:
-        run = _rerun_pairs(name, pack, tasks, header, sample)
+    run = evaluate(
+        get_baseline(name, pack),
+        pack,
+        trials=header.trials_per_task,
+        seeds=header.seeds,
+        tasks=tasks,
+        only=sample,
+    )
+    if sample is not None:
         rows = [
             (line, row) for line, row in rows if (row.get("task_id"), row.get("trial")) in sample
         ]
