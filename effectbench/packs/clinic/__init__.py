@@ -32,6 +32,17 @@ effects (SWER) at 10 trials, dev split (all 30 tasks in brackets):
 Both verifying arms over-halt the two undeclared controls whose action is
 available (20 episodes): with no contract there is nothing to verify.
 
+Substrates. Each task exists as a variant per front end (:mod:`.frontends`):
+``clinic::NAME`` on ``api`` (the JSON actions above) and ``clinic::NAME@web``
+(the service's own server-rendered web app, :mod:`.web`, in headless Chromium:
+the agent sees screenshots and acts with pointer and keys). The fault sits in
+the record service, so both variants meet it and the one oracle judges both.
+The pixel baselines (recorded coordinates on the fixed layout, waiting on screen
+changes, reading the banner's colour) make the same choices as the API-level
+script, so the ladder on ``web`` is the API ladder, task for task (measured at
+3 trials, dev split: see ``benchmarks/bench_web.py``); an episode whose browser
+fails is dropped as ``infrastructure``, never scored.
+
 Sequestered test split and what the manifest redacts: tasks of the ``test``
 split appear in the public manifest with their goal replaced by
 ``[sequestered]`` (by :func:`effectbench.manifest.manifest_of`), a neutral title
