@@ -141,7 +141,7 @@ def test_statement_subjects_are_every_file_sorted_with_sha256(
         data = (bundle / subject["name"]).read_bytes()
         assert subject["digest"] == {"sha256": hashlib.sha256(data).hexdigest()}
     predicate = statement["predicate"]
-    assert predicate["benchmark"] == {"name": "effectbench", "spec_version": "1.0.0"}
+    assert predicate["benchmark"] == {"name": "effectbench", "spec_version": SPEC_VERSION}
     assert predicate["tool"]["name"] == "effectbench" and predicate["tool"]["version"]
     assert predicate["files"] == 3 and predicate["excluded"] == [SIGNATURE_FILE]
 
