@@ -33,7 +33,7 @@ from effectbench.metrics import episode_frame, summarize
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.packs.mockmed import MockMedProvider
 from effectbench.runner import INFRA_RETRIES, evaluate
-from effectbench.schema import Split, TaskSpec
+from effectbench.schema import Split, Substrate, TaskSpec
 from effectbench.seam import Episode
 
 SUPPORT = Path(__file__).resolve().parent / "inspect_support"
@@ -75,7 +75,9 @@ def test_inspect_eval_matches_the_in_process_system_trial_for_trial(
     assert log.eval.task == "effectbench/clinic"
     got = _trials(log)
     with ClinicProvider() as pack:
-        dev = [t for t in pack.tasks() if t.split is Split.DEV]
+        dev = [
+            t for t in pack.tasks() if t.split is Split.DEV and t.substrate is Substrate.API
+        ]  # the inspect task's default: the API level
         scripted = evaluate(ScriptedSystem(policy), pack, trials=TRIALS, tasks=dev)
         shipped = evaluate(get_baseline(policy, pack), pack, trials=TRIALS, tasks=dev)
     assert not scripted.dropped and not shipped.dropped

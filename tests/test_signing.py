@@ -29,6 +29,7 @@ from sigstore_testroot import (
 )
 from sigstore_testroot.bundles import copy_bundle, write_bundle
 
+from effectbench import SPEC_VERSION
 from effectbench.errors import DataError
 from effectbench.signatures import (
     PREDICATE_TYPE,
