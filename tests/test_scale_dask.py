@@ -40,6 +40,7 @@ from scale_support.agents import (
 from test_journal import untimed, untimed_results
 
 import effectbench
+from effectbench import SPEC_VERSION
 from effectbench.baselines import get_baseline
 from effectbench.cli import build_parser, main
 from effectbench.errors import UsageError
@@ -49,6 +50,7 @@ from effectbench.executors.worker import Outcome
 from effectbench.packs import get_pack
 from effectbench.runner import RunPlan, RunResult, evaluate
 from effectbench.schema import DropReason
+from effectbench.variants import choose, tasks_on
 
 pytestmark = pytest.mark.slow
 
@@ -116,8 +118,9 @@ def test_rows_on_dask_equal_a_serial_run(
 ) -> None:
     pack = get_pack(pack_name)
     sut = get_baseline(baseline, pack)
-    serial = evaluate(sut, pack, trials=2)
-    plan = RunPlan.build(sut, pack, trials=2)
+    tasks = tasks_on(pack, choose(pack, None))  # the pack's default substrate (api for clinic)
+    serial = evaluate(sut, pack, trials=2, tasks=tasks)
+    plan = RunPlan.build(sut, pack, trials=2, tasks=tasks)
     distributed = execute(plan, DaskExecutor(cluster.scheduler_address))
     assert len(distributed.rows) == len(plan.cells()) and not distributed.dropped
     _same(distributed, serial)
@@ -194,7 +197,7 @@ def test_workers_with_other_code_or_without_the_project_are_refused_in_one_line(
     )
     expected = {
         changed.pid: (
-            "runs effectbench 1.0.0 with code sha256:",
+            f"runs effectbench {SPEC_VERSION} with code sha256:",
             "rows from other code must not mix",
         ),
         bare.pid: ("cannot run effectbench (ModuleNotFoundError", "install this project there"),
