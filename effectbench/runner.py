@@ -247,11 +247,19 @@ class RunPlan:
         ]
 
     def result(
-        self, outcomes: Mapping[tuple[str, int], EpisodeRecord | DroppedEpisode]
+        self,
+        outcomes: Mapping[tuple[str, int], EpisodeRecord | DroppedEpisode],
+        *,
+        partial: bool = False,
     ) -> RunResult:
-        """Return the run's result with ``outcomes`` (keyed by cell) put in serial order."""
+        """Return the run's result with ``outcomes`` (keyed by cell) put in serial order.
+
+        With ``partial`` the cells without an outcome (a sample's others) are left out.
+        """
         result = RunResult(arm=self.sut.name, pack=self.provider.name)
         for cell in self.cells():
+            if partial and cell.key not in outcomes:
+                continue
             outcome = outcomes[cell.key]
             if isinstance(outcome, DroppedEpisode):
                 result.dropped.append(outcome)
@@ -280,11 +288,4 @@ def evaluate(
         cell.key: run_episode(sut, provider, specs[cell.task_id], cell.trial, cell.seed)
         for cell in cells
     }
-    result = RunResult(arm=sut.name, pack=provider.name)
-    for cell in cells:  # serial order, as plan.result gives for a full run
-        outcome = outcomes[cell.key]
-        if isinstance(outcome, DroppedEpisode):
-            result.dropped.append(outcome)
-        else:
-            result.rows.append(outcome)
-    return result
+    return plan.result(outcomes, partial=only is not None)
