@@ -91,6 +91,8 @@ class ApiFrontEnd:
 FRONT_ENDS: dict[Substrate, str] = {
     Substrate.API: "effectbench.packs.clinic.frontends:ApiFrontEnd",
     Substrate.WEB: "effectbench.packs.clinic.web.frontend:WebFrontEnd",
+    Substrate.DESKTOP: "effectbench.packs.clinic.desktop.frontend:DesktopFrontEnd",
+    Substrate.REMOTE_DISPLAY: "effectbench.packs.clinic.desktop.frontend:RemoteDisplayFrontEnd",
 }
 """Every front end of the clinic, in manifest order: substrate -> ``module:Class``."""
 

@@ -1,0 +1,161 @@
+"""The clinic's desktop and remote-display front ends (see :mod:`..frontends`).
+
+Both run the GTK 3 app (:mod:`.app`) as its own process on a fresh X session
+per episode (:class:`~effectbench.screens.xsession.XSession`), a client of the
+episode's record service; the fault lives in the service, so the app paints
+what the service answers and the one oracle judges the record.
+
+* ``desktop``: Xvfb, the episode's own D-Bus session and accessibility bus;
+  the agent holds an :class:`~effectbench.screens.xdisplay.AccessibleXEnv`
+  (XTest pointer and keys, screenshots, and the app's AT-SPI tree). The
+  shipped baselines drive it through accessibility (:mod:`.a11y_driver`), as
+  native RPA tools do.
+* ``remote_display``: ``Xvnc`` on 127.0.0.1, the app started without an
+  accessibility bridge; the agent holds a
+  :class:`~effectbench.screens.rfb.RemoteDisplayEnv`: one RFB connection,
+  nothing else. The baselines drive it by pixels (:mod:`.pixel_driver`).
+
+Either env offers the product's own REST readback (never the oracle), so the
+``effect_verified`` arms work as on every substrate. The health check names
+what died (the X server, the bus, the app, the accessibility reader, the RFB
+connection); the runner then retries and drops the episode as
+``infrastructure``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+from effectbench.packs.clinic.desktop import layout as L
+from effectbench.packs.clinic.env import ClinicEnv, RestVerifier
+from effectbench.packs.clinic.frontends import FrontEndSession
+from effectbench.packs.clinic.tasks import ClinicTask
+from effectbench.schema import Substrate
+from effectbench.screens.xsession import HEIGHT, WIDTH, Server, XSession, programs_for, require
+from effectbench.seam import Screen
+
+APP = Path(__file__).with_name("app.py")
+APP_START_TIMEOUT_S = 20.0
+TYPELIBS = ("Gtk-3.0", "Atspi-2.0", "PangoCairo-1.0")
+
+
+class _Readback:
+    """The product's REST readbacks, held apart from any action the agent could take."""
+
+    def __init__(self, port: int, referral: Mapping[str, Any]) -> None:
+        self._rest = ClinicEnv(port, dict(referral))
+
+    def encounters(self) -> RestVerifier:
+        return self._rest.product_effect_verifier()
+
+    def all_surfaces(self) -> RestVerifier:
+        return self._rest.all_surfaces_verifier()
+
+    def close(self) -> None:
+        self._rest.close()
+
+
+def _start_app(session: XSession, port: int, referral: Mapping[str, Any]) -> int:
+    """Start the app and return its pid at once (:meth:`Supervisor.ready` waits for it)."""
+    spawned = session.spawn(
+        [sys.executable, "-E", str(APP), "--port", str(port), "--referral", json.dumps(referral)],
+        name="app",
+        ready_fd=True,
+        wait=False,
+    )
+    return spawned.pid
+
+
+class _ScreenFrontEnd:
+    """What the two X front ends share: one session, one app, one env per episode."""
+
+    substrate: Substrate
+    server: Server
+
+    def describe(self) -> dict[str, Any]:
+        """Return the front end's part of the env fingerprint."""
+        return {
+            "front_end": "gtk3",
+            "x_server": self.server,
+            "screen": f"{WIDTH}x{HEIGHT}",
+            "font": f"{L.FONT} {L.FONT_PX}px",
+        }
+
+    def check(self) -> None:
+        """Fail with one line naming the missing Debian package, before any episode."""
+        require(programs_for(self.server), TYPELIBS)
+
+
+class DesktopFrontEnd(_ScreenFrontEnd):
+    """The GTK app on Xvfb; the agent gets screenshots, XTest input and the AT-SPI tree."""
+
+    substrate = Substrate.DESKTOP
+    server: Server = "xvfb"
+
+    @contextmanager
+    def session(self, port: int, referral: Mapping[str, Any]) -> Iterator[FrontEndSession]:
+        """Start the session, the app and its accessibility reader; yield the agent's env."""
+        from effectbench.packs.clinic.desktop.env import ClinicAccessibleEnv
+        from effectbench.screens.xdisplay import A11yReader
+
+        self.check()
+        with ExitStack() as stack:
+            session = XSession(server="xvfb", accessibility=True)
+            stack.callback(session.close)
+            readback = _Readback(port, referral)
+            stack.callback(readback.close)
+            app = _start_app(session, port, referral)
+            reader = A11yReader(session, app, timeout=APP_START_TIMEOUT_S)  # starts meanwhile
+            stack.callback(reader.close)
+            session.supervisor.ready(app, APP_START_TIMEOUT_S)
+            env = ClinicAccessibleEnv(session.display, reader, readback)
+            stack.callback(env.close)
+            yield FrontEndSession(env=env, health=session.health)
+
+    def attempt(self, env: Any, task: ClinicTask, params: Mapping[str, Any]) -> Screen:
+        """The baselines' steps through the accessibility tree."""
+        from effectbench.packs.clinic.desktop import a11y_driver
+
+        return a11y_driver.attempt(env, task, params)
+
+
+class RemoteDisplayFrontEnd(_ScreenFrontEnd):
+    """The GTK app on Xvnc; the agent holds one RFB connection on 127.0.0.1."""
+
+    substrate = Substrate.REMOTE_DISPLAY
+    server: Server = "xvnc"
+
+    @contextmanager
+    def session(self, port: int, referral: Mapping[str, Any]) -> Iterator[FrontEndSession]:
+        """Start Xvnc and the app (no accessibility bridge); yield an RFB-only env."""
+        from effectbench.packs.clinic.desktop.env import ClinicRemoteEnv
+
+        self.check()
+        with ExitStack() as stack:
+            session = XSession(server="xvnc", accessibility=False)
+            stack.callback(session.close)
+            readback = _Readback(port, referral)
+            stack.callback(readback.close)
+            app = _start_app(session, port, referral)
+            env = ClinicRemoteEnv(session.rfb_port, readback)  # connects while the app starts
+            stack.callback(env.close)
+            session.supervisor.ready(app, APP_START_TIMEOUT_S)
+
+            def health() -> str | None:
+                failed = session.health()
+                if failed is None and not env.connected():
+                    failed = "the RFB connection to Xvnc broke"
+                return failed
+
+            yield FrontEndSession(env=env, health=health)
+
+    def attempt(self, env: Any, task: ClinicTask, params: Mapping[str, Any]) -> Screen:
+        """The baselines' steps by pixels: recorded coordinates and text anchors."""
+        from effectbench.packs.clinic.desktop import pixel_driver
+
+        return pixel_driver.attempt(env, task, params)

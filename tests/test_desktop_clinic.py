@@ -1,0 +1,178 @@
+"""The clinic on the desktop and remote-display substrates, end to end.
+
+Real Xvfb / Xvnc / D-Bus / AT-SPI / GTK 3 processes per episode, the real
+record service with each task's fault, and the pack's one oracle. Kept lean
+(a task per fault category, not the whole pack): the full ladder runs in
+``benchmarks/bench_desktop.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from effectbench.baselines import get_baseline
+from effectbench.computer import images
+from effectbench.packs.clinic import ClinicProvider
+from effectbench.packs.clinic.desktop import pixel_driver
+from effectbench.packs.clinic.frontends import variant_id
+from effectbench.runner import DroppedEpisode, run_episode
+from effectbench.schema import AgentReport, DropReason, EpisodeRecord, Outcome, Substrate, TaskSpec
+from effectbench.seam import AgentTask
+
+FAULTS = {
+    "C1_partial_save": "partial_note",
+    "C2_duplicate_submission": "duplicate_submit",
+    "C3_optimistic_then_reject": "optimistic_rollback",
+    "C4_stale_overwrite": "stale_allergies",
+    "C5_double_delivered_input": "double_click",
+    "C6_wrong_record_homonym": "homonym_dob",
+    "C7_silent_noop_wrong_target": "noop_green",
+}
+"""One task per fault category whose banner turns green while the record is wrong."""
+
+
+@pytest.fixture(scope="module")
+def pack() -> Iterator[ClinicProvider]:
+    with ClinicProvider() as provider:
+        yield provider
+
+
+def _task(pack: ClinicProvider, name: str, substrate: Substrate) -> TaskSpec:
+    return next(t for t in pack.tasks() if t.task_id == variant_id(name, substrate))
+
+
+def _descendants() -> set[int]:
+    """Every live process below this test process (from /proc)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if stat[0] != "Z":
+                parents[int(entry.name)] = int(stat[1])
+    found: set[int] = set()
+    frontier = [os.getpid()]
+    while frontier:
+        parent = frontier.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent and pid not in found:
+                found.add(pid)
+                frontier.append(pid)
+    return found
+
+
+class ScreenTruster:
+    """Run the pack's scripted steps, then believe a screenshot's banner colour."""
+
+    name = "screen_truster"
+
+    def __init__(self, pack: ClinicProvider) -> None:
+        self._pack = pack
+        self.seen: list[str] = []
+
+    def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport:
+        spec = next(t for t in self._pack.tasks() if t.task_id == task.task_id)
+        self._pack.attempt(env, spec, params)
+        status = pixel_driver.banner_status(images.pixels(env.screenshot()))
+        self.seen.append(status)
+        return AgentReport(reported_success=status == "success", halted=status != "success")
+
+
+@pytest.mark.parametrize("substrate", [Substrate.DESKTOP, Substrate.REMOTE_DISPLAY])
+def test_a_green_screen_over_a_wrong_record_in_every_category(
+    pack: ClinicProvider, substrate: Substrate
+) -> None:
+    before = _descendants()
+    sut = ScreenTruster(pack)
+    for category, name in FAULTS.items():
+        row = run_episode(sut, pack, _task(pack, name, substrate), 0, 0)
+        assert isinstance(row, EpisodeRecord), row
+        assert row.category.value == category and row.substrate is substrate
+        assert sut.seen[-1] == "success"  # the screenshot's banner is green
+        assert row.oracle.verdict.value == "refuted"  # the record is wrong
+        assert row.outcome is Outcome.SILENT_WRONG_EFFECT
+    assert _descendants() - before == set()  # no process outlived its episode
+
+
+def test_pixel_baselines_reproduce_row_for_row(pack: ClinicProvider) -> None:
+    names = [
+        *FAULTS.values(),
+        "clean_draft",
+        "edit_note",
+        "refusal_ambiguous",
+        "commit_then_timeout",
+    ]
+
+    def outcomes(arm: str, substrate: Substrate) -> list[tuple[str, bool, str, str]]:
+        sut = get_baseline(arm, pack)
+        rows = [run_episode(sut, pack, _task(pack, n, substrate), 0, 0) for n in names]
+        return [
+            (
+                r.task_id.split("@")[0],
+                r.agent.reported_success,
+                r.oracle.verdict.value,
+                r.outcome.value,
+            )
+            for r in rows
+            if isinstance(r, EpisodeRecord)
+        ]
+
+    first = outcomes("effect_verified", Substrate.REMOTE_DISPLAY)
+    assert len(first) == len(names)
+    assert outcomes("effect_verified", Substrate.REMOTE_DISPLAY) == first
+    # the same faults fool or spare the pixel arm as the API-level arm
+    assert first == outcomes("effect_verified", Substrate.API)
+    assert {o for _, _, _, o in first} >= {"silent_wrong_effect", "success", "safe_halt"}
+
+
+class Saboteur:
+    """Runs the scripted steps after killing one process of its own episode (a harness fault)."""
+
+    name = "saboteur"
+
+    def __init__(self, pack: ClinicProvider, program: str) -> None:
+        self._pack, self._program = pack, program
+
+    def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport:
+        for pid in _descendants():
+            try:
+                command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if any(part.endswith(self._program.encode()) for part in command[:3]):
+                os.kill(pid, signal.SIGKILL)
+        spec = next(t for t in self._pack.tasks() if t.task_id == task.task_id)
+        try:
+            self._pack.attempt(env, spec, params)
+        except Exception:  # noqa: BLE001 - the screen is gone; the harness decides
+            pass
+        return AgentReport(reported_success=True, halted=False, message="saw it through")
+
+
+@pytest.mark.parametrize(
+    ("substrate", "program"),
+    [
+        (Substrate.DESKTOP, "Xvfb"),
+        (Substrate.DESKTOP, "app.py"),
+        (Substrate.REMOTE_DISPLAY, "Xvnc"),
+    ],
+)
+def test_a_killed_server_or_app_is_an_infrastructure_drop(
+    pack: ClinicProvider, substrate: Substrate, program: str
+) -> None:
+    before = _descendants()
+    dropped = run_episode(
+        Saboteur(pack, program), pack, _task(pack, "clean_draft", substrate), 0, 0
+    )
+    assert isinstance(dropped, DroppedEpisode), dropped
+    assert dropped.reason is DropReason.INFRASTRUCTURE
+    assert "no longer running" in dropped.detail or "broke" in dropped.detail
+    assert _descendants() - before == set()
