@@ -118,6 +118,9 @@ def run_system(
     pack = get_pack(args.pack)
     sut = resolve_sut(args.baseline, args.sut, pack)
     substrates = choose(pack, getattr(args, "substrate", None))
+    front_end: Any = getattr(pack, "front_end", None)
+    for substrate in substrates if callable(front_end) else ():
+        front_end(substrate)  # a front end missing a system package says so now, in one line
     tasks = tasks_on(pack, substrates, args.split)
     if not tasks:
         raise UsageError(f"pack {pack.name!r} has no task in split {args.split!r}")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from effectbench.packs.clinic.desktop import pixel_driver
 from effectbench.packs.clinic.frontends import variant_id
 from effectbench.runner import DroppedEpisode, run_episode
 from effectbench.schema import AgentReport, DropReason, EpisodeRecord, Outcome, Substrate, TaskSpec
+from effectbench.screens._supervisor import descendants
 from effectbench.seam import AgentTask
 
 FAULTS = {
@@ -48,25 +51,8 @@ def _task(pack: ClinicProvider, name: str, substrate: Substrate) -> TaskSpec:
 
 
 def _descendants() -> set[int]:
-    """Every live process below this test process (from /proc)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if stat[0] != "Z":
-                parents[int(entry.name)] = int(stat[1])
-    found: set[int] = set()
-    frontier = [os.getpid()]
-    while frontier:
-        parent = frontier.pop()
-        for pid, ppid in parents.items():
-            if ppid == parent and pid not in found:
-                found.add(pid)
-                frontier.append(pid)
-    return found
+    """Every live process below this test process."""
+    return set(descendants(os.getpid()))
 
 
 class ScreenTruster:
@@ -176,3 +162,24 @@ def test_a_killed_server_or_app_is_an_infrastructure_drop(
     assert dropped.reason is DropReason.INFRASTRUCTURE
     assert "no longer running" in dropped.detail or "broke" in dropped.detail
     assert _descendants() - before == set()
+
+
+@pytest.mark.parametrize(
+    ("substrate", "package"), [("desktop", "xvfb"), ("remote_display", "tigervnc")]
+)
+def test_run_without_the_x_server_says_which_package_in_one_line(
+    tmp_path: Path, substrate: str, package: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "effectbench.cli", "run", "--pack", "clinic"]
+        + ["--substrate", substrate, "--baseline", "screen_only", "--trials", "1"],
+        env={**os.environ, "PATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and package in lines[0] and "install" in lines[0], lines

@@ -58,8 +58,8 @@ def _reap() -> None:
             _ended[pid] = os.waitstatus_to_exitcode(status)
 
 
-def _descendants() -> list[int]:
-    """Return every live process whose ancestry reaches this one (from /proc)."""
+def descendants(root: int | None = None) -> list[int]:
+    """Return every live process whose ancestry reaches ``root`` (this one by default)."""
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -73,9 +73,8 @@ def _descendants() -> list[int]:
         if fields[0] == b"Z":
             continue
         parents[int(entry)] = int(fields[1])
-    me = os.getpid()
     found: list[int] = []
-    frontier = [me]
+    frontier = [os.getpid() if root is None else root]
     while frontier:
         current = frontier.pop()
         for pid, ppid in parents.items():
@@ -159,7 +158,7 @@ def _stop() -> int:
     sig = signal.SIGTERM
     while True:
         _reap()
-        alive = _descendants()
+        alive = descendants()
         if not alive:
             break
         if time.monotonic() > deadline:
@@ -210,7 +209,7 @@ def _serve() -> None:
                     os.kill(pid, int(request.get("signal", signal.SIGKILL)))
                     reply = {}
             elif op == "descendants":
-                reply = {"pids": _descendants()}
+                reply = {"pids": descendants()}
             elif op == "stop":
                 _answer({"signalled": _stop()})
                 return

@@ -77,6 +77,9 @@ class _ScreenFrontEnd:
     substrate: Substrate
     server: Server
 
+    def __init__(self) -> None:
+        self.check()
+
     def describe(self) -> dict[str, Any]:
         """Return the front end's part of the env fingerprint."""
         return {

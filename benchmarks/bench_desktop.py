@@ -1,0 +1,167 @@
+"""Benchmark the desktop and remote-display substrates of the clinic pack.
+
+Prints figures, asserts nothing. Targets from the issue: median episode at most
+1.5 s on desktop and 2 s on remote display (start-up included); the three arms
+on the web, desktop and remote-display substrates at 3 trials (729 episodes)
+in at most 15 minutes with 2 workers; no process or display left after the run.
+
+    .venv/bin/python benchmarks/bench_desktop.py [--episodes 27] [--trials 3] [--workers 2]
+        [--skip-full]
+
+Part 1 runs each substrate's episodes one by one in this process and times
+the phases (X session, app start, accessibility reader or RFB connect, the
+arm's actions, teardown, oracle). Part 2 runs ``effectbench run`` for each arm
+over the three screen substrates with ``--workers`` processes, then counts
+what outlived it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from effectbench.baselines import get_baseline
+from effectbench.packs.clinic import ClinicProvider
+from effectbench.runner import DroppedEpisode, run_episode
+from effectbench.schema import Split, Substrate
+
+ARMS = ("screen_only", "effect_verified", "effect_verified_all")
+SCREENS = (Substrate.WEB, Substrate.DESKTOP, Substrate.REMOTE_DISPLAY)
+WATCHED = ("Xvfb", "Xvnc", "dbus-daemon", "at-spi", "app.py", "_supervisor", "_a11y_helper")
+
+
+def _watched() -> list[str]:
+    """Every live process whose command line names an episode program."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z" and any(w in command for w in WATCHED) and "bench_desktop" not in command:
+            found.append(f"{entry.name} {command[:80]}")
+    return found
+
+
+def _s(values: list[float]) -> str:
+    ordered = sorted(values)
+    p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
+    return f"median {statistics.median(ordered):5.2f} s  p90 {p90:5.2f} s  (n={len(ordered)})"
+
+
+def episodes(pack: ClinicProvider, substrate: Substrate, count: int) -> None:
+    """Time whole episodes (the runner's, start-up included) and their phases."""
+    from effectbench.packs.clinic.desktop import frontend
+
+    phases: dict[str, list[float]] = defaultdict(list)
+    original = frontend._start_app
+
+    def timed_start(*args: object, **kwargs: object) -> int:
+        phases["session"].append(time.perf_counter() - marks["start"])
+        marks["app"] = time.perf_counter()
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    frontend._start_app = timed_start  # type: ignore[assignment]
+    marks: dict[str, float] = {}
+    sut = get_baseline("screen_only", pack)
+    inner = sut.run
+
+    def timed_run(*args: object, **kwargs: object) -> object:
+        phases["start: app, reader/RFB"].append(time.perf_counter() - marks["app"])
+        began = time.perf_counter()
+        try:
+            return inner(*args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            phases["arm's actions"].append(time.perf_counter() - began)
+
+    sut.run = timed_run  # type: ignore[method-assign]
+    tasks = [t for t in pack.tasks() if t.substrate is substrate and t.split is Split.DEV]
+    totals: list[float] = []
+    try:
+        for task in (tasks * (1 + count // len(tasks)))[:count]:
+            marks["start"] = time.perf_counter()
+            outcome = run_episode(sut, pack, task, 0, 0)
+            totals.append(time.perf_counter() - marks["start"])
+            if isinstance(outcome, DroppedEpisode):
+                print(f"    dropped {outcome.task_id}: {outcome.detail}")
+    finally:
+        frontend._start_app = original  # type: ignore[assignment]
+    print(f"  {substrate.value}: episode {_s(totals)}")
+    for name, values in phases.items():
+        print(f"    {name:24s} {_s(values)}")
+
+
+def full_run(trials: int, workers: int) -> None:
+    """Run the three arms on the three screen substrates with the CLI; time and count."""
+    substrates = ",".join(s.value for s in SCREENS)
+    total, cells = 0.0, 0
+    for arm in ARMS:
+        began = time.perf_counter()
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "effectbench.cli",
+                "run",
+                "--pack",
+                "clinic",
+                "--substrate",
+                substrates,
+                "--baseline",
+                arm,
+                "--trials",
+                str(trials),
+                "--workers",
+                str(workers),
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        seconds = time.perf_counter() - began
+        total += seconds
+        if done.returncode != 0:
+            print(f"  {arm}: exit {done.returncode}: {done.stderr.strip()[-300:]}")
+            continue
+        summary = json.loads(done.stdout)
+        rows = summary.get("episodes") or summary.get("n")
+        cells += 1
+        print(f"  {arm}: {seconds:6.1f} s  rows {rows}  swer {summary.get('swer')}")
+    print(f"  three arms x {len(SCREENS)} substrates x {trials} trials: {total / 60:.1f} min")
+    leaked = _watched()
+    print(f"  processes left after the run: {len(leaked)}")
+    for line in leaked[:10]:
+        print(f"    {line}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=27)
+    parser.add_argument("--trials", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--skip-full", action="store_true")
+    args = parser.parse_args()
+    print(f"load average before: {os.getloadavg()}")
+    with ClinicProvider() as pack:
+        print("Part 1: one episode at a time, screen_only arm")
+        for substrate in (Substrate.DESKTOP, Substrate.REMOTE_DISPLAY):
+            episodes(pack, substrate, args.episodes)
+    if not args.skip_full:
+        print(f"Part 2: 3 arms, {args.trials} trials, {args.workers} workers")
+        full_run(args.trials, args.workers)
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
