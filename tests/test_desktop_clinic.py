@@ -8,6 +8,8 @@ record service with each task's fault, and the pack's one oracle. Kept lean
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -18,15 +20,20 @@ from typing import Any
 
 import pytest
 
-from effectbench.baselines import get_baseline
-from effectbench.computer import images
+from effectbench.baselines import ScreenOnly, get_baseline
+from effectbench.computer import Display, images
+from effectbench.mcp.server import record_path
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.packs.clinic.desktop import pixel_driver
 from effectbench.packs.clinic.frontends import variant_id
+from effectbench.packs.clinic.tasks import TASKS
 from effectbench.runner import DroppedEpisode, run_episode
 from effectbench.schema import AgentReport, DropReason, EpisodeRecord, Outcome, Substrate, TaskSpec
 from effectbench.screens._supervisor import descendants
 from effectbench.seam import AgentTask
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+import mcp_screen_agent  # noqa: E402
 
 FAULTS = {
     "C1_partial_save": "partial_note",
@@ -183,3 +190,66 @@ def test_run_without_the_x_server_says_which_package_in_one_line(
     assert done.stdout == ""
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and package in lines[0] and "install" in lines[0], lines
+
+
+def _mcp_command(name: str, substrate: str, record_dir: Path) -> list[str]:
+    return [sys.executable, "-m", "effectbench.cli", "mcp", "--pack", "clinic"] + [
+        "--substrate",
+        substrate,
+        "--task",
+        name,
+        "--trial",
+        "1",
+        "--record-dir",
+        str(record_dir),
+        "--system",
+        "screen_only",
+    ]
+
+
+TIMING = ("latency_s", "started_at", "finished_at")
+"""Row fields that differ between any two runs."""
+
+
+def _row_without_timing(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k not in TIMING}
+
+
+@pytest.mark.parametrize("substrate", [Substrate.DESKTOP, Substrate.REMOTE_DISPLAY])
+def test_the_mcp_episode_server_on_both_substrates(
+    pack: ClinicProvider, tmp_path: Path, substrate: Substrate
+) -> None:
+    """A pixel agent over MCP leaves the in-process baseline's row; only desktop has a11y."""
+    episode = mcp_screen_agent.McpEpisode(_mcp_command("noop_green", substrate.value, tmp_path))
+    try:
+        listed = asyncio.run_coroutine_threadsafe(
+            episode._session.list_tools(), episode._loop
+        ).result(timeout=60)
+        tools = {tool.name for tool in listed.tools}
+        info = json.loads(episode.call("task"))
+        assert info["substrate"] == substrate.value
+        if substrate is Substrate.DESKTOP:
+            assert {"a11y_tree", "a11y_action", "a11y_set_text"} <= tools
+            tree = json.loads(episode.call("a11y_tree"))
+            assert tree["role"] == "application"
+        else:
+            assert not any(name.startswith("a11y") for name in tools)
+        display = Display(info["display"]["width"], info["display"]["height"])
+        env = mcp_screen_agent.McpScreen(episode, display)
+        task = next(t for t in TASKS if t.name == "noop_green")
+        screen = pixel_driver.attempt(env, task, info["referral"])  # type: ignore[arg-type]
+        ok = screen.status == "success"
+        episode.call("report", {"success": ok, "halted": not ok, "message": screen.banner})
+    finally:
+        episode.close()
+    record = json.loads(record_path(tmp_path, variant_id("noop_green", substrate), 1).read_text())
+    assert "row" in record, record
+    over_mcp = _row_without_timing(record["row"])
+    in_process = run_episode(ScreenOnly(pack), pack, _task(pack, "noop_green", substrate), 1, 1)
+    assert isinstance(in_process, EpisodeRecord)
+    expected = _row_without_timing(json.loads(in_process.model_dump_json()))
+    assert over_mcp["outcome"] == expected["outcome"] == "silent_wrong_effect"
+    assert over_mcp["substrate"] == substrate.value
+    assert {k: v for k, v in over_mcp.items() if k not in ("episode_id", "arm", "agent")} == {
+        k: v for k, v in expected.items() if k not in ("episode_id", "arm", "agent")
+    }

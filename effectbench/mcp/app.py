@@ -12,6 +12,7 @@ from mcp.server.mcpserver.utilities.types import Image
 
 from effectbench.computer import ActionError
 from effectbench.mcp.server import ACTIONS, EpisodeOver, EpisodeServer
+from effectbench.schema import Substrate
 
 INSTRUCTIONS = (
     "One EffectBench episode. Call `task` for the goal and the referral, look with "
@@ -61,7 +62,29 @@ def build(episode: EpisodeServer) -> MCPServer:
         app.tool(name=action, description=f"Computer action {action!r} (Anthropic's schema).")(
             _action_tool(episode, action)
         )
+    if episode.task.substrate is Substrate.DESKTOP:
+        _accessibility_tools(app, episode)
     return app
+
+
+def _accessibility_tools(app: MCPServer, episode: EpisodeServer) -> None:
+    """The desktop's AT-SPI tools: read the app's tree, act on and type into its nodes."""
+
+    @app.tool(
+        name="a11y_tree",
+        description="The application's accessibility tree (role, name, states, text, "
+        "extents, actions per node) as JSON; node ids are valid for this episode.",
+    )
+    async def a11y_tree() -> str:
+        return str(_answer(await _call(episode, "a11y_tree", {})))
+
+    @app.tool(name="a11y_action", description="Perform a node's accessibility action.")
+    async def a11y_action(node: str, action: str = "click") -> str:
+        return str(_answer(await _call(episode, "a11y_action", {"node": node, "action": action})))
+
+    @app.tool(name="a11y_set_text", description="Replace the text of an editable node.")
+    async def a11y_set_text(node: str, text: str) -> str:
+        return str(_answer(await _call(episode, "a11y_set_text", {"node": node, "text": text})))
 
 
 def _action_tool(episode: EpisodeServer, action: str) -> Any:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
+import json
 import queue
 import re
 import threading
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from effectbench.computer import ActionError, ComputerEnv
+from effectbench.computer import AccessibleComputerEnv, ActionError, ComputerEnv
 from effectbench.computer.vendors import anthropic
 from effectbench.runner import run_episode
 from effectbench.schema import AgentReport, TaskSpec
@@ -110,11 +112,36 @@ class RemoteAgent:
             return ("image", env.screenshot())
         if call.name == "display":
             return ("display", (env.display.width, env.display.height))
+        if call.name in A11Y_TOOLS:
+            return self._a11y(env, call)
         out = anthropic.run(env, {"action": call.name, **call.arguments})
         self.acted = True
         if out.image is not None:
             return ("image", out.image)
         return ("text", out.text or "")
+
+    def _a11y(self, env: Any, call: _Call) -> tuple[str, str]:
+        """The desktop's accessibility tools; any other substrate has none to give."""
+        if not isinstance(env, AccessibleComputerEnv):
+            raise ActionError(f"{call.name}: this substrate exposes no accessibility tree")
+        args = call.arguments
+        if call.name == "a11y_tree":
+            return ("text", json.dumps(dataclasses.asdict(env.a11y_tree()), sort_keys=True))
+        node, action, text = args.get("node"), args.get("action", "click"), args.get("text")
+        if not isinstance(node, str):
+            raise ActionError(f"{call.name} needs a node id from a11y_tree")
+        if call.name == "a11y_action":
+            env.a11y_action(node, str(action))
+        elif isinstance(text, str):
+            env.a11y_set_text(node, text)
+        else:
+            raise ActionError("a11y_set_text needs text")
+        self.acted = True
+        return ("text", "done")
+
+
+A11Y_TOOLS = ("a11y_tree", "a11y_action", "a11y_set_text")
+"""The extra tools of an episode whose env exposes its accessibility tree (desktop)."""
 
 
 def _safe(task_id: str) -> str:
