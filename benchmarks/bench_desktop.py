@@ -6,7 +6,7 @@ on the web, desktop and remote-display substrates at 3 trials (729 episodes)
 in at most 15 minutes with 2 workers; no process or display left after the run.
 
     .venv/bin/python benchmarks/bench_desktop.py [--episodes 27] [--trials 3] [--workers 2]
-        [--skip-full]
+        [--skip-full] [--skip-episodes]
 
 Part 1 runs each substrate's episodes one by one in this process and times
 the phases (X session, app start, accessibility reader or RFB connect, the
@@ -101,6 +101,18 @@ def episodes(pack: ClinicProvider, substrate: Substrate, count: int) -> None:
         print(f"    {name:24s} {_s(values)}")
 
 
+def ladder(summary: dict[str, object]) -> None:
+    """Print one arm's SWER and over-halt per substrate (summed over its cells)."""
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for cell in summary["cells"]:  # type: ignore[attr-defined]
+        tally = totals[cell["substrate"]]
+        tally[0] += cell["swer"]["numerator"]
+        tally[1] += cell["over_halt"]["numerator"]
+        tally[2] += cell["swer"]["denominator"]
+    for substrate, (swer, halt, n) in sorted(totals.items()):
+        print(f"    {substrate:15s} SWER {swer:3d}/{n}  over-halt {halt:3d}/{n}")
+
+
 def full_run(trials: int, workers: int) -> None:
     """Run the three arms on the three screen substrates with the CLI; time and count."""
     substrates = ",".join(s.value for s in SCREENS)
@@ -135,10 +147,14 @@ def full_run(trials: int, workers: int) -> None:
             print(f"  {arm}: exit {done.returncode}: {done.stderr.strip()[-300:]}")
             continue
         summary = json.loads(done.stdout)
-        rows = summary.get("episodes") or summary.get("n")
-        cells += 1
-        print(f"  {arm}: {seconds:6.1f} s  rows {rows}  swer {summary.get('swer')}")
+        cells += len(summary["cells"])
+        print(
+            f"  {arm}: {seconds:6.1f} s  {summary['n_episodes']} rows,"
+            f" {summary['n_dropped']} dropped"
+        )
+        ladder(summary)
     print(f"  three arms x {len(SCREENS)} substrates x {trials} trials: {total / 60:.1f} min")
+    print(f"  cells (category x substrate) filled over the arms: {cells}")
     leaked = _watched()
     print(f"  processes left after the run: {len(leaked)}")
     for line in leaked[:10]:
@@ -151,12 +167,14 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--skip-full", action="store_true")
+    parser.add_argument("--skip-episodes", action="store_true")
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()}")
-    with ClinicProvider() as pack:
-        print("Part 1: one episode at a time, screen_only arm")
-        for substrate in (Substrate.DESKTOP, Substrate.REMOTE_DISPLAY):
-            episodes(pack, substrate, args.episodes)
+    if not args.skip_episodes:
+        with ClinicProvider() as pack:
+            print("Part 1: one episode at a time, screen_only arm")
+            for substrate in (Substrate.DESKTOP, Substrate.REMOTE_DISPLAY):
+                episodes(pack, substrate, args.episodes)
     if not args.skip_full:
         print(f"Part 2: 3 arms, {args.trials} trials, {args.workers} workers")
         full_run(args.trials, args.workers)
