@@ -564,7 +564,7 @@ def test_a_read_only_oracle_cannot_write(pack: ClinicProvider) -> None:
 def test_the_manifest_redacts_the_test_split(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["manifest", "--pack", "clinic"]) == 0
     manifest = json.loads(capsys.readouterr().out)
-    assert manifest["suite"] == "clinic" and manifest["n_tasks"] == 60  # 30 per substrate
+    assert manifest["suite"] == "clinic" and manifest["n_tasks"] == 30 * 4  # 30 per substrate
     tests = [t for t in manifest["tasks"] if t["split"] == "test"]
     assert tests and all(t["goal"] == SEQUESTERED for t in tests)
     wiring = manifest["payload_wiring"]
