@@ -44,26 +44,28 @@ from effectbench.schema import EpisodeRecord
 ARM = "screen_only"
 
 
-def _wall(plan: RunPlan, executor: Executor) -> float:
-    t0 = time.perf_counter()
+def _timed(plan: RunPlan, executor: Executor) -> tuple[float, float]:
+    """Return the wall seconds of running ``plan`` and this process's CPU seconds meanwhile."""
+    w0, c0 = time.perf_counter(), time.process_time()
     execute(plan, executor)
-    return time.perf_counter() - t0
+    return time.perf_counter() - w0, time.process_time() - c0
 
 
 def marginal(
     pack: ClinicProvider, executor: Executor, small: int, large: int, repeat: int
-) -> tuple[float, float]:
-    """Return (seconds per episode beyond start-up, start-up seconds) of ``executor``."""
+) -> tuple[float, float, float]:
+    """Return per-episode wall and driver-CPU seconds beyond start-up, and start-up seconds."""
     sut = get_baseline(ARM, pack)
     plans = {n: RunPlan.build(sut, pack, trials=n) for n in (small, large)}
-    walls: dict[int, list[float]] = {small: [], large: []}
+    runs: dict[int, list[tuple[float, float]]] = {small: [], large: []}
     for _ in range(repeat):
         for n, plan in plans.items():
-            walls[n].append(_wall(plan, executor))
+            runs[n].append(_timed(plan, executor))
     cells = {n: len(plan.cells()) for n, plan in plans.items()}
-    w_small, w_large = (min(walls[n]) for n in (small, large))  # the least disturbed run
-    per_episode = (w_large - w_small) / (cells[large] - cells[small])
-    return per_episode, w_small - per_episode * cells[small]
+    (w_small, c_small), (w_large, c_large) = (min(runs[n]) for n in (small, large))
+    between = cells[large] - cells[small]
+    per_episode = (w_large - w_small) / between  # from the least disturbed runs
+    return per_episode, (c_large - c_small) / between, w_small - per_episode * cells[small]
 
 
 def bench_executors(workers: int, repeat: int) -> None:
@@ -71,11 +73,12 @@ def bench_executors(workers: int, repeat: int) -> None:
     small, large = 2, 10
     with ClinicProvider() as pack:
         print(f"clinic pack, {ARM}, {len(pack.tasks())} tasks, trials {small} and {large}:")
-        serial, _ = marginal(pack, LocalExecutor(1), small, large, repeat)
+        serial, _, _ = marginal(pack, LocalExecutor(1), small, large, repeat)
         print(f"  serial (this process)     {serial * 1000:7.2f} ms/episode")
-        pool, pool_start = marginal(pack, LocalExecutor(workers), small, large, repeat)
+        pool, pool_cpu, pool_start = marginal(pack, LocalExecutor(workers), small, large, repeat)
         print(
             f"  local pool, {workers} workers     {pool * 1000:7.2f} ms/episode  "
+            f"driver CPU {pool_cpu * 1000:5.2f} ms/episode  "
             f"(start-up per run {pool_start:5.2f} s: forkserver, imports, pack per worker)"
         )
         t0 = time.perf_counter()
@@ -91,9 +94,10 @@ def bench_executors(workers: int, repeat: int) -> None:
             cluster_start = time.perf_counter() - t0
             dask = DaskExecutor(cluster.scheduler_address)
             execute(RunPlan.build(get_baseline(ARM, pack), pack, trials=1), dask)  # warm workers
-            on_dask, dask_start = marginal(pack, dask, small, large, repeat)
+            on_dask, dask_cpu, dask_start = marginal(pack, dask, small, large, repeat)
         print(
             f"  dask, {workers} workers           {on_dask * 1000:7.2f} ms/episode  "
+            f"driver CPU {dask_cpu * 1000:5.2f} ms/episode, scheduler included  "
             f"(start-up per run {dask_start:5.2f} s: connect, worker check, submit; "
             f"cluster {cluster_start:4.2f} s, started once)"
         )
@@ -163,7 +167,12 @@ def bench_resume(row: EpisodeRecord, episodes: int, workdir: Path) -> None:
         "version": FORMAT_VERSION,
         "run": run,
         "started_at": "",
-        "config": {"tasks": tasks, "trials": trials, "seeds": list(range(trials))},
+        "config": {
+            "system": row.arm,
+            "tasks": tasks,
+            "trials": trials,
+            "seeds": list(range(trials)),
+        },
     }
     template = row.to_row()
     lines = [orjson.dumps(header)]
@@ -186,8 +195,12 @@ def bench_resume(row: EpisodeRecord, episodes: int, workdir: Path) -> None:
         t2 = time.perf_counter()
         read_only.append(t1 - t0)
         times.append(t2 - t1)
+    t0 = time.perf_counter()
+    loaded = contents.outcomes()
+    load = time.perf_counter() - t0
     path.unlink()
     assert len(found) == len(missing) and contents.torn_line is not None
+    assert len(loaded) == len(cells) - len(missing)
     best, raw = min(times), min(read_only)
     print(
         f"resume of a {len(cells)}-episode journal ({size / 1e6:.0f} MB, {len(missing)} cells "
@@ -195,7 +208,11 @@ def bench_resume(row: EpisodeRecord, episodes: int, workdir: Path) -> None:
     )
     print(
         f"  finds the missing cells in {best:5.2f} s (target <= 2 s); reading the file "
-        f"{raw:5.2f} s, parsing and checking each line the rest"
+        f"{raw:5.2f} s, splitting it and parsing each line's cell the rest"
+    )
+    print(
+        f"  then loads and checks every journalled row for the bundle in {load:5.2f} s "
+        f"({load / len(loaded) * 1e6:.0f} us a row, pydantic from JSON)"
     )
 
 

@@ -19,13 +19,15 @@ line from another run, a damaged line in the middle, a repeated cell) is a
 
 from __future__ import annotations
 
+import gc
 import os
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from pydantic import ValidationError
@@ -91,10 +93,16 @@ def config_differences(recorded: Mapping[str, Any], now: Mapping[str, Any]) -> l
     return out
 
 
-@dataclass(frozen=True)
-class _Entry:
+class _Entry(NamedTuple):
     line: int
-    data: dict[str, Any]
+    task_id: str
+    trial: int
+    raw: bytes
+    """The whole line: its row or drop is parsed only when the run's outcomes are loaded."""
+    body: int
+    """Where the row or drop object starts in ``raw``."""
+    kind: str
+    """``row`` or ``drop``."""
 
 
 @dataclass
@@ -114,6 +122,12 @@ class JournalContents:
         """The configuration the run recorded."""
         config: dict[str, Any] = self.header["config"]
         return config
+
+    def outcomes(self) -> dict[tuple[str, int], Outcome]:
+        """Parse and check every journalled row and drop (a DataError names file and line)."""
+        config = self.config
+        with _bulk():
+            return {key: _outcome(self.path, e, config) for key, e in self.entries.items()}
 
     def missing(self, cells: Iterable[Cell]) -> list[Cell]:
         """Return the cells of ``cells`` that have no entry, in the order given."""
@@ -143,6 +157,26 @@ def _header(path: Path, first: bytes) -> dict[str, Any]:
     return header
 
 
+_ROW = b',"row":'
+_DROP = b',"drop":'
+
+
+@contextmanager
+def _bulk() -> Iterator[None]:
+    """Pause the cyclic garbage collector while many acyclic objects are built at once.
+
+    Loading a 100,000-row journal otherwise spends most of its time in
+    collections that can free nothing (measured in benchmarks/bench_scale.py).
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
 def read_journal(path: Path) -> JournalContents:
     """Read a journal; a :class:`DataError` (file, line) for anything but a torn last line."""
     try:
@@ -151,6 +185,11 @@ def read_journal(path: Path) -> JournalContents:
         raise UsageError(f"no journal at {path}") from None
     except OSError as exc:
         raise _fail(path, f"cannot read: {exc.strerror or exc}") from None
+    with _bulk():
+        return _parse(path, data)
+
+
+def _parse(path: Path, data: bytes) -> JournalContents:
     lines = data.split(b"\n")
     tail = lines.pop()  # b"" when the file ends with a newline; else a line cut off mid-write
     if not lines:
@@ -164,11 +203,17 @@ def read_journal(path: Path) -> JournalContents:
     entries: dict[tuple[str, int], _Entry] = {}
     loads = orjson.loads
     for number, raw in enumerate(lines[1:], start=2):
+        # An entry is {"run":..,"task_id":..,"trial":..,"row"|"drop":{..}} in that order; a '"'
+        # inside a JSON string is always escaped, so the first ',"row":' ends the cell's key.
+        kind, cut, start = "row", raw.find(_ROW), len(_ROW)
+        if cut < 0:
+            kind, cut, start = "drop", raw.find(_DROP), len(_DROP)
         try:
-            entry = loads(raw)
-            task_id, trial = entry["task_id"], entry["trial"]
-            other = entry["run"]
-        except (orjson.JSONDecodeError, KeyError, TypeError):
+            if cut < 0 or not raw.endswith(b"}"):
+                raise ValueError(number)
+            key = loads(raw[:cut] + b"}")
+            task_id, trial, other = key["task_id"], key["trial"], key["run"]
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
             raise _fail(
                 path, "not a journal entry (the journal is damaged or edited)", number
             ) from None
@@ -180,7 +225,7 @@ def read_journal(path: Path) -> JournalContents:
         if key in entries:
             first = entries[key].line
             raise _fail(path, f"repeats {task_id} trial {trial} of line {first}", number)
-        entries[key] = _Entry(number, entry)
+        entries[key] = _Entry(number, task_id, trial, raw, cut + start, kind)
     torn = len(lines) + 1 if tail else None
     return JournalContents(path, header, entries, len(data) - len(tail), torn)
 
@@ -207,6 +252,7 @@ class Journal:
         self._contents = contents
         self.torn_line = contents.torn_line if contents is not None else None
         self.resumed = contents is not None
+        self._outcomes: dict[tuple[str, int], Outcome] = {}
 
     @classmethod
     def create(cls, path: Path, plan: RunPlan) -> Journal:
@@ -257,6 +303,7 @@ class Journal:
             raise _fail(
                 path, "this journal is of another run configuration: " + "; ".join(differences)
             )
+        outcomes = contents.outcomes()  # every row checked before the journal is touched
         try:
             fd = os.open(path, os.O_WRONLY | os.O_APPEND)
             if contents.torn_line is not None:  # drop the cut-off line: its episode runs again
@@ -264,16 +311,13 @@ class Journal:
                 os.fsync(fd)
         except OSError as exc:
             raise _write_error(path, exc) from None
-        return cls(path, fd, contents.header, contents)
+        journal = cls(path, fd, contents.header, contents)
+        journal._outcomes = outcomes
+        return journal
 
     def outcomes(self) -> dict[tuple[str, int], Outcome]:
-        """Return the journalled rows and drops by cell (each row checked against the run)."""
-        if self._contents is None:
-            return {}
-        config = self._contents.config
-        return {
-            key: _outcome(self.path, entry, config) for key, entry in self._contents.entries.items()
-        }
+        """Return the rows and drops the journal held when it was opened, by cell."""
+        return dict(self._outcomes)
 
     def append(self, cell: Cell, outcome: Outcome) -> None:
         """Record ``cell``'s row or drop; return once the line is durable."""
@@ -356,19 +400,18 @@ def _sync_folder(folder: Path) -> None:
 
 
 def _outcome(path: Path, entry: _Entry, config: Mapping[str, Any]) -> Outcome:
-    data = entry.data
-    task_id, trial = data["task_id"], data["trial"]
-    if "drop" in data:
-        drop = data["drop"]
+    task_id, trial = entry.task_id, entry.trial
+    body = entry.raw[entry.body : -1]
+    if entry.kind == "drop":
         try:
+            drop = orjson.loads(body)
             return DroppedEpisode(task_id, trial, DropReason(drop["reason"]), str(drop["detail"]))
-        except (KeyError, TypeError, ValueError):
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
             raise _fail(path, "drop entry without a known reason and detail", entry.line) from None
     try:
-        row = EpisodeRecord.model_validate(data["row"])
-    except (KeyError, ValidationError) as exc:
-        first = exc.errors()[0] if isinstance(exc, ValidationError) else {"loc": ("row",)}
-        where = ".".join(str(p) for p in first["loc"])
+        row = EpisodeRecord.model_validate_json(body)
+    except ValidationError as exc:
+        where = ".".join(str(p) for p in exc.errors()[0]["loc"]) or "row"
         raise DataError(
             "not an episode row", file=str(path), line=entry.line, field=where
         ) from None

@@ -193,6 +193,15 @@ def _damaged(tmp_path: Path) -> Path:
     return path
 
 
+def _bad_row_and_torn_tail(tmp_path: Path) -> Path:
+    path = _journal_of(tmp_path, "screen_only", "bad-row.journal")
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[6] = lines[6].replace(b'"outcome":"', b'"outcome":"edited-')
+    lines[-1] = lines[-1][:30]  # and a torn last line, which a refusal must not cut off
+    path.write_bytes(b"".join(lines))
+    return path
+
+
 def _repeated(tmp_path: Path) -> Path:
     path = _journal_of(tmp_path, "screen_only", "repeated.journal")
     lines = path.read_bytes().splitlines(keepends=True)
@@ -209,6 +218,7 @@ def _repeated(tmp_path: Path) -> Path:
         (_spliced, ":6: entry of another run"),
         (_damaged, ":4: not a journal entry"),
         (_repeated, ":29: repeats mockmed::"),
+        (_bad_row_and_torn_tail, ":7: outcome: not an episode row"),
     ],
 )
 def test_a_journal_that_is_not_this_runs_is_one_line_and_exit_2(
