@@ -102,7 +102,8 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         ),
     )
     write_submission(folder, submission, run.rows, readme=readme)
-    if args.journal is None and (args.resume is None or args.resume.resolve() == journal.resolve()):
+    journalled = args.from_records is None and args.journal is None
+    if journalled and (args.resume is None or args.resume.resolve() == journal.resolve()):
         retire_journal(journal, folder)  # the bundle now holds every row the journal kept
     results = submission.results
     print(folder)
