@@ -252,17 +252,17 @@ def test_the_recorded_layout_is_what_the_browser_draws(pack: ClinicProvider) -> 
 
 
 @pytest.mark.parametrize(
-    ("value", "message"),
+    ("pack_name", "value", "message"),
     [
-        ("bogus", "unknown substrate 'bogus'"),
-        ("desktop", "pack 'clinic' has no 'desktop' substrate"),
+        ("clinic", "bogus", "unknown substrate 'bogus'"),
+        ("mockmed", "desktop", "has no 'desktop' substrate (it offers web)"),
     ],
 )
 def test_run_refuses_an_unknown_or_absent_substrate(
-    value: str, message: str, capsys: pytest.CaptureFixture[str]
+    pack_name: str, value: str, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``run --substrate`` with a substrate the pack lacks exits 2 with one line."""
-    code = main(["run", "--pack", "clinic", "--baseline", "screen_only", "--substrate", value])
+    code = main(["run", "--pack", pack_name, "--baseline", "screen_only", "--substrate", value])
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
 
