@@ -1,24 +1,23 @@
-# The two entry points a newcomer needs (see README): `make site` and `make test`.
+# The entry points a newcomer needs (see README): `make site` and `make test`.
+# PY picks the interpreter (3.11 or newer); VENV the environment it builds, e.g.
+#   make test PY=python3.13 VENV=.venv313
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+SETUP := bash scripts/setup-venv
 
-.PHONY: setup reference site test lint bench clean
+.PHONY: setup setup-runtime reference site test test-fast lint bench clean
 
-$(STAMP): pyproject.toml VERSION .ci/apt-packages
-	bash .ci/install-system-packages
-	$(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+setup:  # runtime and development dependencies (tests, linters)
+	@$(SETUP) dev "$(PY)" "$(VENV)"
 
-setup: $(STAMP)
+setup-runtime:  # only what building and running EffectBench needs
+	@$(SETUP) runtime "$(PY)" "$(VENV)"
 
-reference: setup
+reference: setup-runtime
 	$(BIN)/effectbench reference
 
-site: setup
+site: setup-runtime
 	$(BIN)/effectbench site build
 
 lint: setup
@@ -26,8 +25,11 @@ lint: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: setup lint
+test: lint  # everything, the browser tests included (they need Debian's chromium)
 	$(BIN)/pytest -q
+
+test-fast: lint  # without the browser and slow groups
+	$(BIN)/pytest -q -m "not browser and not slow"
 
 bench: setup
 	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done

@@ -51,14 +51,17 @@ def synthetic_columns(n: int, seed: int = 7) -> dict[str, object]:
         for a in (True, False)
     }
     labels = [combos[(r, s, a)] for r, s, a in zip(reported, states, available, strict=True)]
+    assert all(lab is not None for lab in labels)  # the oracle read every record here
+    outcomes = [lab.outcome.value for lab in labels if lab is not None]
+    variants = [lab.swer_variant.value for lab in labels if lab is not None]
     cats = np.array([c.value for c in Category], dtype=object)
     return {
         "arm": np.full(n, "synthetic", dtype=object),
         "task_id": np.array([f"task-{i % 500}" for i in range(n)], dtype=object),
         "category": cats[rng.integers(0, len(cats), n)],
         "substrate": rng.choice(np.array(["web", "desktop", "remote_display"], dtype=object), n),
-        "outcome": np.array([lab.outcome.value for lab in labels], dtype=object),  # type: ignore[union-attr]
-        "swer_variant": np.array([lab.swer_variant.value for lab in labels], dtype=object),  # type: ignore[union-attr]
+        "outcome": np.array(outcomes, dtype=object),
+        "swer_variant": np.array(variants, dtype=object),
         "reported_success": reported,
         "cost_usd": rng.random(n) * 0.01,
         "latency_s": rng.random(n) * 5,

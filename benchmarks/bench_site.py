@@ -61,14 +61,16 @@ def synthetic_bundle(out: Path, i: int, rows_by_arm: dict[str, list[dict[str, An
         row["episode_id"] = f"{name}::{row['task_id']}::t{row['trial']}"
         rows.append(row)
     pack = get_pack("mockmed")
-    sub = Submission(
-        spec_version="1.0.0",
-        system={"name": name, "description": "synthetic mix of baseline rows (benchmark)"},
-        pack={"name": "mockmed-anchor", "fingerprint": fingerprint(pack.manifest())},
-        trials_per_task=TRIALS,
-        seeds=list(range(TRIALS)),
-        environment={"python": platform.python_version(), "platform": sys.platform},
-        results=summarize(episode_frame(rows)),
+    sub = Submission.model_validate(
+        {
+            "spec_version": "1.0.0",
+            "system": {"name": name, "description": "synthetic mix of baseline rows (benchmark)"},
+            "pack": {"name": "mockmed-anchor", "fingerprint": fingerprint(pack.manifest())},
+            "trials_per_task": TRIALS,
+            "seeds": list(range(TRIALS)),
+            "environment": {"python": platform.python_version(), "platform": sys.platform},
+            "results": summarize(episode_frame(rows)),
+        }
     )
     return write_bundle(out / f"2026-01-01_{name}", sub, rows)
 

@@ -45,8 +45,8 @@ def build_bundle(out: Path, n_rows: int) -> Path:
     tasks = pack.tasks()
     templates: dict[str, list[dict[str, Any]]] = {t.task_id: [] for t in tasks}
     for name in BASELINES:
-        for row in evaluate(get_baseline(name, pack), pack, trials=1).rows:
-            templates[row.task_id].append(row.to_row())
+        for record in evaluate(get_baseline(name, pack), pack, trials=1).rows:
+            templates[record.task_id].append(record.to_row())
     trials = max(3, n_rows // len(tasks))
     out.mkdir(parents=True)
     checker_rows: list[bytes] = []

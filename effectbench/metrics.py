@@ -276,7 +276,7 @@ def _cell_counts(frame: pd.DataFrame) -> list[tuple[str, str, dict[str, int]]]:
     }
     counts = {k: np.bincount(cell, weights=v, minlength=size) for k, v in flags.items()}
     cells = []
-    for i in np.flatnonzero(counts["n"]):
+    for i in map(int, np.flatnonzero(counts["n"])):  # plain ints: numpy's stubs differ by version
         cat, sub = cat_labels[i // len(sub_labels)], sub_labels[i % len(sub_labels)]
         cells.append((cat, sub, {k: int(counts[k][i]) for k in _COUNTS}))
     return sorted(cells, key=lambda c: (c[0], c[1]))

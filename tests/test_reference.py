@@ -241,7 +241,7 @@ class _LeakyProvider(MockMedProvider):
     @contextmanager
     def provision(self, task: TaskSpec, trial: int, params: Mapping[str, Any]) -> Iterator[Episode]:
         with super().provision(task, trial, params) as episode:
-            episode.env._leak = episode.oracle  # type: ignore[attr-defined]
+            episode.env._leak = episode.oracle
             yield episode
 
 

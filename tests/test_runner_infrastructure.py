@@ -51,6 +51,7 @@ def test_a_failed_provision_is_retried_and_then_scored() -> None:
 def test_infrastructure_that_keeps_failing_is_a_drop_with_its_reason() -> None:
     pack = _Flaky(fail_provision=10)
     got = run_episode(get_baseline("screen_only", pack), pack, _task(pack), 3, 3)
+    assert isinstance(got, DroppedEpisode)
     assert got == DroppedEpisode(got.task_id, 3, DropReason.INFRASTRUCTURE, got.detail)
     assert "browser did not start" in got.detail
     assert pack.provisioned == INFRA_RETRIES + 1

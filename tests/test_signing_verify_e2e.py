@@ -82,7 +82,8 @@ def _verify_json(
 
 
 def _signature_check(report: dict[str, Any]) -> dict[str, Any]:
-    (check,) = [c for c in report["checks"] if c["id"] == "signature"]
+    checks: list[dict[str, Any]] = [c for c in report["checks"] if c["id"] == "signature"]
+    (check,) = checks
     return check
 
 

@@ -110,11 +110,20 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def page(site: dict[str, Any], name: str) -> str:
-    return (site["out"] / name).read_text(encoding="utf-8")
+    out: Path = site["out"]
+    return (out / name).read_text(encoding="utf-8")
+
+
+def _group(pattern: str, text: str, flags: int = 0) -> str:
+    """Return the first group of ``pattern``'s match in ``text`` (which must match)."""
+    match = re.search(pattern, text, flags)
+    assert match, f"{pattern!r} not found"
+    return match.group(1)
 
 
 def slug_of(site: dict[str, Any], suffix: str) -> str:
-    (path,) = [p for p in site["subs"].iterdir() if p.name.endswith(suffix)]
+    subs: Path = site["subs"]
+    (path,) = [p for p in subs.iterdir() if p.name.endswith(suffix)]
     return path.name.lower()
 
 
@@ -547,9 +556,9 @@ def test_chart_numbers_match_their_data_tables(site: dict[str, Any]) -> None:
     board = board_table(page(site, "index.html"), MOCKMED_BOARD)
     shown = {}
     for row in re.findall(r"<tr data-slug=.*?</tr>", board, re.S):
-        system = cell_text(re.search(r'class="eb-system"><a [^>]*>(.*?)</a>', row).group(1))
+        system = cell_text(_group(r'class="eb-system"><a [^>]*>(.*?)</a>', row))
         cells = [
-            cell_text(re.search(rf'data-metric="{m}">(.*?)</td>', row, re.S).group(1))
+            cell_text(_group(rf'data-metric="{m}">(.*?)</td>', row, re.S))
             for m in ("swer", "over_halt")
         ]
         shown[system] = cells
@@ -590,6 +599,7 @@ def test_failed_build_leaves_previous_site_untouched(site: dict[str, Any], tmp_p
     assert sorted(p.name for p in tmp_path.iterdir()) == ["public", "root"]  # no staging left
 
 
+@pytest.mark.slow
 def test_cli_build_and_errors(site: dict[str, Any], tmp_path: Path, capsys: Any) -> None:
     out = tmp_path / "out"
     args = ["site", "build", "--submissions", str(REFERENCE), "--out", str(out)]
@@ -602,6 +612,7 @@ def test_cli_build_and_errors(site: dict[str, Any], tmp_path: Path, capsys: Any)
     assert (out / "index.html").is_file()
 
 
+@pytest.mark.slow
 def test_workflows_call_commands_that_exist() -> None:
     parser = build_parser()
     for wf in (ROOT / ".github" / "workflows").glob("*.yml"):
@@ -621,6 +632,7 @@ def test_workflows_call_commands_that_exist() -> None:
     assert subprocess.run(cmd, capture_output=True, check=False).returncode == 0
 
 
+@pytest.mark.slow
 def test_report_cache_reuses_only_byte_identical_bundles(tmp_path: Path) -> None:
     from effectbench.site import verify_submissions
 
@@ -643,6 +655,7 @@ def test_report_cache_reuses_only_byte_identical_bundles(tmp_path: Path) -> None
     ]
 
 
+@pytest.mark.slow
 def test_parallel_build_equals_serial_build(
     site: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -863,7 +876,8 @@ def test_report_cache_key_holds_the_trust_roots_content(
     trust = tmp_path / "trust.json"
     shutil.copy(signed_sites["trust"], trust)
     (first,) = verify_submissions(subs, cache_dir=cache, trust_config=trust)
-    assert first.status.value == "ranked" and first.signer.identity == ALICE
+    assert first.status.value == "ranked" and first.signer is not None
+    assert first.signer.identity == ALICE
     (production,) = verify_submissions(subs, cache_dir=cache)  # same bundle, pinned root
     assert production.status.value == "refused"
     assert len(list(cache.glob("*.json"))) == 2
@@ -941,6 +955,7 @@ def test_spec_page_renders_the_spec(site: dict[str, Any]) -> None:
     assert headings and all(unescape(h).strip() in unescape(cell_text(html)) for h in headings)
 
 
+@pytest.mark.slow
 def test_site_serve_previews_the_build(site: dict[str, Any], tmp_path: Path) -> None:
     """``effectbench site serve`` serves the built site on 127.0.0.1 (a real process)."""
     import urllib.request

@@ -10,6 +10,7 @@ import functools
 import http.server
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -28,7 +29,6 @@ from test_site import (
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
 FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -67,9 +67,9 @@ def server(site: dict[str, Any]) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
+def browser(chromium: Path) -> Iterator[Browser]:
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        b = p.chromium.launch(executable_path=str(chromium), args=FLAGS)
         yield b
         b.close()
 
@@ -143,7 +143,8 @@ def test_sorting_and_filtering(watched: Watched, base_url: str) -> None:
     table, clinic = board(page, MOCKMED_BOARD), board(page, CLINIC_BOARD)
 
     def slugs(t: Locator) -> list[str]:
-        return t.locator("tbody tr").evaluate_all("els => els.map(e => e.dataset.slug)")
+        found: list[str] = t.locator("tbody tr").evaluate_all("els => els.map(e => e.dataset.slug)")
+        return found
 
     clinic_order = slugs(clinic)
     swer = table.locator("th", has_text="SWER")

@@ -106,13 +106,19 @@ def test_truth_table_covers_every_input_combination() -> None:
     assert set(spec_truth_table()) == every
 
 
+def _keys() -> list[Key]:
+    keys: list[Key] = list(itertools.product((True, False), tuple(TrueState), (True, False)))
+    return sorted(keys, key=lambda k: (k[0], k[1].value, k[2]))
+
+
+def _key_id(k: Key) -> str:
+    return f"reported={k[0]}-{k[1].value}-available={k[2]}"
+
+
 @pytest.mark.parametrize(
     "key",
-    sorted(
-        itertools.product((True, False), tuple(TrueState), (True, False)),
-        key=lambda k: (k[0], k[1].value, k[2]),
-    ),
-    ids=lambda k: f"reported={k[0]}-{k[1].value}-available={k[2]}",
+    _keys(),
+    ids=_key_id,
 )
 def test_truth_table_row_equals_classify(key: Key) -> None:
     """SPEC 3: each combination's documented label is the one classify returns."""

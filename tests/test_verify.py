@@ -209,6 +209,7 @@ def test_empty_folder_is_unreadable_input(tmp_path: Path) -> None:
         verify_path(tmp_path)
 
 
+@pytest.mark.slow
 def test_reference_submissions_in_the_repository_are_ranked() -> None:
     root = Path(__file__).resolve().parents[1] / "submissions"
     bundles = [p for p in sorted(root.iterdir()) if p.is_dir()]

@@ -198,7 +198,7 @@ def _edit_claims(fn: Callable[[dict[str, Any]], None]) -> Callable[[Path], None]
 def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
     def fn(data: dict[str, Any]) -> None:
         *head, last = path.split(".")
-        target = data
+        target: Any = data
         for key in head:
             target = target[int(key)] if isinstance(target, list) else target[key]
         target[last] = value(target[last]) if callable(value) else value
@@ -250,7 +250,7 @@ def _extra_cell(data: dict[str, Any]) -> None:
     data["results"]["cells"].append(cell)
 
 
-FILE_CASES: list[tuple[str, Callable[[Path], None], str]] = [
+FILE_CASES: list[tuple[str, Callable[[Path], object], str]] = [
     (
         "inflated count",
         _edit_claims(_set("results.task_success.numerator", lambda n: n + 1)),

@@ -1,0 +1,133 @@
+"""The set-up a newcomer meets: the venv check of ``scripts/setup-venv`` and the test groups."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SETUP = ROOT / "scripts" / "setup-venv"
+
+
+def _fake_python(path: Path, version: str) -> Path:
+    """An executable that answers the version probe like a Python ``version`` would."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\necho {version}\n")
+    path.chmod(0o755)
+    return path
+
+
+def _check(py: str | Path, venv: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", str(SETUP), "check", str(py), str(venv)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_a_python_older_than_3_11_is_refused_naming_the_version_needed(tmp_path: Path) -> None:
+    old = _fake_python(tmp_path / "python3.10", "3.10")
+    done = _check(old, tmp_path / "venv")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"setup: {old} is Python 3.10; EffectBench needs Python 3.11 or newer "
+        "(run e.g. make PY=python3.11 ...)"
+    ]
+    assert not (tmp_path / "venv").exists()
+
+
+def test_a_missing_python_is_one_line(tmp_path: Path) -> None:
+    done = _check(tmp_path / "no-such-python", tmp_path / "venv")
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "not found; EffectBench needs Python 3.11 or newer" in done.stderr
+
+
+def test_a_venv_made_by_another_python_is_rebuilt(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    _fake_python(venv / "bin" / "python", "3.10")
+    done = _check(sys.executable, venv)
+    assert done.returncode == 1
+    assert "would be rebuilt: it was made by Python 3.10" in done.stdout
+    assert (venv / "bin" / "python").is_file()  # check mode never touches it
+
+
+def test_a_broken_venv_is_rebuilt(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    done = _check(sys.executable, venv)
+    assert done.returncode == 1
+    assert "would be rebuilt: it is broken" in done.stdout
+
+
+@pytest.mark.slow
+def test_a_working_venv_of_the_same_python_is_kept(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    done = _check(sys.executable, venv)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "is a working environment of Python" in done.stdout
+
+
+def test_browser_tests_without_chromium_stop_with_one_line() -> None:
+    env = {**os.environ, "EFFECTBENCH_CHROMIUM": "/nonexistent/chromium"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+         "tests/test_site_browser.py"],
+        capture_output=True, text=True, cwd=ROOT, env=env, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in (done.stdout + done.stderr).splitlines() if "ERROR" in line]
+    assert len(errors) == 1
+    assert "browser tests need Chromium, not found at /nonexistent/chromium" in errors[0]
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def _make_recipe(target: str) -> list[str]:
+    """Return the command lines of ``target``'s recipe in the Makefile."""
+    lines = (ROOT / "Makefile").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{target}:"))
+    recipe = []
+    for line in lines[start + 1 :]:
+        if not line.startswith("\t"):
+            break
+        recipe.append(line.strip())
+    return recipe
+
+
+def test_pre_commit_runs_the_linters_of_make_lint() -> None:
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
+    hooks = [hook for repo in config["repos"] for hook in repo["hooks"]]
+
+    def tool(command: str) -> list[str]:
+        words = command.replace("$(BIN)/", "").replace(".venv/bin/", "").split()
+        return [w for w in words if w not in (".", "--force-exclude")]
+
+    assert [tool(h["entry"]) for h in hooks] == [tool(line) for line in _make_recipe("lint")]
+
+
+def test_test_fast_leaves_out_exactly_the_browser_and_slow_groups() -> None:
+    assert _make_recipe("test") == ["$(BIN)/pytest -q"]
+    assert _make_recipe("test-fast") == ['$(BIN)/pytest -q -m "not browser and not slow"']
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]
+    markers = config["pytest"]["ini_options"]["markers"]
+    assert sorted(m.split(":")[0] for m in markers) == ["browser", "slow"]
+    assert "tests" in config["mypy"]["files"]  # the tests are type-checked like the code
+
+
+def test_code_pull_requests_run_the_ci_script_on_two_pythons() -> None:
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "tests.yml").read_text())
+    trigger = workflow[True]  # YAML 1.1 reads the key `on` as true
+    assert trigger["pull_request"]["paths-ignore"] == ["submissions/**"]
+    verify_pr = yaml.safe_load((ROOT / ".github" / "workflows" / "verify-pr.yml").read_text())
+    assert verify_pr[True]["pull_request"]["paths"] == ["submissions/**"]  # the other half
+    (job,) = workflow["jobs"].values()
+    assert [s.get("run") for s in job["steps"] if "run" in s] == ["bash .ci/run"]
+    assert job["strategy"]["matrix"]["image"] == ["debian:bookworm", "debian:trixie"]
