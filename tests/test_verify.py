@@ -301,10 +301,15 @@ def test_an_unreadable_document_names_itself_in_the_skipped_notes(tmp_path: Path
 
 
 def _as_nobody(args: list[str]) -> subprocess.CompletedProcess[str]:
-    """Run the CLI as a user who cannot read a chmod-000 file (root reads anything)."""
+    """Run the CLI as a user who cannot read a chmod-000 file.
+
+    Root reads anything through its capabilities; without them (dropped from the
+    bounding set) root is held to file modes like anyone else, and still reaches
+    an interpreter installed under its home (as pyenv's are).
+    """
     cmd = [sys.executable, "-m", "effectbench.cli", *args]
     if os.geteuid() == 0:
-        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
+        cmd = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", *cmd]
     return subprocess.run(cmd, capture_output=True, text=True, check=False, cwd="/")
 
 
