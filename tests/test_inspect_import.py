@@ -327,7 +327,7 @@ def test_without_the_extra_the_command_names_it(
     for name in list(sys.modules):
         if name == "inspect_ai" or name.startswith(("inspect_ai.", "effectbench.integrations")):
             monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setitem(sys.modules, "inspect_ai", None)  # type: ignore[arg-type]
+    monkeypatch.setitem(sys.modules, "inspect_ai", None)
     code = main(["import-inspect", str(tmp_path / "x.eval"), "--out", str(tmp_path)])
     assert code == 2
     assert "pip install 'effectbench[inspect]'" in capsys.readouterr().err

@@ -148,7 +148,9 @@ def next_output(
         if isinstance(m, ChatMessageAssistant)
         for c in (m.tool_calls or [])
     ]
-    results = [json.loads(m.text) for m in messages if isinstance(m, ChatMessageTool)]
+    results: list[dict[str, Any]] = [
+        json.loads(m.text) for m in messages if isinstance(m, ChatMessageTool)
+    ]
     replay = iter(zip(asked, results, strict=True))
 
     def call(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
