@@ -62,12 +62,12 @@ def test_inspect_extras_become_plain_anthropic_actions() -> None:
 def test_clicks_are_scaled_from_inspects_display_and_screenshots_back_to_it() -> None:
     screen = RecordingScreen(SCREEN)
     tool = computer_tool(_live(screen))
-    shot = asyncio.run(tool(action="left_click", coordinate=[683, 384]))  # type: ignore[misc]
+    shot = asyncio.run(tool(action="left_click", coordinate=[683, 384]))
     assert ["click", 512, 320, "left", 1] in screen.calls
     assert isinstance(shot, ContentImage)
     png = base64.b64decode(shot.image.split(",", 1)[1])
     assert images.size(png) == (INSPECT_DISPLAY.width, INSPECT_DISPLAY.height)
-    where = asyncio.run(tool(action="cursor_position"))  # type: ignore[misc]
+    where = asyncio.run(tool(action="cursor_position"))
     assert isinstance(where, ContentText) and where.text == "X=683,Y=384"
 
 
@@ -79,7 +79,7 @@ def test_a_batch_with_one_bad_action_does_nothing_and_is_a_tool_error() -> None:
         {"action": "left_click", "coordinate": [5000, 10]},
     ]
     with pytest.raises(ToolError, match="5000"):
-        asyncio.run(tool(actions=batch))  # type: ignore[misc]
+        asyncio.run(tool(actions=batch))
     assert screen.calls == []
     with pytest.raises(ActionError, match="no action given"):
         perform(screen, [])

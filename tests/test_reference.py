@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from effectbench.baselines import get_baseline
+from effectbench.effects import EffectKind
 from effectbench.metrics import episode_frame, summarize, transactional_faults_mishandled
 from effectbench.packs.mockmed import MockMedProvider, Oracle
 from effectbench.runner import REREADS, evaluate
@@ -140,7 +141,7 @@ class _DeadOracle:
     def judge(self, before: Any) -> OracleVerdict:
         return OracleVerdict(
             verdict=Verdict.INDETERMINATE,
-            kind="record_written",
+            kind=EffectKind.RECORD_WRITTEN,
             channel=self.channel,
             reason="system of record unreachable",
             observed_count=None,

@@ -7,6 +7,7 @@ import itertools
 import pytest
 
 from effectbench.classify import InconsistentReading, classify, true_state
+from effectbench.effects import EffectKind
 from effectbench.schema import OracleVerdict, Outcome, SwerVariant, TrueState, Verdict
 
 C, W, A, U = (
@@ -48,7 +49,7 @@ def test_every_combination_has_the_spec_label(
 def _reading(verdict: Verdict, correct: bool, wrong: bool, absent: bool) -> OracleVerdict:
     return OracleVerdict(
         verdict=verdict,
-        kind="record_written",
+        kind=EffectKind.RECORD_WRITTEN,
         channel="test",
         reason="",
         observed_count=None,

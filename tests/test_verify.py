@@ -25,8 +25,9 @@ from effectbench.baselines import BASELINES
 from effectbench.bundle import import_upstream
 from effectbench.cli import main
 from effectbench.errors import DataError
+from effectbench.findings import Family
 from verifier.api import VerifyOptions, verify_bundle, verify_document, verify_path
-from verifier.report import Family, Status
+from verifier.report import Status
 
 UNSIGNED_OK = VerifyOptions(allow_unsigned=True)
 

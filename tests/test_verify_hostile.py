@@ -28,9 +28,10 @@ from test_bundle_helpers import (
 )
 
 from effectbench.classify import classify, true_state
+from effectbench.findings import Family
 from effectbench.schema import OracleVerdict
 from verifier.api import VerifyOptions, verify_bundle, verify_document
-from verifier.report import Family, Status
+from verifier.report import Status
 
 OPTIONS = VerifyOptions(allow_unsigned=True)
 Rows = list[dict[str, Any]]

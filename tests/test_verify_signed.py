@@ -9,9 +9,10 @@ import pytest
 from sigstore_testroot import GOOGLE, SigstoreTestInstance, shared_instance
 from test_bundle_helpers import copy_bundle, edit_rows, make_bundle
 
+from effectbench.findings import Family
 from effectbench.signatures import sign_bundle
 from verifier.api import VerifyOptions, verify_bundle
-from verifier.report import Family, Status
+from verifier.report import Status
 
 ALICE = "alice@example.org"
 
