@@ -15,29 +15,25 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from effectbench.errors import UsageError
-from effectbench.schema import AgentReport, TaskSpec
-from effectbench.seam import AgentTask, BenchmarkProvider, EnvHandle, Screen
-
-
-class Scripted(Protocol):
-    """A pack that can make the scripted attempt baselines use."""
-
-    def tasks(self) -> Any:
-        """Return the pack's tasks."""
-        ...
-
-    def attempt(self, env: EnvHandle, task: TaskSpec, params: Mapping[str, Any]) -> Screen:
-        """Perform the task's scripted steps once and return the final screen."""
-        ...
+from effectbench.schema import AgentReport
+from effectbench.seam import (
+    AgentTask,
+    BenchmarkProvider,
+    EnvHandle,
+    Screen,
+    ScriptedPack,
+    SystemUnderTest,
+    own_baselines,
+)
 
 
 class _Baseline(ABC):
     name = ""
 
-    def __init__(self, pack: Scripted) -> None:
+    def __init__(self, pack: ScriptedPack) -> None:
         self._pack = pack
         self._tasks = {t.task_id: t for t in pack.tasks()}
 
@@ -118,7 +114,7 @@ class RetryOnError(_Baseline):
         )
 
 
-BASELINES: dict[str, Callable[[Scripted], _Baseline]] = {
+BASELINES: dict[str, Callable[[ScriptedPack], _Baseline]] = {
     cls.name: cls for cls in (ScreenOnly, EffectVerified, AlwaysHalt, RetryOnError)
 }
 """The pack-agnostic baselines by name."""
@@ -126,21 +122,21 @@ BASELINES: dict[str, Callable[[Scripted], _Baseline]] = {
 REFERENCE_BASELINES = ("screen_only", "effect_verified")
 
 
-def get_baseline(name: str, pack: BenchmarkProvider) -> _Baseline:
+def get_baseline(name: str, pack: BenchmarkProvider) -> SystemUnderTest:
     """Return baseline ``name`` bound to ``pack``'s scripted attempt.
 
-    A pack may add arms of its own in an ``extra_baselines`` mapping.
+    A pack may add arms of its own (:class:`~effectbench.seam.OwnBaselines`).
     """
-    known = {**BASELINES, **getattr(pack, "extra_baselines", {})}
+    known = {**BASELINES, **own_baselines(pack)}
     if name not in known:
         raise UsageError(
             f"unknown baseline {name!r} for pack {pack.name!r}; known: {', '.join(sorted(known))}"
         )
-    if not hasattr(pack, "attempt"):
+    if not isinstance(pack, ScriptedPack):
         raise UsageError(f"pack {pack.name!r} has no scripted attempt for the baselines")
-    return known[name](pack)  # type: ignore[no-any-return]
+    return known[name](pack)
 
 
-def baseline_names(pack: BenchmarkProvider) -> list[str]:
-    """Return every baseline that runs on ``pack`` (shared ones, then the pack's own)."""
-    return [*BASELINES, *getattr(pack, "extra_baselines", {})]
+def baseline_names(pack: object) -> list[str]:
+    """Return every baseline that runs on ``pack`` or its class (shared ones, then its own)."""
+    return [*BASELINES, *own_baselines(pack)]

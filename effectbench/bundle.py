@@ -27,21 +27,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from effectbench._generated import write_or_check
 from effectbench.errors import DataError, UsageError
+from effectbench.filenames import BUNDLE_FILES as BUNDLE_FILES
+from effectbench.filenames import EPISODES_FILE as EPISODES_FILE
+from effectbench.filenames import README_FILE as README_FILE
+from effectbench.filenames import SIGNATURE_FILE as SIGNATURE_FILE
+from effectbench.filenames import SUBMISSION_FILE as SUBMISSION_FILE
 from effectbench.metrics import Results
 from effectbench.schema import DropReason, EpisodeRecord, Split
 
 BUNDLE_VERSION: Literal[1] = 1
 """The ``effectbench_bundle_version`` this module writes and reads."""
-SUBMISSION_FILE = "submission.json"
-"""The declaration and the claims (a :class:`Submission`)."""
-EPISODES_FILE = "episodes.jsonl"
-"""The scored episode rows, one JSON object per line."""
-README_FILE = "README.md"
-"""The submitter's optional notes (shown as plain text)."""
-SIGNATURE_FILE = "submission.sigstore.json"
-"""The optional Sigstore bundle; the one file the signature does not cover."""
-BUNDLE_FILES = (SUBMISSION_FILE, EPISODES_FILE, README_FILE, SIGNATURE_FILE)
-"""Every file a bundle may hold; the first two are required."""
 UPSTREAM_VERSION = 1
 """The ``effectbench_submission_version`` of the reference's single document."""
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "docs" / "submission.schema.json"

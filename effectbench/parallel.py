@@ -21,10 +21,9 @@ from collections.abc import Sequence
 
 from effectbench.executors import execute
 from effectbench.executors.local import LocalExecutor
-from effectbench.executors.worker import WorkerHandoff
 from effectbench.runner import RunPlan, RunResult
 from effectbench.schema import TaskSpec
-from effectbench.seam import BenchmarkProvider, SystemUnderTest
+from effectbench.seam import BenchmarkProvider, SystemUnderTest, WorkerHandoff
 
 __all__ = ["WorkerHandoff", "evaluate_parallel"]
 

@@ -76,11 +76,12 @@ def _write_error(exc: OSError, where: Path) -> DataError:
     return DataError(f"cannot write: {exc.strerror or exc}", file=name)
 
 
-def bundle_folder(out: Path, name: str, when: str | None = None) -> Path:
+def bundle_folder(out: Path, name: str, when: str | None = None, *, other: str = "--name") -> Path:
     """Return ``out/<YYYY-MM-DD>_<slug>`` (refusing one that already exists or cannot be made).
 
     ``when`` is an ISO time whose date names the folder (default: today). Checked
-    before a run starts, so a long run never ends in an unwritable folder.
+    before a run starts, so a long run never ends in an unwritable folder. ``other``
+    is the option the user can change to pick another folder (named if it exists).
     """
     day = (when or now())[:10]
     out = Path(out)
@@ -94,7 +95,7 @@ def bundle_folder(out: Path, name: str, when: str | None = None) -> Path:
         if not os.access(existing, os.W_OK | os.X_OK):
             raise DataError("cannot write: Permission denied", file=str(existing))
         if folder.exists() or folder.is_symlink():
-            raise UsageError(f"{folder} already exists; choose another --name or remove it")
+            raise UsageError(f"{folder} already exists; choose another {other} or remove it")
     except OSError as exc:
         raise _write_error(exc, out) from None
     return folder
@@ -201,6 +202,7 @@ def import_document(document: Path, out: Path) -> Imported:
         submission, rows = upstream_submission(doc)
     except DataError as exc:
         raise DataError(exc.message, file=str(document), field=exc.field) from None
-    folder = bundle_folder(out, submission.system.name, submission.run.started_at or None)
+    when = submission.run.started_at or None
+    folder = bundle_folder(out, submission.system.name, when, other="--out folder")
     write_submission(folder, submission, rows)
     return Imported(folder=folder, n_rows=len(rows))

@@ -8,6 +8,9 @@
 * A :class:`BenchmarkProvider` supplies the tasks and, per task and trial, a
   fresh :class:`Episode`: the env handle for the SUT and the independent
   :class:`Oracle` for the harness. The runner never hands the oracle to the SUT.
+* What a pack may also offer is declared here too, one protocol per capability
+  (:class:`ScriptedPack`, :class:`OwnBaselines`, :class:`HandsOffToWorkers`,
+  :class:`Closable`, :class:`Reproducible`): writing a pack means reading this module.
 """
 
 from __future__ import annotations
@@ -178,3 +181,78 @@ class BenchmarkProvider(Protocol):
     ) -> AbstractContextManager[Episode]:
         """Create a fresh state for one trial; the context tears it down."""
         ...
+
+
+# -- what a pack may also offer ------------------------------------------------------------
+# A pack is a BenchmarkProvider. Each protocol below is an optional capability a pack
+# declares by having the member; the harness asks with isinstance (never by probing
+# attribute names elsewhere), so this section is the whole list of what a pack can offer.
+
+
+@runtime_checkable
+class ScriptedPack(Protocol):
+    """A pack the shipped baselines run on: it makes the scripted attempt they share."""
+
+    def tasks(self) -> Sequence[TaskSpec]:
+        """Return the pack's tasks."""
+        ...
+
+    def attempt(self, env: Any, task: TaskSpec, params: Mapping[str, Any]) -> Screen:
+        """Perform the task's scripted steps once and return the final screen."""
+        ...
+
+
+@runtime_checkable
+class OwnBaselines(Protocol):
+    """A pack that ships arms of its own beside the shared baselines."""
+
+    @property
+    def extra_baselines(self) -> Mapping[str, Callable[[Any], SystemUnderTest]]:
+        """Baseline name -> factory taking the pack (a class attribute is enough)."""
+        ...
+
+
+class WorkerHandoff(Protocol):
+    """Start-up work a provider has done, for its worker processes to adopt."""
+
+    def install(self) -> bool:
+        """Adopt the work in this process; say whether it was adopted."""
+        ...
+
+
+@runtime_checkable
+class HandsOffToWorkers(Protocol):
+    """A pack whose costly start-up (an audit, a template) ``--workers`` processes reuse."""
+
+    def worker_handoff(self) -> WorkerHandoff | None:
+        """Return what a worker process adopts instead of redoing it (None: nothing)."""
+        ...
+
+
+@runtime_checkable
+class Closable(Protocol):
+    """A pack holding resources (a service, files) until :meth:`close`."""
+
+    def close(self) -> None:
+        """Release the pack's resources (idempotent)."""
+        ...
+
+
+@runtime_checkable
+class Reproducible(Protocol):
+    """A pack that says whether a run reproduces exactly from (pack, seeds)."""
+
+    @property
+    def deterministic(self) -> bool:
+        """True when the verifier may re-run shipped baselines and compare row for row."""
+        ...
+
+
+def own_baselines(pack: object) -> Mapping[str, Callable[[Any], SystemUnderTest]]:
+    """Return the arms ``pack`` (or its class) ships beside the shared baselines."""
+    return pack.extra_baselines if isinstance(pack, OwnBaselines) else {}
+
+
+def is_deterministic(pack: object) -> bool:
+    """Whether ``pack`` declares that its runs reproduce exactly (undeclared: no)."""
+    return isinstance(pack, Reproducible) and bool(pack.deterministic)

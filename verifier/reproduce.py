@@ -24,7 +24,7 @@ from effectbench.findings import CheckId, Family
 from effectbench.hashing import canonical_hash
 from effectbench.runner import evaluate
 from effectbench.schema import Substrate
-from effectbench.seam import BenchmarkProvider
+from effectbench.seam import BenchmarkProvider, is_deterministic
 from verifier.limits import Limits
 from verifier.report import FindingSink
 
@@ -74,7 +74,7 @@ def applicable(header: SubmissionHeader, pack: BenchmarkProvider | None) -> str 
         return "not a shipped baseline: nothing to re-run"
     if pack is None:
         return "unknown pack"
-    if not getattr(pack, "deterministic", False):
+    if not is_deterministic(pack):
         return f"pack {pack.name!r} is not deterministic: baselines cannot be re-run exactly"
     return None
 

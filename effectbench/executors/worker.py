@@ -22,7 +22,7 @@ import threading
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import effectbench
 from effectbench import __version__
@@ -33,18 +33,17 @@ from effectbench.manifest import fingerprint
 from effectbench.packs import PACKS, get_pack
 from effectbench.runner import DroppedEpisode, run_episode
 from effectbench.schema import EpisodeRecord, TaskSpec
-from effectbench.seam import BenchmarkProvider, SystemUnderTest
+from effectbench.seam import (
+    BenchmarkProvider,
+    Closable,
+    HandsOffToWorkers,
+    SystemUnderTest,
+    WorkerHandoff,
+    own_baselines,
+)
 
 Outcome = EpisodeRecord | DroppedEpisode
 """What one cell yields: its scored row, or why it was dropped."""
-
-
-class WorkerHandoff(Protocol):
-    """Start-up work a provider has done, for its worker processes to adopt."""
-
-    def install(self) -> bool:
-        """Adopt the work in this process; say whether it was adopted."""
-        ...
 
 
 class WorkerMismatch(UsageError):
@@ -96,15 +95,13 @@ class Job:
 
 
 def _handoff(provider: BenchmarkProvider) -> WorkerHandoff | None:
-    offer = getattr(provider, "worker_handoff", None)
-    handoff: WorkerHandoff | None = offer() if callable(offer) else None
-    return handoff
+    return provider.worker_handoff() if isinstance(provider, HandsOffToWorkers) else None
 
 
 def _system_recipe(
     sut: SystemUnderTest, provider: BenchmarkProvider, where: str
 ) -> tuple[str, Any]:
-    shipped = {*BASELINES.values(), *getattr(provider, "extra_baselines", {}).values()}
+    shipped = {*BASELINES.values(), *own_baselines(provider).values()}
     if type(sut) in shipped:
         return ("baseline", sut.name)
     try:
@@ -177,9 +174,8 @@ def _where() -> str:
 
 
 def _close(pack: BenchmarkProvider) -> None:
-    close = getattr(pack, "close", None)
-    if callable(close):
-        close()
+    if isinstance(pack, Closable):
+        pack.close()
 
 
 def _build(job: Job) -> _State:

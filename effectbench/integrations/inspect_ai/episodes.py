@@ -28,7 +28,7 @@ from effectbench.errors import InfrastructureError
 from effectbench.packs import get_pack
 from effectbench.runner import INFRA_RETRIES
 from effectbench.schema import AgentReport, TaskSpec
-from effectbench.seam import AgentTask, BenchmarkProvider, Episode, ProductVerifier
+from effectbench.seam import AgentTask, BenchmarkProvider, Closable, Episode, ProductVerifier
 
 INFRASTRUCTURE_KEY = "effectbench:infrastructure"
 """Sample store key: what failed in the harness when a sample has no score because of it."""
@@ -122,9 +122,8 @@ class LiveEpisode:
         try:
             self.stack.close()
         except BaseException:
-            close = getattr(self.provider, "close", None)
-            if callable(close):
-                close()
+            if isinstance(self.provider, Closable):
+                self.provider.close()
             raise
         _give_back(self.pack, self.provider)
 
@@ -223,9 +222,8 @@ def close_pools() -> None:
     while _POOLS:
         _, idle = _POOLS.popitem()
         for provider in idle:
-            close = getattr(provider, "close", None)
-            if callable(close):
-                close()
+            if isinstance(provider, Closable):
+                provider.close()
     while _THREADS:
         _THREADS.pop().shutdown(wait=True)
     _LOAD.clear()

@@ -10,9 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from effectbench.bundle import SignerDecl
 from effectbench.errors import UsageError
-from effectbench.produce import read_readme
 
 EXTRA_MESSAGE = (
     "import-inspect needs the optional extra 'inspect' (inspect-ai is not installed): "
@@ -21,6 +19,9 @@ EXTRA_MESSAGE = (
 
 
 def _cmd_import_inspect(args: argparse.Namespace) -> int:
+    from effectbench.bundle import SignerDecl
+    from effectbench.produce import read_readme
+
     if (args.signer_identity is None) != (args.signer_issuer is None):
         raise UsageError("give both --signer-identity and --signer-issuer, or neither")
     try:
@@ -62,11 +63,21 @@ def register(sub: Any) -> None:
         help="convert an inspect_ai log of an EffectBench task into a submission bundle",
     )
     p.add_argument("log", type=Path, metavar="LOG.eval", help="the inspect log (.eval or .json)")
-    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="parent folder")
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="parent folder; the bundle is DIR/<date>_<slug of the name>",
+    )
     p.add_argument("--name", help="the system's display name (default: the log's model)")
     p.add_argument("--description", help="one paragraph on the system (default: model and task)")
-    p.add_argument("--url", default="")
-    p.add_argument("--signer-identity", metavar="ID", help="the Sigstore identity that will sign")
+    p.add_argument("--url", default="", help="where to learn more (paper, repository)")
+    p.add_argument(
+        "--signer-identity",
+        metavar="ID",
+        help="the Sigstore identity that will sign (default: none, an unsigned preview)",
+    )
     p.add_argument("--signer-issuer", metavar="URL", help="its OIDC issuer")
     p.add_argument("--readme", type=Path, metavar="FILE", help="a README.md to include")
     p.set_defaults(func=_cmd_import_inspect)

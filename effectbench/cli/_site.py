@@ -1,20 +1,23 @@
-"""``effectbench site build`` and ``effectbench site serve``."""
+"""Commands ``site build`` and ``site serve``: the leaderboard site, built and previewed."""
 
 from __future__ import annotations
 
 import argparse
-import functools
-import http.server
-import logging
+import errno
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from effectbench.cli import positive_int
+from effectbench.cli._args import port_number, positive_int
 from effectbench.errors import UsageError
+
+if TYPE_CHECKING:
+    import http.server
 
 
 def _mkdocs_logging(verbose: bool) -> None:
+    import logging
+
     # The mkdocs CLI installs this handler itself; in-process we do it so warnings show.
     logger = logging.getLogger("mkdocs")
     if not any(getattr(h, "_effectbench", False) for h in logger.handlers):
@@ -26,7 +29,7 @@ def _mkdocs_logging(verbose: bool) -> None:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from effectbench.site.build import build_site
+    from effectbench.site import build_site
 
     root = Path(args.root).resolve()
     trust_config = None
@@ -50,12 +53,38 @@ def _cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _server(host: str, port: int, directory: Path) -> http.server.ThreadingHTTPServer:
+    """Bind the preview server, turning every binding failure into a one-line usage error."""
+    import functools
+    import http.server
+    import socket
+
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(directory))
+    try:
+        return http.server.ThreadingHTTPServer((host, port), handler)
+    except socket.gaierror as exc:
+        raise UsageError(
+            f"--host {host}: not an address of this machine ({exc.strerror})"
+        ) from None
+    except OverflowError:  # defensive: port_number already refuses these
+        raise UsageError(f"--port {port}: a port is 0 to 65535") from None
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            reason = "is in use; choose another --port (0 picks a free one)"
+        elif exc.errno == errno.EACCES:
+            reason = "needs privileges; choose a --port above 1023"
+        elif exc.errno == errno.EADDRNOTAVAIL:
+            raise UsageError(f"--host {host}: not an address of this machine") from None
+        else:
+            reason = f"cannot be bound ({exc.strerror or exc})"
+        raise UsageError(f"--port {port} on {host} {reason}") from None
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
     directory = Path(args.dir)
     if not (directory / "index.html").is_file():
         raise UsageError(f"{directory}/index.html not found: run `effectbench site build` first")
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(directory))
-    with http.server.ThreadingHTTPServer((args.host, args.port), handler) as server:
+    with _server(args.host, args.port, directory) as server:
         port = server.server_address[1]
         print(f"serving {directory} on http://{args.host}:{port}/ (Ctrl-C stops)", flush=True)
         server.serve_forever()
@@ -70,8 +99,10 @@ def register(sub: Any) -> None:
     p = site_sub.add_parser(
         "build", help="verify every bundle and build the site (into a temp folder, then swap)"
     )
-    p.add_argument("--submissions", default="submissions", metavar="DIR")
-    p.add_argument("--out", default="public", metavar="DIR")
+    p.add_argument(
+        "--submissions", default="submissions", metavar="DIR", help="the folder of bundles"
+    )
+    p.add_argument("--out", default="public", metavar="DIR", help="where the site goes")
     p.add_argument(
         "--root", default=".", metavar="DIR", help="repository root (mkdocs.yml, SPEC.md, site/)"
     )
@@ -89,7 +120,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--cache-dir",
         metavar="DIR",
-        help="chart SVGs and verifier reports, by content (default .cache/effectbench-site)",
+        help="chart SVGs and verifier reports, by content (default: ROOT/.cache/effectbench-site)",
     )
     p.add_argument(
         "--fresh",
@@ -106,7 +137,9 @@ def register(sub: Any) -> None:
     p.set_defaults(func=_cmd_build)
 
     p = site_sub.add_parser("serve", help="serve the built site on 127.0.0.1 for a local preview")
-    p.add_argument("--dir", default="public", metavar="DIR")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--dir", default="public", metavar="DIR", help="the built site")
+    p.add_argument("--host", default="127.0.0.1", help="the address to listen on")
+    p.add_argument(
+        "--port", type=port_number, default=8000, help="the port to listen on (0: a free one)"
+    )
     p.set_defaults(func=_cmd_serve)

@@ -8,23 +8,21 @@ import os
 import sys
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from effectbench.baselines import REFERENCE_BASELINES, get_baseline
-from effectbench.cli import positive_int, print_json
+from effectbench.cli._args import (
+    executor_name,
+    positive_int,
+    print_json,
+    progress_mode,
+    split_name,
+)
 from effectbench.errors import UsageError
-from effectbench.executors import EXECUTORS, execute, get_executor
-from effectbench.executors.progress import MODES as PROGRESS_MODES
-from effectbench.executors.progress import progress_for
-from effectbench.journal import open_journal
-from effectbench.manifest import fingerprint
-from effectbench.metrics import Results, episode_frame, summarize, transactional_faults_mishandled
-from effectbench.packs import get_pack
-from effectbench.report import format_results
-from effectbench.runner import RunPlan, RunResult, evaluate
-from effectbench.schema import Split
-from effectbench.seam import BenchmarkProvider, SystemUnderTest
-from effectbench.variants import choose, tasks_on
+
+if TYPE_CHECKING:
+    from effectbench.metrics import Results
+    from effectbench.runner import RunResult
+    from effectbench.seam import BenchmarkProvider, SystemUnderTest
 
 PINNED: dict[str, dict[str, tuple[int, int] | int]] = {
     "screen_only": {"swer": (50, 90), "swer_wrong_write": 40, "swer_phantom": 10},
@@ -34,12 +32,18 @@ PINNED: dict[str, dict[str, tuple[int, int] | int]] = {
 
 
 def load_sut(spec: str) -> SystemUnderTest:
-    """Import ``module:attr``; an attribute that is a class or factory is called once."""
+    """Import ``module:attr``; an attribute that is a class or factory is called once.
+
+    The module is looked up on ``sys.path`` with the current folder first, as
+    ``python -m`` does: a module beside you imports.
+    """
+    from effectbench.seam import SystemUnderTest
+
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise UsageError(f"--sut takes module:attr, got {spec!r}")
     if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # as ``python -m`` does: your module beside you imports
+        sys.path.insert(0, os.getcwd())
     try:
         obj: Any = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
@@ -53,6 +57,8 @@ def load_sut(spec: str) -> SystemUnderTest:
 
 def resolve_sut(baseline: str | None, sut: str | None, pack: BenchmarkProvider) -> SystemUnderTest:
     """Return the system named by ``--baseline`` or ``--sut`` (exactly one is given)."""
+    from effectbench.baselines import get_baseline
+
     if (baseline is None) == (sut is None):
         raise UsageError("give exactly one of --baseline NAME or --sut module:attr")
     return get_baseline(baseline, pack) if baseline is not None else load_sut(str(sut))
@@ -60,24 +66,29 @@ def resolve_sut(baseline: str | None, sut: str | None, pack: BenchmarkProvider) 
 
 def add_system_arguments(p: argparse.ArgumentParser) -> None:
     """Add the options that choose and run a system (shared by ``run`` and ``submit``)."""
-    p.add_argument("--baseline", metavar="NAME", help="a shipped baseline")
-    p.add_argument("--sut", metavar="MODULE:ATTR", help="your SystemUnderTest")
-    p.add_argument("--pack", default="mockmed")
-    p.add_argument("--trials", type=positive_int, default=10)
+    p.add_argument("--baseline", metavar="NAME", help="a shipped baseline, by pack: {baselines}")
+    p.add_argument(
+        "--sut",
+        metavar="MODULE:ATTR",
+        help="your SystemUnderTest, imported from the current folder first (as python -m does)",
+    )
+    p.add_argument("--pack", default="mockmed", help="the task pack: {packs}")
+    p.add_argument("--trials", type=positive_int, default=10, help="trials per task")
     p.add_argument(
         "--split",
-        choices=[s.value for s in Split],
-        default=Split.DEV.value,
-        help="which split of the pack to run (the sequestered test split is for maintainers)",
+        type=split_name,
+        default="dev",
+        help="which split of the pack to run, {splits} (the sequestered test split is for "
+        "maintainers)",
     )
     p.add_argument(
         "--workers", type=positive_int, default=1, help="--executor local: episodes in N processes"
     )
     p.add_argument(
         "--executor",
-        choices=EXECUTORS,
-        default=EXECUTORS[0],
-        help="where episodes run: this machine, or a Dask cluster (--scheduler)",
+        type=executor_name,
+        default="local",
+        help="where episodes run, {executors}: this machine, or a Dask cluster (--scheduler)",
     )
     p.add_argument(
         "--scheduler", metavar="tcp://HOST:PORT", help="--executor dask: the Dask scheduler"
@@ -86,7 +97,8 @@ def add_system_arguments(p: argparse.ArgumentParser) -> None:
         "--journal",
         type=Path,
         metavar="FILE",
-        help="write each finished episode to FILE as it finishes (a new file)",
+        help="write each finished episode to FILE as it finishes (a new file; default: none for "
+        "run, beside the bundle for submit)",
     )
     p.add_argument(
         "--resume",
@@ -96,9 +108,10 @@ def add_system_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--progress",
-        choices=PROGRESS_MODES,
-        default=PROGRESS_MODES[0],
-        help="progress on stderr: a bar on a terminal, a line every 30 s otherwise (auto)",
+        type=progress_mode,
+        default="auto",
+        help="progress on stderr, {progress_modes}: auto is a bar on a terminal, a line every "
+        "30 s otherwise",
     )
     p.add_argument(
         "--substrate",
@@ -115,6 +128,13 @@ def run_system(
     Each finished episode goes to the journal (``--journal``, else
     ``default_journal`` unless resuming) before the next is taken.
     """
+    from effectbench.executors import execute, get_executor
+    from effectbench.executors.progress import progress_for
+    from effectbench.journal import open_journal
+    from effectbench.packs import get_pack
+    from effectbench.runner import RunPlan
+    from effectbench.variants import choose, tasks_on
+
     pack = get_pack(args.pack)
     sut = resolve_sut(args.baseline, args.sut, pack)
     substrates = choose(pack, getattr(args, "substrate", None))
@@ -142,6 +162,13 @@ def run_system(
 
 
 def _cmd_reference(args: argparse.Namespace) -> int:
+    from effectbench.baselines import REFERENCE_BASELINES, get_baseline
+    from effectbench.manifest import fingerprint
+    from effectbench.metrics import episode_frame, summarize, transactional_faults_mishandled
+    from effectbench.packs import get_pack
+    from effectbench.report import format_results
+    from effectbench.runner import evaluate
+
     pack = get_pack("mockmed")
     ok = True
     frames = {}
@@ -175,6 +202,9 @@ def _matches_pin(res: Results) -> bool:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from effectbench.metrics import episode_frame, summarize
+    from effectbench.report import format_results
+
     _, _, run = run_system(args)
     res = summarize(episode_frame(run.rows))
     if args.json:
@@ -188,6 +218,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_manifest(args: argparse.Namespace) -> int:
+    from effectbench.manifest import fingerprint
+    from effectbench.packs import get_pack
+
     pack = get_pack(args.pack)
     manifest = pack.manifest()
     if args.fingerprint:
@@ -200,7 +233,9 @@ def _cmd_manifest(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     """Add ``reference``, ``run`` and ``manifest``."""
     p = sub.add_parser("reference", help="run both reference baselines on MockMed (SPEC 6)")
-    p.add_argument("--trials", type=positive_int, default=10)
+    p.add_argument(
+        "--trials", type=positive_int, default=10, help="trials per task (10 checks the pins)"
+    )
     p.set_defaults(func=_cmd_reference)
 
     p = sub.add_parser("run", help="run a baseline or your system on a pack and print its metrics")
@@ -209,6 +244,6 @@ def register(sub: Any) -> None:
     p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser("manifest", help="print a pack's public manifest")
-    p.add_argument("--pack", default="mockmed")
+    p.add_argument("--pack", default="mockmed", help="the task pack: {packs}")
     p.add_argument("--fingerprint", action="store_true", help="print only the fingerprint")
     p.set_defaults(func=_cmd_manifest)

@@ -1,4 +1,4 @@
-"""The ``effectbench sign`` command: sign a submission bundle with Sigstore."""
+"""Command ``sign``: sign a submission bundle with Sigstore (keyless)."""
 
 from __future__ import annotations
 
@@ -46,7 +46,12 @@ def register(sub: Any) -> None:
         ),
     )
     p.add_argument("dir", metavar="DIR", help="the bundle folder (holds submission.json)")
-    p.add_argument("--identity-token", metavar="TOKEN", help="an OIDC identity token to sign with")
+    p.add_argument(
+        "--identity-token",
+        metavar="TOKEN",
+        help=f"an OIDC identity token to sign with (default: ${TOKEN_ENV}, else ambient "
+        "credentials, else the browser sign-in)",
+    )
     p.add_argument(
         "--trust-config",
         metavar="FILE",

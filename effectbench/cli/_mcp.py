@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 from pathlib import Path
 from typing import Any
 
 from effectbench.errors import UsageError
-from effectbench.packs import get_pack
-from effectbench.schema import Substrate
-from effectbench.variants import choose
-
-SCREEN = (Substrate.WEB, Substrate.DESKTOP, Substrate.REMOTE_DISPLAY)
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from effectbench.packs import get_pack
+    from effectbench.schema import Substrate
+    from effectbench.variants import choose
+
+    screen = (Substrate.WEB, Substrate.DESKTOP, Substrate.REMOTE_DISPLAY)
     pack = get_pack(args.pack)
     (substrate,) = choose(pack, args.substrate) if "," not in args.substrate else (None,)
-    if substrate is None or substrate not in SCREEN:
+    if substrate is None or substrate not in screen:
         raise UsageError(
             f"--substrate {args.substrate!r}: the MCP server serves one screen substrate "
             "(web, desktop or remote_display)"
@@ -44,10 +45,10 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     """Add ``mcp``."""
     p = sub.add_parser("mcp", help="serve one episode as an MCP server over stdio")
-    p.add_argument("--pack", default="clinic")
+    p.add_argument("--pack", default="clinic", help="the task pack: {packs}")
     p.add_argument("--substrate", default="web", help="web (desktop, remote_display if offered)")
     p.add_argument("--task", required=True, help="a task id (clinic::NAME@web) or its NAME")
-    p.add_argument("--trial", type=int, default=0)
+    p.add_argument("--trial", type=int, default=0, help="the trial (its seed and payload)")
     p.add_argument("--record-dir", default="effectbench-records", help="where the row is written")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds until a silent halt")
     p.add_argument("--system", default="mcp-agent", help="the system's name in the row (its arm)")

@@ -1,0 +1,137 @@
+"""What every command module shares: the parser class, argument types and help.
+
+Kept light on purpose: building the parser (``--help``, ``--version``) imports
+this module and the command modules only, never pandas, pydantic or sigstore.
+Help text that names things only a heavy import knows (the packs, their
+baselines, the splits) is written with a ``{token}`` that :class:`HelpFormatter`
+fills in when help is actually printed (:data:`LAZY_HELP`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+
+def positive_int(text: str) -> int:
+    """Parse a count of at least 1 for argparse (a one-line error otherwise)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def port_number(text: str) -> int:
+    """Parse a TCP port (0 asks the system for a free one)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {value}")
+    return value
+
+
+def split_name(text: str) -> str:
+    """Parse a split name (``dev`` or ``test``), checked against the SPEC's splits."""
+    from effectbench.schema import Split
+
+    return _one_of("split", text, [s.value for s in Split])
+
+
+def _one_of(kind: str, text: str, names: Sequence[str]) -> str:
+    if text not in names:
+        raise argparse.ArgumentTypeError(f"unknown {kind} {text!r}; known: {', '.join(names)}")
+    return text
+
+
+def executor_name(text: str) -> str:
+    """Parse where episodes run (``local``, ``dask``), checked against the executors."""
+    from effectbench.executors import EXECUTORS
+
+    return _one_of("executor", text, EXECUTORS)
+
+
+def progress_mode(text: str) -> str:
+    """Parse a progress mode (``auto``, ``bar``, ``lines``, ``off``)."""
+    from effectbench.executors.progress import MODES
+
+    return _one_of("progress mode", text, MODES)
+
+
+def print_json(data: object) -> None:
+    """Print ``data`` as indented JSON on stdout."""
+    print(json.dumps(data, indent=2))
+
+
+def _packs() -> str:
+    from effectbench.packs import PACKS
+
+    return ", ".join(PACKS)
+
+
+def _baselines() -> str:
+    from effectbench.baselines import baseline_names
+    from effectbench.packs import PACKS
+
+    return "; ".join(f"{name}: {', '.join(baseline_names(f))}" for name, f in PACKS.items())
+
+
+def _splits() -> str:
+    from effectbench.schema import Split
+
+    return ", ".join(s.value for s in Split)
+
+
+def _executors() -> str:
+    from effectbench.executors import EXECUTORS
+
+    return ", ".join(EXECUTORS)
+
+
+def _progress_modes() -> str:
+    from effectbench.executors.progress import MODES
+
+    return ", ".join(MODES)
+
+
+LAZY_HELP: dict[str, Callable[[], str]] = {
+    "packs": _packs,
+    "baselines": _baselines,
+    "splits": _splits,
+    "executors": _executors,
+    "progress_modes": _progress_modes,
+}
+"""``{token}`` in a help text -> what it stands for (computed only when help is printed)."""
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Fills in :data:`LAZY_HELP` tokens and shows each option's default after its help."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        for token, fill in LAZY_HELP.items():
+            if "{" + token + "}" in text:
+                text = text.replace("{" + token + "}", fill().replace("%", "%%"))
+        shown = "%(default)" in text or "default:" in text
+        has_default = action.default not in (None, False, argparse.SUPPRESS)
+        if action.option_strings and has_default and not shown:
+            text += " (default: %(default)s)"
+        return text
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (and ``--help`` for the rest)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``prog: error: message`` on one line and exit with status 2."""
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")

@@ -1,0 +1,130 @@
+"""Commands that produce bundles: ``submit`` (run, then write) and ``import`` (convert).
+
+The work is the engine's (:mod:`effectbench.produce`); these parse options and print.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from effectbench.cli._run import add_system_arguments, run_system
+from effectbench.errors import UsageError
+from effectbench.filenames import README_FILE
+
+
+def _cmd_submit(args: argparse.Namespace) -> int:
+    from effectbench.bundle import SignerDecl, SystemInfo
+    from effectbench.journal import retire_journal
+    from effectbench.produce import (
+        bundle_folder,
+        make_submission,
+        now,
+        read_readme,
+        write_submission,
+    )
+    from effectbench.schema import Split
+
+    if (args.signer_identity is None) != (args.signer_issuer is None):
+        raise UsageError("give both --signer-identity and --signer-issuer, or neither")
+    readme = read_readme(args.readme) if args.readme is not None else None
+    folder = bundle_folder(args.out, args.name)  # checked before the run
+    started = now()
+    journal = folder.with_name(folder.name + ".journal")  # by default, beside the bundle
+    trials, split = args.trials, Split(args.split)
+    if args.from_records is not None:
+        if args.baseline is not None or args.sut is not None:
+            raise UsageError(
+                "--from-records takes no --baseline or --sut: the records hold the run"
+            )
+        from effectbench.mcp.records import read_records
+        from effectbench.packs import get_pack
+
+        pack = get_pack(args.pack)
+        records = read_records(args.from_records, pack)
+        run, trials, split = records.run, records.trials, records.split
+    else:
+        pack, _, run = run_system(args, default_journal=journal)
+    submission = make_submission(
+        run,
+        pack,
+        SystemInfo(
+            name=args.name, description=args.description, url=args.url, baseline=args.baseline
+        ),
+        trials=trials,
+        split=split,
+        started_at=run.started_at or started,
+        finished_at=now(),
+        signer=(
+            SignerDecl(identity=args.signer_identity, issuer=args.signer_issuer)
+            if args.signer_identity
+            else None
+        ),
+    )
+    write_submission(folder, submission, run.rows, readme=readme)
+    if args.journal is None and (args.resume is None or args.resume.resolve() == journal.resolve()):
+        retire_journal(journal, folder)  # the bundle now holds every row the journal kept
+    results = submission.results
+    print(folder)
+    print(
+        f"  {len(run.rows)} rows ({len(run.dropped)} dropped); SWER "
+        f"{results.swer.numerator}/{results.swer.denominator}, over-halt "
+        f"{results.over_halt.numerator}/{results.over_halt.denominator}"
+    )
+    print(f"  next: effectbench verify {folder}")
+    return 0
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from effectbench.produce import import_document
+
+    imported = import_document(args.document, args.out)
+    print(imported.folder)
+    print(
+        f"  {imported.n_rows} rows imported unchanged; next: effectbench verify {imported.folder}"
+    )
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add ``submit`` and ``import``."""
+    p = sub.add_parser("submit", help="run a system and write a submission bundle")
+    add_system_arguments(p)
+    p.add_argument("--name", required=True, help="the system's display name")
+    p.add_argument("--description", default="", help="one paragraph on what the system is")
+    p.add_argument("--url", default="", help="where to learn more (paper, repository)")
+    p.add_argument(
+        "--signer-identity",
+        metavar="ID",
+        help="the Sigstore identity that will sign (default: none, an unsigned preview)",
+    )
+    p.add_argument("--signer-issuer", metavar="URL", help="its OIDC issuer")
+    p.add_argument("--readme", type=Path, metavar="FILE", help=f"a {README_FILE} to include")
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="parent folder; the bundle is DIR/<date>_<slug of --name>",
+    )
+    p.add_argument(
+        "--from-records",
+        type=Path,
+        metavar="DIR",
+        help="build the bundle from a record dir of MCP episodes (effectbench mcp) instead",
+    )
+    p.set_defaults(func=_cmd_submit)
+
+    p = sub.add_parser("import", help="convert an upstream submission document into a bundle")
+    p.add_argument(
+        "document", type=Path, metavar="DOC.json", help="the reference's single-document submission"
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="parent folder; the bundle is DIR/<date of its first episode>_<slug of its name>",
+    )
+    p.set_defaults(func=_cmd_import)

@@ -1,0 +1,18 @@
+"""The names of a bundle's files: one place, importable without the bundle models.
+
+:mod:`effectbench.bundle` re-exports them; the command line reads them here so
+that its help costs no pydantic import.
+"""
+
+from __future__ import annotations
+
+SUBMISSION_FILE = "submission.json"
+"""The declaration and the claims (a :class:`~effectbench.bundle.Submission`)."""
+EPISODES_FILE = "episodes.jsonl"
+"""The scored episode rows, one JSON object per line."""
+README_FILE = "README.md"
+"""The submitter's optional notes (shown as plain text)."""
+SIGNATURE_FILE = "submission.sigstore.json"
+"""The optional Sigstore bundle; the one file the signature does not cover."""
+BUNDLE_FILES = (SUBMISSION_FILE, EPISODES_FILE, README_FILE, SIGNATURE_FILE)
+"""Every file a bundle may hold; the first two are required."""

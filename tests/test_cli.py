@@ -1,0 +1,170 @@
+"""The command-line package: a fast start, help for every option, one-line errors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from effectbench.baselines import baseline_names
+from effectbench.cli import build_parser, main
+from effectbench.packs import PACKS
+
+ROOT = Path(__file__).resolve().parents[1]
+VECTORS = ROOT / "tests" / "data" / "vectors"
+HEAVY = ("pandas", "numpy", "pyarrow", "pydantic", "altair", "sigstore", "mkdocs", "jinja2")
+"""Libraries a start-up must not import (they cost 0.1 to 1 s each); see bench_cli.py."""
+
+
+def _imported_by(argv: list[str]) -> set[str]:
+    code = (
+        "import contextlib, io, json, sys\n"
+        "from effectbench.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n"
+        f"        main({argv!r})\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    return {m.split(".")[0] for m in json.loads(done.stdout)}
+
+
+@pytest.mark.parametrize(
+    "argv", [["--version"], ["--help"], ["verify", "-h"], ["site", "build", "-h"], ["sign", "-h"]]
+)
+def test_start_up_imports_no_heavy_library(argv: list[str]) -> None:
+    """``run --help`` may load the packs: it lists every pack's baselines."""
+    assert _imported_by(argv) & set(HEAVY) == set()
+
+
+def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out == f"effectbench {version('effectbench')}\n"
+
+
+def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    out = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                out += _parsers(sub)
+    return out
+
+
+def test_every_option_has_help_and_shows_its_default() -> None:
+    parsers = _parsers(build_parser())
+    assert len(parsers) > 10
+    for parser in parsers:
+        text = parser.format_help()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction | argparse._HelpAction):
+                continue
+            assert action.help, f"{parser.prog} {action.dest}: no help text"
+            if action.option_strings and action.default not in (None, False, argparse.SUPPRESS):
+                assert f"(default: {action.default})" in " ".join(text.split()), (
+                    f"{parser.prog} {action.option_strings[0]}: default not shown"
+                )
+
+
+def test_baseline_help_lists_every_baseline_of_every_pack(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for command in ("run", "submit"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        for pack, factory in PACKS.items():
+            assert f"{pack}: {', '.join(baseline_names(factory))}" in text
+    assert "effect_verified_all" in baseline_names(PACKS["clinic"])
+
+
+def test_every_baseline_the_help_lists_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    for name in baseline_names(PACKS["mockmed"]):
+        assert main(["run", "--baseline", name, "--trials", "1", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["arm"] == name
+
+
+def test_an_unknown_split_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["run", "--baseline", "screen_only", "--split", "nope"])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown split 'nope'; known: dev, test" in err
+
+
+def _serve(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "effectbench.cli", "site", "serve", "--dir", str(site), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--port", "70000"], "argument --port: a port is 0 to 65535, got 70000"),
+        (["--port", "http"], "argument --port: expected a port number, got 'http'"),
+        (["--host", "no-such-host.invalid", "--port", "0"], "--host no-such-host.invalid: not an"),
+        (["--host", "203.0.113.7", "--port", "0"], "--host 203.0.113.7: not an address of this"),
+    ],
+)
+def test_serve_refuses_a_bad_port_or_host_in_one_line(
+    tmp_path: Path, args: list[str], needle: str
+) -> None:
+    (tmp_path / "index.html").write_text("<p>site</p>")
+    done = _serve(tmp_path, *args)
+    assert done.returncode == 2
+    assert needle in done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_serve_on_a_busy_port_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "index.html").write_text("<p>site</p>")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = _serve(tmp_path, "--port", str(port))
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"effectbench: --port {port} on 127.0.0.1 is in use; choose another --port "
+        "(0 picks a free one)\n"
+    )
+
+
+def test_import_collision_names_an_option_import_has(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = tmp_path / "doc.json"
+    shutil.copy(VECTORS / "upstream-screen_only-t3.json", doc)
+    assert main(["import", str(doc), "--out", str(tmp_path / "subs")]) == 0
+    capsys.readouterr()
+    assert main(["import", str(doc), "--out", str(tmp_path / "subs")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "already exists; choose another --out folder or remove it" in err
+    options = {o for a in _parsers(build_parser()) if a.prog.endswith(" import") for o in
+               [s for act in a._actions for s in act.option_strings]}  # fmt: skip
+    assert "--out" in options and "--name" not in options
+
+
+def test_python_dash_m_runs_the_same_command_line() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "effectbench.cli", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout.startswith("effectbench ")

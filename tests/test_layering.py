@@ -1,0 +1,142 @@
+"""One layering, enforced: engine <- verifier <- site <- command line.
+
+Every module's imports are read with :mod:`ast` (those inside functions and
+``TYPE_CHECKING`` blocks too, and ``importlib.import_module("...")`` calls), so
+a lazy import cannot hide a cycle. A module may import its own layer and the
+layers below it, never one above.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ("engine", "verifier", "site", "cli")
+"""Lowest first: each layer may import the ones before it."""
+
+
+def layer(module: str) -> int | None:
+    """Return the layer of ``module`` (an index into :data:`LAYERS`); None outside them."""
+
+    def within(package: str) -> bool:
+        return module == package or module.startswith(package + ".")
+
+    if within("effectbench.cli"):
+        return LAYERS.index("cli")
+    if within("effectbench.site"):
+        return LAYERS.index("site")
+    if within("verifier"):
+        return LAYERS.index("verifier")
+    if within("effectbench"):
+        return LAYERS.index("engine")
+    return None
+
+
+def module_name(path: Path) -> str:
+    """Return the dotted name of a source file of the repository."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(source: str, module: str, is_package: bool = False) -> list[tuple[int, str]]:
+    """Return (line, imported module) for every import in ``source``, wherever it stands."""
+    package = module if is_package else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            found.append((node.lineno, target))
+            # ``from effectbench import cli`` imports the submodule effectbench.cli
+            found += [(node.lineno, f"{target}.{alias.name}") for alias in node.names]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute | ast.Name)
+            and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id)
+            == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            found.append((node.lineno, node.args[0].value))
+    return found
+
+
+def violations(source: str, module: str, is_package: bool = False) -> list[str]:
+    """Return one line per import of ``module`` that reaches a layer above its own."""
+    own = layer(module)
+    if own is None:
+        return []
+    out = []
+    seen: set[int] = set()  # one line per import statement, however many names it takes
+    for line, target in imports(source, module, is_package):
+        theirs = layer(target)
+        if theirs is not None and theirs > own and line not in seen:
+            seen.add(line)
+            out.append(
+                f"{module}:{line} imports {target}: the {LAYERS[own]} layer may not import "
+                f"the {LAYERS[theirs]} layer"
+            )
+    return out
+
+
+def test_no_module_imports_a_layer_above_its_own() -> None:
+    found = []
+    sources = sorted((ROOT / "effectbench").rglob("*.py")) + sorted(
+        (ROOT / "verifier").rglob("*.py")
+    )
+    assert len(sources) > 50
+    for path in sources:
+        found += violations(
+            path.read_text(encoding="utf-8"), module_name(path), path.name == "__init__.py"
+        )
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "bad"),
+    [
+        ("effectbench.runner", "import verifier.api", "verifier.api"),
+        (
+            "effectbench.metrics",
+            "def f():\n    from effectbench.site import build_site",
+            "effectbench.site",
+        ),
+        ("verifier.api", "from effectbench.cli import main", "effectbench.cli"),
+        ("verifier.api", "from effectbench import cli", "effectbench.cli"),
+        ("effectbench.site.build", "from ..cli import main", "effectbench.cli"),
+        ("effectbench.baselines", "importlib.import_module('verifier.cli')", "verifier.cli"),
+        (
+            "effectbench.seam",
+            "if TYPE_CHECKING:\n    from verifier.report import X",
+            "verifier.report",
+        ),
+    ],
+)
+def test_the_check_sees_every_kind_of_upward_import(module: str, source: str, bad: str) -> None:
+    (found,) = violations(source, module)
+    assert f"imports {bad}:" in found
+
+
+@pytest.mark.parametrize(
+    ("module", "source"),
+    [
+        ("effectbench.cli._run", "import verifier.api\nfrom effectbench.site import build_site"),
+        ("effectbench.site.build", "from verifier.report import BundleReport"),
+        ("verifier.api", "from effectbench.runner import evaluate\nimport pandas"),
+        ("effectbench.site._pages", "from . import _charts"),
+    ],
+)
+def test_downward_and_outside_imports_pass(module: str, source: str) -> None:
+    assert violations(source, module) == []
