@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from effectbench.cli._produce import add_declaration_arguments, read_declaration
 from effectbench.errors import UsageError
 
 EXTRA_MESSAGE = (
@@ -19,23 +20,13 @@ EXTRA_MESSAGE = (
 
 
 def _cmd_import_inspect(args: argparse.Namespace) -> int:
-    from effectbench.bundle import SignerDecl
-    from effectbench.produce import read_readme
-
-    if (args.signer_identity is None) != (args.signer_issuer is None):
-        raise UsageError("give both --signer-identity and --signer-issuer, or neither")
+    signer, readme = read_declaration(args)
     try:
         from effectbench.integrations.inspect_ai.importer import import_log
     except ModuleNotFoundError as exc:
         if exc.name == "inspect_ai" or (exc.name or "").startswith("inspect_ai."):
             raise UsageError(EXTRA_MESSAGE) from None
         raise
-    readme = read_readme(args.readme) if args.readme is not None else None
-    signer = (
-        SignerDecl(identity=args.signer_identity, issuer=args.signer_issuer)
-        if args.signer_identity
-        else None
-    )
     imported = import_log(
         args.log,
         args.out,
@@ -73,11 +64,5 @@ def register(sub: Any) -> None:
     p.add_argument("--name", help="the system's display name (default: the log's model)")
     p.add_argument("--description", help="one paragraph on the system (default: model and task)")
     p.add_argument("--url", default="", help="where to learn more (paper, repository)")
-    p.add_argument(
-        "--signer-identity",
-        metavar="ID",
-        help="the Sigstore identity that will sign (default: none, an unsigned preview)",
-    )
-    p.add_argument("--signer-issuer", metavar="URL", help="its OIDC issuer")
-    p.add_argument("--readme", type=Path, metavar="FILE", help="a README.md to include")
+    add_declaration_arguments(p)
     p.set_defaults(func=_cmd_import_inspect)

@@ -7,28 +7,49 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from effectbench.cli._run import add_system_arguments, run_system
 from effectbench.errors import UsageError
 from effectbench.filenames import README_FILE
 
+if TYPE_CHECKING:
+    from effectbench.bundle import SignerDecl
 
-def _cmd_submit(args: argparse.Namespace) -> int:
-    from effectbench.bundle import SignerDecl, SystemInfo
-    from effectbench.journal import retire_journal
-    from effectbench.produce import (
-        bundle_folder,
-        make_submission,
-        now,
-        read_readme,
-        write_submission,
+
+def add_declaration_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the declared signer and the README a new bundle carries (submit, import-inspect)."""
+    p.add_argument(
+        "--signer-identity",
+        metavar="ID",
+        help="the Sigstore identity that will sign (default: none, an unsigned preview)",
     )
-    from effectbench.schema import Split
+    p.add_argument("--signer-issuer", metavar="URL", help="its OIDC issuer")
+    p.add_argument("--readme", type=Path, metavar="FILE", help=f"a {README_FILE} to include")
+
+
+def read_declaration(args: argparse.Namespace) -> tuple[SignerDecl | None, str | None]:
+    """Return the declared signer and the README text the options of a new bundle name."""
+    from effectbench.bundle import SignerDecl
+    from effectbench.produce import read_readme
 
     if (args.signer_identity is None) != (args.signer_issuer is None):
         raise UsageError("give both --signer-identity and --signer-issuer, or neither")
-    readme = read_readme(args.readme) if args.readme is not None else None
+    signer = (
+        SignerDecl(identity=args.signer_identity, issuer=args.signer_issuer)
+        if args.signer_identity
+        else None
+    )
+    return signer, read_readme(args.readme) if args.readme is not None else None
+
+
+def _cmd_submit(args: argparse.Namespace) -> int:
+    from effectbench.bundle import SystemInfo
+    from effectbench.journal import retire_journal
+    from effectbench.produce import bundle_folder, make_submission, now, write_submission
+    from effectbench.schema import Split
+
+    signer, readme = read_declaration(args)
     folder = bundle_folder(args.out, args.name)  # checked before the run
     started = now()
     journal = folder.with_name(folder.name + ".journal")  # by default, beside the bundle
@@ -56,11 +77,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         split=split,
         started_at=run.started_at or started,
         finished_at=now(),
-        signer=(
-            SignerDecl(identity=args.signer_identity, issuer=args.signer_issuer)
-            if args.signer_identity
-            else None
-        ),
+        signer=signer,
     )
     write_submission(folder, submission, run.rows, readme=readme)
     if args.journal is None and (args.resume is None or args.resume.resolve() == journal.resolve()):
@@ -94,13 +111,7 @@ def register(sub: Any) -> None:
     p.add_argument("--name", required=True, help="the system's display name")
     p.add_argument("--description", default="", help="one paragraph on what the system is")
     p.add_argument("--url", default="", help="where to learn more (paper, repository)")
-    p.add_argument(
-        "--signer-identity",
-        metavar="ID",
-        help="the Sigstore identity that will sign (default: none, an unsigned preview)",
-    )
-    p.add_argument("--signer-issuer", metavar="URL", help="its OIDC issuer")
-    p.add_argument("--readme", type=Path, metavar="FILE", help=f"a {README_FILE} to include")
+    add_declaration_arguments(p)
     p.add_argument(
         "--out",
         type=Path,
