@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -45,13 +46,21 @@ def _script() -> Path:
     return script
 
 
-def _median_ms(argv: list[str], runs: int) -> float:
-    times = []
+def _median_ms(argv: list[str], runs: int) -> tuple[float, float]:
+    """Return the median wall time and the median CPU time (user + system) of ``argv``.
+
+    On a busy machine the wall time waits for a core; the CPU time is what the
+    command itself costs.
+    """
+    walls, cpus = [], []
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-        times.append(time.perf_counter() - t0)
-    return 1000 * statistics.median(times)
+        walls.append(time.perf_counter() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return 1000 * statistics.median(walls), 1000 * statistics.median(cpus)
 
 
 def _modules(args: list[str]) -> tuple[int, str]:
@@ -72,14 +81,15 @@ def main() -> None:
     opts = parser.parse_args()
     script = _script()
     print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs")
-    floor = _median_ms([sys.executable, "-c", "pass"], opts.runs)
-    print(f"bare interpreter start: {floor:.0f} ms (the floor)")
+    wall, cpu = _median_ms([sys.executable, "-c", "pass"], opts.runs)
+    print(f"bare interpreter start: {wall:.0f} ms wall, {cpu:.0f} ms CPU (the floor)")
+    print(f"load average {os.getloadavg()[0]:.1f}; medians of {opts.runs} runs")
     for args in COMMANDS:
-        ms = _median_ms([str(script), *args], opts.runs)
+        wall, cpu = _median_ms([str(script), *args], opts.runs)
         n, heavy = _modules(args)
         print(
-            f"effectbench {' '.join(args):<14} {ms:6.0f} ms median of {opts.runs}; "
-            f"{n} modules imported; heavy: {heavy}"
+            f"effectbench {' '.join(args):<14} {wall:6.0f} ms wall {cpu:6.0f} ms CPU; "
+            f"{n:4d} modules imported; heavy: {heavy}"
         )
 
 
