@@ -43,10 +43,11 @@ def _ink(pixels: NDArray[np.uint8]) -> NDArray[np.bool_]:
 
 
 def _trim(mask: NDArray[np.bool_]) -> NDArray[np.bool_] | None:
-    ys, xs = np.nonzero(mask)
-    if ys.size == 0:
+    rows = np.flatnonzero(mask.any(axis=1))  # plain index arrays: numpy's stubs differ by version
+    cols = np.flatnonzero(mask.any(axis=0))
+    if rows.size == 0:
         return None
-    return mask[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
+    return mask[int(rows[0]) : int(rows[-1]) + 1, int(cols[0]) : int(cols[-1]) + 1]
 
 
 @lru_cache(maxsize=256)
