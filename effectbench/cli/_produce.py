@@ -80,7 +80,11 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         signer=signer,
     )
     write_submission(folder, submission, run.rows, readme=readme)
-    if args.journal is None and (args.resume is None or args.resume.resolve() == journal.resolve()):
+    ran_here = args.from_records is None  # records come from MCP episodes: no journal of ours
+    default = args.journal is None and (
+        args.resume is None or args.resume.resolve() == journal.resolve()
+    )
+    if ran_here and default and journal.exists():
         retire_journal(journal, folder)  # the bundle now holds every row the journal kept
     results = submission.results
     print(folder)
