@@ -71,7 +71,7 @@ def episodes(pack: ClinicProvider, substrate: Substrate, count: int) -> None:
         marks["app"] = time.perf_counter()
         return original(*args, **kwargs)  # type: ignore[arg-type]
 
-    frontend._start_app = timed_start  # type: ignore[assignment]
+    frontend._start_app = timed_start
     marks: dict[str, float] = {}
     sut = get_baseline("screen_only", pack)
     inner = sut.run
@@ -84,7 +84,7 @@ def episodes(pack: ClinicProvider, substrate: Substrate, count: int) -> None:
         finally:
             phases["arm's actions"].append(time.perf_counter() - began)
 
-    sut.run = timed_run  # type: ignore[method-assign]
+    sut.run = timed_run  # type: ignore[assignment]
     tasks = [t for t in pack.tasks() if t.substrate is substrate and t.split is Split.DEV]
     totals: list[float] = []
     try:
@@ -95,7 +95,7 @@ def episodes(pack: ClinicProvider, substrate: Substrate, count: int) -> None:
             if isinstance(outcome, DroppedEpisode):
                 print(f"    dropped {outcome.task_id}: {outcome.detail}")
     finally:
-        frontend._start_app = original  # type: ignore[assignment]
+        frontend._start_app = original
     print(f"  {substrate.value}: episode {_s(totals)}")
     for name, values in phases.items():
         print(f"    {name:24s} {_s(values)}")

@@ -10,7 +10,8 @@
   :class:`Oracle` for the harness. The runner never hands the oracle to the SUT.
 * What a pack may also offer is declared here too, one protocol per capability
   (:class:`ScriptedPack`, :class:`OwnBaselines`, :class:`HandsOffToWorkers`,
-  :class:`Closable`, :class:`Reproducible`): writing a pack means reading this module.
+  :class:`Closable`, :class:`Reproducible`, :class:`OffersSubstrates`,
+  :class:`ChecksFrontEnds`): writing a pack means reading this module.
 """
 
 from __future__ import annotations
@@ -245,6 +246,33 @@ class Reproducible(Protocol):
     @property
     def deterministic(self) -> bool:
         """True when the verifier may re-run shipped baselines and compare row for row."""
+        ...
+
+
+@runtime_checkable
+class OffersSubstrates(Protocol):
+    """A pack whose tasks exist once per substrate (a variant each), with a default choice.
+
+    A pack without it offers the substrates its tasks name, all of them by default.
+    """
+
+    @property
+    def substrates(self) -> Sequence[Substrate]:
+        """Every substrate the pack offers, in its order."""
+        ...
+
+    @property
+    def default_substrates(self) -> Sequence[Substrate]:
+        """What a run uses when it names no substrate."""
+        ...
+
+
+@runtime_checkable
+class ChecksFrontEnds(Protocol):
+    """A pack whose substrates need front ends (a web app, a GTK app) with system packages."""
+
+    def front_end(self, substrate: Substrate) -> object:
+        """Return ``substrate``'s front end; a missing system package is a one-line error."""
         ...
 
 

@@ -1,8 +1,9 @@
 """Which substrates a pack offers and which of its task variants a run chooses.
 
-A pack that runs on several substrates lists them in ``substrates`` (and what a
-run uses by default in ``default_substrates``); every other pack offers the
-substrates its tasks name. ``--substrate`` takes one name, a comma list, or
+A pack that runs on several substrates declares them
+(:class:`~effectbench.seam.OffersSubstrates`: ``substrates`` and what a run uses
+by default, ``default_substrates``); every other pack offers the substrates its
+tasks name. ``--substrate`` takes one name, a comma list, or
 ``all``.
 """
 
@@ -12,14 +13,13 @@ from collections.abc import Sequence
 
 from effectbench.errors import UsageError
 from effectbench.schema import Substrate, TaskSpec
-from effectbench.seam import BenchmarkProvider
+from effectbench.seam import BenchmarkProvider, OffersSubstrates
 
 
 def offered(pack: BenchmarkProvider) -> tuple[Substrate, ...]:
     """Return the substrates ``pack`` offers, in its order."""
-    declared: Sequence[Substrate] | None = getattr(pack, "substrates", None)
-    if declared is not None:
-        return tuple(declared)
+    if isinstance(pack, OffersSubstrates):
+        return tuple(pack.substrates)
     return tuple(dict.fromkeys(t.substrate for t in pack.tasks()))
 
 
@@ -27,7 +27,7 @@ def choose(pack: BenchmarkProvider, text: str | None) -> tuple[Substrate, ...]:
     """Parse a ``--substrate`` value for ``pack`` (``None``: the pack's default)."""
     have = offered(pack)
     if text is None:
-        return tuple(getattr(pack, "default_substrates", have))
+        return tuple(pack.default_substrates) if isinstance(pack, OffersSubstrates) else have
     names = [n.strip() for n in text.split(",")]
     if "all" in names:
         return have

@@ -237,7 +237,7 @@ def test_the_mcp_episode_server_on_both_substrates(
         display = Display(info["display"]["width"], info["display"]["height"])
         env = mcp_screen_agent.McpScreen(episode, display)
         task = next(t for t in TASKS if t.name == "noop_green")
-        screen = pixel_driver.attempt(env, task, info["referral"])  # type: ignore[arg-type]
+        screen = pixel_driver.attempt(env, task, info["referral"])
         ok = screen.status == "success"
         episode.call("report", {"success": ok, "halted": not ok, "message": screen.banner})
     finally:

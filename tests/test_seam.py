@@ -15,9 +15,11 @@ from effectbench.packs.mockmed import MockMedProvider
 from effectbench.schema import TaskSpec
 from effectbench.seam import (
     BenchmarkProvider,
+    ChecksFrontEnds,
     Closable,
     Episode,
     HandsOffToWorkers,
+    OffersSubstrates,
     OwnBaselines,
     Reproducible,
     ScriptedPack,
@@ -32,6 +34,8 @@ _clinic_own: type[OwnBaselines] = ClinicProvider
 _clinic_workers: type[HandsOffToWorkers] = ClinicProvider
 _clinic_closable: type[Closable] = ClinicProvider
 _mockmed_reproducible: type[Reproducible] = MockMedProvider
+_clinic_substrates: type[OffersSubstrates] = ClinicProvider
+_clinic_front_ends: type[ChecksFrontEnds] = ClinicProvider
 
 
 class _Bare:
@@ -58,8 +62,10 @@ def test_the_shipped_packs_declare_their_capabilities() -> None:
     mockmed = MockMedProvider()
     assert isinstance(mockmed, ScriptedPack) and is_deterministic(mockmed)
     assert not isinstance(mockmed, OwnBaselines) and own_baselines(mockmed) == {}
+    assert not isinstance(mockmed, OffersSubstrates | ChecksFrontEnds)
     with ClinicProvider() as clinic:
-        for capability in (ScriptedPack, OwnBaselines, HandsOffToWorkers, Closable, Reproducible):
+        every = (ScriptedPack, OwnBaselines, HandsOffToWorkers, Closable, Reproducible)
+        for capability in (*every, OffersSubstrates, ChecksFrontEnds):
             assert isinstance(clinic, capability), capability.__name__
         assert is_deterministic(clinic)
         assert list(own_baselines(clinic)) == ["effect_verified_all"]

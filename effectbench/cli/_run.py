@@ -133,14 +133,15 @@ def run_system(
     from effectbench.journal import open_journal
     from effectbench.packs import get_pack
     from effectbench.runner import RunPlan
+    from effectbench.seam import ChecksFrontEnds
     from effectbench.variants import choose, tasks_on
 
     pack = get_pack(args.pack)
     sut = resolve_sut(args.baseline, args.sut, pack)
     substrates = choose(pack, getattr(args, "substrate", None))
-    front_end: Any = getattr(pack, "front_end", None)
-    for substrate in substrates if callable(front_end) else ():
-        front_end(substrate)  # a front end missing a system package says so now, in one line
+    if isinstance(pack, ChecksFrontEnds):
+        for substrate in substrates:
+            pack.front_end(substrate)  # a missing system package says so now, in one line
     tasks = tasks_on(pack, substrates, args.split)
     if not tasks:
         raise UsageError(f"pack {pack.name!r} has no task in split {args.split!r}")
