@@ -76,3 +76,7 @@ def test_the_readme_figures_are_what_the_commands_print() -> None:
         if arm != "screen_only":
             k, n = res["over_halt"]["numerator"], res["over_halt"]["denominator"]
             assert f"over-halt {k}/{n} ({100 * k / n:.1f}%)" in text, arm
+    ladder = (ROOT / "docs" / "clinic.md").read_text(encoding="utf-8")
+    for arm, res in clinic.items():
+        k, n = res["swer"]["numerator"], res["swer"]["denominator"]
+        assert f"| `{arm}` | {k}/{n} ({100 * k / n:.1f}%) |" in ladder, arm
