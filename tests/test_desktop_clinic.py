@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -126,6 +127,20 @@ def test_pixel_baselines_reproduce_row_for_row(pack: ClinicProvider) -> None:
     assert {o for _, _, _, o in first} >= {"silent_wrong_effect", "success", "safe_halt"}
 
 
+def _wait_until_dead(pid: int, timeout: float = 10.0) -> None:
+    """Return once ``pid`` has exited (a zombie or gone); a loaded machine delays SIGKILL."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_bytes()
+        except OSError:
+            return
+        if stat.rsplit(b")", 1)[1].split()[0] in (b"Z", b"X"):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"pid {pid} survived SIGKILL for {timeout} s")
+
+
 class Saboteur:
     """Runs the scripted steps after killing one process of its own episode (a harness fault)."""
 
@@ -142,6 +157,7 @@ class Saboteur:
                 continue
             if any(part.endswith(self._program.encode()) for part in command[:3]):
                 os.kill(pid, signal.SIGKILL)
+                _wait_until_dead(pid)  # SIGKILL lands when the process is next scheduled
         spec = next(t for t in self._pack.tasks() if t.task_id == task.task_id)
         try:
             self._pack.attempt(env, spec, params)
