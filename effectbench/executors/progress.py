@@ -15,7 +15,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TextIO
 
 from effectbench.executors.worker import Outcome
-from effectbench.metrics import episode_frame, summarize
 from effectbench.runner import DroppedEpisode
 
 MODES = ("auto", "bar", "lines", "off")
@@ -99,6 +98,8 @@ class ProgressReport:
     def _metric_text(self, now: float) -> str:
         due = now - self._metrics_at >= self.metrics_every or self.done == self.total
         if self._rows and due:
+            from effectbench.metrics import episode_frame, summarize  # pandas: only once rows exist
+
             res = summarize(episode_frame(self._rows))
             swer, halt = res.swer, res.over_halt
             self._metrics = (
