@@ -10,6 +10,7 @@ number a report, a bundle, the verifier and the site show.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -339,6 +340,111 @@ def summarize(frame: pd.DataFrame) -> Results:
             mean_s=float(latency.mean()),
             p50_s=float(np.percentile(latency, 50)),
             p95_s=float(np.percentile(latency, 95)),
+        ),
+    )
+
+
+ALL_CATEGORIES = "all"
+"""The category of a per-substrate total (:func:`substrate_totals`)."""
+
+
+def substrate_totals(results: Results) -> list[Cell]:
+    """Return one :class:`Cell` per substrate, summed over every category (category ``all``).
+
+    The board's per-substrate view: the counts of a substrate's cells added up
+    and turned into rates exactly as :func:`summarize` turns its totals.
+    """
+    sums: dict[str, dict[str, int]] = {}
+    for c in results.cells:
+        counts = sums.setdefault(c.substrate, dict.fromkeys(_COUNTS, 0))
+        counts["n"] += c.n
+        counts["swe"] += c.swer.numerator
+        counts["wrong_write"] += c.swer_wrong_write.numerator
+        counts["phantom"] += c.swer_phantom.numerator
+        counts["over_halt"] += c.over_halt.numerator
+        counts["success"] += c.task_success.numerator
+        counts["reported"] += c.screen_success.numerator
+    return [
+        Cell(category=ALL_CATEGORIES, substrate=sub, n=counts["n"], **_rates(counts))
+        for sub, counts in sorted(sums.items())
+    ]
+
+
+class PairedDifference(_Model):
+    """The difference of two proportions measured on the same paired episodes.
+
+    Each pair is one (task, trial, seed) that both systems ran; ``both`` pairs had
+    the event (say, a silent wrong effect) in both systems, ``first_only`` and
+    ``second_only`` in one of them, ``neither`` in none. ``difference`` is the
+    first system's rate minus the second's over the pairs.
+    """
+
+    n: int
+    both: int
+    first_only: int
+    second_only: int
+    neither: int
+    first_rate: float
+    second_rate: float
+    difference: float
+    ci: Interval
+
+
+PAIRED_METHOD = "newcombe-paired"
+"""Newcombe (1998), method 10: the hybrid score interval for a paired difference."""
+
+
+def paired_difference(
+    both: int, first_only: int, second_only: int, neither: int, z: float = Z95
+) -> PairedDifference:
+    """Return the paired difference of two rates with Newcombe's hybrid score interval.
+
+    Newcombe, R. G. (1998), "Improved confidence intervals for the difference
+    between binomial proportions based on paired data", Statistics in Medicine
+    17, 2635-2650, method 10: the Wilson intervals of the two marginal rates
+    are combined by "square and add", corrected for the correlation between
+    them (the phi coefficient of the 2x2 table, its numerator ``ad - bc``
+    shrunk by ``n/2`` towards zero when positive, and taken as 0 when a margin
+    is empty). With no pairs the difference is 0 and the interval [-1, 1].
+
+    This is the one definition; the site's compare view (``site/assets/compare.js``)
+    evaluates the same formula in the browser and a test holds the two equal.
+    """
+    a, b, c, d = int(both), int(first_only), int(second_only), int(neither)
+    n = a + b + c + d
+    if n == 0:
+        return PairedDifference(
+            n=0, both=0, first_only=0, second_only=0, neither=0,
+            first_rate=0.0, second_rate=0.0, difference=0.0,
+            ci=Interval(lo=-1.0, hi=1.0, method=PAIRED_METHOD),
+        )  # fmt: skip
+    p1, p2 = (a + b) / n, (a + c) / n
+    l1, u1 = (float(x) for x in wilson(a + b, n, z))
+    l2, u2 = (float(x) for x in wilson(a + c, n, z))
+    margins = (a + b) * (c + d) * (a + c) * (b + d)
+    phi = 0.0
+    if margins > 0:
+        cross = a * d - b * c
+        if cross > n / 2:
+            phi = (cross - n / 2) / math.sqrt(margins)
+        elif cross < 0:
+            phi = cross / math.sqrt(margins)
+    diff = p1 - p2
+    below = (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2
+    above = (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2
+    return PairedDifference(
+        n=n,
+        both=a,
+        first_only=b,
+        second_only=c,
+        neither=d,
+        first_rate=p1,
+        second_rate=p2,
+        difference=diff,
+        ci=Interval(
+            lo=max(-1.0, diff - math.sqrt(max(below, 0.0))),
+            hi=min(1.0, diff + math.sqrt(max(above, 0.0))),
+            method=PAIRED_METHOD,
         ),
     )
 
