@@ -236,6 +236,14 @@ def frame_from_columns(cols: Mapping[str, Any]) -> pd.DataFrame:
 
 _COUNTS = ("n", "success", "swe", "wrong_write", "phantom", "over_halt", "reported")
 
+RATE_OUTCOMES = {
+    "swer": Outcome.SILENT_WRONG_EFFECT,
+    "over_halt": Outcome.OVER_HALT,
+    "task_success": Outcome.SUCCESS,
+}
+"""The outcome each of these rates counts: an episode has the rate's event when its outcome
+is this one (the paired comparison of two systems counts the same events)."""
+
 
 def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
     """Return integer codes and their labels for a (categorical or plain) column."""
@@ -265,14 +273,14 @@ def _cell_counts(frame: pd.DataFrame) -> list[tuple[str, str, dict[str, int]]]:
     cell = cat_codes.astype(np.int64) * len(sub_labels) + sub_codes
     size = len(cat_labels) * len(sub_labels)
     outcome, variant = frame["outcome"], frame["swer_variant"]
-    swe = _is(outcome, Outcome.SILENT_WRONG_EFFECT.value)
+    swe = _is(outcome, RATE_OUTCOMES["swer"].value)
     flags = {
         "n": np.ones(len(frame), dtype=bool),
-        "success": _is(outcome, Outcome.SUCCESS.value),
+        "success": _is(outcome, RATE_OUTCOMES["task_success"].value),
         "swe": swe,
         "wrong_write": swe & _is(variant, SwerVariant.WRONG_WRITE.value),
         "phantom": swe & _is(variant, SwerVariant.PHANTOM.value),
-        "over_halt": _is(outcome, Outcome.OVER_HALT.value),
+        "over_halt": _is(outcome, RATE_OUTCOMES["over_halt"].value),
         "reported": frame["reported_success"].to_numpy(dtype=bool),
     }
     counts = {k: np.bincount(cell, weights=v, minlength=size) for k, v in flags.items()}
@@ -414,10 +422,16 @@ def paired_difference(
     n = a + b + c + d
     if n == 0:
         return PairedDifference(
-            n=0, both=0, first_only=0, second_only=0, neither=0,
-            first_rate=0.0, second_rate=0.0, difference=0.0,
+            n=0,
+            both=0,
+            first_only=0,
+            second_only=0,
+            neither=0,
+            first_rate=0.0,
+            second_rate=0.0,
+            difference=0.0,
             ci=Interval(lo=-1.0, hi=1.0, method=PAIRED_METHOD),
-        )  # fmt: skip
+        )
     p1, p2 = (a + b) / n, (a + c) / n
     l1, u1 = (float(x) for x in wilson(a + b, n, z))
     l2, u2 = (float(x) for x in wilson(a + c, n, z))
