@@ -16,10 +16,14 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-SCHEME: Any = "orangered"
 FONT = "sans-serif"
 PADDING = {"left": 24, "right": 12, "top": 6, "bottom": 6}
 """Room around the plot: the browser's font may be wider than the one vl-convert measured."""
+EDGE = 8
+"""Pixels between a rate axis's ends (0 and 1) and the plot's edges, so marks at 0 or 1 stay
+wholly inside the plot."""
+LABEL_ROOM = 10
+"""Pixels a frontier label keeps from its point."""
 LABELLED_POINTS = 12
 """The frontier names its points when a board has at most this many systems."""
 
@@ -30,6 +34,8 @@ class DataTable:
 
     columns: tuple[str, ...]
     rows: list[tuple[str, ...]]
+    links: tuple[str, ...] = ()
+    """Per row, where its first cell links to (a submission page), or nothing."""
 
 
 @dataclass(frozen=True)
@@ -37,7 +43,9 @@ class Chart:
     """A chart to render: its spec, its file name and the accessible text around it."""
 
     name: str
-    """File stem under ``charts/`` (unique within the site)."""
+    """Unique name within the site (the figure's id)."""
+    title: str
+    """What the chart is, in a few words (names its scroll region)."""
     spec: dict[str, Any]
     alt: str
     """One sentence stating what the chart shows (the image's alt text)."""
@@ -74,38 +82,64 @@ def _template(chart: alt.TopLevelMixin) -> dict[str, Any]:
 _PLACEHOLDER = alt.Data(values=[{}])  # type: ignore[no-untyped-call]
 
 
-def _frontier_template(height: int, labelled: bool) -> dict[str, Any]:
+def _unit() -> alt.Scale:
+    return alt.Scale(domain=[0, 1], padding=EDGE, nice=False)
+
+
+def _frontier_template(width: int, height: int, labelled: bool) -> dict[str, Any]:
     base = alt.Chart(_PLACEHOLDER)
-    x = alt.X(
-        "over_halt:Q", title="over-halt rate (lower is better)", scale=alt.Scale(domain=[0, 1])
-    )
-    y = alt.Y("swer:Q", title="SWER (lower is better)", scale=alt.Scale(domain=[0, 1]))
+    x = alt.X("over_halt:Q", title="over-halt rate (lower is better)", scale=_unit())
+    y = alt.Y("swer:Q", title="SWER (lower is better)", scale=_unit())
     tip = [alt.Tooltip("system:N"), alt.Tooltip("label:N", title="SWER / over-halt")]
     layers = [
         base.mark_rule(opacity=0.55).encode(
-            x="over_halt:Q", y="swer_lo:Q", y2="swer_hi:Q", description="swer_ci:N"
+            x=x, y="swer_lo:Q", y2="swer_hi:Q", href="href:N", description="swer_ci:N"
         ),
         base.mark_rule(opacity=0.55).encode(
-            y="swer:Q", x="oh_lo:Q", x2="oh_hi:Q", description="oh_ci:N"
+            y=y, x="oh_lo:Q", x2="oh_hi:Q", href="href:N", description="oh_ci:N"
         ),
         base.mark_point(filled=True, size=60).encode(
-            x=x, y=y, color=alt.Color("system:N", legend=None), tooltip=tip, description="d:N"
+            x=x,
+            y=y,
+            color=alt.Color("system:N", legend=None),
+            tooltip=tip,
+            href="href:N",
+            description="d:N",
         ),
     ]
     if labelled:
-        layers.append(
-            base.mark_text(align="left", dx=7, dy=-7, fontSize=11).encode(
-                x="over_halt:Q", y="swer:Q", text="system:N", description="d:N"
+        # A label sits beside its point on the side with room: left of points in the right
+        # half, below points near the top; its width is limited to what that side holds.
+        limit = width // 2 - LABEL_ROOM - EDGE
+        for right, below in ((False, False), (True, False), (False, True), (True, True)):
+            test = (
+                f"{'datum.over_halt > 0.5' if right else 'datum.over_halt <= 0.5'} && "
+                f"{'datum.swer > 0.85' if below else 'datum.swer <= 0.85'}"
             )
-        )
-    return _template(alt.layer(*layers).properties(width=520, height=height))
+            layers.append(
+                base.transform_filter(test)
+                .mark_text(
+                    align="right" if right else "left",
+                    baseline="top" if below else "bottom",
+                    dx=-LABEL_ROOM if right else LABEL_ROOM,
+                    dy=4 if below else -4,
+                    fontSize=11,
+                    limit=limit,
+                )
+                .encode(x="over_halt:Q", y="swer:Q", text="system:N", description="d:N")
+            )
+    return _template(alt.layer(*layers).properties(width=width, height=height))
 
 
-def frontier_chart(name: str, frame: pd.DataFrame) -> Chart:
-    """SWER against over-halt per system, both with their intervals (the honest frontier)."""
+def frontier_chart(name: str, frame: pd.DataFrame, href: str = "submissions/") -> Chart:
+    """SWER against over-halt per system, both with their intervals (the honest frontier).
+
+    Each point links to its submission page (``href`` + slug + ``.html``).
+    """
     values = [
         {
             "system": r.system,
+            "href": f"{href}{r.slug}.html",
             "swer": r.swer,
             "swer_lo": r.swer_lo,
             "swer_hi": r.swer_hi,
@@ -125,23 +159,29 @@ def frontier_chart(name: str, frame: pd.DataFrame) -> Chart:
     best = frame.loc[frame["swer"].idxmin()]
     least_halt = frame.loc[frame["over_halt"].idxmin()]
     zero = frame[frame["swer_k"] == 0]
+    systems = "1 system" if len(frame) == 1 else f"{len(frame)} systems"
     alt_text = (
-        f"{len(frame)} systems. Lowest SWER: {best.system} at {pct(best.swer)} with over-halt "
+        f"{systems}. Lowest SWER: {best.system} at {pct(best.swer)} with over-halt "
         f"{pct(best.over_halt)}; lowest over-halt: {least_halt.system} at "
         f"{pct(least_halt.over_halt)} with SWER {pct(least_halt.swer)}."
     )
-    if len(zero):
+    if len(zero) == 1:
+        only = zero.iloc[0]
+        alt_text += (
+            f" 1 system reaches SWER 0: {only.system}, with over-halt {pct(only.over_halt)}."
+        )
+    elif len(zero):
         worst_zero = zero.loc[zero["over_halt"].idxmax()]
         alt_text += (
-            f" {len(zero)} reach SWER 0; among them over-halt goes up to "
+            f" {len(zero)} systems reach SWER 0; among them over-halt goes up to "
             f"{pct(worst_zero.over_halt)} ({worst_zero.system})."
         )
-    table = _table(frame, ["system", "swer", "over_halt"])
-    template = _frontier_template(360, labelled=len(frame) <= LABELLED_POINTS)
-    return Chart(name, _with_data(template, values), alt_text, table)
+    table = _table(frame, ["system", "swer", "over_halt"], href)
+    template = _frontier_template(440, 320, labelled=len(frame) <= LABELLED_POINTS)
+    return Chart(name, "SWER against over-halt", _with_data(template, values), alt_text, table)
 
 
-def gap_chart(name: str, frame: pd.DataFrame) -> Chart:
+def gap_chart(name: str, frame: pd.DataFrame, href: str = "submissions/") -> Chart:
     """Screen success beside task success per system, with intervals (the gap)."""
     values = []
     for r in frame.itertuples():
@@ -152,6 +192,7 @@ def gap_chart(name: str, frame: pd.DataFrame) -> Chart:
             values.append(
                 {
                     "system": r.system,
+                    "href": f"{href}{r.slug}.html",
                     "metric": metric,
                     "p": p,
                     "lo": lo,
@@ -162,29 +203,38 @@ def gap_chart(name: str, frame: pd.DataFrame) -> Chart:
                 }
             )
     base = alt.Chart(_PLACEHOLDER).encode(
-        y=alt.Y("system:N", sort=None, title=None), yOffset=alt.YOffset("metric:N")
+        y=alt.Y("system:N", sort=None, title=None, axis=alt.Axis(labelLimit=180)),
+        yOffset=alt.YOffset("metric:N"),
     )
     chart = alt.layer(
         base.mark_bar().encode(
-            x=alt.X("p:Q", title="rate", scale=alt.Scale(domain=[0, 1])),
+            x=alt.X("p:Q", title="rate", scale=_unit()),
             color=alt.Color("metric:N", legend=alt.Legend(orient="top", title=None)),
             tooltip=["system:N", "metric:N", "t:N"],
+            href="href:N",
             description="d:N",
         ),
         base.mark_rule(color="black").encode(x="lo:Q", x2="hi:Q", description="ci:N"),
-    ).properties(width=460, height=alt.Step(9))
+    ).properties(width=360, height=alt.Step(9))
     widest = frame.loc[frame["gap"].idxmax()]
     alt_text = (
         f"Largest success-effect gap: {widest.system}, screen success "
         f"{pct(widest.screen_success)} against task success {pct(widest.task_success)} "
         f"({100 * widest.gap:+.1f} points)."
     )
-    base_table = _table(frame, ["system", "screen_success", "task_success"])
+    base_table = _table(frame, ["system", "screen_success", "task_success"], href)
     table = DataTable(
         (*base_table.columns, "gap (points)"),
         [(*row, f"{100 * g:+.1f}") for row, g in zip(base_table.rows, frame["gap"], strict=True)],
+        base_table.links,
     )
-    return Chart(name, _with_data(_template(chart), values), alt_text, table)
+    return Chart(
+        name,
+        "screen success beside task success",
+        _with_data(_template(chart), values),
+        alt_text,
+        table,
+    )
 
 
 def _interval_text(c: dict[str, Any], name: str) -> str:
@@ -194,51 +244,81 @@ def _interval_text(c: dict[str, Any], name: str) -> str:
     )
 
 
-def cells_chart(name: str, cells: Sequence[dict[str, Any]]) -> Chart:
-    """Per (category x substrate) SWER for each system, with intervals.
+CELL_METRICS = (("swer", "SWER"), ("over_halt", "over-halt"))
+"""The two rates of the per-cell chart, one panel each, always together."""
 
-    ``cells`` has one dict per (system, cell) with ``system``, ``category``,
-    ``substrate``, ``swer``, ``swer_lo``, ``swer_hi``, ``swer_k`` and ``swer_n``.
+
+def cells_chart(name: str, cells: Sequence[dict[str, Any]], href: str = "submissions/") -> Chart:
+    """Per (category x substrate) SWER and over-halt for each system, with intervals.
+
+    ``cells`` has one dict per (system, cell) with ``system``, ``slug``, ``category``,
+    ``substrate`` and, for SWER and over-halt, the rate, its interval and ``k``/``n``.
+    Two panels side by side share the cell axis: SWER left, over-halt right.
     """
-    values = [
-        {
-            "system": c["system"],
-            "cell": f"{c['category']} × {c['substrate']}",
-            "swer": c["swer"],
-            "lo": c["swer_lo"],
-            "hi": c["swer_hi"],
-            "t": f"{pct(c['swer'])} ({c['swer_k']}/{c['swer_n']})",
-            "d": f"{c['system']}, {c['category']} × {c['substrate']}: SWER {pct(c['swer'])} "
-            f"({c['swer_k']}/{c['swer_n']})",
-            "ci": f"{c['system']}, {c['category']} × {c['substrate']}: SWER interval "
-            f"{pct(c['swer_lo'])} to {pct(c['swer_hi'])}",
-        }
-        for c in cells
-    ]
+    values = []
+    for c in cells:
+        where = f"{c['category']} × {c['substrate']}"
+        for key, label in CELL_METRICS:
+            values.append(
+                {
+                    "system": c["system"],
+                    "href": f"{href}{c['slug']}.html",
+                    "cell": where,
+                    "metric": label,
+                    "p": c[key],
+                    "lo": c[f"{key}_lo"],
+                    "hi": c[f"{key}_hi"],
+                    "t": f"{pct(c[key])} ({c[f'{key}_k']}/{c[f'{key}_n']})",
+                    "d": f"{c['system']}, {where}: {label} {pct(c[key])} "
+                    f"({c[f'{key}_k']}/{c[f'{key}_n']})",
+                    "ci": f"{c['system']}, {where}: {label} interval {pct(c[f'{key}_lo'])} to "
+                    f"{pct(c[f'{key}_hi'])}",
+                }
+            )
     n_systems = len({c["system"] for c in cells})
     base = alt.Chart(_PLACEHOLDER).encode(
-        y=alt.Y("cell:N", title=None, sort=None),
+        y=alt.Y("cell:N", title=None, sort=None, axis=alt.Axis(labelLimit=200)),
         yOffset=alt.YOffset("system:N", sort=None),
         color=alt.Color("system:N", sort=None, legend=alt.Legend(orient="top", title=None)),
     )
-    chart = alt.layer(
+    layer = alt.layer(
         base.mark_rule().encode(x="lo:Q", x2="hi:Q", description="ci:N"),
         base.mark_point(filled=True).encode(
-            x=alt.X("swer:Q", title="SWER (lower is better)", scale=alt.Scale(domain=[0, 1])),
-            tooltip=["system:N", "cell:N", "t:N"],
+            x=alt.X("p:Q", title="rate (lower is better)", scale=_unit()),
+            tooltip=["system:N", "cell:N", "metric:N", "t:N"],
+            href="href:N",
             description="d:N",
         ),
-    ).properties(width=460, height=alt.Step(max(8, 40 // max(1, n_systems))))
+    ).properties(width=200, height=alt.Step(max(8, 40 // max(1, n_systems))))
+    chart = layer.facet(
+        column=alt.Column("metric:N", title=None, sort=[label for _, label in CELL_METRICS])
+    )
     worst = _first_max(cells, "swer")
+    most_halt = _first_max(cells, "over_halt")
     alt_text = (
         f"Highest per-cell SWER: {worst['system']} in {worst['category']} × "
-        f"{worst['substrate']}, {pct(worst['swer'])} ({worst['swer_k']}/{worst['swer_n']})."
+        f"{worst['substrate']}, {pct(worst['swer'])} ({worst['swer_k']}/{worst['swer_n']}); "
+        f"highest per-cell over-halt: {most_halt['system']} in {most_halt['category']} × "
+        f"{most_halt['substrate']}, {pct(most_halt['over_halt'])} "
+        f"({most_halt['over_halt_k']}/{most_halt['over_halt_n']})."
     )
     table = DataTable(
-        ("system", "category", "substrate", "SWER"),
-        [(c["system"], c["category"], c["substrate"], _interval_text(c, "swer")) for c in cells],
+        ("system", "category", "substrate", "SWER", "over-halt"),
+        [
+            (
+                c["system"],
+                c["category"],
+                c["substrate"],
+                _interval_text(c, "swer"),
+                _interval_text(c, "over_halt"),
+            )
+            for c in cells
+        ],
+        tuple(f"{href}{c['slug']}.html" for c in cells),
     )
-    return Chart(name, _with_data(_template(chart), values), alt_text, table)
+    return Chart(
+        name, "SWER and over-halt per cell", _with_data(_template(chart), values), alt_text, table
+    )
 
 
 def _first_max(items: Sequence[dict[str, Any]], key: str) -> dict[str, Any]:
@@ -250,68 +330,7 @@ def _first_max(items: Sequence[dict[str, Any]], key: str) -> dict[str, Any]:
     return max(items, key=value)
 
 
-_HEATMAP: dict[str, Any] | None = None
-
-
-def _heatmap_template() -> dict[str, Any]:
-    global _HEATMAP
-    if _HEATMAP is None:
-        # labelLimit 0: the pack's category and substrate names are short and never
-        # truncated, and without a limit Vega skips a text measurement per label (a
-        # third of the render time of this chart, which every page carries).
-        base = alt.Chart(_PLACEHOLDER).encode(
-            x=alt.X("substrate:N", title="substrate", axis=alt.Axis(labelLimit=0)),
-            y=alt.Y("category:N", title=None, axis=alt.Axis(labelLimit=0)),
-        )
-        chart = alt.layer(
-            base.mark_rect(stroke="white").encode(
-                color=alt.Color(
-                    "swer:Q",
-                    scale=alt.Scale(domain=[0, 1], scheme=SCHEME),
-                    # No gradient legend: every cell is labelled k/n, and the legend
-                    # doubled the render time of the one chart every page carries.
-                    legend=None,
-                ),
-                description="t:N",
-            ),
-            base.mark_text(fontSize=11).encode(
-                text="t:N",
-                color=alt.condition("datum.swer > 0.55", alt.value("white"), alt.value("black")),
-            ),
-        ).properties(width=alt.Step(110), height=alt.Step(26))
-        _HEATMAP = _template(chart)
-    return _HEATMAP
-
-
-def heatmap_chart(name: str, system: str, cells: Sequence[dict[str, Any]]) -> Chart:
-    """SWER per (category x substrate) cell of one submission, labelled ``k/n``."""
-    values = [
-        {
-            "category": c["category"],
-            "substrate": c["substrate"],
-            "swer": c["swer"],
-            "t": f"{c['swer_k']}/{c['swer_n']}",
-        }
-        for c in cells
-    ]
-    worst = _first_max(cells, "swer")
-    n_zero = sum(c["swer_k"] == 0 for c in cells)
-    if worst["swer_k"] == 0:
-        alt_text = f"{system} has SWER 0 in all {len(cells)} cells."
-    else:
-        alt_text = (
-            f"{system}: highest SWER in {worst['category']} × {worst['substrate']} "
-            f"({worst['swer_k']}/{worst['swer_n']}); {n_zero} of {len(cells)} cells have SWER 0."
-        )
-    alt_text += " Darker cells have higher SWER."
-    table = DataTable(
-        ("category", "substrate", "SWER"),
-        [(c["category"], c["substrate"], _interval_text(c, "swer")) for c in cells],
-    )
-    return Chart(name, _with_data(_heatmap_template(), values), alt_text, table)
-
-
-def _table(frame: pd.DataFrame, cols: list[str]) -> DataTable:
+def _table(frame: pd.DataFrame, cols: list[str], href: str) -> DataTable:
     columns = [frame["system"].tolist()]
     for c in cols[1:]:
         columns.append(
@@ -328,4 +347,8 @@ def _table(frame: pd.DataFrame, cols: list[str]) -> DataTable:
             ]
         )
     names = ("system", *(c.replace("_", " ") for c in cols[1:]))
-    return DataTable(names, [tuple(str(v) for v in row) for row in zip(*columns, strict=True)])
+    return DataTable(
+        names,
+        [tuple(str(v) for v in row) for row in zip(*columns, strict=True)],
+        tuple(f"{href}{slug}.html" for slug in frame["slug"]),
+    )

@@ -26,7 +26,7 @@ from mkdocs.commands.build import build as mkdocs_build
 from mkdocs.config import load_config
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import Abort, MkDocsException
-from mkdocs.plugins import BasePlugin
+from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 from mkdocs.structure.toc import AnchorLink, TableOfContents
@@ -49,6 +49,12 @@ class GeneratedPage:
     """``(anchor id, text)`` of the page's second-level headings, for the TOC."""
     search: bool = True
     """Whether the page goes into the search index."""
+    search_boost: float | None = None
+    """The page's weight in search results (the theme's ``search.boost``), when not 1."""
+    search_lead: str | None = None
+    """When set, the search index holds only the page's title and this HTML (its lead), not
+    the body: the page is found by its title, and the theme's search indexer never parses
+    the big tables (it costs tens of milliseconds a page)."""
     hide: tuple[str, ...] = ()
     """Material sidebars to hide (``navigation``, ``toc``) to give wide tables room."""
 
@@ -67,6 +73,8 @@ class GeneratedPage:
         front: dict[str, object] = {"title": self.safe_title}
         if not self.search:
             front["search"] = {"exclude": True}
+        elif self.search_boost is not None:
+            front["search"] = {"boost": self.search_boost}
         if self.hide:
             front["hide"] = list(self.hide)
         header: str = yaml.safe_dump(front, allow_unicode=True)
@@ -92,6 +100,7 @@ class SitePages(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         self.pages = pages
         self.copies = copies or {}
         self.texts = texts or {}
+        self._bodies: dict[str, str] = {}
 
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         """Add every generated page and file, replacing a hand-written file of the same path."""
@@ -108,6 +117,28 @@ class SitePages(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         for uri, content in self.texts.items():
             files.append(File.generated(config, uri, content=content))
         return files
+
+    @event_priority(100)  # before the search plugin indexes the page
+    def _index_the_lead_only(
+        self, context: dict[str, Any], *, page: Page, config: MkDocsConfig, nav: Any
+    ) -> dict[str, Any]:
+        generated = self.pages.get(page.file.src_uri)
+        if generated is not None and generated.search_lead is not None and page.content:
+            self._bodies[page.file.src_uri] = page.content
+            heading = f'<h1 id="{H1_ID}">{escape(generated.title)}</h1>\n'
+            page.content = heading + generated.search_lead
+        return context
+
+    @event_priority(-100)  # after it: the page is rendered with its whole body
+    def _restore_the_body(
+        self, context: dict[str, Any], *, page: Page, config: MkDocsConfig, nav: Any
+    ) -> dict[str, Any]:
+        body = self._bodies.pop(page.file.src_uri, None)
+        if body is not None:
+            page.content = body
+        return context
+
+    on_page_context = CombinedEvent(_index_the_lead_only, _restore_the_body)
 
     def on_page_content(self, html: str, *, page: Page, config: MkDocsConfig, files: Files) -> str:
         """Put the pre-rendered body in place of the marker and set the TOC."""

@@ -9,8 +9,9 @@ site also works from ``file://``.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -18,12 +19,14 @@ from urllib.parse import urlsplit
 
 import jinja2
 import pandas as pd
+from markupsafe import Markup, escape
 
+from effectbench.metrics import Rate, Results
 from effectbench.schema import Outcome
 from effectbench.site._charts import Chart, pct
 from effectbench.site._entries import Entry
 from effectbench.site._mkdocs import GeneratedPage
-from effectbench.site._tables import BOARD_COLUMNS, Board
+from effectbench.site._tables import BOARD_COLUMNS, Board, BoardColumn, substrate_order
 from effectbench.site._withdrawn import Withdrawn
 
 OUTCOME_CODES = {
@@ -58,6 +61,39 @@ def _points(x: Any) -> str:
     return f"{100 * float(x):+.1f}"
 
 
+BREAK_AFTER = re.compile(r"([_\-./])")
+LONG_FLOAT = re.compile(r"(?<![\w.])-?\d+\.\d{5,}(?![\w.])")
+"""A float printed with more digits than anyone reads (``0.5555555555555556``)."""
+RATE_FIELDS = ("rate", "lo", "hi", "success_effect_gap")
+
+
+def _wbr(text: Any) -> Markup:
+    """Escape ``text`` and let it break only after ``_ - . /`` (never mid-word)."""
+    return Markup(BREAK_AFTER.sub(r"\1<wbr>", str(escape(str(text)))))
+
+
+def readable_numbers(message: str, field: str | None = None) -> str:
+    """Return a finding's message with long floats written the way the board writes them.
+
+    Rates (a field ending in ``rate``, ``lo``, ``hi`` or the gap) become percentages with
+    one decimal, other numbers four significant digits; when two different numbers would
+    then read the same, both get more digits until they differ.
+    """
+    found = [float(m) for m in LONG_FLOAT.findall(message)]
+    if not found:
+        return message
+    last = (field or "").rsplit(".", 1)[-1]
+    as_rate = last in RATE_FIELDS and all(-1 <= x <= 1 for x in found)
+
+    def fmt(x: float, extra: int) -> str:
+        return f"{100 * x:.{1 + extra}f}%" if as_rate else f"{x:.{4 + extra}g}"
+
+    extra = 0
+    while extra < 8 and len({fmt(x, extra) for x in found}) < len(set(found)):
+        extra += 1
+    return LONG_FLOAT.sub(lambda m: fmt(float(m.group(0)), extra), message)
+
+
 def _pct(x: Any) -> str:
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else pct(float(x))
 
@@ -77,12 +113,28 @@ def environment(templates: Path) -> jinja2.Environment:
     env.filters["secs"] = _secs
     env.filters["issuer_host"] = _issuer_host
     env.filters["points"] = _points
+    env.filters["wbr"] = _wbr
+    env.filters["readable"] = readable_numbers
     return env
 
 
-def _rows(board: Board) -> list[dict[str, Any]]:
+def row_badges(row: dict[str, Any]) -> list[str]:
+    """Return the trust badges of a board row, by kind, in display order."""
+    kinds = ["preview"] if row["status"] == "preview" else []
+    kinds.append("rescored")
+    kinds.append("signed" if row["signer"] else "unsigned")
+    if row["reproduced"]:
+        kinds.append("reproduced")
+    return kinds
+
+
+def _badge_identity(row: dict[str, Any], kind: str) -> tuple[str, ...]:
+    return (kind, row["signer"], row["signer_issuer"]) if kind == "signed" else (kind,)
+
+
+def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
     rows = []
-    for row in board.frame.to_dict("records"):
+    for order, row in enumerate(frame.to_dict("records")):
         best, worst = row["rank_best"], row["rank_worst"]
         if best is None or best is pd.NA:
             row["rank_text"] = "—"
@@ -90,8 +142,29 @@ def _rows(board: Board) -> list[dict[str, Any]]:
         else:
             row["rank_text"] = str(best) if best == worst else f"{best}–{worst}"
             row["rank_sort"] = int(best) * 100_000 + int(worst)
+        row["order"] = order
+        row["all_badges"] = row_badges(row)
+        words = [row["system"], row["signer"], row["date"], row["status"], *row["all_badges"]]
+        row["filter_text"] = " ".join(str(w) for w in words if w).lower()
         rows.append(row)
     return rows
+
+
+def _collapse_badges(rows: list[dict[str, Any]]) -> list[str]:
+    """Return the badges every row shares (said once above the board); drop them from rows."""
+    if not rows:
+        return []
+    common = [
+        kind
+        for kind in rows[0]["all_badges"]
+        if all(
+            _badge_identity(r, kind) in {_badge_identity(r, k) for k in r["all_badges"]}
+            for r in rows
+        )
+    ]
+    for r in rows:
+        r["badges"] = [k for k in r["all_badges"] if k not in common]
+    return common
 
 
 @dataclass(frozen=True)
@@ -106,27 +179,73 @@ class BoardView:
     rows: list[dict[str, Any]]
     n_ranked: int
     anchor: bool
+    columns: tuple[BoardColumn, ...] = BOARD_COLUMNS
+    """The columns shown: a collapsible column whose value every row shares is left out."""
+    fixed: tuple[tuple[str, str, str], ...] = ()
+    """(label, value, full value on hover) of what every row shares, said above the board."""
+    common_badges: tuple[str, ...] = ()
+    substrates: tuple[str, ...] = ()
+    views: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Per substrate: its rows (only when the board has more than one substrate)."""
+
+    @property
+    def bodies(self) -> list[tuple[str, list[dict[str, Any]]]]:
+        """Return (view name, rows) of every table body: ``all`` first, then each substrate."""
+        return [("all", self.rows), *self.views.items()]
 
 
 ANCHOR_PACKS = ("mockmed", "mockmed-anchor")
 """Packs whose numbers are pinned regression anchors (said so on every board)."""
 
 
+def _fixed(frame: pd.DataFrame) -> tuple[tuple[BoardColumn, ...], tuple[tuple[str, str, str], ...]]:
+    """Return the columns to show and the facts every row shares (collapsed into the header)."""
+    fixed: list[tuple[str, str, str]] = []
+    hidden = set()
+    fps = set(frame["fingerprint"])
+    if len(set(frame["pack"])) == 1 and len(fps) == 1:
+        fp = str(next(iter(fps)))
+        fixed.append(("pack", str(frame["pack"].iloc[0]), ""))
+        fixed.append(("fingerprint", _shortfp(fp), fp))
+        hidden.add("pack")
+    if frame["spec_version"].nunique() == 1:
+        fixed.append(("SPEC", str(frame["spec_version"].iloc[0]), ""))
+        hidden.add("spec_version")
+    columns = tuple(c for c in BOARD_COLUMNS if not (c.collapsible and c.key in hidden))
+    return columns, tuple(fixed)
+
+
 def board_views(boards: Sequence[Board]) -> list[BoardView]:
     """Return the boards with their template rows."""
-    return [
-        BoardView(
-            key=b.key,
-            title=b.title,
-            pack=b.pack,
-            fingerprints=b.fingerprints,
-            frame=b.frame,
-            rows=_rows(b),
-            n_ranked=int((b.frame["status"] == "ranked").sum()),
-            anchor=b.pack.lower() in ANCHOR_PACKS,
+    out = []
+    for b in boards:
+        rows = _rows(b.frame)
+        common = _collapse_badges(rows)
+        views = {}
+        for sub, frame in b.views.items():
+            sub_rows = _rows(frame)
+            for r in sub_rows:
+                r["badges"] = [k for k in r["all_badges"] if k not in common]
+            views[sub] = sub_rows
+        columns, fixed = _fixed(b.frame)
+        out.append(
+            BoardView(
+                key=b.key,
+                title=b.title,
+                pack=b.pack,
+                fingerprints=b.fingerprints,
+                frame=b.frame,
+                rows=rows,
+                n_ranked=int((b.frame["status"] == "ranked").sum()),
+                anchor=b.pack.lower() in ANCHOR_PACKS,
+                columns=columns,
+                fixed=fixed,
+                common_badges=tuple(common),
+                substrates=b.substrates,
+                views=views,
+            )
         )
-        for b in boards
-    ]
+    return out
 
 
 def leaderboard_page(
@@ -148,12 +267,11 @@ def leaderboard_page(
             boards=views,
             n_refused=n_refused,
             n_withdrawn=n_withdrawn,
-            columns=BOARD_COLUMNS,
             trust_note=trust_note,
         )
     )
     return GeneratedPage(
-        "Leaderboard", body, tuple((v.key, v.title) for v in views), hide=("navigation",)
+        "Leaderboard", body, tuple((v.key, v.title) for v in views), hide=("navigation", "toc")
     )
 
 
@@ -164,19 +282,27 @@ class ChartSection:
     key: str
     title: str
     frontier: Chart
-    frontier_src: str
+    frontier_svg: Markup
     gap: Chart
-    gap_src: str
+    gap_svg: Markup
     gap_note: str
     cells: Chart
-    cells_src: str
+    cells_svg: Markup
     cells_note: str
 
 
 def charts_page(templates: Path, sections: Sequence[ChartSection]) -> GeneratedPage:
     """Return the charts page."""
     body = environment(templates).get_template("charts.html.j2").render(sections=sections)
-    return GeneratedPage("Charts", body, tuple((s.key, s.title) for s in sections))
+    return GeneratedPage(
+        "Charts", body, tuple((s.key, s.title) for s in sections), hide=("navigation",)
+    )
+
+
+def compare_page(templates: Path, views: Sequence[BoardView]) -> GeneratedPage:
+    """Return the compare view's page (the view itself runs in the browser)."""
+    body = environment(templates).get_template("compare.html.j2").render(boards=views)
+    return GeneratedPage("Compare two systems", body, hide=("navigation", "toc"))
 
 
 def downloads_page(templates: Path, n_board_rows: int, n_episode_rows: int) -> GeneratedPage:
@@ -214,8 +340,76 @@ SUBMISSION_HEADINGS = (
     ("signer", "Signer"),
     ("manifest", "Reproducibility manifest"),
     ("readme", "Submitter's notes"),
+    ("badge", "Badge"),
     ("downloads", "Downloads"),
 )
+
+HEAT_BOUNDS = (0.10, 0.25, 0.50, 0.75)
+"""Upper bounds of the heatmap's shades above 0 (a sixth shade holds the rest)."""
+HEAT_LABELS = ("0", "≤10%", "≤25%", "≤50%", "≤75%", ">75%")
+
+
+def heat_bin(rate: float) -> int:
+    """Return the heatmap shade of a rate: 0 for exactly 0, then one per bound, 5 above."""
+    if rate <= 0:
+        return 0
+    for i, bound in enumerate(HEAT_BOUNDS, start=1):
+        if rate <= bound:
+            return i
+    return len(HEAT_BOUNDS) + 1
+
+
+@dataclass(frozen=True)
+class HeatCell:
+    """One shaded cell: ``k/n`` and its shade."""
+
+    k: int
+    n: int
+    rate: float
+    bin: int
+
+
+@dataclass(frozen=True)
+class Heat:
+    """A submission's heatmap: categories down, substrates across, SWER and over-halt in each."""
+
+    substrates: tuple[str, ...]
+    rows: list[tuple[str, list[tuple[tuple[str, HeatCell | None], tuple[str, HeatCell | None]]]]]
+    bins: tuple[str, ...] = HEAT_LABELS
+
+
+def _heat_cell(r: Rate) -> HeatCell:
+    return HeatCell(r.numerator, r.denominator, r.rate, heat_bin(r.rate))
+
+
+def heat_table(results: Results) -> Heat:
+    """Return the heatmap of one submission's cells."""
+    substrates = substrate_order(c.substrate for c in results.cells)
+    by_key = {(c.category, c.substrate): c for c in results.cells}
+    categories = sorted({c.category for c in results.cells})
+    rows = []
+    for cat in categories:
+        pairs = []
+        for sub in substrates:
+            cell = by_key.get((cat, sub))
+            pairs.append(
+                (
+                    ("s", _heat_cell(cell.swer) if cell else None),
+                    ("o", _heat_cell(cell.over_halt) if cell else None),
+                )
+            )
+        rows.append((cat, pairs))
+    return Heat(substrates, rows)
+
+
+@dataclass(frozen=True)
+class BadgeLink:
+    """A ranked submission's badge: its file, text, width and the markdown to embed it."""
+
+    path: str
+    text: str
+    width: float
+    markdown: str
 
 
 def submission_page(
@@ -223,35 +417,55 @@ def submission_page(
     entry: Entry,
     row: dict[str, Any],
     board: BoardView,
-    heatmap: Chart,
-    heatmap_src: str,
     matrix: tuple[list[int], list[tuple[str, list[str]]]],
     downloads: Sequence[tuple[str, str]],
+    badge: BadgeLink | None,
     trust_note: str = "",
 ) -> GeneratedPage:
-    """Return one submission's page (kept out of the nav and the search index)."""
+    """Return one submission's page.
+
+    Only its title and lead paragraph go into the search index (a search for
+    the system's name finds the page); its sections and tables stay out.
+    """
     res = entry.results
     assert res is not None
     order = list(OUTCOME_CODES)
     counts = sorted(
         res.outcome_counts.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99
     )
-    body = (
-        environment(templates)
-        .get_template("submission.html.j2")
-        .render(
-            e=entry,
-            row=row,
-            board_key=board.key,
-            board_title=board.title,
-            heatmap=heatmap,
-            heatmap_src=heatmap_src,
-            outcome_counts=counts,
-            matrix=matrix,
-            outcome_code=OUTCOME_CODES,
-            outcome_codes=[(c, n) for n, c in OUTCOME_CODES.items()],
-            downloads=downloads,
-            trust_note=trust_note,
-        )
+    env = environment(templates)
+    lead = env.get_template("submission_lead.html.j2").render(
+        e=entry, row=row, board_key=board.key, board_title=board.title
     )
-    return GeneratedPage(entry.name, body, SUBMISSION_HEADINGS, search=False, hide=("navigation",))
+    body = env.get_template("submission.html.j2").render(
+        e=entry,
+        row=row,
+        board_key=board.key,
+        board_title=board.title,
+        heat=heat_table(res),
+        outcome_counts=counts,
+        matrix=matrix,
+        outcome_code=OUTCOME_CODES,
+        outcome_codes=[(c, n) for n, c in OUTCOME_CODES.items()],
+        downloads=downloads,
+        badge=badge,
+        trust_note=trust_note,
+    )
+    return GeneratedPage(
+        entry.name,
+        body,
+        SUBMISSION_HEADINGS,
+        hide=("navigation",),
+        search_boost=name_boost(entry.name),
+        search_lead=lead,
+    )
+
+
+def name_boost(name: str) -> float:
+    """Return a submission page's search weight: a hair above 1, more for a shorter name.
+
+    Two pages whose names both hold every word searched for score the same in the theme's
+    search (a stop word such as "all" counts for nothing); this tilts the tie towards the
+    shorter name, which is the exact match, without outweighing any real difference.
+    """
+    return round(1 + 0.05 / (1 + len(name)), 6)

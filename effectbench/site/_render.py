@@ -80,6 +80,23 @@ class VlConvertRenderer:
         return lambda: svgs
 
 
+VEGA_BASE_URL = "https://vega.github.io/vega-datasets/"
+"""vl-convert resolves a mark's relative ``href`` against this base; inlined charts undo it."""
+
+
+def inline_svg(svg: str) -> str:
+    """Return a rendered chart ready to sit inside a page.
+
+    Mark links are made relative again (to the site's own pages) and taken out
+    of the tab order, and the drawing is hidden from assistive technology: the
+    figure's caption states its finding and its data table (with the same links)
+    is the accessible equivalent.
+    """
+    svg = svg.replace(f'xlink:href="{VEGA_BASE_URL}', 'xlink:href="')
+    svg = svg.replace("<a xlink:href=", '<a tabindex="-1" xlink:href=')
+    return svg.replace("<svg ", '<svg aria-hidden="true" focusable="false" ', 1)
+
+
 def normalise_svg(svg: str, key: str) -> str:
     """Rename vl-convert's per-call gradient ids after ``key`` (stable, unique per chart)."""
     seen: dict[str, str] = {}

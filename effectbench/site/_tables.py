@@ -9,7 +9,7 @@ rank the systems whose interval does not lie wholly above it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,27 +17,33 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from effectbench.metrics import Rate
+from effectbench.metrics import Cell, Rate, Results, substrate_totals
+from effectbench.schema import Substrate
 from effectbench.site._entries import Entry
 
 RATES = ("swer", "over_halt", "task_success", "screen_success", "swer_wrong_write", "swer_phantom")
 """The rate columns of a board, in display order."""
 
 Better = Literal["lower", "higher"] | None
+Direction = Literal["asc", "desc"]
 
 
 @dataclass(frozen=True)
 class BoardColumn:
-    """One column of a leaderboard: its header, tooltip and better direction."""
+    """One column of a leaderboard: its header, tooltip, better direction and sorting."""
 
     key: str
     label: str
     title: str
     better: Better = None
-    """The better direction (the header's arrow); None when neither direction is better."""
+    """The better direction (said in words under the header); None when neither is better."""
     numeric: bool = False
-    """Sorted by number (each cell carries ``data-sort``)."""
+    """Sorted by number (each cell carries ``data-sort``); otherwise by text."""
     default_sort: bool = False
+    first: Direction = "asc"
+    """The direction of the first click on the column: best first where one is better."""
+    collapsible: bool = False
+    """Shown in the board's header instead when every row of the board has the same value."""
 
 
 BOARD_COLUMNS = (
@@ -46,7 +52,6 @@ BOARD_COLUMNS = (
         "Rank",
         "Rank range on SWER from interval overlap: best rank counts systems whose interval "
         "lies wholly below, worst rank those not wholly above. Previews are not ranked.",
-        "lower",
         numeric=True,
     ),
     BoardColumn(
@@ -75,6 +80,7 @@ BOARD_COLUMNS = (
         "Task success: the record holds exactly the declared effect. Higher is better.",
         "higher",
         numeric=True,
+        first="desc",
     ),
     BoardColumn(
         "screen_success",
@@ -82,6 +88,7 @@ BOARD_COLUMNS = (
         "Screen success: the system reported success (what a screen-only grader would score). "
         "Neither direction is better on its own.",
         numeric=True,
+        first="desc",
     ),
     BoardColumn(
         "gap",
@@ -91,10 +98,15 @@ BOARD_COLUMNS = (
         "lower",
         numeric=True,
     ),
-    BoardColumn("trials", "Trials", "Trials per task", numeric=True),
-    BoardColumn("pack", "Pack", "The pack and its fingerprint (the full hash on hover)"),
-    BoardColumn("spec_version", "Spec", "SPEC version the run was scored under"),
-    BoardColumn("date", "Date", "Date of the submission (bundle folder)"),
+    BoardColumn("trials", "Trials", "Trials per task", numeric=True, first="desc"),
+    BoardColumn(
+        "pack",
+        "Pack",
+        "The pack and its fingerprint (the full hash on hover)",
+        collapsible=True,
+    ),
+    BoardColumn("spec_version", "Spec", "SPEC version the run was scored under", collapsible=True),
+    BoardColumn("date", "Date", "Date of the submission (bundle folder)", first="desc"),
 )
 """The columns of every board, in display order (the template and the tests read this)."""
 
@@ -107,7 +119,12 @@ class Board:
     pack: str
     fingerprints: tuple[str, ...]
     frame: pd.DataFrame
-    """One row per entry, sorted by SWER then over-halt then name."""
+    """One row per entry, in the default order (:func:`order_and_rank`)."""
+    substrates: tuple[str, ...] = ()
+    """The substrates the board's entries ran, in SPEC order."""
+    views: dict[str, pd.DataFrame] = field(default_factory=dict)
+    """Per substrate (when the board has more than one): the rows of the entries that ran it,
+    with that substrate's rates, ordered and ranked on their own."""
 
     @property
     def key(self) -> str:
@@ -118,6 +135,15 @@ class Board:
     def title(self) -> str:
         """Return the heading of the board."""
         return f"{self.pack} · SPEC {self.spec_major}.x"
+
+
+SUBSTRATE_ORDER = tuple(s.value for s in Substrate)
+
+
+def substrate_order(names: Iterable[str]) -> tuple[str, ...]:
+    """Return substrate names in SPEC order (unknown names after, alphabetically)."""
+    known = {name: i for i, name in enumerate(SUBSTRATE_ORDER)}
+    return tuple(sorted(set(names), key=lambda n: (known.get(n, len(known)), n)))
 
 
 def rank_ranges(lo: Sequence[float], hi: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
@@ -171,10 +197,42 @@ def entry_row(entry: Entry) -> dict[str, Any]:
     return row
 
 
+def substrate_row(entry: Entry, cell: Cell) -> dict[str, Any]:
+    """Return the board row of an entry restricted to one substrate (``cell``: its totals)."""
+    row = entry_row(entry)
+    row.update(n_episodes=cell.n, gap=cell.success_effect_gap, gap_lo=np.nan, gap_hi=np.nan)
+    for name in RATES:
+        row.update(_rate_columns(name, getattr(cell, name)))
+    return row
+
+
+DEFAULT_ORDER = ("swer", "over_halt", "system", "slug")
+"""The default order of every board: SWER, then over-halt, then system name (then folder).
+The browser breaks every tie of a later sort by this order too."""
+
+
+def order_and_rank(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """Return ``rows`` as a frame in the default order, rank ranges filled in.
+
+    Ranks cover ``ranked`` rows only; a ``preview`` row is shown unranked.
+    """
+    frame = pd.DataFrame(list(rows))
+    frame = frame.sort_values(list(DEFAULT_ORDER), kind="mergesort").reset_index(drop=True)
+    frame["rank_best"] = pd.array([pd.NA] * len(frame), dtype="Int64")
+    frame["rank_worst"] = pd.array([pd.NA] * len(frame), dtype="Int64")
+    ranked = frame["status"] == "ranked"
+    if ranked.any():
+        best, worst = rank_ranges(frame.loc[ranked, "swer_lo"], frame.loc[ranked, "swer_hi"])
+        frame.loc[ranked, "rank_best"] = best
+        frame.loc[ranked, "rank_worst"] = worst
+    return frame
+
+
 def boards(entries: Iterable[Entry]) -> list[Board]:
     """Group accepted entries into one board per (SPEC major, pack), ranks filled in.
 
-    Ranks cover ``ranked`` rows only; a ``preview`` row is shown unranked.
+    A board whose entries ran more than one substrate also gets one view per
+    substrate (:attr:`Board.views`).
     """
     groups: dict[tuple[str, str], list[Entry]] = {}
     for e in entries:
@@ -182,20 +240,36 @@ def boards(entries: Iterable[Entry]) -> list[Board]:
             groups.setdefault(e.board_key, []).append(e)
     out = []
     for (major, pack), members in sorted(groups.items()):
-        frame = pd.DataFrame([entry_row(e) for e in members])
-        frame = frame.sort_values(
-            ["swer", "over_halt", "system", "slug"], kind="mergesort"
-        ).reset_index(drop=True)
-        frame["rank_best"] = pd.array([pd.NA] * len(frame), dtype="Int64")
-        frame["rank_worst"] = pd.array([pd.NA] * len(frame), dtype="Int64")
-        ranked = frame["status"] == "ranked"
-        if ranked.any():
-            best, worst = rank_ranges(frame.loc[ranked, "swer_lo"], frame.loc[ranked, "swer_hi"])
-            frame.loc[ranked, "rank_best"] = best
-            frame.loc[ranked, "rank_worst"] = worst
+        frame = order_and_rank([entry_row(e) for e in members])
+        per_entry = {e.slug: substrate_totals(_results(e)) for e in members}
+        substrates = substrate_order(c.substrate for cells in per_entry.values() for c in cells)
+        views: dict[str, pd.DataFrame] = {}
+        if len(substrates) > 1:
+            for sub in substrates:
+                rows = [
+                    substrate_row(e, cell)
+                    for e in members
+                    for cell in per_entry[e.slug]
+                    if cell.substrate == sub
+                ]
+                views[sub] = order_and_rank(rows)
         fps = tuple(sorted(set(frame["fingerprint"])))
-        out.append(Board(spec_major=major, pack=pack, fingerprints=fps, frame=frame))
+        out.append(
+            Board(
+                spec_major=major,
+                pack=pack,
+                fingerprints=fps,
+                frame=frame,
+                substrates=substrates,
+                views=views,
+            )
+        )
     return out
+
+
+def _results(entry: Entry) -> Results:
+    assert entry.results is not None, "only accepted entries are on a board"
+    return entry.results
 
 
 DOWNLOAD_COLUMNS = [

@@ -12,15 +12,18 @@ step's work lives in its own module: verification and the report cache
 withdrawals (:mod:`~effectbench.site._withdrawn`), boards
 (:mod:`~effectbench.site._tables`), chart specs and their rendering
 (:mod:`~effectbench.site._charts`, :mod:`~effectbench.site._render`), pages
-(:mod:`~effectbench.site._pages`), downloads (:mod:`~effectbench.site._downloads`)
-and mkdocs (:mod:`~effectbench.site._mkdocs`).
+(:mod:`~effectbench.site._pages`), badges (:mod:`~effectbench.site._badges`), the
+compare view's data (:mod:`~effectbench.site._compare`), downloads
+(:mod:`~effectbench.site._downloads`, :mod:`~effectbench.site._json`) and mkdocs
+(:mod:`~effectbench.site._mkdocs`).
 
-Speed: many bundles are verified, and many charts rendered, on one pool of
-spawned worker processes (:mod:`effectbench.site._pool`); charts render while
-the pages are written and mkdocs runs, and join the staging folder after it.
-Everything derived from a bundle is cached by content under the cache folder
-(``reports/``, ``rows/``, ``charts/``), so a rebuild after one new bundle
-verifies, flattens and renders only that.
+Speed and size: many bundles are verified on one pool of spawned worker
+processes (:mod:`effectbench.site._pool`). Only the boards have SVG charts
+(three each, inlined in the charts page so their marks link to the submission
+pages); a submission's per-cell heatmap is an HTML table, so a thousand
+submissions cost no chart rendering. Everything derived from a bundle is cached
+by content under the cache folder (``reports/``, ``rows/``, ``charts/``,
+``gzip/``), so a rebuild after one new bundle verifies and flattens only that.
 """
 
 from __future__ import annotations
@@ -36,24 +39,31 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import yaml
+from markupsafe import Markup
 
 from effectbench.errors import SiteBuildError
-from effectbench.site._charts import Chart, cells_chart, frontier_chart, gap_chart, heatmap_chart
+from effectbench.site._badges import result_badge
+from effectbench.site._charts import Chart, cells_chart, frontier_chart, gap_chart
+from effectbench.site._compare import compare_scripts
 from effectbench.site._downloads import bundle_downloads, leaderboard_tables
 from effectbench.site._entries import Entry, entry_from_report, unique_slugs
+from effectbench.site._json import SCHEMA_FILE, dumps, leaderboard_json, schema
 from effectbench.site._mkdocs import GeneratedPage, SitePages, load_site_config, run_mkdocs
 from effectbench.site._pages import (
+    BadgeLink,
     BoardView,
     ChartSection,
     board_views,
     charts_page,
+    compare_page,
     downloads_page,
     leaderboard_page,
     refused_page,
     submission_page,
 )
 from effectbench.site._pool import Workers
-from effectbench.site._render import ChartCache, ChartRenderer, VlConvertRenderer
+from effectbench.site._render import ChartCache, ChartRenderer, VlConvertRenderer, inline_svg
 from effectbench.site._reports import verify_submissions
 from effectbench.site._rows import matrix, rows_tables
 from effectbench.site._tables import Board, boards, cells_rows
@@ -91,6 +101,16 @@ class SiteSources:
     def withdrawn(self) -> Path:
         """The maintainers' list of withdrawn bundles."""
         return self.root / "site" / "withdrawn.yml"
+
+    @property
+    def site_url(self) -> str:
+        """Return ``site_url`` of ``mkdocs.yml`` with a trailing slash, or "" when unset."""
+        try:
+            cfg = yaml.safe_load(self.config_file.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError):
+            return ""
+        url = str(cfg.get("site_url") or "") if isinstance(cfg, dict) else ""
+        return url if not url or url.endswith("/") else url + "/"
 
     def check(self) -> None:
         """Refuse a root that lacks what every build reads."""
@@ -140,10 +160,19 @@ class _Clock:
 
 
 def build_day(today: date | None = None) -> tuple[str, int]:
-    """Return the printed build date and the epoch mkdocs stamps files with (its midnight)."""
+    """Return the printed build date and the epoch mkdocs stamps files with (its midnight).
+
+    The date is ``today`` if given, else the day of ``SOURCE_DATE_EPOCH`` when that is set
+    (so two builds of the same inputs on different days are byte-identical), else today (UTC).
+    """
     if today is None:
-        epoch_env = os.environ.get("SOURCE_DATE_EPOCH")
-        if epoch_env and epoch_env.isdigit():
+        epoch_env = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+        if epoch_env:
+            if not epoch_env.isdigit():
+                raise SiteBuildError(
+                    f"SOURCE_DATE_EPOCH={epoch_env!r}: must be a whole number of seconds since "
+                    "1970-01-01 UTC (reproducible-builds.org), or unset"
+                )
             today = datetime.fromtimestamp(int(epoch_env), UTC).date()
         else:
             today = datetime.now(UTC).date()
@@ -260,10 +289,8 @@ class _SiteBuild:
         self.boards: list[Board] = []
         self.views: list[BoardView] = []
         self.board_charts: list[_BoardCharts] = []
-        self.heatmaps: dict[str, Chart] = {}
-        self.chart_cache: ChartCache | None = None
-        self.svg_paths: list[Path] = []
-        self.svg_of: dict[str, Path] = {}
+        self.svg_of: dict[str, Markup] = {}
+        self.badges: dict[str, BadgeLink] = {}
         self.rows_of: dict[str, pa.Table] = {}
         self.pages: dict[str, GeneratedPage] = {}
         self.copies: dict[str, Path] = {}
@@ -276,8 +303,9 @@ class _SiteBuild:
             ("verify", self.verify),
             ("tables", self.select_and_tabulate),
             ("chart specs", self.plan_charts),
-            ("charts", self.start_charts),
+            ("charts", self.render_charts),
             ("read rows", self.read_rows),
+            ("badges", self.write_badges),
             ("pages", self.write_pages),
             ("downloads", self.write_downloads),
         )
@@ -285,7 +313,8 @@ class _SiteBuild:
             step()
             self.clock.lap(name)
         self.summary.n_pages = len(self.pages) + 1  # + the SPEC page
-        self.mkdocs_and_swap()  # times "mkdocs" and the wait for the last charts itself
+        self.mkdocs_and_swap()
+        self.clock.lap("mkdocs")
         return self.summary
 
     def verify(self) -> None:
@@ -322,7 +351,7 @@ class _SiteBuild:
         self.views = board_views(self.boards)
 
     def plan_charts(self) -> None:
-        """Build every chart's spec: three per board and one heatmap per accepted entry."""
+        """Build every chart's spec: three per board (submission pages carry HTML heatmaps)."""
         by_slug = {e.slug: e for e in self.entries}
         for view in self.views:
             frame = view.frame
@@ -347,34 +376,44 @@ class _SiteBuild:
                     cells_note=cells_note,
                 )
             )
-        for e in self.entries:
-            if e.accepted:
-                self.heatmaps[e.slug] = heatmap_chart(f"heatmap-{e.slug}", e.name, cells_rows(e))
 
-    def start_charts(self) -> None:
-        """Start rendering the stale charts in one batch (on the pool when there are many).
-
-        They render while the pages are written and mkdocs runs.
-        """
+    def render_charts(self) -> None:
+        """Render the charts that changed (the rest come from the cache) and keep their SVG."""
         charts = [c for b in self.board_charts for c in (b.frontier, b.gap, b.cells)]
-        charts += list(self.heatmaps.values())
         renderer = self.options.renderer or VlConvertRenderer(pool=self.pool)
         cache = ChartCache(self.options.cache_root / "charts", renderer)
-        self.svg_paths = cache.start([c.spec for c in charts])
-        self.svg_of = {c.name: p for c, p in zip(charts, self.svg_paths, strict=True)}
+        paths = cache.svg_paths([c.spec for c in charts])
+        self.svg_of = {
+            c.name: Markup(inline_svg(p.read_text(encoding="utf-8")))
+            for c, p in zip(charts, paths, strict=True)
+        }
         self.summary.charts_rendered = cache.stats.rendered
         self.summary.charts_cached = cache.stats.cached
-        self.chart_cache = cache
 
     def read_rows(self) -> None:
         """Read every accepted bundle's flattened rows (from the row cache when kept there)."""
         self.rows_of = rows_tables(self.entries, self.rows_dir)
 
-    def _src(self, prefix: str, chart: Chart) -> str:
-        return f"{prefix}charts/{self.svg_of[chart.name].name}"
+    def write_badges(self) -> None:
+        """Write the badge of every ranked submission (``badges/SLUG.svg``)."""
+        site = self.sources.site_url
+        for e in self.entries:
+            if e.status != "ranked" or e.results is None:
+                continue
+            badge = result_badge(e.pack, e.results.swer, e.results.over_halt)
+            path = f"badges/{e.slug}.svg"
+            self.texts[path] = badge.svg()
+            image = f"{site}{path}" if site else path
+            page = f"{site}submissions/{e.slug}.html" if site else f"submissions/{e.slug}.html"
+            self.badges[e.slug] = BadgeLink(
+                path=path,
+                text=badge.text,
+                width=badge.width,
+                markdown=f"[![{badge.text}]({image})]({page})",
+            )
 
     def write_pages(self) -> None:
-        """Render the leaderboard, charts, refused and per-submission pages."""
+        """Render the leaderboard, charts, compare, refused and per-submission pages."""
         t = self.sources.templates
         note = self.options.trust_note
         self.pages["index.md"] = leaderboard_page(
@@ -387,35 +426,35 @@ class _SiteBuild:
                     key=b.view.key,
                     title=b.view.title,
                     frontier=b.frontier,
-                    frontier_src=self._src("", b.frontier),
+                    frontier_svg=self.svg_of[b.frontier.name],
                     gap=b.gap,
-                    gap_src=self._src("", b.gap),
+                    gap_svg=self.svg_of[b.gap.name],
                     gap_note=b.gap_note,
                     cells=b.cells,
-                    cells_src=self._src("", b.cells),
+                    cells_svg=self.svg_of[b.cells.name],
                     cells_note=b.cells_note,
                 )
                 for b in self.board_charts
             ],
         )
+        self.pages["compare.md"] = compare_page(t, self.views)
+        self.texts.update(compare_scripts(self.views, self.rows_of))
         self.pages["refused.md"] = refused_page(t, self.refused, self.withdrawn)
         view_of = {slug: v for v in self.views for slug in v.frame["slug"]}
         row_of = {row["slug"]: row for v in self.views for row in v.rows}
         for e in self.entries:
             if not e.accepted:
                 continue
-            copies, links = bundle_downloads(e)
+            copies, links = bundle_downloads(e, self.options.cache_root / "gzip")
             self.copies.update(copies)
-            heatmap = self.heatmaps[e.slug]
             self.pages[f"submissions/{e.slug}.md"] = submission_page(
                 t,
                 e,
                 row_of[e.slug],
                 view_of[e.slug],
-                heatmap,
-                self._src("../", heatmap),
                 matrix(self.rows_of[e.slug]),
                 links,
+                self.badges.get(e.slug),
                 note,
             )
 
@@ -423,6 +462,11 @@ class _SiteBuild:
         """Write the whole-leaderboard downloads, their page and the SPEC page's source."""
         tables = leaderboard_tables(self.boards, self.rows_of)
         self.texts.update(tables.files)
+        doc = leaderboard_json(
+            self.boards, {e.slug: e for e in self.entries}, set(self.badges), self.day
+        )
+        self.texts["downloads/leaderboard.json"] = dumps(doc)
+        self.texts[f"downloads/{SCHEMA_FILE}"] = schema()
         self.pages["downloads.md"] = downloads_page(
             self.sources.templates, tables.n_board_rows, tables.n_episode_rows
         )
@@ -430,26 +474,14 @@ class _SiteBuild:
         self.texts["spec.md"] = self.sources.spec.read_text(encoding="utf-8")
 
     def mkdocs_and_swap(self) -> None:
-        """Run mkdocs into a staging folder, add the charts, and swap it over ``out``."""
-
-        def add_charts(staging: Path) -> None:
-            # mkdocs never reads the charts (pages reference them from pre-rendered HTML),
-            # so it runs while the workers still render; the files join the site after it.
-            self.clock.lap("mkdocs")
-            if self.chart_cache is not None:
-                self.chart_cache.finish()
-            (staging / "charts").mkdir(exist_ok=True)
-            for path in sorted(set(self.svg_paths)):
-                shutil.copyfile(path, staging / "charts" / path.name)
-            self.clock.lap("charts (wait for the rest)")
-
+        """Run mkdocs into a staging folder and swap it over ``out``."""
         plugin = SitePages(self.pages, self.copies, self.texts)
-        _build_and_swap(self.sources, self.options.out, plugin, self.day, self.epoch, add_charts)
+        _build_and_swap(self.sources, self.options.out, plugin, self.day, self.epoch)
 
 
 def _per_system_cells(frame: pd.DataFrame, entries: dict[str, Entry]) -> list[dict[str, object]]:
     return [
-        {"system": system, **cell}
+        {"system": system, "slug": slug, **cell}
         for slug, system in zip(frame["slug"], frame["system"], strict=True)
         for cell in cells_rows(entries[slug])
     ]
