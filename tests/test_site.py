@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import re
@@ -150,6 +151,8 @@ class Resources(HTMLParser):
             self.loads.append(str(a["href"]))
         elif tag == "a" and a.get("href"):
             self.links.append(str(a["href"]))
+        elif tag == "a" and a.get("xlink:href"):  # a chart mark's link (inline SVG)
+            self.links.append(str(a["xlink:href"]))
         if a.get("style") and "url(" in str(a["style"]):
             self.loads.append(str(a["style"]))
 
@@ -223,13 +226,18 @@ def test_withdrawn_list_errors_name_the_file(tmp_path: Path) -> None:
 
 def board_table(html: str, key: str) -> str:
     """The one board table with anchor ``key`` (its id must be unique on the page)."""
-    tables = re.findall(rf'<table id="eb-board-{re.escape(key)}"[^>]*>.*?</table>', html, re.S)
+    tables = re.findall(
+        rf'<table class="eb-board" id="eb-board-{re.escape(key)}"[^>]*>.*?</table>', html, re.S
+    )
     assert len(tables) == 1, f"{len(tables)} tables for board {key}"
     return str(tables[0])
 
 
 def board_slugs(table: str) -> list[str]:
-    return re.findall(r'<tr data-slug="([^"]+)"', table)
+    """The slugs of the board's default view (its first body), in order."""
+    body = re.search(r"<tbody[^>]*>(.*?)</tbody>", table, re.S)
+    assert body, "a board without a body"
+    return re.findall(r'<tr data-slug="([^"]+)"', body.group(1))
 
 
 def board_row(html: str, slug: str) -> str:
@@ -250,7 +258,13 @@ def test_pinned_numbers_on_the_board(site: dict[str, Any]) -> None:
     assert metric_k(screen, "swer") == "50/90" and metric_k(screen, "over_halt") == "0/90"
     halt = board_row(html, slug_of(site, "_always-halt"))
     assert metric_k(halt, "swer") == "0/90" and metric_k(halt, "over_halt") == "30/90"
-    assert "reproduced" in screen and "re-scored" in screen
+    # What every row shares is said once above the board, not on each row.
+    index = page(site, "index.html")
+    meta = re.search(
+        rf'<h2 id="{MOCKMED_BOARD}">.*?<p class="eb-board-meta">(.*?)</p>', index, re.S
+    )
+    assert meta and "reproduced" in meta.group(1) and "re-scored" in meta.group(1)
+    assert "eb-badge" not in screen
     # Default order: SWER ascending, so the two SWER-0 systems come first on the MockMed board.
     order = board_slugs(html)
     assert set(order[:2]) == {slug_of(site, "_always-halt"), slug_of(site, "_effect-verified")}
@@ -274,6 +288,9 @@ def test_refused_bundle_only_on_the_refused_page(site: dict[str, Any]) -> None:
     assert site["bad"].name in refused
     assert "rescore.outcome" in refused or "claims." in refused
     assert site["summary"].n_refused == 1
+    assert not re.search(r"\d\.\d{6,}", cell_text(refused))  # numbers as the board writes them
+    breakable = re.sub(r"([_\-./])", r"\1<wbr>", site["bad"].name)  # breaks after separators only
+    assert f'<code class="eb-bundle">{breakable}</code>' in refused
 
 
 def test_script_in_a_name_and_readme_is_text(site: dict[str, Any]) -> None:
@@ -312,21 +329,26 @@ def test_submission_page_has_every_section(site: dict[str, Any]) -> None:
         assert f'id="{anchor}"' in sub
     from effectbench.site._pages import SUBMISSION_HEADINGS
 
-    h2 = re.findall(r'<h2 id="([^"]+)">([^<]+)</h2>', sub)
+    h2 = re.findall(r'<h2 id="([^"]+)" data-search-exclude>([^<]+)</h2>', sub)
     assert h2 == list(SUBMISSION_HEADINGS)  # every section, in order, none twice
-    for table in ("headline", "cells", "outcomes", "passk", "cost", "matrix", "checks"):
-        assert f'<table data-eb="{table}">' in sub, table
-    assert '<table data-eb="manifest">' in sub and "run.started_at" in sub
-    outcomes = re.search(r'<table data-eb="outcomes">.*?</table>', sub, re.S)
+    tables = ("headline", "heatmap", "cells", "outcomes", "passk", "cost", "matrix", "checks")
+    for table in (*tables, "manifest"):
+        assert re.search(rf'<table class="eb-table[^"]*" data-eb="{table}">', sub), table
+    assert "run.started_at" in sub
+    outcomes = re.search(r'<table class="eb-table" data-eb="outcomes">.*?</table>', sub, re.S)
     assert outcomes
     counts = re.findall(r"</span></td><td>(\d+)</td>", outcomes.group(0))
     assert sum(int(c) for c in counts) == 90
-    assert re.search(r'<table data-eb="cost">.*?<td>\$\d+\.\d{4}</td>', sub, re.S)
-    assert sub.count('class="eb-o eb-o--') >= 90  # the 9 x 10 outcome matrix
+    assert re.search(r'data-eb="cost">.*?<td>\$\d+\.\d{4}</td>', sub, re.S)
+    matrix = re.search(r'data-eb="matrix">.*?</table>', sub, re.S)
+    assert matrix and len(re.findall(r'<td class="o-[SHOWFA]">', matrix.group(0))) == 90
     slug = slug_of(site, "_screen-only")
-    for f in ("submission.json", "episodes.jsonl"):
-        assert f'href="{slug}/{f}"' in sub
-        assert (site["out"] / "submissions" / slug / f).is_file()
+    bundle = next(REFERENCE.glob("*_screen-only"))
+    published = site["out"] / "submissions" / slug
+    for name in ("submission.json", "episodes.jsonl"):
+        assert f'href="{slug}/{name}.gz"' in sub
+        signed_bytes = (bundle / name).read_bytes()  # gunzip gives back the signed bytes
+        assert gzip.decompress((published / f"{name}.gz").read_bytes()) == signed_bytes
     assert "sha256:ce941f1e8dfa41164f88f04eed7a6416f65fa2813c6ba3de9755cf3e5a402b1f" in sub
 
 
@@ -351,16 +373,27 @@ def test_no_external_resources_and_no_broken_links(site: dict[str, Any]) -> None
     for css in out.rglob("*.css"):
         for url in re.findall(r"url\(([^)]+)\)", css.read_text(encoding="utf-8")):
             assert not external.search(url.strip("'\" ")), (css, url)
-    for svg in (out / "charts").glob("*.svg"):
+    assert not (out / "charts").exists()  # charts are inline; links were checked above
+    for svg in (out / "badges").glob("*.svg"):
         body = svg.read_text(encoding="utf-8")
         assert not re.search(r'(href|src)="https?:', body) and "url(http" not in body
 
 
-def test_search_index_skips_submission_pages(site: dict[str, Any]) -> None:
+def test_search_index_holds_each_submission_once_and_no_tables(site: dict[str, Any]) -> None:
     index = json.loads(page(site, "search/search_index.json"))
-    locations = {d["location"].split("#")[0] for d in index["docs"]}
+    docs = index["docs"]
+    locations = [d["location"] for d in docs]
     assert "methodology.html" in locations and "index.html" in locations
-    assert not any(loc.startswith("submissions/") for loc in locations)
+    for bundle in accepted_bundles(site):
+        # One entry per submission page: its title (the system's name) and its lead.
+        own = f"submissions/{bundle.name.lower()}.html"
+        entries = [d for d in docs if d["location"].split("#")[0] == own]
+        assert [d["location"] for d in entries] == [own]
+        assert "SWER" in entries[0]["text"] and "over-halt" in entries[0]["text"]
+    text = " ".join(d["text"] for d in docs)
+    # No board row, chart or data table in the index (their cells ran together without spaces).
+    assert "Data table" not in text and "[45.3%, 65.4%]" not in text and "[0.0%, 4.1%]" not in text
+    assert not [d for d in docs if d["location"].startswith("charts.html#chart-")]
     assert (site["out"] / "search" / "search_index.js").is_file()  # offline plugin: file://
 
 
@@ -390,21 +423,25 @@ def test_downloads_hold_the_same_numbers(site: dict[str, Any]) -> None:
     assert "oracle.verdict" in episodes.columns
 
 
-def test_charts_have_alt_text_and_data_tables(site: dict[str, Any]) -> None:
+def test_charts_have_captions_data_tables_and_links(site: dict[str, Any]) -> None:
     html = page(site, "charts.html")
-    figures = re.findall(
-        r'<figure class="eb-chart" id="chart-([^"]+)">\s*'
-        r'<img src="(charts/[0-9a-f]+\.svg)" alt="([^"]+)"',
-        html,
-    )
+    found = figures(html)
     kinds = ("frontier", "gap", "cells")
-    assert sorted(name for name, _, _ in figures) == sorted(
+    assert sorted(name for name, _, _, _ in found) == sorted(
         f"{board}-{kind}" for board in REFERENCE_BOARDS for kind in kinds
     )  # three charts for every board, none missing or repeated
-    assert all(len(alt) > 30 for _, _, alt in figures)
-    assert len({src for _, src, _ in figures}) == len(figures)  # each board its own charts
-    assert html.count("Data table: the numbers in this chart") == len(figures)
-    alt = {name: text for name, _, text in figures}
+    assert all(len(caption) > 30 for _, _, caption, _ in found)
+    assert len({svg for _, svg, _, _ in found}) == len(found)  # each board its own charts
+    assert html.count("Data table: the numbers in this chart") == len(found)
+    for name, svg, _, table in found:
+        # The drawing is hidden from assistive technology (caption and table say it all) and
+        # its marks link to the submission pages, outside the tab order; the table links too.
+        assert svg.startswith('<svg aria-hidden="true" focusable="false" '), name
+        marks = set(re.findall(r'<a tabindex="-1" xlink:href="([^"]+)"', svg))
+        assert marks and all(re.fullmatch(r"submissions/[a-z0-9_.-]+\.html", m) for m in marks)
+        assert "<a " not in re.sub(r'<a tabindex="-1" ', "", svg), name
+        assert marks <= set(re.findall(r'<th scope="row"><a href="([^"]+)">', table)), name
+    alt = {name: caption for name, _, caption, _ in found}
     mockmed = alt[f"{MOCKMED_BOARD}-frontier"]
     assert "always_halt" in mockmed and "33.3%" in mockmed and "(clinic)" not in mockmed
     clinic = alt[f"{CLINIC_BOARD}-frontier"]
@@ -438,15 +475,17 @@ def cell_text(html: str) -> str:
 
 
 def board_headers(html: str) -> list[list[tuple[str, str]]]:
-    """Per board on the page: (column label, better arrow or "") of every header, in order."""
+    """Per board on the page: (column label, better direction in words or "") of every header."""
     out = []
-    for thead in re.findall(r"<table id=\"eb-board-[^>]*>\s*<thead>(.*?)</thead>", html, re.S):
+    for thead in re.findall(
+        r'<table class="eb-board" id="eb-board-[^>]*>.*?<thead>(.*?)</thead>', html, re.S
+    ):
         cells = re.findall(r"<th [^>]*>(.*?)</th>", thead, re.S)
         out.append(
             [
                 (
-                    cell_text(re.sub(r"<abbr.*?</abbr>", "", c)),
-                    cell_text("".join(re.findall(r"<abbr[^>]*>(.*?)</abbr>", c))),
+                    cell_text(re.search(r"<button[^>]*>(.*?)</button>", c, re.S).group(1)),
+                    cell_text(" ".join(re.findall(r'<span class="eb-better">(\w+) is better', c))),
                 )
                 for c in cells
             ]
@@ -470,13 +509,15 @@ def test_methodology_defines_every_board_column_and_its_direction(site: dict[str
 
     headers = board_headers(page(site, "index.html"))
     assert len(headers) == len(REFERENCE_BOARDS)
-    expected = [(c.label, {"lower": "↓", "higher": "↑", None: ""}[c.better]) for c in BOARD_COLUMNS]
-    defined = methodology_columns(page(site, "methodology.html"))
+    every = [(c.label, c.better or "") for c in BOARD_COLUMNS]
+    # The methodology defines every column a board can show, with the same better direction.
+    assert methodology_columns(page(site, "methodology.html")) == every
+    shown = [x for x in every if x[0] not in ("Pack", "Spec")]
     for board in headers:
-        assert board == expected  # every board shows the same columns, arrows included
-        # ... and the methodology defines exactly those, with the same better direction.
-        assert defined == board
-    labels = [label for label, _ in expected]
+        # Each reference board runs one pack version under one SPEC version: those two columns
+        # collapse into the board's header; the rest are shown, better directions in words.
+        assert board == shown
+    labels = [label for label, _ in every]
     for label in ("Trials", "Pack", "Spec", "Date", "SWER", "Over-halt"):
         assert label in labels
     assert labels.index("Over-halt") == labels.index("SWER") + 1  # never one without the other
@@ -490,15 +531,20 @@ def test_board_rows_fill_every_column(site: dict[str, Any]) -> None:
     html = page(site, "index.html")
     table = board_table(html, MOCKMED_BOARD)
     screen = board_row(table, slug_of(site, "_screen-only"))
-    cells = re.findall(r"<td[^>]*>(.*?)</td>", screen, re.S)
-    assert len(cells) == len(BOARD_COLUMNS)
-    by_label = {c.label: cell_text(v) for c, v in zip(BOARD_COLUMNS, cells, strict=True)}
+    cells = re.findall(r"<t[hd] [^>]*data-col=\"([^\"]+)\"[^>]*>(.*?)</t[hd]>", screen, re.S)
+    shown = [c for c in BOARD_COLUMNS if c.key not in ("pack", "spec_version")]
+    assert [key for key, _ in cells] == [c.key for c in shown]
+    by_label = {c.label: cell_text(v) for c, (_, v) in zip(shown, cells, strict=True)}
     sub = json.loads((next(REFERENCE.glob("*_screen-only")) / "submission.json").read_text())
     assert by_label["Trials"] == str(sub["trials_per_task"]) == "10"
+    # Pack, fingerprint and SPEC version are the same on every row: said once, above the board.
     short = sub["pack"]["fingerprint"].removeprefix("sha256:")[:12]
-    assert by_label["Pack"] == f"{sub['pack']['name']} {short}"
-    assert f'title="{sub["pack"]["fingerprint"]}"' in screen
-    assert by_label["Spec"] == sub["spec_version"]
+    meta = re.search(rf'<h2 id="{MOCKMED_BOARD}">.*?<p class="eb-board-meta">(.*?)</p>', html, re.S)
+    assert meta
+    assert f"pack {sub['pack']['name']} · fingerprint {short} · SPEC {sub['spec_version']}" in (
+        cell_text(meta.group(1))
+    )
+    assert f'title="{sub["pack"]["fingerprint"]}"' in meta.group(1)
     assert by_label["Date"] == next(REFERENCE.glob("*_screen-only")).name[:10]
     assert by_label["SWER"] == "55.6% [45.3%, 65.4%] 50/90"
     assert re.fullmatch(r"\+\d+\.\d pts \[\+\d+\.\d, \+\d+\.\d\]", by_label["Gap"])
@@ -509,28 +555,30 @@ NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?%|\d+/\d+|[+-]\d+\.\d\b")
 
 
 def figures(html: str) -> list[tuple[str, str, str, str]]:
-    """(name, svg src, alt text, data-table text) of every chart figure on a page."""
+    """(name, inline SVG, caption, data table) of every chart figure on a page."""
     found = re.findall(
-        r'<figure class="eb-chart" id="chart-([^"]+)">\s*<img src="([^"]+)" alt="([^"]+)".*?'
-        r'<details class="eb-data">.*?(<table>.*?</table>)',
+        r'<figure class="eb-chart" id="chart-([^"]+)" data-search-exclude>\s*'
+        r'<div class="eb-scroll eb-chart-box"[^>]*>(<svg .*?</svg>)</div>\s*'
+        r"<figcaption>(.*?)</figcaption>.*?"
+        r'<details class="eb-data" data-search-exclude>.*?(<table class="eb-table">.*?</table>)',
         html,
         re.S,
     )
-    return [(name, src, unescape(alt), table) for name, src, alt, table in found]
+    return [(name, svg, cell_text(caption), table) for name, svg, caption, table in found]
 
 
-def svg_labels(svg: Path) -> list[str]:
-    """The accessible labels of a chart's marks (axes and legends left out)."""
-    labels = [unescape(x) for x in re.findall(r'aria-label="([^"]+)"', svg.read_text())]
+def svg_labels(svg: str) -> list[str]:
+    """The labels of a chart's marks (axes and legends left out)."""
+    labels = [unescape(x) for x in re.findall(r'aria-label="([^"]+)"', svg)]
     return [x for x in labels if not re.match(r"(X|Y)-axis|Symbol legend|Size legend", x)]
 
 
-def check_chart_numbers(folder: Path, name: str, src: str, alt: str, table: str) -> None:
+def check_chart_numbers(name: str, svg: str, alt: str, table: str) -> None:
     numbers = set(NUMBER.findall(cell_text(table)))
     stated = NUMBER.findall(alt)
     assert stated, f"{name}: the alt text states no number: {alt}"
     assert set(stated) <= numbers, f"{name}: alt numbers missing from its table: {alt}"
-    labels = svg_labels(folder / src)
+    labels = svg_labels(svg)
     assert labels, f"{name}: no labelled mark"
     for label in labels:
         assert not re.search(r"\d\.\d{4,}", label), f"{name}: raw float in {label!r}"
@@ -541,28 +589,58 @@ def test_chart_numbers_match_their_data_tables(site: dict[str, Any]) -> None:
     """Alt text and every mark of every chart state only numbers its data table shows."""
     charts = figures(page(site, "charts.html"))
     assert len(charts) == 3 * len(REFERENCE_BOARDS)
-    for name, src, alt, table in charts:
-        check_chart_numbers(site["out"], name, src, alt, table)
-    slug = slug_of(site, "_screen-only")
-    ((name, src, alt, table),) = figures(page(site, f"submissions/{slug}.html"))
-    check_chart_numbers(site["out"] / "submissions", name, src, alt, table)
-    assert "C" in alt and "SWER" in alt  # the heatmap names its worst cell
+    for name, svg, alt, table in charts:
+        check_chart_numbers(name, svg, alt, table)
     # The frontier's table holds the board's very numbers, system by system.
     frontier = {n: t for n, _, _, t in charts}[f"{MOCKMED_BOARD}-frontier"]
     rows = [
-        [cell_text(c) for c in re.findall(r"<td>(.*?)</td>", r, re.S)]
+        [cell_text(c) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r, re.S)]
         for r in re.findall(r"<tr>(.*?)</tr>", frontier.split("<tbody>")[1], re.S)
     ]
     board = board_table(page(site, "index.html"), MOCKMED_BOARD)
     shown = {}
     for row in re.findall(r"<tr data-slug=.*?</tr>", board, re.S):
-        system = cell_text(_group(r'class="eb-system"><a [^>]*>(.*?)</a>', row))
+        system = cell_text(_group(r'class="eb-system"[^>]*><a [^>]*>(.*?)</a>', row))
         cells = [
             cell_text(_group(rf'data-metric="{m}">(.*?)</td>', row, re.S))
             for m in ("swer", "over_halt")
         ]
         shown[system] = cells
     assert {r[0]: r[1:] for r in rows} == shown
+
+
+def test_submission_heatmap_pairs_swer_and_over_halt_in_every_cell(site: dict[str, Any]) -> None:
+    """The per-cell heatmap shows both rates in every cell, shaded by value, as its table says."""
+    from effectbench.site._pages import HEAT_BOUNDS
+
+    for suffix in ("_always-halt", "_screen-only-clinic"):
+        sub = page(site, f"submissions/{slug_of(site, suffix)}.html")
+        heat = re.search(r'data-eb="heatmap">.*?</table>', sub, re.S)
+        cells = re.search(r'data-eb="cells">.*?</table>', sub, re.S)
+        assert heat and cells
+        shaded = re.findall(
+            r'<tr><th scope="row">([^<]+)</th>'
+            r'<td class="eb-h eb-h-s(\d)" data-metric="swer">(\d+)/(\d+)<span>[^<]+</span></td>'
+            r'<td class="eb-h eb-h-o(\d)" data-metric="over_halt">(\d+)/(\d+)<span>',
+            heat.group(0),
+        )
+        listed = re.findall(
+            r'<tr><th scope="row">([^<]+)</th><td>[^<]+</td><td>\d+</td>'
+            r'<td class="eb-rate"[^>]*>.*?<span class="eb-k">(\d+)/(\d+)</span></td>'
+            r'<td class="eb-rate"[^>]*>.*?<span class="eb-k">(\d+)/(\d+)</span></td>',
+            cells.group(0),
+        )
+        assert len(shaded) == len(listed) > 0
+        for (cat, sb, sk, sn, ob, ok, on), (cat2, k1, n1, k2, n2) in zip(
+            sorted(shaded), sorted(listed), strict=True
+        ):
+            assert (cat, sk, sn, ok, on) == (cat2, k1, n1, k2, n2)
+            for shade, k, n in ((sb, sk, sn), (ob, ok, on)):
+                rate = int(k) / int(n)
+                expected = 0 if rate == 0 else 1 + sum(rate > b for b in HEAT_BOUNDS)
+                assert int(shade) == expected, (cat, k, n, shade)
+        if suffix == "_always-halt":  # SWER 0 everywhere, yet its over-halt shows in the map
+            assert {b for _, b, *_ in shaded} == {"0"} and {b for *_, b, _, _ in shaded} != {"0"}
 
 
 def snapshot(out: Path) -> dict[str, str]:
@@ -581,6 +659,88 @@ def test_two_builds_are_identical(site: dict[str, Any]) -> None:
     summary = build(site["base"], site["subs"], again, site["base"] / "cache")
     assert summary.charts_rendered == 0  # every chart came from the content cache
     assert snapshot(again) == snapshot(site["out"])
+
+
+def test_builds_with_the_same_source_date_epoch_are_byte_identical(
+    site: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two builds of the same inputs under one SOURCE_DATE_EPOCH: every byte the same,
+    the build date included (and it is the epoch's day, not today)."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")  # 2023-11-14 22:13:20 UTC
+    outs = [site["base"] / f"public-epoch-{i}" for i in (1, 2)]
+    for out in outs:
+        build(site["base"], site["subs"], out, site["base"] / "cache")
+    one, two = (
+        {str(f.relative_to(out)): f.read_bytes() for f in sorted(out.rglob("*")) if f.is_file()}
+        for out in outs
+    )
+    assert one.keys() == two.keys() and [k for k in one if one[k] != two[k]] == []
+    assert '<span class="eb-build-date">2023-11-14</span>' in one["index.html"].decode()
+    assert json.loads(one["downloads/leaderboard.json"])["build_date"] == "2023-11-14"
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "next tuesday")
+    with pytest.raises(SiteBuildError, match="SOURCE_DATE_EPOCH"):
+        build(site["base"], site["subs"], site["base"] / "public-epoch-3", site["base"] / "cache")
+
+
+def test_leaderboard_json_follows_its_schema_and_the_boards(site: dict[str, Any]) -> None:
+    import jsonschema
+
+    downloads = site["out"] / "downloads"
+    doc = json.loads((downloads / "leaderboard.json").read_text(encoding="utf-8"))
+    schema = json.loads((downloads / "leaderboard.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema).validate(doc)
+    csv = pd.read_csv(downloads / "leaderboard.csv")
+    flat = [(b, e) for b in doc["boards"] for e in b["entries"]]
+    assert [e["slug"] for _, e in flat] == list(csv["slug"])  # the CSV's rows, in its order
+    for (b, e), row in zip(flat, csv.itertuples(), strict=True):
+        assert (b["spec_major"], b["pack"]) == (str(row.spec_major), row.pack)
+        for rate in ("swer", "over_halt", "task_success", "screen_success"):
+            r = e["totals"][rate]
+            assert (r["k"], r["n"]) == (getattr(row, f"{rate}_k"), getattr(row, f"{rate}_n"))
+            assert r["lo"] == pytest.approx(getattr(row, f"{rate}_lo"), abs=1e-6)
+        assert (site["out"] / e["page"]).is_file()
+        assert e["badge"] is None or (site["out"] / e["badge"]).is_file()
+        # Per substrate and per cell, the counts add up to the totals.
+        for rate in ("swer", "over_halt"):
+            assert sum(c[rate]["k"] for c in e["cells"]) == e["totals"][rate]["k"]
+            assert sum(s[rate]["k"] for s in e["substrates"].values()) == e["totals"][rate]["k"]
+    broken = json.loads(json.dumps(doc))
+    broken["boards"][0]["entries"][0]["totals"]["swer"]["k"] = "many"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate(broken)
+
+
+def test_badges_state_swer_and_over_halt_together(site: dict[str, Any]) -> None:
+    import xml.etree.ElementTree as ET
+
+    doc = json.loads((site["out"] / "downloads" / "leaderboard.json").read_text())
+    entries = [e for b in doc["boards"] for e in b["entries"]]
+    assert entries and all((e["badge"] is None) == (e["status"] != "ranked") for e in entries)
+    for e in entries:
+        svg = (site["out"] / e["badge"]).read_text(encoding="utf-8")
+        root = ET.fromstring(svg)  # well-formed, names escaped
+        title = root.find("{http://www.w3.org/2000/svg}title")
+        assert title is not None and root.get("aria-label") == title.text
+        swer, oh = e["totals"]["swer"], e["totals"]["over_halt"]
+        stated = (
+            f"SWER {100 * swer['rate']:.1f}% ({swer['k']}/{swer['n']}) · over-halt "
+            f"{100 * oh['rate']:.1f}% ({oh['k']}/{oh['n']})"
+        )
+        assert title.text.endswith(stated), (title.text, stated)
+        sub = page(site, e["page"])
+        assert f'src="../{e["badge"]}"' in sub and f"]({e['badge']})" in sub  # shown, with markdown
+
+
+def test_refused_messages_write_numbers_as_the_board_does() -> None:
+    from effectbench.site._pages import readable_numbers
+
+    claim = "claimed 0.5555555555555556, the rows give 0.5444444444444444"
+    assert readable_numbers(claim, "results.swer.rate") == "claimed 55.6%, the rows give 54.4%"
+    close = "claimed 0.5555555555555556, the rows give 0.5555655555555556"
+    assert readable_numbers(close, "results.swer.ci.lo") == "claimed 55.556%, the rows give 55.557%"
+    assert readable_numbers("latency 12.3456789012", "results.latency.mean_s") == "latency 12.35"
+    assert readable_numbers("trial 3 of 10", None) == "trial 3 of 10"
 
 
 def test_failed_build_leaves_previous_site_untouched(site: dict[str, Any], tmp_path: Path) -> None:
@@ -775,7 +935,7 @@ def test_signed_bundle_is_ranked_with_its_signer(signed_sites: dict[str, Any]) -
     assert "Not the production trust root" in index and "trust_config.json" in index
 
     page_ = read(out, f"submissions/{SIGNED.lower()}.html")
-    signer = re.search(r'<table data-eb="signer">.*?</table>', page_, re.S)
+    signer = re.search(r'<table class="eb-table" data-eb="signer">.*?</table>', page_, re.S)
     assert signer, "no signer table"
     assert f'<code class="eb-signer">{ALICE}</code>' in signer.group(0)
     assert f'<code class="eb-issuer">{GOOGLE}</code>' in signer.group(0)
@@ -805,7 +965,7 @@ def test_unsigned_custom_bundle_is_refused_without_allow_unsigned(
 
 def refused_rows(html: str) -> dict[str, list[str]]:
     """Slug -> the check ids (family, then findings) the refused table shows for it."""
-    table = re.search(r'<table id="eb-refused">.*?</table>', html, re.S)
+    table = re.search(r'<table class="eb-table" id="eb-refused">.*?</table>', html, re.S)
     assert table, "no refused table"
     out: dict[str, list[str]] = {}
     for slug, body in re.findall(r'<tr data-slug="([^"]+)">(.*?)</tr>', table.group(0), re.S):
@@ -846,7 +1006,7 @@ def test_allow_unsigned_shows_an_unranked_preview(signed_sites: dict[str, Any]) 
     assert pd.isna(csv.loc[UNSIGNED.lower(), "rank_worst"])
     assert csv.loc[signed_sites["reference"], "rank_best"] == 1
     sub = read(out, f"submissions/{UNSIGNED.lower()}.html")
-    assert "Not ranked (preview)." in sub
+    assert "not ranked (preview)" in sub
 
 
 def test_withdrawn_bundle_leaves_the_board_for_the_withdrawn_list(
@@ -858,10 +1018,13 @@ def test_withdrawn_bundle_leaves_the_board_for_the_withdrawn_list(
         assert "1 withdrawn" in index
         assert not (out / "submissions" / f"{WITHDRAWN.lower()}.html").exists()
         html = read(out, "refused.html")
-        table = re.search(r'<table id="eb-withdrawn">.*?</table>', html, re.S)
+        table = re.search(r'<table class="eb-table" id="eb-withdrawn">.*?</table>', html, re.S)
         assert table, "no withdrawn table"
-        cells = re.findall(r"<td>(.*?)</td>", table.group(0), re.S)
-        assert cells == [f"<code>{WITHDRAWN}</code>", "always_halt", "2026-02-04", WITHDRAW_REASON]
+        cells = [
+            cell_text(c.replace("<wbr>", ""))
+            for c in re.findall(r"<td>(.*?)</td>", table.group(0), re.S)
+        ]
+        assert cells == [WITHDRAWN, "always_halt", "2026-02-04", WITHDRAW_REASON]
         assert WITHDRAWN.lower() not in refused_rows(html)  # withdrawn, not refused
 
 
