@@ -132,6 +132,28 @@ def run_build(subs: Path, out: Path, cache: Path) -> tuple[float, float, float, 
     return seconds, max(peak, before) / 1024, peak_tree / 2**20, stdout
 
 
+def site_parts(out: Path) -> dict[str, int]:
+    """Bytes of the built site by part: submission pages, their files, boards, search ..."""
+    parts: dict[str, int] = {}
+    for f in out.rglob("*"):
+        if not f.is_file():
+            continue
+        rel = f.relative_to(out)
+        top = rel.parts[0]
+        if top == "submissions":
+            part = (
+                "submission pages (HTML)" if f.suffix == ".html" else f"bundle files (*{f.suffix})"
+            )
+        elif top in ("downloads", "search", "badges", "compare", "assets"):
+            part = f"{top}/"
+        elif f.suffix == ".html":
+            part = f"{rel} (page)"
+        else:
+            part = "other"
+        parts[part] = parts.get(part, 0) + f.stat().st_size
+    return parts
+
+
 def main() -> int:
     """Generate, build cold, add one, rebuild; print the figures."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -174,8 +196,12 @@ def main() -> int:
     )
     print("  " + "\n  ".join(output2.strip().splitlines()))
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
-    print(f"\nsite: {sum(1 for _ in out.rglob('*.html'))} HTML pages, {size / 2**20:.0f} MiB")
-    print("targets: cold <= 60 s and < 2 GB; rebuild after one more <= 15 s")
+    print(f"\nsite: {sum(1 for _ in out.rglob('*.html'))} HTML pages, {size / 2**20:.1f} MiB")
+    per_1000 = size / 2**20 * 1000 / (args.n + 1)
+    print(f"  {per_1000:.1f} MiB per 1,000 submissions; by part (largest first):")
+    for part, nbytes in sorted(site_parts(out).items(), key=lambda kv: -kv[1]):
+        print(f"  {nbytes / 2**20:8.1f} MiB  {100 * nbytes / size:5.1f}%  {part}")
+    print("targets: cold <= 60 s and < 2 GB; rebuild after one more <= 15 s; <= 60 MiB per 1,000")
     print(f"load average after: {Path('/proc/loadavg').read_text().strip()}")
     if args.keep is None:
         shutil.rmtree(work, ignore_errors=True)
