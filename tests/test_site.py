@@ -444,7 +444,10 @@ def test_charts_have_captions_data_tables_and_links(site: dict[str, Any]) -> Non
     alt = {name: caption for name, _, caption, _ in found}
     mockmed = alt[f"{MOCKMED_BOARD}-frontier"]
     assert "always_halt" in mockmed and "33.3%" in mockmed and "(clinic)" not in mockmed
+    assert "2 systems reach SWER 0; among them over-halt goes up to 33.3% (always_halt)" in mockmed
     clinic = alt[f"{CLINIC_BOARD}-frontier"]
+    # One system at SWER 0 is named, in the singular.
+    assert "1 system reaches SWER 0: effect_verified_all (clinic), with over-halt 7.4%." in clinic
     assert "screen_only (clinic)" in clinic and "63.0%" in clinic and "always_halt" not in clinic
 
 

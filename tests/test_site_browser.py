@@ -547,6 +547,12 @@ def test_submission_page_shows_verifier_report_and_heatmap(
     assert "rescore" in checks and "reproduce" in checks and "passed" in checks
     assert page.locator('table[data-eb="heatmap"] td.eb-h').count() == 2 * 6  # 6 cells x 2 rates
     assert page.locator('table[data-eb="matrix"] td').count() == 90
+    # One letter per trial: the whole task x trial matrix fits beside its task names at 1366 px.
+    page.set_viewport_size({"width": 1366, "height": 900})
+    box = page.locator('table[data-eb="matrix"]').evaluate(
+        "t => [t.parentElement.scrollWidth, t.parentElement.clientWidth]"
+    )
+    assert box[0] <= box[1], box
     badge = page.locator("#badge ~ p img")
     badge.scroll_into_view_if_needed()
     page.wait_for_function(
