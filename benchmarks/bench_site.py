@@ -107,7 +107,8 @@ def run_build(subs: Path, out: Path, cache: Path) -> tuple[float, float, float, 
     Return (seconds, peak RSS of the largest single process in MiB, peak of the summed
     RSS of the build and its pool workers in MiB, sampled every 0.1 s, the build's output).
     """
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before, cpu_before = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
     cmd = [sys.executable, "-m", "effectbench.cli", "site", "build", "--submissions", str(subs)]
     cmd += ["--out", str(out), "--root", str(ROOT), "--cache-dir", str(cache), "--allow-unsigned"]
     start = time.perf_counter()
@@ -128,8 +129,10 @@ def run_build(subs: Path, out: Path, cache: Path) -> tuple[float, float, float, 
     sampler.join()
     if proc.returncode != 0:
         sys.exit(f"build failed:\n{stdout}\n{stderr}")
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return seconds, max(peak, before) / 1024, peak_tree / 2**20, stdout
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = usage.ru_utime + usage.ru_stime - cpu_before
+    stdout += f"\ncpu: {cpu:.1f}s user+system (the build and its workers; load-independent)"
+    return seconds, max(usage.ru_maxrss, before) / 1024, peak_tree / 2**20, stdout
 
 
 def site_parts(out: Path) -> dict[str, int]:
