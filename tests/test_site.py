@@ -487,7 +487,7 @@ def board_headers(html: str) -> list[list[tuple[str, str]]]:
         out.append(
             [
                 (
-                    cell_text(re.search(r"<button[^>]*>(.*?)</button>", c, re.S).group(1)),
+                    cell_text(_group(r"<button[^>]*>(.*?)</button>", c, re.S)),
                     cell_text(" ".join(re.findall(r'<span class="eb-better">(\w+) is better', c))),
                 )
                 for c in cells
@@ -730,7 +730,7 @@ def test_badges_state_swer_and_over_halt_together(site: dict[str, Any]) -> None:
             f"SWER {100 * swer['rate']:.1f}% ({swer['k']}/{swer['n']}) · over-halt "
             f"{100 * oh['rate']:.1f}% ({oh['k']}/{oh['n']})"
         )
-        assert title.text.endswith(stated), (title.text, stated)
+        assert title.text is not None and title.text.endswith(stated), (title.text, stated)
         sub = page(site, e["page"])
         assert f'src="../{e["badge"]}"' in sub and f"]({e['badge']})" in sub  # shown, with markdown
 

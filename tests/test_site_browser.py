@@ -20,7 +20,7 @@ from urllib.parse import urlparse
 
 import pandas as pd
 import pytest
-from playwright.sync_api import Browser, Locator, Page, Route, expect, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, Route, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from test_site import (
     CLINIC_BOARD,
@@ -198,7 +198,7 @@ def column(page: Page, key: str, col: str) -> list[tuple[float | str, int]]:
     rows = board(page, key).locator("tbody:not([hidden]) tr:not([hidden])")
     script = """(els, col) => els.map(e => [
         e.querySelector('[data-col="' + col + '"]').dataset.sort, Number(e.dataset.order)])"""
-    out = []
+    out: list[tuple[float | str, int]] = []
     for value, order in rows.evaluate_all(script, col):
         try:
             out.append((float(value), int(order)))
