@@ -270,6 +270,28 @@ def test_pinned_numbers_on_the_board(site: dict[str, Any]) -> None:
     assert set(order[:2]) == {slug_of(site, "_always-halt"), slug_of(site, "_effect-verified")}
 
 
+def test_the_page_opens_with_a_short_lead_then_the_boards(site: dict[str, Any]) -> None:
+    """What the boards rank and why SWER is never alone, in one short lead before any board;
+    the long definition is on demand (a closed <details>), never between lead and board."""
+    index = page(site, "index.html")
+    content = index[index.index("<h1") :]
+    lead = _group(r'<p class="eb-lede">(.*?)</p>', content, re.S)
+    words = cell_text(lead).split()
+    assert len(words) <= 70, len(words)
+    text = cell_text(lead)
+    assert "SWER" in text and "over-halt" in text and "lower is better" in text
+    assert "SWER 0" in text  # why SWER is never alone: halting buys it
+    before_lead = content[: content.index('<p class="eb-lede">')]
+    assert "<p" not in before_lead  # the lead is the first paragraph under the title
+    first_board = content.index('<table class="eb-board"')
+    between = content[content.index("</p>", content.index('<p class="eb-lede">')) : first_board]
+    howto = _group(r"(<details[^>]*>.*?</details>)", between, re.S)
+    assert howto.startswith('<details class="eb-howto">')  # closed until asked for
+    assert "Wilson" in howto and "default order" in howto  # the long definition lives there
+    outside = cell_text(re.sub(r"<details.*?</details>", "", between, flags=re.S))
+    assert len(outside.split()) <= 60, outside  # board heading and its one-line meta only
+
+
 def test_every_rate_shows_interval_and_counts_and_rank_is_a_range(site: dict[str, Any]) -> None:
     mockmed = board_table(page(site, "index.html"), MOCKMED_BOARD)
     screen = board_row(mockmed, slug_of(site, "_screen-only"))

@@ -20,7 +20,7 @@ from urllib.parse import urlparse
 
 import pandas as pd
 import pytest
-from playwright.sync_api import Browser, Locator, Page, Route, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, Route, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from test_site import (
     CLINIC_BOARD,
@@ -226,6 +226,26 @@ def test_board_shows_pinned_numbers(watched: Watched, base_url: str, site: dict[
     assert cell_k(page, clinic, "swer") == "170/270"
     assert cell_k(page, clinic, "over_halt") == "0/270"
     assert page.locator(f'tr[data-slug="{site["bad"].name.lower()}"]').count() == 0
+
+
+def test_first_screen_holds_the_lead_and_a_board_with_swer_beside_over_halt(
+    browser: Browser, server: str
+) -> None:
+    """On a 1366 x 768 laptop screen, before any scrolling: the lead and the first board's top
+    row, its SWER and over-halt both in view; the long definition stays folded."""
+    w = Watched(browser, viewport={"width": 1366, "height": 768})
+    w.page.goto(server + "index.html")
+    top = w.page.locator("table.eb-board").first.locator("tbody:not([hidden]) tr").first
+    for part in (
+        w.page.locator("p.eb-lede"),
+        top.locator(".eb-system"),
+        top.locator('td[data-metric="swer"]'),
+        top.locator('td[data-metric="over_halt"]'),
+    ):
+        box = part.bounding_box()
+        assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 768, box
+    assert w.page.locator("details.eb-howto").get_attribute("open") is None
+    w.check()
 
 
 def test_default_order_is_the_same_with_and_without_javascript_and_in_the_csv(
@@ -638,23 +658,29 @@ def expected_comparison(first: Path, second: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
-def test_compare_view_numbers_equal_a_computation_from_the_rows(
-    browser: Browser, base_url: str, site: dict[str, Any]
-) -> None:
-    first_bundle = next(site["subs"].glob("*_screen-only"))
-    second_bundle = next(site["subs"].glob("*_retry-on-error"))
-    a, b = first_bundle.name.lower(), second_bundle.name.lower()
-    w = Watched(browser)
-    page = w.page
-    page.goto(base_url + "compare.html")
+BETTER = {"swer": "lower", "over_halt": "lower", "task_success": "higher"}
+"""Which way each compared rate is better (the verdict says "worse" or "better" by it)."""
+
+
+def system_name(bundle: Path) -> str:
+    name: str = json.loads((bundle / "submission.json").read_text())["system"]["name"]
+    return name
+
+
+def check_comparison(page: Page, first: Path, second: Path) -> tuple[Locator, set[str]]:
+    """Pick the pair on the MockMed board; check every shown number against the rows.
+
+    Return the table and the verdicts beyond noise it showed (``worse``, ``better``)."""
     page.locator("#eb-compare-board").select_option(MOCKMED_BOARD)
-    page.locator("#eb-compare-a").select_option(a)
-    page.locator("#eb-compare-b").select_option(b)
+    page.locator("#eb-compare-a").select_option(first.name.lower())
+    page.locator("#eb-compare-b").select_option(second.name.lower())
+    names = system_name(first), system_name(second)
     table = page.locator('table[data-eb="compare"]')
-    table.wait_for()
-    expected = expected_comparison(first_bundle, second_bundle)
+    expect(page.locator("h2#difference")).to_have_text(f"Difference: {names[0]} minus {names[1]}")
+    expected = expected_comparison(first, second)
     shown = table.locator("tbody tr")
     assert sorted(shown.evaluate_all("els => els.map(e => e.dataset.cell)")) == sorted(expected)
+    verdicts: set[str] = set()
     for cell, rates in expected.items():
         row = table.locator(f'tbody tr[data-cell="{cell}"]')
         for rate, r in rates.items():
@@ -664,15 +690,38 @@ def test_compare_view_numbers_equal_a_computation_from_the_rows(
                 assert float(td.get_attribute(f"data-{attr}") or "nan") == pytest.approx(
                     value, abs=1e-6
                 ), (cell, rate, attr)
-            beyond = r.ci.lo > 0 or r.ci.hi < 0
-            assert ("higher" in td.inner_text()) == beyond, (cell, rate)
+            verdict = td.locator(".eb-k").inner_text()
+            if r.ci.lo > 0 or r.ci.hi < 0:  # beyond noise: the higher system, worse or better
+                judged = "worse" if BETTER[rate] == "lower" else "better"
+                higher = names[0] if r.ci.lo > 0 else names[1]
+                assert verdict == f"{higher} higher ({judged})", (cell, rate, verdict)
+                verdicts.add(judged)
+            else:
+                assert verdict == "no difference beyond noise", (cell, rate, verdict)
     # The tasks where they disagree: every task with a differing outcome on some trial.
-    ra, rb = _rows(first_bundle), _rows(second_bundle)
+    ra, rb = _rows(first), _rows(second)
     differ = sorted({k[0] for k in ra if k in rb and ra[k]["outcome"] != rb[k]["outcome"]})
     listed = page.locator('table[data-eb="disagree"] tbody tr')
     assert listed.evaluate_all("els => els.map(e => e.dataset.task)") == differ
+    return table, verdicts
+
+
+def test_compare_view_numbers_equal_a_computation_from_the_rows(
+    browser: Browser, base_url: str, site: dict[str, Any]
+) -> None:
+    screen = next(site["subs"].glob("*_screen-only"))
+    w = Watched(browser)
+    page = w.page
+    page.goto(base_url + "compare.html")
+    # always_halt beside screen_only: differences beyond noise both ways (over-halt worse,
+    # task success better for screen_only); then two neighbours on SWER.
+    _, verdicts = check_comparison(page, screen, next(site["subs"].glob("*_always-halt")))
+    assert verdicts == {"worse", "better"}
+    second = next(site["subs"].glob("*_retry-on-error"))
+    table, _ = check_comparison(page, screen, second)
     # The pair lives in the URL: a shared link opens the same comparison.
     url = page.url
+    a, b = screen.name.lower(), second.name.lower()
     assert f"a={a}" in url and f"b={b}" in url and "board=" in url
     other = Watched(browser)
     other.page.goto(url)

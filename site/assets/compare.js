@@ -84,21 +84,24 @@
     } catch (e) { /* the view still works without the link */ }
   }
 
-  function differenceCell(metric, r, names) {
+  function differenceCell(rate, r, names) {
+    // The verdict names the system with the higher rate and says whether that is worse or
+    // better for this rate, so a reader never has to recall which direction wins.
     var verdict = "no difference beyond noise";
     var cls = "eb-cmp-tie";
+    var judged = rate.better === "lower" ? " (worse)" : rate.better === "higher" ? " (better)" : "";
     if (r.n === 0) {
       verdict = "no paired episodes";
     } else if (r.lo > 0) {
-      verdict = names[0] + " higher";
+      verdict = names[0] + " higher" + judged;
       cls = "eb-cmp-first";
     } else if (r.hi < 0) {
-      verdict = names[1] + " higher";
+      verdict = names[1] + " higher" + judged;
       cls = "eb-cmp-second";
     }
     return el("td", {
       "class": "eb-cmp " + cls,
-      "data-metric": metric,
+      "data-metric": rate.key,
       "data-n": String(r.n),
       "data-diff": r.diff.toFixed(6),
       "data-lo": r.lo.toFixed(6),
@@ -199,7 +202,7 @@
       var tr = el("tr", { "data-cell": row.key || "all" }, [
         el("th", { scope: "row" }, [row.label]), el("td", {}, [String(row.n)])
       ]);
-      row.diffs.forEach(function (r, j) { tr.appendChild(differenceCell(data.rates[j].key, r, names)); });
+      row.diffs.forEach(function (r, j) { tr.appendChild(differenceCell(data.rates[j], r, names)); });
       body.appendChild(tr);
     });
     var table = el("table", { "class": "eb-table eb-cmp-table", "data-eb": "compare" }, [
