@@ -417,6 +417,19 @@ IN_VIEW = """row => {
 }"""
 
 
+COLUMNS_CUT = """table => {
+    const vw = document.documentElement.clientWidth;
+    const box = table.closest(".eb-board-box") || table.parentElement;
+    const cut = [...table.querySelectorAll("thead th")]
+        .filter(th => { const r = th.getBoundingClientRect();
+                        return r.width === 0 || r.left < 0 || r.right > vw + 0.5; })
+        .map(th => th.dataset.ebColumn);
+    if (box.scrollWidth > box.clientWidth + 1) cut.push("(the board scrolls sideways)");
+    return cut;
+}"""
+"""The header cells of a board that are hidden or cut at the viewport's edge."""
+
+
 @pytest.mark.parametrize("width", WIDTHS)
 def test_swer_and_over_halt_are_in_view_beside_every_name(
     browser: Browser, server: str, width: int
@@ -435,6 +448,9 @@ def test_swer_and_over_halt_are_in_view_beside_every_name(
                 slug = rows.nth(i).get_attribute("data-slug")
                 assert seen["name"] and seen["swer"] and seen["over_halt"], (width, key, slug, seen)
                 assert seen["width"] <= width, "the page scrolls sideways"
+            if width >= 1366:  # a laptop sees every column: none cut, no sideways scroll
+                cut = board(page, key).evaluate(COLUMNS_CUT)
+                assert cut == [], (key, view, cut)
     w.check()
 
 
