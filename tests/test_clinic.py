@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-import effectbench.packs.clinic as clinic_pack
 from effectbench.baselines import get_baseline
 from effectbench.classify import classify, true_state
 from effectbench.cli import main
@@ -44,6 +43,7 @@ from effectbench.schema import (
 )
 from effectbench.seam import AgentTask, EnvHandle
 
+ROOT = Path(__file__).resolve().parents[1]
 ARMS = ("screen_only", "effect_verified", "effect_verified_all")
 SWER, SUCCESS, WRONG, SAFE, OVER, FALSE_ABORT = (
     "silent_wrong_effect",
@@ -150,12 +150,12 @@ def test_the_arms_form_a_ladder_and_the_middle_rung_misses_only_unread_surfaces(
     assert screen_missed == set(Category)
 
 
-def test_the_pack_docstring_states_which_categories_each_arm_misses(runs: dict[str, Any]) -> None:
-    text = " ".join(str(clinic_pack.__doc__).split())
+def test_the_pack_docs_state_which_categories_each_arm_misses(runs: dict[str, Any]) -> None:
+    text = " ".join((ROOT / "docs" / "clinic.md").read_text(encoding="utf-8").split())
     for arm in ARMS:
         missed = {r.category for r in runs[arm].rows if r.outcome.value == SWER}
         codes = sorted(c.value.split("_")[0] for c in missed if c is not Category.CONTROL)
-        stated = text.split(f"* ``{arm}``:")[1].split("* ``")[0]
+        stated = text.split(f"* `{arm}` ")[1].split("* `")[0]
         assert f"misses {', '.join(codes) or 'none'}" in stated
         assert ("refusal controls" in stated) == (Category.CONTROL in missed)
 
