@@ -40,6 +40,7 @@ from effectbench.journal import FORMAT, FORMAT_VERSION, Journal, read_journal
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.runner import Cell, RunPlan
 from effectbench.schema import EpisodeRecord
+from effectbench.variants import tasks_on
 
 ARM = "screen_only"
 
@@ -56,7 +57,8 @@ def marginal(
 ) -> tuple[float, float, float]:
     """Return per-episode wall and driver-CPU seconds beyond start-up, and start-up seconds."""
     sut = get_baseline(ARM, pack)
-    plans = {n: RunPlan.build(sut, pack, trials=n) for n in (small, large)}
+    tasks = tasks_on(pack, pack.default_substrates)  # the API level: no screen start-up
+    plans = {n: RunPlan.build(sut, pack, trials=n, tasks=tasks) for n in (small, large)}
     runs: dict[int, list[tuple[float, float]]] = {small: [], large: []}
     for _ in range(repeat):
         for n, plan in plans.items():
@@ -72,7 +74,8 @@ def bench_executors(workers: int, repeat: int) -> None:
     """Print the per-episode cost of serial, the local pool and Dask on the clinic pack."""
     small, large = 2, 10
     with ClinicProvider() as pack:
-        print(f"clinic pack, {ARM}, {len(pack.tasks())} tasks, trials {small} and {large}:")
+        api = len(tasks_on(pack, pack.default_substrates))
+        print(f"clinic pack (api level), {ARM}, {api} tasks, trials {small} and {large}:")
         serial, _, _ = marginal(pack, LocalExecutor(1), small, large, repeat)
         print(f"  serial (this process)     {serial * 1000:7.2f} ms/episode")
         pool, pool_cpu, pool_start = marginal(pack, LocalExecutor(workers), small, large, repeat)
@@ -226,6 +229,8 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    if args.workdir is not None:
+        Path(args.workdir).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.workdir) as scratch:
         workdir = Path(scratch)
         rows = _rows(args.rows)
