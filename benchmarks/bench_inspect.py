@@ -21,9 +21,9 @@ from inspect_ai.model import get_model
 
 from effectbench.integrations.inspect_ai.episodes import close_pools
 from effectbench.integrations.inspect_ai.importer import import_log
+from effectbench.integrations.inspect_ai.tasks import select_tasks
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.runner import evaluate
-from effectbench.schema import Split, Substrate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "inspect_support"))
 from scripted import ScriptedSystem, mock_outputs  # noqa: E402
@@ -37,7 +37,7 @@ def main() -> None:
     args = parser.parse_args()
 
     with ClinicProvider() as pack:
-        dev = [t for t in pack.tasks() if t.split is Split.DEV and t.substrate is Substrate.API]
+        dev = select_tasks(pack, "dev", None)
         t0 = time.perf_counter()
         run = evaluate(ScriptedSystem(args.policy), pack, trials=args.trials, tasks=dev)
         in_process = time.perf_counter() - t0

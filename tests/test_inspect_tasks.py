@@ -227,12 +227,14 @@ def test_harness_failures_after_the_agent_are_never_scored_against_it(
 
 
 def test_a_bad_split_or_substrate_is_a_clear_error() -> None:
-    tasks = ClinicProvider().tasks()
+    pack = ClinicProvider()
     with pytest.raises(UsageError, match="unknown split 'prod'"):
-        select_tasks(tasks, "prod", None)
-    with pytest.raises(UsageError, match="substrate 'holo' is not offered in split 'dev'"):
-        select_tasks(tasks, "dev", "holo")
-    offered = {t.substrate.value for t in tasks}
-    assert {t.task_id for t in select_tasks(tasks, "test", "all")} == {
-        t.task_id for t in tasks if t.split is Split.TEST and t.substrate.value in offered
+        select_tasks(pack, "prod", None)
+    with pytest.raises(UsageError, match="unknown substrate 'holo'"):
+        select_tasks(pack, "dev", "holo")
+    assert {t.substrate.value for t in select_tasks(pack, "dev", None)} == {"api"}
+    assert {t.task_id for t in select_tasks(pack, "test", "all")} == {
+        t.task_id for t in pack.tasks() if t.split is Split.TEST
     }
+    with pytest.raises(UsageError, match="unknown display 'retina'"):
+        effectbench_task("clinic", display="retina")

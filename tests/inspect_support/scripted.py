@@ -10,8 +10,10 @@ no tokenizer is fetched). The two must produce the same outcomes trial for trial
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable, Mapping, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 from inspect_ai.model import (
@@ -19,6 +21,7 @@ from inspect_ai.model import (
     ChatMessageAssistant,
     ChatMessageTool,
     ChatMessageUser,
+    ContentImage,
     GenerateConfig,
     ModelOutput,
     ModelUsage,
@@ -32,6 +35,9 @@ Call = Callable[[str, dict[str, Any]], dict[str, Any]]
 Script = Callable[[Mapping[str, Any], set[str], Call], tuple[bool, str]]
 VERIFY = "verify_effect"
 REPORT = "report_outcome"
+COMPUTER = "computer"
+DIRECT = (VERIFY, REPORT, COMPUTER)
+"""Tools whose arguments are passed as they are (actions take one ``arguments`` object)."""
 USAGE = ModelUsage(input_tokens=120, output_tokens=30, total_tokens=150, total_cost=0.0015)
 """What each scripted model call reports it cost (explicit: no token counting)."""
 
@@ -89,10 +95,40 @@ def halt_at_once(params: Mapping[str, Any], tools: set[str], call: Call) -> tupl
     return False, "halted without acting"
 
 
+class _Screen:
+    """A ComputerEnv whose every step is one call of inspect's ``computer`` tool."""
+
+    def __init__(self, call: Call) -> None:
+        self._call = call
+
+    def screenshot(self) -> bytes:
+        return self._call(COMPUTER, {"action": "screenshot"})["png"]
+
+    def click(self, x: int, y: int, button: str = "left", count: int = 1) -> None:
+        assert (button, count) == ("left", 1)
+        self._call(COMPUTER, {"action": "left_click", "coordinate": [x, y]})
+
+    def key(self, combo: str) -> None:
+        self._call(COMPUTER, {"action": "key", "text": combo})
+
+    def type(self, text: str) -> None:
+        self._call(COMPUTER, {"action": "type", "text": text})
+
+
+def trust_the_pixels(params: Mapping[str, Any], tools: set[str], call: Call) -> tuple[bool, str]:
+    """The clinic's pixel bot (recorded coordinates, banner colour) through the computer tool."""
+    from effectbench.packs.clinic.web import pixels
+
+    kind = "edit" if "encounter_id" in params else "sign" if "claim_ref" in params else "draft"
+    screen = pixels.attempt(_Screen(call), SimpleNamespace(kind=kind), params)  # type: ignore[arg-type]
+    return screen.status == "success", f"banner: {screen.banner}"
+
+
 SCRIPTS: dict[str, Script] = {
     "screen_only": trust_the_banner,
     "effect_verified": verify_then_report,
     "always_halt": halt_at_once,
+    "pixels": trust_the_pixels,
 }
 
 
@@ -133,9 +169,32 @@ def _params(messages: Sequence[ChatMessage]) -> dict[str, Any]:
     raise AssertionError("the prompt carries no trial parameters")
 
 
+def _image(message: ChatMessage) -> bytes | None:
+    for part in message.content if isinstance(message.content, list) else []:
+        if isinstance(part, ContentImage):
+            return base64.b64decode(part.image.split(",", 1)[1])
+    return None
+
+
+def _results(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+    """Return each tool's answer: a screenshot's PNG bytes, or the JSON the tool printed.
+
+    A model that takes no images in tool results gets them in the user message
+    inspect adds right after the tool message.
+    """
+    out: list[dict[str, Any]] = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, ChatMessageTool):
+            continue
+        after = messages[i + 1] if i + 1 < len(messages) else None
+        png = _image(m) or (_image(after) if isinstance(after, ChatMessageUser) else None)
+        out.append({"png": png} if png is not None else json.loads(m.text))
+    return out
+
+
 def _wire(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """Return a call's arguments as the model sends them (actions take one ``arguments`` object)."""
-    return arguments if tool in (VERIFY, REPORT) else {"arguments": arguments}
+    return arguments if tool in DIRECT else {"arguments": arguments}
 
 
 def next_output(
@@ -148,9 +207,7 @@ def next_output(
         if isinstance(m, ChatMessageAssistant)
         for c in (m.tool_calls or [])
     ]
-    results: list[dict[str, Any]] = [
-        json.loads(m.text) for m in messages if isinstance(m, ChatMessageTool)
-    ]
+    results = _results(messages)
     replay = iter(zip(asked, results, strict=True))
 
     def call(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:

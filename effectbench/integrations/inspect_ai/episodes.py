@@ -14,6 +14,7 @@ id; the model only ever sees tools built on the env, never this registry.
 from __future__ import annotations
 
 import functools
+import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +24,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import anyio.to_thread
+from inspect_ai.hooks import Hooks, RunEnd, hooks
 
 from effectbench.errors import InfrastructureError
 from effectbench.packs import get_pack
@@ -217,13 +219,41 @@ def live_count() -> int:
     return len(_LIVE)
 
 
+def release_thread() -> None:
+    """Close what the calling thread holds for the episodes it ran (its browser, if any).
+
+    A screen substrate keeps one browser per thread (:mod:`effectbench.screens.browser`);
+    only the main thread's is closed at exit, so an episode thread closes its own
+    before it stops, and no browser process outlives the run.
+    """
+    module = sys.modules.get("effectbench.screens.browser")
+    local = getattr(module, "_local", None)
+    browser = getattr(local, "browser", None)
+    if browser is not None:
+        browser.close()
+        local.browser = None  # type: ignore[union-attr]
+
+
 def close_pools() -> None:
     """Close every idle provider and stop the episode threads (made again when next needed)."""
+    if _LIVE:
+        return  # a run is still going on; its episodes close their own
     while _POOLS:
         _, idle = _POOLS.popitem()
         for provider in idle:
             if isinstance(provider, Closable):
                 provider.close()
     while _THREADS:
-        _THREADS.pop().shutdown(wait=True)
+        thread = _THREADS.pop()
+        thread.submit(release_thread).result()
+        thread.shutdown(wait=True)
     _LOAD.clear()
+
+
+@hooks(name="effectbench_episodes", description="Stop EffectBench's episode threads at run end")
+class _StopAtRunEnd(Hooks):
+    """Close the pools, the episode threads and their browsers when an inspect run ends."""
+
+    async def on_run_end(self, data: RunEnd) -> None:
+        """Close everything the run's episodes left idle."""
+        await anyio.to_thread.run_sync(close_pools)

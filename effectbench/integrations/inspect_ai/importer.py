@@ -275,7 +275,7 @@ def convert_log(path: Path) -> Converted:
     try:
         with borrowed(meta["pack"]) as provider:
             installed = fingerprint(provider.manifest())
-            chosen = select_tasks(provider.tasks(), meta["split"], ",".join(meta["substrates"]))
+            chosen = select_tasks(provider, meta["split"], ",".join(meta["substrates"]))
             pack_name = provider.name
     except UsageError as exc:  # an unknown pack, split or substrate
         raise _refuse(path, exc.diagnostics(), f"eval.metadata.{METADATA_KEY}") from None

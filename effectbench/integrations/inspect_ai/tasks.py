@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from inspect_ai import Epochs, Task, task
@@ -56,6 +56,8 @@ from effectbench.manifest import fingerprint
 from effectbench.metrics import Results, episode_frame, summarize
 from effectbench.runner import DroppedEpisode, episode_row, read_verdict
 from effectbench.schema import AgentReport, OracleVerdict, Outcome, Split, TaskSpec
+from effectbench.seam import BenchmarkProvider
+from effectbench.variants import choose, tasks_on
 
 TASK_VERSION = "effectbench-inspect-1"
 """The inspect task version (``task_version`` in the log); an importer reads only its own."""
@@ -63,38 +65,21 @@ SCORER_NAME = "effect"
 """The scorer's name in the log (``results.scores[].name`` and ``sample.scores``)."""
 DROPPED = "dropped"
 """The score value of a trial whose record the oracle could not read."""
-API_SUBSTRATE = "api"
 METADATA_KEY = "effectbench"
 """Where the task's metadata (pack, fingerprint, split, substrates) sits in the log."""
 NO_REPORT = "the agent ended without a report (no report_outcome call)"
 
 
-def select_tasks(
-    pack_tasks: Iterable[TaskSpec], split: str, substrate: str | None
-) -> list[TaskSpec]:
-    """Return the pack's tasks of ``split`` on ``substrate`` (a name, a comma list or ``all``).
+def select_tasks(pack: BenchmarkProvider, split: str, substrate: str | None) -> list[TaskSpec]:
+    """Return ``pack``'s task variants of ``split`` on ``substrate`` (as ``run --substrate``).
 
-    ``None`` means the API level when the pack offers it, else every substrate.
+    ``substrate`` is one name, a comma list or ``all``; ``None`` is the pack's default.
     """
     if split not in {s.value for s in Split}:
         raise UsageError(f"unknown split {split!r}; known: {', '.join(s.value for s in Split)}")
-    in_split = [t for t in pack_tasks if t.split.value == split]
-    offered = sorted({t.substrate.value for t in in_split})
-    if substrate is None:
-        wanted = {API_SUBSTRATE} if API_SUBSTRATE in offered else set(offered)
-    elif substrate == "all":
-        wanted = set(offered)
-    else:
-        wanted = {s.strip() for s in substrate.split(",") if s.strip()}
-        unknown = sorted(wanted - set(offered))
-        if unknown:
-            raise UsageError(
-                f"substrate {unknown[0]!r} is not offered in split {split!r}; "
-                f"offered: {', '.join(offered) or 'none'}"
-            )
-    chosen = [t for t in in_split if t.substrate.value in wanted]
+    chosen = tasks_on(pack, choose(pack, substrate), split)
     if not chosen:
-        raise UsageError(f"no task in split {split!r} on substrate {substrate!r}")
+        raise UsageError(f"pack {pack.name!r} has no task in split {split!r} on {substrate!r}")
     return chosen
 
 
@@ -258,7 +243,7 @@ def provision_episode(pack: str, display: str = "inspect") -> Solver:
 
 
 @solver(name="effect_agent")
-def effect_agent(max_steps: int = 40) -> Solver:
+def effect_agent(max_steps: int = 100) -> Solver:
     """The default agent: call the model with the tools until it reports or stops calling them."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -289,7 +274,7 @@ def effectbench_task(
     if display not in DISPLAYS:
         raise UsageError(f"unknown display {display!r}; known: {', '.join(DISPLAYS)}")
     with borrowed(pack) as provider:
-        chosen = select_tasks(provider.tasks(), split, substrate)
+        chosen = select_tasks(provider, split, substrate)
         name, manifest = provider.name, provider.manifest()
     samples = [
         Sample(

@@ -1,0 +1,92 @@
+"""The clinic's web variants as inspect tasks: inspect's computer tool on the real browser page.
+
+The pixel bot the shipped web baselines use (recorded coordinates, banner
+colour, screenshots only) runs as inspect's mock model through the ``computer``
+tool, on real headless Chromium; it must reach the same outcomes as the same
+bot run in process by the runner, trial for trial.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import get_model
+from inspect_support.scripted import mock_outputs
+
+from effectbench.baselines import get_baseline
+from effectbench.integrations.inspect_ai import SCORER_NAME
+from effectbench.integrations.inspect_ai.episodes import close_pools, live_count, release_thread
+from effectbench.packs.clinic import ClinicProvider
+from effectbench.runner import RunResult, evaluate
+
+TASKS = (
+    "clinic::clean_draft@web",
+    "clinic::sign_and_bill@web",
+    "clinic::edit_note@web",
+    "clinic::partial_note@web",
+    "clinic::homonym_dob@web",
+    "clinic::refusal_stale@web",
+    "clinic::charge_wrong_patient@web",
+)
+"""A control of each shape, faults the bot misses (C1, C6, C7) and a refusal control."""
+TRIALS = 2
+
+
+@pytest.fixture(autouse=True)
+def _no_leftovers() -> Iterator[None]:
+    yield
+    assert live_count() == 0
+    close_pools()
+
+
+@pytest.mark.browser
+def test_the_pixel_bot_through_inspects_computer_tool_matches_the_runner(tmp_path: Path) -> None:
+    def in_process() -> RunResult:
+        try:
+            with ClinicProvider() as pack:
+                tasks = [t for t in pack.tasks() if t.task_id in TASKS]
+                assert len(tasks) == len(TASKS)
+                sut = get_baseline("screen_only", pack)
+                return evaluate(sut, pack, trials=TRIALS, tasks=tasks)
+        finally:
+            release_thread()
+
+    # Playwright's sync client claims the thread it runs in: keep it off the test's own.
+    with ThreadPoolExecutor(1) as worker:
+        shipped = worker.submit(in_process).result()
+    model = get_model("mockllm/model", custom_outputs=mock_outputs("pixels"))
+    (log,) = inspect_eval(
+        "effectbench/clinic",
+        model=model,
+        task_args={"substrate": "web", "display": "native"},
+        sample_id=list(TASKS),
+        epochs=TRIALS,
+        display="none",
+        log_dir=str(tmp_path),
+    )
+    assert log.status == "success" and log.samples is not None
+    got = {}
+    for sample in log.samples:
+        assert sample.error is None and sample.scores is not None, sample.error
+        meta = sample.scores[SCORER_NAME].metadata
+        assert meta is not None
+        got[(str(sample.id), sample.epoch - 1)] = meta
+        calls = [
+            c.function for m in sample.messages if m.role == "assistant" for c in m.tool_calls or []
+        ]
+        assert set(calls) == {"computer", "report_outcome"}
+    assert not shipped.dropped and len(got) == len(shipped.rows) == len(TASKS) * TRIALS
+    outcomes = set()
+    for row in shipped.rows:
+        meta = got[(row.task_id, row.trial)]
+        assert (meta["outcome"], meta["swer_variant"]) == (
+            row.outcome.value,
+            row.swer_variant.value,
+        )
+        assert meta["reading"] == row.oracle.model_dump(mode="json"), row.task_id
+        outcomes.add(row.outcome.value)
+    assert {"success", "silent_wrong_effect"} <= outcomes
