@@ -22,6 +22,7 @@ from effectbench.integrations.inspect_ai import SCORER_NAME
 from effectbench.integrations.inspect_ai.episodes import close_pools, live_count, release_thread
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.runner import RunResult, evaluate
+from effectbench.screens.browser import chromium_pids
 
 TASKS = (
     "clinic::clean_draft@web",
@@ -41,6 +42,7 @@ def _no_leftovers() -> Iterator[None]:
     yield
     assert live_count() == 0
     close_pools()
+    assert chromium_pids() == [], "a browser outlived the run"
 
 
 @pytest.mark.browser

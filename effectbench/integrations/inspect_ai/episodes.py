@@ -226,12 +226,9 @@ def release_thread() -> None:
     only the main thread's is closed at exit, so an episode thread closes its own
     before it stops, and no browser process outlives the run.
     """
-    module = sys.modules.get("effectbench.screens.browser")
-    local = getattr(module, "_local", None)
-    browser = getattr(local, "browser", None)
-    if browser is not None:
-        browser.close()
-        local.browser = None  # type: ignore[union-attr]
+    module = sys.modules.get("effectbench.screens.browser")  # only if a browser was ever used
+    if module is not None:
+        module.close_shared_browser()
 
 
 def close_pools() -> None:
