@@ -22,19 +22,23 @@ from effectbench.integrations.inspect_ai import SCORER_NAME
 from effectbench.integrations.inspect_ai.episodes import close_pools, live_count, release_thread
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.runner import RunResult, evaluate
+from effectbench.schema import Category
 from effectbench.screens.browser import chromium_pids
 
 TASKS = (
     "clinic::clean_draft@web",
-    "clinic::sign_and_bill@web",
-    "clinic::edit_note@web",
-    "clinic::partial_note@web",
-    "clinic::homonym_dob@web",
     "clinic::refusal_stale@web",
-    "clinic::charge_wrong_patient@web",
+    "clinic::partial_note@web",
+    "clinic::duplicate_submit@web",
+    "clinic::optimistic_rollback@web",
+    "clinic::stale_encounter_list@web",
+    "clinic::double_click@web",
+    "clinic::homonym_dob@web",
+    "clinic::wrong_encounter_edit@web",
 )
-"""A control of each shape, faults the bot misses (C1, C6, C7) and a refusal control."""
-TRIALS = 2
+"""A control, a refusal control and one task of each fault category (C1-C7), over the
+draft, sign and edit shapes: the smallest set that reaches every part of the web ladder."""
+TRIALS = 1
 
 
 @pytest.fixture(autouse=True)
@@ -52,6 +56,7 @@ def test_the_pixel_bot_through_inspects_computer_tool_matches_the_runner(tmp_pat
             with ClinicProvider() as pack:
                 tasks = [t for t in pack.tasks() if t.task_id in TASKS]
                 assert len(tasks) == len(TASKS)
+                assert {t.category for t in tasks} == set(Category)
                 sut = get_baseline("screen_only", pack)
                 return evaluate(sut, pack, trials=TRIALS, tasks=tasks)
         finally:
