@@ -102,7 +102,9 @@ class _Screen:
         self._call = call
 
     def screenshot(self) -> bytes:
-        return self._call(COMPUTER, {"action": "screenshot"})["png"]
+        png = self._call(COMPUTER, {"action": "screenshot"})["png"]
+        assert isinstance(png, bytes)
+        return png
 
     def click(self, x: int, y: int, button: str = "left", count: int = 1) -> None:
         assert (button, count) == ("left", 1)
