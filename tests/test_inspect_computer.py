@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
@@ -13,9 +14,10 @@ from inspect_ai.tool import ContentImage, ContentText, ToolDef, ToolError, ToolI
 from inspect_ai.tool._tools._computer._computer import is_computer_tool_info
 from test_computer import RecordingScreen
 
-from effectbench.computer import ActionError, Display, images
+from effectbench.computer import A11yNode, ActionError, Display, images
 from effectbench.integrations.inspect_ai.computer_tool import (
     INSPECT_DISPLAY,
+    accessibility_tools,
     anthropic_steps,
     computer_tool,
     perform,
@@ -83,3 +85,37 @@ def test_a_batch_with_one_bad_action_does_nothing_and_is_a_tool_error() -> None:
     assert screen.calls == []
     with pytest.raises(ActionError, match="no action given"):
         perform(screen, [])
+
+
+class AccessibleScreen(RecordingScreen):
+    """A recording screen with an accessibility tree of a window and two nodes."""
+
+    def a11y_tree(self) -> A11yNode:
+        save = A11yNode("1", "push button", "Save", (), "", (512, 320, 100, 40), ("click",))
+        hidden = A11yNode("2", "label", "", (), "", (-1, -1, -1, -1), ())
+        return A11yNode("0", "frame", "Clinic", (), "", (0, 0, 1024, 640), (), (save, hidden))
+
+    def a11y_action(self, node: str, action: str) -> None:
+        if node != "1":
+            raise ActionError(f"no node {node!r}")
+        self.calls.append(["a11y_action", node, action])
+
+    def a11y_set_text(self, node: str, text: str) -> None:
+        raise ActionError(f"node {node!r} is not editable")
+
+
+def test_the_desktop_tree_is_in_the_display_the_agent_is_told() -> None:
+    assert accessibility_tools(_live(RecordingScreen(SCREEN))) == []  # no tree, no tools
+    screen = AccessibleScreen(SCREEN)
+    tree, action, set_text = accessibility_tools(_live(screen))
+    root = json.loads(str(asyncio.run(tree())))
+    assert root["extents"] == [0, 0, 1366, 768]
+    save, hidden = root["children"]
+    assert save["extents"] == [683, 384, 133, 48] and save["actions"] == ["click"]
+    assert hidden["extents"] == [-1, -1, -1, -1]  # unknown stays unknown
+    assert asyncio.run(action(node="1")) == "done"
+    assert screen.calls == [["a11y_action", "1", "click"]]
+    with pytest.raises(ToolError, match="no node '9'"):
+        asyncio.run(action(node="9"))
+    with pytest.raises(ToolError, match="not editable"):
+        asyncio.run(set_text(node="1", text="x"))

@@ -13,12 +13,19 @@ action is a tool error to the model (:class:`~effectbench.computer.ActionError`)
 never a harness failure;
 actions that would leave the application (``navigate``, ``open_web_browser``,
 the back and forward buttons) are refused.
+
+On the desktop substrate the env also exposes the app's accessibility tree
+(:class:`~effectbench.computer.AccessibleComputerEnv`); the agent then gets the
+same three tools as over MCP (``a11y_tree``, ``a11y_action``,
+``a11y_set_text``), with each node's extents in the display the agent is told.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping, Sequence
+import dataclasses
+import json
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from inspect_ai.tool import (
@@ -27,12 +34,14 @@ from inspect_ai.tool import (
     Tool,
     ToolDef,
     ToolError,
+    ToolParam,
+    ToolParams,
     ToolResult,
     computer,
 )
 
-from effectbench.computer import ActionError, ComputerEnv, Display
-from effectbench.computer.scaling import fit
+from effectbench.computer import A11yNode, AccessibleComputerEnv, ActionError, ComputerEnv, Display
+from effectbench.computer.scaling import ScaledComputer, fit
 from effectbench.computer.vendors import ToolOutput
 from effectbench.computer.vendors import perform as run_plan
 from effectbench.computer.vendors.anthropic import COMPUTER_20251124, plan
@@ -155,3 +164,86 @@ def computer_tool(live: LiveEpisode) -> Tool:
         description=template.description,
         parameters=template.parameters,
     ).as_tool()
+
+
+def declared_tree(node: A11yNode, view: ComputerEnv) -> A11yNode:
+    """Return ``node``'s tree with every extent in ``view``'s display (unknown extents kept)."""
+    x, y, w, h = node.extents
+    extents = node.extents
+    if isinstance(view, ScaledComputer) and x >= 0 and y >= 0 and w > 0 and h > 0:
+        x0, y0 = view.to_declared(x, y)
+        x1, y1 = view.to_declared(x + w - 1, y + h - 1)
+        extents = (x0, y0, x1 - x0 + 1, y1 - y0 + 1)
+    children = tuple(declared_tree(c, view) for c in node.children)
+    return dataclasses.replace(node, extents=extents, children=children)
+
+
+def _tree_text(env: AccessibleComputerEnv, view: ComputerEnv) -> str:
+    tree = declared_tree(env.a11y_tree(), view)
+    return json.dumps(dataclasses.asdict(tree), sort_keys=True)
+
+
+def accessibility_tools(live: LiveEpisode) -> list[Tool]:
+    """Return the desktop's accessibility tools, or none when the env has no tree to give."""
+    env = live.episode.env
+    if not isinstance(env, AccessibleComputerEnv):
+        return []
+    view = screen_view(live)
+
+    async def guarded(fn: Callable[[str, str], None], node: str, value: str) -> str:
+        try:
+            await live.run(fn, node, value)
+        except ActionError as exc:
+            raise ToolError(str(exc)) from None
+        return "done"
+
+    async def a11y_tree() -> str:
+        try:
+            text: str = await live.run(_tree_text, env, view)
+        except ActionError as exc:
+            raise ToolError(str(exc)) from None
+        return text
+
+    async def a11y_action(node: str, action: str = "click") -> str:
+        return await guarded(env.a11y_action, str(node), str(action))
+
+    async def a11y_set_text(node: str, text: str) -> str:
+        return await guarded(env.a11y_set_text, str(node), str(text))
+
+    node = ToolParam(type="string", description="A node id from a11y_tree.")
+    return [
+        ToolDef(
+            a11y_tree,
+            name="a11y_tree",
+            description="The application's accessibility tree as JSON: per node its id, role, "
+            "name, states, text, extents (x, y, width, height on the screen you are shown), "
+            "actions and children. Node ids hold for this episode.",
+            parameters=ToolParams(),
+        ).as_tool(),
+        ToolDef(
+            a11y_action,
+            name="a11y_action",
+            description="Perform one of a node's accessibility actions (default 'click').",
+            parameters=ToolParams(
+                properties={
+                    "node": node,
+                    "action": ToolParam(
+                        type="string", description="One of the node's actions.", default="click"
+                    ),
+                },
+                required=["node"],
+            ),
+        ).as_tool(),
+        ToolDef(
+            a11y_set_text,
+            name="a11y_set_text",
+            description="Replace the text of an editable node.",
+            parameters=ToolParams(
+                properties={
+                    "node": node,
+                    "text": ToolParam(type="string", description="The node's new text."),
+                },
+                required=["node", "text"],
+            ),
+        ).as_tool(),
+    ]

@@ -3,7 +3,9 @@
 * at the API level, one tool per action the env accepts (``EnvHandle.actions()``),
   taking the action's named arguments as one object and returning the screen
   that follows; on a screen substrate, inspect's ``computer`` tool on the
-  episode's :class:`~effectbench.computer.ComputerEnv` (:mod:`.computer_tool`);
+  episode's :class:`~effectbench.computer.ComputerEnv` (:mod:`.computer_tool`),
+  and on the desktop the app's accessibility tree (``a11y_tree``,
+  ``a11y_action``, ``a11y_set_text``);
 * ``verify_effect`` when the product offers its own readback and the task
   declares an effect: the product's verifier, never the harness oracle;
 * ``report_outcome(success, message)``: the agent's (untrusted) report.
@@ -19,7 +21,7 @@ from typing import Any
 from inspect_ai.tool import Tool, ToolDef, ToolError, ToolParam, ToolParams
 
 from effectbench.computer import ComputerEnv
-from effectbench.integrations.inspect_ai.computer_tool import computer_tool
+from effectbench.integrations.inspect_ai.computer_tool import accessibility_tools, computer_tool
 from effectbench.integrations.inspect_ai.episodes import LiveEpisode
 from effectbench.schema import AgentReport
 from effectbench.seam import Screen
@@ -117,7 +119,7 @@ def is_screen(live: LiveEpisode) -> bool:
 def episode_tools(live: LiveEpisode) -> list[Tool]:
     """Return the episode's tools: its actions (or the computer on a screen), readback, report."""
     if is_screen(live):
-        tools = [computer_tool(live)]
+        tools = [computer_tool(live), *accessibility_tools(live)]
     else:
         tools = [_action_tool(live, name) for name in live.episode.env.actions()]
     if live.verifier is not None and live.agent_task.declared_effect is not None:
