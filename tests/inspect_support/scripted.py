@@ -28,6 +28,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from effectbench.computer import A11yNode
 from effectbench.schema import AgentReport
 from effectbench.seam import AgentTask, EnvHandle
 
@@ -36,7 +37,8 @@ Script = Callable[[Mapping[str, Any], set[str], Call], tuple[bool, str]]
 VERIFY = "verify_effect"
 REPORT = "report_outcome"
 COMPUTER = "computer"
-DIRECT = (VERIFY, REPORT, COMPUTER)
+A11Y = ("a11y_tree", "a11y_action", "a11y_set_text")
+DIRECT = (VERIFY, REPORT, COMPUTER, *A11Y)
 """Tools whose arguments are passed as they are (actions take one ``arguments`` object)."""
 USAGE = ModelUsage(input_tokens=120, output_tokens=30, total_tokens=150, total_cost=0.0015)
 """What each scripted model call reports it cost (explicit: no token counting)."""
@@ -117,12 +119,62 @@ class _Screen:
         self._call(COMPUTER, {"action": "type", "text": text})
 
 
+def _kind(params: Mapping[str, Any]) -> SimpleNamespace:
+    """The task shape the pixel bots need (``ClinicTask.kind``), from the trial's parameters."""
+    kind = "edit" if "encounter_id" in params else "sign" if "claim_ref" in params else "draft"
+    return SimpleNamespace(kind=kind)
+
+
 def trust_the_pixels(params: Mapping[str, Any], tools: set[str], call: Call) -> tuple[bool, str]:
-    """The clinic's pixel bot (recorded coordinates, banner colour) through the computer tool."""
+    """The web pixel bot (recorded coordinates, banner colour) through the computer tool."""
     from effectbench.packs.clinic.web import pixels
 
-    kind = "edit" if "encounter_id" in params else "sign" if "claim_ref" in params else "draft"
-    screen = pixels.attempt(_Screen(call), SimpleNamespace(kind=kind), params)  # type: ignore[arg-type]
+    screen = pixels.attempt(_Screen(call), _kind(params), params)  # type: ignore[arg-type]
+    return screen.status == "success", f"banner: {screen.banner}"
+
+
+def _node(data: Mapping[str, Any]) -> A11yNode:
+    """Rebuild a node of the ``a11y_tree`` tool's JSON."""
+    return A11yNode(
+        id=data["id"],
+        role=data["role"],
+        name=data["name"],
+        states=tuple(data["states"]),
+        text=data["text"],
+        extents=tuple(data["extents"]),
+        actions=tuple(data["actions"]),
+        children=tuple(_node(c) for c in data["children"]),
+        description=data["description"],
+    )
+
+
+class _Tree(_Screen):
+    """The desktop's accessibility tools, each step one tool call."""
+
+    def a11y_tree(self) -> A11yNode:
+        return _node(self._call("a11y_tree", {}))
+
+    def a11y_action(self, node: str, action: str) -> None:
+        self._call("a11y_action", {"node": node, "action": action})
+
+    def a11y_set_text(self, node: str, text: str) -> None:
+        self._call("a11y_set_text", {"node": node, "text": text})
+
+
+def trust_the_desktop(params: Mapping[str, Any], tools: set[str], call: Call) -> tuple[bool, str]:
+    """The GTK app's baseline bot, as the runner's screen_only drives each substrate.
+
+    Through the accessibility tools when the episode offers them (desktop),
+    else by pixels (recorded layout, text anchors, banner colour: the remote
+    display); then it believes the banner.
+    """
+    from effectbench.packs.clinic.desktop import a11y_driver, pixel_driver
+
+    kind = _kind(params)
+    if set(A11Y) <= tools:
+        screen = a11y_driver.attempt(_Tree(call), kind, params)  # type: ignore[arg-type]
+    else:
+        screen = pixel_driver.attempt(_Screen(call), kind, params)  # type: ignore[arg-type]
     return screen.status == "success", f"banner: {screen.banner}"
 
 
@@ -131,6 +183,7 @@ SCRIPTS: dict[str, Script] = {
     "effect_verified": verify_then_report,
     "always_halt": halt_at_once,
     "pixels": trust_the_pixels,
+    "desktop": trust_the_desktop,
 }
 
 
@@ -190,7 +243,12 @@ def _results(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
             continue
         after = messages[i + 1] if i + 1 < len(messages) else None
         png = _image(m) or (_image(after) if isinstance(after, ChatMessageUser) else None)
-        out.append({"png": png} if png is not None else json.loads(m.text))
+        if png is not None:
+            out.append({"png": png})
+        elif m.text.startswith("{"):
+            out.append(json.loads(m.text))
+        else:  # a plain acknowledgement ("done")
+            out.append({"text": m.text})
     return out
 
 
