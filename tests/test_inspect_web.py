@@ -93,7 +93,7 @@ def test_the_pixel_bot_through_inspects_computer_tool_matches_the_runner(tmp_pat
         assert (meta["outcome"], meta["swer_variant"]) == (
             row.outcome.value,
             row.swer_variant.value,
-        )
+        ), row.task_id
         assert meta["reading"] == row.oracle.model_dump(mode="json"), row.task_id
         outcomes.add(row.outcome.value)
     assert {"success", "silent_wrong_effect"} <= outcomes
