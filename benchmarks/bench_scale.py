@@ -112,10 +112,11 @@ def bench_executors(workers: int, repeat: int) -> None:
 
 def _rows(n: int) -> list[EpisodeRecord]:
     with ClinicProvider() as pack:
-        run = execute(
-            RunPlan.build(get_baseline(ARM, pack), pack, trials=max(1, n // 27 + 1)),
-            LocalExecutor(1),
+        tasks = tasks_on(pack, pack.default_substrates)
+        plan = RunPlan.build(
+            get_baseline(ARM, pack), pack, trials=max(1, n // len(tasks) + 1), tasks=tasks
         )
+        run = execute(plan, LocalExecutor(1))
     return run.rows[:n]
 
 
