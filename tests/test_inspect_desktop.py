@@ -18,12 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from inspect_ai import eval as inspect_eval
-from inspect_ai.model import get_model
-from inspect_support.scripted import mock_outputs
+from inspect_support.screens import assert_same_as_the_runner, eval_clinic
 
 from effectbench.baselines import get_baseline
-from effectbench.integrations.inspect_ai import SCORER_NAME
 from effectbench.integrations.inspect_ai.episodes import close_pools, live_count
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.runner import evaluate
@@ -52,35 +49,9 @@ def test_the_desktop_pixel_bot_through_inspects_computer_tool_matches_the_runner
         tasks = [t for t in pack.tasks() if t.task_id in TASKS]
         assert len(tasks) == len(TASKS)
         shipped = evaluate(get_baseline("screen_only", pack), pack, trials=1, tasks=tasks)
-    model = get_model("mockllm/model", custom_outputs=mock_outputs("desktop"))
-    (log,) = inspect_eval(
-        "effectbench/clinic",
-        model=model,
-        task_args={"substrate": "desktop,remote_display", "display": "native"},
-        sample_id=list(TASKS),
-        epochs=1,
-        display="none",
-        log_dir=str(tmp_path),
-    )
-    assert log.status == "success" and log.samples is not None
-    got = {}
-    for sample in log.samples:
-        assert sample.error is None and sample.scores is not None, sample.error
-        meta = sample.scores[SCORER_NAME].metadata
-        assert meta is not None
-        got[str(sample.id)] = meta
-        calls = {
-            c.function for m in sample.messages if m.role == "assistant" for c in m.tool_calls or []
-        }
-        desktop = str(sample.id).endswith("@desktop")
-        assert calls == (A11Y if desktop else {"computer", "report_outcome"}), calls
-    assert not shipped.dropped and len(shipped.rows) == len(got) == len(TASKS)
-    for row in shipped.rows:
-        meta = got[row.task_id]
-        assert (meta["outcome"], meta["swer_variant"]) == (
-            row.outcome.value,
-            row.swer_variant.value,
-        )
-        assert meta["reading"] == row.oracle.model_dump(mode="json"), row.task_id
-        assert meta["row"]["substrate"] == row.substrate.value
-    assert [got[t]["outcome"] for t in TASKS] == ["success", "silent_wrong_effect"]
+    got = eval_clinic("desktop", "desktop,remote_display", TASKS, 1, tmp_path)
+    for (task_id, _), trial in got.items():
+        desktop = task_id.endswith("@desktop")
+        assert trial.tools == (A11Y if desktop else {"computer", "report_outcome"}), trial.tools
+    assert_same_as_the_runner(got, shipped)
+    assert [got[(t, 0)].meta["outcome"] for t in TASKS] == ["success", "silent_wrong_effect"]

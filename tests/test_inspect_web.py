@@ -13,12 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from inspect_ai import eval as inspect_eval
-from inspect_ai.model import get_model
-from inspect_support.scripted import mock_outputs
+from inspect_support.screens import assert_same_as_the_runner, eval_clinic
 
 from effectbench.baselines import get_baseline
-from effectbench.integrations.inspect_ai import SCORER_NAME
 from effectbench.integrations.inspect_ai.episodes import close_pools, live_count, release_thread
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.runner import RunResult, evaluate
@@ -65,35 +62,7 @@ def test_the_pixel_bot_through_inspects_computer_tool_matches_the_runner(tmp_pat
     # Playwright's sync client claims the thread it runs in: keep it off the test's own.
     with ThreadPoolExecutor(1) as worker:
         shipped = worker.submit(in_process).result()
-    model = get_model("mockllm/model", custom_outputs=mock_outputs("pixels"))
-    (log,) = inspect_eval(
-        "effectbench/clinic",
-        model=model,
-        task_args={"substrate": "web", "display": "native"},
-        sample_id=list(TASKS),
-        epochs=TRIALS,
-        display="none",
-        log_dir=str(tmp_path),
-    )
-    assert log.status == "success" and log.samples is not None
-    got = {}
-    for sample in log.samples:
-        assert sample.error is None and sample.scores is not None, sample.error
-        meta = sample.scores[SCORER_NAME].metadata
-        assert meta is not None
-        got[(str(sample.id), sample.epoch - 1)] = meta
-        calls = [
-            c.function for m in sample.messages if m.role == "assistant" for c in m.tool_calls or []
-        ]
-        assert set(calls) == {"computer", "report_outcome"}
-    assert not shipped.dropped and len(got) == len(shipped.rows) == len(TASKS) * TRIALS
-    outcomes = set()
-    for row in shipped.rows:
-        meta = got[(row.task_id, row.trial)]
-        assert (meta["outcome"], meta["swer_variant"]) == (
-            row.outcome.value,
-            row.swer_variant.value,
-        ), row.task_id
-        assert meta["reading"] == row.oracle.model_dump(mode="json"), row.task_id
-        outcomes.add(row.outcome.value)
-    assert {"success", "silent_wrong_effect"} <= outcomes
+    got = eval_clinic("pixels", "web", TASKS, TRIALS, tmp_path)
+    assert len(got) == len(TASKS) * TRIALS
+    assert all(t.tools == {"computer", "report_outcome"} for t in got.values())
+    assert {"success", "silent_wrong_effect"} <= assert_same_as_the_runner(got, shipped)
