@@ -122,6 +122,15 @@ BASELINES: dict[str, Callable[[ScriptedPack], _Baseline]] = {
 REFERENCE_BASELINES = ("screen_only", "effect_verified")
 
 
+def reference_description(name: str) -> str:
+    """Return the description a maintainers' reference bundle of baseline ``name`` carries.
+
+    A bundle ranked by reproduction alone (unsigned) must show exactly what the
+    baseline is: its name, no URL, no README, and this description or none.
+    """
+    return f"Shipped baseline {name} (reference submission)."
+
+
 def get_baseline(name: str, pack: BenchmarkProvider) -> SystemUnderTest:
     """Return baseline ``name`` bound to ``pack``'s scripted attempt.
 

@@ -19,11 +19,12 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import date
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from effectbench._generated import write_or_check
 from effectbench.errors import DataError, UsageError
@@ -43,6 +44,44 @@ SCHEMA_PATH = Path(__file__).resolve().parents[1] / "docs" / "submission.schema.
 """Where the published JSON Schema of ``submission.json`` lives in the repository."""
 
 _READ_CHUNK = 16 * 1024 * 1024
+MAX_LINE_BYTES = 64 * 1024
+"""Bytes of one ``episodes.jsonl`` line the verifier reads by default (a row is 1-2 KiB);
+``effectbench import`` refuses a document row that would be longer."""
+
+_UNSHOWABLE_CLASS = (
+    "\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u061c\\u180e\\u200b-\\u200f"
+    "\\u2028-\\u202e\\u2060-\\u206f\\ufeff\\ufff9-\\ufffb"
+)
+"""Characters no shown text may hold: C0/C1 controls (ESC, NUL, newline ...), bidi
+marks, embeddings, overrides and isolates, zero-width and invisible formatting characters.
+Written with escapes that Python, Rust (pydantic) and JSON Schema (ECMA-262) regexes share."""
+UNSHOWABLE = re.compile(f"[{_UNSHOWABLE_CLASS}]")
+"""Matches one character no shown text may hold (the site replaces them when it shows text)."""
+SHOWN_TEXT = f"^[^{_UNSHOWABLE_CLASS}]*$"
+"""The pattern of every one-line text the leaderboard shows (names, URLs, versions)."""
+SHOWN_PARAGRAPH = f"^(?:\\n|[^{_UNSHOWABLE_CLASS}])*$"
+"""The pattern of a shown paragraph: like :data:`SHOWN_TEXT`, line breaks allowed."""
+
+NAME_MAX = 80
+"""Characters of ``system.name`` (a board row, a chart label)."""
+DESCRIPTION_MAX = 2000
+"""Characters of ``system.description``."""
+URL_MAX = 500
+"""Characters of ``system.url`` and of the signer's identity and issuer."""
+SHORT_MAX = 100
+"""Characters of a short field (pack, baseline, versions, environment entries)."""
+MAX_TRIALS = 10_000
+"""Upper bound of ``trials_per_task`` (checked before anything is allocated per trial)."""
+MAX_LISTED = 1_000_000
+"""Upper bound of ``run.n_dropped`` and of the ``run.dropped`` list."""
+MAX_DEPENDENCIES = 200
+"""Entries of ``environment.dependencies``."""
+
+
+def _text(max_length: int, *, default: str | None = None, min_length: int = 0) -> Any:
+    if default is None:
+        return Field(min_length=min_length, max_length=max_length, pattern=SHOWN_TEXT)
+    return Field(default, min_length=min_length, max_length=max_length, pattern=SHOWN_TEXT)
 
 
 class _Model(BaseModel):
@@ -52,29 +91,30 @@ class _Model(BaseModel):
 class SystemInfo(_Model):
     """The system under test the submission is about."""
 
-    name: str = Field(min_length=1)
-    """Display name on the leaderboard."""
-    description: str = ""
-    """One paragraph on what the system is."""
-    url: str = ""
+    name: str = _text(NAME_MAX, min_length=1)
+    """Display name on the leaderboard (at most 80 characters, no control, bidi or
+    zero-width character)."""
+    description: str = Field(default="", max_length=DESCRIPTION_MAX, pattern=SHOWN_PARAGRAPH)
+    """One paragraph on what the system is (at most 2000 characters; line breaks allowed)."""
+    url: str = _text(URL_MAX, default="")
     """Where to learn more (paper, repository); may be empty."""
-    baseline: str | None = None
+    baseline: str | None = Field(default=None, max_length=SHORT_MAX, pattern=SHOWN_TEXT)
     """The shipped baseline this system is (``screen_only``...), else null."""
 
 
 class SignerDecl(_Model):
     """The Sigstore signer the submitter declares; the signature must match it."""
 
-    identity: str = Field(min_length=1)
+    identity: str = _text(URL_MAX, min_length=1)
     """The certificate identity (an e-mail or a workflow URI)."""
-    issuer: str = Field(min_length=1)
+    issuer: str = _text(URL_MAX, min_length=1)
     """The OIDC issuer URL that vouched for the identity."""
 
 
 class PackRef(_Model):
     """The task pack the episodes ran on."""
 
-    name: str = Field(min_length=1)
+    name: str = _text(SHORT_MAX, min_length=1)
     """The pack's suite name (``mockmed-anchor``) or command-line name (``mockmed``)."""
     fingerprint: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
     """``effectbench.manifest.fingerprint`` of the pack's manifest."""
@@ -85,45 +125,39 @@ class PackRef(_Model):
 class DroppedPair(_Model):
     """One (task, trial) of the run that has no scored row, and why."""
 
-    task_id: str = Field(min_length=1)
+    task_id: str = Field(min_length=1, max_length=URL_MAX)
     """The task of the dropped trial."""
-    trial: int = Field(ge=0)
+    trial: int = Field(ge=0, lt=MAX_TRIALS)
     """The trial index (0-based)."""
     reason: DropReason
     """Why it has no row: the oracle could not read the record, the harness failed, unknown."""
-    detail: str = ""
+    detail: str = Field(default="", max_length=DESCRIPTION_MAX)
     """What the oracle or the harness said (informative)."""
 
 
 class RunInfo(_Model):
     """When the run happened and which trials could not be scored."""
 
-    n_dropped: int = Field(default=0, ge=0)
-    """Trials with no scored row; equals the length of ``dropped`` whenever that lists any."""
-    dropped: list[DroppedPair] = Field(default_factory=list)
-    """Each dropped (task, trial) with its reason (older bundles give only ``n_dropped``)."""
-    started_at: str = ""
+    n_dropped: int = Field(default=0, ge=0, le=MAX_LISTED)
+    """Trials with no scored row; equals the length of ``dropped``."""
+    dropped: list[DroppedPair] = Field(default_factory=list, max_length=MAX_LISTED)
+    """Each dropped (task, trial) with its reason; exactly the pairs that have no row."""
+    started_at: str = _text(SHORT_MAX, default="")
     """ISO 8601 time the run started (informative)."""
-    finished_at: str = ""
+    finished_at: str = _text(SHORT_MAX, default="")
     """ISO 8601 time the run finished (informative)."""
-
-    @model_validator(mode="after")
-    def _count_matches_list(self) -> RunInfo:
-        if self.dropped and len(self.dropped) != self.n_dropped:
-            raise ValueError(
-                f"n_dropped is {self.n_dropped} but dropped lists {len(self.dropped)} trials"
-            )
-        return self
 
 
 class EnvironmentInfo(_Model):
     """The software the run used (informative; not verified)."""
 
-    python: str
+    python: str = _text(SHORT_MAX)
     """The Python version (``3.11.7``)."""
-    platform: str
+    platform: str = _text(SHORT_MAX * 2)
     """The operating system (``platform.platform()``)."""
-    dependencies: dict[str, str] = Field(default_factory=dict)
+    dependencies: dict[Annotated[str, _text(SHORT_MAX)], Annotated[str, _text(SHORT_MAX)]] = Field(
+        default_factory=dict, max_length=MAX_DEPENDENCIES
+    )
     """Installed versions of the packages that shape a result, by name."""
 
 
@@ -132,7 +166,7 @@ class SubmissionHeader(_Model):
 
     effectbench_bundle_version: Literal[1] = BUNDLE_VERSION
     """The bundle format version (1)."""
-    spec_version: str
+    spec_version: str = _text(SHORT_MAX)
     """The SPEC version (semver) the run was scored under."""
     system: SystemInfo
     """The system under test the leaderboard shows."""
@@ -140,15 +174,15 @@ class SubmissionHeader(_Model):
     """The declared Sigstore signer; null for an unsigned preview."""
     pack: PackRef
     """The task pack and split the episodes ran on."""
-    trials_per_task: int = Field(ge=1)
-    """Trials per task; each (arm, task) has exactly this many rows."""
-    seeds: list[int]
+    trials_per_task: int = Field(ge=1, le=MAX_TRIALS)
+    """Trials per task (at most 10,000); each (arm, task) has this many rows, less its drops."""
+    seeds: list[int] = Field(max_length=MAX_TRIALS)
     """The seed of each trial, by trial index (length ``trials_per_task``)."""
     run: RunInfo = Field(default_factory=RunInfo)
     """When the run happened and which trials have no row."""
     environment: EnvironmentInfo
     """The software the run used (informative)."""
-    imported_from: str | None = None
+    imported_from: str | None = Field(default=None, max_length=SHORT_MAX, pattern=SHOWN_TEXT)
     """Set by ``effectbench import``: the format of the converted document."""
 
 
@@ -193,6 +227,43 @@ def slugify(name: str) -> str:
     """
     slug = SLUG_UNSAFE.sub("-", name.lower()).strip("-")
     return slug[:60].strip("-") or "submission"
+
+
+FOLDER_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})_([a-z0-9_-]{1,60})")
+"""A bundle folder's name under ``submissions/``: ``YYYY-MM-DD_slug`` (:func:`folder_problem`)."""
+
+
+def folder_problem(name: str) -> str | None:
+    """Return why ``name`` is not a bundle folder name, or None when it is one.
+
+    The one rule: ``YYYY-MM-DD_slug`` with a calendar date and a slug that is its own
+    :func:`slugify` (ASCII lower case, digits, ``_`` and single dashes), so two
+    folders never share a slug, a page or a download.
+    """
+    match = FOLDER_NAME.fullmatch(name)
+    if match is None:
+        return (
+            "not YYYY-MM-DD_slug (a date, an underscore, then at most 60 of a-z 0-9 _ -); "
+            f"rename it, e.g. to {_example_folder(name)!r}"
+        )
+    day, slug = match.groups()
+    try:
+        date.fromisoformat(day)
+    except ValueError:
+        return f"{day} is not a calendar date"
+    if slugify(slug) != slug:
+        return f"the slug is not in its plain form; rename it to {day}_{slugify(slug)}"
+    return None
+
+
+def _example_folder(name: str) -> str:
+    head = name[:10]
+    try:
+        day = date.fromisoformat(head).isoformat()
+        rest = name[10:]
+    except ValueError:
+        day, rest = "2026-01-31", name
+    return f"{day}_{slugify(rest)}"
 
 
 def _row_bytes(row: EpisodeRecord | Mapping[str, Any]) -> bytes:
@@ -335,6 +406,9 @@ def submission_from_upstream(doc: Any) -> tuple[dict[str, Any], list[Any]]:
     system = _need(doc, "system", Mapping, "")
     repro = _need(doc, "reproducibility", Mapping, "")
     rows = _need(doc, "episodes", list, "")
+    pack_name = _need(repro, "pack", str, "reproducibility.")
+    trials = _need(repro, "trials_per_task", int, "reproducibility.")
+    dropped = _upstream_drops(pack_name, trials, rows)
     started = [r.get("started_at") for r in rows if isinstance(r, Mapping)]
     finished = [r.get("finished_at") for r in rows if isinstance(r, Mapping)]
     started_s = sorted(s for s in started if isinstance(s, str) and s)
@@ -350,14 +424,15 @@ def submission_from_upstream(doc: Any) -> tuple[dict[str, Any], list[Any]]:
         },
         "signer": None,
         "pack": {
-            "name": _need(repro, "pack", str, "reproducibility."),
+            "name": pack_name,
             "fingerprint": _need(repro, "pack_fingerprint", str, "reproducibility."),
             "split": Split.DEV.value,
         },
-        "trials_per_task": _need(repro, "trials_per_task", int, "reproducibility."),
+        "trials_per_task": trials,
         "seeds": _need(repro, "seeds", list, "reproducibility."),
         "run": {
-            "n_dropped": 0,
+            "n_dropped": len(dropped),
+            "dropped": dropped,
             "started_at": started_s[0] if started_s else "",
             "finished_at": finished_s[-1] if finished_s else "",
         },
@@ -370,6 +445,51 @@ def submission_from_upstream(doc: Any) -> tuple[dict[str, Any], list[Any]]:
         "results": doc["results"],
     }
     return data, rows
+
+
+UPSTREAM_DROP_DETAIL = (
+    "no row in the upstream document (the reference implementation leaves out an episode "
+    "whose agent raised, without saying so)"
+)
+"""The ``detail`` of a pair an upstream document has no row for (reason ``unknown``)."""
+
+
+def _upstream_drops(pack_name: str, trials: int, rows: Sequence[Any]) -> list[dict[str, Any]]:
+    """Return each (task, trial) of the document's pack and trials without a row, as dropped.
+
+    The reference implementation silently leaves out an episode whose agent
+    raised; the bundle lists those pairs with reason ``unknown``. Nothing is
+    listed for a pack not known here or an absurd trial count (the verifier
+    refuses those on their own).
+    """
+    from effectbench.packs import get_pack  # the packs are heavy; only documents need them
+
+    if not 1 <= trials <= MAX_TRIALS:
+        return []
+    try:
+        pack = get_pack(pack_name)
+    except UsageError:
+        return []
+    try:
+        have = {(r.get("task_id"), r.get("trial")) for r in rows if isinstance(r, Mapping)}
+        return [
+            {
+                "task_id": task.task_id,
+                "trial": trial,
+                "reason": DropReason.UNKNOWN.value,
+                "detail": UPSTREAM_DROP_DETAIL,
+            }
+            for task in pack.tasks()
+            if task.split is Split.DEV
+            for trial in range(trials)
+            if (task.task_id, trial) not in have
+        ]
+    except TypeError:  # an unhashable task_id or trial: the verifier names that row
+        return []
+    finally:
+        close = getattr(pack, "close", None)
+        if close is not None:
+            close()
 
 
 def upstream_submission(doc: Any) -> tuple[Submission, list[Any]]:

@@ -37,6 +37,7 @@ class Family(StrEnum):
     CLAIMS = "claims"
     SIGNATURE = "signature"
     REPRODUCE = "reproduce"
+    RANKING = "ranking"
 
 
 class CheckId(StrEnum):
@@ -84,11 +85,27 @@ class CheckId(StrEnum):
     )
     STRUCTURE_NON_FINITE = "structure.non_finite", "a number is NaN, Infinity or overflows"
     STRUCTURE_DUPLICATE_KEY = "structure.duplicate_key", "a JSON object repeats a key"
+    STRUCTURE_NESTING = (
+        "structure.nesting",
+        "arrays and objects nested deeper than the limit (255 levels)",
+    )
     STRUCTURE_TYPE = "structure.type", "a value has the wrong type or is out of range"
     STRUCTURE_ENUM = "structure.enum", "a string is not one of its field's allowed values"
     STRUCTURE_MISSING_FIELD = "structure.missing_field", "a required field is missing"
     STRUCTURE_UNKNOWN_FIELD = "structure.unknown_field", "a field the format does not define"
     STRUCTURE_TIMESTAMP = "structure.timestamp", "a time is not an ISO 8601 string"
+    STRUCTURE_TEXT = (
+        "structure.text",
+        "a shown text holds a control, bidi-override or zero-width character",
+    )
+    STRUCTURE_TEXT_LENGTH = (
+        "structure.text_length",
+        "a text or list is longer than its limit in the bundle schema",
+    )
+    STRUCTURE_FOLDER_NAME = (
+        "structure.folder_name",
+        "a bundle folder under submissions/ is not named YYYY-MM-DD_slug",
+    )
     STRUCTURE_EMPTY = "structure.empty", "episodes.jsonl holds no row"
     STRUCTURE_BUNDLE_VERSION = (
         "structure.bundle_version",
@@ -129,9 +146,22 @@ class CheckId(StrEnum):
     PACK_DUPLICATE_TRIAL = "pack.duplicate_trial", "two rows share a (task, trial)"
     PACK_MISSING_TRIALS = (
         "pack.missing_trials",
-        "the (task, trial) pairs without a row are not run.n_dropped in number",
+        "a (task, trial) pair without a row is not listed in run.dropped",
     )
     PACK_ARM = "pack.arm", "the rows cover more than one arm"
+    PACK_DROPPED_LIST = (
+        "pack.dropped_list",
+        "run.dropped does not list exactly the (task, trial) pairs without a row",
+    )
+    PACK_DROP_CAP = (
+        "pack.drop_cap",
+        "more drops than allowed (one per task, 5% overall, none on a deterministic pack)",
+    )
+    PACK_TASK_UNCOVERED = "pack.task_uncovered", "a task of the declared split has no row"
+    PACK_UNREACHABLE_STATE = (
+        "pack.unreachable_state",
+        "a row's oracle reading is one its task can never reach (the pack's table)",
+    )
 
     RESCORE_TRUE_STATE = (
         "rescore.true_state",
@@ -215,6 +245,18 @@ class CheckId(StrEnum):
     )
     SIGNATURE_SUBJECT_CHANGED = "signature.subject_changed", "a bundle file changed after signing"
     SIGNATURE_SUBJECT_SYMLINK = "signature.subject_symlink", "a bundle file is a symbolic link"
+    SIGNATURE_PREDICATE = (
+        "signature.predicate",
+        "the signed predicate's spec_version or tool differs from submission.json",
+    )
+    SIGNATURE_REPRODUCED_IDENTITY = (
+        "signature.reproduced_identity",
+        "unsigned and re-run, but its name, URL, README or description are not the baseline's",
+    )
+    SIGNATURE_REPRODUCED_UNLISTED = (
+        "signature.reproduced_unlisted",
+        "unsigned and re-run, but not a maintainers' reference bundle (content hash unlisted)",
+    )
     SIGNATURE_SUBJECT_NOT_REGULAR = (
         "signature.subject_not_regular",
         "a bundle entry is not a regular file",
@@ -226,12 +268,21 @@ class CheckId(StrEnum):
     )
     REPRODUCE_TOO_LARGE = (
         "reproduce.too_large",
-        "more rows than a re-run may cover (--max-reproduce-rows)",
+        "the re-run would run more episodes than allowed (--max-reproduce-rows)",
     )
     REPRODUCE_DROPPED = "reproduce.dropped", "the re-run drops another number of trials"
     REPRODUCE_MISMATCH = "reproduce.mismatch", "a row differs from the re-run's (timings aside)"
     REPRODUCE_EXTRA_ROW = "reproduce.extra_row", "a row the re-run does not give"
     REPRODUCE_MISSING_ROW = "reproduce.missing_row", "a row of the re-run the bundle lacks"
+
+    RANKING_DUPLICATE = (
+        "ranking.duplicate",
+        "a byte- or row-identical copy of a bundle verified earlier (not ranked twice)",
+    )
+    RANKING_WITHDRAWN = (
+        "ranking.withdrawn",
+        "the bundle's content hash (or rows hash) is on the maintainers' withdrawn list",
+    )
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
+
+HASH_CHUNK = 1 << 20
+"""Bytes read per step when hashing a file (memory stays flat for any file size)."""
 
 
 def canonical_json(obj: Any) -> str:
@@ -24,3 +29,26 @@ def canonical_hash(obj: Any) -> str:
 def trial_tag(task_id: str, trial: int) -> str:
     """Return the 12-hex-digit tag that makes trial ``trial`` of ``task_id`` unique."""
     return hashlib.sha256(f"{task_id}:{trial}".encode()).hexdigest()[:12]
+
+
+def hash_file(path: Path) -> str:
+    """Return the sha256 hex digest of ``path``, read in chunks (never the whole file)."""
+    digest = hashlib.sha256()
+    buffer = bytearray(HASH_CHUNK)
+    view = memoryview(buffer)
+    with Path(path).open("rb", buffering=0) as handle:
+        while n := handle.readinto(buffer):
+            digest.update(view[:n])
+    return digest.hexdigest()
+
+
+def content_hash(file_digests: Mapping[str, str]) -> str:
+    """Return the content hash of a bundle: the canonical hash of its files' sha256 by name.
+
+    ``file_digests`` maps each relative file name to its sha256 hex digest (the
+    signature file left out, as the signature leaves it out). Two folders with
+    byte-identical files have the same content hash wherever they are and
+    whatever they are called: the maintainers' reference and withdrawn lists
+    name bundles by it.
+    """
+    return canonical_hash({"files": dict(sorted(file_digests.items()))})

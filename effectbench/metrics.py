@@ -138,8 +138,9 @@ class Results(_Model):
     """Episodes whose system reported success."""
     success_effect_gap: float
     """Screen success minus task success."""
-    pass_hat_k: dict[str, float]
-    """pass^k for k = 1, 2, 4, 8: the mean over tasks of the chance that k trials all succeed."""
+    pass_hat_k: dict[str, float | None]
+    """pass^k for k = 1, 2, 4, 8: the mean, over the tasks with at least k trials, of the
+    chance that k trials all succeed (null when no task has k trials)."""
     outcome_counts: dict[str, int]
     """Episodes per outcome label (labels with no episode left out)."""
     cells: list[Cell]
@@ -166,8 +167,9 @@ def wilson(k: Any, n: Any, z: float = Z95) -> tuple[Any, Any]:
     denom = 1.0 + z2 / safe_n
     centre = (p + z2 / (2.0 * safe_n)) / denom
     half = z * np.sqrt(p * (1.0 - p) / safe_n + z2 / (4.0 * safe_n * safe_n)) / denom
-    lo = np.where(n > 0, centre - half, 0.0)
-    hi = np.where(n > 0, centre + half, 1.0)
+    # Clamped: rounding alone gives -1.4e-17 or 1.0000000000000002 at k = 0 or k = n.
+    lo = np.clip(np.where(n > 0, centre - half, 0.0), 0.0, 1.0)
+    hi = np.clip(np.where(n > 0, centre + half, 1.0), 0.0, 1.0)
     return lo, hi
 
 
@@ -182,15 +184,20 @@ def rate(k: int, n: int) -> Rate:
     )
 
 
-def pass_hat_k(successes: np.ndarray, trials: np.ndarray, k: int) -> float:
-    """Return pass^k: the mean over tasks of C(c, k) / C(n, k) (0 when n < k)."""
-    if len(trials) == 0:
-        return 0.0
-    c = successes.astype(float)
-    n = trials.astype(float)
+def pass_hat_k(successes: np.ndarray, trials: np.ndarray, k: int) -> float | None:
+    """Return pass^k: the mean of C(c, k) / C(n, k) over the tasks with at least k trials.
+
+    As the reference implementation does, a task with fewer than ``k`` trials takes
+    no part (it cannot show k successes in a row); None when no task has ``k`` trials.
+    """
+    qualifies = trials >= k
+    if not qualifies.any():
+        return None
+    c = successes[qualifies].astype(float)
+    n = trials[qualifies].astype(float)
     ratio = np.ones_like(c)
     for j in range(k):
-        ratio *= np.where(n - j > 0, np.clip(c - j, 0, None) / np.where(n - j > 0, n - j, 1), 0.0)
+        ratio *= np.clip(c - j, 0, None) / (n - j)
     return float(ratio.mean())
 
 

@@ -13,13 +13,17 @@ import os
 import platform
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from effectbench import SPEC_VERSION
+from effectbench.baselines import get_baseline, reference_description
 from effectbench.bundle import (
+    MAX_LINE_BYTES,
     DroppedPair,
     EnvironmentInfo,
     PackRef,
@@ -27,6 +31,7 @@ from effectbench.bundle import (
     SignerDecl,
     Submission,
     SystemInfo,
+    folder_problem,
     slugify,
     upstream_submission,
     write_bundle,
@@ -34,20 +39,25 @@ from effectbench.bundle import (
 from effectbench.errors import DataError, UsageError
 from effectbench.manifest import fingerprint
 from effectbench.metrics import episode_frame, summarize
-from effectbench.runner import RunResult
+from effectbench.packs import get_pack
+from effectbench.runner import RunResult, evaluate
 from effectbench.schema import EpisodeRecord, Split
 from effectbench.seam import BenchmarkProvider
 from effectbench.strictjson import StrictJSONError, load_document
+from effectbench.variants import choose, tasks_on
 
 __all__ = [
     "DEPENDENCIES",
+    "REFERENCE_SET",
     "Imported",
+    "ReferenceSpec",
     "bundle_folder",
     "dependency_versions",
     "import_document",
     "make_submission",
     "now",
     "read_readme",
+    "reference_bundle",
     "write_submission",
 ]
 
@@ -84,8 +94,18 @@ def bundle_folder(out: Path, name: str, when: str | None = None, *, other: str =
     is the option the user can change to pick another folder (named if it exists).
     """
     day = (when or now())[:10]
+    try:
+        date.fromisoformat(day)
+        dated = len(day) == 10 and day[4] == day[7] == "-"
+    except ValueError:
+        dated = False
+    if not dated:
+        raise DataError(f"{when!r} does not start with a date (YYYY-MM-DD) to name the folder by")
     out = Path(out)
     folder = out / f"{day}_{slugify(name)}"
+    problem = folder_problem(folder.name)
+    if problem is not None or folder.parent != out:  # never: the slug is plain ASCII
+        raise UsageError(f"cannot name a bundle folder after {name!r}: {problem}")
     try:
         existing = out
         while not os.path.lexists(existing) and existing != existing.parent:
@@ -170,6 +190,58 @@ def write_submission(
 
 
 @dataclass(frozen=True)
+class ReferenceSpec:
+    """One of the maintainers' reference bundles: a shipped baseline on a pack."""
+
+    folder_slug: str
+    """The slug of its folder under ``submissions/`` (``<date>_<slug>``)."""
+    pack: str
+    baseline: str
+    trials: int = 10
+    split: Split = Split.DEV
+
+
+REFERENCE_SET: tuple[ReferenceSpec, ...] = (
+    ReferenceSpec("always-halt", "mockmed", "always_halt"),
+    ReferenceSpec("effect-verified", "mockmed", "effect_verified"),
+    ReferenceSpec("retry-on-error", "mockmed", "retry_on_error"),
+    ReferenceSpec("screen-only", "mockmed", "screen_only"),
+    ReferenceSpec("effect-verified-clinic", "clinic", "effect_verified"),
+    ReferenceSpec("effect-verified-all-clinic", "clinic", "effect_verified_all"),
+    ReferenceSpec("screen-only-clinic", "clinic", "screen_only"),
+)
+"""The reference bundles in ``submissions/`` (re-made by ``python -m verifier.references
+--remake``)."""
+
+
+def reference_bundle(spec: ReferenceSpec, folder: Path) -> Path:
+    """Run ``spec``'s baseline and write its unsigned reference bundle into ``folder``.
+
+    The system is exactly the baseline (its name, its reference description, no
+    URL, no README), the identity a bundle ranked by reproduction alone must have.
+    """
+    pack = get_pack(spec.pack)
+    tasks = tasks_on(pack, choose(pack, None), spec.split.value)  # the pack's default substrates
+    started = now()
+    run = evaluate(get_baseline(spec.baseline, pack), pack, trials=spec.trials, tasks=tasks)
+    system = SystemInfo(
+        name=spec.baseline,
+        description=reference_description(spec.baseline),
+        baseline=spec.baseline,
+    )
+    submission = make_submission(
+        run,
+        pack,
+        system,
+        trials=spec.trials,
+        split=spec.split,
+        started_at=started,
+        finished_at=now(),
+    )
+    return write_submission(folder, submission, run.rows)
+
+
+@dataclass(frozen=True)
 class Imported:
     """What :func:`import_document` wrote."""
 
@@ -202,7 +274,24 @@ def import_document(document: Path, out: Path) -> Imported:
         submission, rows = upstream_submission(doc)
     except DataError as exc:
         raise DataError(exc.message, file=str(document), field=exc.field) from None
-    when = submission.run.started_at or None
-    folder = bundle_folder(out, submission.system.name, when, other="--out folder")
+    for i, row in enumerate(rows):
+        size = len(orjson.dumps(row)) if isinstance(row, dict) else 0
+        if size > MAX_LINE_BYTES:
+            raise DataError(
+                f"the row is {size} bytes as a line of the bundle's episodes file, over the "
+                f"{MAX_LINE_BYTES} the verifier reads; the bundle would be refused",
+                file=str(document),
+                field=f"episodes[{i}]",
+            )
+    try:
+        folder = bundle_folder(
+            out, submission.system.name, submission.run.started_at or None, other="--out folder"
+        )
+    except DataError as exc:
+        raise DataError(
+            f"the first episode's started_at: {exc.message}",
+            file=str(document),
+            field="episodes[].started_at",
+        ) from None
     write_submission(folder, submission, rows)
     return Imported(folder=folder, n_rows=len(rows))

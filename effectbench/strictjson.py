@@ -20,6 +20,9 @@ import orjson
 
 from effectbench.findings import CheckId
 
+MAX_DEPTH = 255
+"""Deepest nesting of arrays and objects accepted (orjson's own limit when writing)."""
+
 
 class StrictJSONError(ValueError):
     """Text that is not strict JSON: ``structure.json``, ``.non_finite`` or ``.duplicate_key``."""
@@ -72,6 +75,8 @@ def loads_strict(data: bytes) -> Any:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         _require_utf8(data)
+        if "depth limit" in str(exc):
+            raise _too_deep() from None
         try:
             _stdlib_strict(data)
         except StrictJSONError:
@@ -79,7 +84,7 @@ def loads_strict(data: bytes) -> Any:
         except (ValueError, RecursionError):
             pass
         raise StrictJSONError(CheckId.STRUCTURE_JSON, f"not valid JSON: {exc}") from None
-    if orjson.dumps(value) != data:
+    if _dumps(value) != data:
         try:
             _stdlib_strict(data)
         except StrictJSONError:
@@ -105,11 +110,48 @@ def load_document(data: bytes) -> Any:
     """Parse a whole JSON document strictly (standard library; for small documents)."""
     _require_utf8(data)
     try:
-        return _stdlib_strict(data)
+        value = _stdlib_strict(data)
     except StrictJSONError:
         raise
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        raise _too_deep() from None
+    except ValueError as exc:
         raise StrictJSONError(CheckId.STRUCTURE_JSON, f"not valid JSON: {exc}") from None
+    _dumps(value)  # what the standard library reads but no later step can hold
+    return value
+
+
+def _too_deep() -> StrictJSONError:
+    return StrictJSONError(
+        CheckId.STRUCTURE_NESTING,
+        f"arrays and objects nested deeper than {MAX_DEPTH} levels",
+    )
+
+
+def _dumps(value: Any) -> bytes:
+    """Return orjson's compact form of a parsed value, refusing what it cannot represent.
+
+    The standard library's parser reads integers of any size, lone surrogates
+    (``"\\ud800"``) and deep nesting, none of which the later steps (orjson,
+    pydantic, the site) can hold; each becomes a :class:`StrictJSONError`.
+    """
+    try:
+        return orjson.dumps(value)
+    except TypeError as exc:  # orjson.JSONEncodeError
+        text = str(exc)
+        if "64-bit" in text:
+            raise StrictJSONError(
+                CheckId.STRUCTURE_NON_FINITE,
+                "an integer beyond the 64-bit range (-2**63 .. 2**64-1)",
+            ) from None
+        if "ecursion" in text:
+            raise _too_deep() from None
+        if "surrogate" in text:
+            raise StrictJSONError(
+                CheckId.STRUCTURE_JSON,
+                "a string holds a lone surrogate escape (\\ud800-\\udfff); not valid text",
+            ) from None
+        raise StrictJSONError(CheckId.STRUCTURE_JSON, f"not representable: {text}") from None
 
 
 _TYPE_NAMES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer"}

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from effectbench import SPEC_VERSION
-from effectbench.baselines import get_baseline
+from effectbench.baselines import get_baseline, reference_description
 from effectbench.bundle import Submission, write_bundle
 from effectbench.manifest import fingerprint
 from effectbench.metrics import episode_frame, summarize
 from effectbench.packs import get_pack
 from effectbench.runner import evaluate
+from verifier.references import bundle_content_hash
 
 
 def make_bundle(
@@ -34,7 +35,8 @@ def make_bundle(
         {
             "spec_version": SPEC_VERSION,
             "system": {
-                "name": f"{baseline} (test)",
+                "name": baseline if declare_baseline else f"{baseline} (test)",
+                "description": reference_description(baseline) if declare_baseline else "",
                 "baseline": baseline if declare_baseline else None,
             },
             "signer": {"identity": signer[0], "issuer": signer[1]} if signer else None,
@@ -46,6 +48,24 @@ def make_bundle(
         }
     )
     return write_bundle(out, sub, run.rows)
+
+
+def list_references(path: Path, bundles: Iterable[Path], date: str = "2026-01-02") -> Path:
+    """Write a maintainers' reference list naming ``bundles`` by content hash; return its path."""
+    entries = []
+    for bundle in bundles:
+        data = read_submission(bundle)
+        entries.append(
+            {
+                "content_hash": bundle_content_hash(bundle),
+                "folder": bundle.name,
+                "baseline": data["system"]["baseline"],
+                "pack": data["pack"]["name"],
+                "date": date,
+            }
+        )
+    path.write_text(json.dumps({"bundles": entries}, indent=2))
+    return path
 
 
 def copy_bundle(src: Path, dst: Path) -> Path:

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from effectbench.classify import classify
-from effectbench.metrics import FRAME_COLUMNS, frame_from_columns, pass_hat_k, summarize
+from effectbench.metrics import FRAME_COLUMNS, frame_from_columns, pass_hat_k, summarize, wilson
 from effectbench.schema import Category, Substrate, TrueState
 
 STATES = [TrueState.CORRECT, TrueState.WRONG_PERSISTED, TrueState.ABSENT]
@@ -63,8 +63,14 @@ def test_summary_invariants(episodes: list) -> None:  # type: ignore[type-arg]
     for c in res.cells:
         assert abs(c.success_effect_gap - (c.screen_success.rate - c.task_success.rate)) < 1e-12
     values = [res.pass_hat_k[k] for k in ("1", "2", "4", "8")]
-    assert all(0.0 <= v <= 1.0 for v in values)
-    assert values == sorted(values, reverse=True)  # pass^k never rises with k
+    assert values[0] is not None  # every task has one trial
+    known = [v for v in values if v is not None]
+    assert all(0.0 <= v <= 1.0 for v in known)
+    # a k that no task reaches is null, and so is every larger k
+    assert values[: len(known)] == known
+    trials = pd.Series([e[0] + e[1].value + e[2].value for e in episodes]).value_counts()
+    if trials.nunique() == 1:  # the same tasks take part at every k: never rises with k
+        assert known == sorted(known, reverse=True)
 
 
 def test_pass_hat_k_matches_its_definition() -> None:
@@ -72,5 +78,15 @@ def test_pass_hat_k_matches_its_definition() -> None:
     trials = np.array([3, 4, 5])
     # C(3,2)/C(3,2)=1, C(2,2)/C(4,2)=1/6, 0 -> mean
     assert abs(pass_hat_k(succ, trials, 2) - (1 + 1 / 6 + 0) / 3) < 1e-12
-    assert pass_hat_k(succ, trials, 8) == 0.0
     assert abs(pass_hat_k(succ, trials, 1) - (1 + 0.5 + 0) / 3) < 1e-12
+    # the reference's convention: a task with fewer than k trials takes no part
+    assert pass_hat_k(succ, trials, 4) == 0.0  # only the 4- and 5-trial tasks: 0 and 0
+    assert pass_hat_k(np.array([3, 4]), np.array([3, 4]), 4) == 1.0  # not (0 + 1) / 2
+    assert pass_hat_k(succ, trials, 8) is None  # no task has 8 trials
+
+
+def test_wilson_bounds_stay_within_zero_and_one() -> None:
+    for n in range(1, 400):
+        for k in (0, n):
+            lo, hi = wilson(k, n)
+            assert 0.0 <= float(lo) <= float(hi) <= 1.0  # never -1.4e-17 nor 1.0000000000000002

@@ -16,6 +16,7 @@ import pytest
 from test_bundle_helpers import (
     copy_bundle,
     edit_rows,
+    list_references,
     make_bundle,
     read_submission,
     write_submission,
@@ -38,6 +39,13 @@ def baseline_bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path
     return {name: make_bundle(root / name, name) for name in BASELINES}
 
 
+@pytest.fixture(scope="module")
+def listed(tmp_path_factory: pytest.TempPathFactory, baseline_bundles: dict[str, Path]) -> Path:
+    """A reference list naming every baseline bundle of :func:`baseline_bundles`."""
+    path = tmp_path_factory.mktemp("references") / "reference_bundles.json"
+    return list_references(path, baseline_bundles.values())
+
+
 def _tree_digest(path: Path) -> dict[str, str]:
     return {
         str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
@@ -47,15 +55,17 @@ def _tree_digest(path: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("name", sorted(BASELINES))
-def test_every_shipped_baseline_bundle_is_ranked_by_reproduction(
-    baseline_bundles: dict[str, Path], name: str
+def test_every_listed_baseline_bundle_is_ranked_by_reproduction(
+    baseline_bundles: dict[str, Path], listed: Path, name: str
 ) -> None:
-    report = verify_bundle(baseline_bundles[name])
+    report = verify_bundle(baseline_bundles[name], VerifyOptions(references=listed))
     assert report.status is Status.RANKED, report.finding_ids()
     assert report.reproduced is True
     assert report.accepted
-    assert all(c.passed for c in report.checks if c.id is not Family.SIGNATURE)
+    skippable = (Family.SIGNATURE, Family.RANKING)
+    assert all(c.passed for c in report.checks if c.id not in skippable)
     assert report.check(Family.SIGNATURE).skipped
+    assert report.verified_at == "2026-01-02"  # the list's date, never a folder name's
 
 
 def test_unsigned_custom_system_is_refused_unless_previewed(tmp_path: Path) -> None:
@@ -107,8 +117,18 @@ def test_folder_of_bundles(tmp_path: Path, baseline_bundles: dict[str, Path]) ->
     data["spec_version"] = "2.0.0"
     write_submission(bad, data)
     (root / "README.md").write_text("not a bundle\n")
-    reports = verify_path(root)
+    (root / ".2026-01-02_half-written.x1y2").mkdir()  # a killed submit's leftover: hidden
+    (root / ".2026-01-02_half-written.x1y2" / "episodes.jsonl").write_text("{")
+    references = list_references(tmp_path / "refs.json", [root / "a"])
+    reports = verify_path(root, VerifyOptions(references=references))
     assert [Path(r.path).name for r in reports] == ["a", "b"]
+    assert [r.status for r in reports] == [Status.REFUSED, Status.REFUSED]
+    # members of a folder of bundles are held to the folder-name rule (YYYY-MM-DD_slug)
+    assert "structure.folder_name" in reports[0].finding_ids()
+    (root / "a").rename(root / "2026-01-02_a")
+    (root / "b").rename(root / "2026-01-02_b")
+    references = list_references(tmp_path / "refs.json", [root / "2026-01-02_a"])
+    reports = verify_path(root, VerifyOptions(references=references))
     assert [r.status for r in reports] == [Status.RANKED, Status.REFUSED]
 
 
@@ -150,6 +170,7 @@ def test_signature_present_without_a_declared_signer_is_refused(
 
 def test_json_report_schema(baseline_bundles: dict[str, Path]) -> None:
     data = verify_bundle(baseline_bundles["effect_verified"]).to_json()
+    assert data["status"] == "refused"  # not on the verifier's own reference list
     assert set(data) == {
         "report_version",
         "path",
@@ -162,6 +183,9 @@ def test_json_report_schema(baseline_bundles: dict[str, Path]) -> None:
         "signer",
         "reproduced",
         "n_rows",
+        "verified_at",
+        "content_hash",
+        "rows_hash",
     }
     assert [c["id"] for c in data["checks"]] == [f.value for f in Family]
     assert set(data["checks"][0]) == {
@@ -177,16 +201,21 @@ def test_json_report_schema(baseline_bundles: dict[str, Path]) -> None:
 
 
 def test_cli_exit_statuses_and_json(
-    tmp_path: Path, baseline_bundles: dict[str, Path], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    baseline_bundles: dict[str, Path],
+    listed: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     good = baseline_bundles["effect_verified"]
-    assert main(["verify", str(good)]) == 0
+    assert main(["verify", str(good)]) == 1  # re-runs, but is not a listed reference bundle
+    assert "signature.reproduced_unlisted" in capsys.readouterr().out
+    assert main(["verify", "--references", str(listed), str(good)]) == 0
     assert "RANKED" in capsys.readouterr().out
     bad = copy_bundle(good, tmp_path / "bad")
     data = read_submission(bad)
     data["results"]["swer"]["numerator"] += 1
     write_submission(bad, data)
-    assert main(["verify", "--json", str(good), str(bad)]) == 1
+    assert main(["verify", "--references", str(listed), "--json", str(good), str(bad)]) == 1
     reports = json.loads(capsys.readouterr().out)
     assert [r["status"] for r in reports] == ["ranked", "refused"]
     (claims,) = [c for c in reports[1]["checks"] if c["id"] == "claims"]
@@ -217,6 +246,13 @@ def test_reference_submissions_in_the_repository_are_ranked() -> None:
     assert bundles, "the reference submissions are missing from submissions/"
     for report in verify_path(root):
         assert report.status is Status.RANKED, (report.path, report.finding_ids())
+
+
+def test_the_reference_list_names_the_reference_bundles_as_they_are() -> None:
+    """``python -m verifier.references`` regenerates the list; it must not be stale."""
+    from verifier.references import main as references_main
+
+    assert references_main(["--check"]) == 0
 
 
 def test_reproduction_can_be_disabled(baseline_bundles: dict[str, Path]) -> None:

@@ -18,13 +18,19 @@ then the status rule (:func:`verifier.report.decide_status`).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import orjson
 from pydantic import ValidationError
 
-from effectbench.bundle import EPISODES_FILE, SUBMISSION_FILE, Submission, SubmissionHeader
+from effectbench.bundle import (
+    EPISODES_FILE,
+    SUBMISSION_FILE,
+    UNSHOWABLE,
+    Submission,
+    SubmissionHeader,
+)
 from effectbench.errors import DataError
 from effectbench.findings import CheckId, Family
 from effectbench.metrics import Results, summarize
@@ -33,17 +39,30 @@ from verifier import reproduce as _reproduce
 from verifier.claims import compare_claims
 from verifier.inputs import Submitted, open_bundle, open_document
 from verifier.limits import Limits
-from verifier.pack import TaskFacts, check_missing_trials, check_pack
+from verifier.pack import TaskFacts, check_drops, check_pack
+from verifier.ranking import rank_across
 from verifier.report import BundleReport, FindingSink, Status, Step, decide_status
 from verifier.rows import RowChecker
 from verifier.signature import SignatureResult, check_signature
 from verifier.spec import check_spec
 
-__all__ = ["VerifyOptions", "is_bundle", "verify_bundle", "verify_document", "verify_path"]
+__all__ = [
+    "VerifyOptions",
+    "bundle_folders",
+    "is_bundle",
+    "verify_bundle",
+    "verify_document",
+    "verify_path",
+]
 
+RANKING_NOTE = "runs across bundles (a folder of bundles, or the site build)"
+"""What a single bundle's report says of the ``ranking`` step."""
 _HEADER_RULES = {
     "missing": CheckId.STRUCTURE_MISSING_FIELD,
     "extra_forbidden": CheckId.STRUCTURE_UNKNOWN_FIELD,
+    "string_pattern_mismatch": CheckId.STRUCTURE_TEXT,
+    "string_too_long": CheckId.STRUCTURE_TEXT_LENGTH,
+    "too_long": CheckId.STRUCTURE_TEXT_LENGTH,
 }
 """pydantic error types that have their own check id (every other one is ``structure.type``)."""
 
@@ -60,6 +79,10 @@ class VerifyOptions:
     """Re-run shipped baselines on deterministic packs."""
     limits: Limits = field(default_factory=Limits)
     """Size, row and line-length limits."""
+    references: Path | None = None
+    """The maintainers' reference list (default: :data:`verifier.references.REFERENCE_FILE`)."""
+    folder_rule: bool = False
+    """Hold the bundle folder's name to ``YYYY-MM-DD_slug`` (set for a folder of bundles)."""
 
 
 # --------------------------------------------------------------------------- the steps
@@ -109,8 +132,20 @@ def _check_header(sub: Submitted, sink: FindingSink) -> SubmissionHeader | None:
         for err in exc.errors():
             loc = ".".join(str(p) for p in err["loc"])
             rule = _HEADER_RULES.get(err["type"], CheckId.STRUCTURE_TYPE)
-            sink.emit(rule, str(err["msg"]), file, None, sub.fields.get(loc, loc) or None)
+            message = _unshowable(err["input"]) if rule is CheckId.STRUCTURE_TEXT else err["msg"]
+            sink.emit(rule, str(message), file, None, sub.fields.get(loc, loc) or None)
         return None
+
+
+def _unshowable(text: object) -> str:
+    """Say which character of a refused shown text cannot be shown, and where."""
+    found = UNSHOWABLE.search(text) if isinstance(text, str) else None
+    if found is None:
+        return "holds a character that cannot be shown"
+    return (
+        f"holds U+{ord(found.group()):04X} at position {found.start()}: a control, bidi or "
+        "zero-width character cannot be shown; remove it"
+    )
 
 
 def _check_declaration(
@@ -147,12 +182,10 @@ def _check_rows(
     elif header is not None and declared.tasks is not None and not checker.structure_failed:
         # a run covers the split on the substrates it chose (SPEC 1.1 task variants)
         seen = checker.seen_tasks()
-        tasks = declared.tasks
-        substrates = {facts.substrate for tid, facts in tasks.items() if tid in seen}
-        missing = checker.missing_trials(
-            tid for tid, facts in tasks.items() if facts.substrate in substrates
-        )
-        check_missing_trials(missing, header.run.n_dropped, sink, sub.rows_file)
+        substrates = {f.substrate for tid, f in declared.tasks.items() if tid in seen}
+        covered = {tid: f for tid, f in declared.tasks.items() if f.substrate in substrates}
+        missing = checker.missing_trials(covered)
+        check_drops(missing, header, covered, declared.pack, sink, sub.sub_file, sub.rows_file)
     return checker
 
 
@@ -194,6 +227,10 @@ def _check_reproduction(
         return _Reproduction(None, Step(True, why))
     if sink.failed(Family.STRUCTURE) or sub.rows_again is None or declared.pack is None:
         return _Reproduction(False, Step(True, "not run: the rows could not all be read"))
+    if sink.ids[CheckId.PACK_SEEDS]:
+        return _Reproduction(False, Step(True, "not run: the seeds are not one per trial"))
+    if any(sink.failed(f) for f in (Family.SPEC, Family.PACK, Family.RESCORE, Family.CLAIMS)):
+        return _Reproduction(False, Step(True, "not run: the bundle is refused already"))
     reproduced = _reproduce.reproduce(
         header,
         declared.pack,
@@ -233,6 +270,7 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
         trust_config=options.trust_config,
         allow_unsigned=options.allow_unsigned,
         reproduced=reproduction.reproduced is True,
+        references=options.references,
     )
     unread = Step(True, f"not run: {sub.sub_file} unreadable") if header is None else Step()
     no_rows = Step(True, "not run: no row could be read") if not checker.n_rows else Step()
@@ -244,13 +282,14 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
         Family.CLAIMS: claims.step,
         Family.SIGNATURE: signature.step,
         Family.REPRODUCE: reproduction.step,
+        Family.RANKING: Step(True, RANKING_NOTE),
     }
     checks = [sink.report(family, steps[family]) for family in Family]
     status = decide_status(
         checks,
         signature_verified=signature.signer is not None,
         signature_present=sub.signature_present,
-        reproduced=reproduction.reproduced,
+        ranked_unsigned=signature.ranked_unsigned,
         allow_unsigned=options.allow_unsigned,
     )
     return BundleReport(
@@ -264,6 +303,9 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
         signer=signature.signer,
         reproduced=reproduction.reproduced,
         n_rows=checker.n_rows,
+        verified_at=signature.verified_at,
+        content_hash=sub.content_hash,
+        rows_hash=checker.rows_hash() if not sink.failed(Family.STRUCTURE) else None,
     )
 
 
@@ -285,7 +327,8 @@ def verify_bundle(bundle: Path, options: VerifyOptions | None = None) -> BundleR
     options = options or VerifyOptions()
     sink = FindingSink()
     try:
-        return _verify(open_bundle(Path(bundle), sink, options.limits), sink, options)
+        opened = open_bundle(Path(bundle), sink, options.limits, folder_rule=options.folder_rule)
+        return _verify(opened, sink, options)
     except OSError as exc:
         raise _unreadable(exc, Path(bundle)) from None
 
@@ -310,6 +353,20 @@ def is_bundle(path: Path) -> bool:
     return any(os.path.lexists(path / name) for name in (SUBMISSION_FILE, EPISODES_FILE))
 
 
+def bundle_folders(submissions: Path) -> list[Path]:
+    """Return the bundle folders of a folder of bundles, sorted by name.
+
+    Every sub-folder (or link to one) counts but a hidden one: a name starting
+    with ``.`` is never a bundle (a half-written bundle is written under a hidden
+    name, so a killed ``submit`` leaves nothing that counts).
+    """
+    return sorted(
+        p
+        for p in submissions.iterdir()
+        if not p.name.startswith(".") and (p.is_dir() or (p.is_symlink() and not p.is_file()))
+    )
+
+
 def verify_path(path: Path, options: VerifyOptions | None = None) -> list[BundleReport]:
     """Verify a bundle folder, an upstream document, or a folder of bundles.
 
@@ -327,15 +384,14 @@ def verify_path(path: Path, options: VerifyOptions | None = None) -> list[Bundle
             raise DataError("neither a bundle folder nor a JSON document", file=str(path))
         if is_bundle(path):
             return [verify_bundle(path, options)]
-        subdirs = sorted(
-            p for p in path.iterdir() if p.is_dir() or (p.is_symlink() and not p.is_file())
-        )
+        subdirs = bundle_folders(path)
         if not any(is_bundle(p) for p in subdirs):
             raise DataError(
                 f"no bundle here: no {SUBMISSION_FILE} or {EPISODES_FILE}, "
                 "nor a folder holding one",
                 file=str(path),
             )
-        return [verify_bundle(p, options) for p in subdirs]
+        member = replace(options, folder_rule=True)
+        return rank_across([verify_bundle(p, member) for p in subdirs])
     except PermissionError as exc:
         raise DataError(f"cannot read: {exc.strerror}", file=str(path)) from None

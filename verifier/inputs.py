@@ -10,6 +10,7 @@ without knowing which container it was.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -25,11 +26,13 @@ from effectbench.bundle import (
     README_FILE,
     SIGNATURE_FILE,
     SUBMISSION_FILE,
+    folder_problem,
     iter_episode_lines,
     submission_from_upstream,
 )
 from effectbench.errors import DataError
 from effectbench.findings import CheckId, Family
+from effectbench.hashing import content_hash, hash_file
 from effectbench.strictjson import StrictJSONError, load_document
 from verifier.limits import Limits
 from verifier.report import FindingSink
@@ -79,6 +82,16 @@ class Submitted:
     bundle_dir: Path | None
     """The folder whose files a signature covers (None for a document)."""
     signature_present: bool
+    content_hash: str | None = None
+    """:func:`effectbench.hashing.content_hash` of the bundle files a signature covers (or of
+    the document); None when a file of the bundle could not be read within its limit."""
+    has_readme: bool = False
+    """The bundle holds a ``README.md``."""
+
+
+def _quoted(name: str) -> str:
+    """Return a file name safe to print: escapes for anything that is not plain text."""
+    return name if name.isprintable() else ascii(name)
 
 
 def _read_nofollow(path: Path, limit: int) -> bytes:
@@ -103,7 +116,7 @@ def _inspect_files(bundle: Path, sink: FindingSink, limits: Limits) -> dict[str,
             sink.emit(
                 CheckId.STRUCTURE_SYMLINK,
                 "a bundle holds regular files only; replace the symlink with the file itself",
-                entry.name,
+                _quoted(entry.name),
             )
             continue
         if entry.name not in BUNDLE_FILES or not stat.S_ISREG(info.st_mode):
@@ -111,7 +124,7 @@ def _inspect_files(bundle: Path, sink: FindingSink, limits: Limits) -> dict[str,
             sink.emit(
                 CheckId.STRUCTURE_UNEXPECTED_FILE,
                 f"unexpected {kind}; a bundle holds only {', '.join(BUNDLE_FILES)}",
-                entry.name,
+                _quoted(entry.name),
             )
             continue
         if info.st_size > caps[entry.name]:
@@ -149,8 +162,17 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield number, orjson.loads(data)
 
 
-def open_bundle(bundle: Path, sink: FindingSink, limits: Limits) -> Submitted:
-    """Open a bundle folder: its file list, ``submission.json``, the README and the rows."""
+def open_bundle(
+    bundle: Path, sink: FindingSink, limits: Limits, *, folder_rule: bool = False
+) -> Submitted:
+    """Open a bundle folder: its file list, ``submission.json``, the README and the rows.
+
+    With ``folder_rule`` (a bundle under ``submissions/``) the folder's own name must
+    be ``YYYY-MM-DD_slug`` (:func:`effectbench.bundle.folder_problem`).
+    """
+    problem = folder_problem(bundle.name) if folder_rule else None
+    if problem is not None:
+        sink.emit(CheckId.STRUCTURE_FOLDER_NAME, problem, _quoted(bundle.name))
     if bundle.is_symlink():
         sink.emit(
             CheckId.STRUCTURE_SYMLINK,
@@ -178,6 +200,11 @@ def open_bundle(bundle: Path, sink: FindingSink, limits: Limits) -> Submitted:
         def again() -> Rows:
             return _jsonl_rows(episodes)
 
+    content = None
+    if all(name in files for name in (SUBMISSION_FILE, EPISODES_FILE)):
+        content = content_hash(
+            {name: hash_file(path) for name, path in files.items() if name != SIGNATURE_FILE}
+        )
     return Submitted(
         path=bundle,
         kind="bundle",
@@ -189,19 +216,22 @@ def open_bundle(bundle: Path, sink: FindingSink, limits: Limits) -> Submitted:
         rows_again=again,
         bundle_dir=bundle,
         signature_present=SIGNATURE_FILE in files,
+        content_hash=content,
+        has_readme=README_FILE in files,
     )
 
 
 def _read_upstream(
     path: Path, sink: FindingSink, limits: Limits
-) -> tuple[dict[str, Any] | None, list[Any] | None]:
-    """Return the document as ``submission.json`` data and its rows (None where unreadable)."""
+) -> tuple[dict[str, Any] | None, list[Any] | None, str | None]:
+    """Return the document as ``submission.json`` data, its rows and its content hash
+    (None where unreadable)."""
     name = path.name
     if path.is_symlink():
         sink.emit(
             CheckId.STRUCTURE_SYMLINK, "the document is a symlink; submit the file itself", name
         )
-        return None, None
+        return None, None, None
     size = path.stat().st_size
     if size > limits.max_document_bytes:
         sink.emit(
@@ -209,8 +239,9 @@ def _read_upstream(
             f"{size} bytes exceed the limit of {limits.max_document_bytes}",
             name,
         )
-        return None, None
+        return None, None, None
     data = _read_nofollow(path, limits.max_document_bytes)
+    content = content_hash({name: hashlib.sha256(data).hexdigest()})
     if data.lstrip()[:1] != b"{":
         raise DataError(
             "not a submission document (a JSON object); verify takes a bundle folder, a "
@@ -221,12 +252,13 @@ def _read_upstream(
         raw = load_document(data)
     except StrictJSONError as exc:
         sink.emit(exc.check, exc.message, name)
-        return None, None
+        return None, None, content
     try:
-        return submission_from_upstream(raw)
+        doc, rows = submission_from_upstream(raw)
     except DataError as exc:
         sink.emit(CheckId.STRUCTURE_UPSTREAM, exc.message, name, None, exc.field)
-        return None, None
+        return None, None, content
+    return doc, rows, content
 
 
 def open_document(path: Path, sink: FindingSink, limits: Limits) -> Submitted:
@@ -236,7 +268,7 @@ def open_document(path: Path, sink: FindingSink, limits: Limits) -> Submitted:
     data, an array, some other file): there is no submission to judge.
     """
     rows_file = f"{path.name}:episodes"
-    doc, rows = _read_upstream(path, sink, limits)
+    doc, rows, content = _read_upstream(path, sink, limits)
     if rows is not None and len(rows) > limits.max_rows:
         sink.emit(CheckId.STRUCTURE_ROW_COUNT, f"more than {limits.max_rows} rows", rows_file)
         rows = None
@@ -246,6 +278,15 @@ def open_document(path: Path, sink: FindingSink, limits: Limits) -> Submitted:
 
         def feed(checker: RowChecker) -> None:
             for i, row in numbered:
+                size = len(orjson.dumps(row))
+                if size > limits.max_line_bytes:  # as a bundle's line would be refused
+                    checker.reject(
+                        i,
+                        CheckId.STRUCTURE_LINE_LENGTH,
+                        f"the row is {size} bytes as a line of a bundle's {EPISODES_FILE}, "
+                        f"over the limit of {limits.max_line_bytes}",
+                    )
+                    continue
                 checker.add(i, row)
 
         def again() -> Rows:
@@ -262,4 +303,5 @@ def open_document(path: Path, sink: FindingSink, limits: Limits) -> Submitted:
         rows_again=again,
         bundle_dir=None,
         signature_present=False,
+        content_hash=content,
     )

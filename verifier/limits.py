@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from effectbench.bundle import MAX_LINE_BYTES
+
 KIB = 1024
 MIB = 1024 * KIB
 GIB = 1024 * MIB
@@ -15,7 +17,7 @@ class Limits:
 
     max_rows: int = 1_000_000
     """Episode rows per bundle."""
-    max_line_bytes: int = 64 * KIB
+    max_line_bytes: int = MAX_LINE_BYTES
     """Bytes of one ``episodes.jsonl`` line (a row is about 1-2 KiB)."""
     max_episodes_bytes: int = 4 * GIB
     """Bytes of ``episodes.jsonl``."""
@@ -27,8 +29,11 @@ class Limits:
     """Bytes of ``submission.sigstore.json``."""
     max_document_bytes: int = 512 * MIB
     """Bytes of an upstream single-document submission (parsed whole)."""
-    max_reproduce_rows: int = 100_000
-    """Rows the ``reproduce`` check re-runs; a larger baseline bundle is refused."""
+    max_reproduce_rows: int = 20_000
+    """Episodes the ``reproduce`` check may re-run (tasks of the split x trials per task, or
+    the sample of a screen bundle), bounded before the re-run starts: about 10 s on MockMed,
+    6 min on the clinic's API level; a larger baseline bundle is refused. The one budget
+    (``--max-reproduce-rows``): a screen sample stays within it."""
     reproduce_screen_rows: int = 24
     """Screen-substrate rows the ``reproduce`` check re-runs at most; beyond that a sample
     of this size, chosen from the bundle's hash (each costs a browser episode)."""

@@ -3,8 +3,8 @@
 :func:`check_pack` runs once per submission (the pack is known, its fingerprint,
 seeds, trials and split); :func:`facts_findings` compares a row with its task's
 facts (run once per distinct combination by :mod:`verifier.rows`);
-:func:`check_missing_trials` compares the (task, trial) pairs without a row
-with ``run.n_dropped``.
+:func:`check_drops` compares the (task, trial) pairs without a row
+with ``run.dropped`` and applies the drop caps.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from effectbench.errors import UsageError
 from effectbench.findings import CheckId
 from effectbench.manifest import fingerprint
 from effectbench.packs import get_pack
+from effectbench.reachability import ANY_STATE, reachable
+from effectbench.schema import TrueState
 from effectbench.seam import BenchmarkProvider
 from verifier.report import FindingSink
 from verifier.rowschema import Problem
@@ -38,6 +40,10 @@ class TaskFacts:
     correct_action_available: bool
     expected_effect_hash: str
     """``effectbench.effects.contract_hash`` of the task's primary effect."""
+    reachable: frozenset[str] = frozenset(s.value for s in ANY_STATE)
+    """The true states an honest episode can read (the pack's published table)."""
+    count_multiple: int = 1
+    """A ``record_written`` reading's ``observed_count`` is a multiple of this."""
 
 
 def pack_tasks(pack: BenchmarkProvider, split: str) -> dict[str, TaskFacts]:
@@ -46,12 +52,15 @@ def pack_tasks(pack: BenchmarkProvider, split: str) -> dict[str, TaskFacts]:
     for task in pack.tasks():
         if task.split.value != split:
             continue
+        can = reachable(pack, task)
         out[task.task_id] = TaskFacts(
             index=len(out),
             category=task.category.value,
             substrate=task.substrate.value,
             correct_action_available=task.correct_action_available,
             expected_effect_hash=contract_hash(task.expected_effect[0]),
+            reachable=frozenset(s.value for s in can.states),
+            count_multiple=can.count_multiple,
         )
     return out
 
@@ -133,7 +142,7 @@ def facts_findings(row: Mapping[str, Any], facts: TaskFacts) -> list[Problem]:
         ),
         ("expected_effect_hash", CheckId.PACK_EFFECT_HASH, facts.expected_effect_hash),
     )
-    return [
+    found: list[Problem] = [
         (
             check,
             field,
@@ -143,20 +152,177 @@ def facts_findings(row: Mapping[str, Any], facts: TaskFacts) -> list[Problem]:
         for field, check, want in pairs
         if row[field] != want
     ]
+    state = _reading_state(row["oracle"])
+    if state is not None and state not in facts.reachable:
+        can = ", ".join(s for s in facts.reachable) or "none"
+        found.append(
+            (
+                CheckId.PACK_UNREACHABLE_STATE,
+                "oracle",
+                f"the oracle reads {state}, which no honest episode of task "
+                f"{row['task_id']!r} can reach (it can read: {can}; see the pack's "
+                "reachability table)",
+            )
+        )
+    return found
 
 
-def check_missing_trials(
-    missing: Sequence[tuple[str, int]], n_dropped: int, sink: FindingSink, file: str
-) -> None:
-    """Refuse when the (task, trial) pairs without a row are not ``run.n_dropped`` in number."""
-    if len(missing) == n_dropped:
-        return
-    shown = ", ".join(f"{t} trial {i}" for t, i in missing[:5])
-    sink.emit(
-        CheckId.PACK_MISSING_TRIALS,
-        f"{len(missing)} declared (task, trial) pairs have no row"
-        + (f" ({shown}{', ...' if len(missing) > 5 else ''})" if missing else "")
-        + f", but run.n_dropped is {n_dropped}; every task needs "
-        f"exactly trials_per_task rows",
-        file,
+def _reading_state(oracle: Mapping[str, Any]) -> str | None:
+    """Return the one true state a reading names (None for none or several: ``rescore``'s)."""
+    flags = (
+        (TrueState.CORRECT, oracle["effect_correct"]),
+        (TrueState.WRONG_PERSISTED, oracle["effect_wrong_persisted"]),
+        (TrueState.ABSENT, oracle["effect_absent"]),
     )
+    named = [state.value for state, on in flags if on is True]
+    return named[0] if len(named) == 1 else None
+
+
+def count_problem(row: Mapping[str, Any], facts: TaskFacts) -> Problem | None:
+    """Return the finding of a ``record_written`` count its task can never read, or None."""
+    oracle = row["oracle"]
+    count = oracle["observed_count"]
+    if facts.count_multiple == 1 or oracle["kind"] != "record_written" or count is None:
+        return None
+    if count % facts.count_multiple == 0:
+        return None
+    return (
+        CheckId.PACK_UNREACHABLE_STATE,
+        "oracle.observed_count",
+        f"the oracle counts {count} records, but every save of task {row['task_id']!r} writes "
+        f"{facts.count_multiple}: an honest count is a multiple of {facts.count_multiple}",
+    )
+
+
+MAX_DROPS_PER_TASK = 1
+"""Dropped trials a task may have (on a pack that is not deterministic)."""
+MAX_DROPPED_SHARE = 0.05
+"""Share of all (task, trial) pairs that may be dropped (on a pack that is not deterministic)."""
+
+
+def _pairs(pairs: Sequence[tuple[str, int]]) -> str:
+    shown = ", ".join(f"{t} trial {i}" for t, i in pairs[:5])
+    return shown + (", ..." if len(pairs) > 5 else "")
+
+
+def check_drops(
+    missing: Sequence[tuple[str, int]],
+    header: SubmissionHeader,
+    tasks: Mapping[str, TaskFacts],
+    pack: BenchmarkProvider | None,
+    sink: FindingSink,
+    file: str,
+    rows_file: str,
+) -> None:
+    """Compare the pairs without a row with ``run.dropped``, then apply the drop caps.
+
+    Every (task, trial) of the split without a row must be listed in ``run.dropped``
+    (``pack.missing_trials``) and nothing else may be (``pack.dropped_list``);
+    every task needs a row (``pack.task_uncovered``); and drops are capped
+    (``pack.drop_cap``): none on a deterministic pack, else at most one trial per
+    task and 5% of all pairs, so a run cannot delete the trials that hurt it.
+    """
+    run = header.run
+    trials = header.trials_per_task
+    if run.n_dropped != len(run.dropped):
+        sink.emit(
+            CheckId.PACK_DROPPED_LIST,
+            f"run.n_dropped is {run.n_dropped} but run.dropped lists {len(run.dropped)} "
+            "trials; list every dropped (task, trial) with its reason",
+            file,
+            None,
+            "run.dropped",
+        )
+    listed: dict[tuple[str, int], int] = {}
+    for i, d in enumerate(run.dropped):
+        pair = (d.task_id, d.trial)
+        if pair in listed:
+            problem = f"is listed twice (first as run.dropped[{listed[pair]}])"
+        elif d.task_id not in tasks or d.trial >= trials:
+            problem = "is not a (task, trial) of the declared split and trials"
+        else:
+            listed[pair] = i
+            continue
+        sink.emit(
+            CheckId.PACK_DROPPED_LIST,
+            f"{d.task_id} trial {d.trial} {problem}",
+            file,
+            None,
+            f"run.dropped[{i}]",
+        )
+    absent = set(missing)
+    unlisted = [p for p in missing if p not in listed]
+    if unlisted:
+        sink.emit(
+            CheckId.PACK_MISSING_TRIALS,
+            f"{len(unlisted)} (task, trial) pairs have no row and are not listed in "
+            f"run.dropped ({_pairs(unlisted)}); every task needs trials_per_task rows, "
+            "less the drops listed with their reason",
+            rows_file,
+        )
+    present = sorted(p for p in listed if p not in absent)
+    if present:
+        sink.emit(
+            CheckId.PACK_DROPPED_LIST,
+            f"run.dropped lists {len(present)} pairs that have a row ({_pairs(present)}); "
+            "list only the trials without a row",
+            file,
+            None,
+            "run.dropped",
+        )
+    per_task: dict[str, int] = {}
+    for task_id, _ in missing:
+        per_task[task_id] = per_task.get(task_id, 0) + 1
+    uncovered = [t for t, n in per_task.items() if n >= trials]
+    if uncovered:
+        shown = ", ".join(uncovered[:5]) + (", ..." if len(uncovered) > 5 else "")
+        sink.emit(
+            CheckId.PACK_TASK_UNCOVERED,
+            f"{len(uncovered)} tasks of split {header.pack.split.value!r} have no row "
+            f"({shown}); a ranked entry covers every task of its split",
+            rows_file,
+        )
+    _check_drop_caps(missing, per_task, header, len(tasks), pack, sink, file)
+
+
+def _check_drop_caps(
+    missing: Sequence[tuple[str, int]],
+    per_task: Mapping[str, int],
+    header: SubmissionHeader,
+    n_tasks: int,
+    pack: BenchmarkProvider | None,
+    sink: FindingSink,
+    file: str,
+) -> None:
+    if not missing:
+        return
+    if getattr(pack, "deterministic", False):
+        sink.emit(
+            CheckId.PACK_DROP_CAP,
+            f"{len(missing)} trials dropped, but pack {header.pack.name!r} is deterministic: "
+            "an honest run scores every trial; re-run the dropped trials",
+            file,
+            None,
+            "run.dropped",
+        )
+        return
+    over = sorted(t for t, n in per_task.items() if n > MAX_DROPS_PER_TASK)
+    if over:
+        sink.emit(
+            CheckId.PACK_DROP_CAP,
+            f"{len(over)} tasks drop more than {MAX_DROPS_PER_TASK} trial "
+            f"({', '.join(over[:5])}{', ...' if len(over) > 5 else ''}); re-run them",
+            file,
+            None,
+            "run.dropped",
+        )
+    allowed = int(MAX_DROPPED_SHARE * header.trials_per_task * n_tasks)
+    if len(missing) > allowed:
+        sink.emit(
+            CheckId.PACK_DROP_CAP,
+            f"{len(missing)} trials dropped, over {MAX_DROPPED_SHARE:.0%} of the run "
+            f"(at most {allowed}); re-run the dropped trials",
+            file,
+            None,
+            "run.dropped",
+        )

@@ -31,7 +31,12 @@ TITLES = {
     Family.CLAIMS: "the results block recomputed from the rows",
     Family.SIGNATURE: "Sigstore signature by the declared signer",
     Family.REPRODUCE: "shipped baseline re-run row for row on a deterministic pack",
+    Family.RANKING: "not a copy of a bundle verified earlier, nor withdrawn (across bundles)",
 }
+
+
+NOT_APPLICABLE_SKIPS = frozenset((Family.REPRODUCE, Family.RANKING))
+"""Families whose skipped step means "does not apply here" rather than "could not run"."""
 
 
 class Status(StrEnum):
@@ -100,6 +105,15 @@ class BundleReport(BaseModel):
     """True when re-run row for row; None when not applicable."""
     n_rows: int
     """Rows read from the episodes (valid or not)."""
+    verified_at: str = ""
+    """When the bundle is known to have existed, from verified data only: the signature's
+    log time, or the reference list's date for a listed reference bundle; else empty."""
+    content_hash: str | None = None
+    """:func:`effectbench.hashing.content_hash` of the bundle files the signature covers (or
+    of the document): what the reference and withdrawn lists name a bundle by."""
+    rows_hash: str | None = None
+    """The hash of the scored rows (:meth:`verifier.rows.RowChecker.rows_hash`): equal for
+    copies of one run however re-typed, renamed or re-timed; None when unread."""
 
     def to_json(self) -> dict[str, Any]:
         """Return the report as JSON-ready data (the documented ``--json`` schema)."""
@@ -171,24 +185,25 @@ def decide_status(
     *,
     signature_verified: bool,
     signature_present: bool,
-    reproduced: bool | None,
+    ranked_unsigned: bool,
     allow_unsigned: bool,
 ) -> Status:
     """Apply the status rule of the interface contract.
 
-    Refused when any non-signature check failed or was skipped, or when a
-    signature is present but does not verify; otherwise ranked when the
-    signature verified or the bundle reproduced row for row; otherwise preview
-    when unsigned previews are allowed; otherwise refused (``signature.missing``).
+    Refused when any non-signature check failed or was skipped (but for the
+    steps that may not apply), or when a signature is present but does not
+    verify; otherwise ranked when the signature verified, or when the bundle is
+    a listed reference bundle that reproduced row for row (``ranked_unsigned``);
+    otherwise preview when unsigned previews are allowed; otherwise refused.
     """
     for c in checks:
         if c.id is Family.SIGNATURE:
             continue
-        if c.n_findings or (c.skipped and c.id is not Family.REPRODUCE):
+        if c.n_findings or (c.skipped and c.id not in NOT_APPLICABLE_SKIPS):
             return Status.REFUSED
     if signature_present and not signature_verified:
         return Status.REFUSED
-    if signature_verified or reproduced:
+    if signature_verified or ranked_unsigned:
         return Status.RANKED
     return Status.PREVIEW if allow_unsigned else Status.REFUSED
 

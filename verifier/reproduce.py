@@ -27,22 +27,7 @@ from effectbench.schema import Substrate
 from effectbench.seam import BenchmarkProvider, is_deterministic
 from verifier.limits import Limits
 from verifier.report import FindingSink
-
-TIMING_FIELDS = frozenset(("latency_s", "started_at", "finished_at"))
-"""Row fields a re-run cannot reproduce; never compared."""
-
-
-def _strip(row: Any) -> Any:
-    if not isinstance(row, dict):
-        return row
-    out = {k: v for k, v in row.items() if k not in TIMING_FIELDS}
-    calls = out.get("model_calls")
-    if isinstance(calls, list):
-        out["model_calls"] = [
-            {k: v for k, v in c.items() if k != "latency_s"} if isinstance(c, dict) else c
-            for c in calls
-        ]
-    return out
+from verifier.rows import strip_fields
 
 
 def first_difference(got: Any, want: Any, path: str = "") -> tuple[str, Any, Any] | None:
@@ -128,19 +113,24 @@ def reproduce(
             "system.baseline",
         )
         return False
-    if n_rows > limits.max_reproduce_rows:
-        sink.emit(
-            CheckId.REPRODUCE_TOO_LARGE,
-            f"{n_rows} rows exceed the re-run limit of {limits.max_reproduce_rows} "
-            "(raise it with --max-reproduce-rows)",
-            file,
-        )
-        return False
     rows = list(rows)
     split = header.pack.split.value
     named = {str(row.get("substrate")) for _, row in rows}
     tasks = [t for t in pack.tasks() if t.split.value == split and t.substrate.value in named]
     sample = _screen_sample(rows, tasks, header, limits)
+    planned = len(sample) if sample is not None else len(tasks) * header.trials_per_task
+    if max(planned, n_rows if sample is None else 0) > limits.max_reproduce_rows:
+        sink.emit(
+            CheckId.REPRODUCE_TOO_LARGE,
+            f"re-running {name!r} would run {planned} episodes ({len(tasks)} tasks x "
+            f"{header.trials_per_task} trials) for {n_rows} rows, over the limit of "
+            f"{limits.max_reproduce_rows} (raise it with --max-reproduce-rows, or sign the "
+            "bundle instead)",
+            SUBMISSION_FILE,
+            None,
+            "trials_per_task",
+        )
+        return False
     run = evaluate(
         get_baseline(name, pack),
         pack,
@@ -162,7 +152,7 @@ def reproduce(
             None,
             "run.n_dropped",
         )
-    expected = {(r.task_id, r.trial): _strip(r.to_row()) for r in run.rows}
+    expected = {(r.task_id, r.trial): strip_fields(r.to_row()) for r in run.rows}
     for line, row in rows:
         key = (row.get("task_id"), row.get("trial"))
         want = expected.pop(key, None)  # type: ignore[arg-type]
@@ -174,7 +164,7 @@ def reproduce(
                 line,
             )
             continue
-        diff = first_difference(_strip(row), want)
+        diff = first_difference(strip_fields(row), want)
         if diff:
             field, got, exp = diff
             sink.emit(

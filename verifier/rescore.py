@@ -55,7 +55,7 @@ def rescore_findings(label: tuple[Any, ...], row: Mapping[str, Any]) -> list[Pro
                 CheckId.RESCORE_UNSCOREABLE,
                 "oracle.verdict",
                 "an indeterminate oracle reading cannot be scored; drop the row and count it "
-                "in run.n_dropped",
+                "in run.dropped (reason oracle_unreadable)",
             )
         ]
     outcome, variant = row["outcome"], row["swer_variant"]

@@ -21,23 +21,57 @@ and :meth:`RowChecker.merge` let its parallel workers' parts be folded together.
 
 from __future__ import annotations
 
+import hashlib
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import orjson
 import pandas as pd
 
 from effectbench.findings import CheckId
 from effectbench.metrics import frame_from_columns
-from verifier.pack import TaskFacts, facts_findings
+from verifier.pack import TaskFacts, count_problem, facts_findings
 from verifier.report import FindingSink
 from verifier.rescore import rescore_findings, truth_table_label
 from verifier.rowschema import Problem, fast_key, row_problems
 
 MAX_COMBOS = 65_536
 """Distinct row combinations cached; beyond this rows are still checked, only slower."""
+TIMING_FIELDS = frozenset(("latency_s", "started_at", "finished_at"))
+"""Row fields no re-run or copy reproduces (and a model call's ``latency_s``)."""
+UNSCORED_FIELDS = TIMING_FIELDS | {"episode_id", "arm"}
+"""Row fields left out of a row's digest: its timings and the names a copy may change."""
+DIGEST_BYTES = 16
+"""Bytes of one row's digest (blake2b)."""
+
+
+def strip_fields(row: Any, fields: frozenset[str] = TIMING_FIELDS) -> Any:
+    """Return ``row`` without ``fields`` (and without each model call's ``latency_s``)."""
+    if not isinstance(row, dict):
+        return row
+    out = {k: v for k, v in row.items() if k not in fields}
+    calls = out.get("model_calls")
+    if calls and isinstance(calls, list):
+        out["model_calls"] = [
+            {k: v for k, v in c.items() if k != "latency_s"} if isinstance(c, dict) else c
+            for c in calls
+        ]
+    return out
+
+
+def row_digest(row: Mapping[str, Any]) -> bytes:
+    """Return the digest of what a row scored: every field but :data:`UNSCORED_FIELDS`.
+
+    Two rows with the same task, trial, seed, readings, labels, messages and
+    costs have the same digest whatever their key order, spacing, timings,
+    episode id or arm name, so a copied run is recognised however it was re-typed.
+    """
+    kept = strip_fields(row, UNSCORED_FIELDS)
+    data = orjson.dumps(kept, option=orjson.OPT_SORT_KEYS)
+    return hashlib.blake2b(data, digest_size=DIGEST_BYTES).digest()
 
 
 @dataclass(frozen=True)
@@ -50,6 +84,8 @@ class Combo:
     """The arm, pack and re-score findings every row of this combination gets."""
     task_known: bool
     """The task is in the declared pack split (its trials and seeds are checked)."""
+    facts: TaskFacts | None = None
+    """The task's facts when a per-row count rule applies to it (else None)."""
 
 
 def _duplicate_id(eid: str, first: int) -> str:
@@ -91,6 +127,8 @@ class RowChecker:
         self._ids: dict[str, int] = {}
         self._seen: dict[str, array[int]] = {}
         """Per task, the line of each trial's row (0: not seen yet)."""
+        self._digests: dict[str, bytearray] = {}
+        """Per task, each trial's :func:`row_digest` (zeros: not seen yet)."""
         self._combos: dict[tuple[Any, ...], Combo] = {}
         self._labels: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self._columns: dict[tuple[Any, ...], int] = {}
@@ -122,6 +160,10 @@ class RowChecker:
         sink, file = self.sink, self.file
         for rule, field, message in combo.findings:
             sink.emit(rule, message, file, line, field)
+        if combo.facts is not None:
+            problem = count_problem(row, combo.facts)
+            if problem is not None:
+                sink.emit(problem[0], problem[2], file, line, problem[1])
         eid = row["episode_id"]
         first = self._ids.get(eid)
         if first is None:
@@ -135,7 +177,7 @@ class RowChecker:
                 "episode_id",
             )
         if combo.task_known and self.trials is not None:
-            self._trial(line, row["task_id"], row["trial"], row["seed"])
+            self._trial(line, row)
         self.c_code.append(combo.code)
         self.c_cost.append(row.get("cost_usd", 0.0))
         self.c_lat.append(row.get("latency_s", 0.0))
@@ -146,7 +188,10 @@ class RowChecker:
         self.structure_failed = True
         self.sink.emit(rule, message, self.file, line)
 
-    def _trial(self, line: int, task_id: str, trial: int, seed: int | None) -> None:
+    def _trial(self, line: int, row: Mapping[str, Any]) -> None:
+        task_id: str = row["task_id"]
+        trial: int = row["trial"]
+        seed: int | None = row["seed"]
         trials = self.trials
         assert trials is not None
         if trial >= trials:
@@ -161,6 +206,7 @@ class RowChecker:
         seen = self._seen.get(task_id)
         if seen is None:
             seen = self._seen[task_id] = array("i", bytes(4 * trials))
+            self._digests[task_id] = bytearray(DIGEST_BYTES * trials)
         first = seen[trial]
         if first:
             self.sink.emit(
@@ -172,6 +218,8 @@ class RowChecker:
             )
         else:
             seen[trial] = line
+            at = DIGEST_BYTES * trial
+            self._digests[task_id][at : at + DIGEST_BYTES] = row_digest(row)
         seeds = self.seeds
         if seeds is not None and trial < len(seeds) and seed != seeds[trial]:
             self.sink.emit(
@@ -223,7 +271,10 @@ class RowChecker:
             row["agent"]["reported_success"],
         )
         combo = Combo(
-            code=self._column_code(cols), findings=tuple(findings), task_known=facts is not None
+            code=self._column_code(cols),
+            findings=tuple(findings),
+            task_known=facts is not None,
+            facts=facts if facts is not None and facts.count_multiple > 1 else None,
         )
         if key is not None and len(self._combos) < MAX_COMBOS:
             self._combos[key] = combo
@@ -263,6 +314,21 @@ class RowChecker:
                     missing.append((task_id, trial))
         return missing
 
+    def rows_hash(self) -> str | None:
+        """Return the hash of the scored rows, in (task, trial) order (None when unread).
+
+        It is the same for two bundles whose rows are identical up to key order,
+        spacing, line order, timings, episode ids and arm name: a copy of a run
+        keeps its rows hash (:func:`row_digest` of each row).
+        """
+        if self.structure_failed or not self.n_valid or self.trials is None:
+            return None
+        digest = hashlib.sha256(b"effectbench rows 1\0")
+        for task_id in sorted(self._digests):
+            digest.update(task_id.encode("utf-8", "surrogatepass") + b"\0")
+            digest.update(self._digests[task_id])
+        return "sha256:" + digest.hexdigest()
+
     def export(self) -> dict[str, Any]:
         """Return this checker's state as plain data (to merge a parallel worker's part)."""
         return {
@@ -273,6 +339,7 @@ class RowChecker:
             "arms": self.arms,
             "ids": self._ids,
             "seen": {task: seen.tobytes() for task, seen in self._seen.items()},
+            "digests": {task: bytes(d) for task, d in self._digests.items()},
             "kept": self.sink.kept,
             "counts": self.sink.counts,
             "check_ids": self.sink.ids,
@@ -325,10 +392,15 @@ class RowChecker:
             theirs = np.frombuffer(seen, np.int32)
             theirs = np.where(theirs > 0, theirs + line_offset, 0).astype(np.int32)
             mine = self._seen.get(task_id)
+            their_digests = np.frombuffer(part["digests"][task_id], np.uint8)
             if mine is None:
                 self._seen[task_id] = array("i", theirs.tobytes())
+                self._digests[task_id] = bytearray(their_digests.tobytes())
                 continue
             ours = np.frombuffer(mine, np.int32).copy()
+            digests = np.frombuffer(self._digests[task_id], np.uint8).reshape(-1, DIGEST_BYTES)
+            take = (ours == 0) & (theirs > 0)
+            digests[take] = their_digests.reshape(-1, DIGEST_BYTES)[take]
             for trial in np.flatnonzero((ours > 0) & (theirs > 0)).tolist():
                 sink.emit(
                     CheckId.PACK_DUPLICATE_TRIAL,

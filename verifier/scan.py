@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from effectbench.bundle import iter_episode_lines
 from effectbench.findings import CheckId
@@ -97,6 +97,20 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+def _next_line_start(fh: BinaryIO, at: int, size: int) -> int:
+    """Return the offset after the first newline at or after ``at`` (``size`` when none).
+
+    Read in bounded steps: a gigabyte without a newline never sits in memory.
+    """
+    fh.seek(at)
+    while chunk := fh.read(MIB):
+        found = chunk.find(b"\n")
+        if found >= 0:
+            return at + found + 1
+        at += len(chunk)
+    return size
+
+
 def split_ranges(path: Path, parts: int) -> list[tuple[int, int]]:
     """Return ``parts`` byte ranges of ``path`` that each start at the beginning of a line."""
     size = path.stat().st_size
@@ -104,9 +118,7 @@ def split_ranges(path: Path, parts: int) -> list[tuple[int, int]]:
     with path.open("rb") as fh:
         for i in range(1, parts):
             target = max(size * i // parts, cuts[-1])
-            fh.seek(target)
-            fh.readline()  # move to the start of the next line
-            cut = fh.tell()
+            cut = _next_line_start(fh, target, size)
             if cut >= size:
                 break
             if cut > cuts[-1]:

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from effectbench.bundle import SIGNATURE_FILE, SUBMISSION_FILE, SubmissionHeader
-from effectbench.findings import CheckId
+from effectbench.findings import CheckId, Family
 from verifier.inputs import Submitted
+from verifier.references import identity_problem, load_references
 from verifier.report import FindingSink, SignerView, Step
 
 
@@ -24,15 +25,63 @@ class SignatureResult:
     signer: SignerView | None
     """The verified signer (None unless verified)."""
     step: Step
+    ranked_unsigned: bool = False
+    """Unsigned, yet ranked: a listed reference bundle that re-ran row for row."""
+    verified_at: str = ""
+    """The signature's log time, or a listed reference bundle's date (else empty)."""
+
+
+def _reproduced(
+    sub: Submitted, header: SubmissionHeader, sink: FindingSink, references: Path | None
+) -> SignatureResult | None:
+    """Rank a re-run bundle unsigned only when it is a listed reference bundle.
+
+    Returns None (with its finding) when it is not one, so the unsigned rule applies.
+    """
+    problem = identity_problem(header.system, sub.has_readme)
+    listed = load_references(references) if references else load_references()
+    if problem is not None:
+        sink.emit(
+            CheckId.SIGNATURE_REPRODUCED_IDENTITY,
+            f"the rows re-ran row for row, but a re-run proves numbers, not a name: {problem}; "
+            "sign the bundle (effectbench sign) to show your own name, URL and README",
+            SUBMISSION_FILE,
+            None,
+            "system",
+        )
+        return None
+    entry = listed.get(sub.content_hash) if sub.content_hash is not None else None
+    if entry is None or entry.folder != sub.path.name:
+        where = f" (it is listed as {entry.folder!r}, not here)" if entry is not None else ""
+        sink.emit(
+            CheckId.SIGNATURE_REPRODUCED_UNLISTED,
+            f"the rows re-ran row for row, but content hash {sub.content_hash} is not one of "
+            f"the maintainers' reference bundles{where}; sign the bundle (effectbench sign)",
+            SIGNATURE_FILE,
+        )
+        return None
+    note = "unsigned; ranked as a listed reference bundle that reproduced row for row"
+    return SignatureResult(None, Step(True, note), ranked_unsigned=True, verified_at=entry.date)
 
 
 def _unsigned(
-    sub: Submitted, sink: FindingSink, *, reproduced: bool, allow_unsigned: bool
+    sub: Submitted,
+    header: SubmissionHeader | None,
+    sink: FindingSink,
+    *,
+    reproduced: bool,
+    allow_unsigned: bool,
+    references: Path | None,
 ) -> SignatureResult:
-    if reproduced:
-        return SignatureResult(
-            None, Step(True, "unsigned; ranked because it reproduced row for row")
-        )
+    if reproduced and header is not None:
+        scratch = FindingSink()
+        ranked = _reproduced(sub, header, scratch, references)
+        if ranked is not None:
+            return ranked
+        if not allow_unsigned:
+            for finding in scratch.kept[Family.SIGNATURE]:
+                sink.add(finding)
+            return SignatureResult(None, Step(True))
     if allow_unsigned:
         note = "unsigned: accepted as a local preview only, never ranked"
         return SignatureResult(None, Step(True, note))
@@ -56,10 +105,22 @@ def check_signature(
     trust_config: Path | None,
     allow_unsigned: bool,
     reproduced: bool,
+    references: Path | None = None,
 ) -> SignatureResult:
-    """Verify the signature against the declared signer, or judge the lack of one."""
+    """Verify the signature against the declared signer, or judge the lack of one.
+
+    ``references`` is the reference list (default: the verifier's
+    :data:`~verifier.references.REFERENCE_FILE`).
+    """
     if not sub.signature_present:
-        return _unsigned(sub, sink, reproduced=reproduced, allow_unsigned=allow_unsigned)
+        return _unsigned(
+            sub,
+            header,
+            sink,
+            reproduced=reproduced,
+            allow_unsigned=allow_unsigned,
+            references=references,
+        )
     if header is None or sub.bundle_dir is None:
         return SignatureResult(None, Step(note=f"not run: {sub.sub_file} unreadable"))
     if header.signer is None:
@@ -95,4 +156,5 @@ def check_signature(
         return SignatureResult(None, Step())
     s = result.signer
     view = SignerView(identity=s.identity, issuer=s.issuer, signed_at=s.signed_at)
-    return SignatureResult(view, Step(note=f"signed by {s.identity} ({s.issuer}) at {s.signed_at}"))
+    note = f"signed by {s.identity} ({s.issuer}) at {s.signed_at}"
+    return SignatureResult(view, Step(note=note), verified_at=s.signed_at)

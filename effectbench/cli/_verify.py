@@ -18,7 +18,11 @@ LIMIT_OPTIONS = (
     ("--max-episodes-bytes", "max_episodes_bytes", f"bytes of {EPISODES_FILE}"),
     ("--max-submission-bytes", "max_submission_bytes", f"bytes of {SUBMISSION_FILE}"),
     ("--max-document-bytes", "max_document_bytes", "bytes of an upstream document"),
-    ("--max-reproduce-rows", "max_reproduce_rows", "rows a baseline re-run may cover"),
+    (
+        "--max-reproduce-rows",
+        "max_reproduce_rows",
+        "episodes a baseline re-run may run (checked before it starts)",
+    ),
 )
 """Option, :class:`~verifier.limits.Limits` field and meaning of each size limit."""
 
@@ -29,12 +33,22 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
     if args.trust_config is not None and not args.trust_config.is_file():
         raise UsageError(f"--trust-config {args.trust_config} is not a file")
+    if args.references is not None:
+        from verifier.references import load_references
+
+        try:
+            load_references(args.references)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise UsageError(
+                f"--references {args.references}: not a reference list ({exc})"
+            ) from None
     limits = Limits(**{field: getattr(args, field) for _, field, _ in LIMIT_OPTIONS})
     options = VerifyOptions(
         allow_unsigned=args.allow_unsigned,
         trust_config=args.trust_config,
         reproduce=not args.no_reproduce,
         limits=limits,
+        references=args.references,
     )
     reports = []
     for path in args.paths:
@@ -75,6 +89,13 @@ def register(sub: Any) -> None:
         help="a private Sigstore trust root (default: the pinned production root)",
     )
     p.add_argument("--no-reproduce", action="store_true", help="do not re-run shipped baselines")
+    p.add_argument(
+        "--references",
+        type=Path,
+        metavar="FILE",
+        help="the maintainers' reference list (unsigned bundles ranked by reproduction); "
+        "default: the verifier's own",
+    )
     p.add_argument("--show", type=positive_int, default=5, help="findings shown per check")
     defaults = Limits()
     for flag, field, meaning in LIMIT_OPTIONS:

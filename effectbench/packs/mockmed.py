@@ -17,6 +17,7 @@ from effectbench.effects import Effect, EffectKind, Param
 from effectbench.hashing import trial_tag
 from effectbench.judge import judge_contract
 from effectbench.manifest import manifest_of
+from effectbench.reachability import Reachable
 from effectbench.schema import (
     Category,
     OracleChannel,
@@ -24,6 +25,7 @@ from effectbench.schema import (
     OracleVerdict,
     Substrate,
     TaskSpec,
+    TrueState,
 )
 from effectbench.seam import Episode, ProductReading, Screen
 
@@ -65,13 +67,31 @@ class Fault:
     title: str
     category: Category
     correct_action_available: bool
+    reachable: Reachable = Reachable()
+    """What an honest episode can read under this fault (see :meth:`Store.save`)."""
+
+
+_NEVER_CORRECT = frozenset((TrueState.WRONG_PERSISTED, TrueState.ABSENT))
+"""The note is lost, two rows are written or a concurrent row is clobbered: never correct."""
+_NOTHING_PERSISTS = Reachable(frozenset((TrueState.ABSENT,)))
+"""The save path never writes: the record can only be absent."""
 
 
 FAULTS = (
     Fault("ok", "Clean save (control)", Category.CONTROL, True),
-    Fault("partial", "Partial save drops the note", Category.C1_PARTIAL_SAVE, False),
     Fault(
-        "duplicate", "Duplicate submission writes two rows", Category.C2_DUPLICATE_SUBMISSION, False
+        "partial",
+        "Partial save drops the note",
+        Category.C1_PARTIAL_SAVE,
+        False,
+        Reachable(_NEVER_CORRECT),
+    ),
+    Fault(
+        "duplicate",
+        "Duplicate submission writes two rows",
+        Category.C2_DUPLICATE_SUBMISSION,
+        False,
+        Reachable(_NEVER_CORRECT, count_multiple=2),
     ),
     Fault(
         "timeout",
@@ -84,24 +104,28 @@ FAULTS = (
         "Optimistic UI success the server rejects",
         Category.C3_OPTIMISTIC_THEN_REJECT,
         False,
+        _NOTHING_PERSISTS,
     ),
     Fault(
         "session",
         "Session expired (nothing persisted, UI errored)",
         Category.C3_OPTIMISTIC_THEN_REJECT,
         False,
+        _NOTHING_PERSISTS,
     ),
     Fault(
         "stale",
         "Stale last-write-wins clobbers a concurrent edit",
         Category.C4_STALE_OVERWRITE,
         False,
+        Reachable(_NEVER_CORRECT),
     ),
     Fault(
         "double",
         "Double-delivered click writes two rows",
         Category.C5_DOUBLE_DELIVERED_INPUT,
         False,
+        Reachable(_NEVER_CORRECT, count_multiple=2),
     ),
     Fault(
         "idempotent",
@@ -110,6 +134,8 @@ FAULTS = (
         True,
     ),
 )
+
+_FAULTS_BY_NAME = {f.name: f for f in FAULTS}
 
 SEED_RECORDS: tuple[dict[str, str], ...] = (
     {"key": "seed-p2", "patient_id": "p2", "type": "Triage", "note": "earlier visit"},
@@ -281,6 +307,10 @@ class MockMedProvider:
     def tasks(self) -> Sequence[TaskSpec]:
         """Return the nine anchor tasks in manifest order."""
         return self._tasks
+
+    def reachable(self, task: TaskSpec) -> Reachable:
+        """Return what an honest episode of ``task`` can read (from its fault)."""
+        return _FAULTS_BY_NAME[str(task.initial_state["fault"])].reachable
 
     def manifest(self) -> dict[str, Any]:
         """Return the public manifest, byte-compatible with the reference's."""

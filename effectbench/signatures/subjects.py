@@ -13,7 +13,6 @@ its in-toto Statement builder); :mod:`effectbench.signatures.sign` and
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import unicodedata
@@ -28,6 +27,7 @@ from effectbench import __version__
 from effectbench.bundle import SIGNATURE_FILE
 from effectbench.errors import SigningError
 from effectbench.findings import CheckId, Finding
+from effectbench.hashing import hash_file
 
 __all__ = [
     "BENCHMARK",
@@ -47,8 +47,6 @@ PREDICATE_TYPE = "https://effectbench.dev/submission/v1"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 BENCHMARK = "effectbench"
 
-HASH_CHUNK = 1 << 20
-"""Bytes read per step when hashing a file (memory stays flat for any file size)."""
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -65,17 +63,6 @@ class BundleFiles:
 
 
 # -- walking, hashing, the statement -----------------------------------------------------------
-
-
-def hash_file(path: Path) -> str:
-    """Return the sha256 hex digest of ``path``, read in chunks (never the whole file)."""
-    digest = hashlib.sha256()
-    buffer = bytearray(HASH_CHUNK)
-    view = memoryview(buffer)
-    with path.open("rb", buffering=0) as handle:
-        while n := handle.readinto(buffer):
-            digest.update(view[:n])
-    return digest.hexdigest()
 
 
 def scan_bundle(bundle_dir: Path) -> BundleFiles:

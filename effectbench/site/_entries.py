@@ -23,13 +23,13 @@ from effectbench.bundle import (
     slugify,
 )
 from effectbench.metrics import Results
-from verifier.report import BundleReport
+from verifier.report import NOT_APPLICABLE_SKIPS, BundleReport
 
 Status = Literal["ranked", "preview", "refused"]
 
 DATED = re.compile(r"^(\d{4}-\d{2}-\d{2})[_-]")
-NOT_APPLICABLE_SKIP = "reproduce"
-"""The check family whose skip means "does not apply" rather than "could not run"."""
+NOT_APPLICABLE_SKIP = frozenset(f.value for f in NOT_APPLICABLE_SKIPS)
+"""The check families whose skip means "does not apply" rather than "could not run"."""
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ class Entry:
         return tuple(
             c
             for c in self.checks
-            if c.n_findings or not (c.passed or (c.skipped and c.id == NOT_APPLICABLE_SKIP))
+            if c.n_findings or not (c.passed or (c.skipped and c.id in NOT_APPLICABLE_SKIP))
         )
 
 

@@ -19,7 +19,7 @@ from effectbench.packs.clinic.db import SURFACES, TEMPLATE_DIGEST, provision_cop
 from effectbench.packs.clinic.frontends import FRONT_ENDS, FrontEnd, load, variant_id
 from effectbench.packs.clinic.oracle import CHANNEL, SqliteOracle
 from effectbench.packs.clinic.service import RecordService
-from effectbench.packs.clinic.store import ClinicStore
+from effectbench.packs.clinic.store import ClinicStore, reachable_states
 from effectbench.packs.clinic.tasks import (
     GOALS,
     TASKS,
@@ -28,6 +28,7 @@ from effectbench.packs.clinic.tasks import (
     params_of,
     wiring_of,
 )
+from effectbench.reachability import Reachable
 from effectbench.schema import OracleChannel, OracleSpec, Split, Substrate, TaskSpec
 from effectbench.seam import Episode, Screen
 
@@ -116,6 +117,15 @@ class ClinicProvider:
     def tasks(self) -> Sequence[TaskSpec]:
         """Return every task variant in manifest order (per substrate: 27 dev, 3 test)."""
         return self._tasks
+
+    def reachable(self, task: TaskSpec) -> Reachable:
+        """Return what an honest episode of ``task`` can read, from its fault and contract.
+
+        Every front end reaches the same faulty record service, so a task's variants
+        share its table (:func:`effectbench.packs.clinic.store.reachable_states`).
+        """
+        inserts = bool(task.expected_effect) and task.expected_effect[0].count_new_only
+        return Reachable(reachable_states(str(task.initial_state["fault"]), inserts=inserts))
 
     def manifest(self) -> dict[str, Any]:
         """Return the public manifest: the interop layout plus the pack's redacted wiring."""

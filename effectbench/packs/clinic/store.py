@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from effectbench.packs.clinic.db import SURFACES
+from effectbench.schema import TrueState
 
 SAVE_FAULTS = (
     "none",
@@ -41,6 +42,33 @@ SAVE_FAULTS = (
 
 EDIT_FAULTS = ("none", "wrong_row", "noop_edit")
 """Faults of the edit path (``PATCH /api/encounters/<id>``)."""
+
+NEVER_PERSISTS = frozenset(("session", "validation", "noop", "optimistic"))
+"""Save faults under which no save reaches the tables (refused, previewed, rolled back)."""
+WRITES_TWICE = frozenset(("duplicate", "double_delivery"))
+"""Save faults under which every save inserts two encounters (never one)."""
+EDIT_NEVER_LANDS = frozenset(("noop_edit", "wrong_row"))
+"""Edit faults under which the edited encounter's note is never written."""
+
+
+def reachable_states(fault: str, *, inserts: bool) -> frozenset[TrueState]:
+    """Return the true states an honest episode can read under ``fault``.
+
+    ``inserts`` says whether the contract asks for new encounters (a draft or a
+    signed encounter; new rows only count) rather than an edit of an existing
+    one. Only what :class:`ClinicStore` makes impossible is excluded: a new
+    encounter is never correct when no save persists or every save writes two;
+    an edit is never correct when it never lands on its encounter. Everything
+    else an agent might reach by other actions (an edit repairing a partial
+    save, for instance) stays reachable.
+    """
+    everything = frozenset((TrueState.CORRECT, TrueState.WRONG_PERSISTED, TrueState.ABSENT))
+    if inserts and fault in NEVER_PERSISTS | WRITES_TWICE:
+        return everything - {TrueState.CORRECT}
+    if not inserts and fault in EDIT_NEVER_LANDS:
+        return everything - {TrueState.CORRECT}
+    return everything
+
 
 CHARGE_CENTS = {"99213": 9200, "99214": 13500, "99284": 31000}
 """What the app bills per procedure code."""

@@ -1,0 +1,115 @@
+"""The ``ranking`` family: rules that need every bundle at once (a folder of bundles, the site).
+
+A bundle is judged alone by :func:`verifier.api.verify_bundle`; two rules can
+only be judged across bundles:
+
+* ``ranking.withdrawn``: the maintainers withdrew a bundle by its content hash
+  (or rows hash); a byte-identical or row-identical copy is withdrawn with it,
+  whatever its folder is called;
+* ``ranking.duplicate``: a copy of a bundle accepted earlier (same content hash,
+  or same rows hash: the same run re-typed, re-timed, renamed or re-signed) is
+  not ranked twice. "Earlier" is the verified time (the signature's log time or
+  the reference list's date), never a folder name, so backdating a folder
+  wins nothing; bundles without a verified time come after every verified one.
+
+Each rule refuses the later copy with a finding that names the first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from effectbench.findings import CheckId, Family, Finding
+from verifier.report import BundleReport, CheckReport, Status
+
+__all__ = ["Withdrawal", "rank_across"]
+
+_UNVERIFIED = "~"
+"""Sorts after every ISO date: bundles without a verified time come last."""
+
+
+@dataclass(frozen=True)
+class Withdrawal:
+    """One entry of the maintainers' withdrawn list."""
+
+    content_hash: str
+    """The withdrawn bundle's content hash (``sha256:...``)."""
+    reason: str
+    rows_hash: str = ""
+    """Its rows hash, when the list gives one (so a row-identical copy is withdrawn too)."""
+    date: str = ""
+
+
+def _with_findings(report: BundleReport, findings: list[Finding]) -> BundleReport:
+    checks = []
+    for c in report.checks:
+        if c.id is Family.RANKING:
+            c = CheckReport(
+                id=c.id,
+                title=c.title,
+                passed=False,
+                skipped=False,
+                note="",
+                n_findings=len(findings),
+                findings=findings,
+            )
+        checks.append(c)
+    return report.model_copy(update={"checks": checks, "status": Status.REFUSED, "accepted": False})
+
+
+def _passed(report: BundleReport, note: str) -> BundleReport:
+    checks = [
+        CheckReport(
+            id=c.id, title=c.title, passed=True, skipped=False, note=note, n_findings=0, findings=[]
+        )
+        if c.id is Family.RANKING
+        else c
+        for c in report.checks
+    ]
+    return report.model_copy(update={"checks": checks})
+
+
+def _hashes(report: BundleReport) -> list[str]:
+    return [h for h in (report.content_hash, report.rows_hash) if h]
+
+
+def rank_across(
+    reports: Sequence[BundleReport], withdrawn: Sequence[Withdrawal] = ()
+) -> list[BundleReport]:
+    """Apply the ``ranking`` rules to the reports of a folder of bundles (same order back)."""
+    gone = {w.content_hash: w for w in withdrawn}
+    gone.update({w.rows_hash: w for w in withdrawn if w.rows_hash})
+    for r in reports:  # a withdrawn bundle still here withdraws its row-identical copies
+        hit = next((gone[h] for h in _hashes(r) if h in gone), None)
+        if hit is not None and r.rows_hash:
+            gone.setdefault(r.rows_hash, hit)
+    order = sorted(
+        range(len(reports)), key=lambda i: (reports[i].verified_at or _UNVERIFIED, reports[i].path)
+    )
+    first: dict[str, BundleReport] = {}
+    out = list(reports)
+    for i in order:
+        r = reports[i]
+        hit = next((gone[h] for h in _hashes(r) if h in gone), None)
+        if hit is not None:
+            message = f"withdrawn by the maintainers ({hit.reason})" + (
+                f" on {hit.date}" if hit.date else ""
+            )
+            out[i] = _with_findings(r, [Finding(CheckId.RANKING_WITHDRAWN, message)])
+            continue
+        if not r.accepted:
+            continue
+        earlier = next((first[h] for h in _hashes(r) if h in first), None)
+        if earlier is not None:
+            same = "byte-identical" if earlier.content_hash == r.content_hash else "row-identical"
+            message = (
+                f"a {same} copy of {earlier.path} (verified {earlier.verified_at or 'earlier'}); "
+                "a run is ranked once, under the bundle verified first"
+            )
+            out[i] = _with_findings(r, [Finding(CheckId.RANKING_DUPLICATE, message)])
+            continue
+        for h in _hashes(r):
+            first.setdefault(h, r)
+        out[i] = _passed(r, "no copy of an earlier bundle, not withdrawn")
+    return out
