@@ -84,6 +84,8 @@ def make_submissions(base: Path) -> dict[str, Path]:
         EVIL_DESCRIPTION,
         "--url",
         EVIL_URL,
+        "--trials",
+        "3",  # its own run: 10 trials would be a row-identical copy of the reference bundle
     )
     bad = subs / "2026-01-01_tampered"
     shutil.copytree(next(REFERENCE.glob("*screen-only")), bad)
@@ -353,9 +355,11 @@ def test_submission_page_has_every_section(site: dict[str, Any]) -> None:
 
     h2 = re.findall(r'<h2 id="([^"]+)" data-search-exclude>([^<]+)</h2>', sub)
     assert h2 == list(SUBMISSION_HEADINGS)  # every section, in order, none twice
-    tables = ("headline", "heatmap", "cells", "outcomes", "passk", "cost", "matrix", "checks")
+    tables = ("headline", "heatmap", "cells", "outcomes", "passk", "matrix", "checks")
     for table in (*tables, "manifest"):
         assert re.search(rf'<table class="eb-table[^"]*" data-eb="{table}">', sub), table
+    # ranked by its re-run alone: the submitter's timings and costs are not shown
+    assert 'data-eb="cost"' not in sub and "Not measured" in sub
     assert "run.started_at" in sub
     outcomes = re.search(r'<table class="eb-table" data-eb="outcomes">.*?</table>', sub, re.S)
     assert outcomes
@@ -570,7 +574,8 @@ def test_board_rows_fill_every_column(site: dict[str, Any]) -> None:
     assert [key for key, _ in cells] == [c.key for c in shown]
     by_label = {c.label: cell_text(v) for c, (_, v) in zip(shown, cells, strict=True)}
     sub = json.loads((next(REFERENCE.glob("*_screen-only")) / "submission.json").read_text())
-    assert by_label["Trials"] == str(sub["trials_per_task"]) == "10"
+    assert by_label["Trials"] == f"{sub['trials_per_task']} n 90 · dropped 0"
+    assert sub["trials_per_task"] == 10
     assert by_label["Spec"] == sub["spec_version"]
     # Pack and fingerprint are the same on every row: said once, above the board.
     short = sub["pack"]["fingerprint"].removeprefix("sha256:")[:12]
@@ -586,7 +591,9 @@ def test_board_rows_fill_every_column(site: dict[str, Any]) -> None:
         rf'<h2 id="{CLINIC_BOARD}">.*?<p class="eb-board-meta">(.*?)</p>', html, re.S
     )
     assert f"SPEC {clinic['spec_version']}" in cell_text(clinic_meta)
-    assert by_label["Date"] == next(REFERENCE.glob("*_screen-only")).name[:10]
+    listed = json.loads((ROOT / "verifier" / "reference_bundles.json").read_text())
+    (entry,) = [b for b in listed["bundles"] if b["folder"].endswith("_screen-only")]
+    assert by_label["Date"] == entry["date"]  # the maintainers' list, not the folder name
     assert by_label["SWER"] == "55.6% [45.3%, 65.4%] 50/90"
     assert re.fullmatch(r"\+\d+\.\d pts \[\+\d+\.\d, \+\d+\.\d\]", by_label["Gap"])
 
@@ -937,7 +944,10 @@ def signed_sites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     sign_bundle(signed, identity_token=instance.email_token(ALICE), trust_config=trust)
     unsigned = make_bundle(subs / UNSIGNED, "effect_verified", declare_baseline=False)
     own_system(unsigned, "Unsigned agent", "A custom system nobody signed.")
-    root = site_root(base, [{"bundle": WITHDRAWN, "reason": WITHDRAW_REASON, "date": "2026-02-04"}])
+    from verifier.references import bundle_content_hash
+
+    gone = {"content_hash": bundle_content_hash(subs / WITHDRAWN), "reason": WITHDRAW_REASON}
+    root = site_root(base, [{**gone, "date": "2026-02-04"}])
     common = ["site", "build", "--submissions", str(subs), "--root", str(root)]
     common += ["--cache-dir", str(base / "cache")]
     with_root, production = base / "with-test-root", base / "production"

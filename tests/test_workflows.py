@@ -1,7 +1,15 @@
-"""The pull-request workflow's verification step, run for real on a scratch git history."""
+"""The pull-request workflow's verification step, run for real on a scratch git history.
+
+The step runs ``python -m verifier.pr`` from the base checkout; here it runs on a
+scratch repository whose pull request adds bundles under hostile folder names
+(spaces, quotes, globs, non-ASCII, a newline carrying a workflow command).
+Every changed bundle must be verified whatever its name, every name quoted, and
+no line of output may be a workflow command.
+"""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import shutil
@@ -10,17 +18,34 @@ import sys
 from pathlib import Path
 
 import yaml
+from test_bundle_helpers import list_references
+
+from verifier.pr import quoted
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "submissions"
 WORKFLOW = ROOT / ".github" / "workflows" / "verify-pr.yml"
+GOOD = "2026-12-01_screen-only-again"
+HOSTILE = [
+    "2026-12-01_with space",
+    '2026-12-01_"quoted"',
+    "2026-12-01_*",
+    "2026-12-01_[ab]?",
+    "2026-12-01_ünïcödé",
+    "2026-12-01_x\n::error file=x::forged",
+    "-rf",
+]
+
+
+def _doc() -> dict[str, object]:
+    data = yaml.safe_load(WORKFLOW.read_text())
+    assert isinstance(data, dict)
+    return data
 
 
 def _step_script() -> str:
-    doc = yaml.safe_load(WORKFLOW.read_text())
-    (step,) = [
-        s for s in doc["jobs"]["verify"]["steps"] if s.get("name") == "Verify changed bundles"
-    ]
+    steps = _doc()["jobs"]["verify"]["steps"]  # type: ignore[index]
+    (step,) = [s for s in steps if s.get("name") == "Verify changed bundles"]
     return str(step["run"])
 
 
@@ -32,65 +57,145 @@ def _git(repo: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
-def _pull_request(tmp: Path, change: str) -> tuple[Path, str]:
-    """A checkout ``tmp/pr`` whose HEAD is a pull request on top of a base commit."""
+def _pull_request(tmp: Path, change: str, names: tuple[str, ...] = (GOOD,)) -> tuple[Path, str]:
+    """A checkout ``tmp/pr`` whose HEAD is a pull request on top of a base commit.
+
+    The base moves on after the pull request branched (another bundle lands), so a
+    diff against the base itself would wrongly include that bundle: the check must
+    diff against the merge base.
+    """
     pr = tmp / "pr"
     (pr / "submissions").mkdir(parents=True)
     shutil.copytree(
         REFERENCE / "2026-11-30_always-halt", pr / "submissions" / "2026-11-30_always-halt"
     )
-    _git(pr, "init", "-q")
+    _git(pr, "init", "-q", "-b", "main")
     _git(pr, "add", "-A")
     _git(pr, "commit", "-qm", "base")
-    base = _git(pr, "rev-parse", "HEAD")
-    new = pr / "submissions" / "2026-12-01_screen-only-again"
-    shutil.copytree(REFERENCE / "2026-11-30_screen-only", new)
-    if change == "tampered":
-        lines = (new / "episodes.jsonl").read_text().splitlines()
-        row = json.loads(lines[1])
-        row["outcome"] = "safe_halt" if row["outcome"] == "success" else "success"
-        lines[1] = json.dumps(row)
-        (new / "episodes.jsonl").write_text("\n".join(lines) + "\n")
+    _git(pr, "checkout", "-q", "-b", "pull-request")
+    for name in names:
+        new = pr / "submissions" / name
+        shutil.copytree(REFERENCE / "2026-11-30_screen-only", new)
+        if change == "tampered":
+            lines = (new / "episodes.jsonl").read_text().splitlines()
+            row = json.loads(lines[1])
+            row["outcome"] = "safe_halt" if row["outcome"] == "success" else "success"
+            lines[1] = json.dumps(row)
+            (new / "episodes.jsonl").write_text("\n".join(lines) + "\n")
     if change == "code":
         (pr / "effectbench").mkdir()
         (pr / "effectbench" / "classify.py").write_text("# a 'fix' that always says success\n")
     _git(pr, "add", "-A")
     _git(pr, "commit", "-qm", "pull request")
+    _git(pr, "checkout", "-q", "main")
+    shutil.copytree(REFERENCE / "2026-11-30_retry-on-error", pr / "submissions" / "2026-11-30_x")
+    _git(pr, "add", "-A")
+    _git(pr, "commit", "-qm", "base moves on")
+    base = _git(pr, "rev-parse", "HEAD")
+    _git(pr, "checkout", "-q", "pull-request")
     return pr, base
 
 
-def _run_step(tmp: Path, base: str) -> tuple[int, str]:
+def _run_step(tmp: Path, base: str, extra: str = "") -> tuple[int, str, str]:
+    """Run the workflow step's own script as the runner would; return status, summary, stdout."""
     summary = tmp / "summary.md"
-    bin_dir = str(Path(sys.executable).parent)  # the effectbench command of this environment
+    bin_dir = str(Path(sys.executable).parent)  # the python of this environment
     env = {**os.environ, "BASE": base, "GITHUB_STEP_SUMMARY": str(summary),
-           "PATH": bin_dir + os.pathsep + os.environ["PATH"]}  # fmt: skip
+           "PATH": bin_dir + os.pathsep + os.environ["PATH"], "PYTHONPATH": str(ROOT)}  # fmt: skip
     done = subprocess.run(
-        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", _step_script()],
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", _step_script() + extra],
         cwd=tmp,
         env=env,
         capture_output=True,
         text=True,
+        timeout=600,
     )
-    return done.returncode, summary.read_text()
+    return done.returncode, summary.read_text(), done.stdout
+
+
+def _no_workflow_commands(stdout: str) -> None:
+    """Only the check's own stop-commands pair may look like a workflow command."""
+    lines = stdout.splitlines()
+    commands = [line for line in lines if line.startswith("::")]
+    assert len(commands) == 2 and commands[0].startswith("::stop-commands::"), commands
+    token = commands[0].removeprefix("::stop-commands::")
+    assert commands[1] == f"::{token}::"
 
 
 def test_a_good_bundle_passes_and_the_report_is_the_summary(tmp_path: Path) -> None:
-    _, base = _pull_request(tmp_path, "good")
-    status, summary = _run_step(tmp_path, base)
+    pr, base = _pull_request(tmp_path, "good")
+    refs = list_references(tmp_path / "refs.json", [pr / "submissions" / GOOD])
+    status, summary, stdout = _run_step(tmp_path, base, f" --references {refs}")
     assert status == 0, summary
-    assert "2026-12-01_screen-only-again (bundle): RANKED" in summary
+    assert f"submissions/&quot;{GOOD}&quot; (bundle): RANKED" in summary
     assert "always-halt" not in summary  # only what the pull request adds or changes
+    assert "2026-11-30_x" not in summary  # diffed against the merge base, not the base
+    _no_workflow_commands(stdout)
+
+
+def test_an_unsigned_copy_of_a_reference_bundle_fails(tmp_path: Path) -> None:
+    _, base = _pull_request(tmp_path, "good")
+    status, summary, _ = _run_step(tmp_path, base)
+    assert status == 1
+    assert "REFUSED" in summary and "signature.reproduced_unlisted" in summary
 
 
 def test_a_tampered_bundle_fails_with_its_check_id(tmp_path: Path) -> None:
     _, base = _pull_request(tmp_path, "tampered")
-    status, summary = _run_step(tmp_path, base)
+    status, summary, _ = _run_step(tmp_path, base)
     assert status == 1
     assert "REFUSED" in summary and "rescore.outcome" in summary
 
 
 def test_code_changes_in_a_submission_pull_request_fail_the_check(tmp_path: Path) -> None:
     _, base = _pull_request(tmp_path, "code")
-    status, summary = _run_step(tmp_path, base)
+    status, summary, _ = _run_step(tmp_path, base)
     assert status == 1
-    assert "effectbench/classify.py" in summary and "outside submissions/" in summary
+    assert "effectbench/classify.py" in summary and "outside a bundle folder" in summary
+
+
+def _files(root: Path) -> dict[Path, bytes]:
+    return {
+        p: p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and ".git" not in p.parts
+    }
+
+
+def test_hostile_folder_names_are_each_verified_quoted_and_inert(tmp_path: Path) -> None:
+    pr, base = _pull_request(tmp_path, "good", tuple(HOSTILE))
+    refs = list_references(tmp_path / "refs.json", [pr / "submissions" / n for n in HOSTILE])
+    before = _files(pr)
+    status, summary, stdout = _run_step(tmp_path, base, f" --references {refs}")
+    assert status == 1  # not one of them may pass silently: each breaks the folder rule
+    for name in HOSTILE:
+        assert f"<code>{html.escape(quoted(name))}</code>" in summary, (name, summary)
+        assert quoted(name) in stdout
+    assert "\n::error" not in summary and "\n::error" not in stdout
+    assert summary.count("(bundle): REFUSED") == len(HOSTILE)
+    assert summary.count("structure.folder_name") >= len(HOSTILE)
+    assert "\n::" not in "\n" + summary
+    _no_workflow_commands(stdout)
+    assert _files(pr) == before  # the check reads, never writes
+
+
+def test_the_workflow_is_hardened() -> None:
+    text = WORKFLOW.read_text()
+    job = _doc()["jobs"]["verify"]  # type: ignore[index]
+    assert job["timeout-minutes"] <= 60
+    for step in job["steps"]:
+        uses = step.get("uses")
+        if uses:
+            ref = uses.partition("@")[2].split()[0]
+            assert len(ref) == 40 and all(c in "0123456789abcdef" for c in ref), uses
+        if uses and uses.startswith("actions/checkout"):
+            assert step["with"]["persist-credentials"] is False
+    assert "--require-hashes" in text and "requirements/verify.txt" in text
+    lock = (ROOT / "requirements" / "verify.txt").read_text()
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    import tomllib
+
+    deps = tomllib.loads(pyproject)["project"]["dependencies"]
+    for dep in deps:
+        name = dep.split(";")[0].split("[")[0]
+        for sep in "<>=!~ ":
+            name = name.split(sep)[0]
+        assert f"\n{name.lower().replace('_', '-')}==" in "\n" + lock.lower(), name

@@ -83,11 +83,36 @@ def leaderboard_tables(boards: Sequence[Board], rows_of: dict[str, pa.Table]) ->
     board_table = leaderboard_download(boards)
     episodes = all_rows(list(rows_of.items()))
     out = Tables(n_board_rows=len(board_table), n_episode_rows=episodes.num_rows)
-    out.files["downloads/leaderboard.csv"] = board_table.to_csv(
+    out.files["downloads/leaderboard.csv"] = csv_safe(board_table).to_csv(
         index=False, lineterminator="\n", float_format="%.6f"
     )
     out.files["downloads/leaderboard.parquet"] = _parquet(board_table)
     out.files["downloads/episodes.parquet"] = _parquet_table(episodes)
+    return out
+
+
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+"""What a spreadsheet reads as the start of a formula in a text cell."""
+
+
+def _neutral(value: object) -> object:
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
+def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """Return ``frame`` with every text cell that a spreadsheet would run as a formula
+    (``=``, ``+``, ``-``, ``@``, tab, carriage return first) prefixed with ``'``.
+
+    Numbers stay numbers (a negative gap is a number column, untouched); only
+    text columns (names, signers, versions) are neutralised, as OWASP advises for
+    CSV downloads.
+    """
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):
+            out[column] = out[column].map(_neutral)
     return out
 
 

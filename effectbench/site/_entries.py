@@ -8,7 +8,8 @@ README) is kept as plain text here; escaping happens in the templates.
 
 from __future__ import annotations
 
-import re
+import hashlib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,14 +21,37 @@ from effectbench.bundle import (
     README_FILE,
     SIGNATURE_FILE,
     SUBMISSION_FILE,
+    UNSHOWABLE,
+    folder_problem,
     slugify,
 )
 from effectbench.metrics import Results
+from effectbench.packs import canonical_pack
+from verifier.limits import Limits
 from verifier.report import NOT_APPLICABLE_SKIPS, BundleReport
+
+README_LIMIT = Limits().max_readme_bytes
+"""Bytes of a README the site reads, refused bundle or not (the verifier's limit)."""
 
 Status = Literal["ranked", "preview", "refused"]
 
-DATED = re.compile(r"^(\d{4}-\d{2}-\d{2})[_-]")
+SHOWN_NAME_MAX = 120
+"""Characters of a name the site shows; a longer one (only a refused bundle can have it) is cut."""
+SHOWN_TEXT_MAX = 4000
+"""Characters of a description or URL the site shows."""
+
+
+def shown(text: str, limit: int = SHOWN_NAME_MAX) -> str:
+    """Return ``text`` safe to show anywhere (a page, a chart, a CSV cell).
+
+    Control, bidi and zero-width characters become U+FFFD and the text is cut to
+    ``limit`` characters: a refused bundle with a hostile name still gets its row on
+    the refused page, and never stops the build (the chart renderer aborts on ESC).
+    """
+    text = UNSHOWABLE.sub("\ufffd", text.encode("utf-8", "replace").decode("utf-8"))
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
 NOT_APPLICABLE_SKIP = frozenset(f.value for f in NOT_APPLICABLE_SKIPS)
 """The check families whose skip means "does not apply" rather than "could not run"."""
 
@@ -96,6 +120,7 @@ class Entry:
     trials: int | None = None
     seeds: tuple[int, ...] = ()
     date: str = ""
+    """The verified date: the signature's log time or the reference list's date (else "")."""
     run: dict[str, Any] = field(default_factory=dict)
     environment: dict[str, Any] = field(default_factory=dict)
     declared_signer: dict[str, Any] | None = None
@@ -106,6 +131,19 @@ class Entry:
     readme: str | None = None
     files: tuple[str, ...] = ()
     """Bundle files offered for download (``submission.json``, ``episodes.jsonl`` ...)."""
+    content_hash: str = ""
+    rows_hash: str = ""
+    n_dropped: int = 0
+    """Trials of the run without a scored row (``run.dropped``)."""
+
+    @property
+    def measured(self) -> bool:
+        """Whether latency and cost are the run's own, vouched for by a signature.
+
+        A bundle ranked by its re-run alone shows "not measured": the re-run
+        reproduces the rows, not the submitter's timings and costs.
+        """
+        return not (self.reproduced and self.signer is None)
 
     @property
     def accepted(self) -> bool:
@@ -135,9 +173,14 @@ class Entry:
         return head if head.isdigit() else "?"
 
     @property
-    def board_key(self) -> tuple[str, str]:
-        """Return ``(spec major, pack)``: one leaderboard per pair."""
-        return (self.spec_major, self.pack)
+    def board_key(self) -> tuple[str, str, str]:
+        """Return ``(spec major, pack, split)``: one leaderboard per triple.
+
+        ``pack`` is the pack's canonical name (an alias is normalised), so one
+        pack never has two boards, and a ``test`` run never shares a board with
+        ``dev`` runs.
+        """
+        return (self.spec_major, self.pack, self.split)
 
     @property
     def failed_checks(self) -> tuple[CheckView, ...]:
@@ -171,19 +214,18 @@ def _checks(report: BundleReport) -> tuple[CheckView, ...]:
     )
 
 
-def _date(path: Path, run: dict[str, Any]) -> str:
-    match = DATED.match(path.name)
-    if match:
-        return match.group(1)
-    finished = str(run.get("finished_at") or "")
-    return finished[:10]
-
-
-def _readme(path: Path) -> str | None:
+def _readme(path: Path, limit: int = README_LIMIT) -> str | None:
+    """Return at most ``limit`` bytes of the bundle's README as text (never a whole big file)."""
     readme = path / README_FILE if path.is_dir() else None
-    if readme is None or not readme.is_file():
+    if readme is None or readme.is_symlink() or not readme.is_file():
         return None
-    return readme.read_text(encoding="utf-8", errors="replace")
+    try:
+        with readme.open("rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError:
+        return None
+    text = data[:limit].decode("utf-8", errors="replace")
+    return text + ("\n[cut at the size limit]" if len(data) > limit else "")
 
 
 DOWNLOADABLE = (SUBMISSION_FILE, EPISODES_FILE, SIGNATURE_FILE, README_FILE)
@@ -208,21 +250,21 @@ def entry_from_report(report: BundleReport, slug: str | None = None) -> Entry:
     name = str(system.get("name") or (results.arm if results is not None else "") or path.name)
     files = tuple(f for f in DOWNLOADABLE if path.is_dir() and (path / f).is_file())
     return Entry(
-        slug=slug or slugify(path.stem if path.is_file() else path.name),
+        slug=slug or slug_of(path),
         path=path,
         kind=report.kind,
         status=status,
-        name=name,
-        description=str(system.get("description") or ""),
-        url=system.get("url") or None,
+        name=shown(name),
+        description=shown(str(system.get("description") or ""), SHOWN_TEXT_MAX),
+        url=shown(str(system.get("url") or ""), SHOWN_TEXT_MAX) or None,
         baseline=system.get("baseline") or None,
-        spec_version=str(sub.get("spec_version") or ""),
-        pack=str(pack.get("name") or ""),
+        spec_version=shown(str(sub.get("spec_version") or "")),
+        pack=canonical_pack(shown(str(pack.get("name") or ""))),
         fingerprint=str(pack.get("fingerprint") or ""),
         split=str(pack.get("split") or ""),
         trials=sub.get("trials_per_task"),
         seeds=tuple(sub.get("seeds") or ()),
-        date=_date(path, run),
+        date=report.verified_at[:10],
         run=dict(run),
         environment=dict(sub.get("environment") or {}),
         declared_signer=sub.get("signer"),
@@ -232,17 +274,25 @@ def entry_from_report(report: BundleReport, slug: str | None = None) -> Entry:
         checks=_checks(report),
         readme=_readme(path),
         files=files,
+        content_hash=report.content_hash or "",
+        rows_hash=report.rows_hash or "",
+        n_dropped=len(run.get("dropped") or ()),
     )
 
 
+def slug_of(path: Path) -> str:
+    """Return the page name of a bundle: its folder name, which the folder rule makes a slug.
+
+    A folder that breaks the rule (only a refused bundle) gets ``refused-<slug>-<hash>``,
+    which no rule-abiding folder name can equal, so two bundles never share a page.
+    """
+    name = path.name
+    if path.is_dir() and folder_problem(name) is None:
+        return name
+    digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:10]
+    return f"refused-{slugify(path.stem if path.is_file() else name)[:40]}-{digest}"
+
+
 def unique_slugs(reports: Sequence[BundleReport]) -> list[str]:
-    """Return one distinct slug per report, in order (``-2``, ``-3`` on a clash)."""
-    seen: dict[str, int] = {}
-    out = []
-    for report in reports:
-        path = Path(report.path)
-        base = slugify(path.stem if path.is_file() else path.name)
-        count = seen.get(base, 0) + 1
-        seen[base] = count
-        out.append(base if count == 1 else f"{base}-{count}")
-    return out
+    """Return the slug of each report, in order (distinct: a folder's name is unique)."""
+    return [slug_of(Path(report.path)) for report in reports]

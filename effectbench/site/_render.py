@@ -10,6 +10,7 @@ vl-convert parent hangs).
 
 from __future__ import annotations
 
+import hmac
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,7 +19,9 @@ from typing import Any, Protocol
 
 import orjson
 
+from effectbench.bundle import UNSHOWABLE
 from effectbench.hashing import canonical_hash
+from effectbench.site._cache import CacheSeal, default_seal
 from effectbench.site._pool import Workers
 
 POOL_THRESHOLD = 100
@@ -36,11 +39,27 @@ class ChartRenderer(Protocol):
         ...
 
 
+def shown_strings(value: Any) -> Any:
+    """Return ``value`` with every control, bidi or zero-width character in its strings
+    replaced by U+FFFD.
+
+    vl-convert aborts the whole process (a non-unwinding panic) on an ESC in a
+    label, so no text reaches it unchecked, whatever its source.
+    """
+    if isinstance(value, str):
+        return UNSHOWABLE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [shown_strings(v) for v in value]
+    if isinstance(value, dict):
+        return {shown_strings(k): shown_strings(v) for k, v in value.items()}
+    return value
+
+
 def render_chunk(payload: list[bytes]) -> list[str]:
     """Render JSON-encoded Vega-Lite specs to SVG (run in a pool worker or inline)."""
     import vl_convert as vlc
 
-    return [vlc.vegalite_to_svg(orjson.loads(p)) for p in payload]
+    return [vlc.vegalite_to_svg(shown_strings(orjson.loads(p))) for p in payload]
 
 
 class VlConvertRenderer:
@@ -121,9 +140,13 @@ class CacheStats:
 class ChartCache:
     """SVGs on disk, keyed by the canonical hash of (renderer version, spec)."""
 
-    def __init__(self, directory: Path, renderer: ChartRenderer) -> None:
+    def __init__(
+        self, directory: Path, renderer: ChartRenderer, seal: CacheSeal | None = None
+    ) -> None:
         self.directory = directory
         self.renderer = renderer
+        self.seal = seal or default_seal()
+        """Only SVGs this machine rendered are reused (:mod:`effectbench.site._cache`)."""
         self.stats = CacheStats()
         self._pending: tuple[list[str], Callable[[], list[str]]] | None = None
 
@@ -149,7 +172,7 @@ class ChartCache:
         paths = [self.directory / f"{k}.svg" for k in keys]
         missing: dict[str, dict[str, Any]] = {}
         for k, p, s in zip(keys, paths, specs, strict=True):
-            if k not in missing and not p.is_file():
+            if k not in missing and not self._sealed(k, p):
                 missing[k] = s
         self.stats.rendered += len(missing)
         self.stats.cached += len(specs) - len(missing)
@@ -171,6 +194,18 @@ class ChartCache:
             return
         keys, wait = pending
         for k, svg in zip(keys, wait(), strict=True):
+            data = normalise_svg(svg, k[:8]).encode("utf-8")
+            path = self.directory / f"{k}.svg"
+            self.seal.write(k, path.with_name(path.name + ".mac"), self.seal.mac(k, data))
             tmp = self.directory / f".{k}.svg.tmp"
-            tmp.write_text(normalise_svg(svg, k[:8]), encoding="utf-8")
-            tmp.replace(self.directory / f"{k}.svg")
+            tmp.write_bytes(data)
+            tmp.replace(path)
+
+    def _sealed(self, key: str, path: Path) -> bool:
+        """Whether the SVG at ``path`` is one this machine rendered for ``key`` (its MAC file)."""
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return False
+        mac = self.seal.read(key, path.with_name(path.name + ".mac"))
+        return mac is not None and hmac.compare_digest(mac, self.seal.mac(key, data))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -25,9 +26,11 @@ import effectbench
 import verifier
 from effectbench.bundle import EPISODES_FILE
 from effectbench.errors import DataError
+from effectbench.hashing import hash_file
+from effectbench.site._cache import CacheSeal, default_seal
 from effectbench.site._pool import Workers
 from effectbench.site._rows import rows_table
-from verifier.api import VerifyOptions, is_bundle, verify_bundle, verify_path
+from verifier.api import VerifyOptions, bundle_folders, is_bundle, verify_bundle, verify_path
 from verifier.report import BundleReport
 
 VERIFY_DEPENDENCIES = ("pydantic", "pandas", "numpy", "orjson", "sigstore", "cryptography")
@@ -72,7 +75,12 @@ def _code_fingerprint() -> str:
 
 
 def _file_digests(bundle: Path) -> dict[str, str] | None:
-    """Return sha256 per file of a bundle folder (recursively); None if it holds a link."""
+    """Return what a bundle folder holds, entry by entry; None if it holds a link.
+
+    A regular file counts by its sha256; a folder (even an empty one) and any other
+    entry (a FIFO, a socket, a device) count by their kind, so a bundle whose file
+    set changed in any way gets a new cache key and is verified again.
+    """
     if bundle.is_symlink():
         return None
     out: dict[str, str] = {}
@@ -85,11 +93,14 @@ def _file_digests(bundle: Path) -> dict[str, str] | None:
             if item.is_symlink():
                 return None  # let the verifier judge links afresh every time
             rel = prefix + item.name
-            if item.is_dir():
+            mode = item.stat(follow_symlinks=False).st_mode
+            if stat.S_ISDIR(mode):
+                out[rel + "/"] = "folder"
                 stack.append((Path(item.path), rel + "/"))
-            elif item.is_file():
-                with open(item.path, "rb") as fh:
-                    out[rel] = hashlib.file_digest(fh, "sha256").hexdigest()
+            elif stat.S_ISREG(mode):
+                out[rel] = hash_file(Path(item.path))
+            else:
+                out[rel] = f"special {stat.S_IFMT(mode):o}"
     return dict(sorted(out.items()))
 
 
@@ -143,7 +154,9 @@ def _verify_jobs(jobs: list[_VerifyJob]) -> list[bytes]:
     for job in jobs:
         bundle = Path(job.bundle)
         trust = Path(job.trust_config) if job.trust_config is not None else None
-        options = VerifyOptions(allow_unsigned=job.allow_unsigned, trust_config=trust)
+        options = VerifyOptions(
+            allow_unsigned=job.allow_unsigned, trust_config=trust, folder_rule=True
+        )
         report = verify_bundle(bundle, options)
         episodes = bundle / EPISODES_FILE
         if job.rows_dir and report.accepted and episodes.is_file():
@@ -155,9 +168,7 @@ def _verify_jobs(jobs: list[_VerifyJob]) -> list[bytes]:
 def _bundles(submissions: Path) -> list[Path]:
     # The same folders, in the same order, as verify_path(submissions) would verify.
     try:
-        return sorted(
-            p for p in submissions.iterdir() if p.is_dir() or (p.is_symlink() and not p.is_file())
-        )
+        return bundle_folders(submissions)
     except PermissionError as exc:
         raise DataError(f"cannot read: {exc.strerror}", file=str(submissions)) from None
 
@@ -201,14 +212,17 @@ def verify_submissions(
     todo: list[tuple[int, Path | None, _VerifyJob]] = []
     rows_at = str(rows_dir) if rows_dir is not None else None
     trust_at = str(trust_config) if trust_config is not None else None
+    seal = default_seal()
     for i, bundle in enumerate(bundles):
         cached = None
         if cache_dir is not None:
             key = _report_key(bundle, _file_digests(bundle), code, allow_unsigned, trust)
             cached = cache_dir / f"{key}.json" if key else None
-        if cached is not None and cached.is_file():
-            reports[i] = BundleReport.model_validate_json(cached.read_bytes())
-            continue
+        if cached is not None:
+            report = _cached_report(seal, cached)
+            if report is not None:
+                reports[i] = report
+                continue
         todo.append((i, cached, _VerifyJob(str(bundle), allow_unsigned, rows_at, trust_at)))
     jobs = [job for _, _, job in todo]
     results: Iterable[bytes]
@@ -218,8 +232,17 @@ def verify_submissions(
         results = _verify_jobs(jobs)
     for (i, cached, _), data in zip(todo, results, strict=True):
         if cached is not None:
-            tmp = cached.with_name(f".{cached.name}.tmp")
-            tmp.write_bytes(data)
-            tmp.replace(cached)
+            seal.write(cached.stem, cached, data)
         reports[i] = BundleReport.model_validate_json(data)
     return [r for r in reports if r is not None]
+
+
+def _cached_report(seal: CacheSeal, path: Path) -> BundleReport | None:
+    """Return the report cached at ``path`` when this machine wrote it, else None."""
+    data = seal.read(path.stem, path)
+    if data is None:
+        return None  # absent, damaged, or planted: verified afresh
+    try:
+        return BundleReport.model_validate_json(data)
+    except ValueError:
+        return None

@@ -10,7 +10,6 @@ fill this cache on the way (:mod:`effectbench.site._reports`).
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from effectbench.bundle import EPISODES_FILE, parse_episode_line
+from effectbench.site._cache import CacheSeal, default_seal
 from effectbench.site._entries import Entry
 from effectbench.site._tables import flat_rows, outcome_matrix
 
@@ -34,36 +34,37 @@ def rows_table(episodes: Path, rows_dir: Path | None, *, load: bool = True) -> p
     """Return a bundle's rows flattened (:func:`flat_rows`), kept in ``rows_dir`` by content.
 
     The cache file is named after the bytes actually read, so it always matches
-    them. With ``load`` false (a pool worker filling the cache) an existing file
-    is left alone and None is returned.
+    them, and is read only when this machine sealed it (:mod:`effectbench.site._cache`).
+    With ``load`` false (a pool worker filling the cache) a valid entry is left alone
+    and None is returned.
     """
     data = episodes.read_bytes()
     target = None
+    seal = default_seal()
     if rows_dir is not None:
         key = hashlib.sha256(f"{ROWS_FORMAT}\0".encode() + data).hexdigest()
         target = rows_dir / f"{key}.arrow"
-        if load:
-            table = _read_rows(target)
-            if table is not None:
-                return table
-        elif target.is_file():
-            return None
+        table = _read_rows(seal, target)
+        if table is not None:
+            return table if load else None
     table = flat_rows(_parse_rows(data, episodes))
     if target is not None:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
-        tmp.replace(target)
+        seal.write(target.stem, target, sink.getvalue().to_pybytes())
     return table
 
 
-def _read_rows(target: Path) -> pa.Table | None:
+def _read_rows(seal: CacheSeal, target: Path) -> pa.Table | None:
+    """Return the rows cached at ``target`` when this machine wrote them, else None."""
+    data = seal.read(target.stem, target)
+    if data is None:
+        return None  # absent, damaged or planted: rebuilt from the bundle
     try:
-        with pa.memory_map(str(target)) as source:
-            return pa.ipc.open_file(source).read_all()
+        return pa.ipc.open_file(pa.BufferReader(data)).read_all()
     except (OSError, pa.ArrowInvalid):
-        return None  # absent or damaged: rebuilt from the bundle
+        return None
 
 
 def rows_tables(entries: Sequence[Entry], rows_dir: Path | None) -> dict[str, pa.Table]:

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from effectbench.bundle import slugify
 from effectbench.metrics import Cell, Rate, Results, substrate_totals
 from effectbench.schema import Substrate
 from effectbench.site._entries import Entry
@@ -98,7 +99,13 @@ BOARD_COLUMNS = (
         "lower",
         numeric=True,
     ),
-    BoardColumn("trials", "Trials", "Trials per task", numeric=True, first="desc"),
+    BoardColumn(
+        "trials",
+        "Trials",
+        "Trials per task; below, n (episodes scored) and the trials dropped",
+        numeric=True,
+        first="desc",
+    ),
     BoardColumn(
         "pack",
         "Pack",
@@ -106,14 +113,20 @@ BOARD_COLUMNS = (
         collapsible=True,
     ),
     BoardColumn("spec_version", "Spec", "SPEC version the run was scored under", collapsible=True),
-    BoardColumn("date", "Date", "Date of the submission (bundle folder)", first="desc"),
+    BoardColumn(
+        "date",
+        "Date",
+        "Date verified: the signature's log time, or the maintainers' list for a reference "
+        "bundle (never the folder name)",
+        first="desc",
+    ),
 )
 """The columns of every board, in display order (the template and the tests read this)."""
 
 
 @dataclass(frozen=True)
 class Board:
-    """One leaderboard: the accepted bundles of one SPEC major on one pack."""
+    """One leaderboard: the accepted bundles of one SPEC major on one pack and split."""
 
     spec_major: str
     pack: str
@@ -125,16 +138,19 @@ class Board:
     views: dict[str, pd.DataFrame] = field(default_factory=dict)
     """Per substrate (when the board has more than one): the rows of the entries that ran it,
     with that substrate's rates, ordered and ranked on their own."""
+    split: str = "dev"
+    """The pack split every entry of the board ran (a test run never shares a dev board)."""
 
     @property
     def key(self) -> str:
-        """Return the anchor id of the board (``spec1-mockmed-anchor``)."""
-        return f"spec{self.spec_major}-{self.pack}".lower().replace(" ", "-")
+        """Return the anchor id of the board (``spec1-mockmed-anchor``; ``-test`` for test)."""
+        suffix = "" if self.split == "dev" else f"-{self.split}"
+        return slugify(f"spec{self.spec_major}-{self.pack}{suffix}")
 
     @property
     def title(self) -> str:
-        """Return the heading of the board."""
-        return f"{self.pack} · SPEC {self.spec_major}.x"
+        """Return the heading of the board (the split always said)."""
+        return f"{self.pack} · {self.split} split · SPEC {self.spec_major}.x"
 
 
 SUBSTRATE_ORDER = tuple(s.value for s in Substrate)
@@ -187,6 +203,9 @@ def entry_row(entry: Entry) -> dict[str, Any]:
         "trials": entry.trials if entry.trials is not None else 0,
         "n_episodes": res.n_episodes,
         "n_tasks": res.n_tasks,
+        "n_dropped": entry.n_dropped,
+        "split": entry.split,
+        "measured": entry.measured,
         "date": entry.date,
         "gap": res.success_effect_gap,
         "gap_lo": res.success_effect_gap_ci.lo if res.success_effect_gap_ci else np.nan,
@@ -229,17 +248,17 @@ def order_and_rank(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
 
 
 def boards(entries: Iterable[Entry]) -> list[Board]:
-    """Group accepted entries into one board per (SPEC major, pack), ranks filled in.
+    """Group accepted entries into one board per (SPEC major, pack, split), ranks filled in.
 
     A board whose entries ran more than one substrate also gets one view per
     substrate (:attr:`Board.views`).
     """
-    groups: dict[tuple[str, str], list[Entry]] = {}
+    groups: dict[tuple[str, str, str], list[Entry]] = {}
     for e in entries:
         if e.accepted:
             groups.setdefault(e.board_key, []).append(e)
     out = []
-    for (major, pack), members in sorted(groups.items()):
+    for (major, pack, split), members in sorted(groups.items()):
         frame = order_and_rank([entry_row(e) for e in members])
         per_entry = {e.slug: substrate_totals(_results(e)) for e in members}
         substrates = substrate_order(c.substrate for cells in per_entry.values() for c in cells)
@@ -262,6 +281,7 @@ def boards(entries: Iterable[Entry]) -> list[Board]:
                 frame=frame,
                 substrates=substrates,
                 views=views,
+                split=split,
             )
         )
     return out
@@ -288,6 +308,8 @@ DOWNLOAD_COLUMNS = [
     "trials",
     "n_episodes",
     "n_tasks",
+    "n_dropped",
+    "split",
     "date",
     *[f"{r}{s}" for r in RATES for s in ("", "_k", "_n", "_lo", "_hi")],
     "gap",

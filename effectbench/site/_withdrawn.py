@@ -1,33 +1,51 @@
-"""The maintainers' list of withdrawn bundles (``site/withdrawn.yml``).
+"""The maintainers' list of withdrawn bundles (``site/withdrawn.yml``), by content hash.
 
 A withdrawn bundle stays in ``submissions/`` (its history is public) but is
-taken off every board; the refused page lists it with the reason given.
+taken off every board; the refused page lists it with the reason given. An
+entry names the bundle by its content hash (``effectbench verify --json``
+reports it as ``content_hash``), never by its folder name, so a copy in another
+folder is withdrawn with it; with its ``rows_hash`` too, so is a copy whose
+rows were re-typed. The rule itself is :mod:`verifier.ranking`'s.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
 
 from effectbench.errors import DataError
+from verifier.ranking import Withdrawal
+
+HASH = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
 class Withdrawn:
     """A bundle the maintainers withdrew (listed in ``site/withdrawn.yml``)."""
 
-    bundle: str
-    """The bundle's folder name under ``submissions/``."""
+    content_hash: str
+    """The withdrawn bundle's content hash."""
     reason: str
     date: str = ""
+    rows_hash: str = ""
+    """Its rows hash, when the list gives one."""
+    bundle: str = ""
+    """The folders under ``submissions/`` that hold it (filled in by :func:`name_withdrawn`)."""
     name: str = ""
     """The system's display name, when the bundle is still in ``submissions/``."""
 
+    @property
+    def rule(self) -> Withdrawal:
+        """The entry as the verifier's ranking rule reads it."""
+        return Withdrawal(self.content_hash, self.reason, self.rows_hash, self.date)
+
 
 def read_withdrawn(path: Path) -> list[Withdrawn]:
-    """Read ``site/withdrawn.yml`` (a list of {bundle, reason, date}); absent means none."""
+    """Read ``site/withdrawn.yml`` (a list of {content_hash, reason, date, rows_hash});
+    absent means none."""
     if not path.is_file():
         return []
     try:
@@ -40,25 +58,37 @@ def read_withdrawn(path: Path) -> list[Withdrawn]:
         raise DataError("expected a list of withdrawn bundles", file=str(path))
     out = []
     for i, item in enumerate(data):
-        if not isinstance(item, dict) or not item.get("bundle") or not item.get("reason"):
+        ok = isinstance(item, dict) and item.get("reason")
+        hashes = [str(item.get(k) or "") for k in ("content_hash", "rows_hash")] if ok else []
+        if not ok or not HASH.fullmatch(hashes[0]) or hashes[1] and not HASH.fullmatch(hashes[1]):
             raise DataError(
-                "each entry needs 'bundle' (folder name) and 'reason'",
+                "each entry needs 'content_hash' (sha256:<64 hex>, as effectbench verify --json "
+                "reports it; a folder name is not enough) and 'reason'",
                 file=str(path),
                 field=f"[{i}]",
             )
         out.append(
             Withdrawn(
-                bundle=str(item["bundle"]),
+                content_hash=hashes[0],
                 reason=str(item["reason"]),
                 date=str(item.get("date", "")),
+                rows_hash=hashes[1],
             )
         )
     return out
 
 
-def name_withdrawn(withdrawn: list[Withdrawn], names: dict[str, str]) -> list[Withdrawn]:
-    """Return ``withdrawn`` with each system's display name (``names``: folder -> name)."""
-    return [
-        Withdrawn(w.bundle, w.reason, w.date, names.get(w.bundle, "(not in submissions/)"))
-        for w in withdrawn
-    ]
+def name_withdrawn(
+    withdrawn: list[Withdrawn], holders: dict[str, list[tuple[str, str]]]
+) -> list[Withdrawn]:
+    """Return ``withdrawn`` with the folders and name of each (``holders``: content hash ->
+    [(folder, system name)] of the bundles that hold it)."""
+    out = []
+    for w in withdrawn:
+        found = holders.get(w.content_hash, []) + (
+            holders.get(w.rows_hash, []) if w.rows_hash else []
+        )
+        folders = ", ".join(sorted({f for f, _ in found})) or w.content_hash
+        names = ", ".join(sorted({n for _, n in found})) or "(not in submissions/)"
+        out.append(replace(w, bundle=folders, name=names))
+    return out

@@ -2,9 +2,11 @@
 
 Data flows one way: verifier reports -> :class:`Entry` values -> pandas boards
 -> charts (SVG, cached by content) and pages (jinja2) -> mkdocs (in-process).
-The site is built into a sibling temporary folder and only renamed over the
-output folder once mkdocs succeeded, so a failed build leaves the previous
-site untouched.
+The site is built into a sibling temporary folder and swapped with the output
+folder in one atomic exchange once mkdocs succeeded, so a failed build leaves
+the previous site untouched; an output that is not a previous build is refused
+before anything runs, and two builds into one folder never race
+(:mod:`~effectbench.site._outdir`).
 
 :func:`build_site` reads as its list of steps (:class:`_SiteBuild`); each
 step's work lives in its own module: verification and the report cache
@@ -43,13 +45,16 @@ import yaml
 from markupsafe import Markup
 
 from effectbench.errors import SiteBuildError
+from effectbench.findings import CheckId
 from effectbench.site._badges import result_badge
+from effectbench.site._cache import cache_home
 from effectbench.site._charts import Chart, cells_chart, frontier_chart, gap_chart
 from effectbench.site._compare import compare_scripts
 from effectbench.site._downloads import bundle_downloads, leaderboard_tables
 from effectbench.site._entries import Entry, entry_from_report, unique_slugs
 from effectbench.site._json import SCHEMA_FILE, dumps, leaderboard_json, schema
 from effectbench.site._mkdocs import GeneratedPage, SitePages, load_site_config, run_mkdocs
+from effectbench.site._outdir import check_out, locked, staging_folder, swap_in
 from effectbench.site._pages import (
     BadgeLink,
     BoardView,
@@ -68,6 +73,7 @@ from effectbench.site._reports import verify_submissions
 from effectbench.site._rows import matrix, rows_tables
 from effectbench.site._tables import Board, boards, cells_rows
 from effectbench.site._withdrawn import Withdrawn, name_withdrawn, read_withdrawn
+from verifier.ranking import rank_across
 from verifier.report import BundleReport
 
 GAP_CHART_SYSTEMS = 25
@@ -197,8 +203,10 @@ class BuildOptions:
 
     @property
     def cache_root(self) -> Path:
-        """The folder of every content cache (reports, rows, charts)."""
-        return self.cache_dir or self.root / ".cache" / "effectbench-site"
+        """The folder of every content cache (reports, rows, charts): by default in this
+        user's cache home, never in the repository (and only entries this machine sealed
+        are read, wherever the folder is: :mod:`effectbench.site._cache`)."""
+        return self.cache_dir or cache_home() / "site"
 
     @property
     def trust_note(self) -> str:
@@ -235,6 +243,8 @@ def build_site(
     Workers are started with *spawn*, which re-imports the main module: a script
     that calls this must do so under ``if __name__ == "__main__":``.
     """
+    protected = [root, submissions, cache_dir or BuildOptions(submissions, out, root).cache_root]
+    out = check_out(Path(out), protected)  # before anything runs: never lose a user's files
     options = BuildOptions(
         submissions,
         out,
@@ -248,7 +258,7 @@ def build_site(
         trust_config=trust_config,
     )
     try:
-        with Workers(workers) as pool:
+        with locked(out), Workers(workers) as pool:
             return _SiteBuild(options, pool).run()
     except BrokenProcessPool as exc:
         raise SiteBuildError(
@@ -333,13 +343,19 @@ class _SiteBuild:
         )
 
     def select_and_tabulate(self) -> None:
-        """Turn reports into entries, set the withdrawn aside and group the rest into boards."""
+        """Apply the rules across bundles (copies, withdrawals), turn reports into entries,
+        set the withdrawn aside and group the rest into boards."""
+        withdrawn = read_withdrawn(self.sources.withdrawn)
+        self.reports = rank_across(self.reports, [w.rule for w in withdrawn])
         slugs = unique_slugs(list(self.reports))
         every = [entry_from_report(r, s) for r, s in zip(self.reports, slugs, strict=True)]
-        withdrawn = read_withdrawn(self.sources.withdrawn)
-        gone = {w.bundle for w in withdrawn}
-        self.withdrawn = name_withdrawn(withdrawn, {e.path.name: e.name for e in every})
-        self.entries = [e for e in every if e.path.name not in gone]
+        holders: dict[str, list[tuple[str, str]]] = {}
+        for e in every:
+            for h in {e.content_hash, e.rows_hash} - {""}:
+                holders.setdefault(h, []).append((e.path.name, e.name))
+        self.withdrawn = name_withdrawn(withdrawn, holders)
+        gone = {r.path for r in self.reports if CheckId.RANKING_WITHDRAWN in r.finding_ids()}
+        self.entries = [e for e in every if str(e.path) not in gone]
         self.refused = [e for e in self.entries if not e.accepted]
         s = self.summary
         s.n_bundles = len(every)
@@ -497,11 +513,7 @@ def _build_and_swap(
 ) -> None:
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = out.parent / f".{out.name}.building"
-    old = out.parent / f".{out.name}.previous"
-    for leftover in (staging, old):
-        if leftover.exists():
-            shutil.rmtree(leftover)
+    staging = staging_folder(out)
     try:
         cfg = load_site_config(sources.config_file, staging, {"build_date": day})
         run_mkdocs(cfg, plugin, epoch)
@@ -509,13 +521,10 @@ def _build_and_swap(
             raise SiteBuildError("mkdocs finished but wrote no index.html")
         if complete is not None:
             complete(staging)
+        swap_in(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    if out.exists():
-        out.rename(old)
-    staging.rename(out)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 __all__ = ["BuildOptions", "BuildSummary", "SiteSources", "build_day", "build_site"]
