@@ -79,15 +79,18 @@ def read_withdrawn(path: Path) -> list[Withdrawn]:
 
 
 def name_withdrawn(
-    withdrawn: list[Withdrawn], holders: dict[str, list[tuple[str, str]]]
+    withdrawn: list[Withdrawn], bundles: list[tuple[str, str, str, str]]
 ) -> list[Withdrawn]:
-    """Return ``withdrawn`` with the folders and name of each (``holders``: content hash ->
-    [(folder, system name)] of the bundles that hold it)."""
+    """Return ``withdrawn`` with the folders and names of the bundles each entry takes away.
+
+    ``bundles`` are ``(content hash, rows hash, folder, system name)`` of every bundle
+    read; an entry takes the bundles with its content hash, and every bundle whose
+    rows are identical to one of those (or to its listed rows hash).
+    """
     out = []
     for w in withdrawn:
-        found = holders.get(w.content_hash, []) + (
-            holders.get(w.rows_hash, []) if w.rows_hash else []
-        )
+        rows = {r for c, r, _, _ in bundles if c == w.content_hash and r} | {w.rows_hash} - {""}
+        found = [(f, n) for c, r, f, n in bundles if c == w.content_hash or r in rows]
         folders = ", ".join(sorted({f for f, _ in found})) or w.content_hash
         names = ", ".join(sorted({n for _, n in found})) or "(not in submissions/)"
         out.append(replace(w, bundle=folders, name=names))

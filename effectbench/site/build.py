@@ -349,11 +349,8 @@ class _SiteBuild:
         self.reports = rank_across(self.reports, [w.rule for w in withdrawn])
         slugs = unique_slugs(list(self.reports))
         every = [entry_from_report(r, s) for r, s in zip(self.reports, slugs, strict=True)]
-        holders: dict[str, list[tuple[str, str]]] = {}
-        for e in every:
-            for h in {e.content_hash, e.rows_hash} - {""}:
-                holders.setdefault(h, []).append((e.path.name, e.name))
-        self.withdrawn = name_withdrawn(withdrawn, holders)
+        held = [(e.content_hash, e.rows_hash, e.path.name, e.name) for e in every]
+        self.withdrawn = name_withdrawn(withdrawn, held)
         gone = {r.path for r in self.reports if CheckId.RANKING_WITHDRAWN in r.finding_ids()}
         self.entries = [e for e in every if str(e.path) not in gone]
         self.refused = [e for e in self.entries if not e.accepted]
