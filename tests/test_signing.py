@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import sigstore
 from sigstore import dsse
+from sigstore.errors import VerificationError
 from sigstore.models import ClientTrustConfig
 from sigstore.oidc import IdentityToken
 from sigstore.sign import SigningContext
@@ -435,3 +436,56 @@ def test_hash_file_streams_to_the_same_digest(tmp_path: Path, size: int) -> None
     path = tmp_path / "f"
     path.write_bytes(data)
     assert hash_file(path) == hashlib.sha256(data).hexdigest()
+
+
+def test_a_predicate_for_another_spec_version_is_refused(
+    bundle: Path, instance: SigstoreTestInstance
+) -> None:
+    subjects = [
+        dsse.Subject(name=name, digest=dsse.DigestSet(root={"sha256": hash_file(bundle / name)}))
+        for name in ("README.md", "episodes.jsonl", "submission.json")
+    ]
+    statement = (
+        dsse.StatementBuilder()
+        .subjects(subjects)
+        .predicate_type(PREDICATE_TYPE)
+        .predicate(
+            {
+                "benchmark": {"name": "effectbench", "spec_version": "0.9.0"},
+                "tool": {"name": "someone-else", "version": "1"},
+                "files": 3,
+                "excluded": [SIGNATURE_FILE],
+            }
+        )
+        .build()
+    )
+    (bundle / SIGNATURE_FILE).write_text(_sign_statement(instance, statement))
+    declared = json.loads((bundle / "submission.json").read_text())["spec_version"]
+    result = verify(bundle, instance, spec_version=declared)
+    assert checks(result) == [("signature.predicate", SIGNATURE_FILE)] * 2
+    assert "0.9.0" in result.findings[0].message
+    assert verify(bundle, instance).findings == []  # without a declaration to compare: valid
+
+
+@pytest.mark.parametrize(
+    ("error", "check", "starts"),
+    [
+        (VerificationError("not enough sources of verified time"), "signature.untrusted", ""),
+        (VerificationError("invalid log entry: bad proof"), "signature.untrusted", ""),
+        (
+            VerificationError("invalid signing cert: expired at time of signing, time via x"),
+            "signature.invalid",
+            "the signing certificate was not valid at the time",
+        ),
+        (VerificationError("Signature is invalid for input"), "signature.invalid", ""),
+    ],
+)
+def test_verification_errors_are_classified_by_cause(
+    error: Exception, check: str, starts: str
+) -> None:
+    from effectbench.signatures.verify import _classify_verification_error
+
+    finding = _classify_verification_error(error)
+    assert finding.check == check and finding.message.startswith(starts)
+    if check == "signature.untrusted":
+        assert "--trust-config" in finding.message and "pinned root" in finding.message

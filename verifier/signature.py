@@ -147,6 +147,7 @@ def check_signature(
         identity=header.signer.identity,
         issuer=header.signer.issuer,
         trust_config=trust_config,
+        spec_version=header.spec_version,
     )
     for finding in result.findings:
         sink.add(finding)

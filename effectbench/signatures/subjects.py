@@ -24,7 +24,7 @@ from sigstore import dsse
 from sigstore.errors import Error
 
 from effectbench import __version__
-from effectbench.bundle import SIGNATURE_FILE
+from effectbench.bundle import SIGNATURE_FILE, SUBMISSION_FILE
 from effectbench.errors import SigningError
 from effectbench.findings import CheckId, Finding
 from effectbench.hashing import hash_file
@@ -39,6 +39,7 @@ __all__ = [
     "compare_subjects",
     "hash_file",
     "parse_subjects",
+    "predicate_findings",
     "scan_bundle",
 ]
 
@@ -189,6 +190,44 @@ def parse_subjects(payload: bytes) -> tuple[dict[str, str], list[Finding]]:
             return bad(f"subject {name!r} is listed twice", where)
         declared[name] = sha
     return declared, []
+
+
+def predicate_findings(payload: bytes, spec_version: str) -> list[Finding]:
+    """Compare the signed predicate with ``submission.json``: the SPEC version and the tool.
+
+    ``payload`` is a statement :func:`parse_subjects` accepted. The predicate's
+    ``benchmark.spec_version`` must be the declared ``spec_version`` and its
+    ``tool`` must name EffectBench with a version: a signature over a run scored
+    under another SPEC does not vouch for this declaration.
+    """
+    predicate = json.loads(payload).get("predicate")
+    benchmark = predicate.get("benchmark") if isinstance(predicate, dict) else None
+    tool = predicate.get("tool") if isinstance(predicate, dict) else None
+    signed = benchmark.get("spec_version") if isinstance(benchmark, dict) else None
+    out = []
+    if signed != spec_version:
+        out.append(
+            Finding(
+                CheckId.SIGNATURE_PREDICATE,
+                f"the signature vouches for SPEC {signed!r}, but {SUBMISSION_FILE} declares "
+                f"{spec_version!r}; sign the bundle again (effectbench sign)",
+                file=SIGNATURE_FILE,
+                field="predicate.benchmark.spec_version",
+            )
+        )
+    name = tool.get("name") if isinstance(tool, dict) else None
+    version = tool.get("version") if isinstance(tool, dict) else None
+    if name != BENCHMARK or not isinstance(version, str) or not version:
+        out.append(
+            Finding(
+                CheckId.SIGNATURE_PREDICATE,
+                f"the signed predicate's tool is {tool!r}, not {BENCHMARK} with a version; "
+                "sign the bundle with effectbench sign",
+                file=SIGNATURE_FILE,
+                field="predicate.tool",
+            )
+        )
+    return out
 
 
 def _is_clean_relpath(name: str) -> bool:

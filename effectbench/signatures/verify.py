@@ -29,7 +29,7 @@ from sigstore.verify import Verifier, policy
 from effectbench.bundle import SIGNATURE_FILE, SUBMISSION_FILE
 from effectbench.findings import CheckId, Finding
 from effectbench.signatures._text import first_line
-from effectbench.signatures.subjects import compare_subjects, parse_subjects
+from effectbench.signatures.subjects import compare_subjects, parse_subjects, predicate_findings
 from effectbench.signatures.trust import LeaderboardPolicy, load_policy, trusted_verifier
 
 __all__ = [
@@ -137,18 +137,41 @@ class _DeclaredSignerPolicy:
             ) from None
 
 
+_OUT_OF_VALIDITY = ("expired at time of signing", "not valid at", "is not yet valid", "expired")
+"""How sigstore and cryptography say a certificate was not valid at the verified time."""
+_UNTRUSTED = (
+    "failed to verify SCT",
+    "invalid log entry",
+    "failed to build timestamp certificate",
+    "not enough sources of verified time",
+    "trusted root contains no transparency log",
+    "Integrated time only supported",
+)
+"""Errors that mean: this bundle was made under another Sigstore instance (or log, or shard)."""
+UNTRUSTED_HINT = (
+    "a bundle from another Sigstore instance or log shard (a Rekor v2 bundle without a "
+    "verified time source, for instance): update the pinned root, or pass --trust-config "
+    "for a private instance"
+)
+
+
 def _classify_verification_error(exc: Exception) -> Finding:
+    """Name the cause of a failed verification: the certificate's validity time, the trust
+    root, or the signature itself (in that order of precedence)."""
     if isinstance(exc, _SignerMismatch):
         return Finding(exc.check, exc.message, file=SIGNATURE_FILE)
     text = first_line(exc)
-    untrusted = isinstance(exc, CertValidationError) or text.startswith(
-        ("failed to verify SCT", "invalid log entry", "failed to build timestamp certificate")
-    )
-    if untrusted:
+    if any(marker in text for marker in _OUT_OF_VALIDITY):
+        return Finding(
+            CheckId.SIGNATURE_INVALID,
+            "the signing certificate was not valid at the time the log recorded the signature "
+            f"(a certificate lives ten minutes around it): {text}",
+            file=SIGNATURE_FILE,
+        )
+    if isinstance(exc, CertValidationError) or any(m in text for m in _UNTRUSTED):
         return Finding(
             CheckId.SIGNATURE_UNTRUSTED,
-            "the signature does not chain to the trusted Sigstore root (a bundle from another "
-            f"Sigstore instance, or a pinned root that needs updating): {text}",
+            f"the signature does not chain to the trusted Sigstore root ({UNTRUSTED_HINT}): {text}",
             file=SIGNATURE_FILE,
         )
     return _invalid(text)
@@ -222,6 +245,7 @@ def check_signature_bytes(
     issuer: str,
     verifier: Verifier,
     leaderboard: LeaderboardPolicy | None,
+    spec_version: str | None = None,
 ) -> SignatureCheck:
     """Check the Sigstore bundle ``raw_bytes`` as the signature of folder ``bundle_dir``.
 
@@ -264,6 +288,8 @@ def check_signature_bytes(
     findings.extend(problems)
     if not problems:
         findings.extend(compare_subjects(bundle_dir, declared))
+        if spec_version is not None:
+            findings.extend(predicate_findings(payload, spec_version))
     if findings:
         return _refused(*findings)
     signer = SignerInfo(
@@ -304,13 +330,15 @@ def verify_bundle_signature(
     issuer: str,
     trust_config: Path | None = None,
     policy_file: Path | None = None,
+    spec_version: str | None = None,
 ) -> SignatureCheck:
     """Verify ``bundle_dir/submission.sigstore.json`` offline against the declared signer.
 
     ``identity`` and ``issuer`` are the signer declared in ``submission.json``.
     The trust root is the pinned production root unless ``trust_config`` names
     another (a ClientTrustConfig or TrustedRoot file); the accepted issuers come
-    from the pinned leaderboard policy unless ``policy_file`` is given. Problems
+    from the pinned leaderboard policy unless ``policy_file`` is given. With
+    ``spec_version`` (the declared one), the signed predicate must name it. Problems
     with the submission are returned as findings (family ``signature``); an
     unreadable trust root or policy file raises :class:`DataError`.
     """
@@ -326,4 +354,5 @@ def verify_bundle_signature(
         issuer=issuer,
         verifier=verifier,
         leaderboard=leaderboard,
+        spec_version=spec_version,
     )
