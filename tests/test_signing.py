@@ -346,6 +346,13 @@ def test_signature_over_another_bundles_statement_is_refused(
     ]
 
 
+def _subjects(bundle: Path) -> list[dsse.Subject]:
+    return [
+        dsse.Subject(name=name, digest=dsse.DigestSet(root={"sha256": hash_file(bundle / name)}))
+        for name in ("README.md", "episodes.jsonl", "submission.json")
+    ]
+
+
 def _sign_statement(instance: SigstoreTestInstance, statement: dsse.Statement) -> str:
     config = ClientTrustConfig.from_json(instance.trust_config_path.read_text())
     context = SigningContext.from_trust_config(config)
@@ -354,10 +361,7 @@ def _sign_statement(instance: SigstoreTestInstance, statement: dsse.Statement) -
 
 
 def test_wrong_predicate_type_is_refused(bundle: Path, instance: SigstoreTestInstance) -> None:
-    subjects = [
-        dsse.Subject(name=name, digest=dsse.DigestSet(root={"sha256": hash_file(bundle / name)}))
-        for name in ("README.md", "episodes.jsonl", "submission.json")
-    ]
+    subjects = _subjects(bundle)
     statement = (
         dsse.StatementBuilder()
         .subjects(subjects)
@@ -441,10 +445,7 @@ def test_hash_file_streams_to_the_same_digest(tmp_path: Path, size: int) -> None
 def test_a_predicate_for_another_spec_version_is_refused(
     bundle: Path, instance: SigstoreTestInstance
 ) -> None:
-    subjects = [
-        dsse.Subject(name=name, digest=dsse.DigestSet(root={"sha256": hash_file(bundle / name)}))
-        for name in ("README.md", "episodes.jsonl", "submission.json")
-    ]
+    subjects = _subjects(bundle)
     statement = (
         dsse.StatementBuilder()
         .subjects(subjects)

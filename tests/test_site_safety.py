@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from test_bundle_helpers import make_bundle, read_rows, read_submission, write_submission
+from test_site import site_root
 
 from effectbench import SPEC_VERSION
 from effectbench.baselines import get_baseline
@@ -48,15 +49,6 @@ def _snapshot(root: Path) -> dict[str, str]:
         rel = str(p.relative_to(root))
         out[rel] = p.read_bytes().hex()[:64] if p.is_file() else "dir"
     return out
-
-
-def _site_root(base: Path, withdrawn: list[dict[str, str]]) -> Path:
-    root = base / "root"
-    shutil.copytree(ROOT / "site", root / "site")
-    shutil.copy(ROOT / "SPEC.md", root / "SPEC.md")
-    shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
-    (root / "site" / "withdrawn.yml").write_text(json.dumps(withdrawn), encoding="utf-8")
-    return root
 
 
 def _clinic_test_split(folder: Path) -> Path:
@@ -116,7 +108,7 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     (retimed / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     _clinic_test_split(subs / "2026-03-06_test-split")
     withdrawn = [{"content_hash": bundle_content_hash(gone), "reason": "asked by the submitter"}]
-    root = _site_root(base, withdrawn)
+    root = site_root(base, withdrawn)
     out = base / "public"
     summary = build_site(subs, out, root=root, cache_dir=base / "cache", allow_unsigned=True)
     return {"base": base, "subs": subs, "root": root, "out": out, "summary": summary}

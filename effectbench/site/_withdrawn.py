@@ -24,23 +24,24 @@ HASH = re.compile(r"sha256:[0-9a-f]{64}")
 
 @dataclass(frozen=True)
 class Withdrawn:
-    """A bundle the maintainers withdrew (listed in ``site/withdrawn.yml``)."""
+    """A bundle the maintainers withdrew (listed in ``site/withdrawn.yml``), as shown."""
 
-    content_hash: str
-    """The withdrawn bundle's content hash."""
-    reason: str
-    date: str = ""
-    rows_hash: str = ""
-    """Its rows hash, when the list gives one."""
+    rule: Withdrawal
+    """The entry as the verifier's ranking rule reads it (hashes, reason, date)."""
     bundle: str = ""
     """The folders under ``submissions/`` that hold it (filled in by :func:`name_withdrawn`)."""
     name: str = ""
     """The system's display name, when the bundle is still in ``submissions/``."""
 
     @property
-    def rule(self) -> Withdrawal:
-        """The entry as the verifier's ranking rule reads it."""
-        return Withdrawal(self.content_hash, self.reason, self.rows_hash, self.date)
+    def reason(self) -> str:
+        """Why it was withdrawn."""
+        return self.rule.reason
+
+    @property
+    def date(self) -> str:
+        """When it was withdrawn (as listed)."""
+        return self.rule.date
 
 
 def read_withdrawn(path: Path) -> list[Withdrawn]:
@@ -67,14 +68,8 @@ def read_withdrawn(path: Path) -> list[Withdrawn]:
                 file=str(path),
                 field=f"[{i}]",
             )
-        out.append(
-            Withdrawn(
-                content_hash=hashes[0],
-                reason=str(item["reason"]),
-                date=str(item.get("date", "")),
-                rows_hash=hashes[1],
-            )
-        )
+        rule = Withdrawal(hashes[0], str(item["reason"]), hashes[1], str(item.get("date", "")))
+        out.append(Withdrawn(rule))
     return out
 
 
@@ -89,9 +84,10 @@ def name_withdrawn(
     """
     out = []
     for w in withdrawn:
-        rows = {r for c, r, _, _ in bundles if c == w.content_hash and r} | {w.rows_hash} - {""}
-        found = [(f, n) for c, r, f, n in bundles if c == w.content_hash or r in rows]
-        folders = ", ".join(sorted({f for f, _ in found})) or w.content_hash
+        content = w.rule.content_hash
+        rows = {r for c, r, _, _ in bundles if c == content and r} | {w.rule.rows_hash} - {""}
+        found = [(f, n) for c, r, f, n in bundles if c == content or r in rows]
+        folders = ", ".join(sorted({f for f, _ in found})) or content
         names = ", ".join(sorted({n for _, n in found})) or "(not in submissions/)"
         out.append(replace(w, bundle=folders, name=names))
     return out
