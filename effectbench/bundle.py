@@ -30,6 +30,7 @@ from effectbench._generated import write_or_check
 from effectbench.errors import DataError, UsageError
 from effectbench.filenames import BUNDLE_FILES as BUNDLE_FILES
 from effectbench.filenames import EPISODES_FILE as EPISODES_FILE
+from effectbench.filenames import MAX_LINE_BYTES as MAX_LINE_BYTES
 from effectbench.filenames import README_FILE as README_FILE
 from effectbench.filenames import SIGNATURE_FILE as SIGNATURE_FILE
 from effectbench.filenames import SUBMISSION_FILE as SUBMISSION_FILE
@@ -44,9 +45,6 @@ SCHEMA_PATH = Path(__file__).resolve().parents[1] / "docs" / "submission.schema.
 """Where the published JSON Schema of ``submission.json`` lives in the repository."""
 
 _READ_CHUNK = 16 * 1024 * 1024
-MAX_LINE_BYTES = 64 * 1024
-"""Bytes of one ``episodes.jsonl`` line the verifier reads by default (a row is 1-2 KiB);
-``effectbench import`` refuses a document row that would be longer."""
 
 _UNSHOWABLE_CLASS = (
     "\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u061c\\u180e\\u200b-\\u200f"

@@ -1,4 +1,4 @@
-"""The names of a bundle's files: one place, importable without the bundle models.
+"""The names of a bundle's files (and its line limit): one place, importable without the models.
 
 :mod:`effectbench.bundle` re-exports them; the command line reads them here so
 that its help costs no pydantic import.
@@ -16,3 +16,6 @@ SIGNATURE_FILE = "submission.sigstore.json"
 """The optional Sigstore bundle; the one file the signature does not cover."""
 BUNDLE_FILES = (SUBMISSION_FILE, EPISODES_FILE, README_FILE, SIGNATURE_FILE)
 """Every file a bundle may hold; the first two are required."""
+MAX_LINE_BYTES = 64 * 1024
+"""Bytes of one ``episodes.jsonl`` line the verifier reads by default (a row is 1-2 KiB);
+``effectbench import`` refuses a document row that would be longer."""

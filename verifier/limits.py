@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from effectbench.bundle import MAX_LINE_BYTES
+from effectbench.filenames import MAX_LINE_BYTES
 
 KIB = 1024
 MIB = 1024 * KIB
