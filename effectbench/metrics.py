@@ -138,9 +138,9 @@ class Results(_Model):
     """Episodes whose system reported success."""
     success_effect_gap: float
     """Screen success minus task success."""
-    pass_hat_k: dict[str, float | None]
+    pass_hat_k: dict[str, float]
     """pass^k for k = 1, 2, 4, 8: the mean, over the tasks with at least k trials, of the
-    chance that k trials all succeed (null when no task has k trials)."""
+    chance that k trials all succeed (0 when no task has k trials)."""
     outcome_counts: dict[str, int]
     """Episodes per outcome label (labels with no episode left out)."""
     cells: list[Cell]
@@ -184,15 +184,16 @@ def rate(k: int, n: int) -> Rate:
     )
 
 
-def pass_hat_k(successes: np.ndarray, trials: np.ndarray, k: int) -> float | None:
+def pass_hat_k(successes: np.ndarray, trials: np.ndarray, k: int) -> float:
     """Return pass^k: the mean of C(c, k) / C(n, k) over the tasks with at least k trials.
 
     As the reference implementation does, a task with fewer than ``k`` trials takes
-    no part (it cannot show k successes in a row); None when no task has ``k`` trials.
+    no part (it cannot show k successes in a row), and pass^k is 0.0 when no task has
+    ``k`` trials (its own documents claim 0.0 there: tests/data/vectors).
     """
     qualifies = trials >= k
     if not qualifies.any():
-        return None
+        return 0.0
     c = successes[qualifies].astype(float)
     n = trials[qualifies].astype(float)
     ratio = np.ones_like(c)

@@ -33,10 +33,7 @@ def format_results(res: Results) -> str:
         gap += f"  bootstrap 95% [{100 * ci.lo:+.1f}, {100 * ci.hi:+.1f}]"
     lines.append(gap)
     lines.append(
-        "  pass^k          "
-        + "  ".join(
-            f"k={k}: {'n/a' if v is None else format(v, '.3f')}" for k, v in res.pass_hat_k.items()
-        )
+        "  pass^k          " + "  ".join(f"k={k}: {v:.3f}" for k, v in res.pass_hat_k.items())
     )
     lines.append(
         "  outcomes        " + ", ".join(f"{k} {v}" for k, v in res.outcome_counts.items())

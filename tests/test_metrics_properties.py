@@ -63,14 +63,13 @@ def test_summary_invariants(episodes: list) -> None:  # type: ignore[type-arg]
     for c in res.cells:
         assert abs(c.success_effect_gap - (c.screen_success.rate - c.task_success.rate)) < 1e-12
     values = [res.pass_hat_k[k] for k in ("1", "2", "4", "8")]
-    assert values[0] is not None  # every task has one trial
-    known = [v for v in values if v is not None]
-    assert all(0.0 <= v <= 1.0 for v in known)
-    # a k that no task reaches is null, and so is every larger k
-    assert values[: len(known)] == known
+    assert all(0.0 <= v <= 1.0 for v in values)
     trials = pd.Series([e[0] + e[1].value + e[2].value for e in episodes]).value_counts()
+    most = int(trials.max())
+    # a k that no task reaches is 0 (the reference's documents), and so is every larger k
+    assert all(v == 0.0 for k, v in zip((1, 2, 4, 8), values, strict=True) if k > most)
     if trials.nunique() == 1:  # the same tasks take part at every k: never rises with k
-        assert known == sorted(known, reverse=True)
+        assert values == sorted(values, reverse=True)
 
 
 def test_pass_hat_k_matches_its_definition() -> None:
@@ -82,7 +81,7 @@ def test_pass_hat_k_matches_its_definition() -> None:
     # the reference's convention: a task with fewer than k trials takes no part
     assert pass_hat_k(succ, trials, 4) == 0.0  # only the 4- and 5-trial tasks: 0 and 0
     assert pass_hat_k(np.array([3, 4]), np.array([3, 4]), 4) == 1.0  # not (0 + 1) / 2
-    assert pass_hat_k(succ, trials, 8) is None  # no task has 8 trials
+    assert pass_hat_k(succ, trials, 8) == 0.0  # no task has 8 trials: 0, as the reference claims
 
 
 def test_wilson_bounds_stay_within_zero_and_one() -> None:
