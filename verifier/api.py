@@ -229,7 +229,10 @@ def _check_reproduction(
         return _Reproduction(False, Step(True, "not run: the rows could not all be read"))
     if sink.ids[CheckId.PACK_SEEDS]:
         return _Reproduction(False, Step(True, "not run: the seeds are not one per trial"))
-    if any(sink.failed(f) for f in (Family.SPEC, Family.PACK, Family.RESCORE, Family.CLAIMS)):
+    # A refused bundle's rows are not re-run (the cost buys nothing). Too few trials refuse
+    # the rank, not the rows: a one-trial preview is still re-run.
+    pack_refused = sink.counts[Family.PACK.value] > sink.ids[CheckId.PACK_MIN_TRIALS]
+    if pack_refused or any(sink.failed(f) for f in (Family.SPEC, Family.RESCORE, Family.CLAIMS)):
         return _Reproduction(False, Step(True, "not run: the bundle is refused already"))
     reproduced = _reproduce.reproduce(
         header,
