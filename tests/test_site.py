@@ -468,12 +468,12 @@ def test_charts_have_captions_data_tables_and_links(site: dict[str, Any]) -> Non
         assert marks <= set(re.findall(r'<th scope="row"><a href="([^"]+)">', table)), name
     alt = {name: caption for name, _, caption, _ in found}
     mockmed = alt[f"{MOCKMED_BOARD}-frontier"]
-    assert "always_halt" in mockmed and "33.3%" in mockmed and "(clinic)" not in mockmed
+    assert "always_halt" in mockmed and "33.3%" in mockmed and "effect_verified_all" not in mockmed
     assert "2 systems reach SWER 0; among them over-halt goes up to 33.3% (always_halt)" in mockmed
     clinic = alt[f"{CLINIC_BOARD}-frontier"]
     # One system at SWER 0 is named, in the singular.
-    assert "1 system reaches SWER 0: effect_verified_all (clinic), with over-halt 7.4%." in clinic
-    assert "screen_only (clinic)" in clinic and "63.0%" in clinic and "always_halt" not in clinic
+    assert "1 system reaches SWER 0: effect_verified_all, with over-halt 7.4%." in clinic
+    assert "screen_only at 0.0% with SWER 63.0%" in clinic and "always_halt" not in clinic
 
 
 def test_clinic_board_has_its_three_ranked_rows_and_ladder(site: dict[str, Any]) -> None:
@@ -566,22 +566,21 @@ def test_board_rows_fill_every_column(site: dict[str, Any]) -> None:
     table = board_table(html, MOCKMED_BOARD)
     screen = board_row(table, slug_of(site, "_screen-only"))
     cells = re.findall(r"<t[hd] [^>]*data-col=\"([^\"]+)\"[^>]*>(.*?)</t[hd]>", screen, re.S)
-    # One pack version: Pack is said above the board. The <script>-named bundle was made under
-    # today's SPEC minor and the reference bundles under 1.0.0, so this board keeps its Spec
-    # column (the clinic board, one SPEC version, collapses it: see the methodology test).
-    shown = [c for c in BOARD_COLUMNS if c.key != "pack"]
+    # One pack version and one SPEC version (the reference bundles are re-made under today's
+    # SPEC, like the <script>-named bundle): both said above the board, not in its columns.
+    shown = [c for c in BOARD_COLUMNS if c.key not in ("pack", "spec_version")]
     assert [key for key, _ in cells] == [c.key for c in shown]
     by_label = {c.label: cell_text(v) for c, (_, v) in zip(shown, cells, strict=True)}
     sub = json.loads((next(REFERENCE.glob("*_screen-only")) / "submission.json").read_text())
     assert by_label["Trials"] == f"{sub['trials_per_task']} n 90 · dropped 0"
     assert sub["trials_per_task"] == 10
-    assert by_label["Spec"] == sub["spec_version"]
-    # Pack and fingerprint are the same on every row: said once, above the board.
+    # Pack, fingerprint and SPEC version are the same on every row: said once, above the board.
     short = sub["pack"]["fingerprint"].removeprefix("sha256:")[:12]
     meta = re.search(rf'<h2 id="{MOCKMED_BOARD}">.*?<p class="eb-board-meta">(.*?)</p>', html, re.S)
     assert meta
-    assert f"pack {sub['pack']['name']} · fingerprint {short}" in cell_text(meta.group(1))
-    assert "SPEC" not in cell_text(meta.group(1))
+    assert f"pack {sub['pack']['name']} · fingerprint {short} · SPEC {sub['spec_version']}" in (
+        cell_text(meta.group(1))
+    )
     assert f'title="{sub["pack"]["fingerprint"]}"' in meta.group(1)
     clinic = json.loads(
         (next(REFERENCE.glob("*_screen-only-clinic")) / "submission.json").read_text()
@@ -764,7 +763,7 @@ def test_badges_state_swer_and_over_halt_together(site: dict[str, Any]) -> None:
     doc = json.loads((site["out"] / "downloads" / "leaderboard.json").read_text())
     entries = [e for b in doc["boards"] for e in b["entries"]]
     assert entries and all((e["badge"] is None) == (e["status"] != "ranked") for e in entries)
-    for e in entries:
+    for e in [e for e in entries if e["status"] == "ranked"]:  # previews carry no badge
         svg = (site["out"] / e["badge"]).read_text(encoding="utf-8")
         root = ET.fromstring(svg)  # well-formed, names escaped
         title = root.find("{http://www.w3.org/2000/svg}title")
