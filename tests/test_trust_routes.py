@@ -205,13 +205,8 @@ def test_a_renamed_or_unlisted_baseline_is_not_ranked_by_reproduction(
 
 def test_the_re_run_is_bounded_before_it_starts(baseline: Path, tmp_path: Path) -> None:
     bundle = copy_bundle(baseline, tmp_path / "b")
-    # 9 tasks x 3 trials = 27 episodes, all re-run when the screen sample is larger ...
-    whole = Limits(max_reproduce_rows=26, reproduce_screen_rows=27)
-    assert "reproduce.too_large" in _ids(bundle, VerifyOptions(limits=whole))
-    # ... and MockMed's web rows otherwise sampled to 24 (the sample counts in the budget)
-    sampled = Limits(max_reproduce_rows=23)
-    assert Limits().reproduce_screen_rows == 24
-    assert "reproduce.too_large" in _ids(bundle, VerifyOptions(limits=sampled))
+    options = VerifyOptions(limits=Limits(max_reproduce_rows=26))  # 9 tasks x 3 trials = 27
+    assert "reproduce.too_large" in _ids(bundle, options)
     # one row that claims 300 trials: refused without any re-run (it is refused already)
     rows = read_rows(bundle)[:1]
     write_rows(bundle, rows)

@@ -6,11 +6,11 @@ every field except the timings (``latency_s``, ``started_at``, ``finished_at``
 and a model call's ``latency_s``), which no re-run reproduces.
 
 The re-run covers the split's tasks on the substrates the bundle's rows name.
-Rows on a screen substrate (web, desktop, remote display) cost a browser or a
-display each; beyond :attr:`~verifier.limits.Limits.reproduce_screen_rows` of
-them the verifier re-runs a sample of that size, chosen deterministically from
-the hash of the bundle's rows (the same bundle always gets the same sample),
-and compares those rows only.
+Rows on a screen substrate (web, desktop, remote display) of a pack with real
+front ends cost a browser or a display each; beyond
+:attr:`~verifier.limits.Limits.reproduce_screen_rows` of them the verifier re-runs
+a sample of that size, chosen deterministically from the hash of the bundle's rows
+(the same bundle always gets the same sample), and compares those rows only.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from effectbench.findings import CheckId, Family
 from effectbench.hashing import canonical_hash
 from effectbench.runner import evaluate
 from effectbench.schema import Substrate
-from effectbench.seam import BenchmarkProvider, is_deterministic
+from effectbench.seam import BenchmarkProvider, ChecksFrontEnds, is_deterministic
 from verifier.limits import Limits
 from verifier.report import FindingSink
 from verifier.rows import strip_fields
@@ -72,8 +72,15 @@ def _screen_sample(
     tasks: list[Any],
     header: SubmissionHeader,
     limits: Limits,
+    pack: BenchmarkProvider,
 ) -> set[tuple[str, int]] | None:
-    """Return the (task, trial) pairs to re-run when the screen rows exceed the budget."""
+    """Return the (task, trial) pairs to re-run when the screen rows exceed the budget.
+
+    Only a pack whose screen substrates run real front ends (:class:`ChecksFrontEnds`)
+    is sampled; MockMed's in-process "web" tasks cost no browser and are all re-run.
+    """
+    if not isinstance(pack, ChecksFrontEnds):
+        return None
     screen = {t.task_id for t in tasks if t.substrate in SCREEN_SUBSTRATES}
     pairs = [(t, trial) for t in sorted(screen) for trial in range(header.trials_per_task)]
     if len(pairs) <= limits.reproduce_screen_rows:
@@ -117,7 +124,7 @@ def reproduce(
     split = header.pack.split.value
     named = {str(row.get("substrate")) for _, row in rows}
     tasks = [t for t in pack.tasks() if t.split.value == split and t.substrate.value in named]
-    sample = _screen_sample(rows, tasks, header, limits)
+    sample = _screen_sample(rows, tasks, header, limits, pack)
     planned = len(sample) if sample is not None else len(tasks) * header.trials_per_task
     if max(planned, n_rows if sample is None else 0) > limits.max_reproduce_rows:
         sink.emit(
