@@ -406,3 +406,35 @@ def test_a_killed_submit_leaves_nothing_that_counts_as_a_bundle(
     with pytest.raises(Exception, match="no bundle here"):
         verify_path(subs)
     assert verify_submissions(subs) == []
+
+
+# --------------------------------------------------------------------------- README limit
+
+
+def test_a_readme_is_read_only_up_to_its_limit(tmp_path: Path) -> None:
+    """A refused bundle's huge README: the verifier refuses it by size, the site reads 1 MiB."""
+    import tracemalloc
+
+    from effectbench.site._entries import README_LIMIT, entry_from_report
+
+    bundle = make_bundle(tmp_path / "2026-03-07_big-readme", "always_halt", declare_baseline=False)
+    readme = bundle / "README.md"
+    with readme.open("wb") as fh:
+        fh.write(b"# Notes\n" + b"x" * 100 + b"\n")
+        fh.truncate(64 * README_LIMIT)  # sparse: 64 MiB that take no disk
+    before = {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in bundle.iterdir()}
+    (report,) = verify_path(bundle)
+    assert report.status is Status.REFUSED
+    assert "structure.file_size" in report.finding_ids()
+    tracemalloc.start()
+    try:
+        entry = entry_from_report(report)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert entry.readme is not None and entry.readme.startswith("# Notes\n")
+    assert entry.readme.endswith("[cut at the size limit]")
+    assert len(entry.readme.encode()) <= README_LIMIT + 64
+    assert peak < 8 * README_LIMIT  # never the whole 64 MiB file in memory
+    after = {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in bundle.iterdir()}
+    assert after == before  # nothing written into the bundle
