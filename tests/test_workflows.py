@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from test_bundle_helpers import list_references
 
@@ -177,17 +178,25 @@ def test_hostile_folder_names_are_each_verified_quoted_and_inert(tmp_path: Path)
     assert _files(pr) == before  # the check reads, never writes
 
 
-def test_the_workflow_is_hardened() -> None:
-    text = WORKFLOW.read_text()
-    job = _doc()["jobs"]["verify"]  # type: ignore[index]
-    assert job["timeout-minutes"] <= 60
-    for step in job["steps"]:
-        uses = step.get("uses")
-        if uses:
-            ref = uses.partition("@")[2].split()[0]
-            assert len(ref) == 40 and all(c in "0123456789abcdef" for c in ref), uses
-        if uses and uses.startswith("actions/checkout"):
-            assert step["with"]["persist-credentials"] is False
+@pytest.mark.parametrize("name", ["verify-pr.yml", "deploy-site.yml", "tests.yml"])
+def test_every_workflow_pins_its_actions_keeps_no_credentials_and_has_time_limits(
+    name: str,
+) -> None:
+    doc = yaml.safe_load((WORKFLOW.parent / name).read_text())
+    for job_name, job in doc["jobs"].items():
+        assert job["timeout-minutes"] <= 60, job_name
+        for step in job["steps"]:
+            uses = step.get("uses")
+            if uses:
+                ref = uses.partition("@")[2].split()[0]
+                assert len(ref) == 40 and all(c in "0123456789abcdef" for c in ref), uses
+            if uses and uses.startswith("actions/checkout"):
+                assert step["with"]["persist-credentials"] is False
+
+
+@pytest.mark.parametrize("name", ["verify-pr.yml", "deploy-site.yml"])
+def test_the_workflows_that_build_from_submissions_install_locked_dependencies(name: str) -> None:
+    text = (WORKFLOW.parent / name).read_text()
     assert "--require-hashes" in text and "requirements/verify.txt" in text
     lock = (ROOT / "requirements" / "verify.txt").read_text()
     pyproject = (ROOT / "pyproject.toml").read_text()
