@@ -575,3 +575,22 @@ def test_the_manifest_redacts_the_test_split(capsys: pytest.CaptureFixture[str])
     assert "Nora" not in text and "M-08" not in text
     assert main(["manifest", "--pack", "clinic", "--fingerprint"]) == 0
     assert capsys.readouterr().out.strip() == fingerprint(get_pack("clinic").manifest())
+
+
+def test_a_client_gone_mid_reply_is_quiet_and_a_real_error_is_still_reported(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A browser context closed mid-reply is no error; any other handler failure is shown."""
+    from effectbench.packs.clinic.service import _Handler, _Server
+
+    server = _Server(("127.0.0.1", 0), _Handler)
+    try:
+        for error in (BrokenPipeError(32, "Broken pipe"), ValueError("a real bug")):
+            try:
+                raise error
+            except Exception:  # noqa: BLE001 - handle_error reads the exception being handled
+                server.handle_error(None, ("127.0.0.1", 1))
+    finally:
+        server.server_close()
+    err = capsys.readouterr().err
+    assert "BrokenPipeError" not in err and "ValueError: a real bug" in err

@@ -23,6 +23,7 @@ reach the same faulty persistence boundary.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -39,6 +40,12 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
     service: RecordService
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that left mid-reply (a browser context closed) is not an error."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
