@@ -148,8 +148,11 @@ class Saboteur:
 
     def __init__(self, pack: ClinicProvider, program: str) -> None:
         self._pack, self._program = pack, program
+        self.killed: list[list[int]] = []
+        """The pids each attempt killed (the runner retries an infrastructure failure)."""
 
     def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport:
+        killed = []
         for pid in _descendants():
             try:
                 command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
@@ -158,6 +161,8 @@ class Saboteur:
             if any(part.endswith(self._program.encode()) for part in command[:3]):
                 os.kill(pid, signal.SIGKILL)
                 _wait_until_dead(pid)  # SIGKILL lands when the process is next scheduled
+                killed.append(pid)
+        self.killed.append(killed)
         spec = next(t for t in self._pack.tasks() if t.task_id == task.task_id)
         try:
             self._pack.attempt(env, spec, params)
@@ -178,10 +183,10 @@ def test_a_killed_server_or_app_is_an_infrastructure_drop(
     pack: ClinicProvider, substrate: Substrate, program: str
 ) -> None:
     before = _descendants()
-    dropped = run_episode(
-        Saboteur(pack, program), pack, _task(pack, "clean_draft", substrate), 0, 0
-    )
-    assert isinstance(dropped, DroppedEpisode), dropped
+    saboteur = Saboteur(pack, program)
+    dropped = run_episode(saboteur, pack, _task(pack, "clean_draft", substrate), 0, 0)
+    assert saboteur.killed and all(saboteur.killed), saboteur.killed
+    assert isinstance(dropped, DroppedEpisode), (dropped, saboteur.killed)
     assert dropped.reason is DropReason.INFRASTRUCTURE
     assert "no longer running" in dropped.detail or "broke" in dropped.detail
     assert _descendants() - before == set()

@@ -108,6 +108,18 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _exited(pid: int) -> bool:
+    """Say whether ``pid`` has exited, as the kernel sees it (gone, or a zombie not yet reaped).
+
+    The supervisor learns of a death only when it reaps; this reads the state directly.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return True
+    return stat.rsplit(b")", 1)[-1].split()[:1] in ([b"Z"], [b"X"])
+
+
 @dataclass
 class XSession:
     """One episode's display, session bus and (desktop) accessibility bus."""
@@ -269,7 +281,7 @@ class XSession:
         server = "Xvnc" if self.server == "xvnc" else "Xvfb"
         checks = [(server, self.x_pid), ("dbus-daemon", self.bus_pid), *self.programs.items()]
         for name, pid in checks:
-            if pid not in running:
+            if pid not in running or _exited(pid):
                 return f"{name} (pid {pid}) is no longer running"
         return None
 
