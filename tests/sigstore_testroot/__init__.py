@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -28,8 +29,9 @@ __all__ = [
 
 
 def new_instance(label: str = "effectbench-test") -> SigstoreTestInstance:
-    """Start a fresh instance (its own keys) in a new temporary folder; stopped at exit."""
+    """Start a fresh instance (its own keys) in a new temporary folder; removed at exit."""
     workdir = Path(tempfile.mkdtemp(prefix=f"{label}-"))
+    atexit.register(shutil.rmtree, workdir, ignore_errors=True)  # runs after close (LIFO)
     instance = SigstoreTestInstance(workdir, label=label).start()
     atexit.register(instance.close)
     return instance
