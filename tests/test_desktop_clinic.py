@@ -31,6 +31,7 @@ from effectbench.packs.clinic.tasks import TASKS
 from effectbench.runner import DroppedEpisode, run_episode
 from effectbench.schema import AgentReport, DropReason, EpisodeRecord, Outcome, Substrate, TaskSpec
 from effectbench.screens._supervisor import descendants
+from effectbench.screens.processes import exited
 from effectbench.seam import AgentTask
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
@@ -131,11 +132,7 @@ def _wait_until_dead(pid: int, timeout: float = 10.0) -> None:
     """Return once ``pid`` has exited (a zombie or gone); a loaded machine delays SIGKILL."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_bytes()
-        except OSError:
-            return
-        if stat.rsplit(b")", 1)[1].split()[0] in (b"Z", b"X"):
+        if exited(pid):
             return
         time.sleep(0.01)
     raise AssertionError(f"pid {pid} survived SIGKILL for {timeout} s")

@@ -26,6 +26,7 @@ from effectbench.packs.clinic.desktop import layout as L
 from effectbench.packs.clinic.service import RecordService
 from effectbench.packs.clinic.store import ClinicStore, Fault
 from effectbench.screens import xsession
+from effectbench.screens.processes import exited
 from effectbench.screens.rfb import RemoteDisplayEnv
 from effectbench.screens.xdisplay import A11yReader, AccessibleXEnv
 from effectbench.screens.xsession import MissingComponentError, XSession, require
@@ -35,11 +36,7 @@ APP = Path(__file__).resolve().parents[1] / "effectbench/packs/clinic/desktop/ap
 
 def _alive(pid: int) -> bool:
     """Say whether ``pid`` is a live (not zombie) process."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+    return not exited(pid)
 
 
 @pytest.fixture(scope="module")

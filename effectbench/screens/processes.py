@@ -27,6 +27,18 @@ SCRIPT = Path(__file__).with_name("_supervisor.py")
 REPLY_TIMEOUT_S = 30.0
 
 
+def exited(pid: int) -> bool:
+    """Say whether ``pid`` has exited, as the kernel sees it (gone, or a zombie not yet reaped).
+
+    A supervisor learns of a death only when it reaps; this reads the state directly.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return True
+    return stat.rsplit(b")", 1)[-1].split()[:1] in ([b"Z"], [b"X"])
+
+
 @dataclass(frozen=True)
 class Spawned:
     """A program the supervisor started, and the ready line it wrote (if asked)."""

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Literal
 
 from effectbench.errors import InfrastructureError, UsageError
-from effectbench.screens.processes import Spawned, Supervisor
+from effectbench.screens.processes import Spawned, Supervisor, exited
 
 WIDTH, HEIGHT = 1024, 768
 """The screen every desktop and remote-display episode declares."""
@@ -106,18 +106,6 @@ def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-def _exited(pid: int) -> bool:
-    """Say whether ``pid`` has exited, as the kernel sees it (gone, or a zombie not yet reaped).
-
-    The supervisor learns of a death only when it reaps; this reads the state directly.
-    """
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return True
-    return stat.rsplit(b")", 1)[-1].split()[:1] in ([b"Z"], [b"X"])
 
 
 @dataclass
@@ -281,7 +269,7 @@ class XSession:
         server = "Xvnc" if self.server == "xvnc" else "Xvfb"
         checks = [(server, self.x_pid), ("dbus-daemon", self.bus_pid), *self.programs.items()]
         for name, pid in checks:
-            if pid not in running or _exited(pid):
+            if pid not in running or exited(pid):
                 return f"{name} (pid {pid}) is no longer running"
         return None
 
