@@ -407,12 +407,14 @@ IN_VIEW = """row => {
         return r.width > 0 && r.height > 0 && r.left >= 0 && r.right <= vw
             && r.top >= 0 && r.bottom <= vh;
     };
-    const uncovered = el => {
-        const r = el.getBoundingClientRect();
+    // Every line box of the element must be on top where it is drawn. A point in the
+    // middle of the bounding box falls between the lines of a name that wraps (how a name
+    // wraps depends on the browser build's text metrics), so each line box is probed.
+    const uncovered = el => [...el.getClientRects()].every(r => {
         const x = r.left + Math.min(4, r.width / 2), y = r.top + r.height / 2;
         const hit = document.elementFromPoint(x, y);
         return hit !== null && (el === hit || el.contains(hit));
-    };
+    });
     const name = row.querySelector(".eb-system a");
     const swer = row.querySelector('[data-col="swer"] .eb-p');
     const oh = row.querySelector('[data-col="over_halt"] .eb-p');
