@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_bundle_helpers import make_bundle, read_rows, read_submission
+from support.bundles import make_bundle, read_rows, read_submission
 
 from effectbench import SPEC_VERSION
 from effectbench.bundle import (

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_clinic import ARMS, PREDICTED, SWER
+from support.clinic import ARMS, PREDICTED, SWER
 
 from effectbench.baselines import ScreenOnly, get_baseline
 from effectbench.cli import main

@@ -8,7 +8,6 @@ of what is tested) whose primitives record what reached the screen.
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from collections.abc import Callable
@@ -18,60 +17,15 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from PIL import Image
+from support.computer import RecordingScreen, pattern_png
 
-from effectbench.computer import ActionError, ComputerEnv, Display, MouseButton, images
+from effectbench.computer import ActionError, ComputerEnv, Display, images
 from effectbench.computer.base import ComputerBase
-from effectbench.computer.keys import KeyCombo, combo_of, parse_combo, parse_keys
+from effectbench.computer.keys import combo_of, parse_combo, parse_keys
 from effectbench.computer.scaling import ScaledComputer, fit
 from effectbench.computer.vendors import ToolOutput, anthropic, openai, osworld
 
 TRACES = Path(__file__).parent / "computer_traces"
-
-
-def _png(width: int, height: int) -> bytes:
-    image = Image.new("RGB", (width, height), (240, 240, 240))
-    for x in range(0, width, 16):  # a pattern, so crops and resizes are real work
-        image.putpixel((x, (x * 7) % height), (200, 30, 30))
-    out = io.BytesIO()
-    image.save(out, format="PNG")
-    return out.getvalue()
-
-
-class RecordingScreen(ComputerBase):
-    """A screen whose primitives record what reached them; screenshots are real PNGs."""
-
-    def __init__(self, display: Display) -> None:
-        super().__init__(display)
-        self.calls: list[list[Any]] = []
-        self._frame: bytes | None = None
-
-    def _screenshot(self) -> bytes:
-        if self._frame is None:
-            self._frame = _png(self.display.width, self.display.height)
-        return self._frame
-
-    def _move(self, x: int, y: int) -> None:
-        self.calls.append(["move", x, y])
-
-    def _button(self, button: MouseButton, down: bool) -> None:
-        self.calls.append(["button", button, down])
-
-    def _click(self, x: int, y: int, button: MouseButton, count: int) -> None:
-        self.calls.append(["click", x, y, button, count])
-
-    def _type(self, text: str) -> None:
-        self.calls.append(["type", text])
-
-    def _key(self, combo: KeyCombo, down: bool | None) -> None:
-        step = {None: "key", True: "key_down", False: "key_up"}[down]
-        self.calls.append([step, combo.xdotool()])
-
-    def _scroll(self, x: int, y: int, dx: int, dy: int) -> None:
-        self.calls.append(["scroll", x, y, dx, dy])
-
-    def _wait(self, seconds: float) -> None:
-        self.calls.append(["wait", seconds])
 
 
 RUNNERS: dict[str, Callable[[ComputerEnv, object, dict[str, Any]], ToolOutput]] = {
@@ -270,7 +224,7 @@ def test_scaled_env_maps_clicks_screenshots_and_the_pointer_consistently() -> No
 
 def test_openai_call_output_carries_the_screenshot() -> None:
     """The loop answers a computer_call with a computer_call_output holding the PNG."""
-    png = _png(8, 8)
+    png = pattern_png(8, 8)
     item = openai.call_output({"call_id": "c1", "pending_safety_checks": [{"id": "s"}]}, png)
     assert item["call_id"] == "c1" and item["type"] == "computer_call_output"
     assert item["output"]["image_url"].startswith("data:image/png;base64,")

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from inspect_ai.tool import ContentImage, ContentText, ToolDef, ToolError, ToolInfo
 from inspect_ai.tool._tools._computer._computer import is_computer_tool_info
-from test_computer import RecordingScreen
+from support.computer import RecordingScreen
 
 from effectbench.computer import A11yNode, ActionError, Display, images
 from effectbench.integrations.inspect_ai.computer_tool import (

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import json
 import os
 import random
 import signal
@@ -23,6 +22,7 @@ from scale_support.agents import (
     KillsItsWorker,
     RaisesOnOneTask,
 )
+from support.journal import untimed, untimed_bundle, untimed_results
 
 from effectbench.baselines import get_baseline
 from effectbench.cli import main
@@ -36,36 +36,8 @@ from effectbench.packs.mockmed import MockMedProvider
 from effectbench.runner import DroppedEpisode, RunPlan, RunResult, evaluate
 from effectbench.schema import DropReason
 
-TIMINGS = ("latency_s", "started_at", "finished_at")
 RUN = ["run", "--pack", "mockmed", "--trials", "3", "--progress", "off", "--json"]
 EFFECTBENCH = str(Path(sys.executable).with_name("effectbench"))
-
-
-def untimed(rows: list[Any]) -> list[dict[str, Any]]:
-    """Rows as dicts without the fields that time the run."""
-    out = []
-    for row in rows:
-        data = row.to_row() if hasattr(row, "to_row") else dict(row)
-        for key in TIMINGS:
-            data.pop(key)
-        out.append(data)
-    return out
-
-
-def untimed_results(text: str) -> dict[str, Any]:
-    """The ``run --json`` block without latency figures."""
-    block: dict[str, Any] = json.loads(text)
-    return {k: v for k, v in block.items() if not k.startswith("latency")}
-
-
-def untimed_bundle(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A bundle's submission (timings removed) and its rows (timings removed)."""
-    submission = json.loads((folder / "submission.json").read_text())
-    for key in ("started_at", "finished_at"):
-        submission["run"].pop(key)
-    submission["results"].pop("latency", None)
-    lines = (folder / "episodes.jsonl").read_bytes().splitlines()
-    return submission, untimed([orjson.loads(line) for line in lines])
 
 
 def test_a_journal_holds_every_row_and_a_finished_run_resumes_to_the_same_results(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
-from test_bundle_helpers import make_bundle, read_submission, write_submission
+from support.bundles import make_bundle, read_submission, write_submission
 
 from effectbench.baselines import get_baseline
 from effectbench.bundle import RunInfo, Submission, SystemInfo

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
-from test_bundle_helpers import make_bundle, read_rows
-from test_verify_rows import _mutant, _with_call
+from support.bundles import make_bundle, read_rows
+from support.rows import row_mutants, row_with_call
 
 from effectbench.schema import EpisodeRecord
 from verifier.rowschema import OPTIONAL, REQUIRED, ROW, Kind, row_problems
@@ -58,10 +58,10 @@ def _agree(row: Any) -> None:
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
-def test_model_and_verifier_table_agree_on_every_mutant(
+def test_model_and_verifier_table_agree_on_everymutant(
     rows: list[dict[str, Any]], data: st.DataObject
 ) -> None:
-    _, mutant = data.draw(_mutant(rows))
+    _, mutant = data.draw(row_mutants(rows))
     _agree(mutant)
 
 
@@ -99,7 +99,7 @@ def _set(row: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
     ],
 )
 def test_named_cases_are_refused_by_both(rows: list[dict[str, Any]], path: str, value: Any) -> None:
-    row = _set(_with_call(rows[0]), path, value)
+    row = _set(row_with_call(rows[0]), path, value)
     text = json.dumps(row)
     assert _model_problems(text) is not None and _table_problems(json.loads(text)) is not None
     _agree(row)

@@ -37,7 +37,7 @@ from scale_support.agents import (
     RaisesOnOneTask,
     SlowHalt,
 )
-from test_journal import untimed, untimed_results
+from support.journal import untimed, untimed_results
 
 import effectbench
 from effectbench import SPEC_VERSION

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from support.screens import desktop_env, start_app
 
 from effectbench.computer import A11yNode, AccessibleComputerEnv, ActionError, ComputerEnv, images
 from effectbench.packs.clinic.db import provision_copy, scratch_dir
@@ -28,7 +29,7 @@ from effectbench.packs.clinic.store import ClinicStore, Fault
 from effectbench.screens import xsession
 from effectbench.screens.processes import exited
 from effectbench.screens.rfb import RemoteDisplayEnv
-from effectbench.screens.xdisplay import A11yReader, AccessibleXEnv
+from effectbench.screens.xdisplay import AccessibleXEnv
 from effectbench.screens.xsession import MissingComponentError, XSession, require
 
 APP = Path(__file__).resolve().parents[1] / "effectbench/packs/clinic/desktop/app.py"
@@ -52,27 +53,11 @@ def service() -> Iterator[RecordService]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _app(session: XSession, port: int = 9, name: str = "app") -> int:
-    referral = {"patient_name": "Jonas Berg", "dob": "1975-02-11", "mrn": "M-0101"}
-    spawned = session.spawn(
-        [sys.executable, "-E", str(APP), "--port", str(port), "--referral", json.dumps(referral)],
-        name=name,
-        ready_fd=True,
-        timeout=30,
-    )
-    return spawned.pid
-
-
-def _desktop(session: XSession, port: int = 9) -> AccessibleXEnv:
-    app = _app(session, port)
-    return AccessibleXEnv(session.display, A11yReader(session, app, timeout=30))
-
-
 @pytest.fixture
 def desktop(service: RecordService) -> Iterator[tuple[XSession, AccessibleXEnv]]:
     session = XSession()
     try:
-        env = _desktop(session, service.port)
+        env = desktop_env(session, service.port)
         yield session, env
         env.close()
     finally:
@@ -151,7 +136,7 @@ def test_vanished_and_foreign_nodes_are_tool_errors(
 ) -> None:
     session, env = desktop
     search = next(n for n in _walk(env.a11y_tree()) if n.name == "Search")
-    other = _app(session, name="other-app")  # a second application on the same desktop
+    other = start_app(session, name="other-app")  # a second application on the same desktop
     with pytest.raises(ActionError, match="another application"):
         env.a11y_action(f"{other}/{search.id.split('/')[1]}", "click")
     tree = env.a11y_tree()
@@ -184,7 +169,7 @@ def _walk(node: A11yNode) -> Iterator[A11yNode]:
 def _episode_identity(index: int) -> dict[str, object]:
     """One whole desktop episode: session, app, reader; what it held, and that it typed alone."""
     with XSession() as session:
-        env = _desktop(session)
+        env = desktop_env(session)
         try:
             env.click(*L.centre(L.NAME_ENTRY))
             env.type(f"episode {index}")
@@ -219,10 +204,10 @@ def test_a_killed_harness_leaves_nothing_behind(tmp_path: Path) -> None:
         f"""
         import json, sys, time
         sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
-        from test_screens import _desktop
+        from support.screens import desktop_env
         from effectbench.screens.xsession import XSession
         session = XSession()
-        env = _desktop(session)
+        env = desktop_env(session)
         print(json.dumps(session.supervisor.descendants() + [session.supervisor.pid]), flush=True)
         time.sleep(60)
         """
@@ -244,7 +229,7 @@ def test_a_killed_harness_leaves_nothing_behind(tmp_path: Path) -> None:
 def test_remote_display_gives_pixels_and_input_only() -> None:
     with XSession(server="xvnc", accessibility=False) as session:
         assert session.a11y_address == ""
-        _app(session)
+        start_app(session)
         env = RemoteDisplayEnv(session.rfb_port)
         try:
             assert isinstance(env, ComputerEnv)

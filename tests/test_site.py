@@ -20,6 +20,18 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
+from support.site import (
+    CLINIC_BOARD,
+    EVIL_URL,
+    MOCKMED_BOARD,
+    N_REFERENCE,
+    REFERENCE,
+    REFERENCE_BOARDS,
+    ROOT,
+    make_submissions,
+    site_root,
+    slug_of,
+)
 
 from effectbench.cli import build_parser, main
 from effectbench.errors import DataError, SiteBuildError
@@ -32,69 +44,7 @@ from effectbench.site import (
 )
 from effectbench.site._render import ChartCache
 
-ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = ROOT / "submissions"
-
-
-def board_key_of(bundle: Path) -> str:
-    """The anchor the site gives a bundle's board: ``spec<major>-<pack>``."""
-    sub = json.loads((bundle / "submission.json").read_text(encoding="utf-8"))
-    return f"spec{sub['spec_version'].split('.')[0]}-{sub['pack']['name']}".lower()
-
-
-REFERENCE_BOARDS: dict[str, list[str]] = {}
-"""Board anchor -> folder names of the reference bundles on that board."""
-for _bundle in sorted(REFERENCE.iterdir()):
-    if (_bundle / "submission.json").is_file():
-        REFERENCE_BOARDS.setdefault(board_key_of(_bundle), []).append(_bundle.name)
-N_REFERENCE = sum(len(names) for names in REFERENCE_BOARDS.values())
-MOCKMED_BOARD = "spec1-mockmed-anchor"
-"""The MockMed board: the four MockMed reference bundles and the <script>-named one."""
-CLINIC_BOARD = "spec1-clinic"
-SCRIPT_NAME = "<script>window.__pwned=1</script> Evil bot"
-EVIL_DESCRIPTION = '<img src=x onerror="window.__pwned=3"> described'
-EVIL_URL = "javascript:window.__pwned=2"
 BUILD_DATE = re.compile(r'<span class="eb-build-date">[^<]*</span>')
-
-
-def submit(out: Path, baseline: str, name: str, readme: Path | None = None, *extra: str) -> Path:
-    """Write a bundle with the real ``effectbench submit`` command; return its folder."""
-    before = set(out.iterdir()) if out.exists() else set()
-    args = ["submit", "--baseline", baseline, "--trials", "10", "--name", name, "--out", str(out)]
-    if readme is not None:
-        args += ["--readme", str(readme)]
-    args += extra
-    assert main(args) == 0
-    (new,) = set(out.iterdir()) - before
-    return new
-
-
-def make_submissions(base: Path) -> dict[str, Path]:
-    """The reference bundles, a bundle named with a <script>, and a tampered (refused) one."""
-    subs = base / "submissions"
-    shutil.copytree(REFERENCE, subs)
-    readme = base / "README.md"
-    readme.write_text("# Notes\n<img src=x onerror=alert(1)> <b>bold?</b>\n", encoding="utf-8")
-    evil = submit(
-        subs,
-        "screen_only",
-        SCRIPT_NAME,
-        readme,
-        "--description",
-        EVIL_DESCRIPTION,
-        "--url",
-        EVIL_URL,
-        "--trials",
-        "3",  # its own run: 10 trials would be a row-identical copy of the reference bundle
-    )
-    bad = subs / "2026-01-01_tampered"
-    shutil.copytree(next(REFERENCE.glob("*screen-only")), bad)
-    lines = (bad / "episodes.jsonl").read_text().splitlines()
-    row = json.loads(lines[0])
-    row["outcome"] = "success" if row["outcome"] != "success" else "safe_halt"
-    lines[0] = json.dumps(row)
-    (bad / "episodes.jsonl").write_text("\n".join(lines) + "\n")
-    return {"subs": subs, "evil": evil, "bad": bad}
 
 
 def build(base: Path, subs: Path, out: Path, cache: Path) -> Any:
@@ -122,12 +72,6 @@ def _group(pattern: str, text: str, flags: int = 0) -> str:
     match = re.search(pattern, text, flags)
     assert match, f"{pattern!r} not found"
     return match.group(1)
-
-
-def slug_of(site: dict[str, Any], suffix: str) -> str:
-    subs: Path = site["subs"]
-    (path,) = [p for p in subs.iterdir() if p.name.endswith(suffix)]
-    return path.name.lower()
 
 
 class Resources(HTMLParser):
@@ -897,16 +841,6 @@ WITHDRAWN = "2026-02-03_withdrawn-halt"
 WITHDRAW_REASON = "the submitter asked for it: wrong pack version"
 
 
-def site_root(base: Path, withdrawn: list[dict[str, str]]) -> Path:
-    """A copy of the repository's site sources whose withdrawn.yml lists ``withdrawn``."""
-    root = base / "root"
-    shutil.copytree(ROOT / "site", root / "site")
-    shutil.copy(ROOT / "SPEC.md", root / "SPEC.md")
-    shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
-    (root / "site" / "withdrawn.yml").write_text(yaml.safe_dump(withdrawn), encoding="utf-8")
-    return root
-
-
 def own_system(bundle: Path, name: str, description: str) -> None:
     """Give a test bundle (not a declared baseline) its own name before it is signed."""
     data = json.loads((bundle / "submission.json").read_text(encoding="utf-8"))
@@ -924,7 +858,7 @@ def signed_sites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     ranked), the reproduced screen_only reference bundle, and a withdrawn bundle.
     """
     from sigstore_testroot import GOOGLE, shared_instance
-    from test_bundle_helpers import make_bundle
+    from support.bundles import make_bundle
 
     from effectbench.signatures import sign_bundle
 

@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 from playwright.sync_api import Browser, Locator, Page, Route, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from test_site import (
+from support.site import (
     CLINIC_BOARD,
     MOCKMED_BOARD,
     REFERENCE_BOARDS,

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_bundle_helpers import make_bundle, read_rows, read_submission, write_submission
-from test_site import site_root
+from support.bundles import make_bundle, read_rows, read_submission, write_submission
+from support.site import site_root
 
 from effectbench import SPEC_VERSION
 from effectbench.baselines import get_baseline
@@ -370,7 +370,7 @@ _SLOW_SUBMIT = """
 import sys, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[3])
-from test_bundle_helpers import read_rows, read_submission
+from support.bundles import read_rows, read_submission
 from effectbench.bundle import Submission
 from effectbench.produce import write_submission
 source = Path(sys.argv[1])

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 import pytest
-from test_bundle_helpers import (
+from support.bundles import (
     copy_bundle,
     edit_rows,
     list_references,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_bundle_helpers import (
+from support.bundles import (
     copy_bundle,
     edit_rows,
     make_bundle,

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from sigstore_testroot import GOOGLE, SigstoreTestInstance, shared_instance
-from test_bundle_helpers import copy_bundle, edit_rows, make_bundle
+from support.bundles import copy_bundle, edit_rows, make_bundle
 
 from effectbench.findings import Family
 from effectbench.signatures import sign_bundle

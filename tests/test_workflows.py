@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_bundle_helpers import list_references
+from support.bundles import list_references
 
 from verifier.pr import quoted
 

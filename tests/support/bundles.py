@@ -1,4 +1,4 @@
-"""Helpers (no tests) that build real bundles for the bundle and verifier tests."""
+"""Real bundles for the bundle, verifier and site tests: make, copy, read and edit them."""
 
 from __future__ import annotations
 
