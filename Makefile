@@ -5,11 +5,15 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 SETUP := bash scripts/setup-venv
+FAST := not browser and not web and not desktop and not slow
 
-.PHONY: setup setup-runtime reference site test test-fast lint bench clean
+.PHONY: setup setup-test setup-runtime reference site test test-fast lint generate bench clean
 
-setup:  # runtime and development dependencies (tests, linters)
+setup:  # everything `make test` needs: tests, linters, the desktop extra and Debian packages
 	@$(SETUP) dev "$(PY)" "$(VENV)"
+
+setup-test:  # the runtime plus the test and lint tools, from wheels (no compiler, no apt)
+	@$(SETUP) test "$(PY)" "$(VENV)"
 
 setup-runtime:  # only what building and running EffectBench needs
 	@$(SETUP) runtime "$(PY)" "$(VENV)"
@@ -20,16 +24,19 @@ reference: setup-runtime
 site: setup-runtime
 	$(BIN)/effectbench site build
 
-lint: setup
+lint: setup-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: lint  # everything, the browser tests included (they need Debian's chromium)
-	$(BIN)/pytest -q
+test: setup  # every test, browser, web, desktop and slow groups included, beside the linters
+	@bash scripts/check "$(BIN)"
 
-test-fast: lint  # without the browser and slow groups
-	$(BIN)/pytest -q -m "not browser and not slow"
+test-fast: setup-test  # without the browser, web, desktop and slow groups, beside the linters
+	@bash scripts/check "$(BIN)" -m "$(FAST)"
+
+generate: setup-test  # rewrite every generated file (docs tables, schema, pack tables, lists)
+	$(BIN)/python scripts/generate.py
 
 bench: setup
 	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done

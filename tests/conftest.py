@@ -1,11 +1,15 @@
 """Shared fixtures and the test groups.
 
 * The interop vectors live in ``tests/data/vectors`` (see its README), so
-  every test runs in a fresh clone.
-* ``-m browser`` marks tests that drive real headless Chromium. A run that
-  selects them without a Chromium stops at collection with one line saying
-  what to install (never a skip, never a traceback); ``make test-fast``
-  deselects them (and the ``slow`` group).
+  every test runs in a fresh clone. Helpers the modules share live in the
+  ``support`` package; no test module imports another.
+* Groups (``pyproject.toml`` lists them): ``browser`` (the built site in
+  headless Chromium), ``web`` (episodes on the web substrate, in Chromium),
+  ``desktop`` (episodes on the desktop and remote-display substrates: X
+  servers, D-Bus, AT-SPI, GTK 3, PyGObject) and ``slow``. ``make test-fast``
+  leaves every group out. A run that selects a group without what it needs
+  stops at collection with one line saying what to install (never a skip,
+  never a traceback).
 * No test skips: a skipped test fails the run (a missing component is an
   error to fix, not a test to leave out).
 """
@@ -13,42 +17,50 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from effectbench.errors import UsageError
+from effectbench.screens.chromium import chromium_executable
+from effectbench.screens.xsession import TYPELIBS, programs_for, require
+
 VECTORS = Path(__file__).resolve().parent / "data" / "vectors"
 """Documents produced by the reference implementation of EffectBench (MIT)."""
-CHROMIUM_ENV = "EFFECTBENCH_CHROMIUM"
-"""Environment variable naming the Chromium binary (default: Debian's ``/usr/bin/chromium``)."""
-DEFAULT_CHROMIUM = "/usr/bin/chromium"
 
 
-def chromium_path() -> Path | None:
-    """Return the Chromium binary the browser tests drive, or None when there is none."""
-    named = os.environ.get(CHROMIUM_ENV)
-    candidate = named or DEFAULT_CHROMIUM
-    if os.access(candidate, os.X_OK) and Path(candidate).is_file():
-        return Path(candidate)
-    if named:
-        return None  # asked for one that is not there: say so rather than guess another
-    found = shutil.which("chromium")
-    return Path(found) if found else None
+def _chromium() -> None:
+    chromium_executable()
 
 
+def _desktop() -> None:
+    require(programs_for("xvfb") + programs_for("xvnc")[:1] + ("xauth",), tuple(TYPELIBS))
+
+
+NEEDS: dict[str, tuple[str, Callable[[], None]]] = {
+    "browser": ("Chromium", _chromium),
+    "web": ("Chromium", _chromium),
+    "desktop": ("the X, D-Bus, AT-SPI and GTK stack", _desktop),
+}
+"""What each group of tests needs, and the check that raises one line when it is missing."""
+
+
+@pytest.hookimpl(trylast=True)  # after -m and -k have deselected what will not run
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Refuse, in one line, a run that selected browser tests on a machine without Chromium."""
-    browser = [item for item in items if item.get_closest_marker("browser") is not None]
-    if browser and chromium_path() is None:
-        where = os.environ.get(CHROMIUM_ENV) or DEFAULT_CHROMIUM
-        raise pytest.UsageError(
-            f"{len(browser)} browser tests need Chromium, not found at {where}: install "
-            f"Debian's `chromium` (apt-get install chromium) or set {CHROMIUM_ENV}, or run "
-            "`make test-fast` / pytest -m 'not browser' without them"
-        )
+    """Refuse, in one line, a run that selected a group whose components are missing."""
+    for group, (what, check) in NEEDS.items():
+        selected = [item for item in items if item.get_closest_marker(group) is not None]
+        if not selected:
+            continue
+        try:
+            check()
+        except UsageError as exc:
+            raise pytest.UsageError(
+                f"{len(selected)} {group} tests need {what}: {exc}; or run `make test-fast` "
+                f"(pytest -m 'not {group}') without them"
+            ) from None
 
 
 _skipped: list[str] = []
@@ -74,14 +86,6 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             f"{' ...' if len(_skipped) > 3 else ''}); every test must run",
             red=True,
         )
-
-
-@pytest.fixture(scope="session")
-def chromium() -> Path:
-    """The Chromium binary (collection already refused a run without one)."""
-    path = chromium_path()
-    assert path is not None
-    return path
 
 
 @pytest.fixture(scope="session")

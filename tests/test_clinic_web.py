@@ -49,7 +49,7 @@ LEAN = (
 )
 """Controls, a refusal control and at least one task of every fault category C1-C7."""
 
-pytestmark = pytest.mark.browser
+pytestmark = pytest.mark.web
 
 
 @pytest.fixture(scope="module")

@@ -37,6 +37,8 @@ from effectbench.seam import AgentTask
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import mcp_screen_agent  # noqa: E402
 
+pytestmark = pytest.mark.desktop
+
 FAULTS = {
     "C1_partial_save": "partial_note",
     "C2_duplicate_submission": "duplicate_submit",

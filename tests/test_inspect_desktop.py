@@ -26,6 +26,8 @@ from effectbench.packs.clinic import ClinicProvider
 from effectbench.runner import evaluate
 from effectbench.screens._supervisor import descendants
 
+pytestmark = pytest.mark.desktop
+
 A11Y = {"a11y_tree", "a11y_action", "a11y_set_text", "report_outcome"}
 TASKS = ("clinic::clean_draft@desktop", "clinic::partial_note@remote_display")
 """A control on the desktop, a partial save (C1) behind a green banner over VNC."""

@@ -272,6 +272,7 @@ def _failing(
         yield
 
 
+@pytest.mark.slow
 def test_errored_and_unreadable_samples_become_dropped_pairs_with_their_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -343,6 +344,7 @@ def _readme_commands() -> list[list[str]]:
     return [shlex.split(line.split("#", 1)[0]) for line in block.splitlines() if line.strip()]
 
 
+@pytest.mark.slow
 def test_the_readme_commands_run_from_inspect_eval_to_a_bundle_ready_to_sign(
     tmp_path: Path,
 ) -> None:

@@ -46,7 +46,7 @@ def _no_leftovers() -> Iterator[None]:
     assert chromium_pids() == [], "a browser outlived the run"
 
 
-@pytest.mark.browser
+@pytest.mark.web
 def test_the_pixel_bot_through_inspects_computer_tool_matches_the_runner(tmp_path: Path) -> None:
     def in_process() -> RunResult:
         try:

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "examples"))
 import anthropic_computer_agent  # noqa: E402
 import mcp_screen_agent  # noqa: E402
 
-pytestmark = pytest.mark.browser
+pytestmark = pytest.mark.web
 
 
 @pytest.fixture(scope="module")

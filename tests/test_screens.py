@@ -32,7 +32,7 @@ from effectbench.screens.rfb import RemoteDisplayEnv
 from effectbench.screens.xdisplay import AccessibleXEnv
 from effectbench.screens.xsession import MissingComponentError, XSession, require
 
-APP = Path(__file__).resolve().parents[1] / "effectbench/packs/clinic/desktop/app.py"
+pytestmark = pytest.mark.desktop
 
 
 def _alive(pid: int) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -86,8 +87,26 @@ def test_browser_tests_without_chromium_stop_with_one_line() -> None:
     assert done.returncode == pytest.ExitCode.USAGE_ERROR
     errors = [line for line in (done.stdout + done.stderr).splitlines() if "ERROR" in line]
     assert len(errors) == 1
-    assert "browser tests need Chromium, not found at /nonexistent/chromium" in errors[0]
+    assert "browser tests need Chromium: Chromium is missing: " in errors[0]
+    assert "EFFECTBENCH_CHROMIUM=/nonexistent/chromium is not an executable file" in errors[0]
     assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_the_runtime_and_the_tests_find_chromium_in_one_place(tmp_path: Path) -> None:
+    """The web substrate honours EFFECTBENCH_CHROMIUM too: a missing binary is one line
+    when the front end is made, before any episode (never an infrastructure drop)."""
+    env = {**os.environ, "EFFECTBENCH_CHROMIUM": str(tmp_path / "no-chromium")}
+    done = subprocess.run(
+        [sys.executable, "-m", "effectbench.cli", "run", "--pack", "clinic", "--substrate", "web",
+         "--baseline", "screen_only", "--trials", "1", "--progress", "off"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.splitlines() == [
+        f"effectbench: Chromium is missing: EFFECTBENCH_CHROMIUM={tmp_path / 'no-chromium'} "
+        "is not an executable file (point it at a Chromium binary, or unset it to use "
+        "/usr/bin/chromium)"
+    ]
 
 
 def _make_recipe(target: str) -> list[str]:
@@ -113,13 +132,44 @@ def test_pre_commit_runs_the_linters_of_make_lint() -> None:
     assert [tool(h["entry"]) for h in hooks] == [tool(line) for line in _make_recipe("lint")]
 
 
-def test_test_fast_leaves_out_exactly_the_browser_and_slow_groups() -> None:
-    assert _make_recipe("test") == ["$(BIN)/pytest -q"]
-    assert _make_recipe("test-fast") == ['$(BIN)/pytest -q -m "not browser and not slow"']
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]
-    markers = config["pytest"]["ini_options"]["markers"]
-    assert sorted(m.split(":")[0] for m in markers) == ["browser", "slow"]
-    assert "tests" in config["mypy"]["files"]  # the tests are type-checked like the code
+def test_test_fast_leaves_out_exactly_the_four_groups_and_lint_never_hides_tests() -> None:
+    assert _make_recipe("test") == ['@bash scripts/check "$(BIN)"']
+    assert _make_recipe("test-fast") == ['@bash scripts/check "$(BIN)" -m "$(FAST)"']
+    makefile = (ROOT / "Makefile").read_text()
+    assert "FAST := not browser and not web and not desktop and not slow\n" in makefile
+    assert "test-fast: setup-test " in makefile  # wheels only: no compiler, no Debian package
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    markers = config["tool"]["pytest"]["ini_options"]["markers"]
+    assert sorted(m.split(":")[0] for m in markers) == ["browser", "desktop", "slow", "web"]
+    assert "tests" in config["tool"]["mypy"]["files"]  # the tests are type-checked like the code
+    extras = config["project"]["optional-dependencies"]
+    assert not any("pygobject" in dep for dep in extras["test"])
+    # scripts/check runs exactly the linters of `make lint`, each whatever the one before said
+    check = (ROOT / "scripts" / "check").read_text()
+    linters = re.findall(r'^  "\$bin/(\S+)"(.*) \|\| status=1$', check, re.MULTILINE)
+    assert [f"$(BIN)/{tool}{args}" for tool, args in linters] == _make_recipe("lint")
+
+
+def test_a_lint_error_does_not_hide_the_test_results(tmp_path: Path) -> None:
+    """scripts/check with a failing linter and passing tests: both reported, exit 1."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool, body in {
+        "ruff": 'echo "ruff $*"; [ "$1" = format ]',  # `ruff check` fails, the format check passes
+        "mypy": 'echo "mypy ran"',
+        "pytest": 'echo "pytest $*"',
+    }.items():
+        (bin_dir / tool).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / tool).chmod(0o755)
+    done = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "check"), str(bin_dir), "-m", "not slow"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "pytest -q -m not slow" in done.stdout
+    assert "ruff check ." in done.stdout and "ruff format --check ." in done.stdout
+    assert "mypy ran" in done.stdout  # every linter ran although the first failed
+    assert done.stderr.strip() == "check: FAILED: lint"
 
 
 def test_code_pull_requests_run_the_ci_script_on_two_pythons() -> None:

@@ -1,6 +1,6 @@
 """One headless Chromium per worker thread, a fresh context per episode, and the pixel env.
 
-:class:`SharedBrowser` launches Debian's Chromium (``/usr/bin/chromium``) through
+:class:`SharedBrowser` launches the system's Chromium (:func:`~.chromium.chromium_executable`) through
 Playwright's Python client once per worker (process, or thread for the MCP
 server) and hands each episode a fresh :class:`BrowserSession`: a new context
 (no storage, cookies or cache carried over), one page at a fixed viewport,
@@ -32,9 +32,9 @@ from effectbench.computer.base import ComputerBase
 from effectbench.computer.checks import PIXELS_PER_NOTCH
 from effectbench.computer.keys import KeyCombo
 from effectbench.errors import InfrastructureError
+from effectbench.screens.chromium import chromium_executable
 from effectbench.seam import ProductVerifier
 
-CHROMIUM = "/usr/bin/chromium"
 RECYCLE_EVERY = 200
 """Episodes one browser serves before it is replaced (bounds any slow leak)."""
 NAVIGATION_TIMEOUT_MS = 10_000
@@ -142,10 +142,11 @@ class SharedBrowser:
         from playwright.sync_api import sync_playwright
 
         self.close()
+        executable = chromium_executable()  # a missing binary is one line, not a drop
         try:
             self._playwright = sync_playwright().start()
             self._browser = self._playwright.chromium.launch(
-                executable_path=CHROMIUM, headless=True, args=list(LAUNCH_ARGS)
+                executable_path=str(executable), headless=True, args=list(LAUNCH_ARGS)
             )
         except Exception as exc:
             self.close()

@@ -13,6 +13,7 @@ from effectbench.packs.clinic.tasks import ClinicTask
 from effectbench.packs.clinic.web import layout, pixels
 from effectbench.schema import Substrate
 from effectbench.screens.browser import BrowserComputer, shared_browser
+from effectbench.screens.chromium import chromium_executable
 from effectbench.seam import Screen
 
 
@@ -20,6 +21,9 @@ class WebFrontEnd:
     """A fresh context and page per episode in this worker's shared Chromium."""
 
     substrate = Substrate.WEB
+
+    def __init__(self) -> None:
+        chromium_executable()  # a missing Chromium is one line before any episode
 
     @contextmanager
     def session(self, port: int, referral: Mapping[str, Any]) -> Iterator[FrontEndSession]:
