@@ -7,7 +7,7 @@ This module also converts the reference implementation's single-document
 submission into a bundle (:func:`submission_from_upstream`).
 
 It only reads and writes; every judgement about a bundle is the verifier's.
-Run ``python -m effectbench.bundle`` to regenerate ``docs/submission.schema.json``.
+``make generate`` writes :func:`schema_text` to ``docs/submission.schema.json``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from typing import Annotated, Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from effectbench._generated import write_or_check
 from effectbench.errors import DataError, UsageError
 from effectbench.filenames import BUNDLE_FILES as BUNDLE_FILES
 from effectbench.filenames import EPISODES_FILE as EPISODES_FILE
@@ -41,8 +40,6 @@ BUNDLE_VERSION: Literal[1] = 1
 """The ``effectbench_bundle_version`` this module writes and reads."""
 UPSTREAM_VERSION = 1
 """The ``effectbench_submission_version`` of the reference's single document."""
-SCHEMA_PATH = Path(__file__).resolve().parents[1] / "docs" / "submission.schema.json"
-"""Where the published JSON Schema of ``submission.json`` lives in the repository."""
 
 _READ_CHUNK = 16 * 1024 * 1024
 
@@ -506,12 +503,3 @@ def import_upstream(doc: Any, out_dir: Path, readme: str | None = None) -> Path:
     """Write the bundle equivalent of an upstream document into ``out_dir``."""
     submission, rows = upstream_submission(doc)
     return write_bundle(out_dir, submission, rows, readme=readme)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Regenerate ``docs/submission.schema.json`` (``--check`` only compares)."""
-    return write_or_check(SCHEMA_PATH, schema_text(), argv, "python -m effectbench.bundle")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -5,25 +5,19 @@ one-line meaning; the verifier (``verifier/``) and the signature checks of
 :mod:`effectbench.signatures` (which signing also runs before it writes a
 signature) emit only ids of this registry, so the registry lives on the engine
 side where both can use it. ``docs/verifier-report.md`` holds the same table
-(``python -m effectbench.findings`` rewrites it; a test compares the two).
+(``make generate`` rewrites it with :func:`with_check_table`; a test compares the two).
 """
 
 from __future__ import annotations
 
 import re
-import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path
 
-from effectbench._generated import write_or_check
+__all__ = ["CheckId", "Family", "Finding", "check_table", "docs_check_table", "with_check_table"]
 
-__all__ = ["DOCS_PATH", "CheckId", "Family", "Finding", "check_table", "docs_check_table", "main"]
-
-DOCS_PATH = Path(__file__).resolve().parents[1] / "docs" / "verifier-report.md"
-"""The documentation page that lists every check id (between :data:`_BEGIN` and :data:`_END`)."""
-_BEGIN = "<!-- check ids: begin (python -m effectbench.findings) -->"
+_BEGIN = "<!-- check ids: begin (make generate) -->"
+"""Where the check-id table starts in the docs page that lists every check id."""
 _END = "<!-- check ids: end -->"
 
 
@@ -318,13 +312,7 @@ def docs_check_table(text: str) -> list[tuple[str, str, str]]:
     return [(m[1], m[2], m[3]) for line in section.splitlines() if (m := row.match(line.strip()))]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Rewrite the check-id table of ``docs/verifier-report.md`` (``--check`` only compares)."""
-    text = DOCS_PATH.read_text(encoding="utf-8")
+def with_check_table(text: str) -> str:
+    """Return the docs page ``text`` with its check-id table replaced by :func:`check_table`."""
     start, end = text.index(_BEGIN) + len(_BEGIN), text.index(_END)
-    updated = text[:start] + "\n" + check_table() + "\n" + text[end:]
-    return write_or_check(DOCS_PATH, updated, argv, "python -m effectbench.findings")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    return text[:start] + "\n" + check_table() + "\n" + text[end:]

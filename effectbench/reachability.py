@@ -12,7 +12,7 @@ The verifier refuses a row whose reading is outside the table
 task's success.
 
 The table is published beside each pack's manifest in ``docs/packs/``
-(``python -m effectbench.reachability`` writes both; ``--check`` compares), and
+(``make generate`` writes both from :func:`pack_documents`; a test compares), and
 ``effectbench manifest --reachable`` prints it. It is not part of the
 manifest, so no pack fingerprint changes.
 """
@@ -20,29 +20,23 @@ manifest, so no pack fingerprint changes.
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from effectbench.manifest import SEQUESTERED, fingerprint
 from effectbench.schema import Split, TaskSpec, TrueState
-from effectbench.seam import BenchmarkProvider
+from effectbench.seam import BenchmarkProvider, Closable
 
 __all__ = [
     "ANY_STATE",
-    "DOCS_DIR",
     "Reachable",
-    "main",
+    "pack_documents",
     "reachability_table",
     "reachable",
 ]
 
 ANY_STATE = frozenset((TrueState.CORRECT, TrueState.WRONG_PERSISTED, TrueState.ABSENT))
 """The readable true states (``unreadable`` rows are dropped, never scored)."""
-DOCS_DIR = Path(__file__).resolve().parents[1] / "docs" / "packs"
-"""Where each pack's manifest and reachability table are published."""
 TABLE_VERSION = 1
 
 
@@ -96,39 +90,17 @@ def _text(data: Any) -> str:
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
-def published_files() -> dict[Path, str]:
-    """Return every file of ``docs/packs/`` with its content (manifests and tables)."""
+def pack_documents() -> dict[str, str]:
+    """Return each pack's published documents by file name: its manifest and its table."""
     from effectbench.packs import PACKS
 
-    out: dict[Path, str] = {}
+    out: dict[str, str] = {}
     for make in PACKS.values():
         pack = make()
         try:
-            out[DOCS_DIR / f"{pack.name}.manifest.json"] = _text(pack.manifest())
-            out[DOCS_DIR / f"{pack.name}.reachable.json"] = _text(reachability_table(pack))
+            out[f"{pack.name}.manifest.json"] = _text(pack.manifest())
+            out[f"{pack.name}.reachable.json"] = _text(reachability_table(pack))
         finally:
-            close = getattr(pack, "close", None)
-            if close is not None:
-                close()
+            if isinstance(pack, Closable):
+                pack.close()
     return out
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Write ``docs/packs/`` (``--check`` only compares; 1 when a file is stale)."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    stale = 0
-    for path, text in published_files().items():
-        if "--check" in args:
-            current = path.read_text(encoding="utf-8") if path.is_file() else ""
-            if current != text:
-                print(f"{path} is stale; run python -m effectbench.reachability", file=sys.stderr)
-                stale = 1
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        print(f"wrote {path}")
-    return stale
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from effectbench.findings import DOCS_PATH, CheckId, Family, check_table, docs_check_table, main
+from pathlib import Path
+
+from effectbench.findings import CheckId, Family, check_table, docs_check_table, with_check_table
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "verifier-report.md"
 
 
 def test_docs_check_id_table_equals_the_registry() -> None:
-    documented = docs_check_table(DOCS_PATH.read_text(encoding="utf-8"))
+    documented = docs_check_table(DOCS.read_text(encoding="utf-8"))
     assert documented == [(c.value, c.family.value, c.meaning) for c in CheckId]
 
 
 def test_the_docs_table_is_the_generated_one() -> None:
-    assert check_table() in DOCS_PATH.read_text(encoding="utf-8")
-    assert main(["--check"]) == 0
+    text = DOCS.read_text(encoding="utf-8")
+    assert check_table() in text and with_check_table(text) == text
 
 
 def test_every_id_is_family_dot_rule_with_a_meaning() -> None:

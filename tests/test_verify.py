@@ -251,13 +251,6 @@ def test_reference_submissions_in_the_repository_are_ranked() -> None:
         assert report.status is Status.RANKED, (report.path, report.finding_ids())
 
 
-def test_the_reference_list_names_the_reference_bundles_as_they_are() -> None:
-    """``python -m verifier.references`` regenerates the list; it must not be stale."""
-    from verifier.references import main as references_main
-
-    assert references_main(["--check"]) == 0
-
-
 def test_reproduction_can_be_disabled(baseline_bundles: dict[str, Path]) -> None:
     report = verify_bundle(baseline_bundles["screen_only"], VerifyOptions(reproduce=False))
     assert report.reproduced is None

@@ -39,11 +39,11 @@ __all__ = [
     "identity_problem",
     "load_references",
     "main",
+    "reference_listing",
 ]
 
 REFERENCE_FILE = Path(__file__).resolve().with_name("reference_bundles.json")
 """The list of reference bundles by content hash (part of the verifier's code)."""
-_ROOT = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)
@@ -132,6 +132,11 @@ def _listing(submissions: Path, date: str) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
+def reference_listing(submissions: Path, path: Path = REFERENCE_FILE) -> str:
+    """Return the reference list of the bundles in ``submissions``, dated as ``path`` has them."""
+    return _listing(submissions, _current_date(path) or datetime.now(UTC).date().isoformat())
+
+
 def _current_date(path: Path) -> str | None:
     refs = load_references(path)
     dates = sorted({r.date for r in refs.values()})
@@ -152,7 +157,9 @@ def _remake(submissions: Path, old_date: str | None, date: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Re-list (or with ``--remake`` re-make) the reference bundles; ``--check`` compares."""
     parser = argparse.ArgumentParser(prog="python -m verifier.references", description=__doc__)
-    parser.add_argument("--submissions", type=Path, default=_ROOT / "submissions")
+    parser.add_argument(
+        "--submissions", type=Path, default=Path("submissions"), help="the bundles' folder"
+    )
     parser.add_argument("--list", type=Path, default=REFERENCE_FILE, help="the list to write")
     parser.add_argument("--remake", action="store_true", help="re-run every reference bundle")
     parser.add_argument("--date", help="the date of re-made bundles (default: today)")

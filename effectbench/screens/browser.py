@@ -1,14 +1,14 @@
 """One headless Chromium per worker thread, a fresh context per episode, and the pixel env.
 
-:class:`SharedBrowser` launches the system's Chromium (:func:`~.chromium.chromium_executable`) through
-Playwright's Python client once per worker (process, or thread for the MCP
-server) and hands each episode a fresh :class:`BrowserSession`: a new context
-(no storage, cookies or cache carried over), one page at a fixed viewport,
-fixed font rendering. The pages carry no script; JavaScript stays enabled in the
-browser only because captures stalled more often with it off. The browser is recycled after
-:data:`RECYCLE_EVERY` episodes and whenever it has died; a session whose page
-crashed or whose browser disconnected says so in :meth:`BrowserSession.health`,
-which the runner turns into a retry and then an ``infrastructure`` drop.
+:class:`SharedBrowser` launches the system's Chromium
+(:func:`~effectbench.screens.chromium.chromium_executable`) through Playwright's Python client
+once per worker (process, or thread for the MCP server) and hands each episode a fresh
+:class:`BrowserSession`: a new context (no storage, cookies or cache carried over), one page at
+a fixed viewport, fixed font rendering. The pages carry no script; JavaScript stays enabled in
+the browser only because captures stalled more often with it off. The browser is recycled after
+:data:`RECYCLE_EVERY` episodes and whenever it has died; a session whose page crashed or whose
+browser disconnected says so in :meth:`BrowserSession.health`, which the runner turns into a
+retry and then an ``infrastructure`` drop.
 
 :class:`BrowserComputer` is what an agent holds: a
 :class:`~effectbench.computer.base.ComputerBase` whose primitives are mouse,

@@ -1,0 +1,71 @@
+"""Rewrite every committed file that is generated from code (``make generate``).
+
+The library modules produce the text; this script alone knows where each file lives in
+the repository. ``--check`` writes nothing and exits 1 naming every stale file (a test
+runs it the same way):
+
+* ``docs/verifier-report.md``: its table of check ids (the registry in ``effectbench.findings``);
+* ``docs/submission.schema.json``: the JSON Schema of ``submission.json``;
+* ``docs/packs/``: each pack's public manifest and reachable-state table;
+* ``verifier/reference_bundles.json``: the reference bundles in ``submissions/`` by content hash
+  (``python -m verifier.references --remake`` re-runs them first).
+
+usage: python scripts/generate.py [--check]
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from effectbench.bundle import schema_text
+from effectbench.findings import with_check_table
+from effectbench.reachability import pack_documents
+from verifier.references import REFERENCE_FILE, reference_listing
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def generated_files(root: Path = ROOT) -> dict[Path, str]:
+    """Return every generated file of the repository at ``root`` with the text it must hold."""
+    docs = root / "docs"
+    report = docs / "verifier-report.md"
+    files = {
+        report: with_check_table(report.read_text(encoding="utf-8")),
+        docs / "submission.schema.json": schema_text(),
+    }
+    files.update({docs / "packs" / name: text for name, text in pack_documents().items()})
+    files[REFERENCE_FILE] = reference_listing(root / "submissions")
+    return files
+
+
+def stale_files(root: Path = ROOT) -> list[Path]:
+    """Return the generated files whose committed text differs from what the code makes."""
+    out = []
+    for path, text in generated_files(root).items():
+        current = path.read_text(encoding="utf-8") if path.is_file() else None
+        if current != text:
+            out.append(path)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write every generated file (``--check``: compare only; 1 when any is stale)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--check" in args:
+        stale = stale_files()
+        for path in stale:
+            print(f"{path.relative_to(ROOT)} is stale: run make generate", file=sys.stderr)
+        return 1 if stale else 0
+    for path, text in generated_files().items():
+        current = path.read_text(encoding="utf-8") if path.is_file() else None
+        if current != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
