@@ -140,3 +140,14 @@ def test_the_check_sees_every_kind_of_upward_import(module: str, source: str, ba
 )
 def test_downward_and_outside_imports_pass(module: str, source: str) -> None:
     assert violations(source, module) == []
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared test helpers live in the ``support`` packages; test modules import only them."""
+    tests = ROOT / "tests"
+    found = []
+    for path in sorted(tests.glob("test_*.py")):
+        for line, target in imports(path.read_text(encoding="utf-8"), path.stem):
+            if target.split(".")[0].startswith("test_"):
+                found.append(f"tests/{path.name}:{line} imports {target}")
+    assert found == []
