@@ -90,13 +90,18 @@ def _text(data: Any) -> str:
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
-def pack_documents() -> dict[str, str]:
-    """Return each pack's published documents by file name: its manifest and its table."""
-    from effectbench.packs import PACKS
+def pack_documents(distribution: str = "effectbench") -> dict[str, str]:
+    """Return the published documents of every pack ``distribution`` installs, by file name:
+    each pack's manifest and its table (aliases of one pack are written once)."""
+    from effectbench.packs import get_pack, installed
 
     out: dict[str, str] = {}
-    for make in PACKS.values():
-        pack = make()
+    seen: set[str] = set()
+    for name, entry in installed().items():
+        if entry.distribution != distribution or entry.target in seen:
+            continue
+        seen.add(entry.target)
+        pack = get_pack(name)
         try:
             out[f"{pack.name}.manifest.json"] = _text(pack.manifest())
             out[f"{pack.name}.reachable.json"] = _text(reachability_table(pack))

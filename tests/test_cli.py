@@ -14,7 +14,7 @@ import pytest
 
 from effectbench.baselines import baseline_names
 from effectbench.cli import build_parser, main
-from effectbench.packs import PACKS
+from effectbench.packs import aliases, installed, pack_class
 
 ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "tests" / "data" / "vectors"
@@ -88,13 +88,14 @@ def test_baseline_help_lists_every_baseline_of_every_pack(
         with pytest.raises(SystemExit):
             main([command, "--help"])
         text = " ".join(capsys.readouterr().out.split())
-        for pack, factory in PACKS.items():
-            assert f"{pack}: {', '.join(baseline_names(factory))}" in text
-    assert "effect_verified_all" in baseline_names(PACKS["clinic"])
+        for pack in installed():
+            names = " / ".join(aliases(pack))
+            assert f"{names}: {', '.join(baseline_names(pack_class(pack)))}" in text
+    assert "effect_verified_all" in baseline_names(pack_class("clinic"))
 
 
 def test_every_baseline_the_help_lists_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    for name in baseline_names(PACKS["mockmed"]):
+    for name in baseline_names(pack_class("mockmed")):
         assert main(["run", "--baseline", name, "--trials", "1", "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["arm"] == name
 

@@ -180,10 +180,10 @@ class _Broken(MockMedProvider):
 
 
 @pytest.fixture
-def broken(monkeypatch: pytest.MonkeyPatch) -> type[_Broken]:
-    monkeypatch.setitem(packs.PACKS, "broken", _Broken)
+def broken() -> Iterator[type[_Broken]]:
     _Broken.provisioned = 0
-    return _Broken
+    with packs.register("broken", _Broken):
+        yield _Broken
 
 
 def test_a_failed_provisioning_is_retried_then_the_sample_errors_unscored(

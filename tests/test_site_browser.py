@@ -36,7 +36,7 @@ from effectbench.baselines import get_baseline
 from effectbench.bundle import SystemInfo
 from effectbench.manifest import manifest_of
 from effectbench.metrics import RATE_OUTCOMES, paired_difference
-from effectbench.packs import PACKS
+from effectbench.packs import register
 from effectbench.packs.mockmed import MockMedProvider
 from effectbench.produce import make_submission, write_submission
 from effectbench.runner import evaluate
@@ -106,8 +106,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     baselines on a pack with two substrates (built in this process, where that pack is known)."""
     base = tmp_path_factory.mktemp("browser-site")
     paths = make_submissions(base)
-    PACKS[TWO_PACK] = TwoSubstratePack
-    try:
+    with register(TWO_PACK, TwoSubstratePack):
         two = two_substrate_bundles(paths["subs"])
         out = base / "public"
         # Previews allowed: only the listed reference bundles are ranked unsigned; the
@@ -116,8 +115,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             paths["subs"], out, root=ROOT, cache_dir=base / "cache", workers=1, allow_unsigned=True
         )
         yield {**paths, "two": two, "out": out, "base": base}
-    finally:
-        del PACKS[TWO_PACK]
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ it adds sets ``func(args) -> int``:
 
 ============================  =============================================
 :mod:`~effectbench.cli._run`      ``reference``, ``run``, ``manifest``
+:mod:`~effectbench.cli._packs`    ``packs`` (what is installed)
 :mod:`~effectbench.cli._produce`  ``submit``, ``import``
 :mod:`~effectbench.cli._inspect`  ``import-inspect``
 :mod:`~effectbench.cli._mcp`      ``mcp`` (one episode as an MCP server)
@@ -24,15 +25,16 @@ status (``--verbose`` shows the traceback instead).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-from effectbench.cli import _inspect, _mcp, _produce, _run, _sign, _site, _verify
+from effectbench.cli import _inspect, _mcp, _packs, _produce, _run, _sign, _site, _verify
 from effectbench.cli._args import Parser
 from effectbench.errors import EffectBenchError
 
-GROUPS = (_run, _produce, _inspect, _mcp, _sign, _verify, _site)
+GROUPS = (_run, _packs, _produce, _inspect, _mcp, _sign, _verify, _site)
 """The command modules, in help order."""
 
 
@@ -80,6 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("effectbench: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader left (`effectbench packs | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 __all__ = ["GROUPS", "build_parser", "main"]

@@ -70,16 +70,21 @@ def print_json(data: object) -> None:
 
 
 def _packs() -> str:
-    from effectbench.packs import PACKS
+    from effectbench.packs import pack_names
 
-    return ", ".join(PACKS)
+    return ", ".join(pack_names())
 
 
 def _baselines() -> str:
     from effectbench.baselines import baseline_names
-    from effectbench.packs import PACKS
+    from effectbench.packs import installed, pack_class
 
-    return "; ".join(f"{name}: {', '.join(baseline_names(f))}" for name, f in PACKS.items())
+    names: dict[str, list[str]] = {}  # one entry per pack, aliases together
+    for name, entry in installed().items():
+        names.setdefault(entry.target, []).append(name)
+    return "; ".join(
+        f"{' / '.join(n)}: {', '.join(baseline_names(pack_class(n[0])))}" for n in names.values()
+    )
 
 
 def _splits() -> str:

@@ -30,7 +30,7 @@ from effectbench.baselines import BASELINES, get_baseline
 from effectbench.errors import UsageError
 from effectbench.hashing import canonical_hash
 from effectbench.manifest import fingerprint
-from effectbench.packs import PACKS, get_pack
+from effectbench.packs import get_pack, registry_name
 from effectbench.runner import DroppedEpisode, run_episode
 from effectbench.schema import EpisodeRecord, TaskSpec
 from effectbench.seam import (
@@ -114,8 +114,9 @@ def _system_recipe(
 
 def _pack_recipe(provider: BenchmarkProvider, where: str) -> str | type[BenchmarkProvider]:
     kind = type(provider)
-    if kind in PACKS.values():
-        return provider.name
+    name = registry_name(kind)
+    if name is not None:
+        return name
     try:
         pickle.dumps(kind)
     except (pickle.PicklingError, TypeError, AttributeError) as exc:

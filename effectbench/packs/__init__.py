@@ -1,40 +1,168 @@
-"""Task packs: each one a :class:`~effectbench.seam.BenchmarkProvider`."""
+"""Task packs as plug-ins: found through the ``effectbench.packs`` entry-point group.
+
+A pack is a :class:`~effectbench.seam.BenchmarkProvider` factory (its class) that an
+installed distribution declares under the ``effectbench.packs`` group, by the name
+``--pack`` takes. The built-in packs register the same way (``pyproject.toml``),
+so a pack from another distribution is found and run without editing this one::
+
+    [project.entry-points."effectbench.packs"]
+    ticketing = "effectbench_ticketing:TicketingProvider"
+
+Listing the installed packs reads the entry points only; a pack's module is
+imported when it is named (:func:`get_pack`, :func:`pack_class`), never before.
+Several names may point at one factory: they are aliases of one pack, whose one
+name is the provider's own ``name`` (its manifest's suite name, what bundles
+declare; :func:`canonical_pack`): a pack is registered under its suite name, and
+any other name is an alias. :func:`register` adds a pack in this process
+only (tests, notebooks).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import entry_points
+from typing import Any
 
 from effectbench.errors import UsageError
-from effectbench.packs.clinic import ClinicProvider
-from effectbench.packs.clinic.provider import NAME as CLINIC_SUITE
-from effectbench.packs.mockmed import NAME as MOCKMED_SUITE
-from effectbench.packs.mockmed import MockMedProvider
 from effectbench.seam import BenchmarkProvider
 
-PACKS: dict[str, Callable[[], BenchmarkProvider]] = {
-    "mockmed": MockMedProvider,
-    "clinic": ClinicProvider,
-}
-"""Packs by their command-line name."""
+ENTRY_POINT_GROUP = "effectbench.packs"
+"""The entry-point group a distribution declares its packs in."""
 
-ALIASES = {"mockmed-anchor": "mockmed"}
-"""Manifest suite names that differ from the command-line name."""
-SUITE_NAMES = {"mockmed": MOCKMED_SUITE, "clinic": CLINIC_SUITE}
-"""Each pack's manifest suite name (the name its bundles declare), by command-line name."""
+PackFactory = Callable[[], BenchmarkProvider]
+
+
+@dataclass(frozen=True)
+class InstalledPack:
+    """One name a pack is installed under (loading it imports the pack's module)."""
+
+    name: str
+    """What ``--pack`` takes."""
+    target: str
+    """``module:attribute`` of the provider factory."""
+    distribution: str
+    """The distribution that declares it (``""`` for one registered in this process)."""
+    version: str
+    """That distribution's version."""
+    factory: PackFactory | None = None
+    """The factory itself, for a pack registered in this process."""
+
+    def load(self) -> PackFactory:
+        """Import the pack's module and return its provider factory."""
+        if self.factory is not None:
+            return self.factory
+        module, _, attribute = self.target.partition(":")
+        try:
+            found: Any = importlib.import_module(module)
+            for part in attribute.split("."):
+                found = getattr(found, part)
+        except (ImportError, AttributeError) as exc:
+            raise UsageError(
+                f"pack {self.name!r} ({self.target}, from {self.distribution or 'this process'}) "
+                f"cannot be loaded: {exc}"
+            ) from None
+        if not callable(found):
+            raise UsageError(f"pack {self.name!r}: {self.target} is not a provider factory")
+        factory: PackFactory = found
+        return factory
+
+
+_registered: dict[str, InstalledPack] = {}
+
+
+@cache
+def _from_entry_points() -> dict[str, InstalledPack]:
+    found: dict[str, InstalledPack] = {}
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        dist = point.dist
+        found.setdefault(
+            point.name,
+            InstalledPack(
+                name=point.name,
+                target=point.value,
+                distribution=dist.name if dist is not None else "",
+                version=dist.version if dist is not None else "",
+            ),
+        )
+    return found
+
+
+def installed() -> dict[str, InstalledPack]:
+    """Return every installed pack name, sorted (reads entry points; imports no pack)."""
+    packs = {**_from_entry_points(), **_registered}
+    return dict(sorted(packs.items()))
+
+
+def pack_names() -> list[str]:
+    """Return the names ``--pack`` accepts, sorted."""
+    return list(installed())
+
+
+def _entry(name: str) -> InstalledPack:
+    packs = installed()
+    if name in packs:
+        return packs[name]
+    known = ", ".join(packs) or "none (is effectbench installed? pip install -e .)"
+    raise UsageError(f"unknown pack {name!r}; installed packs: {known}")
+
+
+_loaded: dict[str, PackFactory] = {}
+
+
+def pack_class(name: str) -> PackFactory:
+    """Return the provider factory of pack ``name`` (a ``--pack`` name or a suite name)."""
+    entry = _entry(name)
+    if entry.factory is not None:
+        return entry.factory
+    if entry.target not in _loaded:
+        _loaded[entry.target] = entry.load()
+    return _loaded[entry.target]
+
+
+def get_pack(name: str) -> BenchmarkProvider:
+    """Return a fresh provider of pack ``name`` (a ``--pack`` name or a suite name)."""
+    return pack_class(name)()
 
 
 def canonical_pack(name: str) -> str:
     """Return the one name of pack ``name`` (its suite name), whichever alias it is given by.
 
-    ``mockmed`` and ``mockmed-anchor`` are one pack: the site forms one board for it.
-    A name no pack has is returned as it is.
+    ``mockmed`` and ``mockmed-anchor`` are one pack: the site forms one board for it. A name
+    no installed pack has is returned as it is (imports only the named pack's module).
     """
-    return SUITE_NAMES.get(ALIASES.get(name, name), name)
+    try:
+        factory = pack_class(name)
+    except UsageError:
+        return name
+    return str(getattr(factory, "name", name))
 
 
-def get_pack(name: str) -> BenchmarkProvider:
-    """Return a fresh provider for pack ``name`` (a CLI name or a suite name)."""
-    key = ALIASES.get(name, name)
-    if key not in PACKS:
-        raise UsageError(f"unknown pack {name!r}; known packs: {', '.join(sorted(PACKS))}")
-    return PACKS[key]()
+def aliases(name: str) -> list[str]:
+    """Return every installed name of the pack ``name`` names (itself included), sorted."""
+    target = _entry(name).target
+    return [n for n, e in installed().items() if e.target == target]
+
+
+def registry_name(factory: object) -> str | None:
+    """Return a name under which ``factory`` is installed or registered (None: it is not)."""
+    target = f"{getattr(factory, '__module__', '')}:{getattr(factory, '__qualname__', '')}"
+    for name, entry in installed().items():
+        if entry.factory is factory or (entry.factory is None and entry.target == target):
+            return name
+    return None
+
+
+@contextmanager
+def register(name: str, factory: PackFactory) -> Iterator[None]:
+    """Make ``factory`` a pack named ``name`` in this process only, while the block runs."""
+    if name in installed():
+        raise UsageError(f"a pack named {name!r} is already installed")
+    _registered[name] = InstalledPack(name, f"<registered {name}>", "", "", factory)
+    try:
+        yield
+    finally:
+        del _registered[name]

@@ -1,0 +1,116 @@
+"""Packs are plug-ins: found through the ``effectbench.packs`` entry points, loaded when named."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from effectbench.errors import UsageError
+from effectbench.packs import (
+    ENTRY_POINT_GROUP,
+    aliases,
+    canonical_pack,
+    get_pack,
+    installed,
+    register,
+    registry_name,
+)
+from effectbench.packs.mockmed import MockMedProvider
+
+EFFECTBENCH = str(Path(sys.executable).with_name("effectbench"))
+
+
+def test_the_built_in_packs_register_through_the_entry_point_group() -> None:
+    packs = installed()
+    assert {"clinic", "mockmed", "mockmed-anchor"} <= set(packs)
+    assert {packs[n].distribution for n in ("clinic", "mockmed")} == {"effectbench"}
+    assert aliases("mockmed") == ["mockmed", "mockmed-anchor"]
+    assert canonical_pack("mockmed") == canonical_pack("mockmed-anchor") == "mockmed-anchor"
+    assert canonical_pack("no-such-pack") == "no-such-pack"
+    assert registry_name(MockMedProvider) in {"mockmed", "mockmed-anchor"}
+
+
+def test_listing_imports_no_pack_and_naming_one_imports_only_it() -> None:
+    code = textwrap.dedent(
+        """
+        import sys
+        from effectbench.packs import get_pack, installed
+        installed()
+        assert not [m for m in sys.modules if m.startswith("effectbench.packs.")], sys.modules
+        get_pack("mockmed")
+        assert not [m for m in sys.modules if m.startswith("effectbench.packs.clinic")]
+        print("ok")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_an_unknown_pack_names_the_installed_ones() -> None:
+    with pytest.raises(UsageError, match=r"unknown pack 'nope'; installed packs: clinic, "):
+        get_pack("nope")
+
+
+def test_a_pack_registered_in_this_process_is_a_pack_while_registered() -> None:
+    class Renamed(MockMedProvider):
+        name = "renamed-anchor"
+
+    with register("renamed-anchor", Renamed):
+        assert isinstance(get_pack("renamed-anchor"), Renamed)
+        assert registry_name(Renamed) == "renamed-anchor"
+        with pytest.raises(UsageError, match="already installed"):
+            with register("mockmed", Renamed):
+                pass
+    assert "renamed-anchor" not in installed()
+
+
+def _distribution(root: Path) -> Path:
+    """An installed distribution, as pip leaves one: a module and its dist-info."""
+    (root / "thirdpack.py").write_text(
+        textwrap.dedent(
+            """
+            from effectbench.packs.mockmed import MockMedProvider
+
+            class ThirdPack(MockMedProvider):
+                name = "thirdpack"
+            """
+        )
+    )
+    info = root / "thirdpack-0.3.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: thirdpack\nVersion: 0.3.1\n")
+    (info / "entry_points.txt").write_text(
+        f"[{ENTRY_POINT_GROUP}]\nthirdpack = thirdpack:ThirdPack\n"
+    )
+    return root
+
+
+def test_another_distributions_pack_is_listed_and_runs(tmp_path: Path) -> None:
+    (tmp_path / "site").mkdir()
+    site = _distribution(tmp_path / "site")
+    env = {**os.environ, "PYTHONPATH": str(site)}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [EFFECTBENCH, *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300
+        )
+
+    listed = json.loads(cli("packs", "--json").stdout)
+    assert {"names": ["thirdpack"], "distribution": "thirdpack", "version": "0.3.1",
+            "provider": "thirdpack:ThirdPack"} in listed  # fmt: skip
+    done = cli("run", "--pack", "thirdpack", "--baseline", "screen_only", "--trials", "1", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["swer"]["denominator"] == 9
+    (site / "thirdpack.py").write_text("raise ImportError('its database driver is missing')\n")
+    broken = cli("run", "--pack", "thirdpack", "--baseline", "screen_only", "--trials", "1")
+    assert broken.returncode == 2
+    assert broken.stderr == (
+        "effectbench: pack 'thirdpack' (thirdpack:ThirdPack, from thirdpack) cannot be loaded: "
+        "its database driver is missing\n"
+    )
