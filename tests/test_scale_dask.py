@@ -265,10 +265,19 @@ def test_an_episode_that_keeps_losing_its_worker_becomes_an_infrastructure_drop(
         RunPlan.build(KillsItsWorker("mockmed::ok"), pack, trials=1),
         DaskExecutor(cluster.scheduler_address),
     )
-    [drop] = run.dropped
-    assert (drop.task_id, drop.trial, drop.reason) == ("mockmed::ok", 0, DropReason.INFRASTRUCTURE)
+    drops = {(d.task_id, d.trial): d for d in run.dropped}
+    drop = drops.pop(("mockmed::ok", 0))
+    assert drop.reason is DropReason.INFRASTRUCTURE
     assert "lost 2 times" in drop.detail  # the first loss was re-queued once (INFRA_RETRIES)
-    assert len(run.rows) == 8
+    # Any other episode the scheduler had placed on a worker that died with it is re-queued
+    # too; on a loaded machine one can share both deaths and be dropped the same way. What
+    # must hold: no episode is lost without a drop, and every drop is a lost worker.
+    assert all(
+        d.reason is DropReason.INFRASTRUCTURE and "was lost 2 times" in d.detail
+        for d in drops.values()
+    )
+    assert len(run.rows) + len(run.dropped) == 9
+    assert {(r.task_id, r.trial) for r in run.rows}.isdisjoint(drops)
 
 
 def test_an_unreachable_scheduler_is_one_line_and_exit_2(
