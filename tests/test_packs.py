@@ -114,3 +114,19 @@ def test_another_distributions_pack_is_listed_and_runs(tmp_path: Path) -> None:
         "effectbench: pack 'thirdpack' (thirdpack:ThirdPack, from thirdpack) cannot be loaded: "
         "its database driver is missing\n"
     )
+
+
+def test_the_public_api_exports_exactly_what_it_imports() -> None:
+    import ast
+
+    import effectbench.api as api
+
+    source = Path(api.__file__).read_text(encoding="utf-8")
+    imported = {
+        alias.asname or alias.name
+        for node in ast.parse(source).body
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__"
+        for alias in node.names
+    }
+    assert len(set(api.__all__)) == len(api.__all__) and set(api.__all__) == imported
+    assert all(getattr(api, name) is not None for name in api.__all__)

@@ -1,0 +1,120 @@
+"""EffectBench's public API: what a pack author or a system-under-test author imports.
+
+A pack that lives in its own distribution imports from here only (a test holds the
+built-in packs' and the example packs' imports to it where they can), registers its
+provider under the ``effectbench.packs`` entry-point group, and passes
+``effectbench pack check`` before its board is published. A minimal pack::
+
+    from effectbench.api import BenchmarkProvider, Episode, TaskSpec, manifest_of
+
+    class MyPack:                       # a BenchmarkProvider
+        name = "my-pack"
+        def tasks(self) -> list[TaskSpec]: ...
+        def manifest(self) -> dict: return manifest_of(self.name, self.tasks())
+        def trial_params(self, task, trial): ...
+        def provision(self, task, trial, params): ...   # a context manager of an Episode
+
+Everything here is re-exported from the module that defines it; the names and their
+meaning follow SPEC.md. Optional capabilities of a pack are the protocols of
+:mod:`effectbench.seam` (re-exported here), asked with ``isinstance``.
+"""
+
+from __future__ import annotations
+
+from effectbench.baselines import baseline_names, get_baseline
+from effectbench.effects import Effect, EffectKind, Param, contract_hash
+from effectbench.errors import InfrastructureError, UsageError
+from effectbench.hashing import canonical_hash, trial_tag
+from effectbench.judge import judge_contract
+from effectbench.manifest import SEQUESTERED, fingerprint, manifest_of
+from effectbench.packs import ENTRY_POINT_GROUP, get_pack, register
+from effectbench.reachability import ANY_STATE, Reachable
+from effectbench.runner import RunResult, evaluate
+from effectbench.schema import (
+    AgentReport,
+    Category,
+    DropReason,
+    ModelCall,
+    OracleChannel,
+    OracleSpec,
+    OracleVerdict,
+    Split,
+    Substrate,
+    TaskSpec,
+    TrueState,
+    Verdict,
+)
+from effectbench.seam import (
+    AgentTask,
+    Attempt,
+    BenchmarkProvider,
+    ChecksFrontEnds,
+    Closable,
+    EnvHandle,
+    Episode,
+    HandsOffToWorkers,
+    OffersSubstrates,
+    Oracle,
+    OwnBaselines,
+    ProductReading,
+    ProductVerifier,
+    Reproducible,
+    Screen,
+    ScriptedPack,
+    SystemUnderTest,
+    WorkerHandoff,
+)
+
+__all__ = [
+    "ANY_STATE",
+    "ENTRY_POINT_GROUP",
+    "SEQUESTERED",
+    "AgentReport",
+    "AgentTask",
+    "Attempt",
+    "BenchmarkProvider",
+    "Category",
+    "ChecksFrontEnds",
+    "Closable",
+    "DropReason",
+    "Effect",
+    "EffectKind",
+    "EnvHandle",
+    "Episode",
+    "HandsOffToWorkers",
+    "InfrastructureError",
+    "ModelCall",
+    "OffersSubstrates",
+    "Oracle",
+    "OracleChannel",
+    "OracleSpec",
+    "OracleVerdict",
+    "OwnBaselines",
+    "Param",
+    "ProductReading",
+    "ProductVerifier",
+    "Reachable",
+    "Reproducible",
+    "RunResult",
+    "Screen",
+    "ScriptedPack",
+    "Split",
+    "Substrate",
+    "SystemUnderTest",
+    "TaskSpec",
+    "TrueState",
+    "UsageError",
+    "Verdict",
+    "WorkerHandoff",
+    "baseline_names",
+    "canonical_hash",
+    "contract_hash",
+    "evaluate",
+    "fingerprint",
+    "get_baseline",
+    "get_pack",
+    "judge_contract",
+    "manifest_of",
+    "register",
+    "trial_tag",
+]
