@@ -458,6 +458,7 @@ def _upstream_drops(pack_name: str, trials: int, rows: Sequence[Any]) -> list[di
     refuses those on their own).
     """
     from effectbench.packs import get_pack  # the packs are heavy; only documents need them
+    from effectbench.seam import Closable
 
     if not 1 <= trials <= MAX_TRIALS:
         return []
@@ -482,9 +483,8 @@ def _upstream_drops(pack_name: str, trials: int, rows: Sequence[Any]) -> list[di
     except TypeError:  # an unhashable task_id or trial: the verifier names that row
         return []
     finally:
-        close = getattr(pack, "close", None)
-        if close is not None:
-            close()
+        if isinstance(pack, Closable):
+            pack.close()
 
 
 def upstream_submission(doc: Any) -> tuple[Submission, list[Any]]:

@@ -4,8 +4,9 @@ A deterministic pack knows, from its task definitions, readings that no
 episode can produce: MockMed's partial-save fault drops every note, so its
 task never reads ``correct``; its duplicate fault writes two rows per save, so
 the count it reads is always even. A pack states this per task through an
-optional ``reachable(task) -> Reachable`` method (derived from the task's
-fault kind, so a new task or variant with a known fault gets its row
+optional ``reachable(task) -> Reachable`` method (the
+:class:`~effectbench.seam.ClaimsReachable` capability; MockMed derives it from the
+task's fault kind, so a new task or variant with a known fault gets its row
 automatically); a pack without one claims nothing (every state reachable).
 The verifier refuses a row whose reading is outside the table
 (``pack.unreachable_state``), which catches a reading copied from another
@@ -20,12 +21,11 @@ manifest, so no pack fingerprint changes.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from effectbench.manifest import SEQUESTERED, fingerprint
-from effectbench.schema import Split, TaskSpec, TrueState
-from effectbench.seam import BenchmarkProvider, Closable
+from effectbench.schema import Split, TaskSpec
+from effectbench.seam import ANY_STATE, BenchmarkProvider, ClaimsReachable, Closable, Reachable
 
 __all__ = [
     "ANY_STATE",
@@ -35,35 +35,12 @@ __all__ = [
     "reachable",
 ]
 
-ANY_STATE = frozenset((TrueState.CORRECT, TrueState.WRONG_PERSISTED, TrueState.ABSENT))
-"""The readable true states (``unreadable`` rows are dropped, never scored)."""
 TABLE_VERSION = 1
-
-
-@dataclass(frozen=True)
-class Reachable:
-    """What an honest episode of one task can read."""
-
-    states: frozenset[TrueState] = ANY_STATE
-    """The true states it can reach."""
-    count_multiple: int = 1
-    """A ``record_written`` reading's ``observed_count`` is always a multiple of this."""
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the table entry (states in a fixed order)."""
-        return {
-            "reachable": [s.value for s in TrueState if s in self.states],
-            "observed_count_multiple": self.count_multiple,
-        }
 
 
 def reachable(pack: BenchmarkProvider, task: TaskSpec) -> Reachable:
     """Return what ``task`` of ``pack`` can read (everything when the pack claims nothing)."""
-    hook = getattr(pack, "reachable", None)
-    if hook is None:
-        return Reachable()
-    found: Reachable = hook(task)
-    return found
+    return pack.reachable(task) if isinstance(pack, ClaimsReachable) else Reachable()
 
 
 def reachability_table(pack: BenchmarkProvider) -> dict[str, Any]:

@@ -11,7 +11,8 @@
 * What a pack may also offer is declared here too, one protocol per capability
   (:class:`ScriptedPack`, :class:`OwnBaselines`, :class:`HandsOffToWorkers`,
   :class:`Closable`, :class:`Reproducible`, :class:`OffersSubstrates`,
-  :class:`ChecksFrontEnds`): writing a pack means reading this module.
+  :class:`ChecksFrontEnds`, :class:`ClaimsReachable`, :class:`OffersRedTeam`):
+  writing a pack means reading this module.
 """
 
 from __future__ import annotations
@@ -22,7 +23,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from effectbench.effects import Effect
-from effectbench.schema import AgentReport, ModelCall, OracleVerdict, Substrate, TaskSpec
+from effectbench.schema import (
+    AgentReport,
+    ModelCall,
+    OracleVerdict,
+    Substrate,
+    TaskSpec,
+    TrueState,
+)
 
 
 @dataclass(frozen=True)
@@ -273,6 +281,98 @@ class ChecksFrontEnds(Protocol):
 
     def front_end(self, substrate: Substrate) -> object:
         """Return ``substrate``'s front end; a missing system package is a one-line error."""
+        ...
+
+
+ANY_STATE = frozenset((TrueState.CORRECT, TrueState.WRONG_PERSISTED, TrueState.ABSENT))
+"""The readable true states (``unreadable`` rows are dropped, never scored)."""
+
+
+@dataclass(frozen=True)
+class Reachable:
+    """What an honest episode of one task can read (a row of the pack's published table)."""
+
+    states: frozenset[TrueState] = ANY_STATE
+    """The true states it can reach."""
+    count_multiple: int = 1
+    """A ``record_written`` reading's ``observed_count`` is always a multiple of this."""
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the table entry (states in a fixed order)."""
+        return {
+            "reachable": [s.value for s in TrueState if s in self.states],
+            "observed_count_multiple": self.count_multiple,
+        }
+
+    def outside(self, state: TrueState, kind: str, observed_count: int | None) -> str | None:
+        """Say what of a reading (its true state, its count) no honest episode reads; None: all
+        of it is reachable."""
+        if state not in self.states:
+            can = ", ".join(s.value for s in TrueState if s in self.states) or "none"
+            return f"it reads {state.value} (the table says it can read: {can})"
+        if kind == "record_written" and observed_count is not None:
+            if observed_count % self.count_multiple:
+                return (
+                    f"it counts {observed_count} records (the table says a count is a "
+                    f"multiple of {self.count_multiple})"
+                )
+        return None
+
+
+@runtime_checkable
+class ClaimsReachable(Protocol):
+    """A pack that states, per task, which true states an honest episode can read.
+
+    The verifier refuses a row whose reading is outside the table
+    (:mod:`effectbench.reachability` publishes it); a pack without it claims nothing.
+    """
+
+    def reachable(self, task: TaskSpec) -> Reachable:
+        """Return what an honest episode of ``task`` can read."""
+        ...
+
+
+Adversary = Callable[[Any, TaskSpec, Mapping[str, Any]], object]
+"""A scripted adversary move: ``move(env, task, params)`` acts on one provisioned episode
+(through ``env``, or through a back door of the pack's own that the agent never gets) trying
+to satisfy the oracle without the true effect. What it returns is ignored."""
+
+
+@dataclass(frozen=True)
+class NotApplicable:
+    """A standard red-team move that cannot be made on a task, and why (stated, never silent)."""
+
+    reason: str
+
+
+RED_TEAM_MOVES: Mapping[str, str] = {
+    "wrong_record": "the right payload on the wrong record (a homonym, another patient or row)",
+    "double_write": "the effect written twice",
+    "write_then_revert": "the effect written, then undone in a later write",
+    "other_table": "a write to a table the effect does not name",
+    "report_only": "nothing done, success reported",
+    "banner_only": "nothing written, a success banner painted",
+}
+"""The standard adversary moves of ``effectbench pack check``, by name: a pack offers each
+(:class:`OffersRedTeam`) or says why it cannot be made (:class:`NotApplicable`);
+``report_only`` and ``banner_only`` have generic versions the audit makes itself."""
+
+TRUE_EFFECT = "true_effect"
+"""An optional move producing exactly the true effect: the oracle must confirm it (the
+red team's positive control; without it the audit uses the scripted attempt)."""
+
+
+@runtime_checkable
+class OffersRedTeam(Protocol):
+    """A pack that offers scripted adversaries against its own oracle (SPEC 5.2.1).
+
+    ``effectbench pack check`` runs every move of every task on a fresh episode and
+    requires the oracle to refuse each (any verdict but ``confirmed``), and to confirm
+    :data:`TRUE_EFFECT` where it is offered. A move of another name is run too.
+    """
+
+    def red_team(self, task: TaskSpec) -> Mapping[str, Adversary | NotApplicable]:
+        """Return ``task``'s adversary moves by name (:data:`RED_TEAM_MOVES`, more allowed)."""
         ...
 
 

@@ -21,7 +21,7 @@ from effectbench.manifest import fingerprint
 from effectbench.packs import get_pack
 from effectbench.reachability import ANY_STATE, reachable
 from effectbench.schema import TrueState
-from effectbench.seam import BenchmarkProvider
+from effectbench.seam import BenchmarkProvider, is_deterministic
 from verifier.report import FindingSink
 from verifier.rowschema import Problem
 
@@ -296,7 +296,7 @@ def _check_drop_caps(
 ) -> None:
     if not missing:
         return
-    if getattr(pack, "deterministic", False):
+    if is_deterministic(pack):
         sink.emit(
             CheckId.PACK_DROP_CAP,
             f"{len(missing)} trials dropped, but pack {header.pack.name!r} is deterministic: "
