@@ -14,7 +14,16 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["CheckId", "Family", "Finding", "check_table", "docs_check_table", "with_check_table"]
+__all__ = [
+    "CheckId",
+    "Family",
+    "Finding",
+    "check_table",
+    "docs_check_table",
+    "generated_section",
+    "with_check_table",
+    "with_generated_section",
+]
 
 _BEGIN = "<!-- check ids: begin (make generate) -->"
 """Where the check-id table starts in the docs page that lists every check id."""
@@ -302,11 +311,25 @@ def check_table() -> str:
     return "\n".join(lines)
 
 
+def generated_section(text: str, begin: str, end: str) -> str | None:
+    """Return what a docs page holds between the markers ``begin`` and ``end`` (None: no
+    markers)."""
+    try:
+        return text[text.index(begin) + len(begin) : text.index(end)]
+    except ValueError:
+        return None
+
+
+def with_generated_section(text: str, begin: str, end: str, body: str) -> str:
+    """Return the docs page ``text`` with what stands between its markers replaced by ``body``."""
+    start, stop = text.index(begin) + len(begin), text.index(end)
+    return text[:start] + "\n" + body + "\n" + text[stop:]
+
+
 def docs_check_table(text: str) -> list[tuple[str, str, str]]:
     """Return the ``(id, family, meaning)`` rows of the check-id table in a docs page."""
-    try:
-        section = text[text.index(_BEGIN) + len(_BEGIN) : text.index(_END)]
-    except ValueError:
+    section = generated_section(text, _BEGIN, _END)
+    if section is None:
         return []
     row = re.compile(r"^\| `([^`]+)` \| ([a-z]+) \| (.+) \|$")
     return [(m[1], m[2], m[3]) for line in section.splitlines() if (m := row.match(line.strip()))]
@@ -314,5 +337,4 @@ def docs_check_table(text: str) -> list[tuple[str, str, str]]:
 
 def with_check_table(text: str) -> str:
     """Return the docs page ``text`` with its check-id table replaced by :func:`check_table`."""
-    start, end = text.index(_BEGIN) + len(_BEGIN), text.index(_END)
-    return text[:start] + "\n" + check_table() + "\n" + text[end:]
+    return with_generated_section(text, _BEGIN, _END, check_table())

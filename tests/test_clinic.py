@@ -26,11 +26,12 @@ from effectbench.judge import judge_contract
 from effectbench.manifest import SEQUESTERED, fingerprint
 from effectbench.packs import get_pack
 from effectbench.packs.clinic import ClinicProvider, audit_pack
-from effectbench.packs.clinic.audit import ATTACKS, POSITIVE
+from effectbench.packs.clinic.audit import ATTACKS, POSITIVE, attacks
 from effectbench.packs.clinic.db import template_path
 from effectbench.packs.clinic.oracle import Snapshot, judge_record, read_database
 from effectbench.packs.clinic.service import default_read_handler
 from effectbench.packs.clinic.store import Reply
+from effectbench.packs.clinic.tasks import TASKS, effects_of, params_of
 from effectbench.runner import evaluate
 from effectbench.schema import (
     AgentReport,
@@ -250,8 +251,12 @@ def test_the_audit_passes_and_sets_the_flag(pack: ClinicProvider) -> None:
     manifest = pack.manifest()
     assert all(t["oracle"]["adversarially_audited"] for t in manifest["tasks"])
     required = {"phantom", "homonym_decoy", "wrong_payload", "wrong_target", "duplicate"}
-    required |= {"prior_trial_row", "collateral_write", "collateral_loss"}
+    required |= {"prior_trial_row", "collateral_write", "collateral_loss", "write_then_revert"}
     assert required <= set(ATTACKS) and POSITIVE not in ATTACKS
+    task = TASKS[0]
+    effects, params, prior = effects_of(task), params_of(task, 1), params_of(task, 0)
+    catalogue = attacks(effects, params, effects, prior)
+    assert next(iter(catalogue)) == POSITIVE and set(catalogue) == {POSITIVE, *ATTACKS}
 
 
 class _NoDeltaOracle:

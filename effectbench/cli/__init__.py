@@ -6,6 +6,7 @@ it adds sets ``func(args) -> int``:
 ============================  =============================================
 :mod:`~effectbench.cli._run`      ``reference``, ``run``, ``manifest``
 :mod:`~effectbench.cli._packs`    ``packs`` (what is installed)
+:mod:`~effectbench.cli._conformance`  ``pack check`` (the audit of a pack's oracle)
 :mod:`~effectbench.cli._produce`  ``submit``, ``import``
 :mod:`~effectbench.cli._inspect`  ``import-inspect``
 :mod:`~effectbench.cli._mcp`      ``mcp`` (one episode as an MCP server)
@@ -30,11 +31,21 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from effectbench.cli import _inspect, _mcp, _packs, _produce, _run, _sign, _site, _verify
+from effectbench.cli import (
+    _conformance,
+    _inspect,
+    _mcp,
+    _packs,
+    _produce,
+    _run,
+    _sign,
+    _site,
+    _verify,
+)
 from effectbench.cli._args import Parser
 from effectbench.errors import EffectBenchError
 
-GROUPS = (_run, _packs, _produce, _inspect, _mcp, _sign, _verify, _site)
+GROUPS = (_run, _packs, _conformance, _produce, _inspect, _mcp, _sign, _verify, _site)
 """The command modules, in help order."""
 
 

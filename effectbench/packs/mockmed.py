@@ -27,7 +27,7 @@ from effectbench.schema import (
     TaskSpec,
     TrueState,
 )
-from effectbench.seam import Episode, ProductReading, Screen
+from effectbench.seam import Adversary, Episode, NotApplicable, ProductReading, Screen
 
 NAME = "mockmed-anchor"
 CHANNEL = "mockmed"
@@ -281,6 +281,30 @@ class Oracle:
         return judge_contract(self._effect, before, self.snapshot(), channel=self.channel)
 
 
+OTHER_PATIENT = "p2"
+"""Another patient with a chart in the store (the seed record's)."""
+
+
+def _wrong_record(env: Any, task: TaskSpec, params: Mapping[str, Any]) -> None:
+    """The trial's note on another patient's chart."""
+    _attempt(env, {**params, "patient_id": OTHER_PATIENT})
+
+
+def _double_write(env: Any, task: TaskSpec, params: Mapping[str, Any]) -> None:
+    """The encounter saved twice, the second time as a new submission (a fresh key)."""
+    _attempt(env, params)
+    _attempt(env, {**params, "idempotency_key": f"{params['idempotency_key']}-again"})
+
+
+RED_TEAM: dict[str, Adversary | NotApplicable] = {
+    "wrong_record": _wrong_record,
+    "double_write": _double_write,
+    "write_then_revert": NotApplicable("the app has no edit or delete: no write can be undone"),
+    "other_table": NotApplicable("the store holds one table (encounters)"),
+}
+"""The adversary moves of every MockMed task; they act through the env, as an agent can."""
+
+
 def _attempt(env: Any, params: Mapping[str, Any]) -> Screen:
     screen: Screen = env.act(
         "save_encounter",
@@ -348,3 +372,7 @@ class MockMedProvider:
     def attempt(self, env: Any, task: TaskSpec, params: Mapping[str, Any]) -> Screen:
         """The scripted attempt the shipped baselines make: one click on Save."""
         return _attempt(env, params)
+
+    def red_team(self, task: TaskSpec) -> Mapping[str, Adversary | NotApplicable]:
+        """The adversary moves ``effectbench pack check`` runs (the same on every task)."""
+        return RED_TEAM

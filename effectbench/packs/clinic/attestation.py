@@ -33,6 +33,7 @@ AUDIT_TRIAL = 1
 """The trial whose payload the adversarial audit writes (its prior trial is 0)."""
 
 _DECIDING_MODULES = (
+    "effectbench.conformance.redteam",
     "effectbench.effects",
     "effectbench.hashing",
     "effectbench.judge",

@@ -11,11 +11,15 @@ computed here and never set by hand.
 Attacks: ``phantom`` (banner only, nothing written), ``homonym_decoy`` (the
 effect on a same-name chart, or the patient's other encounter), ``wrong_payload``
 (the note altered), ``wrong_target`` (another patient's chart or encounter),
-``duplicate`` (written twice), ``prior_trial_row`` (another trial's payload),
+``duplicate`` (written twice), ``write_then_revert`` (written and committed, then
+every row put back), ``prior_trial_row`` (another trial's payload),
 ``prior_trial_seeded`` (another trial's row present before the episode and
 nothing written now), ``collateral_write`` (the effect plus a write on another
 table), ``collateral_same_surface`` (plus an edit of an unrelated row of the
-same table) and ``collateral_loss`` (plus a deleted seed row).
+same table) and ``collateral_loss`` (plus a deleted seed row). The judging rule is the
+red team's (:func:`effectbench.conformance.redteam.probe_failure`), and the same
+catalogue (:func:`attacks`) is the clinic's red team in ``effectbench pack check``,
+where it writes into a live episode's database instead of a bare copy.
 """
 
 from __future__ import annotations
@@ -27,9 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from effectbench.conformance.redteam import probe_failure
 from effectbench.effects import Effect, EffectKind
 from effectbench.packs.clinic.db import provision_copy, scratch_dir
-from effectbench.schema import OracleVerdict, Verdict
+from effectbench.schema import OracleVerdict
+from effectbench.seam import TRUE_EFFECT
 
 
 class AuditedOracle(Protocol):
@@ -46,19 +52,37 @@ class AuditedOracle(Protocol):
 
 OracleFactory = Callable[[Path, Sequence[Effect], Callable[[], bool]], AuditedOracle]
 
-POSITIVE = "positive_control"
+POSITIVE = TRUE_EFFECT
+"""The positive control: the declared effect written exactly (the oracle must confirm it)."""
 ATTACKS = (
     "phantom",
     "homonym_decoy",
     "wrong_payload",
     "wrong_target",
     "duplicate",
+    "write_then_revert",
     "prior_trial_row",
     "prior_trial_seeded",
     "collateral_write",
     "collateral_same_surface",
     "collateral_loss",
 )
+"""Every probe the oracle must refuse (the audit of each task runs them all)."""
+
+RED_TEAM = {
+    TRUE_EFFECT: POSITIVE,
+    "wrong_record": "homonym_decoy",
+    "double_write": "duplicate",
+    "write_then_revert": "write_then_revert",
+    "other_table": "collateral_write",
+    "wrong_target": "wrong_target",
+    "wrong_payload": "wrong_payload",
+    "collateral_same_surface": "collateral_same_surface",
+    "collateral_loss": "collateral_loss",
+}
+"""The clinic's red team in ``effectbench pack check``: move name -> the probe it writes
+(``report_only`` is the audit's generic move: nothing written; another trial's payload
+is the audit's own cross-trial write)."""
 
 
 @dataclass(frozen=True)
@@ -189,26 +213,87 @@ def _collateral_loss(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM billing WHERE id = 1")
 
 
-def _probe(
-    path: Path,
-    oracle_factory: OracleFactory,
+Write = Callable[[sqlite3.Connection], None]
+"""One transaction of an attacker's writes into the database file."""
+
+
+@dataclass(frozen=True)
+class Attack:
+    """One probe: the transactions it commits in turn, and what it seeds before the
+    oracle's before-reading."""
+
+    writes: tuple[Write, ...]
+    seed_first: Write | None = None
+
+
+def _reverted(effects: Sequence[Effect], params: Mapping[str, Any]) -> Attack:
+    """The effect written and committed, then every row of its tables put back as it was."""
+    tables = sorted({str(e.surface) for e in effects})
+    kept: dict[str, dict[Any, tuple[Any, ...]]] = {}
+
+    def write(c: sqlite3.Connection) -> None:
+        for t in tables:
+            kept[t] = {r[0]: r for r in c.execute(f"SELECT rowid, * FROM {t}")}
+        materialize(c, effects, params)
+
+    def revert(c: sqlite3.Connection) -> None:
+        for t in tables:
+            cur = c.execute(f"SELECT rowid, * FROM {t}")
+            columns = [d[0] for d in cur.description][1:]
+            for row in cur.fetchall():
+                old = kept[t].get(row[0])
+                if old is None:
+                    c.execute(f"DELETE FROM {t} WHERE rowid = ?", (row[0],))
+                elif old != row:
+                    sets = ", ".join(f"{n} = ?" for n in columns)
+                    c.execute(f"UPDATE {t} SET {sets} WHERE rowid = ?", (*old[1:], row[0]))
+
+    return Attack((write, revert))
+
+
+def attacks(
     effects: Sequence[Effect],
-    write: Callable[[sqlite3.Connection], None],
-    seed_first: Callable[[sqlite3.Connection], None] | None = None,
-) -> OracleVerdict:
-    provision_copy(path)
-    try:
-        if seed_first is not None:
-            _write(path, seed_first)
-        oracle = oracle_factory(path, effects, lambda: True)
-        before = oracle.snapshot()
-        _write(path, write)
-        return oracle.judge(before)
-    finally:
-        path.unlink(missing_ok=True)
+    params: Mapping[str, Any],
+    prior_effects: Sequence[Effect] = (),
+    prior: Mapping[str, Any] | None = None,
+) -> dict[str, Attack]:
+    """Return every probe of the audit by name, :data:`POSITIVE` first, for the resolved
+    ``effects`` of a trial with ``params`` (and, given, another trial's)."""
+
+    def positive(c: sqlite3.Connection) -> None:
+        materialize(c, effects, params)
+
+    def with_positive(extra: Write) -> Attack:
+        def run(c: sqlite3.Connection) -> None:
+            positive(c)
+            extra(c)
+
+        return Attack((run,))
+
+    out = {
+        POSITIVE: Attack((positive,)),
+        "phantom": Attack((lambda c: None,)),
+        "homonym_decoy": Attack((lambda c: materialize(c, effects, params, retarget="homonym"),)),
+        "wrong_payload": Attack((lambda c: materialize(c, effects, params, alter_payload=True),)),
+        "wrong_target": Attack((lambda c: materialize(c, effects, params, retarget="stranger"),)),
+        "duplicate": Attack((lambda c: materialize(c, effects, params, copies=2),)),
+        "write_then_revert": _reverted(effects, params),
+        "collateral_write": with_positive(lambda c: _collateral_other_table(c, effects)),
+        "collateral_same_surface": with_positive(lambda c: _collateral_same_surface(c, effects)),
+        "collateral_loss": with_positive(_collateral_loss),
+    }
+    if prior is not None:
+
+        def prior_row(c: sqlite3.Connection) -> None:
+            materialize(c, prior_effects, prior)
+
+        out["prior_trial_row"] = Attack((prior_row,))
+        out["prior_trial_seeded"] = Attack((lambda c: None,), seed_first=prior_row)
+    return out
 
 
-def _write(path: Path, write: Callable[[sqlite3.Connection], None]) -> None:
+def write_file(path: Path, write: Write) -> None:
+    """Commit ``write`` into the database file at ``path`` over a connection of its own."""
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         conn.execute("PRAGMA synchronous = OFF")  # the attacker's writes need no durability
@@ -217,6 +302,22 @@ def _write(path: Path, write: Callable[[sqlite3.Connection], None]) -> None:
         conn.execute("COMMIT")
     finally:
         conn.close()
+
+
+def _probe(
+    path: Path, oracle_factory: OracleFactory, effects: Sequence[Effect], attack: Attack
+) -> OracleVerdict:
+    provision_copy(path)
+    try:
+        if attack.seed_first is not None:
+            write_file(path, attack.seed_first)
+        oracle = oracle_factory(path, effects, lambda: True)
+        before = oracle.snapshot()
+        for write in attack.writes:
+            write_file(path, write)
+        return oracle.judge(before)
+    finally:
+        path.unlink(missing_ok=True)
 
 
 def audit_task(
@@ -231,48 +332,16 @@ def audit_task(
     resolved = tuple(e.resolve(params) for e in effects)
     prior_resolved = tuple(e.resolve(prior) for e in effects)
     path = workdir / "audit.sqlite"
-
-    def positive(c: sqlite3.Connection) -> None:
-        materialize(c, resolved, params)
-
-    def with_positive(extra: Callable[[sqlite3.Connection], None]) -> Callable[..., None]:
-        def run(c: sqlite3.Connection) -> None:
-            positive(c)
-            extra(c)
-
-        return run
-
-    probes: dict[str, tuple[Callable[[sqlite3.Connection], None], Any]] = {
-        POSITIVE: (positive, None),
-        "phantom": (lambda c: None, None),
-        "homonym_decoy": (lambda c: materialize(c, resolved, params, retarget="homonym"), None),
-        "wrong_payload": (lambda c: materialize(c, resolved, params, alter_payload=True), None),
-        "wrong_target": (lambda c: materialize(c, resolved, params, retarget="stranger"), None),
-        "duplicate": (lambda c: materialize(c, resolved, params, copies=2), None),
-        "prior_trial_row": (lambda c: materialize(c, prior_resolved, prior), None),
-        "prior_trial_seeded": (
-            lambda c: None,
-            lambda c: materialize(c, prior_resolved, prior),
-        ),
-        "collateral_write": (with_positive(lambda c: _collateral_other_table(c, resolved)), None),
-        "collateral_same_surface": (
-            with_positive(lambda c: _collateral_same_surface(c, resolved)),
-            None,
-        ),
-        "collateral_loss": (with_positive(_collateral_loss), None),
-    }
     failures: list[str] = []
-    for name in (POSITIVE, *ATTACKS):
-        write, seed_first = probes[name]
+    for name, attack in attacks(resolved, params, prior_resolved, prior).items():
         try:
-            verdict = _probe(path, oracle_factory, resolved, write, seed_first)
+            verdict = _probe(path, oracle_factory, resolved, attack)
         except sqlite3.Error as exc:
             failures.append(f"{name}: probe could not be written ({exc})")
             continue
-        confirmed = verdict.verdict is Verdict.CONFIRMED
-        if (name == POSITIVE) != confirmed:
-            want = "confirmed" if name == POSITIVE else "refused"
-            failures.append(f"{name}: expected {want}, oracle said {verdict.verdict.value}")
+        failure = probe_failure(name, verdict)
+        if failure is not None:
+            failures.append(failure)
     return AuditResult(task_id, not failures, tuple(failures))
 
 

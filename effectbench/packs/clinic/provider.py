@@ -14,7 +14,7 @@ from effectbench.effects import Effect
 from effectbench.manifest import SEQUESTERED, manifest_of
 from effectbench.packs.clinic.arms import EffectVerifiedAll
 from effectbench.packs.clinic.attestation import AuditHandoff, audit_pack, handoff
-from effectbench.packs.clinic.audit import OracleFactory
+from effectbench.packs.clinic.audit import RED_TEAM, OracleFactory, attacks, write_file
 from effectbench.packs.clinic.db import SURFACES, TEMPLATE_DIGEST, provision_copy, scratch_dir
 from effectbench.packs.clinic.frontends import FRONT_ENDS, FrontEnd, load, variant_id
 from effectbench.packs.clinic.oracle import CHANNEL, SqliteOracle
@@ -30,7 +30,7 @@ from effectbench.packs.clinic.tasks import (
 )
 from effectbench.reachability import Reachable
 from effectbench.schema import OracleChannel, OracleSpec, Split, Substrate, TaskSpec
-from effectbench.seam import Episode, Screen
+from effectbench.seam import Adversary, Episode, NotApplicable, Screen
 
 NAME = "clinic"
 
@@ -110,6 +110,8 @@ class ClinicProvider:
         self._folder = scratch_dir("effectbench-clinic-")
         self.service = RecordService()
         self._counter = itertools.count()
+        self._episode_files: dict[int, Path] = {}
+        """The database file of each live episode, by its env's identity (the red team's)."""
         self._finalizer = weakref.finalize(self, _cleanup, self.service, self._folder)
 
     # -- the provider seam -------------------------------------------------------------
@@ -185,6 +187,7 @@ class ClinicProvider:
         oracle = self._oracle_factory(path, effects, service.alive)
         try:
             with front.session(service.port, referral) as session:
+                self._episode_files[id(session.env)] = path
                 yield Episode(
                     env=session.env,
                     oracle=oracle,  # type: ignore[arg-type]
@@ -201,6 +204,7 @@ class ClinicProvider:
                     health=session.health,
                 )
         finally:
+            self._episode_files = {k: v for k, v in self._episode_files.items() if v != path}
             if service.mounted is store:
                 service.unmount()
             store.close()
@@ -221,6 +225,21 @@ class ClinicProvider:
         """The scripted steps the shipped baselines take (find, open, save or edit)."""
         spec, substrate = self._defs[task.task_id]
         return self.front_end(substrate).attempt(env, spec, params)
+
+    def red_team(self, task: TaskSpec) -> Mapping[str, Adversary | NotApplicable]:
+        """The adversary moves of ``effectbench pack check``: the audit's probes (:mod:`.audit`),
+        written into the live episode's database over a connection of their own, a back
+        door no agent is given (every move the app allows is a subset of these writes)."""
+        return {name: self._adversary(probe) for name, probe in RED_TEAM.items()}
+
+    def _adversary(self, probe: str) -> Adversary:
+        def move(env: Any, task: TaskSpec, params: Mapping[str, Any]) -> None:
+            path = self._episode_files[id(env)]
+            effects = tuple(e.resolve(params) for e in task.expected_effect)
+            for write in attacks(effects, params)[probe].writes:
+                write_file(path, write)
+
+        return move
 
     # -- lifecycle ---------------------------------------------------------------------
 

@@ -1,0 +1,73 @@
+"""Command group ``pack``: ``pack check NAME``, the conformance audit of a pack's oracle.
+
+Prints one line per finding (``id``, the task or ``(pack)``, the attestation it fails,
+what was seen) and a summary; ``--json`` prints the report instead. Exit 0 when the
+pack passes, 1 when any finding was made (``docs/pack-authors.md`` lists the ids).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from effectbench.cli._args import positive_int, print_json
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from effectbench.conformance import check_pack
+    from effectbench.errors import UsageError
+    from effectbench.packs import get_pack
+    from effectbench.seam import Closable
+
+    if args.trials < 2:
+        raise UsageError("--trials: trial-unique payloads need at least 2 trials to compare")
+    pack = get_pack(args.name)
+    try:
+        report = check_pack(pack, substrate=args.substrate, trials=args.trials)
+    finally:
+        if isinstance(pack, Closable):
+            pack.close()
+    if args.json:
+        print_json(report.to_json())
+        return 0 if report.passed else 1
+    for finding in report.findings:
+        print(finding.line())
+    for move, reasons in report.not_applicable.items():
+        for reason, n in reasons.items():
+            print(f"note: {move} not applicable on {n} task(s): {reason}", file=sys.stderr)
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    where = ", ".join(s.value for s in report.substrates)
+    verdict = "passes" if report.passed else f"fails: {len(report.findings)} finding(s)"
+    print(
+        f"pack {report.pack} {verdict} ({report.tasks} tasks on {where}, "
+        f"{report.sequestered} sequestered; {report.episodes} episodes in "
+        f"{report.seconds:.2f} s; load average {load})"
+    )
+    return 0 if report.passed else 1
+
+
+def register(sub: Any) -> None:
+    """Add ``pack check``."""
+    group = sub.add_parser("pack", help="audit a pack before its board is published")
+    commands = group.add_subparsers(dest="pack_command", required=True, metavar="COMMAND")
+    p = commands.add_parser(
+        "check",
+        help="audit a pack's oracle against SPEC 5.2.1 (isolation, trial-unique payloads, "
+        "refusal controls, reachable states, a red team); exit 1 on any finding",
+    )
+    p.add_argument("name", metavar="NAME", help="the pack: {packs}")
+    p.add_argument(
+        "--substrate",
+        metavar="NAME[,NAME]",
+        help="api, web, desktop, remote_display or all (default: the pack's; api for clinic)",
+    )
+    p.add_argument(
+        "--trials",
+        type=positive_int,
+        default=10,
+        help="trials whose parameters must all differ (at least 2)",
+    )
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=_cmd_check)

@@ -1,0 +1,484 @@
+"""The conformance audit: does a pack's oracle keep the SPEC 5.2.1 attestations it claims?
+
+:func:`check_pack` runs scripted episodes of every task on the chosen substrates, dev
+and test split alike (a sequestered task's findings name the task and the rule, never
+its details), each on a fresh state provisioned by the pack:
+
+* **do nothing** (the ``report_only`` adversary): the agent only looks. On a task
+  without a correct action (or attesting refusal controls) the record must be
+  unchanged: two oracle snapshots compare equal;
+* **the scripted attempt** (:class:`~effectbench.seam.ScriptedPack`, what the shipped
+  baselines click): a blind write, never read as correct on a task without a correct
+  action. After it, what the agent was given (env, parameters, task) is walked and
+  compared with the oracle (:mod:`.isolation`);
+* **a cross-trial write**: the scripted attempt with another trial's parameters, in
+  this trial's episode; the oracle must not confirm it;
+* **the red team**: each adversary move the pack offers
+  (:class:`~effectbench.seam.OffersRedTeam`) and the generic ones, each refused by the
+  oracle (:func:`.redteam.probe_failure`).
+
+Every reading of a run through the env's own actions (the first three) must lie in
+the pack's reachable-state table. Parameters are compared over ``trials`` trials.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from effectbench.classify import InconsistentReading, true_state
+from effectbench.conformance.ids import AuditId
+from effectbench.conformance.isolation import ReadTrace, isolation_problems, reach, tracing
+from effectbench.conformance.redteam import GENERIC_MOVES, Act, probe_failure
+from effectbench.effects import contract_hash
+from effectbench.errors import EffectBenchError
+from effectbench.hashing import canonical_hash
+from effectbench.reachability import reachable
+from effectbench.runner import read_verdict
+from effectbench.schema import (
+    Category,
+    OracleVerdict,
+    Split,
+    Substrate,
+    TaskSpec,
+    TrueState,
+    Verdict,
+)
+from effectbench.seam import (
+    RED_TEAM_MOVES,
+    TRUE_EFFECT,
+    AgentTask,
+    BenchmarkProvider,
+    ChecksFrontEnds,
+    NotApplicable,
+    OffersRedTeam,
+    ScriptedPack,
+)
+from effectbench.variants import choose, tasks_on
+
+__all__ = ["TRIALS", "Finding", "Report", "check_pack"]
+
+TRIALS = 10
+"""Trials whose parameters must all differ (the SPEC's default trial count)."""
+WITHHELD = "details withheld (a sequestered task)"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One failed check: its id, the task (None: the pack as a whole) and what was seen."""
+
+    id: AuditId
+    task_id: str | None
+    message: str
+
+    def line(self) -> str:
+        """Return the finding as one line: ``id  task  [attestation] message``."""
+        return (
+            f"{self.id.value}\t{self.task_id or '(pack)'}\t[{self.id.attestation}] {self.message}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the finding as a JSON object."""
+        return {
+            "id": self.id.value,
+            "attestation": self.id.attestation,
+            "task_id": self.task_id,
+            "message": self.message,
+        }
+
+
+@dataclass
+class Report:
+    """What one audit of a pack found."""
+
+    pack: str
+    substrates: tuple[Substrate, ...]
+    tasks: int = 0
+    sequestered: int = 0
+    episodes: int = 0
+    seconds: float = 0.0
+    findings: list[Finding] = field(default_factory=list)
+    moves: dict[str, int] = field(default_factory=dict)
+    """Adversary move -> tasks it ran on."""
+    not_applicable: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Standard move -> the reason the pack gave -> tasks it gave it on."""
+
+    @property
+    def passed(self) -> bool:
+        """Whether the pack passes: no finding at all."""
+        return not self.findings
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the report as a JSON object (sequestered details already withheld)."""
+        return {
+            "pack": self.pack,
+            "passed": self.passed,
+            "substrates": [s.value for s in self.substrates],
+            "tasks": self.tasks,
+            "sequestered_tasks": self.sequestered,
+            "episodes": self.episodes,
+            "seconds": round(self.seconds, 3),
+            "findings": [f.to_json() for f in self.findings],
+            "red_team": {"moves": self.moves, "not_applicable": self.not_applicable},
+        }
+
+
+@dataclass
+class _Run:
+    """One scripted episode's result."""
+
+    verdict: OracleVerdict | None = None
+    unchanged: bool | None = None
+    """The record compared equal before and after (when asked)."""
+    problem: str | None = None
+    """Why the run could not be made or read."""
+    isolation: list[tuple[AuditId, str]] = field(default_factory=list)
+    move_failed: str | None = None
+    """What the act raised (an adversary move that was not made)."""
+
+
+class _ActFailed(Exception):
+    pass
+
+
+def _described(exc: BaseException) -> str:
+    if isinstance(exc, EffectBenchError):
+        return exc.diagnostics()
+    return f"{type(exc).__name__}: {exc}"
+
+
+class _Audit:
+    def __init__(
+        self, pack: BenchmarkProvider, tasks: Sequence[TaskSpec], trials: int, report: Report
+    ) -> None:
+        self.pack = pack
+        self.tasks = tasks
+        self.trials = trials
+        self.report = report
+        self.positives = 0
+        self.unoffered: dict[str, list[TaskSpec]] = {}
+
+    # -- findings ----------------------------------------------------------------------
+
+    def find(self, audit_id: AuditId, task: TaskSpec | None, message: str) -> None:
+        secret = task is not None and task.split is Split.TEST
+        finding = Finding(audit_id, task.task_id if task else None, WITHHELD if secret else message)
+        if not any(f.id is audit_id and f.task_id == finding.task_id for f in self.report.findings):
+            self.report.findings.append(finding)
+
+    # -- one episode -------------------------------------------------------------------
+
+    def episode(
+        self,
+        task: TaskSpec,
+        params: Mapping[str, Any],
+        act: Act,
+        *,
+        compare: bool = False,
+        inspect: bool = False,
+    ) -> _Run:
+        """Provision trial 0 of ``task``, read, let ``act`` act on the env, read and judge."""
+        self.report.episodes += 1
+        trace = ReadTrace()
+        try:
+            with self.pack.provision(task, 0, dict(params)) as episode:
+                with tracing(trace):
+                    before = episode.oracle.snapshot()
+                if before is None:
+                    return _Run(problem="the oracle could not read the record before the episode")
+                try:
+                    act(episode.env)
+                except Exception as exc:
+                    raise _ActFailed(_described(exc)) from exc
+                run = _Run()
+                if compare:
+                    with tracing(trace):
+                        run.unchanged = episode.oracle.snapshot() == before
+                with tracing(trace):
+                    run.verdict = read_verdict(episode.oracle, before)
+                failure = episode.health()
+                if failure is not None:
+                    return _Run(problem=f"the episode's infrastructure failed: {failure}")
+                if inspect:
+                    agent_task = AgentTask.from_spec(task, params)
+                    agent = reach([episode.env, dict(params), agent_task])
+                    oracle = reach([episode.oracle])
+                    run.isolation = isolation_problems(agent, episode.oracle, oracle, trace)
+                return run
+        except _ActFailed as exc:
+            return _Run(move_failed=str(exc))
+        except Exception as exc:  # the pack's own code failed: a finding, never a traceback
+            return _Run(problem=f"provisioning or the oracle raised {_described(exc)}")
+
+    def readable(self, task: TaskSpec, what: str, run: _Run) -> OracleVerdict | None:
+        """Return the run's reading, or report why there is none (``audit.run_failed``)."""
+        if run.problem is not None:
+            self.find(AuditId.RUN_FAILED, task, f"{what}: {run.problem}")
+            return None
+        if run.move_failed is not None:
+            self.find(AuditId.RUN_FAILED, task, f"{what} raised {run.move_failed}")
+            return None
+        verdict = run.verdict
+        assert verdict is not None
+        try:
+            state = true_state(verdict)
+        except InconsistentReading as exc:
+            self.find(
+                AuditId.RUN_FAILED, task, f"{what}: the oracle's reading is inconsistent ({exc})"
+            )
+            return None
+        if state is TrueState.UNREADABLE:
+            self.find(AuditId.RUN_FAILED, task, f"{what}: the oracle could not read the record")
+            return None
+        return verdict
+
+    def in_table(self, task: TaskSpec, what: str, verdict: OracleVerdict) -> None:
+        """Report a reading of an honest run (through the env) outside the pack's table."""
+        outside = reachable(self.pack, task).outside(
+            true_state(verdict), verdict.kind.value, verdict.observed_count
+        )
+        if outside is not None:
+            self.find(AuditId.REACHABLE_OUTSIDE, task, f"{what}: {outside}")
+
+    # -- the checks --------------------------------------------------------------------
+
+    def payload(self, task: TaskSpec) -> list[dict[str, Any]]:
+        params = [self.pack.trial_params(task, t) for t in range(self.trials)]
+        keys = [canonical_hash(_jsonable(p)) for p in params]
+        if len(set(keys)) < len(keys):
+            i, j = _first_repeat(keys)
+            self.find(AuditId.PAYLOAD_REPEATS, task, f"trials {i} and {j} get the same parameters")
+        contracts = [
+            tuple(contract_hash(e.resolve(p)) for e in task.expected_effect) for p in params
+        ]
+        if len(set(contracts)) < len(contracts):
+            i, j = _first_repeat(contracts)
+            self.find(
+                AuditId.PAYLOAD_UNBOUND,
+                task,
+                f"trials {i} and {j} bind the same contract (no parameter of the trial's "
+                "payload appears in the effect)",
+            )
+        return params
+
+    def do_nothing(
+        self, task: TaskSpec, params: Mapping[str, Any], moves: Mapping[str, Any]
+    ) -> None:
+        refusal = not task.correct_action_available or task.oracle.refusal_controls
+        own = moves.get("report_only")
+        move = own if callable(own) else GENERIC_MOVES["report_only"]
+        run = self.episode(
+            task,
+            params,
+            lambda env: move(env, task, params),
+            compare=True,
+            inspect=not isinstance(self.pack, ScriptedPack),
+        )
+        self.record_move("report_only")
+        verdict = self.readable(task, "doing nothing", run)
+        if verdict is None:
+            return
+        self.isolation(task, run)
+        if refusal and run.unchanged is False:
+            self.find(
+                AuditId.REFUSAL_ROWS_CHANGED,
+                task,
+                f"the record changed while the agent only looked (the oracle reads "
+                f"{true_state(verdict).value}: {verdict.reason})",
+            )
+        self.in_table(task, "doing nothing", verdict)
+        self.red_team_reading(task, "report_only", verdict)
+
+    def isolation(self, task: TaskSpec, run: _Run) -> None:
+        for audit_id, message in run.isolation:
+            self.find(audit_id, task, message)
+
+    def scripted(self, task: TaskSpec, params: Sequence[Mapping[str, Any]]) -> None:
+        pack = self.pack
+        assert isinstance(pack, ScriptedPack)
+        own = params[0]
+        run = self.episode(task, own, lambda env: pack.attempt(env, task, own), inspect=True)
+        verdict = self.readable(task, "the scripted attempt", run)
+        if verdict is not None:
+            self.isolation(task, run)
+            self.in_table(task, "the scripted attempt", verdict)
+            confirmed = verdict.verdict is Verdict.CONFIRMED
+            if confirmed and not task.correct_action_available:
+                self.find(
+                    AuditId.REFUSAL_BLIND_WRITE,
+                    task,
+                    f"the task has no correct action, yet the oracle confirms the scripted "
+                    f"attempt ({verdict.reason})",
+                )
+            if confirmed and task.correct_action_available:
+                self.positives += 1
+        if len(params) < 2:
+            return
+        other = params[1]
+        run = self.episode(task, own, lambda env: pack.attempt(env, task, other))
+        verdict = self.readable(task, "the cross-trial write", run)
+        if verdict is None:
+            return
+        self.in_table(task, "the cross-trial write", verdict)
+        if verdict.verdict is Verdict.CONFIRMED:
+            self.find(
+                AuditId.PAYLOAD_CROSS_TRIAL,
+                task,
+                f"trial 0's oracle confirms the scripted write of trial 1's payload "
+                f"({verdict.reason})",
+            )
+
+    def moves_of(self, task: TaskSpec) -> Mapping[str, Any]:
+        if not isinstance(self.pack, OffersRedTeam):
+            return {}
+        moves = dict(self.pack.red_team(task))
+        for name in RED_TEAM_MOVES:
+            if name not in moves and name not in GENERIC_MOVES:
+                self.unoffered.setdefault(name, []).append(task)
+        return moves
+
+    def record_move(self, name: str) -> None:
+        self.report.moves[name] = self.report.moves.get(name, 0) + 1
+
+    def red_team_reading(self, task: TaskSpec, name: str, verdict: OracleVerdict) -> None:
+        failure = probe_failure(name, verdict)
+        if name == TRUE_EFFECT:
+            if failure is None:
+                self.positives += 1
+            else:
+                self.find(AuditId.REDTEAM_NO_POSITIVE, task, failure)
+        elif failure is not None:
+            self.find(AuditId.REDTEAM_SATISFIED, task, failure)
+
+    def red_team(self, task: TaskSpec, params: Mapping[str, Any], moves: Mapping[str, Any]) -> None:
+        chosen: dict[str, Any] = {"banner_only": GENERIC_MOVES["banner_only"]}
+        chosen.update({k: v for k, v in moves.items() if k != "report_only"})
+        for name, move in chosen.items():
+            if isinstance(move, NotApplicable):
+                reasons = self.report.not_applicable.setdefault(name, {})
+                reasons[move.reason] = reasons.get(move.reason, 0) + 1
+                continue
+            run = self.episode(task, params, _adversary(move, task, params))
+            self.record_move(name)
+            if run.move_failed is not None:
+                self.find(AuditId.REDTEAM_MOVE_FAILED, task, f"{name} raised {run.move_failed}")
+                continue
+            verdict = self.readable(task, f"the red-team move {name}", run)
+            if verdict is not None:
+                self.red_team_reading(task, name, verdict)
+
+    # -- the pack as a whole -----------------------------------------------------------
+
+    def attestations(self) -> None:
+        for task in self.tasks:
+            o = task.oracle
+            false = [
+                name
+                for name, value in (
+                    ("isolated_from_agent", o.isolated_from_agent),
+                    ("trial_unique_payload", o.trial_unique_payload),
+                    ("adversarially_audited", o.adversarially_audited),
+                )
+                if not value
+            ]
+            if false:
+                self.find(AuditId.ATTEST_FALSE, task, "attests " + ", ".join(false) + " false")
+        if any(t.oracle.refusal_controls for t in self.tasks) and not any(
+            t.category is Category.CONTROL and not t.correct_action_available
+            for t in self.pack.tasks()
+        ):
+            self.find(
+                AuditId.REFUSAL_NONE_SHIPPED,
+                None,
+                "some tasks attest refusal_controls; no control task lacks a correct action",
+            )
+
+    def run(self) -> None:
+        self.attestations()
+        for task in self.tasks:
+            params = self.payload(task)
+            moves = self.moves_of(task)
+            self.do_nothing(task, params[0], moves)
+            if isinstance(self.pack, ScriptedPack):
+                self.scripted(task, params)
+            self.red_team(task, params[0], moves)
+        self.pack_level()
+
+    def pack_level(self) -> None:
+        pack = self.pack
+        if not isinstance(pack, ScriptedPack):
+            for audit_id in (AuditId.PAYLOAD_UNCHECKED, AuditId.REFUSAL_UNCHECKED):
+                self.find(audit_id, None, f"pack {pack.name!r} has no attempt(env, task, params)")
+        if not isinstance(pack, OffersRedTeam):
+            self.find(
+                AuditId.REDTEAM_UNCHECKED,
+                None,
+                f"pack {pack.name!r} offers no red_team(task); only the generic moves "
+                f"({', '.join(GENERIC_MOVES)}) ran",
+            )
+        for name, tasks in self.unoffered.items():
+            shown = [t.task_id for t in tasks if t.split is not Split.TEST][:3]
+            more = len(tasks) - len(shown)
+            listed = ", ".join(shown) + (f" and {more} more" if more else "")
+            self.find(
+                AuditId.REDTEAM_UNCHECKED,
+                None,
+                f"{name} ({RED_TEAM_MOVES[name]}) is neither offered nor declared not "
+                f"applicable on {len(tasks)} task(s): {listed}",
+            )
+        if self.positives == 0 and self.tasks:
+            self.find(
+                AuditId.REDTEAM_NO_POSITIVE,
+                None,
+                "no run produced a reading the oracle confirms (no true_effect move, no "
+                "confirmed scripted attempt on a task with a correct action)",
+            )
+
+
+def _adversary(move: Callable[..., object], task: TaskSpec, params: Mapping[str, Any]) -> Act:
+    def act(env: Any) -> object:
+        return move(env, task, params)
+
+    return act
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return repr(value)
+
+
+def _first_repeat(keys: Sequence[object]) -> tuple[int, int]:
+    seen: dict[object, int] = {}
+    for j, key in enumerate(keys):
+        if key in seen:
+            return seen[key], j
+        seen[key] = j
+    raise ValueError("no repeat")
+
+
+def check_pack(
+    pack: BenchmarkProvider, *, substrate: str | None = None, trials: int = TRIALS
+) -> Report:
+    """Audit ``pack`` on the substrates ``substrate`` names (``--substrate``; None: the
+    pack's default) and return what was found; an empty report passes."""
+    if trials < 2:
+        raise ValueError("trial-unique payloads need at least 2 trials to compare")
+    substrates = choose(pack, substrate)
+    if isinstance(pack, ChecksFrontEnds):
+        for s in substrates:
+            pack.front_end(s)  # a missing system package says so now, in one line
+    tasks = tasks_on(pack, substrates)
+    report = Report(pack=pack.name, substrates=substrates)
+    report.tasks = len(tasks)
+    report.sequestered = sum(t.split is Split.TEST for t in tasks)
+    clock = time.perf_counter()
+    _Audit(pack, tasks, trials, report).run()
+    report.seconds = time.perf_counter() - clock
+    return report
