@@ -5,6 +5,7 @@ the repository. ``--check`` writes nothing and exits 1 naming every stale file (
 runs it the same way):
 
 * ``docs/verifier-report.md``: its table of check ids (the registry in ``effectbench.findings``);
+* ``docs/pack-authors.md``: its table of ``pack check`` finding ids (``conformance.ids``);
 * ``docs/submission.schema.json``: the JSON Schema of ``submission.json``;
 * ``docs/packs/``: each pack's public manifest and reachable-state table;
 * ``verifier/reference_bundles.json``: the reference bundles in ``submissions/`` by content hash
@@ -20,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from effectbench.bundle import schema_text
+from effectbench.conformance.ids import with_audit_table
 from effectbench.findings import with_check_table
 from effectbench.reachability import pack_documents
 from verifier.references import REFERENCE_FILE, reference_listing
@@ -31,8 +33,10 @@ def generated_files(root: Path = ROOT) -> dict[Path, str]:
     """Return every generated file of the repository at ``root`` with the text it must hold."""
     docs = root / "docs"
     report = docs / "verifier-report.md"
+    guide = docs / "pack-authors.md"
     files = {
         report: with_check_table(report.read_text(encoding="utf-8")),
+        guide: with_audit_table(guide.read_text(encoding="utf-8")),
         docs / "submission.schema.json": schema_text(),
     }
     files.update({docs / "packs" / name: text for name, text in pack_documents().items()})

@@ -1,0 +1,53 @@
+"""Benchmark ``effectbench pack check``: wall time of the audit per pack and substrate.
+
+For each pack, prints the median of several audits (tasks, episodes run, seconds) and
+the pack's construction time (the clinic runs its own adversarial audit when built).
+Prints figures, asserts nothing; the load average is printed beside them (the machine
+may be shared).
+
+    .venv/bin/python benchmarks/bench_pack_check.py [--runs 3] [--substrate web]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+from effectbench.conformance import check_pack
+from effectbench.packs import get_pack
+from effectbench.seam import Closable
+
+
+def main() -> None:
+    """Audit each pack ``--runs`` times and print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--substrate", default=None, help="for the clinic (default: api)")
+    opts = parser.parse_args()
+    print(f"load average {os.getloadavg()} on {os.cpu_count()} cores")
+    for name, substrate in (("mockmed", None), ("clinic", opts.substrate)):
+        t0 = time.perf_counter()
+        pack = get_pack(name)
+        built = time.perf_counter() - t0
+        seconds = []
+        try:
+            for _ in range(opts.runs):
+                report = check_pack(pack, substrate=substrate)
+                seconds.append(report.seconds)
+        finally:
+            if isinstance(pack, Closable):
+                pack.close()
+        where = ",".join(s.value for s in report.substrates)
+        verdict = "passes" if report.passed else f"{len(report.findings)} findings"
+        print(
+            f"{name:<8} {where:<8} {report.tasks:3} tasks {report.episodes:4} episodes  "
+            f"audit median {statistics.median(seconds):6.2f} s  pack built in {built:5.2f} s  "
+            f"{verdict}"
+        )
+    print(f"load average {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
