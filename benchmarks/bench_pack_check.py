@@ -39,12 +39,9 @@ def main() -> None:
         finally:
             if isinstance(pack, Closable):
                 pack.close()
-        where = ",".join(s.value for s in report.substrates)
-        verdict = "passes" if report.passed else f"{len(report.findings)} findings"
+        print(report.summary())
         print(
-            f"{name:<8} {where:<8} {report.tasks:3} tasks {report.episodes:4} episodes  "
-            f"audit median {statistics.median(seconds):6.2f} s  pack built in {built:5.2f} s  "
-            f"{verdict}"
+            f"  median of {opts.runs}: {statistics.median(seconds):.2f} s; built in {built:.2f} s"
         )
     print(f"load average {os.getloadavg()}")
 

@@ -21,6 +21,7 @@ __all__ = [
     "check_table",
     "docs_check_table",
     "generated_section",
+    "id_table_rows",
     "with_check_table",
     "with_generated_section",
 ]
@@ -326,13 +327,18 @@ def with_generated_section(text: str, begin: str, end: str, body: str) -> str:
     return text[:start] + "\n" + body + "\n" + text[stop:]
 
 
+_ID_ROW = re.compile(r"^\| `([^`]+)` \| ([^|]+?) \| (.+) \|$")
+
+
+def id_table_rows(text: str, begin: str, end: str) -> list[tuple[str, str, str]]:
+    """Return the ``(id, group, meaning)`` rows of a generated id table between markers."""
+    section = generated_section(text, begin, end) or ""
+    return [(m[1], m[2], m[3]) for ln in section.splitlines() if (m := _ID_ROW.match(ln.strip()))]
+
+
 def docs_check_table(text: str) -> list[tuple[str, str, str]]:
     """Return the ``(id, family, meaning)`` rows of the check-id table in a docs page."""
-    section = generated_section(text, _BEGIN, _END)
-    if section is None:
-        return []
-    row = re.compile(r"^\| `([^`]+)` \| ([a-z]+) \| (.+) \|$")
-    return [(m[1], m[2], m[3]) for line in section.splitlines() if (m := row.match(line.strip()))]
+    return id_table_rows(text, _BEGIN, _END)
 
 
 def with_check_table(text: str) -> str:

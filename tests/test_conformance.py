@@ -13,7 +13,6 @@ import sqlite3
 import subprocess
 import sys
 import weakref
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +32,14 @@ GUIDE = ROOT / "docs" / "pack-authors.md"
 
 
 @pytest.fixture
-def broken(request: pytest.FixtureRequest) -> Iterator[str]:
+def checked(request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """Register the broken pack ``request.param``, run ``pack check`` on it (it must exit
+    1) and return the lines it printed: the findings, then the summary."""
     name = request.param
     with register(name, BROKEN[name]):
-        yield name
+        status = main(["pack", "check", name])
+    assert status == 1
+    return capsys.readouterr().out.splitlines()
 
 
 # -- the shipped packs pass -----------------------------------------------------------------
@@ -102,18 +105,9 @@ def test_a_user_mistake_is_one_line(
 # -- a broken copy fails, naming the attestation --------------------------------------------
 
 
-def _check(name: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
-    status = main(["pack", "check", name])
-    lines = capsys.readouterr().out.splitlines()
-    return status, lines
-
-
-@pytest.mark.parametrize("broken", ["broken-shared-connection"], indirect=True)
-def test_an_oracle_on_the_agents_connection_fails_isolation(
-    broken: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    status, lines = _check(broken, capsys)
-    assert status == 1
+@pytest.mark.parametrize("checked", ["broken-shared-connection"], indirect=True)
+def test_an_oracle_on_the_agents_connection_fails_isolation(checked: list[str]) -> None:
+    lines = checked
     findings = [ln.split("\t") for ln in lines[:-1]]
     assert {f[0] for f in findings} == {"isolation.shared_connection"}
     assert len(findings) == 4  # every task, the sequestered one included
@@ -130,12 +124,9 @@ def test_an_oracle_on_the_agents_connection_fails_isolation(
     )
 
 
-@pytest.mark.parametrize("broken", ["broken-repeating-payload"], indirect=True)
-def test_a_payload_that_repeats_across_trials_fails(
-    broken: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    status, lines = _check(broken, capsys)
-    assert status == 1
+@pytest.mark.parametrize("checked", ["broken-repeating-payload"], indirect=True)
+def test_a_payload_that_repeats_across_trials_fails(checked: list[str]) -> None:
+    lines = checked
     found = {tuple(ln.split("\t")[:2]) for ln in lines[:-1]}
     for task in ("ok", "partial", "stale", "idempotent"):
         assert ("payload.repeats", f"mockmed::{task}") in found
@@ -146,12 +137,9 @@ def test_a_payload_that_repeats_across_trials_fails(
     assert all("[trial_unique_payload]" in ln for ln in lines[:-1])
 
 
-@pytest.mark.parametrize("broken", ["broken-refusal-writes"], indirect=True)
-def test_a_refusal_control_that_writes_a_row_fails(
-    broken: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    status, lines = _check(broken, capsys)
-    assert status == 1
+@pytest.mark.parametrize("checked", ["broken-refusal-writes"], indirect=True)
+def test_a_refusal_control_that_writes_a_row_fails(checked: list[str]) -> None:
+    lines = checked
     assert lines[:-1] == [
         "refusal.rows_changed\tmockmed::refusal_autosave\t[refusal_controls] the record changed "
         "while the agent only looked (the oracle reads wrong_persisted: field 'note' is '', "
@@ -159,12 +147,9 @@ def test_a_refusal_control_that_writes_a_row_fails(
     ]
 
 
-@pytest.mark.parametrize("broken", ["broken-lenient-oracle"], indirect=True)
-def test_an_oracle_a_double_write_satisfies_fails_the_red_team(
-    broken: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    status, lines = _check(broken, capsys)
-    assert status == 1
+@pytest.mark.parametrize("checked", ["broken-lenient-oracle"], indirect=True)
+def test_an_oracle_a_double_write_satisfies_fails_the_red_team(checked: list[str]) -> None:
+    lines = checked
     found = {tuple(ln.split("\t")[:2]) for ln in lines[:-1]}
     assert ("redteam.satisfied", "mockmed::ok") in found
     assert ("refusal.blind_write_correct", "mockmed::duplicate") in found
@@ -176,12 +161,9 @@ def test_an_oracle_a_double_write_satisfies_fails_the_red_team(
     )
 
 
-@pytest.mark.parametrize("broken", ["no-red-team"], indirect=True)
-def test_a_pack_without_a_red_team_is_unchecked_never_a_pass(
-    broken: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    status, lines = _check(broken, capsys)
-    assert status == 1
+@pytest.mark.parametrize("checked", ["no-red-team"], indirect=True)
+def test_a_pack_without_a_red_team_is_unchecked_never_a_pass(checked: list[str]) -> None:
+    lines = checked
     assert lines[0] == (
         "redteam.unchecked\t(pack)\t[adversarially_audited] pack 'no-red-team' offers no "
         "red_team(task); only the generic moves (report_only, banner_only) ran"

@@ -38,13 +38,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         for reason, n in reasons.items():
             print(f"note: {move} not applicable on {n} task(s): {reason}", file=sys.stderr)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    where = ", ".join(s.value for s in report.substrates)
-    verdict = "passes" if report.passed else f"fails: {len(report.findings)} finding(s)"
-    print(
-        f"pack {report.pack} {verdict} ({report.tasks} tasks on {where}, "
-        f"{report.sequestered} sequestered; {report.episodes} episodes in "
-        f"{report.seconds:.2f} s; load average {load})"
-    )
+    print(report.summary(f"load average {load}"))
     return 0 if report.passed else 1
 
 

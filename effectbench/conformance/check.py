@@ -110,6 +110,17 @@ class Report:
         """Whether the pack passes: no finding at all."""
         return not self.findings
 
+    def summary(self, note: str = "") -> str:
+        """Return the verdict in one line: tasks, substrates, episodes, seconds (and ``note``)."""
+        where = ", ".join(s.value for s in self.substrates)
+        verdict = "passes" if self.passed else f"fails: {len(self.findings)} finding(s)"
+        return (
+            f"pack {self.pack} {verdict} ({self.tasks} tasks on {where}, {self.sequestered} "
+            f"sequestered; {self.episodes} episodes in {self.seconds:.2f} s"
+            + (f"; {note}" if note else "")
+            + ")"
+        )
+
     def to_json(self) -> dict[str, Any]:
         """Return the report as a JSON object (sequestered details already withheld)."""
         return {

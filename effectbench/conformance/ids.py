@@ -8,10 +8,9 @@ with :func:`with_audit_table`; a test compares the two).
 
 from __future__ import annotations
 
-import re
 from enum import StrEnum
 
-from effectbench.findings import generated_section, with_generated_section
+from effectbench.findings import id_table_rows, with_generated_section
 
 __all__ = ["AuditId", "audit_table", "docs_audit_table", "with_audit_table"]
 
@@ -176,11 +175,7 @@ def audit_table() -> str:
 
 def docs_audit_table(text: str) -> list[tuple[str, str, str]]:
     """Return the ``(id, attestation, meaning)`` rows of the finding-id table in a docs page."""
-    section = generated_section(text, _BEGIN, _END)
-    if section is None:
-        return []
-    row = re.compile(r"^\| `([^`]+)` \| ([^|]+) \| (.+) \|$")
-    return [(m[1], m[2], m[3]) for ln in section.splitlines() if (m := row.match(ln.strip()))]
+    return id_table_rows(text, _BEGIN, _END)
 
 
 def with_audit_table(text: str) -> str:
