@@ -274,16 +274,14 @@ class _Audit:
             )
         return params
 
-    def do_nothing(
-        self, task: TaskSpec, params: Mapping[str, Any], moves: Mapping[str, Any]
-    ) -> None:
+    def do_nothing(self, task: TaskSpec, params: Mapping[str, Any]) -> None:
+        """Only look (the generic ``report_only`` move): on a refusal control nothing changes."""
         refusal = not task.correct_action_available or task.oracle.refusal_controls
-        own = moves.get("report_only")
-        move = own if callable(own) else GENERIC_MOVES["report_only"]
+        move = GENERIC_MOVES["report_only"]
         run = self.episode(
             task,
             params,
-            lambda env: move(env, task, params),
+            _adversary(move, task, params),
             compare=True,
             inspect=not isinstance(self.pack, ScriptedPack),
         )
@@ -325,8 +323,6 @@ class _Audit:
                 )
             if confirmed and task.correct_action_available:
                 self.positives += 1
-        if len(params) < 2:
-            return
         other = params[1]
         run = self.episode(task, own, lambda env: pack.attempt(env, task, other))
         verdict = self.readable(task, "the cross-trial write", run)
@@ -364,8 +360,7 @@ class _Audit:
             self.find(AuditId.REDTEAM_SATISFIED, task, failure)
 
     def red_team(self, task: TaskSpec, params: Mapping[str, Any], moves: Mapping[str, Any]) -> None:
-        chosen: dict[str, Any] = {"banner_only": GENERIC_MOVES["banner_only"]}
-        chosen.update({k: v for k, v in moves.items() if k != "report_only"})
+        chosen: dict[str, Any] = {"banner_only": GENERIC_MOVES["banner_only"], **moves}
         for name, move in chosen.items():
             if isinstance(move, NotApplicable):
                 reasons = self.report.not_applicable.setdefault(name, {})
@@ -411,7 +406,7 @@ class _Audit:
         for task in self.tasks:
             params = self.payload(task)
             moves = self.moves_of(task)
-            self.do_nothing(task, params[0], moves)
+            self.do_nothing(task, params[0])
             if isinstance(self.pack, ScriptedPack):
                 self.scripted(task, params)
             self.red_team(task, params[0], moves)
