@@ -96,7 +96,8 @@ class CheckId(StrEnum):
     STRUCTURE_TIMESTAMP = "structure.timestamp", "a time is not an ISO 8601 string"
     STRUCTURE_TEXT = (
         "structure.text",
-        "a shown text holds a control, bidi-override or zero-width character",
+        "a shown text holds a character that is not a letter, mark, number, punctuation, "
+        "symbol or space (a control, format, noncharacter or invisible one)",
     )
     STRUCTURE_TEXT_LENGTH = (
         "structure.text_length",

@@ -21,12 +21,12 @@ from effectbench.bundle import (
     README_FILE,
     SIGNATURE_FILE,
     SUBMISSION_FILE,
-    UNSHOWABLE,
     folder_problem,
     slugify,
 )
 from effectbench.metrics import Results
 from effectbench.packs import canonical_pack
+from effectbench.showable import make_showable
 from verifier.limits import Limits
 from verifier.report import NOT_APPLICABLE_SKIPS, BundleReport
 
@@ -44,11 +44,12 @@ SHOWN_TEXT_MAX = 4000
 def shown(text: str, limit: int = SHOWN_NAME_MAX) -> str:
     """Return ``text`` safe to show anywhere (a page, a chart, a CSV cell).
 
-    Control, bidi and zero-width characters become U+FFFD and the text is cut to
-    ``limit`` characters: a refused bundle with a hostile name still gets its row on
-    the refused page, and never stops the build (the chart renderer aborts on ESC).
+    Every character :mod:`effectbench.showable` does not allow becomes U+FFFD and the
+    text is cut to ``limit`` characters: a refused bundle with a hostile name still gets
+    its row on the refused page, and never stops the build (the chart renderer aborts
+    on ESC and on U+FFFE).
     """
-    text = UNSHOWABLE.sub("\ufffd", text.encode("utf-8", "replace").decode("utf-8"))
+    text = make_showable(text)
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
