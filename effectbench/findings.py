@@ -280,9 +280,14 @@ class CheckId(StrEnum):
         "ranking.duplicate",
         "a byte- or row-identical copy of a bundle verified earlier (not ranked twice)",
     )
+    RANKING_REFERENCE_COPY = (
+        "ranking.reference_copy",
+        "measured the same as a maintainers' reference bundle on every (task, trial)",
+    )
     RANKING_WITHDRAWN = (
         "ranking.withdrawn",
-        "the bundle's content hash (or rows hash) is on the maintainers' withdrawn list",
+        "the bundle's content hash (or rows hash) is on the maintainers' withdrawn list, or it "
+        "measured the same as a withdrawn bundle",
     )
 
 

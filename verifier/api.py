@@ -41,6 +41,7 @@ from verifier.inputs import Submitted, open_bundle, open_document
 from verifier.limits import Limits
 from verifier.pack import TaskFacts, check_drops, check_pack
 from verifier.ranking import rank_across
+from verifier.references import load_references
 from verifier.report import BundleReport, FindingSink, Status, Step, decide_status
 from verifier.rows import RowChecker
 from verifier.signature import SignatureResult, check_signature
@@ -309,6 +310,7 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
         verified_at=signature.verified_at,
         content_hash=sub.content_hash,
         rows_hash=checker.rows_hash() if not sink.failed(Family.STRUCTURE) else None,
+        measured_hash=checker.measured_hash() if not sink.failed(Family.STRUCTURE) else None,
     )
 
 
@@ -395,6 +397,7 @@ def verify_path(path: Path, options: VerifyOptions | None = None) -> list[Bundle
                 file=str(path),
             )
         member = replace(options, folder_rule=True)
-        return rank_across([verify_bundle(p, member) for p in subdirs])
+        listed = load_references(options.references) if options.references else None
+        return rank_across([verify_bundle(p, member) for p in subdirs], references=listed)
     except PermissionError as exc:
         raise DataError(f"cannot read: {exc.strerror}", file=str(path)) from None

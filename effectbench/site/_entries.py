@@ -136,6 +136,9 @@ class Entry:
     rows_hash: str = ""
     n_dropped: int = 0
     """Trials of the run without a scored row (``run.dropped``)."""
+    same_as: str = ""
+    """The slug of an entry verified earlier that measured the same on every (task, trial)
+    (the verifier's ``same_measurements_as``; flagged on the board), else ""."""
 
     @property
     def measured(self) -> bool:
@@ -278,6 +281,7 @@ def entry_from_report(report: BundleReport, slug: str | None = None) -> Entry:
         content_hash=report.content_hash or "",
         rows_hash=report.rows_hash or "",
         n_dropped=len(run.get("dropped") or ()),
+        same_as=slug_of(Path(report.same_measurements_as)) if report.same_measurements_as else "",
     )
 
 

@@ -138,10 +138,14 @@ def row_badges(row: dict[str, Any]) -> list[str]:
     kinds.append("signed" if row["signer"] else "unsigned")
     if row["reproduced"]:
         kinds.append("reproduced")
+    if row.get("same_as"):
+        kinds.append("same")
     return kinds
 
 
 def _badge_identity(row: dict[str, Any], kind: str) -> tuple[str, ...]:
+    if kind == "same":
+        return (kind, row["same_as"])
     return (kind, row["signer"], row["signer_issuer"]) if kind == "signed" else (kind,)
 
 

@@ -349,7 +349,10 @@ class _SiteBuild:
         self.reports = rank_across(self.reports, [w.rule for w in withdrawn])
         slugs = unique_slugs(list(self.reports))
         every = [entry_from_report(r, s) for r, s in zip(self.reports, slugs, strict=True)]
-        held = [(e.content_hash, e.rows_hash, e.path.name, e.name) for e in every]
+        held = [
+            (e.content_hash, e.rows_hash, r.measured_hash or "", e.path.name, e.name)
+            for e, r in zip(every, self.reports, strict=True)
+        ]
         self.withdrawn = name_withdrawn(withdrawn, held)
         gone = {r.path for r in self.reports if CheckId.RANKING_WITHDRAWN in r.finding_ids()}
         self.entries = [e for e in every if str(e.path) not in gone]
