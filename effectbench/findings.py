@@ -78,6 +78,15 @@ class CheckId(StrEnum):
         "a line of episodes.jsonl is longer than the limit (--max-line-bytes)",
     )
     STRUCTURE_BLANK_LINE = "structure.blank_line", "a blank line in episodes.jsonl"
+    STRUCTURE_LINE_ENDING = (
+        "structure.line_ending",
+        "a line of episodes.jsonl ends with a carriage return (CRLF, not LF)",
+    )
+    STRUCTURE_BOM = "structure.bom", "a JSON text starts with a byte order mark (U+FEFF)"
+    STRUCTURE_HARD_LINK = (
+        "structure.hard_link",
+        "a bundle file is hard-linked to another file (it must be a file of its own)",
+    )
     STRUCTURE_JSON = "structure.json", "not valid JSON, or not UTF-8 text"
     STRUCTURE_TRUNCATED = (
         "structure.truncated",

@@ -438,3 +438,22 @@ def test_a_readme_is_read_only_up_to_its_limit(tmp_path: Path) -> None:
     assert peak < 8 * README_LIMIT  # never the whole 64 MiB file in memory
     after = {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in bundle.iterdir()}
     assert after == before  # nothing written into the bundle
+
+
+def test_a_hard_linked_readme_is_refused_and_never_published(tmp_path: Path) -> None:
+    """The README is a second name of a file outside the bundle: its text stays private."""
+    subs = tmp_path / "submissions"
+    bundle = make_bundle(subs / "2026-04-01_linked", "screen_only", declare_baseline=False)
+    secret = tmp_path / "private-notes.txt"
+    secret.write_text("the maintainers' private notes\n")
+    os.link(secret, bundle / "README.md")
+    out = tmp_path / "public"
+    summary = build_site(
+        subs, out, root=site_root(tmp_path, []), cache_dir=tmp_path / "cache", allow_unsigned=True
+    )
+    assert summary.n_refused == 1
+    assert "structure.hard_link" in (out / "refused.html").read_text(encoding="utf-8")
+    for page in out.rglob("*"):
+        if page.is_file():
+            assert b"private notes" not in page.read_bytes(), page
+    assert not (out / "submissions" / "2026-04-01_linked" / "README.txt").exists()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -218,10 +219,23 @@ def _checks(report: BundleReport) -> tuple[CheckView, ...]:
     )
 
 
+def own_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file of its own: not a symlink, not a hard link.
+
+    The site shows and publishes a bundle's files, refused bundle or not: a link would
+    publish whatever it points at.
+    """
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_nlink == 1
+
+
 def _readme(path: Path, limit: int = README_LIMIT) -> str | None:
     """Return at most ``limit`` bytes of the bundle's README as text (never a whole big file)."""
     readme = path / README_FILE if path.is_dir() else None
-    if readme is None or readme.is_symlink() or not readme.is_file():
+    if readme is None or not own_file(readme):
         return None
     try:
         with readme.open("rb") as fh:
@@ -252,7 +266,7 @@ def entry_from_report(report: BundleReport, slug: str | None = None) -> Entry:
     )
     status: Status = report.status.value
     name = str(system.get("name") or (results.arm if results is not None else "") or path.name)
-    files = tuple(f for f in DOWNLOADABLE if path.is_dir() and (path / f).is_file())
+    files = tuple(f for f in DOWNLOADABLE if path.is_dir() and own_file(path / f))
     return Entry(
         slug=slug or slug_of(path),
         path=path,
