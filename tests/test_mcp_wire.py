@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from test_computer import RecordingScreen
+from test_mcp import _server as mcp_server_command
 
 from effectbench.computer import A11yNode, ActionError, Display
 from effectbench.mcp.server import RemoteAgent, _Call
@@ -28,18 +29,7 @@ import mcp_screen_agent  # noqa: E402
 
 
 def _server(record_dir: Path) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "effectbench.cli",
-        "mcp",
-        "--task",
-        "clean_draft",
-        "--trial",
-        "0",
-        "--record-dir",
-        str(record_dir),
-    ]
+    return mcp_server_command("clean_draft", 0, record_dir)
 
 
 def test_malformed_and_oversized_messages_are_answered_with_json_rpc_errors(
