@@ -364,6 +364,31 @@ def test_the_default_cache_is_outside_the_repository(cases: dict[str, Any]) -> N
     assert options.cache_root == cache_home() / "site"
 
 
+def test_site_build_help_names_the_cache_it_uses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The help once named ROOT/.cache/effectbench-site, a folder no build used."""
+    from effectbench.site.build import BuildOptions
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    with pytest.raises(SystemExit):
+        main(["site", "build", "--help"])
+    help_text = "".join(capsys.readouterr().out.split())  # argparse wraps at a hyphen
+    used = BuildOptions(tmp_path / "s", tmp_path / "o", ROOT).cache_root
+    assert used == tmp_path / "xdg" / "effectbench" / "site"
+    assert f"(default:{used}," in help_text
+
+
+def test_the_withdrawn_list_header_names_the_keys_it_is_read_by() -> None:
+    from effectbench.site._withdrawn import KEYS
+
+    header = [line for line in (ROOT / "site" / "withdrawn.yml").read_text().splitlines()]
+    comment = " ".join(line.lstrip("# ") for line in header if line.startswith("#"))
+    named = set(re.findall(r"[{,]\s*([a-z_]+):", comment))
+    assert named == set(KEYS), named
+    assert "folder name" in comment  # says a folder name is not how an entry names a bundle
+
+
 # --------------------------------------------------------------------------- killed submit
 
 _SLOW_SUBMIT = """

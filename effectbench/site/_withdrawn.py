@@ -44,6 +44,10 @@ class Withdrawn:
         return self.rule.date
 
 
+KEYS = ("content_hash", "reason", "date", "rows_hash")
+"""The keys an entry of ``site/withdrawn.yml`` may have (the first two are required)."""
+
+
 def read_withdrawn(path: Path) -> list[Withdrawn]:
     """Read ``site/withdrawn.yml`` (a list of {content_hash, reason, date, rows_hash});
     absent means none."""
