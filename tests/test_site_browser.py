@@ -755,6 +755,23 @@ def test_compare_view_numbers_equal_a_computation_from_the_rows(
     other.check()
 
 
+@pytest.mark.parametrize("board", ["__proto__", "constructor", "toString", "hasOwnProperty"])
+def test_a_board_parameter_naming_an_object_property_shows_the_first_board(
+    browser: Browser, base_url: str, board: str
+) -> None:
+    """``?board=__proto__`` once emptied the view (an inherited property read as a board)."""
+    w = Watched(browser)
+    page = w.page
+    page.goto(base_url + f"compare.html?board={board}")
+    select = page.locator("#eb-compare-board")
+    select.wait_for()
+    first = page.evaluate("Object.keys(window.EB_COMPARE)[0]")
+    assert select.input_value() == first
+    assert page.locator("#eb-compare-a option").count() > 1  # the first board's systems
+    assert "Choose two systems" in page.locator("#eb-compare-result").inner_text()
+    w.check()
+
+
 # -- accessibility: axe-core, light and dark ------------------------------------------------
 
 AXE_PAGES = (

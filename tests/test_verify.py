@@ -189,6 +189,8 @@ def test_json_report_schema(baseline_bundles: dict[str, Path]) -> None:
         "verified_at",
         "content_hash",
         "rows_hash",
+        "measured_hash",
+        "same_measurements_as",
     }
     assert [c["id"] for c in data["checks"]] == [f.value for f in Family]
     assert set(data["checks"][0]) == {

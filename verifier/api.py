@@ -27,7 +27,6 @@ from pydantic import ValidationError
 from effectbench.bundle import (
     EPISODES_FILE,
     SUBMISSION_FILE,
-    UNSHOWABLE,
     Submission,
     SubmissionHeader,
 )
@@ -35,12 +34,14 @@ from effectbench.errors import DataError
 from effectbench.findings import CheckId, Family
 from effectbench.metrics import Results, summarize
 from effectbench.seam import BenchmarkProvider
+from effectbench.showable import SHOWN_PARAGRAPH, describe_unshowable
 from verifier import reproduce as _reproduce
 from verifier.claims import compare_claims
 from verifier.inputs import Submitted, open_bundle, open_document
 from verifier.limits import Limits
 from verifier.pack import TaskFacts, check_drops, check_pack
 from verifier.ranking import rank_across
+from verifier.references import load_references
 from verifier.report import BundleReport, FindingSink, Status, Step, decide_status
 from verifier.rows import RowChecker
 from verifier.signature import SignatureResult, check_signature
@@ -132,20 +133,20 @@ def _check_header(sub: Submitted, sink: FindingSink) -> SubmissionHeader | None:
         for err in exc.errors():
             loc = ".".join(str(p) for p in err["loc"])
             rule = _HEADER_RULES.get(err["type"], CheckId.STRUCTURE_TYPE)
-            message = _unshowable(err["input"]) if rule is CheckId.STRUCTURE_TEXT else err["msg"]
+            message = (
+                _unshowable(err["input"], (err.get("ctx") or {}).get("pattern"))
+                if rule is CheckId.STRUCTURE_TEXT
+                else err["msg"]
+            )
             sink.emit(rule, str(message), file, None, sub.fields.get(loc, loc) or None)
         return None
 
 
-def _unshowable(text: object) -> str:
+def _unshowable(text: object, pattern: object) -> str:
     """Say which character of a refused shown text cannot be shown, and where."""
-    found = UNSHOWABLE.search(text) if isinstance(text, str) else None
-    if found is None:
-        return "holds a character that cannot be shown"
-    return (
-        f"holds U+{ord(found.group()):04X} at position {found.start()}: a control, bidi or "
-        "zero-width character cannot be shown; remove it"
-    )
+    also = "\n" if pattern == SHOWN_PARAGRAPH else ""
+    said = describe_unshowable(text, also=also) if isinstance(text, str) else None
+    return f"{said}; remove it" if said else "holds a character that cannot be shown"
 
 
 def _check_declaration(
@@ -309,6 +310,7 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
         verified_at=signature.verified_at,
         content_hash=sub.content_hash,
         rows_hash=checker.rows_hash() if not sink.failed(Family.STRUCTURE) else None,
+        measured_hash=checker.measured_hash() if not sink.failed(Family.STRUCTURE) else None,
     )
 
 
@@ -395,6 +397,7 @@ def verify_path(path: Path, options: VerifyOptions | None = None) -> list[Bundle
                 file=str(path),
             )
         member = replace(options, folder_rule=True)
-        return rank_across([verify_bundle(p, member) for p in subdirs])
+        listed = load_references(options.references) if options.references else None
+        return rank_across([verify_bundle(p, member) for p in subdirs], references=listed)
     except PermissionError as exc:
         raise DataError(f"cannot read: {exc.strerror}", file=str(path)) from None

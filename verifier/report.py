@@ -114,6 +114,12 @@ class BundleReport(BaseModel):
     rows_hash: str | None = None
     """The hash of the scored rows (:meth:`verifier.rows.RowChecker.rows_hash`): equal for
     copies of one run however re-typed, renamed or re-timed; None when unread."""
+    measured_hash: str | None = None
+    """The hash of what the rows measured (:meth:`verifier.rows.RowChecker.measured_hash`):
+    equal for copies of one run whatever their free text, fingerprints or seeds."""
+    same_measurements_as: str | None = None
+    """Set by the ranking rules: the path of a bundle verified earlier whose every
+    (task, trial) measured the same (a near-identical entry, flagged on the board)."""
 
     def to_json(self) -> dict[str, Any]:
         """Return the report as JSON-ready data (the documented ``--json`` schema)."""

@@ -23,6 +23,7 @@ from markupsafe import Markup, escape
 
 from effectbench.metrics import Rate, Results
 from effectbench.schema import Outcome
+from effectbench.showable import LAYOUT, make_showable
 from effectbench.site._charts import Chart, pct
 from effectbench.site._entries import Entry
 from effectbench.site._mkdocs import GeneratedPage
@@ -98,6 +99,17 @@ def _pct(x: Any) -> str:
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else pct(float(x))
 
 
+def _showable_output(value: Any) -> Any:
+    """Every text a template outputs passes :mod:`effectbench.showable` (tabs and line
+    breaks kept): whatever its source, no control, format or invisible character reaches
+    a page."""
+    if isinstance(value, Markup):
+        return Markup(make_showable(str(value), also=LAYOUT))
+    if isinstance(value, str):
+        return make_showable(value, also=LAYOUT)
+    return value
+
+
 @lru_cache(maxsize=4)
 def environment(templates: Path) -> jinja2.Environment:
     """Return the autoescaping jinja2 environment over ``templates``."""
@@ -107,6 +119,7 @@ def environment(templates: Path) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
+        finalize=_showable_output,
     )
     env.filters["pct"] = _pct
     env.filters["shortfp"] = _shortfp
@@ -125,10 +138,14 @@ def row_badges(row: dict[str, Any]) -> list[str]:
     kinds.append("signed" if row["signer"] else "unsigned")
     if row["reproduced"]:
         kinds.append("reproduced")
+    if row.get("same_as"):
+        kinds.append("same")
     return kinds
 
 
 def _badge_identity(row: dict[str, Any], kind: str) -> tuple[str, ...]:
+    if kind == "same":
+        return (kind, row["same_as"])
     return (kind, row["signer"], row["signer_issuer"]) if kind == "signed" else (kind,)
 
 

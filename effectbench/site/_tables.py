@@ -197,6 +197,7 @@ def entry_row(entry: Entry) -> dict[str, Any]:
         "signer": entry.signer.identity if entry.signer else "",
         "signer_issuer": entry.signer.issuer if entry.signer else "",
         "reproduced": bool(entry.reproduced),
+        "same_as": entry.same_as,
         "spec_version": entry.spec_version,
         "pack": entry.pack,
         "fingerprint": entry.fingerprint,

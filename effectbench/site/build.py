@@ -45,9 +45,9 @@ import yaml
 from markupsafe import Markup
 
 from effectbench.errors import SiteBuildError
+from effectbench.filenames import site_cache_home
 from effectbench.findings import CheckId
 from effectbench.site._badges import result_badge
-from effectbench.site._cache import cache_home
 from effectbench.site._charts import Chart, cells_chart, frontier_chart, gap_chart
 from effectbench.site._compare import compare_scripts
 from effectbench.site._downloads import bundle_downloads, leaderboard_tables
@@ -206,7 +206,7 @@ class BuildOptions:
         """The folder of every content cache (reports, rows, charts): by default in this
         user's cache home, never in the repository (and only entries this machine sealed
         are read, wherever the folder is: :mod:`effectbench.site._cache`)."""
-        return self.cache_dir or cache_home() / "site"
+        return self.cache_dir or site_cache_home()
 
     @property
     def trust_note(self) -> str:
@@ -349,7 +349,10 @@ class _SiteBuild:
         self.reports = rank_across(self.reports, [w.rule for w in withdrawn])
         slugs = unique_slugs(list(self.reports))
         every = [entry_from_report(r, s) for r, s in zip(self.reports, slugs, strict=True)]
-        held = [(e.content_hash, e.rows_hash, e.path.name, e.name) for e in every]
+        held = [
+            (e.content_hash, e.rows_hash, r.measured_hash or "", e.path.name, e.name)
+            for e, r in zip(every, self.reports, strict=True)
+        ]
         self.withdrawn = name_withdrawn(withdrawn, held)
         gone = {r.path for r in self.reports if CheckId.RANKING_WITHDRAWN in r.finding_ids()}
         self.entries = [e for e in every if str(e.path) not in gone]

@@ -271,8 +271,10 @@
       return null;
     }
 
+    function own(key) { return Object.prototype.hasOwnProperty.call(all, key); }
+
     function show(boardKey, a, b) {
-      var data = all[boardKey];
+      var data = own(boardKey) ? all[boardKey] : null;  /* never __proto__ or constructor */
       if (!data) return;
       boardSelect.value = boardKey;
       fill(firstSelect, data.systems, a);
@@ -291,7 +293,7 @@
     }
 
     var keys = Object.keys(all);
-    var boardKey = all[param("board")] ? param("board") : keys[0];
+    var boardKey = own(param("board")) ? param("board") : keys[0];
     boardSelect.addEventListener("change", function () { show(boardSelect.value, "", ""); });
     firstSelect.addEventListener("change", function () { show(boardSelect.value, firstSelect.value, secondSelect.value); });
     secondSelect.addEventListener("change", function () { show(boardSelect.value, firstSelect.value, secondSelect.value); });

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import multiprocessing.util
 import shutil
-import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -110,7 +110,11 @@ class ClinicProvider:
         self._folder = scratch_dir("effectbench-clinic-")
         self.service = RecordService()
         self._counter = itertools.count()
-        self._finalizer = weakref.finalize(self, _cleanup, self.service, self._folder)
+        # multiprocessing's finalizer (not weakref's): it also runs when a pool worker
+        # exits (which skips atexit), and never in a forked child for its parent's folder
+        self._finalizer = multiprocessing.util.Finalize(
+            self, _cleanup, args=(self.service, self._folder), exitpriority=1
+        )
 
     # -- the provider seam -------------------------------------------------------------
 
