@@ -25,7 +25,7 @@ from effectbench.bundle import (
     folder_problem,
     slugify,
 )
-from effectbench.metrics import Results
+from effectbench.metrics import Results, TaskTable
 from effectbench.packs import canonical_pack
 from verifier.limits import Limits
 from verifier.report import NOT_APPLICABLE_SKIPS, BundleReport
@@ -135,6 +135,15 @@ class Entry:
     rows_hash: str = ""
     n_dropped: int = 0
     """Trials of the run without a scored row (``run.dropped``)."""
+    tasks: TaskTable | None = None
+    """The scored rows counted per task (the verifier's; set with ``results``)."""
+    drop_reasons: tuple[tuple[str, int], ...] = ()
+    """Each reason a trial was dropped, with how many (``run.dropped``), by count."""
+
+    @property
+    def default_seeds(self) -> bool:
+        """Whether the run used SPEC's default seeds, ``0 .. trials - 1`` (one per trial)."""
+        return self.trials is not None and self.seeds == tuple(range(self.trials))
 
     @property
     def measured(self) -> bool:
@@ -277,7 +286,18 @@ def entry_from_report(report: BundleReport, slug: str | None = None) -> Entry:
         content_hash=report.content_hash or "",
         rows_hash=report.rows_hash or "",
         n_dropped=len(run.get("dropped") or ()),
+        tasks=report.tasks,
+        drop_reasons=_drop_reasons(run.get("dropped") or ()),
     )
+
+
+def _drop_reasons(dropped: Sequence[Any]) -> tuple[tuple[str, int], ...]:
+    """Return (reason, count) of the dropped trials, the most frequent first."""
+    counts: dict[str, int] = {}
+    for d in dropped:
+        reason = shown(str(d.get("reason") or "unknown")) if isinstance(d, dict) else "unknown"
+        counts[reason] = counts.get(reason, 0) + 1
+    return tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def slug_of(path: Path) -> str:

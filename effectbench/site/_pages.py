@@ -21,12 +21,26 @@ import jinja2
 import pandas as pd
 from markupsafe import Markup, escape
 
-from effectbench.metrics import Rate, Results
+from effectbench.metrics import (
+    COST_PRESETS,
+    DEFAULT_COSTS,
+    MAX_COST_WEIGHT,
+    CostWeights,
+    Rate,
+    Results,
+    TaskTable,
+)
 from effectbench.schema import Outcome
 from effectbench.site._charts import Chart, pct
 from effectbench.site._entries import Entry
 from effectbench.site._mkdocs import GeneratedPage
-from effectbench.site._tables import BOARD_COLUMNS, Board, BoardColumn, substrate_order
+from effectbench.site._tables import (
+    BOARD_COLUMNS,
+    Board,
+    BoardColumn,
+    ViewFacts,
+    substrate_order,
+)
 from effectbench.site._withdrawn import Withdrawn
 
 OUTCOME_CODES = {
@@ -125,11 +139,17 @@ def row_badges(row: dict[str, Any]) -> list[str]:
     kinds.append("signed" if row["signer"] else "unsigned")
     if row["reproduced"]:
         kinds.append("reproduced")
+    if not row.get("seeds_default", True):
+        kinds.append("seeds")
+    if row.get("never_acts"):
+        kinds.append("never-acts")
     return kinds
 
 
 def _badge_identity(row: dict[str, Any], kind: str) -> tuple[str, ...]:
-    return (kind, row["signer"], row["signer_issuer"]) if kind == "signed" else (kind,)
+    if kind == "signed":
+        return (kind, row["signer"], row["signer_issuer"])
+    return (kind, row["seeds"]) if kind == "seeds" else (kind,)
 
 
 def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -187,11 +207,22 @@ class BoardView:
     substrates: tuple[str, ...] = ()
     views: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Per substrate: its rows (only when the board has more than one substrate)."""
+    facts: dict[str, ViewFacts] = field(default_factory=dict)
+    """Per view (``all`` and each substrate): the doing-nothing line and the minimum
+    detectable difference."""
+    costs: CostWeights = DEFAULT_COSTS
+    """The prices of the default order."""
+    tables: dict[str, dict[str, TaskTable]] = field(default_factory=dict)
+    """Per view: each system's rows counted per task (what the board script re-ranks)."""
 
     @property
-    def bodies(self) -> list[tuple[str, list[dict[str, Any]]]]:
-        """Return (view name, rows) of every table body: ``all`` first, then each substrate."""
-        return [("all", self.rows), *self.views.items()]
+    def bodies(self) -> list[tuple[str, list[dict[str, Any]], ViewFacts | None]]:
+        """Return (view name, rows, facts) of every table body: ``all`` first, then each
+        substrate."""
+        return [
+            (name, rows, self.facts.get(name))
+            for name, rows in [("all", self.rows), *self.views.items()]
+        ]
 
 
 ANCHOR_PACKS = ("mockmed", "mockmed-anchor")
@@ -243,6 +274,9 @@ def board_views(boards: Sequence[Board]) -> list[BoardView]:
                 common_badges=tuple(common),
                 substrates=b.substrates,
                 views=views,
+                facts=b.facts,
+                costs=b.costs,
+                tables=b.tables,
             )
         )
     return out
@@ -268,6 +302,9 @@ def leaderboard_page(
             n_refused=n_refused,
             n_withdrawn=n_withdrawn,
             trust_note=trust_note,
+            costs=views[0].costs if views else DEFAULT_COSTS,
+            presets=COST_PRESETS,
+            max_price=f"{MAX_COST_WEIGHT:g}",
         )
     )
     return GeneratedPage(
