@@ -26,7 +26,6 @@ from effectbench.metrics import (
     DEFAULT_COSTS,
     MAX_COST_WEIGHT,
     CostWeights,
-    Rate,
     Results,
     TaskTable,
 )
@@ -39,6 +38,7 @@ from effectbench.site._tables import (
     Board,
     BoardColumn,
     ViewFacts,
+    cells_rows,
     substrate_order,
 )
 from effectbench.site._withdrawn import Withdrawn
@@ -408,34 +408,38 @@ class HeatCell:
 
 @dataclass(frozen=True)
 class Heat:
-    """A submission's heatmap: categories down, substrates across, SWER and over-halt in each."""
+    """A submission's heatmap: categories down, substrates across, SWER, over-halt and
+    record-wrong in each."""
 
     substrates: tuple[str, ...]
-    rows: list[tuple[str, list[tuple[tuple[str, HeatCell | None], tuple[str, HeatCell | None]]]]]
+    rows: list[tuple[str, list[tuple[tuple[str, HeatCell | None], ...]]]]
     bins: tuple[str, ...] = HEAT_LABELS
 
 
-def _heat_cell(r: Rate) -> HeatCell:
-    return HeatCell(r.numerator, r.denominator, r.rate, heat_bin(r.rate))
+def _heat_cell(k: int, n: int) -> HeatCell:
+    r = k / n if n else 0.0
+    return HeatCell(k, n, r, heat_bin(r))
 
 
-def heat_table(results: Results) -> Heat:
+def heat_table(results: Results, tasks: TaskTable) -> Heat:
     """Return the heatmap of one submission's cells."""
     substrates = substrate_order(c.substrate for c in results.cells)
     by_key = {(c.category, c.substrate): c for c in results.cells}
     categories = sorted({c.category for c in results.cells})
     rows = []
     for cat in categories:
-        pairs = []
+        groups: list[tuple[tuple[str, HeatCell | None], ...]] = []
         for sub in substrates:
             cell = by_key.get((cat, sub))
-            pairs.append(
+            wrong = int(tasks.of_cell(cat, sub).k("record_wrong").sum()) if cell else 0
+            groups.append(
                 (
-                    ("s", _heat_cell(cell.swer) if cell else None),
-                    ("o", _heat_cell(cell.over_halt) if cell else None),
+                    ("s", _heat_cell(cell.swer.numerator, cell.n) if cell else None),
+                    ("o", _heat_cell(cell.over_halt.numerator, cell.n) if cell else None),
+                    ("r", _heat_cell(wrong, cell.n) if cell else None),
                 )
             )
-        rows.append((cat, pairs))
+        rows.append((cat, groups))
     return Heat(substrates, rows)
 
 
@@ -464,8 +468,12 @@ def submission_page(
     Only its title and lead paragraph go into the search index (a search for
     the system's name finds the page); its sections and tables stay out.
     """
-    res = entry.results
-    assert res is not None
+    res, tasks = entry.results, entry.tasks
+    assert res is not None and tasks is not None
+    cells = []
+    for c in cells_rows(entry):
+        mine = tasks.of_cell(c["category"], c["substrate"])
+        cells.append({**c, "max_trials": max(mine.trials), "n_tasks": mine.n_tasks, "n_dropped": 0})
     order = list(OUTCOME_CODES)
     counts = sorted(
         res.outcome_counts.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99
@@ -479,7 +487,9 @@ def submission_page(
         row=row,
         board_key=board.key,
         board_title=board.title,
-        heat=heat_table(res),
+        heat=heat_table(res, tasks),
+        cells=cells,
+        costs=board.costs,
         outcome_counts=counts,
         matrix=matrix,
         outcome_code=OUTCOME_CODES,
