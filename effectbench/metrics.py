@@ -910,7 +910,9 @@ def cost_weights(silent: Any, wrong_record: Any, over_halt: Any) -> CostWeights:
         if value < 0:
             raise CostError(f"the price of a {name} cannot be negative, got {raw}")
         if value > MAX_COST_WEIGHT or math.isinf(value):
-            raise CostError(f"the price of a {name} must be at most {MAX_COST_WEIGHT:.0f}, got {raw}")
+            raise CostError(
+                f"the price of a {name} must be at most {MAX_COST_WEIGHT:.0f}, got {raw}"
+            )
         values.append(value)
     if not any(values):
         raise CostError("at least one price must be above 0")

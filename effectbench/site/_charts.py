@@ -271,22 +271,40 @@ def frontier_chart(
         f"{best.cost:.1f} per 100 tasks; lowest over-halt: {least_halt.system} at "
         f"{pct(least_halt.over_halt)} with SWER {pct(least_halt.swer)}."
     )
+    zero = frame[frame["swer_k"] == 0]
+    if len(zero) == 1:
+        only = zero.iloc[0]
+        alt_text += (
+            f" 1 system reaches SWER 0: {only.system}, with over-halt {pct(only.over_halt)}."
+        )
+    elif len(zero):
+        worst_zero = zero.loc[zero["over_halt"].idxmax()]
+        alt_text += (
+            f" {len(zero)} systems reach SWER 0; among them over-halt goes up to "
+            f"{pct(worst_zero.over_halt)} ({worst_zero.system})."
+        )
     if idle is not None:
         above = int((frame["cost"] > idle + 1e-9).sum())
         alt_text += (
             f" Doing nothing would cost {idle:.1f} per 100 tasks; {above} of {len(frame)} "
             "cost more at these prices."
         )
-    table = _table(frame, ["system", "swer", "over_halt", "record_wrong"], href)
+    rates = ("swer", "over_halt", "record_wrong")
     table = DataTable(
-        (*table.columns, "cost per 100 tasks"),
+        ("system", "swer", "over halt", "record wrong", "cost per 100 tasks"),
         [
-            (*row, f"{c:.1f} [{lo:.1f}, {hi:.1f}]")
-            for row, c, lo, hi in zip(
-                table.rows, frame["cost"], frame["cost_lo"], frame["cost_hi"], strict=True
+            (
+                str(r["system"]),
+                *(
+                    f"{_interval_text(r, m)}; tasks [{pct(r[m + '_tasks_lo'])}, "
+                    f"{pct(r[m + '_tasks_hi'])}]"
+                    for m in rates
+                ),
+                f"{r['cost']:.1f} [{r['cost_lo']:.1f}, {r['cost_hi']:.1f}]",
             )
+            for r in frame.to_dict("records")
         ],
-        table.links,
+        tuple(f"{href}{slug}.html" for slug in frame["slug"]),
     )
     template = _frontier_template(440, 320, labelled=len(frame) <= LABELLED_POINTS)
     return Chart(
