@@ -125,9 +125,6 @@ def _frontier_template(width: int, height: int, labelled: bool) -> dict[str, Any
         shifts.mark_rule(strokeDash=[1, 2], opacity=0.8).encode(
             x=x, y="swer:Q", y2="y_cost:Q", href="href:N", description="shift_d:N"
         ),
-        shifts.mark_point(shape="triangle-up", filled=False, size=40).encode(
-            x=x, y=alt.Y("y_cost:Q", scale=_unit()), href="href:N", description="shift_d:N"
-        ),
         points.mark_rule(opacity=0.55).encode(
             x=x, y="swer_lo:Q", y2="swer_hi:Q", href="href:N", description="swer_ci:N"
         ),
@@ -141,6 +138,10 @@ def _frontier_template(width: int, height: int, labelled: bool) -> dict[str, Any
             tooltip=tip,
             href="href:N",
             description="d:N",
+        ),
+        # After the points, so the first symbol of the drawing is a system's point.
+        shifts.mark_point(shape="triangle-up", filled=False, size=40).encode(
+            x=x, y=alt.Y("y_cost:Q", scale=_unit()), href="href:N", description="shift_d:N"
         ),
     ]
     if labelled:

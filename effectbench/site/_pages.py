@@ -158,10 +158,10 @@ def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
         best, worst = row["rank_best"], row["rank_worst"]
         if best is None or best is pd.NA:
             row["rank_text"] = "—"
-            row["rank_sort"] = 10**9
         else:
             row["rank_text"] = str(best) if best == worst else f"{best}–{worst}"
-            row["rank_sort"] = int(best) * 100_000 + int(worst)
+        # Sorting by rank is the default order (a preview sits where the rules put it).
+        row["rank_sort"] = order
         row["order"] = order
         row["all_badges"] = row_badges(row)
         words = [row["system"], row["signer"], row["date"], row["status"], *row["all_badges"]]

@@ -409,10 +409,10 @@
         if (!row) return;
         row.setAttribute("data-order", String(p));
         var rankCell = row.querySelector('[data-col="rank"]');
-        if (rankCell && rank[i]) {
+        if (rankCell) {
           var r = rank[i];
-          rankCell.textContent = r[0] === r[1] ? String(r[0]) : r[0] + "\u2013" + r[1];
-          rankCell.setAttribute("data-sort", String(r[0] * 100000 + r[1]));
+          if (r) rankCell.textContent = r[0] === r[1] ? String(r[0]) : r[0] + "\u2013" + r[1];
+          rankCell.setAttribute("data-sort", String(p));
         }
         var costCell = row.querySelector('[data-col="cost"]');
         if (costCell) {
