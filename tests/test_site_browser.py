@@ -805,7 +805,7 @@ def test_submission_page_shows_verifier_report_and_heatmap(
     page.wait_for_selector('table[data-eb="checks"]')
     checks = page.locator('table[data-eb="checks"]').inner_text()
     assert "rescore" in checks and "reproduce" in checks and "passed" in checks
-    assert page.locator('table[data-eb="heatmap"] td.eb-h').count() == 2 * 6  # 6 cells x 2 rates
+    assert page.locator('table[data-eb="heatmap"] td.eb-h').count() == 3 * 6  # 6 cells x 3 rates
     assert page.locator('table[data-eb="matrix"] td').count() == 90
     # One letter per trial: the whole task x trial matrix fits beside its task names at 1366 px.
     page.set_viewport_size({"width": 1366, "height": 900})
