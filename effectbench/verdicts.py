@@ -200,9 +200,9 @@ def separation(tables: Sequence[TaskTable], weights: CostWeights) -> np.ndarray:
     worst = weights.worst
     lo = np.maximum(-worst, diff - half)
     hi = np.minimum(worst, diff + half)
-    beyond = (lo > 0) | (hi < 0)
-    np.fill_diagonal(beyond, False)
-    return beyond
+    apart: np.ndarray = (lo > 0) | (hi < 0)
+    np.fill_diagonal(apart, False)
+    return apart
 
 
 def rank_ranges(

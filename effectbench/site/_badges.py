@@ -1,8 +1,8 @@
 """Embeddable badges: a small SVG per ranked submission, SWER, over-halt and record-wrong with k/n.
 
 Projects put such badges in their README; this one always states over-halt and the
-record-wrong rate beside SWER, so nobody can quote SWER alone from it. The SVG is written by hand (no
-renderer, byte-stable); text widths are estimated per character and pinned with
+record-wrong rate beside SWER, so nobody can quote SWER alone from it. The SVG is written by
+hand (no renderer, byte-stable); text widths are estimated per character and pinned with
 ``textLength``, so the text fills its box in whatever font the viewer has.
 """
 
@@ -88,9 +88,7 @@ class Badge:
         )
 
 
-def result_badge(
-    pack: str, swer: Rate, over_halt: Rate, record_wrong: Rate | TaskRate
-) -> Badge:
+def result_badge(pack: str, swer: Rate, over_halt: Rate, record_wrong: Rate | TaskRate) -> Badge:
     """Return the badge of one ranked submission: SWER, over-halt and record-wrong with k/n."""
     message = (
         f"SWER {_pct(swer)} ({swer.numerator}/{swer.denominator}) · over-halt "

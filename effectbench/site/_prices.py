@@ -42,9 +42,7 @@ def board_data(view: BoardView) -> dict[str, Any]:
             table = tables[row["slug"]]
             halts = [
                 a + b
-                for a, b in zip(
-                    table.events["safe_halt"], table.events["over_halt"], strict=True
-                )
+                for a, b in zip(table.events["safe_halt"], table.events["over_halt"], strict=True)
             ]
             counts = {
                 short: halts if event == "halt" else table.events[event]

@@ -51,7 +51,6 @@ from effectbench.site._badges import result_badge
 from effectbench.site._cache import cache_home
 from effectbench.site._charts import Chart, cells_chart, frontier_chart, gap_chart
 from effectbench.site._compare import compare_scripts
-from effectbench.site._prices import board_scripts
 from effectbench.site._downloads import bundle_downloads, leaderboard_tables
 from effectbench.site._entries import Entry, entry_from_report, unique_slugs
 from effectbench.site._json import SCHEMA_FILE, dumps, leaderboard_json, schema
@@ -70,6 +69,7 @@ from effectbench.site._pages import (
     submission_page,
 )
 from effectbench.site._pool import Workers
+from effectbench.site._prices import board_scripts
 from effectbench.site._render import ChartCache, ChartRenderer, VlConvertRenderer, inline_svg
 from effectbench.site._reports import verify_submissions
 from effectbench.site._rows import matrix, rows_tables
