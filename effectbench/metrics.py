@@ -457,6 +457,21 @@ PAIRED_METHOD = "newcombe-paired"
 """Newcombe (1998), method 10: the hybrid score interval for a paired difference."""
 
 
+def square_and_add(
+    p1: float, ci1: tuple[float, float], p2: float, ci2: tuple[float, float], r: float
+) -> tuple[float, float]:
+    """Return Newcombe's square-and-add (MOVER) interval of ``p1 - p2``, clamped to [-1, 1].
+
+    ``ci1`` and ``ci2`` are the two rates' intervals; ``r`` the correlation of the two
+    estimates (0 for independent samples).
+    """
+    (l1, u1), (l2, u2) = ci1, ci2
+    d = p1 - p2
+    below = (p1 - l1) ** 2 + (u2 - p2) ** 2 - 2 * r * (p1 - l1) * (u2 - p2)
+    above = (u1 - p1) ** 2 + (p2 - l2) ** 2 - 2 * r * (u1 - p1) * (p2 - l2)
+    return max(-1.0, d - math.sqrt(max(below, 0.0))), min(1.0, d + math.sqrt(max(above, 0.0)))
+
+
 def paired_difference(
     both: int, first_only: int, second_only: int, neither: int, z: float = Z95
 ) -> PairedDifference:
@@ -470,8 +485,9 @@ def paired_difference(
     shrunk by ``n/2`` towards zero when positive, and taken as 0 when a margin
     is empty). With no pairs the difference is 0 and the interval [-1, 1].
 
-    This is the one definition; the site's compare view (``site/assets/compare.js``)
-    evaluates the same formula in the browser and a test holds the two equal.
+    It treats every pair as independent; two systems measured on repeated trials of the
+    same tasks are compared with :func:`rate_difference` instead (paired and clustered by
+    task), which the site's board and compare view use.
     """
     a, b, c, d = int(both), int(first_only), int(second_only), int(neither)
     n = a + b + c + d
@@ -499,8 +515,7 @@ def paired_difference(
         elif cross < 0:
             phi = cross / math.sqrt(margins)
     diff = p1 - p2
-    below = (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2
-    above = (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2
+    lo, hi = square_and_add(p1, (l1, u1), p2, (l2, u2), phi)
     return PairedDifference(
         n=n,
         both=a,
@@ -510,11 +525,7 @@ def paired_difference(
         first_rate=p1,
         second_rate=p2,
         difference=diff,
-        ci=Interval(
-            lo=max(-1.0, diff - math.sqrt(max(below, 0.0))),
-            hi=min(1.0, diff + math.sqrt(max(above, 0.0))),
-            method=PAIRED_METHOD,
-        ),
+        ci=Interval(lo=lo, hi=hi, method=PAIRED_METHOD),
     )
 
 
@@ -1077,6 +1088,22 @@ PAIRED_COST_METHOD = "paired-cluster-robust-t"
 """Difference of mean costs with a task-paired CR1 standard error and t on tasks - 1."""
 
 
+def _nothing_common(measure: str, bound: float, method: str) -> Difference:
+    """The difference of two systems without a common task: 0, anywhere in [-bound, bound]."""
+    return Difference(
+        measure=measure,
+        tasks=0,
+        n_first=0,
+        n_second=0,
+        first=0.0,
+        second=0.0,
+        difference=0.0,
+        lo=-bound,
+        hi=bound,
+        method=method,
+    )
+
+
 def _common(first: TaskTable, second: TaskTable) -> tuple[TaskTable, TaskTable]:
     shared = set(first.task_id) & set(second.task_id)
     a = first.select(t in shared for t in first.task_id)
@@ -1096,29 +1123,14 @@ def rate_difference(first: TaskTable, second: TaskTable, event: str) -> Differen
     """
     a, b = _common(first, second)
     if a.n_tasks == 0:
-        return Difference(
-            measure=event,
-            tasks=0,
-            n_first=0,
-            n_second=0,
-            first=0.0,
-            second=0.0,
-            difference=0.0,
-            lo=-1.0,
-            hi=1.0,
-            method=PAIRED_TASK_METHOD,
-        )
+        return _nothing_common(event, 1.0, PAIRED_TASK_METHOD)
     ka, ma, kb, mb = a.k(event), a.m(), b.k(event), b.m()
     pa, pb = float(ka.sum() / ma.sum()), float(kb.sum() / mb.sum())
     ca, cb = clustered_wilson(ka, ma), clustered_wilson(kb, mb)
     ra, rb = ka - pa * ma, kb - pb * mb
     va, vb = float((ra * ra).sum()), float((rb * rb).sum())
     r = float((ra * rb).sum()) / math.sqrt(va * vb) if va > 0 and vb > 0 else 0.0
-    d = pa - pb
-    da_lo, da_hi = pa - ca.lo, ca.hi - pa
-    db_lo, db_hi = pb - cb.lo, cb.hi - pb
-    below = da_lo**2 + db_hi**2 - 2 * r * da_lo * db_hi
-    above = da_hi**2 + db_lo**2 - 2 * r * da_hi * db_lo
+    lo, hi = square_and_add(pa, (ca.lo, ca.hi), pb, (cb.lo, cb.hi), r)
     return Difference(
         measure=event,
         tasks=a.n_tasks,
@@ -1126,9 +1138,9 @@ def rate_difference(first: TaskTable, second: TaskTable, event: str) -> Differen
         n_second=b.n_episodes,
         first=pa,
         second=pb,
-        difference=d,
-        lo=max(-1.0, d - math.sqrt(max(below, 0.0))),
-        hi=min(1.0, d + math.sqrt(max(above, 0.0))),
+        difference=pa - pb,
+        lo=lo,
+        hi=hi,
         method=PAIRED_TASK_METHOD,
     )
 
@@ -1145,18 +1157,7 @@ def cost_difference(first: TaskTable, second: TaskTable, weights: CostWeights) -
     a, b = _common(first, second)
     worst = COST_PER * weights.worst
     if a.n_tasks == 0:
-        return Difference(
-            measure="cost",
-            tasks=0,
-            n_first=0,
-            n_second=0,
-            first=0.0,
-            second=0.0,
-            difference=0.0,
-            lo=-worst,
-            hi=worst,
-            method=PAIRED_COST_METHOD,
-        )
+        return _nothing_common("cost", worst, PAIRED_COST_METHOD)
     ca, cb = task_costs(a, weights), task_costs(b, weights)
     ma, mb = a.m(), b.m()
     na, nb = float(ma.sum()), float(mb.sum())

@@ -45,6 +45,23 @@ OUTCOMES = ("success", "phantom", "silent_wrong_write", "wrong_action", "over_ha
 """Per-episode outcomes the generator draws (the SWE variants apart)."""
 
 
+def outcome_counts(outcomes: list[str]) -> dict[str, int]:
+    """Each event of EVENTS counted over a list of outcomes, written out here by hand."""
+    return {
+        "swer": sum(o in ("phantom", "silent_wrong_write") for o in outcomes),
+        "swer_wrong_write": outcomes.count("silent_wrong_write"),
+        "swer_phantom": outcomes.count("phantom"),
+        "record_wrong": sum(o in ("silent_wrong_write", "wrong_action") for o in outcomes),
+        "wrong_action": outcomes.count("wrong_action"),
+        "over_halt": outcomes.count("over_halt"),
+        "safe_halt": outcomes.count("safe_halt"),
+        "task_success": outcomes.count("success"),
+        "false_abort": outcomes.count("false_abort"),
+        "correct_effect": sum(o in ("success", "false_abort") for o in outcomes),
+        "screen_success": sum(o in ("success", "phantom", "silent_wrong_write") for o in outcomes),
+    }
+
+
 @dataclass
 class Episodes:
     """One system's generated episodes: task index and outcome of each."""
@@ -60,21 +77,7 @@ class Episodes:
         for t in ids:
             mine = [o for task, o in zip(self.tasks, self.outcomes, strict=True) if task == t]
             trials.append(len(mine))
-            flags = {
-                "swer": sum(o in ("phantom", "silent_wrong_write") for o in mine),
-                "swer_wrong_write": mine.count("silent_wrong_write"),
-                "swer_phantom": mine.count("phantom"),
-                "record_wrong": sum(o in ("silent_wrong_write", "wrong_action") for o in mine),
-                "wrong_action": mine.count("wrong_action"),
-                "over_halt": mine.count("over_halt"),
-                "safe_halt": mine.count("safe_halt"),
-                "task_success": mine.count("success"),
-                "false_abort": 0,
-                "correct_effect": mine.count("success"),
-                "screen_success": sum(
-                    o in ("success", "phantom", "silent_wrong_write") for o in mine
-                ),
-            }
+            flags = outcome_counts(mine)
             for e in EVENTS:
                 events[e].append(flags[e])
         return TaskTable(

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_metrics_clustered import outcome_counts
 
 from effectbench.metrics import (
     DEFAULT_COSTS,
@@ -42,25 +43,9 @@ ACTING = ("success", "false_abort", "phantom", "silent_wrong_write", "wrong_acti
 """Outcomes of a system that acts (any task)."""
 
 
-def _counts(outcomes: list[str]) -> dict[str, int]:
-    return {
-        "swer": sum(o in ("phantom", "silent_wrong_write") for o in outcomes),
-        "swer_wrong_write": outcomes.count("silent_wrong_write"),
-        "swer_phantom": outcomes.count("phantom"),
-        "record_wrong": sum(o in ("silent_wrong_write", "wrong_action") for o in outcomes),
-        "wrong_action": outcomes.count("wrong_action"),
-        "over_halt": outcomes.count("over_halt"),
-        "safe_halt": outcomes.count("safe_halt"),
-        "task_success": outcomes.count("success"),
-        "false_abort": outcomes.count("false_abort"),
-        "correct_effect": sum(o in ("success", "false_abort") for o in outcomes),
-        "screen_success": sum(o in ("success", "phantom", "silent_wrong_write") for o in outcomes),
-    }
-
-
 def table_of(per_task: list[list[str]], available: list[bool]) -> TaskTable:
     """Return the TaskTable of one system's outcomes, task by task."""
-    counts = [_counts(o) for o in per_task]
+    counts = [outcome_counts(o) for o in per_task]
     return TaskTable(
         task_id=[f"t{i:02d}" for i in range(len(per_task))],
         category=["control"] * len(per_task),

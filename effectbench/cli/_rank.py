@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
+
+from effectbench.cli._args import add_bundle_paths
 
 
 def cost_prices(text: str) -> Any:
@@ -94,13 +95,7 @@ def register(sub: Any) -> None:
         help="verify bundles and print their boards by expected cost per 100 tasks "
         "(default prices, or --costs)",
     )
-    p.add_argument(
-        "paths",
-        nargs="+",
-        type=Path,
-        metavar="PATH",
-        help="a bundle folder, an upstream document, or a folder of bundles",
-    )
+    add_bundle_paths(p)
     p.add_argument(
         "--costs",
         type=cost_prices,
