@@ -196,3 +196,27 @@ def test_shipped_clinic_first_two_share_a_tie_group() -> None:
     oh = rate_difference(tables[0], tables[2], "over_halt")
     assert not oh.beyond_noise
     assert (round(100 * oh.lo, 1), round(100 * oh.hi, 1)) == (-6.1, 23.4)
+
+
+def test_dropped_trials_bound_the_rates_as_the_worst_outcome() -> None:
+    from effectbench.metrics import worst_case_rate
+
+    assert worst_case_rate(30, 270, 0) == pytest.approx(30 / 270)
+    assert worst_case_rate(30, 270, 3) == pytest.approx(33 / 273)
+    assert worst_case_rate(0, 0, 0) == 0.0 and worst_case_rate(0, 0, 2) == 1.0
+
+
+def test_all_zero_and_all_one_cells_give_finite_numbers() -> None:
+    import math
+
+    from effectbench.metrics import task_rate
+
+    for outcome in ("success", "over_halt", "phantom", "silent_wrong_write"):
+        t = table_of([[outcome] * 3, [outcome] * 3], [True, True])
+        for event in ("swer", "record_wrong", "over_halt", "task_success"):
+            r = task_rate(t, event)
+            values = (r.rate, r.ci.lo, r.ci.hi, r.clustered.lo, r.clustered.hi)
+            assert all(math.isfinite(v) and 0 <= v <= 1 for v in values)
+            assert r.clustered.design_effect == pytest.approx(3.0)  # full agreement assumed
+        c = expected_cost(t, DEFAULT_COSTS)
+        assert all(math.isfinite(v) for v in (c.per_100, c.lo, c.hi)) and c.lo <= c.per_100
