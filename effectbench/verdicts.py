@@ -128,21 +128,27 @@ def board_order(standings: Sequence[Standing]) -> list[int]:
     holds back goes next.
     """
     n = len(standings)
-    after: list[list[int]] = [[] for _ in range(n)]  # after[i]: who must follow i
-    waiting = [0] * n  # how many unplaced systems must precede j
-    held = [0] * n  # the inaction part of waiting[j]
-    ruled: set[tuple[int, int]] = set()
-    for i, a in enumerate(standings):
-        for j, b in enumerate(standings):
-            if i == j:
-                continue
-            if inaction_below(b, a):
-                held[j] += 1
-                ruled.add((i, j))
-            elif not (dominates(a, b) and not inaction_below(a, b)):
-                continue
-            after[i].append(j)
-            waiting[j] += 1
+    harms = np.array([(s.swer, s.record_wrong, s.over_halt) for s in standings], dtype=float)
+    harms = harms.reshape(n, 3)
+    idle = np.array([s.idle for s in standings], dtype=bool)
+    swer = harms[:, 0]
+    correct = np.array([s.correct_effect for s in standings], dtype=float)
+    # ruled[i, j]: the inaction rule puts j below i; dom[i, j]: i dominates j (both as the
+    # functions above define them, for every pair at once)
+    ruled = (
+        idle[None, :]
+        & ~idle[:, None]
+        & (swer[:, None] <= swer[None, :])
+        & (correct[:, None] > correct[None, :])
+    )
+    dom = np.all(harms[:, None, :] <= harms[None, :, :], axis=2) & np.any(
+        harms[:, None, :] != harms[None, :, :], axis=2
+    )
+    edges = ruled | (dom & ~ruled.T)
+    np.fill_diagonal(edges, False)
+    after: list[list[int]] = [np.flatnonzero(row).tolist() for row in edges]
+    waiting: list[int] = edges.sum(axis=0).tolist()  # unplaced systems that must precede j
+    held: list[int] = ruled.sum(axis=0).tolist()  # the inaction part of waiting[j]
     placed: list[int] = []
     done = [False] * n
     heap = [(_priority(standings[i]), i) for i in range(n) if not waiting[i]]
@@ -159,7 +165,7 @@ def board_order(standings: Sequence[Standing]) -> list[int]:
         placed.append(i)
         for j in after[i]:
             waiting[j] -= 1
-            if (i, j) in ruled:
+            if ruled[i, j]:
                 held[j] -= 1
             if not waiting[j] and not done[j]:
                 heapq.heappush(heap, (_priority(standings[j]), j))
