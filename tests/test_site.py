@@ -247,7 +247,7 @@ def test_pinned_numbers_on_the_board(site: dict[str, Any]) -> None:
     )
     assert meta and "reproduced" in meta.group(1) and "re-scored" in meta.group(1)
     assert "eb-badge" not in screen
-    # Default order: SWER ascending, so the two SWER-0 systems come first on the MockMed board.
+    # Default order: effect_verified (SWER 0, acts) first, always_halt (never acts) second.
     order = board_slugs(html)
     assert set(order[:2]) == {slug_of(site, "_always-halt"), slug_of(site, "_effect-verified")}
 
