@@ -129,7 +129,7 @@ def test_one_board_per_pack_and_split_with_the_split_shown(cases: dict[str, Any]
 
 
 def test_n_and_dropped_beside_the_rates(cases: dict[str, Any]) -> None:
-    assert "n 90 · dropped 0" in _page(cases, "index.html")
+    assert "n 90 · 9 tasks · dropped 0" in _page(cases, "index.html")
 
 
 def test_a_copy_is_not_ranked_twice(cases: dict[str, Any]) -> None:

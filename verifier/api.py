@@ -32,7 +32,7 @@ from effectbench.bundle import (
 )
 from effectbench.errors import DataError
 from effectbench.findings import CheckId, Family
-from effectbench.metrics import Results, summarize
+from effectbench.metrics import Results, TaskTable, summarize, task_table
 from effectbench.seam import BenchmarkProvider
 from effectbench.showable import SHOWN_PARAGRAPH, describe_unshowable
 from verifier import reproduce as _reproduce
@@ -102,6 +102,8 @@ class _Claims:
     results: Results | None
     """The results block recomputed from the rows (None when they cannot all be read)."""
     step: Step
+    tasks: TaskTable | None = None
+    """The rows counted per task (what the board's task-clustered numbers read)."""
 
 
 @dataclass(frozen=True)
@@ -190,13 +192,22 @@ def _check_rows(
     return checker
 
 
-def _check_claims(sub: Submitted, checker: RowChecker, sink: FindingSink) -> _Claims:
+def _check_claims(
+    sub: Submitted, checker: RowChecker, sink: FindingSink, declared: _Declared
+) -> _Claims:
     """``claims``: recompute the results from the rows and compare the claimed block."""
     if sink.failed(Family.STRUCTURE) or not checker.n_valid:
         return _Claims(None, Step(True, "not run: the rows could not all be read"))
     if len(checker.arms) != 1:
         return _Claims(None, Step(True, "not run: the rows cover more than one arm"))
-    results = summarize(checker.frame())
+    frame = checker.frame()
+    results = summarize(frame)
+    available = (
+        {tid: f.correct_action_available for tid, f in declared.tasks.items()}
+        if declared.tasks is not None
+        else None
+    )
+    tasks = task_table(frame, available)
     if sub.doc is not None and "results" in sub.doc:
         compare_claims(sub.doc["results"], results.to_json(), sink, sub.sub_file)
     elif sub.doc is not None:
@@ -207,7 +218,7 @@ def _check_claims(sub: Submitted, checker: RowChecker, sink: FindingSink) -> _Cl
             None,
             "results",
         )
-    return _Claims(results, Step())
+    return _Claims(results, Step(), tasks)
 
 
 def _check_reproduction(
@@ -265,7 +276,7 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
     header = _check_header(sub, sink)
     declared = _check_declaration(sub, header, sink)
     checker = _check_rows(sub, header, declared, sink)
-    claims = _check_claims(sub, checker, sink)
+    claims = _check_claims(sub, checker, sink, declared)
     reproduction = _check_reproduction(sub, header, declared, checker, sink, options)
     signature: SignatureResult = check_signature(
         sub,
@@ -304,6 +315,7 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
         checks=checks,
         submission=_submission(sub.doc, header),
         results=claims.results,
+        tasks=claims.tasks,
         signer=signature.signer,
         reproduced=reproduction.reproduced,
         n_rows=checker.n_rows,

@@ -25,7 +25,7 @@ from effectbench.bundle import (
     folder_problem,
     slugify,
 )
-from effectbench.metrics import Results
+from effectbench.metrics import Results, TaskTable
 from effectbench.packs import canonical_pack
 from effectbench.showable import make_showable
 from verifier.limits import Limits
@@ -140,6 +140,15 @@ class Entry:
     same_as: str = ""
     """The slug of an entry verified earlier that measured the same on every (task, trial)
     (the verifier's ``same_measurements_as``; flagged on the board), else ""."""
+    tasks: TaskTable | None = None
+    """The scored rows counted per task (the verifier's; set with ``results``)."""
+    drop_reasons: tuple[tuple[str, int], ...] = ()
+    """Each reason a trial was dropped, with how many (``run.dropped``), by count."""
+
+    @property
+    def default_seeds(self) -> bool:
+        """Whether the run used SPEC's default seeds, ``0 .. trials - 1`` (one per trial)."""
+        return self.trials is not None and self.seeds == tuple(range(self.trials))
 
     @property
     def measured(self) -> bool:
@@ -296,7 +305,18 @@ def entry_from_report(report: BundleReport, slug: str | None = None) -> Entry:
         rows_hash=report.rows_hash or "",
         n_dropped=len(run.get("dropped") or ()),
         same_as=slug_of(Path(report.same_measurements_as)) if report.same_measurements_as else "",
+        tasks=report.tasks,
+        drop_reasons=_drop_reasons(run.get("dropped") or ()),
     )
+
+
+def _drop_reasons(dropped: Sequence[Any]) -> tuple[tuple[str, int], ...]:
+    """Return (reason, count) of the dropped trials, the most frequent first."""
+    counts: dict[str, int] = {}
+    for d in dropped:
+        reason = shown(str(d.get("reason") or "unknown")) if isinstance(d, dict) else "unknown"
+        counts[reason] = counts.get(reason, 0) + 1
+    return tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def slug_of(path: Path) -> str:
