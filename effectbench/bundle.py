@@ -35,6 +35,13 @@ from effectbench.filenames import SIGNATURE_FILE as SIGNATURE_FILE
 from effectbench.filenames import SUBMISSION_FILE as SUBMISSION_FILE
 from effectbench.metrics import Results
 from effectbench.schema import DropReason, EpisodeRecord, Split
+from effectbench.showable import (
+    SHOWN_PARAGRAPH,
+    SHOWN_TEXT,
+    UNICODE_VERSION,
+    UNSHOWN_CHAR,
+    UNSHOWN_PARAGRAPH_CHAR,
+)
 
 BUNDLE_VERSION: Literal[1] = 1
 """The ``effectbench_bundle_version`` this module writes and reads."""
@@ -42,20 +49,6 @@ UPSTREAM_VERSION = 1
 """The ``effectbench_submission_version`` of the reference's single document."""
 
 _READ_CHUNK = 16 * 1024 * 1024
-
-_UNSHOWABLE_CLASS = (
-    "\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u061c\\u180e\\u200b-\\u200f"
-    "\\u2028-\\u202e\\u2060-\\u206f\\ufeff\\ufff9-\\ufffb"
-)
-"""Characters no shown text may hold: C0/C1 controls (ESC, NUL, newline ...), bidi
-marks, embeddings, overrides and isolates, zero-width and invisible formatting characters.
-Written with escapes that Python, Rust (pydantic) and JSON Schema (ECMA-262) regexes share."""
-UNSHOWABLE = re.compile(f"[{_UNSHOWABLE_CLASS}]")
-"""Matches one character no shown text may hold (the site replaces them when it shows text)."""
-SHOWN_TEXT = f"^[^{_UNSHOWABLE_CLASS}]*$"
-"""The pattern of every one-line text the leaderboard shows (names, URLs, versions)."""
-SHOWN_PARAGRAPH = f"^(?:\\n|[^{_UNSHOWABLE_CLASS}])*$"
-"""The pattern of a shown paragraph: like :data:`SHOWN_TEXT`, line breaks allowed."""
 
 NAME_MAX = 80
 """Characters of ``system.name`` (a board row, a chart label)."""
@@ -87,8 +80,8 @@ class SystemInfo(_Model):
     """The system under test the submission is about."""
 
     name: str = _text(NAME_MAX, min_length=1)
-    """Display name on the leaderboard (at most 80 characters, no control, bidi or
-    zero-width character)."""
+    """Display name on the leaderboard (at most 80 characters: letters, marks, numbers,
+    punctuation, symbols and spaces; see effectbench.showable)."""
     description: str = Field(default="", max_length=DESCRIPTION_MAX, pattern=SHOWN_PARAGRAPH)
     """One paragraph on what the system is (at most 2000 characters; line breaks allowed)."""
     url: str = _text(URL_MAX, default="")
@@ -198,10 +191,59 @@ class Submission(SubmissionHeader):
 
 def submission_schema() -> dict[str, Any]:
     """Return the JSON Schema of ``submission.json``, generated from :class:`Submission`."""
-    schema = Submission.model_json_schema(mode="validation")
+    schema: dict[str, Any] = _shared_text_rules(Submission.model_json_schema(mode="validation"))
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://effectbench.org/schemas/submission.schema.json"
+    schema["$defs"].update(
+        {
+            name: {
+                "description": f"{what} (Unicode {UNICODE_VERSION}; see effectbench.showable).",
+                "not": {"pattern": unshown},
+                "type": "string",
+            }
+            for name, (_, unshown, what) in _SHOWN_DEFS.items()
+        }
+    )
     return schema
+
+
+_SHOWN_DEFS = {
+    "ShownText": (
+        SHOWN_TEXT,
+        UNSHOWN_CHAR,
+        "A shown one-line text: letters, marks, numbers, punctuation, symbols and spaces",
+    ),
+    "ShownParagraph": (
+        SHOWN_PARAGRAPH,
+        UNSHOWN_PARAGRAPH_CHAR,
+        "A shown paragraph: like ShownText, line breaks allowed",
+    ),
+}
+"""The shown-text rules as JSON Schema definitions: each field refers to one (the class of
+allowed characters is long) and refuses a text holding a character outside it, which
+ECMA-262 (with the ``u`` flag, as JSON Schema 2020-12 asks), Rust and Python read alike."""
+
+
+def _shared_text_rules(node: Any) -> Any:
+    """Return ``node`` with each shown-text ``pattern`` replaced by a ``$ref`` to its rule."""
+    if isinstance(node, list):
+        return [_shared_text_rules(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _shared_text_rules(v) for k, v in node.items()}
+    for name, (pattern, _, _) in _SHOWN_DEFS.items():
+        ref = f"#/$defs/{name}"
+        if out.get("pattern") == pattern:
+            del out["pattern"]
+            out["$ref"] = ref
+        keyed = out.get("patternProperties")
+        if isinstance(keyed, dict) and list(keyed) == [pattern]:
+            # pydantic writes a dict's key rule as patternProperties, which lets any
+            # other key through; the key rule belongs in propertyNames
+            out["additionalProperties"] = keyed[pattern]
+            out["propertyNames"] = {**out.get("propertyNames", {}), "$ref": ref}
+            del out["patternProperties"]
+    return out
 
 
 def schema_text() -> str:

@@ -6,6 +6,9 @@ that its help costs no pydantic import.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 SUBMISSION_FILE = "submission.json"
 """The declaration and the claims (a :class:`~effectbench.bundle.Submission`)."""
 EPISODES_FILE = "episodes.jsonl"
@@ -19,3 +22,14 @@ BUNDLE_FILES = (SUBMISSION_FILE, EPISODES_FILE, README_FILE, SIGNATURE_FILE)
 MAX_LINE_BYTES = 64 * 1024
 """Bytes of one ``episodes.jsonl`` line the verifier reads by default (a row is 1-2 KiB);
 ``effectbench import`` refuses a document row that would be longer."""
+
+
+def cache_home() -> Path:
+    """Return this user's EffectBench cache home (``$XDG_CACHE_HOME`` or ``~/.cache``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "effectbench"
+
+
+def site_cache_home() -> Path:
+    """Return the default folder of the site build's content caches."""
+    return cache_home() / "site"

@@ -82,6 +82,15 @@ class CheckId(StrEnum):
         "a line of episodes.jsonl is longer than the limit (--max-line-bytes)",
     )
     STRUCTURE_BLANK_LINE = "structure.blank_line", "a blank line in episodes.jsonl"
+    STRUCTURE_LINE_ENDING = (
+        "structure.line_ending",
+        "a line of episodes.jsonl ends with a carriage return (CRLF, not LF)",
+    )
+    STRUCTURE_BOM = "structure.bom", "a JSON text starts with a byte order mark (U+FEFF)"
+    STRUCTURE_HARD_LINK = (
+        "structure.hard_link",
+        "a bundle file is hard-linked to another file (it must be a file of its own)",
+    )
     STRUCTURE_JSON = "structure.json", "not valid JSON, or not UTF-8 text"
     STRUCTURE_TRUNCATED = (
         "structure.truncated",
@@ -100,7 +109,8 @@ class CheckId(StrEnum):
     STRUCTURE_TIMESTAMP = "structure.timestamp", "a time is not an ISO 8601 string"
     STRUCTURE_TEXT = (
         "structure.text",
-        "a shown text holds a control, bidi-override or zero-width character",
+        "a shown text holds a character that is not a letter, mark, number, punctuation, "
+        "symbol or space (a control, format, noncharacter or invisible one)",
     )
     STRUCTURE_TEXT_LENGTH = (
         "structure.text_length",
@@ -283,9 +293,14 @@ class CheckId(StrEnum):
         "ranking.duplicate",
         "a byte- or row-identical copy of a bundle verified earlier (not ranked twice)",
     )
+    RANKING_REFERENCE_COPY = (
+        "ranking.reference_copy",
+        "measured the same as a maintainers' reference bundle on every (task, trial)",
+    )
     RANKING_WITHDRAWN = (
         "ranking.withdrawn",
-        "the bundle's content hash (or rows hash) is on the maintainers' withdrawn list",
+        "the bundle's content hash (or rows hash) is on the maintainers' withdrawn list, or it "
+        "measured the same as a withdrawn bundle",
     )
 
 

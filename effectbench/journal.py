@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import os
+import stat
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -33,11 +34,12 @@ import orjson
 from pydantic import ValidationError
 
 from effectbench import __version__
+from effectbench.classify import InconsistentReading, classify, true_state
 from effectbench.errors import DataError, UsageError
 from effectbench.executors.worker import Outcome, code_digest, source_digest
 from effectbench.manifest import fingerprint
 from effectbench.runner import Cell, DroppedEpisode, RunPlan
-from effectbench.schema import DropReason, EpisodeRecord
+from effectbench.schema import DropReason, EpisodeRecord, TaskSpec
 
 FORMAT = "effectbench-run-journal"
 """The header's ``journal`` value: what makes a file one of ours."""
@@ -123,11 +125,17 @@ class JournalContents:
         config: dict[str, Any] = self.header["config"]
         return config
 
-    def outcomes(self) -> dict[tuple[str, int], Outcome]:
-        """Parse and check every journalled row and drop (a DataError names file and line)."""
+    def outcomes(
+        self, tasks: Mapping[str, TaskSpec] | None = None
+    ) -> dict[tuple[str, int], Outcome]:
+        """Parse and check every journalled row and drop (a DataError names file and line).
+
+        Each row is judged again: its labels must be what the truth table gives for its
+        reading, and its task facts (with ``tasks``, the run's) the task's own.
+        """
         config = self.config
         with _bulk():
-            return {key: _outcome(self.path, e, config) for key, e in self.entries.items()}
+            return {key: _outcome(self.path, e, config, tasks) for key, e in self.entries.items()}
 
     def missing(self, cells: Iterable[Cell]) -> list[Cell]:
         """Return the cells of ``cells`` that have no entry, in the order given."""
@@ -154,7 +162,26 @@ def _header(path: Path, first: bytes) -> dict[str, Any]:
         )
     if not isinstance(header.get("run"), str) or not isinstance(header.get("config"), dict):
         raise _fail(path, "the journal header has no run id or configuration", 1)
+    problem = _config_problem(header["config"])
+    if problem is not None:
+        raise _fail(path, f"the journal header's configuration is damaged: {problem}", 1)
     return header
+
+
+def _config_problem(config: Mapping[str, Any]) -> str | None:
+    """Say what is wrong with the types of a journal's configuration (None when right)."""
+    tasks, trials, seeds = config.get("tasks"), config.get("trials"), config.get("seeds")
+    if not isinstance(config.get("system"), str):
+        return "'system' is not a name"
+    if not isinstance(tasks, list) or not all(isinstance(t, str) for t in tasks):
+        return "'tasks' is not a list of task ids"
+    if type(trials) is not int or trials < 0:
+        return "'trials' is not a count"
+    if not isinstance(seeds, list) or len(seeds) != trials:
+        return f"'seeds' is not a list of {trials} seeds"
+    if not all(s is None or type(s) is int for s in seeds):
+        return "'seeds' holds something other than integers"
+    return None
 
 
 _ROW = b',"row":'
@@ -180,13 +207,26 @@ def _bulk() -> Iterator[None]:
 def read_journal(path: Path) -> JournalContents:
     """Read a journal; a :class:`DataError` (file, line) for anything but a torn last line."""
     try:
-        data = Path(path).read_bytes()
+        data = _read_regular(Path(path))
     except FileNotFoundError:
         raise UsageError(f"no journal at {path}") from None
     except OSError as exc:
         raise _fail(path, f"cannot read: {exc.strerror or exc}") from None
     with _bulk():
         return _parse(path, data)
+
+
+def _read_regular(path: Path) -> bytes:
+    """Read a regular file; refuse anything else (a FIFO would block the read for ever)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "not a regular file (a journal is a file the run wrote)")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
 
 
 def _parse(path: Path, data: bytes) -> JournalContents:
@@ -219,7 +259,9 @@ def _parse(path: Path, data: bytes) -> JournalContents:
             ) from None
         if other != run:
             raise _fail(path, f"entry of another run ({other!r}; this journal is {run!r})", number)
-        if task_id not in tasks or type(trial) is not int or not 0 <= trial < trials:
+        if type(task_id) is not str or task_id not in tasks:
+            raise _fail(path, f"episode {task_id!r} is not in this run", number)
+        if type(trial) is not int or not 0 <= trial < trials:
             raise _fail(path, f"episode {task_id!r} trial {trial!r} is not in this run", number)
         key = (task_id, trial)
         if key in entries:
@@ -303,7 +345,8 @@ class Journal:
             raise _fail(
                 path, "this journal is of another run configuration: " + "; ".join(differences)
             )
-        outcomes = contents.outcomes()  # every row checked before the journal is touched
+        # every row checked (and judged again) before the journal is touched
+        outcomes = contents.outcomes({t.task_id: t for t in plan.tasks})
         try:
             fd = os.open(path, os.O_WRONLY | os.O_APPEND)
             if contents.torn_line is not None:  # drop the cut-off line: its episode runs again
@@ -399,7 +442,9 @@ def _sync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def _outcome(path: Path, entry: _Entry, config: Mapping[str, Any]) -> Outcome:
+def _outcome(
+    path: Path, entry: _Entry, config: Mapping[str, Any], tasks: Mapping[str, TaskSpec] | None
+) -> Outcome:
     task_id, trial = entry.task_id, entry.trial
     body = entry.raw[entry.body : -1]
     if entry.kind == "drop":
@@ -419,4 +464,31 @@ def _outcome(path: Path, entry: _Entry, config: Mapping[str, Any]) -> Outcome:
         row.seed != config["seeds"][trial]
     ):
         raise _fail(path, "the row is not of this entry's episode, system and seed", entry.line)
+    problem = _judged_again(row, tasks.get(task_id) if tasks is not None else None)
+    if problem is not None:
+        raise _fail(
+            path,
+            f"{problem}: the journal was edited; remove the line to run the episode again",
+            entry.line,
+        )
     return row
+
+
+def _judged_again(row: EpisodeRecord, task: TaskSpec | None) -> str | None:
+    """Say how a journalled row differs from what its reading and its task give (or None)."""
+    if task is not None:
+        facts = (task.category, task.substrate, task.correct_action_available)
+        if (row.category, row.substrate, row.correct_action_available) != facts:
+            return "the row's category, substrate or correct action is not its task's"
+    try:
+        state = true_state(row.oracle)
+    except InconsistentReading as exc:
+        return f"the row's oracle reading is inconsistent ({exc})"
+    label = classify(row.agent.reported_success, state, row.correct_action_available)
+    if label is None or (label.outcome, label.swer_variant) != (row.outcome, row.swer_variant):
+        gives = f"{label.outcome.value}/{label.swer_variant.value}" if label else "no label"
+        return (
+            f"the row is labelled {row.outcome.value}/{row.swer_variant.value}, but the truth "
+            f"table gives {gives} for its reading"
+        )
+    return None

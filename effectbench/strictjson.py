@@ -69,11 +69,24 @@ def _stdlib_strict(data: bytes | str) -> Any:
     )
 
 
+BOM = b"\xef\xbb\xbf"
+"""The UTF-8 byte order mark: JSON text never starts with one (RFC 8259, section 8.1)."""
+
+
+def _no_bom(data: bytes) -> None:
+    if data.startswith(BOM):
+        raise StrictJSONError(
+            CheckId.STRUCTURE_BOM,
+            "starts with a byte order mark (U+FEFF); save it as UTF-8 without a BOM",
+        )
+
+
 def loads_strict(data: bytes) -> Any:
     """Parse one JSON text strictly; raise :class:`StrictJSONError` saying what is wrong."""
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
+        _no_bom(data)
         _require_utf8(data)
         if "depth limit" in str(exc):
             raise _too_deep() from None
@@ -85,6 +98,7 @@ def loads_strict(data: bytes) -> Any:
             pass
         raise StrictJSONError(CheckId.STRUCTURE_JSON, f"not valid JSON: {exc}") from None
     if _dumps(value) != data:
+        _no_bom(data)
         try:
             _stdlib_strict(data)
         except StrictJSONError:
@@ -108,6 +122,7 @@ def _require_utf8(data: bytes) -> None:
 
 def load_document(data: bytes) -> Any:
     """Parse a whole JSON document strictly (standard library; for small documents)."""
+    _no_bom(data)
     _require_utf8(data)
     try:
         value = _stdlib_strict(data)

@@ -8,8 +8,10 @@ runs it the same way):
 * ``docs/pack-authors.md``: its table of ``pack check`` finding ids (``conformance.ids``);
 * ``docs/submission.schema.json``: the JSON Schema of ``submission.json``;
 * ``docs/packs/``: each pack's public manifest and reachable-state table;
-* ``verifier/reference_bundles.json``: the reference bundles in ``submissions/`` by content hash
-  (``python -m verifier.references --remake`` re-runs them first).
+* ``verifier/reference_bundles.json``: the reference bundles in ``submissions/`` by content and
+  measured hash (``python -m verifier.references --remake`` re-runs them first);
+* ``effectbench/_showable_table.py``: the characters a shown text may hold, from the pinned
+  Unicode database (``unicodedata2``, in the test extra).
 
 usage: python scripts/generate.py [--check]
 """
@@ -24,6 +26,7 @@ from effectbench.bundle import schema_text
 from effectbench.conformance.ids import with_audit_table
 from effectbench.findings import with_check_table
 from effectbench.reachability import pack_documents
+from effectbench.showable import generated_table
 from verifier.references import REFERENCE_FILE, reference_listing
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,6 +44,7 @@ def generated_files(root: Path = ROOT) -> dict[Path, str]:
     }
     files.update({docs / "packs" / name: text for name, text in pack_documents().items()})
     files[REFERENCE_FILE] = reference_listing(root / "submissions")
+    files[root / "effectbench" / "_showable_table.py"] = generated_table()
     return files
 
 

@@ -170,3 +170,42 @@ def test_python_dash_m_runs_the_same_command_line() -> None:
         timeout=60,
     )
     assert done.returncode == 0 and done.stdout.startswith("effectbench ")
+
+
+RANK_REFERENCE = Path(__file__).resolve().parents[1] / "submissions"
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ("nan,1,1", "must be a number, got NaN"),
+        ("-1,3,1", "cannot be negative"),
+        ("1e9,3,1", "must be at most 1000000"),
+        ("inf,1,1", "must be at most 1000000"),
+        ("0,0,0", "at least one price must be above 0"),
+        ("10,3", "expected three prices"),
+    ],
+)
+def test_rank_refuses_bad_prices_in_one_line(
+    given: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["rank", str(RANK_REFERENCE), f"--costs={given}"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_rank_prints_the_boards_at_the_given_prices(capsys: pytest.CaptureFixture[str]) -> None:
+    folders = [RANK_REFERENCE / f"2026-11-30_{n}" for n in ("always-halt", "effect-verified")]
+    assert main(["rank", *map(str, folders), "--costs", "clinical-billing"]) == 0
+    out = capsys.readouterr().out
+    assert "prices 50,10,1" in out and "doing nothing (halting on every task): 33.3" in out
+    lines = [line for line in out.splitlines() if "cost " in line]
+    # the system that never acts ranks below the one that does 30 tasks right at SWER 0
+    assert "effect_verified:" in lines[0] and "always_halt:" in lines[1]
+    assert "record-wrong 44.4% 40/90" in lines[0]
+    assert main(["rank", *map(str, folders), "--json"]) == 0
+    (board,) = json.loads(capsys.readouterr().out)
+    assert board["prices"] == {"silent": 10.0, "wrong_record": 3.0, "over_halt": 1.0}
+    assert [r["system"] for r in board["rows"]] == ["effect_verified", "always_halt"]

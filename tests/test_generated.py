@@ -43,6 +43,8 @@ def test_the_check_names_a_stale_file_and_writes_nothing(tmp_path: Path) -> None
     root = tmp_path / "repo"
     for part in ("docs", "submissions"):
         shutil.copytree(ROOT / part, root / part)
+    (root / "effectbench").mkdir()
+    shutil.copy(ROOT / "effectbench" / "_showable_table.py", root / "effectbench")
     report = root / "docs" / "verifier-report.md"
     report.write_text(report.read_text().replace("| `rescore.outcome` |", "| `rescore.oops` |"))
     before = report.read_bytes()

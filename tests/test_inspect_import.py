@@ -382,3 +382,70 @@ def test_the_readme_commands_run_from_inspect_eval_to_a_bundle_ready_to_sign(
     assert parsed.command == "sign"
     out = run([str(bin_dir / "effectbench"), "verify", "--allow-unsigned", str(folder)])
     assert "1 of 1 accepted" in out
+
+
+MEMORY_BOUND = 64 * 1024 * 1024
+"""Bytes Python may allocate while refusing a hostile log (tracemalloc's peak)."""
+
+
+def _refused_within(path: Path, tmp: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        err = _refused(path, tmp, capsys)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < MEMORY_BOUND, peak
+    return err
+
+
+def test_a_zip_bomb_log_is_refused_before_it_unpacks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import zipfile
+
+    from effectbench.integrations.inspect_ai.importer import MAX_LOG_UNPACKED
+
+    bomb = tmp_path / "bomb.eval"
+    zeros = bytes(1024 * 1024)
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        with archive.open("samples/bomb.json", "w") as member:
+            for _ in range(MAX_LOG_UNPACKED // len(zeros) + 16):
+                member.write(zeros)
+    assert bomb.stat().st_size < 2 * 1024 * 1024
+    assert "zip bomb" in _refused_within(bomb, tmp_path, capsys)
+
+
+def test_a_log_declaring_too_many_members_is_refused_from_its_end_record(
+    clinic_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = bytearray(clinic_log.read_bytes())
+    at = data.rfind(b"PK\x05\x06")
+    data[at + 8 : at + 12] = (60_000).to_bytes(2, "little") * 2  # entries here, and in all
+    forged = tmp_path / "many.eval"
+    forged.write_bytes(bytes(data))
+    assert "60000 members" in _refused_within(forged, tmp_path, capsys)
+
+
+def test_a_billion_epochs_are_refused_before_any_loop_over_them(
+    clinic_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def epochs(log: EvalLog) -> None:
+        log.eval.config.epochs = 10**9
+
+    path = _edited(clinic_log, tmp_path, epochs)
+    assert "1000000000 epochs" in _refused_within(path, tmp_path, capsys)
+
+
+@pytest.mark.parametrize("where", [0.3, 0.5, 0.8])
+def test_a_corrupt_stream_is_a_one_line_refusal(
+    clinic_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], where: float
+) -> None:
+    data = bytearray(clinic_log.read_bytes())
+    middle = int(len(data) * where)
+    data[middle : middle + 64] = bytes(range(64))
+    corrupt = tmp_path / "corrupt.eval"
+    corrupt.write_bytes(bytes(data))
+    assert "not an inspect log" in _refused_within(corrupt, tmp_path, capsys)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.mcp import server_command
 
 from effectbench.baselines import ScreenOnly
 from effectbench.cli import main
@@ -46,22 +47,6 @@ def _task(pack: ClinicProvider, name: str) -> TaskSpec:
     return next(t for t in pack.tasks() if t.task_id == f"clinic::{name}@web")
 
 
-def _server(task: str, trial: int, record_dir: Path, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "effectbench.cli",
-        "mcp",
-        "--task",
-        task,
-        "--trial",
-        str(trial),
-        "--record-dir",
-        str(record_dir),
-        *extra,
-    ]
-
-
 def _strip(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k not in ("latency_s", "started_at", "finished_at")}
 
@@ -75,7 +60,7 @@ def test_the_example_client_over_stdio_writes_the_in_process_row(
     pack: ClinicProvider, tmp_path: Path
 ) -> None:
     """The same pixel agent, over MCP and in process, leaves the same row (timing aside)."""
-    command = _server("partial_note", 1, tmp_path, "--system", "screen_only")
+    command = server_command("partial_note", 1, tmp_path, "--system", "screen_only")
     assert mcp_screen_agent.play(command) == "success"
     task = _task(pack, "partial_note")
     over_mcp = _record(tmp_path, task.task_id, 1)["row"]
@@ -86,7 +71,7 @@ def test_the_example_client_over_stdio_writes_the_in_process_row(
 
 def test_bad_input_is_a_tool_error_and_a_second_report_is_refused(tmp_path: Path) -> None:
     """Off-screen points, unknown keys, control characters, early and second reports."""
-    episode = mcp_screen_agent.McpEpisode(_server("clean_draft", 0, tmp_path))
+    episode = mcp_screen_agent.McpEpisode(server_command("clean_draft", 0, tmp_path))
     try:
         info = json.loads(episode.call("task"))
         assert info["display"] == {"width": 1024, "height": 640}

@@ -18,8 +18,6 @@ from typing import Any
 import pandas as pd
 import pytest
 import yaml
-from hypothesis import given
-from hypothesis import strategies as st
 from support.site import (
     CLINIC_BOARD,
     EVIL_URL,
@@ -39,7 +37,6 @@ from effectbench.site import (
     VlConvertRenderer,
     build_site,
     normalise_svg,
-    rank_ranges,
     read_withdrawn,
 )
 from effectbench.site._render import ChartCache
@@ -112,24 +109,7 @@ def parse(html: str) -> Resources:
 # -- pure parts --------------------------------------------------------------------------
 
 
-def test_rank_ranges_disjoint_and_overlapping() -> None:
-    best, worst = rank_ranges([0.0, 0.4, 0.8], [0.1, 0.5, 0.9])
-    assert best.tolist() == [1, 2, 3] and worst.tolist() == [1, 2, 3]
-    best, worst = rank_ranges([0.0, 0.05, 0.6], [0.2, 0.3, 0.7])
-    assert best.tolist() == [1, 1, 3] and worst.tolist() == [2, 2, 3]
-
-
-@given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=30))
-def test_rank_ranges_bracket_the_point_rank(pairs: list[tuple[float, float]]) -> None:
-    lo = [min(a, b) for a, b in pairs]
-    hi = [max(a, b) for a, b in pairs]
-    best, worst = rank_ranges(lo, hi)
-    n = len(pairs)
-    for i in range(n):
-        below = sum(hi[j] < lo[i] for j in range(n))
-        not_above = sum(not lo[j] > hi[i] for j in range(n))
-        assert best[i] == below + 1 and worst[i] == not_above
-        assert 1 <= best[i] <= worst[i] <= n
+# Rank ranges and the default order: tests/test_verdicts.py.
 
 
 def test_chart_cache_renders_once_and_normalises_gradients(tmp_path: Path) -> None:
@@ -211,7 +191,7 @@ def test_pinned_numbers_on_the_board(site: dict[str, Any]) -> None:
     )
     assert meta and "reproduced" in meta.group(1) and "re-scored" in meta.group(1)
     assert "eb-badge" not in screen
-    # Default order: SWER ascending, so the two SWER-0 systems come first on the MockMed board.
+    # Default order: effect_verified (SWER 0, acts) first, always_halt (never acts) second.
     order = board_slugs(html)
     assert set(order[:2]) == {slug_of(site, "_always-halt"), slug_of(site, "_effect-verified")}
 
@@ -225,8 +205,9 @@ def test_the_page_opens_with_a_short_lead_then_the_boards(site: dict[str, Any]) 
     words = cell_text(lead).split()
     assert len(words) <= 70, len(words)
     text = cell_text(lead)
-    assert "SWER" in text and "over-halt" in text and "lower is better" in text
-    assert "SWER 0" in text  # why SWER is never alone: halting buys it
+    assert "SWER" in text and "over-halt" in text and "record-wrong" in text
+    assert "expected cost per 100 tasks" in text  # what the boards rank by
+    assert "doing nothing" in text  # why SWER is never alone: halting buys it
     before_lead = content[: content.index('<p class="eb-lede">')]
     assert "<p" not in before_lead  # the lead is the first paragraph under the title
     first_board = content.index('<table class="eb-board"')
@@ -413,6 +394,8 @@ def test_charts_have_captions_data_tables_and_links(site: dict[str, Any]) -> Non
     alt = {name: caption for name, _, caption, _ in found}
     mockmed = alt[f"{MOCKMED_BOARD}-frontier"]
     assert "always_halt" in mockmed and "33.3%" in mockmed and "effect_verified_all" not in mockmed
+    assert "First in the default order: effect_verified" in mockmed
+    assert "Doing nothing would cost 33.3 per 100 tasks" in mockmed
     assert "2 systems reach SWER 0; among them over-halt goes up to 33.3% (always_halt)" in mockmed
     clinic = alt[f"{CLINIC_BOARD}-frontier"]
     # One system at SWER 0 is named, in the singular.
@@ -431,13 +414,15 @@ def test_clinic_board_has_its_three_ranked_rows_and_ladder(site: dict[str, Any])
     }
     slugs = [slug_of(site, suffix) for suffix in ladder]
     assert len(REFERENCE_BOARDS[CLINIC_BOARD]) == 3
-    assert board_slugs(clinic) == slugs  # exactly the clinic bundles, SWER ascending
+    assert board_slugs(clinic) == slugs  # exactly the clinic bundles, cheapest first
     for slug, (swer, over_halt) in zip(slugs, ladder.values(), strict=True):
         row = board_row(clinic, slug)
         assert 'data-status="ranked"' in row
         assert metric_k(row, "swer") == swer and metric_k(row, "over_halt") == over_halt
     ranks = re.findall(r'<td class="eb-rank"[^>]*>([^<]+)</td>', clinic)
-    assert ranks == ["1", "2", "3"]  # the three SWER intervals do not overlap
+    # The first two differ in SWER on 3 tasks only: counted by task, their cost difference is
+    # not beyond noise, so they share a tie group; screen_only is separated from both.
+    assert ranks == ["1–2", "1–2", "3"]
     assert not set(slugs) & set(board_slugs(board_table(html, MOCKMED_BOARD)))
 
 
@@ -510,21 +495,24 @@ def test_board_rows_fill_every_column(site: dict[str, Any]) -> None:
     table = board_table(html, MOCKMED_BOARD)
     screen = board_row(table, slug_of(site, "_screen-only"))
     cells = re.findall(r"<t[hd] [^>]*data-col=\"([^\"]+)\"[^>]*>(.*?)</t[hd]>", screen, re.S)
-    # One pack version and one SPEC version (the reference bundles are re-made under today's
-    # SPEC, like the <script>-named bundle): both said above the board, not in its columns.
-    shown = [c for c in BOARD_COLUMNS if c.key not in ("pack", "spec_version")]
+    # One pack version: said above the board, not in its columns; the SPEC version too when
+    # every row has the same (the reference bundles are 1.1.0, a bundle made now is newer).
+    one_spec = len(set(re.findall(r'data-col="spec_version"', table))) == 0
+    hidden = ("pack", "spec_version") if one_spec else ("pack",)
+    shown = [c for c in BOARD_COLUMNS if c.key not in hidden]
     assert [key for key, _ in cells] == [c.key for c in shown]
     by_label = {c.label: cell_text(v) for c, (_, v) in zip(shown, cells, strict=True)}
     sub = json.loads((next(REFERENCE.glob("*_screen-only")) / "submission.json").read_text())
-    assert by_label["Trials"] == f"{sub['trials_per_task']} n 90 · dropped 0"
+    assert by_label["Trials"] == f"{sub['trials_per_task']} n 90 · 9 tasks · dropped 0"
     assert sub["trials_per_task"] == 10
     # Pack, fingerprint and SPEC version are the same on every row: said once, above the board.
     short = sub["pack"]["fingerprint"].removeprefix("sha256:")[:12]
     meta = re.search(rf'<h2 id="{MOCKMED_BOARD}">.*?<p class="eb-board-meta">(.*?)</p>', html, re.S)
     assert meta
-    assert f"pack {sub['pack']['name']} · fingerprint {short} · SPEC {sub['spec_version']}" in (
-        cell_text(meta.group(1))
-    )
+    said = f"pack {sub['pack']['name']} · fingerprint {short}"
+    if one_spec:
+        said += f" · SPEC {sub['spec_version']}"
+    assert said in cell_text(meta.group(1))
     assert f'title="{sub["pack"]["fingerprint"]}"' in meta.group(1)
     clinic = json.loads(
         (next(REFERENCE.glob("*_screen-only-clinic")) / "submission.json").read_text()
@@ -536,7 +524,11 @@ def test_board_rows_fill_every_column(site: dict[str, Any]) -> None:
     listed = json.loads((ROOT / "verifier" / "reference_bundles.json").read_text())
     (entry,) = [b for b in listed["bundles"] if b["folder"].endswith("_screen-only")]
     assert by_label["Date"] == entry["date"]  # the maintainers' list, not the folder name
-    assert by_label["SWER"] == "55.6% [45.3%, 65.4%] 50/90"
+    # raw k/n with SPEC's Wilson, then the interval that counts its 9 tasks, with the design effect
+    assert by_label["SWER"] == "55.6% [45.3%, 65.4%] 50/90 tasks [26.7%, 81.1%] · deff 10.0"
+    assert by_label["Over-halt"].startswith("0.0% [0.0%, 4.1%] 0/90")
+    assert "0 seen: ≤ 3.3% (≤ 28.3% by tasks)" in by_label["Over-halt"]  # 0/n: one-sided bound
+    assert by_label["Record-wrong"].startswith("44.4% [34.6%, 54.7%] 40/90")
     assert re.fullmatch(r"\+\d+\.\d pts \[\+\d+\.\d, \+\d+\.\d\]", by_label["Gap"])
 
 
@@ -593,10 +585,16 @@ def test_chart_numbers_match_their_data_tables(site: dict[str, Any]) -> None:
         system = cell_text(_group(r'class="eb-system"[^>]*><a [^>]*>(.*?)</a>', row))
         cells = [
             cell_text(_group(rf'data-metric="{m}">(.*?)</td>', row, re.S))
-            for m in ("swer", "over_halt")
+            for m in ("swer", "over_halt", "record_wrong")
         ]
         shown[system] = cells
-    assert {r[0]: r[1:] for r in rows} == shown
+    # The chart's table states the board's numbers: p [Wilson] k/n, then the interval that
+    # counts tasks (the one the chart draws), as the board's cell does.
+    assert set(shown) == {r[0] for r in rows}
+    for r in rows:
+        for table_cell, board_cell in zip(r[1:4], shown[r[0]], strict=True):
+            head, tasks = table_cell.split("; tasks ")
+            assert board_cell.startswith(head) and f"tasks {tasks}" in board_cell
 
 
 def test_submission_heatmap_pairs_swer_and_over_halt_in_every_cell(site: dict[str, Any]) -> None:
@@ -611,13 +609,15 @@ def test_submission_heatmap_pairs_swer_and_over_halt_in_every_cell(site: dict[st
         shaded = re.findall(
             r'<tr><th scope="row">([^<]+)</th>'
             r'<td class="eb-h eb-h-s(\d)" data-metric="swer">(\d+)/(\d+)<span>[^<]+</span></td>'
-            r'<td class="eb-h eb-h-o(\d)" data-metric="over_halt">(\d+)/(\d+)<span>',
+            r'<td class="eb-h eb-h-o(\d)" data-metric="over_halt">(\d+)/(\d+)<span>'
+            r"[^<]+</span></td>"
+            r'<td class="eb-h eb-h-r\d" data-metric="record_wrong">\d+/\d+<span>',
             heat.group(0),
         )
         listed = re.findall(
             r'<tr><th scope="row">([^<]+)</th><td>[^<]+</td><td>\d+</td>'
-            r'<td class="eb-rate"[^>]*>.*?<span class="eb-k">(\d+)/(\d+)</span></td>'
-            r'<td class="eb-rate"[^>]*>.*?<span class="eb-k">(\d+)/(\d+)</span></td>',
+            r'<td class="eb-rate"[^>]*>.*?<span class="eb-k">(\d+)/(\d+)</span>.*?</td>'
+            r'<td class="eb-rate"[^>]*>.*?<span class="eb-k">(\d+)/(\d+)</span>.*?</td>',
             cells.group(0),
         )
         assert len(shaded) == len(listed) > 0
@@ -713,9 +713,11 @@ def test_badges_state_swer_and_over_halt_together(site: dict[str, Any]) -> None:
         title = root.find("{http://www.w3.org/2000/svg}title")
         assert title is not None and root.get("aria-label") == title.text
         swer, oh = e["totals"]["swer"], e["totals"]["over_halt"]
+        rw = e["totals"]["record_wrong"]
         stated = (
             f"SWER {100 * swer['rate']:.1f}% ({swer['k']}/{swer['n']}) · over-halt "
-            f"{100 * oh['rate']:.1f}% ({oh['k']}/{oh['n']})"
+            f"{100 * oh['rate']:.1f}% ({oh['k']}/{oh['n']}) · record-wrong "
+            f"{100 * rw['rate']:.1f}% ({rw['k']}/{rw['n']})"
         )
         assert title.text is not None and title.text.endswith(stated), (title.text, stated)
         sub = page(site, e["page"])
@@ -1129,3 +1131,83 @@ def test_site_serve_previews_the_build(site: dict[str, Any], tmp_path: Path) -> 
     )
     assert empty.returncode == 2 and "site build" in empty.stderr
     assert "Traceback" not in empty.stderr
+
+
+def _record_wrong_by_hand(bundle: Path) -> tuple[int, int, float, float, float, float]:
+    """Record-wrong of a bundle's rows, counted here without the metrics module: k, n, the
+    design effect (Rao-Scott, per task) and Wilson on the effective counts (statsmodels)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    per_task: dict[str, list[int]] = {}
+    for line in (bundle / "episodes.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        wrong = row["outcome"] == "silent_wrong_effect" and row["swer_variant"] == "wrong_write"
+        wrong = wrong or row["outcome"] == "wrong_action"
+        counts = per_task.setdefault(row["task_id"], [0, 0])
+        counts[0] += int(wrong)
+        counts[1] += 1
+    k = sum(c[0] for c in per_task.values())
+    n = sum(c[1] for c in per_task.values())
+    p = k / n
+    if 0 < p < 1:
+        deff = sum((c[0] - p * c[1]) ** 2 for c in per_task.values()) / (n * p * (1 - p))
+    else:
+        deff = sum(c[1] ** 2 for c in per_task.values()) / n
+    deff = max(1.0, deff)
+    lo, hi = proportion_confint(k / deff, n / deff, method="wilson")
+    return k, n, deff, n / deff, max(0.0, lo), min(1.0, hi)
+
+
+def test_every_row_carries_record_wrong_with_its_task_clustered_interval(
+    site: dict[str, Any],
+) -> None:
+    """leaderboard.json and the CSV: record-wrong k/n, the interval that counts tasks and its
+    design effect, equal to a recomputation from each bundle's rows."""
+    import csv
+
+    doc = json.loads((site["out"] / "downloads" / "leaderboard.json").read_text())
+    with (site["out"] / "downloads" / "leaderboard.csv").open(newline="") as fh:
+        csv_rows = {r["slug"]: r for r in csv.DictReader(fh)}
+    folders = {p.name.lower(): p for p in site["subs"].iterdir()}
+    checked = 0
+    for board in doc["boards"]:
+        assert board["prices"] == {"silent": 10.0, "wrong_record": 3.0, "over_halt": 1.0}
+        for e in board["entries"]:
+            k, n, deff, neff, lo, hi = _record_wrong_by_hand(folders[e["slug"]])
+            rw = e["totals"]["record_wrong"]
+            assert (rw["k"], rw["n"]) == (k, n)
+            assert rw["tasks"]["design_effect"] == pytest.approx(deff, abs=1e-6)
+            assert rw["tasks"]["n_effective"] == pytest.approx(neff, abs=1e-6)
+            assert rw["tasks"]["lo"] == pytest.approx(lo, abs=1e-6)
+            assert rw["tasks"]["hi"] == pytest.approx(hi, abs=1e-6)
+            row = csv_rows[e["slug"]]
+            assert (int(row["record_wrong_k"]), int(row["record_wrong_n"])) == (k, n)
+            assert float(row["record_wrong_deff"]) == pytest.approx(deff, abs=1e-6)
+            assert float(row["record_wrong_tasks_lo"]) == pytest.approx(lo, abs=1e-6)
+            assert float(row["record_wrong_tasks_hi"]) == pytest.approx(hi, abs=1e-6)
+            for name in ("swer", "over_halt", "record_wrong"):
+                assert f"{name}_deff" in row and f"{name}_tasks_lo" in row
+            assert float(row["cost"]) == pytest.approx(e["cost"]["per_100"], abs=1e-5)
+            checked += 1
+    assert checked >= 7
+
+
+def test_shipped_clinic_board_ranks_by_cost_and_draws_the_doing_nothing_line(
+    site: dict[str, Any],
+) -> None:
+    html = page(site, "index.html")
+    clinic = board_table(html, CLINIC_BOARD)
+    line = _group(r'<tr class="eb-idle-line" data-eb-line><td[^>]*>(.*?)</td>', clinic, re.S)
+    assert "Doing nothing (halting on every task)" in cell_text(line) and "29.6" in line
+    # every clinic system costs more than doing nothing at the default prices: the line leads
+    assert clinic.index("data-eb-line") < clinic.index("<tr data-slug=")
+    assert clinic.count("more than doing nothing") == 3
+    mockmed = board_table(html, MOCKMED_BOARD)
+    slugs = board_slugs(mockmed)
+    # always_halt is cheaper (it is the doing-nothing line) but never acts: below effect_verified
+    assert slugs[:2] == [slug_of(site, "_effect-verified"), slug_of(site, "_always-halt")]
+    assert "never acts" in board_row(mockmed, slug_of(site, "_always-halt"))
+    doc = json.loads((site["out"] / "downloads" / "leaderboard.json").read_text())
+    board = next(b for b in doc["boards"] if b["key"] == CLINIC_BOARD)
+    assert board["idle_cost"] == pytest.approx(29.62963, abs=1e-4)
+    assert round(100 * board["minimum_detectable_difference"]) == 38

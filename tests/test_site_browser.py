@@ -35,13 +35,27 @@ from support.site import (
 from effectbench.baselines import get_baseline
 from effectbench.bundle import SystemInfo
 from effectbench.manifest import manifest_of
-from effectbench.metrics import RATE_OUTCOMES, paired_difference
+from effectbench.metrics import (
+    COST_PER,
+    DEFAULT_COSTS,
+    RATE_OUTCOMES,
+    CostWeights,
+    Difference,
+    TaskTable,
+    cost_difference,
+    cost_weights,
+    episode_frame,
+    expected_cost,
+    rate_difference,
+    task_table,
+)
 from effectbench.packs import register
 from effectbench.packs.mockmed import MockMedProvider
 from effectbench.produce import make_submission, write_submission
 from effectbench.runner import evaluate
 from effectbench.schema import Split, Substrate
 from effectbench.site import build_site
+from effectbench.verdicts import board_order, rank_ranges, separation, standing
 
 pytestmark = pytest.mark.browser
 
@@ -190,13 +204,13 @@ def cell_k(page: Page, slug: str, metric: str) -> str:
 
 
 def shown_slugs(page: Page, key: str) -> list[str]:
-    rows = board(page, key).locator("tbody:not([hidden]) tr:not([hidden])")
+    rows = board(page, key).locator("tbody:not([hidden]) tr[data-slug]:not([hidden])")
     return [str(s) for s in rows.evaluate_all("els => els.map(e => e.dataset.slug)")]
 
 
 def column(page: Page, key: str, col: str) -> list[tuple[float | str, int]]:
     """(sort value, default position) of every shown row of a board, top to bottom."""
-    rows = board(page, key).locator("tbody:not([hidden]) tr:not([hidden])")
+    rows = board(page, key).locator("tbody:not([hidden]) tr[data-slug]:not([hidden])")
     script = """(els, col) => els.map(e => [
         e.querySelector('[data-col="' + col + '"]').dataset.sort, Number(e.dataset.order)])"""
     out: list[tuple[float | str, int]] = []
@@ -233,15 +247,23 @@ def test_first_screen_holds_the_lead_and_a_board_with_swer_beside_over_halt(
     browser: Browser, server: str
 ) -> None:
     """On a 1366 x 768 laptop screen, before any scrolling: the lead and the first board's top
-    row, its SWER and over-halt both in view; the long definition stays folded."""
+    row, its SWER, over-halt and record-wrong numbers (value and k/n) in view; the long
+    definition stays folded."""
     w = Watched(browser, viewport={"width": 1366, "height": 768})
     w.page.goto(server + "index.html")
-    top = w.page.locator("table.eb-board").first.locator("tbody:not([hidden]) tr").first
+    top = w.page.locator("table.eb-board").first.locator("tbody:not([hidden]) tr[data-slug]").first
     for part in (
         w.page.locator("p.eb-lede"),
-        top.locator(".eb-system"),
-        top.locator('td[data-metric="swer"]'),
-        top.locator('td[data-metric="over_halt"]'),
+        top.locator(".eb-system a"),
+        *(
+            top.locator(f'td[data-metric="{m}"] {part}')
+            for m in ("cost", "swer", "over_halt", "record_wrong")
+            for part in (".eb-p", ".eb-ci")
+        ),
+        *(
+            top.locator(f'td[data-metric="{m}"] .eb-k')
+            for m in ("swer", "over_halt", "record_wrong")
+        ),
     ):
         box = part.bounding_box()
         assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 768, box
@@ -444,7 +466,7 @@ def test_swer_and_over_halt_are_in_view_beside_every_name(
     for view in ("", "web", "desktop"):  # every view of the board with a substrate filter
         select.select_option(view)
         for key in BOARDS:
-            rows = board(page, key).locator("tbody:not([hidden]) tr")
+            rows = board(page, key).locator("tbody:not([hidden]) tr[data-slug]")
             assert rows.count() > 0
             for i in range(rows.count()):
                 seen = rows.nth(i).evaluate(IN_VIEW)
@@ -454,6 +476,200 @@ def test_swer_and_over_halt_are_in_view_beside_every_name(
             if width >= 1366:  # a laptop sees every column: none cut, no sideways scroll
                 cut = board(page, key).evaluate(COLUMNS_CUT)
                 assert cut == [], (key, view, cut)
+    w.check()
+
+
+# -- prices: the joint order at a reader's costs ---------------------------------------------
+
+
+def _board_entries(site: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    data = json.loads((site["out"] / "downloads" / "leaderboard.json").read_text())
+    (doc,) = [b for b in data["boards"] if b["key"] == key]
+    entries: list[dict[str, Any]] = doc["entries"]
+    return entries
+
+
+def _tables(site: dict[str, Any], slugs: list[str]) -> list[TaskTable]:
+    folders = {p.name.lower(): p for p in site["subs"].iterdir()}
+    out = []
+    for slug in slugs:
+        lines = (folders[slug] / "episodes.jsonl").read_text().splitlines()
+        rows = [json.loads(x) for x in lines]
+        available = {r["task_id"]: r["correct_action_available"] for r in rows}
+        out.append(task_table(episode_frame(rows), available))
+    return out
+
+
+def expected_board(
+    site: dict[str, Any], key: str, costs: CostWeights
+) -> list[tuple[str, float, str]]:
+    """(slug, cost per 100 tasks, rank text) of a board at ``costs``, computed from the rows
+    with the Python definitions (the order of effectbench.verdicts)."""
+    entries = _board_entries(site, key)
+    slugs = [e["slug"] for e in entries]
+    tables = _tables(site, slugs)
+    names = {e["slug"]: e["system"] for e in entries}
+    st = [standing(s, names[s], t, costs) for s, t in zip(slugs, tables, strict=True)]
+    order = board_order(st)
+    ranked = [i for i in order if entries[i]["status"] == "ranked"]
+    best, worst = rank_ranges(
+        [st[i] for i in ranked], range(len(ranked)), separation([tables[i] for i in ranked], costs)
+    )
+    rank = {
+        i: (str(b) if b == w else f"{b}–{w}") for i, b, w in zip(ranked, best, worst, strict=True)
+    }
+    return [(slugs[i], expected_cost(tables[i], costs).per_100, rank.get(i, "—")) for i in order]
+
+
+def shown_board(page: Page, key: str) -> list[tuple[str, float, str]]:
+    rows = board(page, key).locator("tbody:not([hidden]) tr[data-slug]:not([hidden])")
+    script = """els => els.map(e => [e.dataset.slug,
+        e.querySelector('[data-col="cost"] .eb-p').textContent,
+        e.querySelector('[data-col="rank"]').textContent])"""
+    return [(s, float(c), r) for s, c, r in rows.evaluate_all(script)]
+
+
+PRICES = {
+    "clinical-billing": (50, 10, 1),
+    "1,1,10": (1, 1, 10),
+    "0,1,0": (0, 1, 0),
+    "2.5,0,0.5": (2.5, 0, 0.5),
+}
+"""Prices given in the address, and what they mean."""
+
+
+@pytest.mark.parametrize("given", list(PRICES))
+def test_prices_in_the_url_re_rank_by_the_stated_formula(
+    browser: Browser, base_url: str, site: dict[str, Any], given: str
+) -> None:
+    w = Watched(browser)
+    page = w.page
+    page.goto(base_url + f"index.html?costs={given}")
+    costs = cost_weights(*PRICES[given])
+    for key in (MOCKMED_BOARD, CLINIC_BOARD, TWO_BOARD):
+        expected = expected_board(site, key, costs)
+        shown = shown_board(page, key)
+        assert [s for s, _, _ in shown] == [s for s, _, _ in expected], (given, key)
+        for (slug, cost, rank), (_, cost_shown, rank_shown) in zip(expected, shown, strict=True):
+            assert cost_shown == pytest.approx(cost, abs=0.051), (given, key, slug)
+            assert rank_shown == rank, (given, key, slug)
+    text = page.locator("article").inner_text()
+    assert "NaN" not in text and "Infinity" not in text
+    summary = page.locator("[data-eb-prices-text]").inner_text()
+    assert summary == (
+        f"silent wrong effect {costs.silent:g} · wrong record {costs.wrong_record:g} · "
+        f"over-halt {costs.over_halt:g}"
+    )
+    # the doing-nothing line moves with the price of an over-halt
+    line = board(page, CLINIC_BOARD).locator("tbody:not([hidden]) tr[data-eb-line] strong")
+    idle = COST_PER * costs.over_halt * 80 / 270  # 8 of the 27 clinic tasks have a correct action
+    assert float(line.inner_text()) == pytest.approx(idle, abs=0.051)
+    w.check()
+
+
+def test_prices_typed_or_picked_re_rank_and_go_into_the_url(
+    watched: Watched, server: str, site: dict[str, Any]
+) -> None:
+    page = watched.page
+    page.goto(server + "index.html")
+    default = [s for s, _, _ in shown_board(page, MOCKMED_BOARD)]
+    assert default == [s for s, _, _ in expected_board(site, MOCKMED_BOARD, DEFAULT_COSTS)]
+    page.locator("details.eb-prices > summary").click()
+    for name, value in (("silent", "1"), ("wrong_record", "1"), ("over_halt", "10")):
+        page.locator(f'input[data-eb-price="{name}"]').fill(value)
+    page.locator("[data-eb-reprice]").click()
+    assert "costs=1%2C1%2C10" in page.url or "costs=1,1,10" in page.url
+    expected = expected_board(site, MOCKMED_BOARD, cost_weights(1, 1, 10))
+    assert [s for s, _, _ in shown_board(page, MOCKMED_BOARD)] == [s for s, _, _ in expected]
+    page.locator("select[data-eb-preset]").select_option("default")
+    assert "costs=" not in page.url
+    assert [s for s, _, _ in shown_board(page, MOCKMED_BOARD)] == default
+    # a bad price typed in: a message, the board unchanged, never NaN
+    page.locator('input[data-eb-price="silent"]').fill("-3")
+    page.locator("[data-eb-reprice]").click()
+    error = page.locator("[data-eb-price-error]")
+    expect(error).to_be_visible()
+    assert "cannot be negative" in error.inner_text()
+    assert [s for s, _, _ in shown_board(page, MOCKMED_BOARD)] == default
+    # sorting by any single column is one click away, and the default order comes back
+    board(page, MOCKMED_BOARD).locator('button[data-eb-sort="over_halt"]').click()
+    assert [v for v, _ in column(page, MOCKMED_BOARD, "over_halt")] == sorted(
+        v for v, _ in column(page, MOCKMED_BOARD, "over_halt")
+    )
+    line = board(page, MOCKMED_BOARD).locator("tbody:not([hidden]) tr[data-eb-line]")
+    expect(line).to_be_hidden()  # the doing-nothing line belongs to the default order
+    board(page, MOCKMED_BOARD).locator('button[data-eb-sort="rank"]').click()
+    assert [s for s, _, _ in shown_board(page, MOCKMED_BOARD)] == default
+    expect(line).to_be_visible()
+
+
+BAD_PRICES = {
+    "nan,1,1": "must be a number",
+    "-1,3,1": "cannot be negative",
+    "1e9,3,1": "must be at most 1000000",
+    "Infinity,1,1": "must be at most 1000000",
+    "0,0,0": "at least one price must be above 0",
+    "cheap": "expected three prices",
+}
+"""Prices in the address the page must refuse, and what its message says."""
+
+
+@pytest.mark.parametrize("given", list(BAD_PRICES))
+def test_bad_prices_in_the_url_get_a_message_never_nan(
+    browser: Browser, server: str, site: dict[str, Any], given: str
+) -> None:
+    w = Watched(browser)
+    page = w.page
+    page.goto(server + f"index.html?costs={given}")
+    error = page.locator("[data-eb-price-error]")
+    expect(error).to_be_visible()
+    assert BAD_PRICES[given] in error.inner_text() and "default prices" in error.inner_text()
+    assert error.get_attribute("role") == "alert"
+    for key in (MOCKMED_BOARD, CLINIC_BOARD):
+        expected = expected_board(site, key, DEFAULT_COSTS)
+        assert [s for s, _, _ in shown_board(page, key)] == [s for s, _, _ in expected]
+    text = page.locator("article").inner_text().replace(error.inner_text(), "")
+    assert "NaN" not in text and "Infinity" not in text
+    w.check()
+
+
+def test_a_phone_first_screen_shows_the_leaders_numbers(browser: Browser, server: str) -> None:
+    """On a 390 x 844 phone, before any scrolling: the first board's two leading systems, each
+    with SWER, over-halt and record-wrong as numbers, in view."""
+    w = Watched(browser, viewport={"width": 390, "height": 844})
+    w.page.goto(server + "index.html")
+    rows = w.page.locator("table.eb-board").first.locator("tbody:not([hidden]) tr[data-slug]")
+    for i in range(2):
+        row = rows.nth(i)
+        for part in (
+            row.locator(".eb-system a"),
+            *(row.locator(f'td[data-metric="{m}"] .eb-p') for m in COMPARED[:3]),
+        ):
+            box = part.bounding_box()
+            assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 844, (i, box)
+            assert re.fullmatch(r"\d+\.\d%|[\w .-]+", part.inner_text())
+    w.check()
+
+
+def test_clinic_compare_counts_tasks_not_repeats(
+    browser: Browser, base_url: str, site: dict[str, Any]
+) -> None:
+    """The issue's case: effect_verified_all minus screen_only in over-halt rests on two tasks;
+    counted by task it is not beyond noise (it was +7.4 [+4.5, +11.2] counting repeats)."""
+    first = next(site["subs"].glob("*_effect-verified-all-clinic"))
+    second = next(site["subs"].glob("*_screen-only-clinic"))
+    w = Watched(browser)
+    page = w.page
+    page.goto(
+        base_url + f"compare.html?board={CLINIC_BOARD}&a={first.name.lower()}"
+        f"&b={second.name.lower()}"
+    )
+    td = page.locator('table[data-eb="compare"] tr[data-cell="all"] td[data-metric="over_halt"]')
+    assert td.locator(".eb-k").inner_text() == "no difference beyond noise"
+    assert float(td.get_attribute("data-lo") or "nan") == pytest.approx(-0.061492, abs=1e-5)
+    assert float(td.get_attribute("data-hi") or "nan") == pytest.approx(0.233696, abs=1e-5)
+    assert td.locator(".eb-ci").inner_text() == "[-6.1, +23.4]"
+    assert int(td.get_attribute("data-n") or -1) == 27
     w.check()
 
 
@@ -588,7 +804,7 @@ def test_submission_page_shows_verifier_report_and_heatmap(
     page.wait_for_selector('table[data-eb="checks"]')
     checks = page.locator('table[data-eb="checks"]').inner_text()
     assert "rescore" in checks and "reproduce" in checks and "passed" in checks
-    assert page.locator('table[data-eb="heatmap"] td.eb-h').count() == 2 * 6  # 6 cells x 2 rates
+    assert page.locator('table[data-eb="heatmap"] td.eb-h').count() == 3 * 6  # 6 cells x 3 rates
     assert page.locator('table[data-eb="matrix"] td').count() == 90
     # One letter per trial: the whole task x trial matrix fits beside its task names at 1366 px.
     page.set_viewport_size({"width": 1366, "height": 900})
@@ -658,31 +874,35 @@ def _rows(bundle: Path) -> dict[tuple[str, int, int], dict[str, Any]]:
     return {(r["task_id"], r["trial"], r["seed"]): r for r in rows}
 
 
-def expected_comparison(first: Path, second: Path) -> dict[str, dict[str, Any]]:
-    """Per cell (``all`` for the total): per rate, the paired difference from the two bundles."""
+COMPARED = ("swer", "over_halt", "record_wrong", "task_success")
+"""The rates the compare view differences."""
+
+
+def expected_comparison(first: Path, second: Path) -> dict[str, dict[str, Difference]]:
+    """Per cell (``all`` for the total): per rate and the cost, the paired, task-clustered
+    difference computed from the two bundles' rows (the episodes both ran)."""
     a, b = _rows(first), _rows(second)
-    pairs = [(a[k], b[k]) for k in sorted(set(a) & set(b))]
-    groups: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {"all": pairs}
-    for x, y in pairs:
-        groups.setdefault(f"{x['category']} × {x['substrate']}", []).append((x, y))
-    out: dict[str, dict[str, Any]] = {}
+    keys = sorted(set(a) & set(b))
+    groups: dict[str, list[tuple[str, int, int]]] = {"all": keys}
+    for k in keys:
+        groups.setdefault(f"{a[k]['category']} × {a[k]['substrate']}", []).append(k)
+    out: dict[str, dict[str, Difference]] = {}
     for cell, members in groups.items():
-        out[cell] = {}
-        for rate, outcome in RATE_OUTCOMES.items():
-            hits = [
-                (x["outcome"] == outcome.value, y["outcome"] == outcome.value) for x, y in members
-            ]
-            out[cell][rate] = paired_difference(
-                sum(p and q for p, q in hits),
-                sum(p and not q for p, q in hits),
-                sum(q and not p for p, q in hits),
-                sum(not p and not q for p, q in hits),
-            )
+        ta = task_table(episode_frame([a[k] for k in members]))
+        tb = task_table(episode_frame([b[k] for k in members]))
+        out[cell] = {rate: rate_difference(ta, tb, rate) for rate in COMPARED}
+        out[cell]["cost"] = cost_difference(ta, tb, DEFAULT_COSTS)
     return out
 
 
-BETTER = {"swer": "lower", "over_halt": "lower", "task_success": "higher"}
-"""Which way each compared rate is better (the verdict says "worse" or "better" by it)."""
+BETTER = {
+    "swer": "lower",
+    "over_halt": "lower",
+    "record_wrong": "lower",
+    "task_success": "higher",
+    "cost": "lower",
+}
+"""Which way each compared measure is better (the verdict says "worse" or "better" by it)."""
 
 
 def system_name(bundle: Path) -> str:
@@ -708,15 +928,15 @@ def check_comparison(page: Page, first: Path, second: Path) -> tuple[Locator, se
         row = table.locator(f'tbody tr[data-cell="{cell}"]')
         for rate, r in rates.items():
             td = row.locator(f'td[data-metric="{rate}"]')
-            assert int(td.get_attribute("data-n") or -1) == r.n
-            for attr, value in (("diff", r.difference), ("lo", r.ci.lo), ("hi", r.ci.hi)):
+            assert int(td.get_attribute("data-n") or -1) == r.tasks
+            for attr, value in (("diff", r.difference), ("lo", r.lo), ("hi", r.hi)):
                 assert float(td.get_attribute(f"data-{attr}") or "nan") == pytest.approx(
                     value, abs=1e-6
                 ), (cell, rate, attr)
             verdict = td.locator(".eb-k").inner_text()
-            if r.ci.lo > 0 or r.ci.hi < 0:  # beyond noise: the higher system, worse or better
+            if r.beyond_noise:  # the higher system, worse or better
                 judged = "worse" if BETTER[rate] == "lower" else "better"
-                higher = names[0] if r.ci.lo > 0 else names[1]
+                higher = names[0] if r.lo > 0 else names[1]
                 assert verdict == f"{higher} higher ({judged})", (cell, rate, verdict)
                 verdicts.add(judged)
             else:
@@ -736,10 +956,11 @@ def test_compare_view_numbers_equal_a_computation_from_the_rows(
     w = Watched(browser)
     page = w.page
     page.goto(base_url + "compare.html")
-    # always_halt beside screen_only: differences beyond noise both ways (over-halt worse,
-    # task success better for screen_only); then two neighbours on SWER.
+    # always_halt beside screen_only: counted by task (9 of them), screen_only's SWER,
+    # record-wrong and cost are worse beyond noise; its lower over-halt and higher task
+    # success rest on 3 and 2 tasks and are not; then two neighbours on SWER.
     _, verdicts = check_comparison(page, screen, next(site["subs"].glob("*_always-halt")))
-    assert verdicts == {"worse", "better"}
+    assert "worse" in verdicts
     second = next(site["subs"].glob("*_retry-on-error"))
     table, _ = check_comparison(page, screen, second)
     # The pair lives in the URL: a shared link opens the same comparison.
@@ -753,6 +974,23 @@ def test_compare_view_numbers_equal_a_computation_from_the_rows(
     assert again.inner_text() == table.inner_text()
     w.check()
     other.check()
+
+
+@pytest.mark.parametrize("board", ["__proto__", "constructor", "toString", "hasOwnProperty"])
+def test_a_board_parameter_naming_an_object_property_shows_the_first_board(
+    browser: Browser, base_url: str, board: str
+) -> None:
+    """``?board=__proto__`` once emptied the view (an inherited property read as a board)."""
+    w = Watched(browser)
+    page = w.page
+    page.goto(base_url + f"compare.html?board={board}")
+    select = page.locator("#eb-compare-board")
+    select.wait_for()
+    first = page.evaluate("Object.keys(window.EB_COMPARE)[0]")
+    assert select.input_value() == first
+    assert page.locator("#eb-compare-a option").count() > 1  # the first board's systems
+    assert "Choose two systems" in page.locator("#eb-compare-result").inner_text()
+    w.check()
 
 
 # -- accessibility: axe-core, light and dark ------------------------------------------------

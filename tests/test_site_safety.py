@@ -129,7 +129,7 @@ def test_one_board_per_pack_and_split_with_the_split_shown(cases: dict[str, Any]
 
 
 def test_n_and_dropped_beside_the_rates(cases: dict[str, Any]) -> None:
-    assert "n 90 · dropped 0" in _page(cases, "index.html")
+    assert "n 90 · 9 tasks · dropped 0" in _page(cases, "index.html")
 
 
 def test_a_copy_is_not_ranked_twice(cases: dict[str, Any]) -> None:
@@ -364,6 +364,31 @@ def test_the_default_cache_is_outside_the_repository(cases: dict[str, Any]) -> N
     assert options.cache_root == cache_home() / "site"
 
 
+def test_site_build_help_names_the_cache_it_uses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The help once named ROOT/.cache/effectbench-site, a folder no build used."""
+    from effectbench.site.build import BuildOptions
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    with pytest.raises(SystemExit):
+        main(["site", "build", "--help"])
+    help_text = "".join(capsys.readouterr().out.split())  # argparse wraps at a hyphen
+    used = BuildOptions(tmp_path / "s", tmp_path / "o", ROOT).cache_root
+    assert used == tmp_path / "xdg" / "effectbench" / "site"
+    assert f"(default:{used}," in help_text
+
+
+def test_the_withdrawn_list_header_names_the_keys_it_is_read_by() -> None:
+    from effectbench.site._withdrawn import KEYS
+
+    header = [line for line in (ROOT / "site" / "withdrawn.yml").read_text().splitlines()]
+    comment = " ".join(line.lstrip("# ") for line in header if line.startswith("#"))
+    named = set(re.findall(r"[{,]\s*([a-z_]+):", comment))
+    assert named == set(KEYS), named
+    assert "folder name" in comment  # says a folder name is not how an entry names a bundle
+
+
 # --------------------------------------------------------------------------- killed submit
 
 _SLOW_SUBMIT = """
@@ -438,3 +463,22 @@ def test_a_readme_is_read_only_up_to_its_limit(tmp_path: Path) -> None:
     assert peak < 8 * README_LIMIT  # never the whole 64 MiB file in memory
     after = {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in bundle.iterdir()}
     assert after == before  # nothing written into the bundle
+
+
+def test_a_hard_linked_readme_is_refused_and_never_published(tmp_path: Path) -> None:
+    """The README is a second name of a file outside the bundle: its text stays private."""
+    subs = tmp_path / "submissions"
+    bundle = make_bundle(subs / "2026-04-01_linked", "screen_only", declare_baseline=False)
+    secret = tmp_path / "private-notes.txt"
+    secret.write_text("the maintainers' private notes\n")
+    os.link(secret, bundle / "README.md")
+    out = tmp_path / "public"
+    summary = build_site(
+        subs, out, root=site_root(tmp_path, []), cache_dir=tmp_path / "cache", allow_unsigned=True
+    )
+    assert summary.n_refused == 1
+    assert "structure.hard_link" in (out / "refused.html").read_text(encoding="utf-8")
+    for page in out.rglob("*"):
+        if page.is_file():
+            assert b"private notes" not in page.read_bytes(), page
+    assert not (out / "submissions" / "2026-04-01_linked" / "README.txt").exists()

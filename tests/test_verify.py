@@ -183,12 +183,15 @@ def test_json_report_schema(baseline_bundles: dict[str, Path]) -> None:
         "checks",
         "submission",
         "results",
+        "tasks",
         "signer",
         "reproduced",
         "n_rows",
         "verified_at",
         "content_hash",
         "rows_hash",
+        "measured_hash",
+        "same_measurements_as",
     }
     assert [c["id"] for c in data["checks"]] == [f.value for f in Family]
     assert set(data["checks"][0]) == {
@@ -359,3 +362,17 @@ def test_an_unreadable_bundle_file_is_a_usage_error_naming_it(name: str) -> None
         assert done.stdout == ""
     finally:
         shutil.rmtree(root)
+
+
+def test_report_counts_the_rows_per_task_as_the_results_count_them(
+    baseline_bundles: dict[str, Path],
+) -> None:
+    report = verify_bundle(baseline_bundles["screen_only"])
+    res, tasks = report.results, report.tasks
+    assert res is not None and tasks is not None
+    assert tasks.n_episodes == res.n_episodes and tasks.n_tasks == res.n_tasks
+    for event in ("swer", "swer_wrong_write", "swer_phantom", "over_halt", "task_success"):
+        assert sum(tasks.events[event]) == getattr(res, event).numerator, event
+    wrong_action = res.outcome_counts.get("wrong_action", 0)
+    assert sum(tasks.events["record_wrong"]) == res.swer_wrong_write.numerator + wrong_action
+    assert tasks.correct_action_available is not None  # from the pack's facts

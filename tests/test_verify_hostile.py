@@ -357,3 +357,34 @@ def test_upstream_document_with_nan_or_duplicate_key_is_refused(
         path.write_text(edited)
         report = verify_document(path, OPTIONS)
         assert report.status is Status.REFUSED and check in report.finding_ids()
+
+
+def test_a_byte_order_mark_on_submission_json_is_refused(good: Path, tmp_path: Path) -> None:
+    bundle = copy_bundle(good, tmp_path / "b")
+    path = bundle / "submission.json"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    report = verify_bundle(bundle, OPTIONS)
+    assert report.status is Status.REFUSED
+    assert "structure.bom" in report.finding_ids()
+
+
+def test_crlf_rows_are_refused_line_by_line(good: Path, tmp_path: Path) -> None:
+    bundle = copy_bundle(good, tmp_path / "b")
+    path = bundle / "episodes.jsonl"
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    report = verify_bundle(bundle, OPTIONS)
+    assert report.status is Status.REFUSED
+    found = [f for c in report.checks for f in c.findings if f.check == "structure.line_ending"]
+    assert found and found[0].line == 1 and found[0].file == "episodes.jsonl"
+
+
+def test_a_hard_linked_readme_is_refused(good: Path, tmp_path: Path) -> None:
+    """A README that is another file's second name (here, a notes file outside the bundle)."""
+    bundle = copy_bundle(good, tmp_path / "b")
+    outside = tmp_path / "private-notes.txt"
+    outside.write_text("not for publication\n")
+    os.link(outside, bundle / "README.md")
+    report = verify_bundle(bundle, OPTIONS)
+    assert report.status is Status.REFUSED
+    assert "structure.hard_link" in report.finding_ids()
+    assert not report.check(Family.STRUCTURE).passed

@@ -149,11 +149,13 @@ def test_parallel_scan_equals_sequential(tmp_path: Path, rows: list[dict[str, An
 def test_parallel_scan_gives_the_same_summary(tmp_path: Path, rows: list[dict[str, Any]]) -> None:
     path = tmp_path / "episodes.jsonl"
     path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
-    frames = []
+    frames, hashes = [], []
     for workers in (1, 4):
         checker = _checker()
         scan_episodes(checker, path, Limits(), workers=workers)
         frames.append(checker.frame())
+        hashes.append((checker.rows_hash(), checker.measured_hash()))
     from effectbench.metrics import summarize
 
     assert summarize(frames[0]) == summarize(frames[1])
+    assert hashes[0] == hashes[1] and None not in hashes[0]

@@ -19,8 +19,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support.bundles import list_references
+from sigstore_testroot import GOOGLE, shared_instance
+from support.bundles import list_references, make_bundle, read_submission, write_submission
 
+from effectbench.signatures import sign_bundle
 from verifier.pr import quoted
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -208,3 +210,65 @@ def test_the_workflows_that_build_from_submissions_install_locked_dependencies(n
         for sep in "<>=!~ ":
             name = name.split(sep)[0]
         assert f"\n{name.lower().replace('_', '-')}==" in "\n" + lock.lower(), name
+
+
+def _copy_pull_request(tmp: Path, base_bundle: Path, copy: Path) -> tuple[Path, str]:
+    """A base commit holding ``base_bundle``; the pull request adds ``copy`` beside it."""
+    pr = tmp / "pr"
+    shutil.copytree(base_bundle, pr / "submissions" / base_bundle.name)
+    _git(pr, "init", "-q", "-b", "main")
+    _git(pr, "add", "-A")
+    _git(pr, "commit", "-qm", "base")
+    base = _git(pr, "rev-parse", "HEAD")
+    _git(pr, "checkout", "-q", "-b", "pull-request")
+    shutil.copytree(copy, pr / "submissions" / copy.name)
+    _git(pr, "add", "-A")
+    _git(pr, "commit", "-qm", "pull request")
+    return pr, base
+
+
+def _signed(source: Path, folder: Path, who: str, edit: bool) -> Path:
+    """``source`` renamed to ``who``'s own system (one reason edited if asked), signed."""
+    instance = shared_instance()
+    shutil.copytree(source, folder)
+    if edit:
+        lines = (folder / "episodes.jsonl").read_text().splitlines()
+        row = json.loads(lines[2])
+        row["reason"] += " "
+        lines[2] = json.dumps(row)
+        (folder / "episodes.jsonl").write_text("\n".join(lines) + "\n")
+    data = read_submission(folder)
+    data["system"] = {"name": f"{who} agent", "description": "", "url": ""}
+    data["signer"] = {"identity": who, "issuer": GOOGLE}
+    write_submission(folder, data)
+    token = instance.email_token(who)
+    sign_bundle(folder, identity_token=token, trust_config=instance.trust_config_path)
+    return folder
+
+
+def _trust() -> str:
+    return f" --trust-config {shared_instance().trust_config_path}"
+
+
+def test_a_re_signed_copy_of_a_base_reference_fails_as_a_reference_copy(tmp_path: Path) -> None:
+    """One space in one reason and a new signer: the copy measured what the reference did."""
+    source = REFERENCE / "2026-11-30_always-halt"
+    copy = _signed(source, tmp_path / "made" / "2026-12-08_mallory", "mallory@example.org", True)
+    _, base = _copy_pull_request(tmp_path, source, copy)
+    status, summary, stdout = _run_step(tmp_path, base, _trust())
+    assert status == 1, summary
+    assert "REFUSED" in summary and "ranking.reference_copy" in summary
+    _no_workflow_commands(stdout)
+
+
+def test_a_pull_request_is_ranked_against_the_base_branchs_bundles(tmp_path: Path) -> None:
+    """A signed entry already on the base; the pull request re-signs its rows as another's."""
+    made = make_bundle(
+        tmp_path / "made" / "run", "retry_on_error", trials=4, declare_baseline=False
+    )
+    alice = _signed(made, tmp_path / "made" / "2026-12-01_alice", "alice@example.org", False)
+    copy = _signed(alice, tmp_path / "made" / "2026-12-09_mallory", "mallory@example.org", False)
+    _, base = _copy_pull_request(tmp_path, alice, copy)
+    status, summary, _ = _run_step(tmp_path, base, _trust())
+    assert status == 1, summary
+    assert "ranking.duplicate" in summary and "2026-12-01_alice" in summary

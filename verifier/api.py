@@ -27,20 +27,21 @@ from pydantic import ValidationError
 from effectbench.bundle import (
     EPISODES_FILE,
     SUBMISSION_FILE,
-    UNSHOWABLE,
     Submission,
     SubmissionHeader,
 )
 from effectbench.errors import DataError
 from effectbench.findings import CheckId, Family
-from effectbench.metrics import Results, summarize
+from effectbench.metrics import Results, TaskTable, summarize, task_table
 from effectbench.seam import BenchmarkProvider
+from effectbench.showable import SHOWN_PARAGRAPH, describe_unshowable
 from verifier import reproduce as _reproduce
 from verifier.claims import compare_claims
 from verifier.inputs import Submitted, open_bundle, open_document
 from verifier.limits import Limits
 from verifier.pack import TaskFacts, check_drops, check_pack
 from verifier.ranking import rank_across
+from verifier.references import load_references
 from verifier.report import BundleReport, FindingSink, Status, Step, decide_status
 from verifier.rows import RowChecker
 from verifier.signature import SignatureResult, check_signature
@@ -101,6 +102,8 @@ class _Claims:
     results: Results | None
     """The results block recomputed from the rows (None when they cannot all be read)."""
     step: Step
+    tasks: TaskTable | None = None
+    """The rows counted per task (what the board's task-clustered numbers read)."""
 
 
 @dataclass(frozen=True)
@@ -132,20 +135,20 @@ def _check_header(sub: Submitted, sink: FindingSink) -> SubmissionHeader | None:
         for err in exc.errors():
             loc = ".".join(str(p) for p in err["loc"])
             rule = _HEADER_RULES.get(err["type"], CheckId.STRUCTURE_TYPE)
-            message = _unshowable(err["input"]) if rule is CheckId.STRUCTURE_TEXT else err["msg"]
+            message = (
+                _unshowable(err["input"], (err.get("ctx") or {}).get("pattern"))
+                if rule is CheckId.STRUCTURE_TEXT
+                else err["msg"]
+            )
             sink.emit(rule, str(message), file, None, sub.fields.get(loc, loc) or None)
         return None
 
 
-def _unshowable(text: object) -> str:
+def _unshowable(text: object, pattern: object) -> str:
     """Say which character of a refused shown text cannot be shown, and where."""
-    found = UNSHOWABLE.search(text) if isinstance(text, str) else None
-    if found is None:
-        return "holds a character that cannot be shown"
-    return (
-        f"holds U+{ord(found.group()):04X} at position {found.start()}: a control, bidi or "
-        "zero-width character cannot be shown; remove it"
-    )
+    also = "\n" if pattern == SHOWN_PARAGRAPH else ""
+    said = describe_unshowable(text, also=also) if isinstance(text, str) else None
+    return f"{said}; remove it" if said else "holds a character that cannot be shown"
 
 
 def _check_declaration(
@@ -189,13 +192,22 @@ def _check_rows(
     return checker
 
 
-def _check_claims(sub: Submitted, checker: RowChecker, sink: FindingSink) -> _Claims:
+def _check_claims(
+    sub: Submitted, checker: RowChecker, sink: FindingSink, declared: _Declared
+) -> _Claims:
     """``claims``: recompute the results from the rows and compare the claimed block."""
     if sink.failed(Family.STRUCTURE) or not checker.n_valid:
         return _Claims(None, Step(True, "not run: the rows could not all be read"))
     if len(checker.arms) != 1:
         return _Claims(None, Step(True, "not run: the rows cover more than one arm"))
-    results = summarize(checker.frame())
+    frame = checker.frame()
+    results = summarize(frame)
+    available = (
+        {tid: f.correct_action_available for tid, f in declared.tasks.items()}
+        if declared.tasks is not None
+        else None
+    )
+    tasks = task_table(frame, available)
     if sub.doc is not None and "results" in sub.doc:
         compare_claims(sub.doc["results"], results.to_json(), sink, sub.sub_file)
     elif sub.doc is not None:
@@ -206,7 +218,7 @@ def _check_claims(sub: Submitted, checker: RowChecker, sink: FindingSink) -> _Cl
             None,
             "results",
         )
-    return _Claims(results, Step())
+    return _Claims(results, Step(), tasks)
 
 
 def _check_reproduction(
@@ -264,7 +276,7 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
     header = _check_header(sub, sink)
     declared = _check_declaration(sub, header, sink)
     checker = _check_rows(sub, header, declared, sink)
-    claims = _check_claims(sub, checker, sink)
+    claims = _check_claims(sub, checker, sink, declared)
     reproduction = _check_reproduction(sub, header, declared, checker, sink, options)
     signature: SignatureResult = check_signature(
         sub,
@@ -303,12 +315,14 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
         checks=checks,
         submission=_submission(sub.doc, header),
         results=claims.results,
+        tasks=claims.tasks,
         signer=signature.signer,
         reproduced=reproduction.reproduced,
         n_rows=checker.n_rows,
         verified_at=signature.verified_at,
         content_hash=sub.content_hash,
         rows_hash=checker.rows_hash() if not sink.failed(Family.STRUCTURE) else None,
+        measured_hash=checker.measured_hash() if not sink.failed(Family.STRUCTURE) else None,
     )
 
 
@@ -395,6 +409,7 @@ def verify_path(path: Path, options: VerifyOptions | None = None) -> list[Bundle
                 file=str(path),
             )
         member = replace(options, folder_rule=True)
-        return rank_across([verify_bundle(p, member) for p in subdirs])
+        listed = load_references(options.references) if options.references else None
+        return rank_across([verify_bundle(p, member) for p in subdirs], references=listed)
     except PermissionError as exc:
         raise DataError(f"cannot read: {exc.strerror}", file=str(path)) from None

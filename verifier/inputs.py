@@ -134,6 +134,14 @@ def _inspect_files(bundle: Path, sink: FindingSink, limits: Limits) -> dict[str,
                 entry.name,
             )
             continue
+        if info.st_nlink > 1:
+            sink.emit(
+                CheckId.STRUCTURE_HARD_LINK,
+                f"the file has {info.st_nlink} hard links: another file shares its contents; "
+                "submit a copy of its own",
+                entry.name,
+            )
+            continue
         found[entry.name] = Path(entry.path)
     for name in (SUBMISSION_FILE, EPISODES_FILE):
         if name not in found and not any(f.file == name for f in sink.kept[Family.STRUCTURE]):

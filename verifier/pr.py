@@ -8,9 +8,12 @@ request contributes data, never the code that judges it)::
 It diffs the pull request's ``HEAD`` against its merge base with ``BASE`` (NUL
 separated, so any file name is read whole: spaces, quotes, globs, non-ASCII,
 newlines), verifies every bundle folder under ``submissions/`` that holds a
-change (the folder-name rule applies), and fails when a bundle is refused, a
-bundle is removed, a file outside a bundle folder changes (code, workflows,
-the reference list: a maintainer must review those) or nothing can be read.
+change (the folder-name rule applies), ranks them against the base branch's
+``submissions/`` and the maintainers' reference list (a copy of a bundle already on
+the board, or of a reference, is refused as the site would refuse it), and fails
+when a bundle is refused, a bundle is removed, a file outside a bundle folder
+changes (code, workflows, the reference list: a maintainer must review those) or
+nothing can be read.
 The report goes to standard output and to ``$GITHUB_STEP_SUMMARY``; every name
 is quoted and every line is made inert, so no file name can issue a workflow
 command (``::error``...) or break the summary's markup.
@@ -20,17 +23,22 @@ from __future__ import annotations
 
 import argparse
 import html
+import io
 import os
 import secrets
 import subprocess
 import sys
+import tarfile
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from effectbench.errors import EffectBenchError
 from verifier.api import VerifyOptions, verify_bundle
-from verifier.report import format_report
+from verifier.ranking import rank_across
+from verifier.references import load_references
+from verifier.report import BundleReport, format_report
 
 __all__ = ["Changes", "changed_paths", "main", "quoted", "split_changes"]
 
@@ -98,6 +106,35 @@ def split_changes(paths: Sequence[str]) -> Changes:
     return changes
 
 
+def base_bundles(checkout: Path, base: str, into: Path) -> list[Path]:
+    """Write the base commit's ``submissions/`` bundle folders into ``into``; return them."""
+    listed = _git(checkout, "ls-tree", "-d", "--name-only", base, "--", SUBMISSIONS)
+    if not listed.strip():
+        return []
+    archive = _git(checkout, "archive", "--format=tar", base, "--", SUBMISSIONS)
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    root = into / SUBMISSIONS
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink())
+
+
+def _ranked(
+    checkout: Path, base: str, folders: Sequence[Path], options: VerifyOptions
+) -> dict[Path, BundleReport]:
+    """Verify ``folders`` and rank them against the base's bundles and the reference list."""
+    mine = [verify_bundle(folder, options) for folder in folders]
+    names = {folder.name for folder in folders}
+    with tempfile.TemporaryDirectory(prefix="effectbench-pr-base-") as tmp:
+        theirs = [
+            verify_bundle(folder, options)
+            for folder in base_bundles(checkout, base, Path(tmp))
+            if folder.name not in names  # the pull request's version replaces the base's
+        ]
+    listed = load_references(options.references) if options.references else None
+    ranked = rank_across([*theirs, *mine], references=listed)[len(theirs) :]
+    return dict(zip(folders, ranked, strict=True))
+
+
 def _summary(lines: list[str]) -> None:
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if not target:
@@ -128,14 +165,21 @@ def run(checkout: Path, base: str, options: VerifyOptions) -> int:
                 print(inert(f"outside a bundle folder: {quoted(p)}"))
         if not changes.bundles:
             summary.append("No bundle added or changed.")
+        present = [
+            checkout / SUBMISSIONS / name
+            for name in changes.bundles
+            if (checkout / SUBMISSIONS / name).is_dir()
+            and not (checkout / SUBMISSIONS / name).is_symlink()
+        ]
+        reports = _ranked(checkout, base, present, options)
         for name in changes.bundles:
             folder = checkout / SUBMISSIONS / name
-            if not folder.is_dir() or folder.is_symlink():
+            if folder not in reports:
                 status = 1
                 text = f"{SUBMISSIONS}/{quoted(name)}: removed or not a folder (a maintainer "
                 text += "must review)"
             else:
-                report = verify_bundle(folder, options)
+                report = reports[folder]
                 status |= 0 if report.accepted else 1
                 text = format_report(report).replace(
                     str(folder), f"{SUBMISSIONS}/{quoted(name)}", 1

@@ -5,22 +5,34 @@ only be judged across bundles:
 
 * ``ranking.withdrawn``: the maintainers withdrew a bundle by its content hash
   (or rows hash); a byte-identical or row-identical copy is withdrawn with it,
-  whatever its folder is called;
+  whatever its folder is called, and so is a bundle that measured the same as a
+  withdrawn one still in the folder (its measured hash);
+* ``ranking.reference_copy``: a bundle that measured the same as a listed
+  reference bundle on every (task, trial) (the reference list holds each one's
+  measured hash) and is not that reference is refused, whatever its date: a
+  reference's run is never ranked again under another name;
 * ``ranking.duplicate``: a copy of a bundle accepted earlier (same content hash,
   or same rows hash: the same run re-typed, re-timed, renamed or re-signed) is
   not ranked twice. "Earlier" is the verified time (the signature's log time or
-  the reference list's date), never a folder name, so backdating a folder
-  wins nothing; bundles without a verified time come after every verified one.
+  the reference list's first listing date), never a folder name, so backdating
+  a folder wins nothing; bundles without a verified time come after every
+  verified one.
 
-Each rule refuses the later copy with a finding that names the first.
+Each rule refuses the later copy with a finding that names the first. A bundle
+that measured the same as one accepted earlier (same measured hash: outcomes and
+readings per (task, trial), whatever its free text, fingerprints or seeds) but is
+not a row-identical copy stays ranked, flagged with ``same_measurements_as``:
+on a deterministic pack two honest systems can measure alike, so the board shows
+the likeness and the reader judges.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from effectbench.findings import CheckId, Family, Finding
+from verifier.references import Reference, load_references
 from verifier.report import BundleReport, CheckReport, Status
 
 __all__ = ["Withdrawal", "rank_across"]
@@ -74,24 +86,50 @@ def _hashes(report: BundleReport) -> list[str]:
     return [h for h in (report.content_hash, report.rows_hash) if h]
 
 
+def _reference_copy(
+    report: BundleReport, by_measure: Mapping[str, Reference], listed: Mapping[str, Reference]
+) -> Finding | None:
+    """The finding of a bundle that measured the same as a listed reference it is not."""
+    ref = by_measure.get(report.measured_hash or "")
+    if ref is None or (report.content_hash or "") in listed:
+        return None
+    return Finding(
+        CheckId.RANKING_REFERENCE_COPY,
+        f"every (task, trial) measured the same as the maintainers' reference bundle "
+        f"{ref.folder} ({ref.baseline} on {ref.pack}, listed {ref.date}); a reference's run "
+        "is not ranked again under another name, whatever its date",
+    )
+
+
 def rank_across(
-    reports: Sequence[BundleReport], withdrawn: Sequence[Withdrawal] = ()
+    reports: Sequence[BundleReport],
+    withdrawn: Sequence[Withdrawal] = (),
+    references: Mapping[str, Reference] | None = None,
 ) -> list[BundleReport]:
-    """Apply the ``ranking`` rules to the reports of a folder of bundles (same order back)."""
+    """Apply the ``ranking`` rules to the reports of a folder of bundles (same order back).
+
+    ``references`` is the maintainers' reference list (default: the verifier's own).
+    """
+    listed = load_references() if references is None else references
+    by_measure = {r.measured_hash: r for r in listed.values() if r.measured_hash}
     gone = {w.content_hash: w for w in withdrawn}
     gone.update({w.rows_hash: w for w in withdrawn if w.rows_hash})
-    for r in reports:  # a withdrawn bundle still here withdraws its row-identical copies
+    for r in reports:  # a withdrawn bundle still here withdraws its copies, however re-typed
         hit = next((gone[h] for h in _hashes(r) if h in gone), None)
-        if hit is not None and r.rows_hash:
-            gone.setdefault(r.rows_hash, hit)
+        if hit is not None:
+            for h in (r.rows_hash, r.measured_hash):
+                if h:
+                    gone.setdefault(h, hit)
     order = sorted(
         range(len(reports)), key=lambda i: (reports[i].verified_at or _UNVERIFIED, reports[i].path)
     )
     first: dict[str, BundleReport] = {}
+    measured_first: dict[str, BundleReport] = {}
     out = list(reports)
     for i in order:
         r = reports[i]
-        hit = next((gone[h] for h in _hashes(r) if h in gone), None)
+        hashes = [*_hashes(r), *([r.measured_hash] if r.measured_hash else [])]
+        hit = next((gone[h] for h in hashes if h in gone), None)
         if hit is not None:
             message = f"withdrawn by the maintainers ({hit.reason})" + (
                 f" on {hit.date}" if hit.date else ""
@@ -99,6 +137,10 @@ def rank_across(
             out[i] = _with_findings(r, [Finding(CheckId.RANKING_WITHDRAWN, message)])
             continue
         if not r.accepted:
+            continue
+        copied = _reference_copy(r, by_measure, listed)
+        if copied is not None:
+            out[i] = _with_findings(r, [copied])
             continue
         earlier = next((first[h] for h in _hashes(r) if h in first), None)
         if earlier is not None:
@@ -111,5 +153,15 @@ def rank_across(
             continue
         for h in _hashes(r):
             first.setdefault(h, r)
-        out[i] = _passed(r, "no copy of an earlier bundle, not withdrawn")
+        alike = measured_first.get(r.measured_hash) if r.measured_hash else None
+        if alike is None:
+            if r.measured_hash:
+                measured_first[r.measured_hash] = r
+            out[i] = _passed(r, "no copy of an earlier bundle, not withdrawn")
+            continue
+        note = (
+            f"not a copy, but every (task, trial) measured the same as {alike.path} "
+            f"(verified {alike.verified_at or 'earlier'}): flagged on the board"
+        )
+        out[i] = _passed(r, note).model_copy(update={"same_measurements_as": alike.path})
     return out

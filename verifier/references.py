@@ -12,7 +12,11 @@ pull-request workflow flags. Every other bundle needs a signature.
 ``python -m verifier.references --remake`` re-runs every reference baseline
 into ``submissions/`` (:data:`effectbench.produce.REFERENCE_SET`) and rewrites the
 list; without ``--remake`` it re-lists the folders as they are; ``--check`` only
-compares (a test runs it).
+compares (a test runs it). Each entry keeps the date its (baseline, pack) was first
+listed across remakes (the date ranks it: a copy signed between two remakes is never
+"earlier" than the reference), and holds the reference's measured hash
+(:func:`verifier.rows.measured_hash_of`), by which :mod:`verifier.ranking` refuses a
+copy of it however re-worded, re-seeded or re-fingerprinted.
 """
 
 from __future__ import annotations
@@ -28,14 +32,24 @@ from functools import lru_cache
 from pathlib import Path
 
 from effectbench.baselines import reference_description
-from effectbench.bundle import BUNDLE_FILES, README_FILE, SIGNATURE_FILE, SystemInfo
+from effectbench.bundle import (
+    BUNDLE_FILES,
+    EPISODES_FILE,
+    README_FILE,
+    SIGNATURE_FILE,
+    SUBMISSION_FILE,
+    SystemInfo,
+    read_episodes,
+)
 from effectbench.hashing import content_hash, hash_file
 from effectbench.produce import REFERENCE_SET, reference_bundle
+from verifier.rows import measured_hash_of
 
 __all__ = [
     "REFERENCE_FILE",
     "Reference",
     "bundle_content_hash",
+    "bundle_measured_hash",
     "identity_problem",
     "load_references",
     "main",
@@ -56,7 +70,10 @@ class Reference:
     baseline: str
     pack: str
     date: str
-    """The date the maintainers made it (shown on the board; never a folder name's)."""
+    """The date its (baseline, pack) was first listed (shown on the board and ranking it;
+    kept across remakes; never a folder name's)."""
+    measured_hash: str = ""
+    """What its rows measured (:func:`verifier.rows.measured_hash_of`); empty in an old list."""
 
 
 def _parse(data: object, where: str) -> dict[str, Reference]:
@@ -70,16 +87,25 @@ def _parse(data: object, where: str) -> dict[str, Reference]:
             baseline=str(item["baseline"]),
             pack=str(item["pack"]),
             date=str(item["date"]),
+            measured_hash=str(item.get("measured_hash") or ""),
         )
         out[ref.content_hash] = ref
     return out
 
 
-@lru_cache(maxsize=4)
 def load_references(path: Path = REFERENCE_FILE) -> Mapping[str, Reference]:
-    """Return the listed reference bundles by content hash (none when the file is absent)."""
+    """Return the listed reference bundles by content hash (none when the file is absent).
+
+    Read once per version of the file (its path, modification time and size).
+    """
     if not path.is_file():
         return {}
+    stat = path.stat()
+    return _load(path, stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=8)
+def _load(path: Path, mtime_ns: int, size: int) -> Mapping[str, Reference]:
     return _parse(json.loads(path.read_text(encoding="utf-8")), str(path))
 
 
@@ -109,19 +135,27 @@ def bundle_content_hash(folder: Path) -> str:
     return content_hash(files)
 
 
-def _listing(submissions: Path, date: str) -> str:
+def bundle_measured_hash(folder: Path) -> str:
+    """Return the measured hash of the bundle in ``folder`` (a maintainers' own bundle)."""
+    trials = json.loads((folder / SUBMISSION_FILE).read_text(encoding="utf-8"))["trials_per_task"]
+    return measured_hash_of(read_episodes(folder / EPISODES_FILE), int(trials))
+
+
+def _listing(submissions: Path, folders: Mapping[str, str], dates: Mapping[str, str]) -> str:
+    """The list's text: each reference's folder (by its slug) and first listing date."""
     bundles = []
     for spec in REFERENCE_SET:
-        folder = submissions / f"{date}_{spec.folder_slug}"
+        folder = submissions / folders[spec.folder_slug]
         if not folder.is_dir():
             raise SystemExit(f"{folder} is missing; run python -m verifier.references --remake")
         bundles.append(
             {
                 "folder": folder.name,
                 "content_hash": bundle_content_hash(folder),
+                "measured_hash": bundle_measured_hash(folder),
                 "baseline": spec.baseline,
                 "pack": spec.pack,
-                "date": date,
+                "date": dates[spec.folder_slug],
             }
         )
     doc = {
@@ -132,23 +166,46 @@ def _listing(submissions: Path, date: str) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
+def _listed_by_slug(path: Path) -> dict[str, Reference]:
+    """The current list's entries by the reference set's folder slug."""
+    by_key = {(r.baseline, r.pack): r for r in load_references(path).values()}
+    return {
+        spec.folder_slug: by_key[(spec.baseline, spec.pack)]
+        for spec in REFERENCE_SET
+        if (spec.baseline, spec.pack) in by_key
+    }
+
+
+def _text(submissions: Path, old: Mapping[str, Reference], folders: Mapping[str, str]) -> str:
+    dates = {
+        slug: old[slug].date if slug in old else folder.split("_", 1)[0]
+        for slug, folder in folders.items()
+    }
+    return _listing(submissions, folders, dates)
+
+
 def reference_listing(submissions: Path, path: Path = REFERENCE_FILE) -> str:
-    """Return the reference list of the bundles in ``submissions``, dated as ``path`` has them."""
-    return _listing(submissions, _current_date(path) or datetime.now(UTC).date().isoformat())
+    """Return the reference list of the bundles in ``submissions`` as ``path`` lists them
+    (each reference's folder and first listing date kept; a new one dated today)."""
+    old = _listed_by_slug(path)
+    today = datetime.now(UTC).date().isoformat()
+    folders = {
+        spec.folder_slug: old[spec.folder_slug].folder
+        if spec.folder_slug in old
+        else f"{today}_{spec.folder_slug}"
+        for spec in REFERENCE_SET
+    }
+    return _text(submissions, old, folders)
 
 
-def _current_date(path: Path) -> str | None:
-    refs = load_references(path)
-    dates = sorted({r.date for r in refs.values()})
-    return dates[-1] if dates else None
-
-
-def _remake(submissions: Path, old_date: str | None, date: str) -> None:
+def _remake(submissions: Path, old: Mapping[str, Reference], date: str) -> None:
     for spec in REFERENCE_SET:
-        for day in {old_date, date} - {None}:
-            stale = submissions / f"{day}_{spec.folder_slug}"
-            if stale.is_dir():
-                shutil.rmtree(stale)
+        stale = [f"{date}_{spec.folder_slug}"]
+        if spec.folder_slug in old:
+            stale.append(old[spec.folder_slug].folder)
+        for name in stale:
+            if (submissions / name).is_dir():
+                shutil.rmtree(submissions / name)
         folder = submissions / f"{date}_{spec.folder_slug}"
         reference_bundle(spec, folder)
         print(f"made {folder}")
@@ -165,13 +222,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--date", help="the date of re-made bundles (default: today)")
     parser.add_argument("--check", action="store_true", help="only compare; 1 when stale")
     args = parser.parse_args(argv)
-    old = _current_date(args.list)
     if args.remake:
-        date = args.date or datetime.now(UTC).date().isoformat()
-        _remake(args.submissions, old, date)
+        old = _listed_by_slug(args.list)
+        made = args.date or datetime.now(UTC).date().isoformat()
+        _remake(args.submissions, old, made)
+        folders = {spec.folder_slug: f"{made}_{spec.folder_slug}" for spec in REFERENCE_SET}
+        text = _text(args.submissions, old, folders)
     else:
-        date = args.date or old or datetime.now(UTC).date().isoformat()
-    text = _listing(args.submissions, date)
+        text = reference_listing(args.submissions, args.list)
     if args.check:
         current = args.list.read_text(encoding="utf-8") if args.list.is_file() else ""
         if current != text:
@@ -179,7 +237,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         return 0
     args.list.write_text(text, encoding="utf-8")
-    load_references.cache_clear()
     print(f"wrote {args.list}")
     return 0
 

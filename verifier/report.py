@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from effectbench.bundle import Submission
 from effectbench.findings import CheckId, Family, Finding
-from effectbench.metrics import Results
+from effectbench.metrics import Results, TaskTable
 
 REPORT_VERSION = 1
 """Version of the ``--json`` schema; bumped only on an incompatible change."""
@@ -111,9 +111,18 @@ class BundleReport(BaseModel):
     content_hash: str | None = None
     """:func:`effectbench.hashing.content_hash` of the bundle files the signature covers (or
     of the document): what the reference and withdrawn lists name a bundle by."""
+    tasks: TaskTable | None = None
+    """The rows counted per task (:func:`effectbench.metrics.task_table`): what the board's
+    task-clustered intervals, comparisons and expected costs read (None with ``results``)."""
     rows_hash: str | None = None
     """The hash of the scored rows (:meth:`verifier.rows.RowChecker.rows_hash`): equal for
     copies of one run however re-typed, renamed or re-timed; None when unread."""
+    measured_hash: str | None = None
+    """The hash of what the rows measured (:meth:`verifier.rows.RowChecker.measured_hash`):
+    equal for copies of one run whatever their free text, fingerprints or seeds."""
+    same_measurements_as: str | None = None
+    """Set by the ranking rules: the path of a bundle verified earlier whose every
+    (task, trial) measured the same (a near-identical entry, flagged on the board)."""
 
     def to_json(self) -> dict[str, Any]:
         """Return the report as JSON-ready data (the documented ``--json`` schema)."""

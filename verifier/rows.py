@@ -74,6 +74,64 @@ def row_digest(row: Mapping[str, Any]) -> bytes:
     return hashlib.blake2b(data, digest_size=DIGEST_BYTES).digest()
 
 
+_ORACLE_MEASURED = (
+    "verdict",
+    "kind",
+    "observed_count",
+    "expected_count",
+    "before_reachable",
+    "effect_correct",
+    "effect_wrong_persisted",
+    "effect_absent",
+)
+_ROWS_LABEL = b"effectbench rows 1\0"
+_MEASURED_LABEL = b"effectbench measured 1\0"
+
+
+def measured_digest(row: Mapping[str, Any]) -> bytes:
+    """Return the digest of what a row measured: its outcome, SWER variant, the agent's
+    claim and halt and the oracle's reading (verdict, kind, counts, effect flags).
+
+    Free text (messages, reasons, the oracle's channel), the environment's
+    fingerprint, the seed, ids, timings, costs and model calls are left out: two runs
+    that measured the same thing on a (task, trial) have the same digest however
+    their rows were re-worded, re-seeded or re-fingerprinted.
+    """
+    agent, oracle = row["agent"], row["oracle"]
+    values = [
+        row["outcome"],
+        row["swer_variant"],
+        agent["reported_success"],
+        agent["halted"],
+        *(oracle[k] for k in _ORACLE_MEASURED),
+    ]
+    return hashlib.blake2b(orjson.dumps(values), digest_size=DIGEST_BYTES).digest()
+
+
+def _fold(label: bytes, digests: Mapping[str, bytes | bytearray]) -> str:
+    """Return one hash over per-task digest strips (each trial's digest, in trial order)."""
+    digest = hashlib.sha256(label)
+    for task_id in sorted(digests):
+        digest.update(task_id.encode("utf-8", "surrogatepass") + b"\0")
+        digest.update(digests[task_id])
+    return "sha256:" + digest.hexdigest()
+
+
+def measured_hash_of(rows: Iterable[Mapping[str, Any]], trials: int) -> str:
+    """Return the measured hash of well-formed ``rows`` of a run of ``trials`` trials per
+    task, as :meth:`RowChecker.measured_hash` computes it (the first row of a trial counts)."""
+    strips: dict[str, bytearray] = {}
+    seen: set[tuple[str, int]] = set()
+    for row in rows:
+        task_id, trial = row["task_id"], row["trial"]
+        if not 0 <= trial < trials or (task_id, trial) in seen:
+            continue
+        seen.add((task_id, trial))
+        strip = strips.setdefault(task_id, bytearray(DIGEST_BYTES * trials))
+        strip[DIGEST_BYTES * trial : DIGEST_BYTES * (trial + 1)] = measured_digest(row)
+    return _fold(_MEASURED_LABEL, strips)
+
+
 @dataclass(frozen=True)
 class Combo:
     """What the checks concluded about one combination of a row's cached fields."""
@@ -129,6 +187,8 @@ class RowChecker:
         """Per task, the line of each trial's row (0: not seen yet)."""
         self._digests: dict[str, bytearray] = {}
         """Per task, each trial's :func:`row_digest` (zeros: not seen yet)."""
+        self._measured: dict[str, bytearray] = {}
+        """Per task, each trial's :func:`measured_digest` (zeros: not seen yet)."""
         self._combos: dict[tuple[Any, ...], Combo] = {}
         self._labels: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self._columns: dict[tuple[Any, ...], int] = {}
@@ -207,6 +267,7 @@ class RowChecker:
         if seen is None:
             seen = self._seen[task_id] = array("i", bytes(4 * trials))
             self._digests[task_id] = bytearray(DIGEST_BYTES * trials)
+            self._measured[task_id] = bytearray(DIGEST_BYTES * trials)
         first = seen[trial]
         if first:
             self.sink.emit(
@@ -220,6 +281,7 @@ class RowChecker:
             seen[trial] = line
             at = DIGEST_BYTES * trial
             self._digests[task_id][at : at + DIGEST_BYTES] = row_digest(row)
+            self._measured[task_id][at : at + DIGEST_BYTES] = measured_digest(row)
         seeds = self.seeds
         if seeds is not None and trial < len(seeds) and seed != seeds[trial]:
             self.sink.emit(
@@ -323,11 +385,15 @@ class RowChecker:
         """
         if self.structure_failed or not self.n_valid or self.trials is None:
             return None
-        digest = hashlib.sha256(b"effectbench rows 1\0")
-        for task_id in sorted(self._digests):
-            digest.update(task_id.encode("utf-8", "surrogatepass") + b"\0")
-            digest.update(self._digests[task_id])
-        return "sha256:" + digest.hexdigest()
+        return _fold(_ROWS_LABEL, self._digests)
+
+    def measured_hash(self) -> str | None:
+        """Return the hash of what the rows measured, per (task, trial) in order (None when
+        unread): equal for two bundles whose every (task, trial) has the same
+        :func:`measured_digest`, whatever their free text, fingerprints or seeds."""
+        if self.structure_failed or not self.n_valid or self.trials is None:
+            return None
+        return _fold(_MEASURED_LABEL, self._measured)
 
     def export(self) -> dict[str, Any]:
         """Return this checker's state as plain data (to merge a parallel worker's part)."""
@@ -340,6 +406,7 @@ class RowChecker:
             "ids": self._ids,
             "seen": {task: seen.tobytes() for task, seen in self._seen.items()},
             "digests": {task: bytes(d) for task, d in self._digests.items()},
+            "measured": {task: bytes(d) for task, d in self._measured.items()},
             "kept": self.sink.kept,
             "counts": self.sink.counts,
             "check_ids": self.sink.ids,
@@ -393,14 +460,20 @@ class RowChecker:
             theirs = np.where(theirs > 0, theirs + line_offset, 0).astype(np.int32)
             mine = self._seen.get(task_id)
             their_digests = np.frombuffer(part["digests"][task_id], np.uint8)
+            their_measured = np.frombuffer(part["measured"][task_id], np.uint8)
             if mine is None:
                 self._seen[task_id] = array("i", theirs.tobytes())
                 self._digests[task_id] = bytearray(their_digests.tobytes())
+                self._measured[task_id] = bytearray(their_measured.tobytes())
                 continue
             ours = np.frombuffer(mine, np.int32).copy()
-            digests = np.frombuffer(self._digests[task_id], np.uint8).reshape(-1, DIGEST_BYTES)
             take = (ours == 0) & (theirs > 0)
-            digests[take] = their_digests.reshape(-1, DIGEST_BYTES)[take]
+            for strips, theirs_strip in (
+                (self._digests, their_digests),
+                (self._measured, their_measured),
+            ):
+                mine_strip = np.frombuffer(strips[task_id], np.uint8).reshape(-1, DIGEST_BYTES)
+                mine_strip[take] = theirs_strip.reshape(-1, DIGEST_BYTES)[take]
             for trial in np.flatnonzero((ours > 0) & (theirs > 0)).tolist():
                 sink.emit(
                     CheckId.PACK_DUPLICATE_TRIAL,

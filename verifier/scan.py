@@ -65,6 +65,14 @@ def check_lines(
         if not data or data.isspace():
             checker.reject(number, CheckId.STRUCTURE_BLANK_LINE, "blank line; one row per line")
             continue
+        if data[-1:] == b"\r":
+            checker.reject(
+                number,
+                CheckId.STRUCTURE_LINE_ENDING,
+                "the line ends with a carriage return (CRLF); end each line with a newline "
+                "alone (LF)",
+            )
+            continue
         count += 1
         if count > max_rows:
             sink.emit(

@@ -12,6 +12,7 @@ it adds sets ``func(args) -> int``:
 :mod:`~effectbench.cli._mcp`      ``mcp`` (one episode as an MCP server)
 :mod:`~effectbench.cli._sign`     ``sign``
 :mod:`~effectbench.cli._verify`   ``verify``
+:mod:`~effectbench.cli._rank`     ``rank``
 :mod:`~effectbench.cli._site`     ``site build``, ``site serve``
 ============================  =============================================
 
@@ -37,6 +38,7 @@ from effectbench.cli import (
     _mcp,
     _packs,
     _produce,
+    _rank,
     _run,
     _sign,
     _site,
@@ -45,7 +47,7 @@ from effectbench.cli import (
 from effectbench.cli._args import Parser
 from effectbench.errors import EffectBenchError
 
-GROUPS = (_run, _packs, _conformance, _produce, _inspect, _mcp, _sign, _verify, _site)
+GROUPS = (_run, _packs, _conformance, _produce, _inspect, _mcp, _sign, _verify, _rank, _site)
 """The command modules, in help order."""
 
 

@@ -140,3 +140,16 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Print ``prog: error: message`` on one line and exit with status 2."""
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def add_bundle_paths(parser: argparse.ArgumentParser) -> None:
+    """Add the positional ``PATH...`` of the commands that read bundles (verify, rank)."""
+    from pathlib import Path
+
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        type=Path,
+        metavar="PATH",
+        help="a bundle folder, an upstream document, or a folder of bundles",
+    )

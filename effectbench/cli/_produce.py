@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from effectbench.cli._run import add_system_arguments, run_system
 from effectbench.errors import UsageError
@@ -15,6 +15,8 @@ from effectbench.filenames import README_FILE
 
 if TYPE_CHECKING:
     from effectbench.bundle import SignerDecl
+
+T = TypeVar("T")
 
 
 def add_declaration_arguments(p: argparse.ArgumentParser) -> None:
@@ -28,6 +30,27 @@ def add_declaration_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--readme", type=Path, metavar="FILE", help=f"a {README_FILE} to include")
 
 
+def declared(model: type[T], options: dict[str, str], **values: Any) -> T:
+    """Return ``model(**values)``; a refused value is a one-line :class:`UsageError` naming
+    its command-line option (``options``: field -> option), before anything runs."""
+    from pydantic import ValidationError
+
+    from effectbench.showable import describe_unshowable
+
+    try:
+        return model(**values)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = str(err["loc"][0]) if err["loc"] else ""
+        value = values.get(field)
+        said = (
+            describe_unshowable(value, also="\n" if field == "description" else "")
+            if err["type"] == "string_pattern_mismatch" and isinstance(value, str)
+            else None
+        )
+        raise UsageError(f"{options.get(field, field)}: {said or err['msg']}") from None
+
+
 def read_declaration(args: argparse.Namespace) -> tuple[SignerDecl | None, str | None]:
     """Return the declared signer and the README text the options of a new bundle name."""
     from effectbench.bundle import SignerDecl
@@ -36,7 +59,12 @@ def read_declaration(args: argparse.Namespace) -> tuple[SignerDecl | None, str |
     if (args.signer_identity is None) != (args.signer_issuer is None):
         raise UsageError("give both --signer-identity and --signer-issuer, or neither")
     signer = (
-        SignerDecl(identity=args.signer_identity, issuer=args.signer_issuer)
+        declared(
+            SignerDecl,
+            {"identity": "--signer-identity", "issuer": "--signer-issuer"},
+            identity=args.signer_identity,
+            issuer=args.signer_issuer,
+        )
         if args.signer_identity
         else None
     )
@@ -44,13 +72,29 @@ def read_declaration(args: argparse.Namespace) -> tuple[SignerDecl | None, str |
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
-    from effectbench.bundle import SystemInfo
+    from effectbench.bundle import MAX_TRIALS, SystemInfo
     from effectbench.journal import retire_journal
     from effectbench.produce import bundle_folder, make_submission, now, write_submission
     from effectbench.schema import Split
 
+    # everything the bundle declares is checked before the run
     signer, readme = read_declaration(args)
-    folder = bundle_folder(args.out, args.name)  # checked before the run
+    system = declared(
+        SystemInfo,
+        {
+            "name": "--name",
+            "description": "--description",
+            "url": "--url",
+            "baseline": "--baseline",
+        },
+        name=args.name,
+        description=args.description,
+        url=args.url,
+        baseline=args.baseline,
+    )
+    if args.trials > MAX_TRIALS:
+        raise UsageError(f"--trials {args.trials}: a bundle holds at most {MAX_TRIALS} per task")
+    folder = bundle_folder(args.out, args.name)
     started = now()
     journal = folder.with_name(folder.name + ".journal")  # by default, beside the bundle
     trials, split = args.trials, Split(args.split)
@@ -70,9 +114,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     submission = make_submission(
         run,
         pack,
-        SystemInfo(
-            name=args.name, description=args.description, url=args.url, baseline=args.baseline
-        ),
+        system,
         trials=trials,
         split=split,
         started_at=run.started_at or started,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from effectbench.cli._args import port_number, positive_int
 from effectbench.errors import UsageError
+from effectbench.filenames import site_cache_home
 
 if TYPE_CHECKING:
     import http.server
@@ -120,7 +121,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--cache-dir",
         metavar="DIR",
-        help="chart SVGs and verifier reports, by content (default: ROOT/.cache/effectbench-site)",
+        help="chart SVGs and verifier reports, by content (default: "
+        f"{site_cache_home()}, under $XDG_CACHE_HOME or ~/.cache)",
     )
     p.add_argument(
         "--fresh",

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from effectbench.cli._args import positive_int
+from effectbench.cli._args import add_bundle_paths, positive_int
 from effectbench.errors import UsageError
 from effectbench.filenames import EPISODES_FILE, SUBMISSION_FILE
 from verifier.limits import Limits
@@ -71,13 +71,7 @@ def register(sub: Any) -> None:
         help="verify bundles, upstream documents or a folder of bundles (exit 0 accepted, "
         "1 refused, 2 unreadable)",
     )
-    p.add_argument(
-        "paths",
-        nargs="+",
-        type=Path,
-        metavar="PATH",
-        help="a bundle folder, an upstream document, or a folder of bundles",
-    )
+    add_bundle_paths(p)
     p.add_argument("--json", action="store_true", help="print the reports as a JSON array")
     p.add_argument(
         "--allow-unsigned", action="store_true", help="accept unsigned bundles as previews"

@@ -10,10 +10,10 @@ what it returns.
 from __future__ import annotations
 
 import math
-import unicodedata
 from collections.abc import Sequence
 
 from effectbench.computer import ActionError, Display, MouseButton
+from effectbench.showable import first_unshowable
 
 BUTTONS: tuple[MouseButton, ...] = ("left", "right", "middle")
 MAX_CLICKS = 3
@@ -28,7 +28,7 @@ PIXELS_PER_NOTCH = 100
 """How far one wheel notch scrolls, for vendors that speak in pixels."""
 MAX_PATH = 64
 """The most points one drag may pass through."""
-TEXT_CONTROLS = frozenset("\t\n")
+TEXT_CONTROLS = "\t\n"
 """The only control characters text may carry (Tab and newline are keys a form uses)."""
 
 
@@ -67,16 +67,24 @@ def path(display: Display, points: object) -> list[tuple[int, int]]:
 
 
 def text(value: object) -> str:
-    """Return ``value`` if it is printable text (Tab and newline allowed)."""
+    """Return ``value`` if every character may be shown (:mod:`effectbench.showable`), or is a
+    tab or a newline."""
     if not isinstance(value, str):
         raise ActionError(f"text must be a string, got {value!r}")
     if len(value) > MAX_TEXT:
         raise ActionError(f"text is {len(value)} characters; at most {MAX_TEXT} per action")
-    for ch in value:
-        if ch in TEXT_CONTROLS:
-            continue
-        if unicodedata.category(ch) in ("Cc", "Cs", "Co", "Cn") or ch in "\u2028\u2029":
-            raise ActionError(f"text contains the control character U+{ord(ch):04X}")
+    at = first_unshowable(value, also=TEXT_CONTROLS)
+    if at is not None:
+        code = ord(value[at])
+        what = (
+            "the control character"
+            if code < 0x20 or 0x7F <= code <= 0x9F
+            else "a format, private-use, unassigned or invisible character,"
+        )
+        raise ActionError(
+            f"text contains {what} U+{code:04X} at position {at}, which cannot be typed "
+            "(letters, marks, numbers, punctuation, symbols, spaces, tab and newline can)"
+        )
     return value
 
 

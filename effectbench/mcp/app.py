@@ -9,9 +9,11 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
+from pydantic import StrictBool, StrictFloat, StrictInt, StrictStr
 
 from effectbench.computer import ActionError
 from effectbench.mcp.server import ACTIONS, EpisodeOver, EpisodeServer
+from effectbench.mcp.transport import bounded_stdio
 from effectbench.schema import Substrate
 
 INSTRUCTIONS = (
@@ -54,7 +56,7 @@ def build(episode: EpisodeServer) -> MCPServer:
         return image
 
     @app.tool(name="report", description="End the episode: success, or halted, and why.")
-    async def report(success: bool, halted: bool, message: str = "") -> str:
+    async def report(success: StrictBool, halted: StrictBool, message: StrictStr = "") -> str:
         await _call(episode, "report", {"success": success, "halted": halted, "message": message})
         return "reported; the harness judges the record"
 
@@ -79,23 +81,23 @@ def _accessibility_tools(app: MCPServer, episode: EpisodeServer) -> None:
         return str(_answer(await _call(episode, "a11y_tree", {})))
 
     @app.tool(name="a11y_action", description="Perform a node's accessibility action.")
-    async def a11y_action(node: str, action: str = "click") -> str:
+    async def a11y_action(node: StrictStr, action: StrictStr = "click") -> str:
         return str(_answer(await _call(episode, "a11y_action", {"node": node, "action": action})))
 
     @app.tool(name="a11y_set_text", description="Replace the text of an editable node.")
-    async def a11y_set_text(node: str, text: str) -> str:
+    async def a11y_set_text(node: StrictStr, text: StrictStr) -> str:
         return str(_answer(await _call(episode, "a11y_set_text", {"node": node, "text": text})))
 
 
 def _action_tool(episode: EpisodeServer, action: str) -> Any:
     async def computer_action(
-        coordinate: list[int] | None = None,
-        text: str | None = None,
-        scroll_direction: str | None = None,
-        scroll_amount: int | None = None,
-        duration: float | None = None,
-        start_coordinate: list[int] | None = None,
-        region: list[int] | None = None,
+        coordinate: list[StrictInt] | None = None,
+        text: StrictStr | None = None,
+        scroll_direction: StrictStr | None = None,
+        scroll_amount: StrictInt | None = None,
+        duration: StrictInt | StrictFloat | None = None,
+        start_coordinate: list[StrictInt] | None = None,
+        region: list[StrictInt] | None = None,
     ) -> Image | str:
         arguments = {
             k: v
@@ -117,9 +119,16 @@ def _action_tool(episode: EpisodeServer, action: str) -> Any:
 
 
 async def serve(episode: EpisodeServer) -> None:
-    """Serve ``episode`` over stdio until the client leaves; then its row is written."""
+    """Serve ``episode`` over stdio until the client leaves; then its row is written.
+
+    The wire is :func:`effectbench.mcp.transport.bounded_stdio` (bounded messages, a
+    JSON-RPC error for each malformed one); the SDK's server runs on its streams.
+    """
     episode.start()
     try:
-        await build(episode).run_stdio_async()
+        app = build(episode)
+        server = app._lowlevel_server  # the SDK's stdio runner takes no transport of ours
+        async with bounded_stdio() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
     finally:
         await asyncio.to_thread(episode.stop)

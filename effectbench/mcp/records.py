@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from effectbench.bundle import MAX_TRIALS
 from effectbench.errors import DataError, UsageError
 from effectbench.runner import DroppedEpisode, RunResult
 from effectbench.schema import DropReason, EpisodeRecord, Split
@@ -92,6 +93,12 @@ def read_records(record_dir: Path, pack: BenchmarkProvider) -> Records:
             raise DataError(f"not a valid episode record: {first}", file=str(path)) from None
         if key[0] not in tasks:
             raise DataError(f"task {key[0]!r} is not in pack {pack.name!r}", file=str(path))
+        if not 0 <= key[1] < MAX_TRIALS:
+            raise DataError(
+                f"trial {key[1]} is outside 0..{MAX_TRIALS - 1} (a bundle holds at most "
+                f"{MAX_TRIALS} trials per task)",
+                file=str(path),
+            )
         if key in seen:
             raise DataError(f"task {key[0]!r} trial {key[1]} is recorded twice", file=str(path))
         seen.add(key)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from effectbench.computer import AccessibleComputerEnv, ActionError, ComputerEnv
+from effectbench.computer import AccessibleComputerEnv, ActionError, ComputerEnv, checks
 from effectbench.computer.vendors import anthropic
 from effectbench.runner import run_episode
 from effectbench.schema import AgentReport, TaskSpec
@@ -133,7 +133,7 @@ class RemoteAgent:
         if call.name == "a11y_action":
             env.a11y_action(node, str(action))
         elif isinstance(text, str):
-            env.a11y_set_text(node, text)
+            env.a11y_set_text(node, checks.text(text))  # the text rule `type` applies
         else:
             raise ActionError("a11y_set_text needs text")
         self.acted = True

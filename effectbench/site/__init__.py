@@ -10,7 +10,7 @@ from __future__ import annotations
 from effectbench.site._entries import Entry, entry_from_report
 from effectbench.site._render import ChartCache, ChartRenderer, VlConvertRenderer, normalise_svg
 from effectbench.site._reports import verify_submissions
-from effectbench.site._tables import boards, rank_ranges
+from effectbench.site._tables import boards
 from effectbench.site._withdrawn import Withdrawn, read_withdrawn
 from effectbench.site.build import BuildSummary, build_site
 
@@ -25,7 +25,6 @@ __all__ = [
     "build_site",
     "entry_from_report",
     "normalise_svg",
-    "rank_ranges",
     "read_withdrawn",
     "verify_submissions",
 ]

@@ -1,8 +1,8 @@
-"""Embeddable badges: a small SVG per ranked submission, SWER and over-halt together with k/n.
+"""Embeddable badges: a small SVG per ranked submission, SWER, over-halt and record-wrong with k/n.
 
-Projects put such badges in their README; this one always states over-halt beside
-SWER, so nobody can quote SWER alone from it. The SVG is written by hand (no
-renderer, byte-stable); text widths are estimated per character and pinned with
+Projects put such badges in their README; this one always states over-halt and the
+record-wrong rate beside SWER, so nobody can quote SWER alone from it. The SVG is written by
+hand (no renderer, byte-stable); text widths are estimated per character and pinned with
 ``textLength``, so the text fills its box in whatever font the viewer has.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
-from effectbench.metrics import Rate
+from effectbench.metrics import Rate, TaskRate
 
 HEIGHT = 20
 FONT = "Verdana,DejaVu Sans,sans-serif"
@@ -44,7 +44,7 @@ def text_width(text: str) -> float:
     return -(-width * 2 // 1) / 2
 
 
-def _pct(r: Rate) -> str:
+def _pct(r: Rate | TaskRate) -> str:
     return f"{100 * r.rate:.1f}%"
 
 
@@ -88,10 +88,11 @@ class Badge:
         )
 
 
-def result_badge(pack: str, swer: Rate, over_halt: Rate) -> Badge:
-    """Return the badge of one ranked submission: SWER and over-halt with their k/n."""
+def result_badge(pack: str, swer: Rate, over_halt: Rate, record_wrong: Rate | TaskRate) -> Badge:
+    """Return the badge of one ranked submission: SWER, over-halt and record-wrong with k/n."""
     message = (
         f"SWER {_pct(swer)} ({swer.numerator}/{swer.denominator}) · over-halt "
-        f"{_pct(over_halt)} ({over_halt.numerator}/{over_halt.denominator})"
+        f"{_pct(over_halt)} ({over_halt.numerator}/{over_halt.denominator}) · record-wrong "
+        f"{_pct(record_wrong)} ({record_wrong.numerator}/{record_wrong.denominator})"
     )
     return Badge(f"EffectBench {pack}", message)

@@ -20,15 +20,11 @@ import secrets
 from functools import lru_cache
 from pathlib import Path
 
+from effectbench.filenames import cache_home
+
 __all__ = ["CacheSeal", "cache_home", "default_seal"]
 
 _MAC_BYTES = 32
-
-
-def cache_home() -> Path:
-    """Return this user's cache home (``$XDG_CACHE_HOME`` or ``~/.cache``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "effectbench"
 
 
 def _machine_key(path: Path) -> bytes:

@@ -16,6 +16,8 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
+from effectbench.metrics import DEFAULT_COSTS, CostWeights
+
 FONT = "sans-serif"
 PADDING = {"left": 24, "right": 12, "top": 6, "bottom": 6}
 """Room around the plot: the browser's font may be wider than the one vl-convert measured."""
@@ -90,21 +92,56 @@ def _frontier_template(width: int, height: int, labelled: bool) -> dict[str, Any
     base = alt.Chart(_PLACEHOLDER)
     x = alt.X("over_halt:Q", title="over-halt rate (lower is better)", scale=_unit())
     y = alt.Y("swer:Q", title="SWER (lower is better)", scale=_unit())
-    tip = [alt.Tooltip("system:N"), alt.Tooltip("label:N", title="SWER / over-halt")]
-    layers = [
-        base.mark_rule(opacity=0.55).encode(
+    points = base.transform_filter("datum.kind == 'system'")
+    shifts = base.transform_filter("datum.kind == 'system' && datum.shift > 0")
+    tip = [
+        alt.Tooltip("system:N"),
+        alt.Tooltip("label:N", title="SWER / over-halt / record-wrong"),
+        alt.Tooltip("cost_text:N", title="cost per 100 tasks"),
+    ]
+    layers = []
+    for kind, colour, stroke in (("iso", "#8a8a8a", 1), ("idle", "#b00020", 2)):
+        lines = base.transform_filter(f"datum.kind == '{kind}'")
+        layers.append(
+            lines.mark_rule(strokeDash=[4, 3], color=colour, strokeWidth=stroke).encode(
+                x=alt.X("x1:Q", scale=_unit()),
+                y=alt.Y("y1:Q", scale=_unit()),
+                x2="x2:Q",
+                y2="y2:Q",
+                description="d:N",
+            )
+        )
+        layers.append(
+            lines.mark_text(
+                align="left", baseline="bottom", dx=3, dy=-2, fontSize=10, color=colour
+            ).encode(
+                x=alt.X("tx:Q", scale=_unit()),
+                y=alt.Y("ty:Q", scale=_unit()),
+                text="line_label:N",
+                description="d:N",
+            )
+        )
+    layers += [
+        shifts.mark_rule(strokeDash=[1, 2], opacity=0.8).encode(
+            x=x, y="swer:Q", y2="y_cost:Q", href="href:N", description="shift_d:N"
+        ),
+        points.mark_rule(opacity=0.55).encode(
             x=x, y="swer_lo:Q", y2="swer_hi:Q", href="href:N", description="swer_ci:N"
         ),
-        base.mark_rule(opacity=0.55).encode(
+        points.mark_rule(opacity=0.55).encode(
             y=y, x="oh_lo:Q", x2="oh_hi:Q", href="href:N", description="oh_ci:N"
         ),
-        base.mark_point(filled=True, size=60).encode(
+        points.mark_point(filled=True, size=60).encode(
             x=x,
             y=y,
             color=alt.Color("system:N", legend=None),
             tooltip=tip,
             href="href:N",
             description="d:N",
+        ),
+        # After the points, so the first symbol of the drawing is a system's point.
+        shifts.mark_point(shape="triangle-up", filled=False, size=40).encode(
+            x=x, y=alt.Y("y_cost:Q", scale=_unit()), href="href:N", description="shift_d:N"
         ),
     ]
     if labelled:
@@ -113,6 +150,7 @@ def _frontier_template(width: int, height: int, labelled: bool) -> dict[str, Any
         limit = width // 2 - LABEL_ROOM - EDGE
         for right, below in ((False, False), (True, False), (False, True), (True, True)):
             test = (
+                "datum.kind == 'system' && "
                 f"{'datum.over_halt > 0.5' if right else 'datum.over_halt <= 0.5'} && "
                 f"{'datum.swer > 0.85' if below else 'datum.swer <= 0.85'}"
             )
@@ -131,40 +169,110 @@ def _frontier_template(width: int, height: int, labelled: bool) -> dict[str, Any
     return _template(alt.layer(*layers).properties(width=width, height=height))
 
 
-def frontier_chart(name: str, frame: pd.DataFrame, href: str = "submissions/") -> Chart:
-    """SWER against over-halt per system, both with their intervals (the honest frontier).
+ISO_LEVELS = (25.0, 50.0, 100.0, 200.0, 400.0, 800.0)
+"""Expected costs per 100 tasks the frontier draws an iso-cost line for (those in the plot)."""
 
-    Each point links to its submission page (``href`` + slug + ``.html``).
+
+def iso_segment(per_100: float, costs: CostWeights) -> tuple[float, float, float, float] | None:
+    """Return the part inside the unit square of the line silent x SWER + over_halt x
+    over-halt = ``per_100`` / 100 (record-wrong at 0), as (x1, y1, x2, y2); None if outside."""
+    c = per_100 / 100.0
+    ws, wo = costs.silent, costs.over_halt
+    if ws <= 0 and wo <= 0:
+        return None
+    if ws <= 0:
+        x = c / wo
+        return (x, 0.0, x, 1.0) if 0 <= x <= 1 else None
+    if wo <= 0:
+        y = c / ws
+        return (0.0, y, 1.0, y) if 0 <= y <= 1 else None
+    x_lo, x_hi = max(0.0, (c - ws) / wo), min(1.0, c / wo)
+    if x_lo > x_hi:
+        return None
+    return (x_lo, (c - wo * x_lo) / ws, x_hi, (c - wo * x_hi) / ws)
+
+
+def frontier_chart(
+    name: str,
+    frame: pd.DataFrame,
+    costs: CostWeights | None = None,
+    facts: Any = None,
+    href: str = "submissions/",
+) -> Chart:
+    """SWER against over-halt per system, with their task-clustered intervals, on the plane of
+    iso-cost lines at the board's prices; the doing-nothing line drawn in red.
+
+    A system's record-wrong rate moves it off the plane: a hollow triangle above its point
+    marks where its wrong records put it (SWER + record-wrong x wrong_record / silent), the
+    height at which the iso-cost lines read its expected cost. Each point links to its
+    submission page (``href`` + slug + ``.html``).
     """
-    values = [
-        {
-            "system": r.system,
-            "href": f"{href}{r.slug}.html",
-            "swer": r.swer,
-            "swer_lo": r.swer_lo,
-            "swer_hi": r.swer_hi,
-            "over_halt": r.over_halt,
-            "oh_lo": r.over_halt_lo,
-            "oh_hi": r.over_halt_hi,
-            "label": f"{pct(r.swer)} / {pct(r.over_halt)}",
-            # What a screen reader hears for each mark: the data table's numbers, never raw floats.
-            "d": f"{r.system}: SWER {pct(r.swer)} ({r.swer_k}/{r.swer_n}), over-halt "
-            f"{pct(r.over_halt)} ({r.over_halt_k}/{r.over_halt_n})",
-            "swer_ci": f"{r.system}: SWER interval {pct(r.swer_lo)} to {pct(r.swer_hi)}",
-            "oh_ci": f"{r.system}: over-halt interval {pct(r.over_halt_lo)} to "
-            f"{pct(r.over_halt_hi)}",
-        }
-        for r in frame.itertuples()
-    ]
-    best = frame.loc[frame["swer"].idxmin()]
+    costs = costs or DEFAULT_COSTS
+    ratio = costs.wrong_record / costs.silent if costs.silent > 0 else 0.0
+    values: list[dict[str, Any]] = []
+    for r in frame.itertuples():
+        rw = f"{pct(r.record_wrong)} ({r.record_wrong_k}/{r.record_wrong_n})"
+        values.append(
+            {
+                "kind": "system",
+                "system": r.system,
+                "href": f"{href}{r.slug}.html",
+                "swer": r.swer,
+                "swer_lo": r.swer_tasks_lo,
+                "swer_hi": r.swer_tasks_hi,
+                "over_halt": r.over_halt,
+                "oh_lo": r.over_halt_tasks_lo,
+                "oh_hi": r.over_halt_tasks_hi,
+                "shift": ratio * r.record_wrong,
+                "y_cost": min(1.0, r.swer + ratio * r.record_wrong),
+                "label": f"{pct(r.swer)} / {pct(r.over_halt)} / {pct(r.record_wrong)}",
+                "cost_text": f"{r.cost:.1f} [{r.cost_lo:.1f}, {r.cost_hi:.1f}]",
+                # What a screen reader hears for each mark: the data table's numbers.
+                "d": f"{r.system}: SWER {pct(r.swer)} ({r.swer_k}/{r.swer_n}), over-halt "
+                f"{pct(r.over_halt)} ({r.over_halt_k}/{r.over_halt_n}), record-wrong {rw}, "
+                f"cost {r.cost:.1f} per 100 tasks",
+                "shift_d": f"{r.system}: where its record-wrong rate {rw} puts it on the cost "
+                "lines",
+                "swer_ci": f"{r.system}: SWER interval counting tasks {pct(r.swer_tasks_lo)} "
+                f"to {pct(r.swer_tasks_hi)}",
+                "oh_ci": f"{r.system}: over-halt interval counting tasks "
+                f"{pct(r.over_halt_tasks_lo)} to {pct(r.over_halt_tasks_hi)}",
+            }
+        )
+    idle = getattr(facts, "idle_cost", None)
+    levels = [("iso", c, f"{c:g}") for c in ISO_LEVELS]
+    if idle is not None:
+        levels.append(("idle", idle, f"doing nothing {idle:.1f}"))
+    for kind, level, text in levels:
+        seg = iso_segment(level, costs)
+        if seg is None:
+            continue
+        x1, y1, x2, y2 = seg
+        values.append(
+            {
+                "kind": kind,
+                "x1": x1,
+                "y1": y1,
+                "x2": x2,
+                "y2": y2,
+                "tx": x1,
+                "ty": y1,
+                "line_label": text,
+                "d": f"iso-cost line: {text} per 100 tasks"
+                if kind == "iso"
+                else f"the doing-nothing line: {idle:.1f} per 100 tasks",
+            }
+        )
+    best = frame.iloc[0]
     least_halt = frame.loc[frame["over_halt"].idxmin()]
-    zero = frame[frame["swer_k"] == 0]
     systems = "1 system" if len(frame) == 1 else f"{len(frame)} systems"
     alt_text = (
-        f"{systems}. Lowest SWER: {best.system} at {pct(best.swer)} with over-halt "
-        f"{pct(best.over_halt)}; lowest over-halt: {least_halt.system} at "
+        f"{systems}. First in the default order: {best.system}, SWER {pct(best.swer)}, "
+        f"over-halt {pct(best.over_halt)}, record-wrong {pct(best.record_wrong)}, cost "
+        f"{best.cost:.1f} per 100 tasks; lowest over-halt: {least_halt.system} at "
         f"{pct(least_halt.over_halt)} with SWER {pct(least_halt.swer)}."
     )
+    zero = frame[frame["swer_k"] == 0]
     if len(zero) == 1:
         only = zero.iloc[0]
         alt_text += (
@@ -176,9 +284,37 @@ def frontier_chart(name: str, frame: pd.DataFrame, href: str = "submissions/") -
             f" {len(zero)} systems reach SWER 0; among them over-halt goes up to "
             f"{pct(worst_zero.over_halt)} ({worst_zero.system})."
         )
-    table = _table(frame, ["system", "swer", "over_halt"], href)
+    if idle is not None:
+        above = int((frame["cost"] > idle + 1e-9).sum())
+        alt_text += (
+            f" Doing nothing would cost {idle:.1f} per 100 tasks; {above} of {len(frame)} "
+            "cost more at these prices."
+        )
+    rates = ("swer", "over_halt", "record_wrong")
+    table = DataTable(
+        ("system", "swer", "over halt", "record wrong", "cost per 100 tasks"),
+        [
+            (
+                str(r["system"]),
+                *(
+                    f"{_interval_text(r, m)}; tasks [{pct(r[m + '_tasks_lo'])}, "
+                    f"{pct(r[m + '_tasks_hi'])}]"
+                    for m in rates
+                ),
+                f"{r['cost']:.1f} [{r['cost_lo']:.1f}, {r['cost_hi']:.1f}]",
+            )
+            for r in frame.to_dict("records")
+        ],
+        tuple(f"{href}{slug}.html" for slug in frame["slug"]),
+    )
     template = _frontier_template(440, 320, labelled=len(frame) <= LABELLED_POINTS)
-    return Chart(name, "SWER against over-halt", _with_data(template, values), alt_text, table)
+    return Chart(
+        name,
+        "SWER against over-halt, with cost lines",
+        _with_data(template, values),
+        alt_text,
+        table,
+    )
 
 
 def gap_chart(name: str, frame: pd.DataFrame, href: str = "submissions/") -> Chart:
@@ -244,16 +380,16 @@ def _interval_text(c: dict[str, Any], name: str) -> str:
     )
 
 
-CELL_METRICS = (("swer", "SWER"), ("over_halt", "over-halt"))
-"""The two rates of the per-cell chart, one panel each, always together."""
+CELL_METRICS = (("swer", "SWER"), ("over_halt", "over-halt"), ("record_wrong", "record-wrong"))
+"""The three rates of the per-cell chart, one panel each, always together."""
 
 
 def cells_chart(name: str, cells: Sequence[dict[str, Any]], href: str = "submissions/") -> Chart:
-    """Per (category x substrate) SWER and over-halt for each system, with intervals.
+    """Per (category x substrate) SWER, over-halt and record-wrong for each system, with intervals.
 
     ``cells`` has one dict per (system, cell) with ``system``, ``slug``, ``category``,
     ``substrate`` and, for SWER and over-halt, the rate, its interval and ``k``/``n``.
-    Two panels side by side share the cell axis: SWER left, over-halt right.
+    Three panels side by side share the cell axis: SWER, over-halt, record-wrong.
     """
     values = []
     for c in cells:
@@ -289,7 +425,7 @@ def cells_chart(name: str, cells: Sequence[dict[str, Any]], href: str = "submiss
             href="href:N",
             description="d:N",
         ),
-    ).properties(width=200, height=alt.Step(max(8, 40 // max(1, n_systems))))
+    ).properties(width=170, height=alt.Step(max(8, 40 // max(1, n_systems))))
     chart = layer.facet(
         column=alt.Column("metric:N", title=None, sort=[label for _, label in CELL_METRICS])
     )
@@ -302,8 +438,14 @@ def cells_chart(name: str, cells: Sequence[dict[str, Any]], href: str = "submiss
         f"{most_halt['substrate']}, {pct(most_halt['over_halt'])} "
         f"({most_halt['over_halt_k']}/{most_halt['over_halt_n']})."
     )
+    most_wrong = _first_max(cells, "record_wrong")
+    alt_text += (
+        f" Highest per-cell record-wrong: {most_wrong['system']} in {most_wrong['category']} "
+        f"× {most_wrong['substrate']}, {pct(most_wrong['record_wrong'])} "
+        f"({most_wrong['record_wrong_k']}/{most_wrong['record_wrong_n']})."
+    )
     table = DataTable(
-        ("system", "category", "substrate", "SWER", "over-halt"),
+        ("system", "category", "substrate", "SWER", "over-halt", "record-wrong"),
         [
             (
                 c["system"],
@@ -311,13 +453,18 @@ def cells_chart(name: str, cells: Sequence[dict[str, Any]], href: str = "submiss
                 c["substrate"],
                 _interval_text(c, "swer"),
                 _interval_text(c, "over_halt"),
+                _interval_text(c, "record_wrong"),
             )
             for c in cells
         ],
         tuple(f"{href}{c['slug']}.html" for c in cells),
     )
     return Chart(
-        name, "SWER and over-halt per cell", _with_data(_template(chart), values), alt_text, table
+        name,
+        "SWER, over-halt and record-wrong per cell",
+        _with_data(_template(chart), values),
+        alt_text,
+        table,
     )
 
 

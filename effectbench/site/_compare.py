@@ -1,11 +1,12 @@
 """The compare view's data: every board's episodes, one outcome letter per episode and system.
 
 Two systems on one board are compared on the episodes both ran, paired by
-(task, trial, seed). With hundreds of systems a board has too many pairs to
-render each, so the build publishes one small script per board
-(``compare/KEY.js``) and the compare page (``site/assets/compare.js``) counts
-the pairs in the browser and applies :func:`effectbench.metrics.paired_difference`'s
-formula there.
+(task, trial, seed) and clustered by task. With hundreds of systems a board has too
+many pairs to render each, so the build publishes one small script per board
+(``compare/KEY.js``) and the compare page (``site/assets/compare.js``) counts each
+task's episodes in the browser and applies the formulas of
+:func:`effectbench.metrics.rate_difference` and :func:`effectbench.metrics.cost_difference`
+there (Student's t quantiles come with the data).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from effectbench.metrics import RATE_OUTCOMES
+from effectbench.metrics import student_t_quantile
+from effectbench.schema import Outcome, SwerVariant
 from effectbench.site._pages import OUTCOME_CODES, BoardView
 from effectbench.site._tables import BOARD_COLUMNS
 
@@ -24,6 +26,27 @@ MISSING = "."
 """The letter of an episode a system did not run."""
 PAIR_KEY = ("task_id", "trial", "seed")
 """What makes two episodes a pair: the same task, trial and seed."""
+PHANTOM = "P"
+"""The compare letter of a silent wrong effect that wrote nothing (``W`` is a wrong write)."""
+COMPARE_RATES = ("swer", "over_halt", "record_wrong", "task_success")
+"""The rates the compare view differences, in order."""
+EVENT_LETTERS = {
+    "swer": [OUTCOME_CODES[Outcome.SILENT_WRONG_EFFECT.value], PHANTOM],
+    "over_halt": [OUTCOME_CODES[Outcome.OVER_HALT.value]],
+    "record_wrong": [
+        OUTCOME_CODES[Outcome.SILENT_WRONG_EFFECT.value],
+        OUTCOME_CODES[Outcome.WRONG_ACTION.value],
+    ],
+    "task_success": [OUTCOME_CODES[Outcome.SUCCESS.value]],
+}
+"""The letters each rate counts (the same events as :func:`effectbench.metrics.episode_events`;
+a test holds them equal)."""
+
+
+def _letter(outcome: str, variant: str) -> str:
+    if outcome == Outcome.SILENT_WRONG_EFFECT.value and variant == SwerVariant.PHANTOM.value:
+        return PHANTOM
+    return OUTCOME_CODES.get(outcome, "?")
 
 
 def _episodes(table: pa.Table) -> list[tuple[tuple[str, int, int], str, str, str]]:
@@ -31,9 +54,10 @@ def _episodes(table: pa.Table) -> list[tuple[tuple[str, int, int], str, str, str
         return []
     columns = [table.column(c).to_pylist() for c in (*PAIR_KEY, "category", "substrate")]
     outcomes = table.column("outcome").to_pylist()
+    variants = table.column("swer_variant").to_pylist()
     return [
-        ((str(t), int(tr), int(sd)), str(cat), str(sub), str(o))
-        for t, tr, sd, cat, sub, o in zip(*columns, outcomes, strict=True)
+        ((str(t), int(tr), int(sd)), str(cat), str(sub), _letter(str(o), str(v)))
+        for t, tr, sd, cat, sub, o, v in zip(*columns, outcomes, variants, strict=True)
     ]
 
 
@@ -49,8 +73,8 @@ def compare_data(view: BoardView, rows_of: dict[str, pa.Table]) -> dict[str, Any
     systems = []
     for row in view.rows:
         letters = [MISSING] * len(keys)
-        for key, _, _, outcome in per_system[row["slug"]]:
-            letters[index[key]] = OUTCOME_CODES.get(outcome, "?")
+        for key, _, _, letter in per_system[row["slug"]]:
+            letters[index[key]] = letter
         systems.append(
             {
                 "slug": row["slug"],
@@ -61,16 +85,25 @@ def compare_data(view: BoardView, rows_of: dict[str, pa.Table]) -> dict[str, Any
             }
         )
     labels = {c.key: c for c in BOARD_COLUMNS}
+    n_tasks = len({k[0] for k in keys})
+    legend = [
+        f"{code} {name}"
+        if name != Outcome.SILENT_WRONG_EFFECT.value
+        else f"{code} silent wrong write · {PHANTOM} phantom"
+        for name, code in OUTCOME_CODES.items()
+    ]
     return {
         "title": view.title,
         "episodes": [[*k, *where[k]] for k in keys],
         "systems": systems,
         "rates": [
             {"key": key, "label": labels[key].label, "better": labels[key].better or ""}
-            for key in RATE_OUTCOMES
+            for key in COMPARE_RATES
         ],
-        "events": {key: [OUTCOME_CODES[o.value]] for key, o in RATE_OUTCOMES.items()},
-        "legend": " · ".join(f"{code} {name}" for name, code in OUTCOME_CODES.items()),
+        "events": EVENT_LETTERS,
+        "prices": list(view.costs.as_tuple()),
+        "t975": [student_t_quantile(0.975, df) for df in range(1, max(2, n_tasks))],
+        "legend": " · ".join(legend),
     }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,12 +22,12 @@ from effectbench.bundle import (
     README_FILE,
     SIGNATURE_FILE,
     SUBMISSION_FILE,
-    UNSHOWABLE,
     folder_problem,
     slugify,
 )
-from effectbench.metrics import Results
+from effectbench.metrics import Results, TaskTable
 from effectbench.packs import canonical_pack
+from effectbench.showable import make_showable
 from verifier.limits import Limits
 from verifier.report import NOT_APPLICABLE_SKIPS, BundleReport
 
@@ -44,11 +45,12 @@ SHOWN_TEXT_MAX = 4000
 def shown(text: str, limit: int = SHOWN_NAME_MAX) -> str:
     """Return ``text`` safe to show anywhere (a page, a chart, a CSV cell).
 
-    Control, bidi and zero-width characters become U+FFFD and the text is cut to
-    ``limit`` characters: a refused bundle with a hostile name still gets its row on
-    the refused page, and never stops the build (the chart renderer aborts on ESC).
+    Every character :mod:`effectbench.showable` does not allow becomes U+FFFD and the
+    text is cut to ``limit`` characters: a refused bundle with a hostile name still gets
+    its row on the refused page, and never stops the build (the chart renderer aborts
+    on ESC and on U+FFFE).
     """
-    text = UNSHOWABLE.sub("\ufffd", text.encode("utf-8", "replace").decode("utf-8"))
+    text = make_showable(text)
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
@@ -135,6 +137,18 @@ class Entry:
     rows_hash: str = ""
     n_dropped: int = 0
     """Trials of the run without a scored row (``run.dropped``)."""
+    same_as: str = ""
+    """The slug of an entry verified earlier that measured the same on every (task, trial)
+    (the verifier's ``same_measurements_as``; flagged on the board), else ""."""
+    tasks: TaskTable | None = None
+    """The scored rows counted per task (the verifier's; set with ``results``)."""
+    drop_reasons: tuple[tuple[str, int], ...] = ()
+    """Each reason a trial was dropped, with how many (``run.dropped``), by count."""
+
+    @property
+    def default_seeds(self) -> bool:
+        """Whether the run used SPEC's default seeds, ``0 .. trials - 1`` (one per trial)."""
+        return self.trials is not None and self.seeds == tuple(range(self.trials))
 
     @property
     def measured(self) -> bool:
@@ -214,10 +228,23 @@ def _checks(report: BundleReport) -> tuple[CheckView, ...]:
     )
 
 
+def own_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file of its own: not a symlink, not a hard link.
+
+    The site shows and publishes a bundle's files, refused bundle or not: a link would
+    publish whatever it points at.
+    """
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_nlink == 1
+
+
 def _readme(path: Path, limit: int = README_LIMIT) -> str | None:
     """Return at most ``limit`` bytes of the bundle's README as text (never a whole big file)."""
     readme = path / README_FILE if path.is_dir() else None
-    if readme is None or readme.is_symlink() or not readme.is_file():
+    if readme is None or not own_file(readme):
         return None
     try:
         with readme.open("rb") as fh:
@@ -248,7 +275,7 @@ def entry_from_report(report: BundleReport, slug: str | None = None) -> Entry:
     )
     status: Status = report.status.value
     name = str(system.get("name") or (results.arm if results is not None else "") or path.name)
-    files = tuple(f for f in DOWNLOADABLE if path.is_dir() and (path / f).is_file())
+    files = tuple(f for f in DOWNLOADABLE if path.is_dir() and own_file(path / f))
     return Entry(
         slug=slug or slug_of(path),
         path=path,
@@ -277,7 +304,19 @@ def entry_from_report(report: BundleReport, slug: str | None = None) -> Entry:
         content_hash=report.content_hash or "",
         rows_hash=report.rows_hash or "",
         n_dropped=len(run.get("dropped") or ()),
+        same_as=slug_of(Path(report.same_measurements_as)) if report.same_measurements_as else "",
+        tasks=report.tasks,
+        drop_reasons=_drop_reasons(run.get("dropped") or ()),
     )
+
+
+def _drop_reasons(dropped: Sequence[Any]) -> tuple[tuple[str, int], ...]:
+    """Return (reason, count) of the dropped trials, the most frequent first."""
+    counts: dict[str, int] = {}
+    for d in dropped:
+        reason = shown(str(d.get("reason") or "unknown")) if isinstance(d, dict) else "unknown"
+        counts[reason] = counts.get(reason, 0) + 1
+    return tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def slug_of(path: Path) -> str:

@@ -14,12 +14,24 @@ import orjson
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from effectbench.metrics import Cell, Results, substrate_totals
+from effectbench.metrics import (
+    Interval,
+    TaskTable,
+    expected_cost,
+    idle_cost,
+    never_acts,
+    substrate_totals,
+    task_rate,
+    worst_case_rate,
+)
 from effectbench.site._entries import Entry
-from effectbench.site._tables import DEFAULT_ORDER, RATES, Board
+from effectbench.site._tables import DEFAULT_ORDER, DROP_BOUNDED, RATES, Board
 
-FORMAT = 1
-"""Bumped when a field changes meaning or disappears (new fields may be added freely)."""
+FORMAT = 2
+"""Bumped when a field changes meaning or disappears (new fields may be added freely).
+2: entries in the joint default order (expected cost, dominance, no reward for inaction);
+rank ranges from paired, task-clustered cost differences; record-wrong, task-clustered
+intervals, costs and drop bounds added."""
 SCHEMA_FILE = "leaderboard.schema.json"
 
 
@@ -27,14 +39,37 @@ class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class ClusteredJSON(_Model):
+    """A rate's 95% interval counting tasks, not repeats (Wilson on the Rao-Scott effective
+    sample), with its design effect."""
+
+    lo: float
+    hi: float
+    design_effect: float = Field(ge=1, description="task-clustered over binomial variance")
+    n_effective: float = Field(ge=0, description="episodes divided by the design effect")
+    tasks: int = Field(ge=0, description="tasks (clusters) the episodes fall into")
+    upper: float | None = Field(
+        default=None, description="for 0/n: one-sided 95% upper bound on the effective n"
+    )
+
+
 class RateJSON(_Model):
-    """A rate with its counts and 95% Wilson interval."""
+    """A rate with its counts, 95% Wilson interval and the interval that counts tasks."""
 
     k: int = Field(ge=0, description="numerator")
     n: int = Field(ge=0, description="denominator")
     rate: float = Field(ge=0, le=1)
     lo: float = Field(description="95% Wilson interval, lower end")
     hi: float = Field(description="95% Wilson interval, upper end")
+    upper: float | None = Field(
+        default=None, description="for 0/n: the one-sided 95% upper bound, 1 - 0.05^(1/n)"
+    )
+    tasks: ClusteredJSON
+    worst_with_dropped: float | None = Field(
+        default=None,
+        description="SWER and record-wrong: the rate with every dropped trial counted as the "
+        "event, (k + dropped) / (n + dropped)",
+    )
 
 
 class GapJSON(_Model):
@@ -49,8 +84,13 @@ class RatesJSON(_Model):
     """Every rate of one set of episodes (all of them, a substrate's, or one cell's)."""
 
     n_episodes: int = Field(ge=0)
+    n_tasks: int = Field(ge=0)
     swer: RateJSON
     over_halt: RateJSON
+    record_wrong: RateJSON = Field(
+        description="episodes that left a wrong record whatever the report said: SWER's "
+        "wrong-write part plus wrong writes reported as failures (wrong_action)"
+    )
     task_success: RateJSON
     screen_success: RateJSON
     swer_wrong_write: RateJSON
@@ -72,6 +112,25 @@ class SignerJSON(_Model):
     issuer: str
 
 
+class CostJSON(_Model):
+    """Expected cost per 100 tasks at the board's prices, with its task-clustered interval."""
+
+    per_100: float = Field(ge=0)
+    lo: float = Field(ge=0)
+    hi: float = Field(ge=0)
+    tasks: int = Field(ge=0)
+    idle: float | None = Field(
+        default=None, description="what doing nothing (halting on every task) costs there"
+    )
+
+
+class DroppedJSON(_Model):
+    """The trials of the run with no scored row."""
+
+    n: int = Field(ge=0)
+    reasons: dict[str, int] = Field(description="how many were dropped for each reason")
+
+
 class EntryJSON(_Model):
     """One accepted submission on a board."""
 
@@ -87,8 +146,13 @@ class EntryJSON(_Model):
     spec_version: str
     fingerprint: str
     trials: int
+    seeds: list[int]
+    seeds_default: bool = Field(description="the seeds are SPEC's default 0 .. trials - 1")
     n_tasks: int
     date: str
+    never_acts: bool = Field(description="every episode is a halt")
+    cost: CostJSON
+    dropped: DroppedJSON
     totals: RatesJSON
     substrates: dict[str, RatesJSON] = Field(description="per substrate, over every category")
     cells: list[CellJSON]
@@ -102,7 +166,19 @@ class BoardJSON(_Model):
     pack: str
     fingerprints: list[str]
     substrates: list[str]
-    default_order: list[str] = Field(description="the sort keys of the entries' order")
+    default_order: list[str] = Field(
+        description="the sort keys of the entries' order, under its rules (a system never "
+        "ranks above one that dominates it on SWER, record-wrong and over-halt; one that never "
+        "acts never ranks above one with more correct effects at no higher SWER)"
+    )
+    prices: dict[str, float] = Field(description="the prices the cost and the order use")
+    idle_cost: float | None = Field(
+        default=None, description="doing nothing's expected cost per 100 tasks on the board"
+    )
+    minimum_detectable_difference: float = Field(
+        description="smallest difference in a rate the board resolves at 80% power (fraction)"
+    )
+    effective_tasks: float = Field(description="the effective number of tasks it rests on")
     entries: list[EntryJSON]
 
 
@@ -122,19 +198,40 @@ def _r(x: float) -> float:
     return round(float(x), DIGITS)
 
 
-def _rate(r: Any) -> RateJSON:
-    return RateJSON(k=r.numerator, n=r.denominator, rate=_r(r.rate), lo=_r(r.ci.lo), hi=_r(r.ci.hi))
+def _rate(table: TaskTable, name: str, dropped: int) -> RateJSON:
+    r = task_rate(table, name)
+    c = r.clustered
+    return RateJSON(
+        k=r.numerator,
+        n=r.denominator,
+        rate=_r(r.rate),
+        lo=_r(r.ci.lo),
+        hi=_r(r.ci.hi),
+        upper=None if r.upper is None else _r(r.upper),
+        tasks=ClusteredJSON(
+            lo=_r(c.lo),
+            hi=_r(c.hi),
+            design_effect=_r(c.design_effect),
+            n_effective=_r(c.n_effective),
+            tasks=c.tasks,
+            upper=None if r.clustered_upper is None else _r(r.clustered_upper),
+        ),
+        worst_with_dropped=_r(worst_case_rate(r.numerator, r.denominator, dropped))
+        if name in DROP_BOUNDED
+        else None,
+    )
 
 
-def _rates(source: Results | Cell, n: int) -> dict[str, Any]:
-    out: dict[str, Any] = {"n_episodes": n}
+def _rates(
+    table: TaskTable, gap: float, gap_ci: Interval | None, dropped: int = 0
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"n_episodes": table.n_episodes, "n_tasks": table.n_tasks}
     for name in RATES:
-        out[name] = _rate(getattr(source, name))
-    ci = getattr(source, "success_effect_gap_ci", None)
+        out[name] = _rate(table, name, dropped)
     out["gap"] = GapJSON(
-        value=_r(source.success_effect_gap),
-        lo=_r(ci.lo) if ci is not None else None,
-        hi=_r(ci.hi) if ci is not None else None,
+        value=_r(gap),
+        lo=_r(gap_ci.lo) if gap_ci is not None else None,
+        hi=_r(gap_ci.hi) if gap_ci is not None else None,
     )
     return out
 
@@ -149,11 +246,14 @@ def leaderboard_json(
     """Return the whole leaderboard as a document (``badges``: slugs that have a badge)."""
     out = []
     for b in boards:
+        facts = b.facts.get("all")
         items = []
         for row in b.frame.to_dict("records"):
             e = entries[row["slug"]]
-            res = e.results
-            assert res is not None
+            res, tasks = e.results, e.tasks
+            assert res is not None and tasks is not None
+            cost = expected_cost(tasks, b.costs)
+            idle = idle_cost(tasks, b.costs)
             items.append(
                 EntryJSON(
                     system=e.name,
@@ -170,14 +270,38 @@ def leaderboard_json(
                     spec_version=e.spec_version,
                     fingerprint=e.fingerprint,
                     trials=int(row["trials"]),
+                    seeds=list(e.seeds),
+                    seeds_default=e.default_seeds,
                     n_tasks=res.n_tasks,
                     date=e.date,
-                    totals=RatesJSON(**_rates(res, res.n_episodes)),
+                    never_acts=never_acts(tasks),
+                    cost=CostJSON(
+                        per_100=_r(cost.per_100),
+                        lo=_r(cost.lo),
+                        hi=_r(cost.hi),
+                        tasks=cost.tasks,
+                        idle=None if idle is None else _r(idle),
+                    ),
+                    dropped=DroppedJSON(n=e.n_dropped, reasons=dict(e.drop_reasons)),
+                    totals=RatesJSON(
+                        **_rates(
+                            tasks, res.success_effect_gap, res.success_effect_gap_ci, e.n_dropped
+                        )
+                    ),
                     substrates={
-                        c.substrate: RatesJSON(**_rates(c, c.n)) for c in substrate_totals(res)
+                        c.substrate: RatesJSON(
+                            **_rates(tasks.of_substrate(c.substrate), c.success_effect_gap, None)
+                        )
+                        for c in substrate_totals(res)
                     },
                     cells=[
-                        CellJSON(category=c.category, substrate=c.substrate, **_rates(c, c.n))
+                        CellJSON(
+                            category=c.category,
+                            substrate=c.substrate,
+                            **_rates(
+                                tasks.of_cell(c.category, c.substrate), c.success_effect_gap, None
+                            ),
+                        )
                         for c in res.cells
                     ],
                 )
@@ -190,6 +314,10 @@ def leaderboard_json(
                 fingerprints=list(b.fingerprints),
                 substrates=list(b.substrates),
                 default_order=list(DEFAULT_ORDER),
+                prices=b.costs.model_dump(),
+                idle_cost=None if facts is None or facts.idle_cost is None else _r(facts.idle_cost),
+                minimum_detectable_difference=_r(facts.mdd) if facts else 1.0,
+                effective_tasks=_r(facts.n_effective) if facts else 0.0,
                 entries=items,
             )
         )

@@ -20,6 +20,7 @@ import errno
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -100,9 +101,27 @@ def locked(out: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
+def _staging_prefix(out: Path) -> str:
+    return f".{out.name}.building-"
+
+
+def stale_staging(out: Path) -> list[Path]:
+    """Return the staging folders of ``out`` that a killed build left (only a build that
+    holds ``out``'s lock makes one, so under the lock every one is stale)."""
+    pattern = re.compile(re.escape(_staging_prefix(out)) + r"[a-z0-9_]{8}(\.previous)?")
+    return sorted(
+        p
+        for p in out.parent.iterdir()
+        if pattern.fullmatch(p.name) and p.is_dir() and not p.is_symlink()
+    )
+
+
 def staging_folder(out: Path) -> Path:
-    """Return a new, private, hidden sibling folder of ``out`` to build into."""
-    return Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    """Return a new, private, hidden sibling folder of ``out`` to build into (removing the
+    staging folders killed builds of ``out`` left; call it holding :func:`locked`)."""
+    for stale in stale_staging(out):
+        shutil.rmtree(stale, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=_staging_prefix(out), dir=out.parent))
 
 
 @lru_cache(maxsize=1)

@@ -21,12 +21,27 @@ import jinja2
 import pandas as pd
 from markupsafe import Markup, escape
 
-from effectbench.metrics import Rate, Results
+from effectbench.metrics import (
+    COST_PRESETS,
+    DEFAULT_COSTS,
+    MAX_COST_WEIGHT,
+    CostWeights,
+    Results,
+    TaskTable,
+)
 from effectbench.schema import Outcome
+from effectbench.showable import LAYOUT, make_showable
 from effectbench.site._charts import Chart, pct
 from effectbench.site._entries import Entry
 from effectbench.site._mkdocs import GeneratedPage
-from effectbench.site._tables import BOARD_COLUMNS, Board, BoardColumn, substrate_order
+from effectbench.site._tables import (
+    BOARD_COLUMNS,
+    Board,
+    BoardColumn,
+    ViewFacts,
+    cells_rows,
+    substrate_order,
+)
 from effectbench.site._withdrawn import Withdrawn
 
 OUTCOME_CODES = {
@@ -98,6 +113,17 @@ def _pct(x: Any) -> str:
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else pct(float(x))
 
 
+def _showable_output(value: Any) -> Any:
+    """Every text a template outputs passes :mod:`effectbench.showable` (tabs and line
+    breaks kept): whatever its source, no control, format or invisible character reaches
+    a page."""
+    if isinstance(value, Markup):
+        return Markup(make_showable(str(value), also=LAYOUT))
+    if isinstance(value, str):
+        return make_showable(value, also=LAYOUT)
+    return value
+
+
 @lru_cache(maxsize=4)
 def environment(templates: Path) -> jinja2.Environment:
     """Return the autoescaping jinja2 environment over ``templates``."""
@@ -107,6 +133,7 @@ def environment(templates: Path) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
+        finalize=_showable_output,
     )
     env.filters["pct"] = _pct
     env.filters["shortfp"] = _shortfp
@@ -125,11 +152,21 @@ def row_badges(row: dict[str, Any]) -> list[str]:
     kinds.append("signed" if row["signer"] else "unsigned")
     if row["reproduced"]:
         kinds.append("reproduced")
+    if row.get("same_as"):
+        kinds.append("same")
+    if not row.get("seeds_default", True):
+        kinds.append("seeds")
+    if row.get("never_acts"):
+        kinds.append("never-acts")
     return kinds
 
 
 def _badge_identity(row: dict[str, Any], kind: str) -> tuple[str, ...]:
-    return (kind, row["signer"], row["signer_issuer"]) if kind == "signed" else (kind,)
+    if kind == "signed":
+        return (kind, row["signer"], row["signer_issuer"])
+    if kind == "same":
+        return (kind, row["same_as"])
+    return (kind, row["seeds"]) if kind == "seeds" else (kind,)
 
 
 def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -138,10 +175,10 @@ def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
         best, worst = row["rank_best"], row["rank_worst"]
         if best is None or best is pd.NA:
             row["rank_text"] = "—"
-            row["rank_sort"] = 10**9
         else:
             row["rank_text"] = str(best) if best == worst else f"{best}–{worst}"
-            row["rank_sort"] = int(best) * 100_000 + int(worst)
+        # Sorting by rank is the default order (a preview sits where the rules put it).
+        row["rank_sort"] = order
         row["order"] = order
         row["all_badges"] = row_badges(row)
         words = [row["system"], row["signer"], row["date"], row["status"], *row["all_badges"]]
@@ -187,11 +224,22 @@ class BoardView:
     substrates: tuple[str, ...] = ()
     views: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Per substrate: its rows (only when the board has more than one substrate)."""
+    facts: dict[str, ViewFacts] = field(default_factory=dict)
+    """Per view (``all`` and each substrate): the doing-nothing line and the minimum
+    detectable difference."""
+    costs: CostWeights = DEFAULT_COSTS
+    """The prices of the default order."""
+    tables: dict[str, dict[str, TaskTable]] = field(default_factory=dict)
+    """Per view: each system's rows counted per task (what the board script re-ranks)."""
 
     @property
-    def bodies(self) -> list[tuple[str, list[dict[str, Any]]]]:
-        """Return (view name, rows) of every table body: ``all`` first, then each substrate."""
-        return [("all", self.rows), *self.views.items()]
+    def bodies(self) -> list[tuple[str, list[dict[str, Any]], ViewFacts | None]]:
+        """Return (view name, rows, facts) of every table body: ``all`` first, then each
+        substrate."""
+        return [
+            (name, rows, self.facts.get(name))
+            for name, rows in [("all", self.rows), *self.views.items()]
+        ]
 
 
 ANCHOR_PACKS = ("mockmed", "mockmed-anchor")
@@ -243,6 +291,9 @@ def board_views(boards: Sequence[Board]) -> list[BoardView]:
                 common_badges=tuple(common),
                 substrates=b.substrates,
                 views=views,
+                facts=b.facts,
+                costs=b.costs,
+                tables=b.tables,
             )
         )
     return out
@@ -268,6 +319,9 @@ def leaderboard_page(
             n_refused=n_refused,
             n_withdrawn=n_withdrawn,
             trust_note=trust_note,
+            costs=views[0].costs if views else DEFAULT_COSTS,
+            presets=COST_PRESETS,
+            max_price=f"{MAX_COST_WEIGHT:g}",
         )
     )
     return GeneratedPage(
@@ -371,34 +425,38 @@ class HeatCell:
 
 @dataclass(frozen=True)
 class Heat:
-    """A submission's heatmap: categories down, substrates across, SWER and over-halt in each."""
+    """A submission's heatmap: categories down, substrates across, SWER, over-halt and
+    record-wrong in each."""
 
     substrates: tuple[str, ...]
-    rows: list[tuple[str, list[tuple[tuple[str, HeatCell | None], tuple[str, HeatCell | None]]]]]
+    rows: list[tuple[str, list[tuple[tuple[str, HeatCell | None], ...]]]]
     bins: tuple[str, ...] = HEAT_LABELS
 
 
-def _heat_cell(r: Rate) -> HeatCell:
-    return HeatCell(r.numerator, r.denominator, r.rate, heat_bin(r.rate))
+def _heat_cell(k: int, n: int) -> HeatCell:
+    r = k / n if n else 0.0
+    return HeatCell(k, n, r, heat_bin(r))
 
 
-def heat_table(results: Results) -> Heat:
+def heat_table(results: Results, tasks: TaskTable) -> Heat:
     """Return the heatmap of one submission's cells."""
     substrates = substrate_order(c.substrate for c in results.cells)
     by_key = {(c.category, c.substrate): c for c in results.cells}
     categories = sorted({c.category for c in results.cells})
     rows = []
     for cat in categories:
-        pairs = []
+        groups: list[tuple[tuple[str, HeatCell | None], ...]] = []
         for sub in substrates:
             cell = by_key.get((cat, sub))
-            pairs.append(
+            wrong = int(tasks.of_cell(cat, sub).k("record_wrong").sum()) if cell else 0
+            groups.append(
                 (
-                    ("s", _heat_cell(cell.swer) if cell else None),
-                    ("o", _heat_cell(cell.over_halt) if cell else None),
+                    ("s", _heat_cell(cell.swer.numerator, cell.n) if cell else None),
+                    ("o", _heat_cell(cell.over_halt.numerator, cell.n) if cell else None),
+                    ("r", _heat_cell(wrong, cell.n) if cell else None),
                 )
             )
-        rows.append((cat, pairs))
+        rows.append((cat, groups))
     return Heat(substrates, rows)
 
 
@@ -427,8 +485,12 @@ def submission_page(
     Only its title and lead paragraph go into the search index (a search for
     the system's name finds the page); its sections and tables stay out.
     """
-    res = entry.results
-    assert res is not None
+    res, tasks = entry.results, entry.tasks
+    assert res is not None and tasks is not None
+    cells = []
+    for c in cells_rows(entry):
+        mine = tasks.of_cell(c["category"], c["substrate"])
+        cells.append({**c, "max_trials": max(mine.trials), "n_tasks": mine.n_tasks, "n_dropped": 0})
     order = list(OUTCOME_CODES)
     counts = sorted(
         res.outcome_counts.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99
@@ -442,7 +504,9 @@ def submission_page(
         row=row,
         board_key=board.key,
         board_title=board.title,
-        heat=heat_table(res),
+        heat=heat_table(res, tasks),
+        cells=cells,
+        costs=board.costs,
         outcome_counts=counts,
         matrix=matrix,
         outcome_code=OUTCOME_CODES,

@@ -19,8 +19,8 @@ from typing import Any, Protocol
 
 import orjson
 
-from effectbench.bundle import UNSHOWABLE
 from effectbench.hashing import canonical_hash
+from effectbench.showable import make_showable
 from effectbench.site._cache import CacheSeal, default_seal
 from effectbench.site._pool import Workers
 
@@ -40,14 +40,14 @@ class ChartRenderer(Protocol):
 
 
 def shown_strings(value: Any) -> Any:
-    """Return ``value`` with every control, bidi or zero-width character in its strings
-    replaced by U+FFFD.
+    """Return ``value`` with every character :mod:`effectbench.showable` does not allow in
+    its strings replaced by U+FFFD.
 
-    vl-convert aborts the whole process (a non-unwinding panic) on an ESC in a
-    label, so no text reaches it unchecked, whatever its source.
+    vl-convert aborts the whole process (a non-unwinding panic) on an ESC or a U+FFFE in
+    a label, so no text reaches it unchecked, whatever its source.
     """
     if isinstance(value, str):
-        return UNSHOWABLE.sub("\ufffd", value)
+        return make_showable(value)
     if isinstance(value, list):
         return [shown_strings(v) for v in value]
     if isinstance(value, dict):
@@ -55,11 +55,87 @@ def shown_strings(value: Any) -> Any:
     return value
 
 
+UNCUT_LABEL_MAX = 32
+"""Code points of a data text in a chart that Vega may not cut (see :func:`for_vega`)."""
+
+
 def render_chunk(payload: list[bytes]) -> list[str]:
     """Render JSON-encoded Vega-Lite specs to SVG (run in a pool worker or inline)."""
     import vl_convert as vlc
 
-    return [vlc.vegalite_to_svg(shown_strings(orjson.loads(p))) for p in payload]
+    return [vlc.vegalite_to_svg(for_vega(orjson.loads(p))) for p in payload]
+
+
+def for_vega(spec: dict[str, Any]) -> dict[str, Any]:
+    """Return ``spec`` as vl-convert may be given it.
+
+    Every text is made showable (:func:`shown_strings`). Vega shortens a label wider than
+    its limit by cutting UTF-16 code units; a cut inside the surrogate pair of a character
+    beyond the BMP (an emoji) makes vl-convert's text measurement fail, and the failure
+    leaks into its next call. So a chart whose data holds such a character is given with
+    every label and text limit off, and each of its data texts (links aside) cut here by
+    code points instead.
+    """
+    spec = dict(shown_strings(spec))
+    if not _beyond_bmp(spec.get("data")) and not _beyond_bmp(spec.get("datasets")):
+        return spec
+    uncut: dict[str, Any] = _uncut(_with_default_limits(spec), _link_fields(spec), in_data=False)
+    return uncut
+
+
+def _beyond_bmp(value: Any) -> bool:
+    if isinstance(value, str):
+        return bool(value) and max(value) > "\uffff"
+    if isinstance(value, dict):
+        return any(_beyond_bmp(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_beyond_bmp(v) for v in value)
+    return False
+
+
+def _link_fields(value: Any) -> frozenset[str]:
+    """The data fields the spec's ``href`` encodings read (never cut)."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            href = item.get("href")
+            if isinstance(href, dict) and isinstance(href.get("field"), str):
+                found.add(href["field"])
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return frozenset(found)
+
+
+def _with_default_limits(spec: dict[str, Any]) -> dict[str, Any]:
+    """Return ``spec`` with Vega-Lite's default label limits written out (to be switched off)."""
+    config = dict(spec.get("config") or {})
+    for part in ("axis", "legend", "header"):
+        config[part] = {"labelLimit": 0, **(config.get(part) or {})}
+    for part in ("text", "mark", "title"):
+        config[part] = {"limit": 0, **(config.get(part) or {})}
+    return {**spec, "config": config}
+
+
+def _uncut(value: Any, links: frozenset[str], *, in_data: bool) -> Any:
+    """Return ``value`` with every label and text limit 0 and its data texts cut by code point."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if k in ("labelLimit", "limit") and isinstance(v, int | float):
+                out[k] = 0
+            elif in_data and k in links:
+                out[k] = v
+            else:
+                out[k] = _uncut(v, links, in_data=in_data or k in ("values", "datasets"))
+        return out
+    if isinstance(value, list):
+        return [_uncut(v, links, in_data=in_data) for v in value]
+    if in_data and isinstance(value, str) and len(value) > UNCUT_LABEL_MAX:
+        return value[: UNCUT_LABEL_MAX - 1] + "\u2026"
+    return value
 
 
 class VlConvertRenderer:

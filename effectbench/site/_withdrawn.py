@@ -44,6 +44,10 @@ class Withdrawn:
         return self.rule.date
 
 
+KEYS = ("content_hash", "reason", "date", "rows_hash")
+"""The keys an entry of ``site/withdrawn.yml`` may have (the first two are required)."""
+
+
 def read_withdrawn(path: Path) -> list[Withdrawn]:
     """Read ``site/withdrawn.yml`` (a list of {content_hash, reason, date, rows_hash});
     absent means none."""
@@ -74,19 +78,23 @@ def read_withdrawn(path: Path) -> list[Withdrawn]:
 
 
 def name_withdrawn(
-    withdrawn: list[Withdrawn], bundles: list[tuple[str, str, str, str]]
+    withdrawn: list[Withdrawn], bundles: list[tuple[str, str, str, str, str]]
 ) -> list[Withdrawn]:
     """Return ``withdrawn`` with the folders and names of the bundles each entry takes away.
 
-    ``bundles`` are ``(content hash, rows hash, folder, system name)`` of every bundle
-    read; an entry takes the bundles with its content hash, and every bundle whose
-    rows are identical to one of those (or to its listed rows hash).
+    ``bundles`` are ``(content hash, rows hash, measured hash, folder, system name)`` of
+    every bundle read; an entry takes the bundles with its content hash, and every bundle
+    whose rows are identical to one of those (or to its listed rows hash) or that measured
+    the same as one of those (as :func:`verifier.ranking.rank_across` withdraws them).
     """
     out = []
     for w in withdrawn:
         content = w.rule.content_hash
-        rows = {r for c, r, _, _ in bundles if c == content and r} | {w.rule.rows_hash} - {""}
-        found = [(f, n) for c, r, f, n in bundles if c == content or r in rows]
+        taken = [b for b in bundles if b[0] == content]
+        rows = {b[1] for b in taken if b[1]} | {w.rule.rows_hash} - {""}
+        rows |= {b[1] for b in bundles if b[1] in rows}
+        measured = {b[2] for b in bundles if b[2] and (b[0] == content or b[1] in rows)}
+        found = [(f, n) for c, r, m, f, n in bundles if c == content or r in rows or m in measured]
         folders = ", ".join(sorted({f for f, _ in found})) or content
         names = ", ".join(sorted({n for _, n in found})) or "(not in submissions/)"
         out.append(replace(w, bundle=folders, name=names))

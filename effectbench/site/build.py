@@ -45,9 +45,10 @@ import yaml
 from markupsafe import Markup
 
 from effectbench.errors import SiteBuildError
+from effectbench.filenames import site_cache_home
 from effectbench.findings import CheckId
+from effectbench.metrics import task_rate
 from effectbench.site._badges import result_badge
-from effectbench.site._cache import cache_home
 from effectbench.site._charts import Chart, cells_chart, frontier_chart, gap_chart
 from effectbench.site._compare import compare_scripts
 from effectbench.site._downloads import bundle_downloads, leaderboard_tables
@@ -68,6 +69,7 @@ from effectbench.site._pages import (
     submission_page,
 )
 from effectbench.site._pool import Workers
+from effectbench.site._prices import board_scripts
 from effectbench.site._render import ChartCache, ChartRenderer, VlConvertRenderer, inline_svg
 from effectbench.site._reports import verify_submissions
 from effectbench.site._rows import matrix, rows_tables
@@ -77,7 +79,7 @@ from verifier.ranking import rank_across
 from verifier.report import BundleReport
 
 GAP_CHART_SYSTEMS = 25
-"""The gap chart shows at most this many systems of a board (lowest SWER first)."""
+"""The gap chart shows at most this many systems of a board (first in the default order)."""
 CELLS_CHART_SYSTEMS = 6
 """The per-cell chart shows at most this many systems of a board."""
 
@@ -206,7 +208,7 @@ class BuildOptions:
         """The folder of every content cache (reports, rows, charts): by default in this
         user's cache home, never in the repository (and only entries this machine sealed
         are read, wherever the folder is: :mod:`effectbench.site._cache`)."""
-        return self.cache_dir or cache_home() / "site"
+        return self.cache_dir or site_cache_home()
 
     @property
     def trust_note(self) -> str:
@@ -349,7 +351,10 @@ class _SiteBuild:
         self.reports = rank_across(self.reports, [w.rule for w in withdrawn])
         slugs = unique_slugs(list(self.reports))
         every = [entry_from_report(r, s) for r, s in zip(self.reports, slugs, strict=True)]
-        held = [(e.content_hash, e.rows_hash, e.path.name, e.name) for e in every]
+        held = [
+            (e.content_hash, e.rows_hash, r.measured_hash or "", e.path.name, e.name)
+            for e, r in zip(every, self.reports, strict=True)
+        ]
         self.withdrawn = name_withdrawn(withdrawn, held)
         gone = {r.path for r in self.reports if CheckId.RANKING_WITHDRAWN in r.finding_ids()}
         self.entries = [e for e in every if str(e.path) not in gone]
@@ -371,18 +376,22 @@ class _SiteBuild:
             top_gap = frame.head(GAP_CHART_SYSTEMS)
             top_cells = frame.head(CELLS_CHART_SYSTEMS)
             gap_note = (
-                f"the {len(top_gap)} with the lowest SWER" if len(frame) > len(top_gap) else ""
+                f"the first {len(top_gap)} in the default order"
+                if len(frame) > len(top_gap)
+                else ""
             )
             cells_note = (
-                f"the {len(top_cells)} systems with the lowest SWER; every system's cells are "
-                "on its own page"
+                f"the first {len(top_cells)} systems in the default order; every system's "
+                "cells are on its own page"
                 if len(frame) > len(top_cells)
                 else ""
             )
             self.board_charts.append(
                 _BoardCharts(
                     view=view,
-                    frontier=frontier_chart(f"{view.key}-frontier", frame),
+                    frontier=frontier_chart(
+                        f"{view.key}-frontier", frame, view.costs, view.facts.get("all")
+                    ),
                     gap=gap_chart(f"{view.key}-gap", top_gap),
                     gap_note=gap_note,
                     cells=cells_chart(f"{view.key}-cells", _per_system_cells(top_cells, by_slug)),
@@ -413,7 +422,11 @@ class _SiteBuild:
         for e in self.entries:
             if e.status != "ranked" or e.results is None:
                 continue
-            badge = result_badge(e.pack, e.results.swer, e.results.over_halt)
+            tasks = e.tasks
+            assert tasks is not None  # accepted: the verifier counted its rows per task
+            badge = result_badge(
+                e.pack, e.results.swer, e.results.over_halt, task_rate(tasks, "record_wrong")
+            )
             path = f"badges/{e.slug}.svg"
             self.texts[path] = badge.svg()
             image = f"{site}{path}" if site else path
@@ -452,6 +465,7 @@ class _SiteBuild:
         )
         self.pages["compare.md"] = compare_page(t, self.views)
         self.texts.update(compare_scripts(self.views, self.rows_of))
+        self.texts.update(board_scripts(self.views))
         self.pages["refused.md"] = refused_page(t, self.refused, self.withdrawn)
         view_of = {slug: v for v in self.views for slug in v.frame["slug"]}
         row_of = {row["slug"]: row for v in self.views for row in v.rows}

@@ -1,13 +1,18 @@
-/* EffectBench compare view: two systems of one board, episode by episode.
+/* EffectBench compare view: two systems of one board, episode by episode, counted by task.
  *
  * Data: every board's compare file (compare/KEY.js) sets EB_COMPARE[KEY] = {episodes, systems,
- * events}: the paired episodes (task, trial, seed, category, substrate), one outcome letter per
- * episode and system ("." when a system did not run it), and which letters count for each rate.
- * For each rate, in total and per (category x substrate) cell, the view shows the difference of
- * the first system's rate minus the second's over the episodes both ran, with Newcombe's hybrid
- * score interval for paired proportions (1998, method 10). The formula is
- * effectbench.metrics.paired_difference, evaluated here in the browser; a test holds the two equal.
- * The chosen board and pair live in the URL (?board=KEY&a=SLUG&b=SLUG).
+ * events, prices, t975}: the paired episodes (task, trial, seed, category, substrate), one outcome
+ * letter per episode and system ("." when a system did not run it), which letters count for each
+ * rate, the board's prices and Student's t quantiles (t975[df - 1]).
+ * For each rate, in total and per (category x substrate) cell, the view shows the first system's
+ * rate minus the second's over the episodes both ran, with a paired, task-clustered 95% interval:
+ * each rate's Wilson interval on its Rao-Scott effective sample (the design effect from the
+ * spread of its per-task counts), combined by Newcombe's square-and-add corrected for the
+ * correlation of the two rates across tasks. The expected cost per 100 tasks is differenced with
+ * a task-paired cluster-robust standard error and Student's t on tasks - 1. The formulas are
+ * effectbench.metrics.rate_difference and cost_difference, evaluated here in the browser; a test
+ * holds the two equal. The chosen board and pair live in the URL (?board=KEY&a=SLUG&b=SLUG);
+ * prices in ?costs=SILENT,WRONG,HALT (as on the leaderboard).
  */
 (function () {
   "use strict";
@@ -21,36 +26,92 @@
     var denom = 1 + z2 / n;
     var centre = (p + z2 / (2 * n)) / denom;
     var half = (Z95 * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / denom;
-    return [centre - half, centre + half];
+    return [Math.min(1, Math.max(0, centre - half)), Math.min(1, Math.max(0, centre + half))];
   }
 
-  /* Newcombe (1998) method 10; mirrors effectbench.metrics.paired_difference. */
-  function pairedDifference(a, b, c, d) {
-    var n = a + b + c + d;
-    if (n === 0) return { n: 0, diff: 0, lo: -1, hi: 1 };
-    var p1 = (a + b) / n;
-    var p2 = (a + c) / n;
-    var w1 = wilson(a + b, n);
-    var w2 = wilson(a + c, n);
-    var margins = (a + b) * (c + d) * (a + c) * (b + d);
-    var phi = 0;
-    if (margins > 0) {
-      var cross = a * d - b * c;
-      if (cross > n / 2) phi = (cross - n / 2) / Math.sqrt(margins);
-      else if (cross < 0) phi = cross / Math.sqrt(margins);
+  function sum(xs) { var s = 0; for (var i = 0; i < xs.length; i++) s += xs[i]; return s; }
+
+  /* Mirrors effectbench.metrics.design_effect. */
+  function designEffect(k, m) {
+    var n = sum(m);
+    if (n === 0 || Math.max.apply(null, m) <= 1) return 1;
+    var p = sum(k) / n;
+    var binomial = n * p * (1 - p);
+    if (binomial <= 1e-12 * n) {
+      var sq = 0; m.forEach(function (x) { sq += x * x; });
+      return Math.max(1, sq / n);
     }
-    var diff = p1 - p2;
-    var below = Math.pow(p1 - w1[0], 2) - 2 * phi * (p1 - w1[0]) * (w2[1] - p2) + Math.pow(w2[1] - p2, 2);
-    var above = Math.pow(w1[1] - p1, 2) - 2 * phi * (w1[1] - p1) * (p2 - w2[0]) + Math.pow(p2 - w2[0], 2);
+    var clustered = 0;
+    for (var i = 0; i < k.length; i++) clustered += Math.pow(k[i] - p * m[i], 2);
+    return Math.max(1, clustered / binomial);
+  }
+
+  function clusteredWilson(k, m) {
+    var n = sum(m);
+    if (n === 0) return { lo: 0, hi: 1, deff: 1, neff: 0 };
+    var deff = designEffect(k, m);
+    var w = wilson(sum(k) / deff, n / deff);
+    return { lo: w[0], hi: w[1], deff: deff, neff: n / deff };
+  }
+
+  /* Mirrors effectbench.metrics.rate_difference (per-task counts of the common tasks). */
+  function rateDifference(ka, ma, kb, mb) {
+    var g = ma.length;
+    if (g === 0) return { tasks: 0, diff: 0, lo: -1, hi: 1 };
+    var pa = sum(ka) / sum(ma);
+    var pb = sum(kb) / sum(mb);
+    var ca = clusteredWilson(ka, ma);
+    var cb = clusteredWilson(kb, mb);
+    var va = 0, vb = 0, cov = 0;
+    for (var i = 0; i < g; i++) {
+      var ra = ka[i] - pa * ma[i];
+      var rb = kb[i] - pb * mb[i];
+      va += ra * ra; vb += rb * rb; cov += ra * rb;
+    }
+    var r = va > 0 && vb > 0 ? cov / Math.sqrt(va * vb) : 0;
+    var d = pa - pb;
+    var daLo = pa - ca.lo, daHi = ca.hi - pa, dbLo = pb - cb.lo, dbHi = cb.hi - pb;
+    var below = daLo * daLo + dbHi * dbHi - 2 * r * daLo * dbHi;
+    var above = daHi * daHi + dbLo * dbLo - 2 * r * daHi * dbLo;
     return {
-      n: n,
-      both: a,
-      firstOnly: b,
-      secondOnly: c,
-      diff: diff,
-      lo: Math.max(-1, diff - Math.sqrt(Math.max(below, 0))),
-      hi: Math.min(1, diff + Math.sqrt(Math.max(above, 0)))
+      tasks: g, first: pa, second: pb, diff: d, deffs: [ca.deff, cb.deff],
+      lo: Math.max(-1, d - Math.sqrt(Math.max(below, 0))),
+      hi: Math.min(1, d + Math.sqrt(Math.max(above, 0)))
     };
+  }
+
+  /* Mirrors effectbench.metrics.cost_difference; costs are per-task sums, worst per episode. */
+  function costDifference(ca, ma, cb, mb, worst, t975) {
+    var g = ma.length;
+    if (g === 0) return { tasks: 0, diff: 0, lo: -100 * worst, hi: 100 * worst };
+    var na = sum(ma), nb = sum(mb);
+    var meanA = sum(ca) / na, meanB = sum(cb) / nb;
+    var d = meanA - meanB;
+    var lo = -worst, hi = worst;
+    if (g >= 2) {
+      var ss = 0;
+      for (var i = 0; i < g; i++) {
+        var e = (ca[i] - meanA * ma[i]) / na - (cb[i] - meanB * mb[i]) / nb;
+        ss += e * e;
+      }
+      var half = t975[g - 2] * Math.sqrt(g / (g - 1) * ss);
+      lo = Math.max(-worst, d - half);
+      hi = Math.min(worst, d + half);
+    }
+    return { tasks: g, first: 100 * meanA, second: 100 * meanB, diff: 100 * d, lo: 100 * lo, hi: 100 * hi };
+  }
+
+  /* Prices from the address (?costs=S,W,H or a preset name is the leaderboard's; here S,W,H). */
+  function prices(data) {
+    var raw = param("costs");
+    var parts = raw.split(",");
+    if (parts.length === 3) {
+      var w = parts.map(Number);
+      var ok = w.every(function (x) { return isFinite(x) && x >= 0 && x <= 1e6; }) && w.some(function (x) { return x > 0; });
+      if (ok) return { w: w, note: "" };
+      return { w: data.prices, note: "The prices in the address (costs=" + raw + ") are not valid: each must be a number from 0 to 1000000, not all 0. The board's prices are used." };
+    }
+    return { w: data.prices, note: "" };
   }
 
   function points(x) {
@@ -77,6 +138,7 @@
     if (board) params.set("board", board);
     if (a) params.set("a", a);
     if (b) params.set("b", b);
+    if (param("costs")) params.set("costs", param("costs"));
     var query = params.toString();
     try {
       window.history.replaceState(window.history.state, "",
@@ -84,36 +146,42 @@
     } catch (e) { /* the view still works without the link */ }
   }
 
-  function differenceCell(rate, r, names) {
-    // The verdict names the system with the higher rate and says whether that is worse or
-    // better for this rate, so a reader never has to recall which direction wins.
-    var verdict = "no difference beyond noise";
-    var cls = "eb-cmp-tie";
-    var judged = rate.better === "lower" ? " (worse)" : rate.better === "higher" ? " (better)" : "";
-    if (r.n === 0) {
-      verdict = "no paired episodes";
-    } else if (r.lo > 0) {
-      verdict = names[0] + " higher" + judged;
-      cls = "eb-cmp-first";
-    } else if (r.hi < 0) {
-      verdict = names[1] + " higher" + judged;
-      cls = "eb-cmp-second";
-    }
+  function verdictOf(r, better, names) {
+    var judged = better === "lower" ? " (worse)" : better === "higher" ? " (better)" : "";
+    if (r.tasks === 0) return ["no common task", "eb-cmp-tie"];
+    if (r.lo > 0) return [names[0] + " higher" + judged, "eb-cmp-first"];
+    if (r.hi < 0) return [names[1] + " higher" + judged, "eb-cmp-second"];
+    return ["no difference beyond noise", "eb-cmp-tie"];
+  }
+
+  function differenceCell(key, better, r, names, unit) {
+    // The verdict names the system with the higher value and says whether that is worse or
+    // better for this measure, so a reader never has to recall which direction wins.
+    var v = verdictOf(r, better, names);
+    var shown = unit === "cost"
+      ? [signed(r.diff, 1), "[" + signed(r.lo, 1) + ", " + signed(r.hi, 1) + "]"]
+      : [points(r.diff) + " pts", "[" + points(r.lo) + ", " + points(r.hi) + "]"];
     return el("td", {
-      "class": "eb-cmp " + cls,
-      "data-metric": rate.key,
-      "data-n": String(r.n),
+      "class": "eb-cmp " + v[1],
+      "data-metric": key,
+      "data-n": String(r.tasks),
       "data-diff": r.diff.toFixed(6),
       "data-lo": r.lo.toFixed(6),
       "data-hi": r.hi.toFixed(6)
     }, [
-      el("span", { "class": "eb-p" }, [points(r.diff) + " pts"]), " ",
-      el("span", { "class": "eb-ci" }, ["[" + points(r.lo) + ", " + points(r.hi) + "]"]),
-      el("span", { "class": "eb-k" }, [verdict])
+      el("span", { "class": "eb-p" }, [shown[0]]), " ",
+      el("span", { "class": "eb-ci" }, [shown[1]]),
+      el("span", { "class": "eb-k" }, [v[0]])
     ]);
   }
 
-  function compare(data, first, second) {
+  function signed(x, digits) {
+    var v = x.toFixed(digits);
+    if (Number(v) === 0) v = (0).toFixed(digits);
+    return (Number(v) > 0 ? "+" : "") + v;
+  }
+
+  function compare(data, first, second, w) {
     var metrics = data.rates;
     var groups = { "": { label: "All paired episodes", idx: [] } };
     var order = [""];
@@ -136,27 +204,46 @@
     var head = order.shift();
     order.sort();
     order.unshift(head);
+    var price = { W: w[0] + w[1], P: w[0], A: w[1], O: w[2] };
+    var worst = Math.max(w[0] + w[1], w[2]);
     return {
       unmatched: unmatched,
       rows: order.map(function (key) {
         var g = groups[key];
+        // per task: its paired episodes and each system's counts
+        var byTask = {};
+        var tasks = [];
+        g.idx.forEach(function (i) {
+          var t = data.episodes[i][0];
+          if (!byTask[t]) { byTask[t] = []; tasks.push(t); }
+          byTask[t].push(i);
+        });
+        tasks.sort();
+        function counts(system, letters) {
+          return tasks.map(function (t) {
+            var k = 0;
+            byTask[t].forEach(function (i) { if (letters.indexOf(system.outcomes.charAt(i)) !== -1) k += 1; });
+            return k;
+          });
+        }
+        function costs(system) {
+          return tasks.map(function (t) {
+            var c = 0;
+            byTask[t].forEach(function (i) { c += price[system.outcomes.charAt(i)] || 0; });
+            return c;
+          });
+        }
+        var m = tasks.map(function (t) { return byTask[t].length; });
         return {
           key: key,
           label: g.label,
           n: g.idx.length,
-          diffs: metrics.map(function (m) {
-            var hit = data.events[m.key];
-            var a = 0, b = 0, c = 0, d = 0;
-            g.idx.forEach(function (i) {
-              var x = hit.indexOf(first.outcomes.charAt(i)) !== -1;
-              var y = hit.indexOf(second.outcomes.charAt(i)) !== -1;
-              if (x && y) a += 1;
-              else if (x) b += 1;
-              else if (y) c += 1;
-              else d += 1;
-            });
-            return pairedDifference(a, b, c, d);
-          })
+          tasks: tasks.length,
+          diffs: metrics.map(function (rate) {
+            var hit = data.events[rate.key];
+            return rateDifference(counts(first, hit), m, counts(second, hit), m);
+          }),
+          cost: costDifference(costs(first), m, costs(second), m, worst, data.t975)
         };
       })
     };
@@ -184,25 +271,46 @@
   function render(out, data, first, second) {
     out.textContent = "";
     var names = [first.name, second.name];
-    var result = compare(data, first, second);
+    var chosen = prices(data);
+    var w = chosen.w;
+    var result = compare(data, first, second, w);
     out.appendChild(el("h2", { id: "difference" }, ["Difference: " + names[0] + " minus " + names[1]]));
+    if (chosen.note) out.appendChild(el("p", { "class": "eb-price-error", role: "alert" }, [chosen.note]));
+    if (result.rows[0].n === 0) {
+      out.appendChild(el("p", { "class": "eb-empty", "data-eb": "no-common" }, [
+        "These two systems ran no task in common (no episode with the same task, trial and seed), " +
+        "so there is nothing to compare."
+      ]));
+      return;
+    }
     out.appendChild(el("p", {}, [
-      "Each difference is the first system's rate minus the second's over the " +
-      result.rows[0].n + " episodes both ran (the same task, trial and seed), in percentage points, " +
-      "with its 95% paired interval (Newcombe's hybrid score method). An interval that excludes 0 " +
-      "is a difference beyond noise." +
+      "Each difference is the first system's value minus the second's over the " +
+      result.rows[0].n + " episodes both ran (the same task, trial and seed) on " + result.rows[0].tasks +
+      " task" + (result.rows[0].tasks === 1 ? "" : "s") + ", with a 95% interval that pairs the two systems " +
+      "task by task and counts tasks, not repeats (each rate's Wilson interval on its effective sample, " +
+      "combined by Newcombe's square-and-add; the cost with a task-clustered standard error and Student's t). " +
+      "An interval that excludes 0 is a difference beyond noise. Rates are in percentage points; cost is per " +
+      "100 tasks at prices " + w.join(", ") + " (silent wrong effect, wrong record, over-halt)." +
       (result.unmatched ? " " + result.unmatched + " episodes ran by only one of them are left out." : "")
     ]));
-    var headRow = el("tr", {}, [el("th", { scope: "col" }, ["Episodes"]), el("th", { scope: "col" }, ["Pairs"])]);
+    var headRow = el("tr", {}, [
+      el("th", { scope: "col" }, ["Episodes"]), el("th", { scope: "col" }, ["Pairs"]),
+      el("th", { scope: "col" }, ["Tasks"])
+    ]);
     data.rates.forEach(function (m) {
       headRow.appendChild(el("th", { scope: "col" }, [m.label + " (" + m.better + " is better)"]));
     });
+    headRow.appendChild(el("th", { scope: "col" }, ["Cost per 100 tasks (lower is better)"]));
     var body = el("tbody", {});
     result.rows.forEach(function (row) {
       var tr = el("tr", { "data-cell": row.key || "all" }, [
-        el("th", { scope: "row" }, [row.label]), el("td", {}, [String(row.n)])
+        el("th", { scope: "row" }, [row.label]), el("td", {}, [String(row.n)]),
+        el("td", {}, [String(row.tasks)])
       ]);
-      row.diffs.forEach(function (r, j) { tr.appendChild(differenceCell(data.rates[j], r, names)); });
+      row.diffs.forEach(function (r, j) {
+        tr.appendChild(differenceCell(data.rates[j].key, data.rates[j].better, r, names, "rate"));
+      });
+      tr.appendChild(differenceCell("cost", "lower", row.cost, names, "cost"));
       body.appendChild(tr);
     });
     var table = el("table", { "class": "eb-table eb-cmp-table", "data-eb": "compare" }, [
@@ -271,8 +379,10 @@
       return null;
     }
 
+    function own(key) { return Object.prototype.hasOwnProperty.call(all, key); }
+
     function show(boardKey, a, b) {
-      var data = all[boardKey];
+      var data = own(boardKey) ? all[boardKey] : null;  /* never __proto__ or constructor */
       if (!data) return;
       boardSelect.value = boardKey;
       fill(firstSelect, data.systems, a);
@@ -291,7 +401,7 @@
     }
 
     var keys = Object.keys(all);
-    var boardKey = all[param("board")] ? param("board") : keys[0];
+    var boardKey = own(param("board")) ? param("board") : keys[0];
     boardSelect.addEventListener("change", function () { show(boardSelect.value, "", ""); });
     firstSelect.addEventListener("change", function () { show(boardSelect.value, firstSelect.value, secondSelect.value); });
     secondSelect.addEventListener("change", function () { show(boardSelect.value, firstSelect.value, secondSelect.value); });

@@ -15,21 +15,24 @@ bundle is made by :func:`effectbench.produce.make_submission`, like ``submit``.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import zipfile
-from collections.abc import Mapping
+import zlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+import zstandard
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from pydantic import ValidationError
 
 from effectbench import SPEC_VERSION
-from effectbench.bundle import SignerDecl, Submission, SystemInfo
+from effectbench.bundle import MAX_TRIALS, SignerDecl, Submission, SystemInfo
 from effectbench.classify import InconsistentReading
 from effectbench.errors import DataError, UsageError
 from effectbench.integrations.inspect_ai.episodes import INFRASTRUCTURE_KEY, borrowed
@@ -87,13 +90,125 @@ def _refuse(path: Path, message: str, field: str | None = None) -> DataError:
     return DataError(message, file=str(path), field=field)
 
 
+MAX_LOG_BYTES = 256 * 1024 * 1024
+"""Bytes of a log file (a clinic run of 10 trials logs a few MB)."""
+MAX_LOG_UNPACKED = 256 * 1024 * 1024
+"""Bytes a ``.eval`` log (a zip) may unpack to, counted by unpacking every member as a
+stream before inspect's reader (which unpacks each member whole) sees it."""
+MAX_LOG_MEMBERS = 50_000
+"""Members of a ``.eval`` log (one per sample, a few more)."""
+_EOCD, _EOCD64_LOCATOR = b"PK\x05\x06", b"PK\x06\x07"
+_CHUNK = 1024 * 1024
+_STORED, _DEFLATED, _ZSTD = 0, 8, 93
+
+
+def _zip_members(path: Path) -> int | None:
+    """Return the member count a zip's end record declares (None when there is none),
+    read from the file's tail before anything builds the member list."""
+    with path.open("rb") as fh:
+        size = fh.seek(0, 2)
+        fh.seek(max(0, size - (22 + 65535)))
+        tail = fh.read()
+        at = tail.rfind(_EOCD)
+        if at < 0 or len(tail) < at + 22:
+            return None
+        count = int.from_bytes(tail[at + 10 : at + 12], "little")
+        locator = at - 20
+        if count != 0xFFFF or locator < 0 or tail[locator : locator + 4] != _EOCD64_LOCATOR:
+            return count
+        fh.seek(int.from_bytes(tail[locator + 8 : locator + 16], "little"))
+        record = fh.read(56)
+        return int.from_bytes(record[32:40], "little") if len(record) == 56 else None
+
+
+def _raw_chunks(fh: Any, info: zipfile.ZipInfo) -> Iterator[bytes]:
+    """Yield a member's compressed bytes, as stored after its local header."""
+    fh.seek(info.header_offset)
+    local = fh.read(30)
+    if len(local) != 30 or local[:4] != b"PK\x03\x04":
+        raise zipfile.BadZipFile(f"member {info.filename!r} has no local header")
+    fh.seek(int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30], "little"), 1)
+    left = info.compress_size
+    while left > 0:
+        chunk = fh.read(min(_CHUNK, left))
+        if not chunk:
+            raise zipfile.BadZipFile(f"member {info.filename!r} is cut short")
+        left -= len(chunk)
+        yield chunk
+
+
+def _unpacked(fh: Any, info: zipfile.ZipInfo, budget: int) -> int:
+    """Return how many bytes a member unpacks to, stopping once past ``budget``."""
+    if info.compress_type == _STORED:
+        return info.compress_size
+    total = 0
+    if info.compress_type == _DEFLATED:
+        inflate = zlib.decompressobj(-15)
+        for chunk in _raw_chunks(fh, info):
+            data = chunk
+            while data and total <= budget:
+                total += len(inflate.decompress(data, _CHUNK))
+                data = inflate.unconsumed_tail
+        return total
+    if info.compress_type == _ZSTD:
+        raw = io.BytesIO(b"".join(_raw_chunks(fh, info)))  # compressed: bounded by the file
+        with zstandard.ZstdDecompressor().stream_reader(raw) as reader:
+            while total <= budget and (out := reader.read(_CHUNK)):
+                total += len(out)
+        return total
+    raise NotImplementedError(f"member {info.filename!r} uses compression {info.compress_type}")
+
+
+def _check_container(path: Path) -> None:
+    """Refuse a log too large to read, or a zip that unpacks beyond the limits."""
+    size = path.stat().st_size
+    if size > MAX_LOG_BYTES:
+        raise _refuse(path, f"{size} bytes; an inspect log is read up to {MAX_LOG_BYTES}")
+    if not zipfile.is_zipfile(path):
+        return
+    members = _zip_members(path)
+    if members is not None and members > MAX_LOG_MEMBERS:
+        raise _refuse(path, f"{members} members; an inspect log holds at most {MAX_LOG_MEMBERS}")
+    with zipfile.ZipFile(path) as archive:
+        infos = archive.infolist()
+    if len(infos) > MAX_LOG_MEMBERS:
+        raise _refuse(path, f"{len(infos)} members; an inspect log holds at most {MAX_LOG_MEMBERS}")
+    unpacked = 0
+    with path.open("rb") as fh:
+        for info in infos:
+            unpacked += _unpacked(fh, info, MAX_LOG_UNPACKED - unpacked)
+            if unpacked > MAX_LOG_UNPACKED:
+                raise _refuse(
+                    path,
+                    f"unpacks to more than {MAX_LOG_UNPACKED} bytes (a zip bomb?); an inspect "
+                    "log is read up to that",
+                )
+
+
 def read_log(path: Path) -> EvalLog:
-    """Read an inspect log; anything else is a :class:`DataError` naming the file."""
+    """Read an inspect log; anything else is a :class:`DataError` naming the file.
+
+    The file's size and, for a ``.eval`` zip, its member count and unpacked size are
+    checked first (:data:`MAX_LOG_BYTES`, :data:`MAX_LOG_MEMBERS`,
+    :data:`MAX_LOG_UNPACKED`), so what inspect's reader holds in memory is bounded.
+    """
     if not path.is_file():
         raise _refuse(path, "no such file" if not path.exists() else "not a file")
     try:
+        _check_container(path)
         return read_eval_log(str(path))
-    except (zipfile.BadZipFile, UnicodeDecodeError, ValueError, KeyError) as exc:
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        zlib.error,
+        zstandard.ZstdError,
+        EOFError,
+        NotImplementedError,
+        UnicodeDecodeError,
+        ValueError,
+        KeyError,
+        TypeError,
+    ) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise _refuse(path, f"not an inspect log ({reason[:200]})") from None
     except OSError as exc:
@@ -271,6 +386,12 @@ def convert_log(path: Path) -> Converted:
     meta = _header(log, path)
     assert log.samples is not None
     trials = log.eval.config.epochs or 1
+    if type(trials) is not int or not 1 <= trials <= MAX_TRIALS:
+        raise _refuse(
+            path,
+            f"{trials!r} epochs; a bundle holds 1 to {MAX_TRIALS} trials",
+            "eval.config.epochs",
+        )
     arm = log.eval.model
     try:
         with borrowed(meta["pack"]) as provider:

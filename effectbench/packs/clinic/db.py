@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing.util
 import os
+import re
 import shutil
 import sqlite3
 import tempfile
@@ -100,6 +101,9 @@ TEMPLATE_DIGEST = canonical_hash(SEED)
 SHM = Path("/dev/shm")
 """RAM-backed storage for the database files, used where it is writable."""
 
+SCRATCH_ENV = "EFFECTBENCH_SCRATCH_DIR"
+"""Names another folder for the database files (a test's, or a disk with more room)."""
+
 _lock = threading.Lock()
 _template: Path | None = None
 
@@ -117,14 +121,60 @@ def _build(path: Path) -> None:
         conn.close()
 
 
+SCRATCH_NAME = re.compile(r"effectbench-clinic-[a-z-]*?pid(\d+)-[a-z0-9_]{8}")
+"""The name of a scratch folder: its prefix, the pid of the process that made it, a suffix."""
+
+
+def scratch_base() -> Path:
+    """Return the folder scratch folders are made in (``$EFFECTBENCH_SCRATCH_DIR``, else
+    ``/dev/shm`` where writable, else the system's temporary folder)."""
+    chosen = os.environ.get(SCRATCH_ENV)
+    if chosen:
+        return Path(chosen)
+    return SHM if SHM.is_dir() and os.access(SHM, os.W_OK) else Path(tempfile.gettempdir())
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive, and not ours to judge
+        return True
+    return True
+
+
+def sweep_scratch(base: Path) -> list[Path]:
+    """Remove the scratch folders in ``base`` that a process killed before its cleanup
+    left: this user's, named after a process that no longer runs. Return them."""
+    removed: list[Path] = []
+    uid = os.getuid()
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return removed
+    for entry in entries:
+        found = SCRATCH_NAME.fullmatch(entry.name)
+        if found is None or not entry.is_dir(follow_symlinks=False):
+            continue
+        if entry.stat(follow_symlinks=False).st_uid != uid or _alive(int(found.group(1))):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(Path(entry.path))
+    return removed
+
+
 def scratch_dir(prefix: str) -> Path:
     """Make a private folder for database files: RAM-backed ``/dev/shm`` where available.
 
     Episode files are throwaway copies; keeping them off the disk removes the
-    fsync of every commit from the episode's time.
+    fsync of every commit from the episode's time. The process that made a folder
+    removes it (see the callers); the folders of a process killed before it could are
+    removed by the next process that makes one (:func:`sweep_scratch`), so none piles up.
     """
-    base = SHM if SHM.is_dir() and os.access(SHM, os.W_OK) else None
-    return Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+    base = scratch_base()
+    sweep_scratch(base)
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}pid{os.getpid()}-", dir=base))
 
 
 def template_path() -> Path:

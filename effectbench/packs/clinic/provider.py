@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import multiprocessing.util
 import shutil
-import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -112,7 +112,11 @@ class ClinicProvider:
         self._counter = itertools.count()
         self._episode_files: dict[int, Path] = {}
         """The database file of each live episode, by its env's identity (the red team's)."""
-        self._finalizer = weakref.finalize(self, _cleanup, self.service, self._folder)
+        # multiprocessing's finalizer (not weakref's): it also runs when a pool worker
+        # exits (which skips atexit), and never in a forked child for its parent's folder
+        self._finalizer = multiprocessing.util.Finalize(
+            self, _cleanup, args=(self.service, self._folder), exitpriority=1
+        )
 
     # -- the provider seam -------------------------------------------------------------
 
