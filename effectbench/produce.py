@@ -24,6 +24,7 @@ from effectbench import SPEC_VERSION
 from effectbench.baselines import get_baseline, reference_description
 from effectbench.bundle import (
     MAX_LINE_BYTES,
+    AttemptRecord,
     DroppedPair,
     EnvironmentInfo,
     PackRef,
@@ -145,11 +146,25 @@ def make_submission(
 
     ``seeds`` are the seeds the run used, by trial (default ``0..trials-1``, the
     runner's own default). Every dropped (task, trial) of ``run`` is listed in
-    ``run.dropped`` with its reason, and ``run.n_dropped`` is their number.
+    ``run.dropped`` with its reason, and ``run.n_dropped`` is their number; every attempt
+    that did not count is in ``run.attempts`` and ``run.n_attempts`` counts them all.
     """
+    attempt_of = run.attempt_of()
     dropped = [
-        DroppedPair(task_id=d.task_id, trial=d.trial, reason=d.reason, detail=d.detail)
+        DroppedPair(
+            task_id=d.task_id,
+            trial=d.trial,
+            reason=d.reason,
+            detail=d.detail,
+            attempt=attempt_of.get((d.task_id, d.trial), 1),
+        )
         for d in run.dropped
+    ]
+    attempts = [
+        AttemptRecord(
+            task_id=a.task_id, trial=a.trial, attempt=a.attempt, ending=a.ending, detail=a.detail
+        )
+        for a in run.attempts
     ]
     return Submission(
         spec_version=SPEC_VERSION,
@@ -161,6 +176,8 @@ def make_submission(
         run=RunInfo(
             n_dropped=len(dropped),
             dropped=dropped,
+            n_attempts=run.n_attempts,
+            attempts=attempts,
             started_at=started_at,
             finished_at=finished_at,
         ),

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from effectbench.attempts import EarlierAttempt
 from effectbench.classify import classify, true_state
 from effectbench.effects import contract_hash
 from effectbench.errors import InfrastructureError
@@ -51,6 +52,21 @@ class RunResult:
     dropped: list[DroppedEpisode] = field(default_factory=list)
     started_at: str = ""
     """When a journalled run began (its first start, for a resumed run); else empty."""
+    attempts: list[EarlierAttempt] = field(default_factory=list)
+    """Every attempt that did not count (a re-runnable drop whose cell ran again), in order."""
+
+    def attempt_of(self) -> dict[tuple[str, int], int]:
+        """Return the number of each cell's counted attempt, for the cells that ran again."""
+        out: dict[tuple[str, int], int] = {}
+        for entry in self.attempts:
+            key = (entry.task_id, entry.trial)
+            out[key] = out.get(key, 1) + 1
+        return out
+
+    @property
+    def n_attempts(self) -> int:
+        """Every attempt of the run: its rows, its drops and the attempts that did not count."""
+        return len(self.rows) + len(self.dropped) + len(self.attempts)
 
 
 REREADS = 2
@@ -81,18 +97,17 @@ def _attempt_episode(
             started = _now()
             before = episode.oracle.snapshot()
             clock = time.perf_counter()  # latency is the system's own time, not the oracle's
+            agent_error = ""
             try:
-                attempt = sut.run(agent_task, episode.env, params)
-            except Exception as exc:  # a crash is the system's outcome: it halted; judge it
-                attempt = AgentReport(
-                    reported_success=False,
-                    halted=True,
-                    message=f"system under test raised {type(exc).__name__}: {exc}",
-                )
+                attempt: AgentReport | Attempt = sut.run(agent_task, episode.env, params)
+            except Exception as exc:  # the harness around the agent failed: not a halt
+                agent_error = f"system under test raised {type(exc).__name__}: {exc}"
             latency = time.perf_counter() - clock
             failure = episode.health()  # the harness, never the agent, says what failed
             if failure is not None:
                 raise _InfrastructureFailed(failure)
+            if agent_error:
+                return DroppedEpisode(task.task_id, trial, DropReason.AGENT_ERROR, agent_error)
             verdict = read_verdict(episode.oracle, before)
             finished = _now()
     except InfrastructureError as exc:

@@ -122,7 +122,10 @@ class DropReason(StrEnum):
     ORACLE_UNREADABLE = "oracle_unreadable"
     """The oracle could not read the system of record (SPEC 3: never guessed)."""
     INFRASTRUCTURE = "infrastructure"
-    """The harness or its infrastructure failed (service, browser, display, worker)."""
+    """The benchmark's harness or its infrastructure failed (service, browser, display, worker)."""
+    AGENT_ERROR = "agent_error"
+    """The harness around the agent failed (a model API outage, the agent's own crash, a client
+    that left before reporting): the submitter's failure, never the agent's halt."""
     UNKNOWN = "unknown"
     """Imported from a document that dropped the pair without saying why."""
 

@@ -21,9 +21,10 @@ from __future__ import annotations
 from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from effectbench.attempts import EarlierAttempt, ending_of_drop, may_retry
 from effectbench.errors import EffectBenchError, UsageError
 from effectbench.executors.worker import Outcome
-from effectbench.runner import Cell, RunPlan, RunResult
+from effectbench.runner import Cell, DroppedEpisode, RunPlan, RunResult
 
 if TYPE_CHECKING:
     from effectbench.executors.progress import Progress
@@ -81,12 +82,18 @@ def execute(
 ) -> RunResult:
     """Run every cell of ``plan`` the journal does not already hold; return the whole run.
 
-    Each finished cell is journalled before the next is taken. When the
-    executor stops, the error says how many episodes the journal keeps.
+    A cell the journal holds as a re-runnable drop (``agent_error``, ``infrastructure``)
+    runs again, and its drop becomes an earlier attempt. Each finished cell is journalled
+    before the next is taken. When the executor stops, the error says how many episodes
+    the journal keeps.
     """
     outcomes: dict[tuple[str, int], Outcome] = journal.outcomes() if journal is not None else {}
+    earlier = journal.earlier_attempts() if journal is not None else []
+    tried: dict[tuple[str, int], int] = {}
+    for entry in earlier:
+        tried[(entry.task_id, entry.trial)] = tried.get((entry.task_id, entry.trial), 0) + 1
     cells = plan.cells()
-    todo = [cell for cell in cells if cell.key not in outcomes]
+    todo = [cell for cell in cells if cell.key not in outcomes or _again(outcomes[cell.key])]
     if progress is not None:
         progress.start(len(cells), list(outcomes.values()))
     stream = executor.run(plan, todo)
@@ -94,6 +101,15 @@ def execute(
         for cell, outcome in stream:
             if journal is not None:
                 journal.append(cell, outcome)
+            previous = outcomes.get(cell.key)
+            if isinstance(previous, DroppedEpisode):  # re-run: the drop did not count
+                tried[cell.key] = tried.get(cell.key, 0) + 1
+                earlier.append(
+                    EarlierAttempt(
+                        cell.task_id, cell.trial, tried[cell.key],
+                        ending_of_drop(previous.reason), previous.detail,
+                    )
+                )  # fmt: skip
             outcomes[cell.key] = outcome
             if progress is not None:
                 progress.update(outcome)
@@ -111,6 +127,12 @@ def execute(
         if progress is not None:
             progress.close()
     result = plan.result(outcomes)
+    result.attempts = earlier
     if journal is not None:
         result.started_at = journal.started_at
     return result
+
+
+def _again(outcome: Outcome) -> bool:
+    """Whether a cell whose outcome so far is ``outcome`` is attempted again."""
+    return isinstance(outcome, DroppedEpisode) and may_retry(outcome.reason)
