@@ -29,7 +29,7 @@ from effectbench_ticketing.db import TEMPLATE
 from effectbench_ticketing.oracle import PostgresOracle, Snapshot, judge_record, read_database
 from effectbench_ticketing.service import COOKIE, SECRET_HEADER, default_read_handler
 from effectbench_ticketing.store import Reply
-from support.ticketing import ARMS, PREDICTED, SWER, short
+from support.ticketing import ARMS, PREDICTED, SWER, everything, short
 
 from effectbench.api import (
     AgentReport,
@@ -335,23 +335,6 @@ def test_the_roles_are_separate_and_the_oracle_cannot_write(pack: TicketingProvi
         assert isinstance(episode.oracle, PostgresOracle)
 
 
-def _everything(value: object, depth: int = 0, seen: set[int] | None = None) -> Iterator[object]:
-    seen = set() if seen is None else seen
-    if id(value) in seen or depth > 5:
-        return
-    seen.add(id(value))
-    yield value
-    children: list[object] = []
-    if isinstance(value, dict):
-        children = [*value.keys(), *value.values()]
-    elif isinstance(value, list | tuple | set):
-        children = list(value)
-    elif hasattr(value, "__dict__") and not isinstance(value, type):
-        children = list(vars(value).values())
-    for child in children:
-        yield from _everything(child, depth + 1, seen)
-
-
 def test_nothing_the_agent_holds_leads_to_the_database(pack: TicketingProvider) -> None:
     """The env holds an HTTP client and the episode's secret: no login, socket or oracle."""
     spec = task(pack, "clean_open")
@@ -360,7 +343,7 @@ def test_nothing_the_agent_holds_leads_to_the_database(pack: TicketingProvider) 
         secrets = {r.password for r in (pack.roles.app, pack.roles.colleague, pack.roles.oracle)}
         secrets.add(pack.cluster.admin.password)
         socket_dir = str(pack.cluster.socket_dir)
-        for value in _everything([episode.env, verifier]):
+        for value in everything([episode.env, verifier]):
             module = type(value).__module__
             assert not module.startswith(("psycopg", "effectbench_ticketing.cluster")), module
             assert value is not episode.oracle and value is not pack.service.mounted

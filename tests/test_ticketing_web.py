@@ -22,7 +22,7 @@ from effectbench_ticketing.web import layout, screen
 from effectbench_ticketing.web.app import stylesheet
 from effectbench_ticketing.web.frontend import VIEWPORT
 from effectbench_ticketing.web.pixels import banner_status
-from support.ticketing import ARMS, PREDICTED, SWER, short
+from support.ticketing import ARMS, PREDICTED, SWER, everything, short
 
 from effectbench.api import (
     AgentReport,
@@ -133,23 +133,6 @@ def test_a_green_banner_while_the_oracle_refutes_every_fault_category(
 _FORBIDDEN = ("playwright", "psycopg", "greenlet", "effectbench_ticketing.cluster")
 
 
-def _reachable(value: object, depth: int = 0, seen: set[int] | None = None) -> Iterator[object]:
-    seen = set() if seen is None else seen
-    if id(value) in seen or depth > 4:
-        return
-    seen.add(id(value))
-    yield value
-    children: list[object] = []
-    if isinstance(value, dict):
-        children = [*value.keys(), *value.values()]
-    elif isinstance(value, list | tuple | set):
-        children = list(value)
-    elif hasattr(value, "__dict__") and not isinstance(value, type):
-        children = list(vars(value).values())
-    for child in children:
-        yield from _reachable(child, depth + 1, seen)
-
-
 def test_nothing_the_env_returns_reaches_the_page_the_database_or_the_oracle(
     pack: TicketingProvider,
 ) -> None:
@@ -170,7 +153,7 @@ def test_nothing_the_env_returns_reaches_the_page_the_database_or_the_oracle(
             calls.all_surfaces_verifier(),
             env.display,
         ]
-        for value in _reachable(returned):
+        for value in everything(returned):
             module = type(value).__module__
             assert not module.startswith(_FORBIDDEN), module
             assert value is not episode.oracle and not isinstance(value, PostgresOracle)

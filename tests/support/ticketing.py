@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 ARMS = ("screen_only", "effect_verified", "effect_verified_all")
 SWER, SUCCESS, WRONG, SAFE, OVER, FALSE_ABORT = (
     "silent_wrong_effect",
@@ -52,3 +54,21 @@ PREDICTED: dict[str, tuple[str, str, str]] = {
 def short(task_id: str) -> str:
     """Return a ticketing variant's task name (``ticketing::NAME[@substrate]`` -> ``NAME``)."""
     return task_id.removeprefix("ticketing::").split("@")[0]
+
+
+def everything(value: object, depth: int = 0, seen: set[int] | None = None) -> Iterator[object]:
+    """Yield ``value`` and what it holds (containers, attributes), a few levels deep."""
+    seen = set() if seen is None else seen
+    if id(value) in seen or depth > 5:
+        return
+    seen.add(id(value))
+    yield value
+    children: list[object] = []
+    if isinstance(value, dict):
+        children = [*value.keys(), *value.values()]
+    elif isinstance(value, list | tuple | set):
+        children = list(value)
+    elif hasattr(value, "__dict__") and not isinstance(value, type):
+        children = list(vars(value).values())
+    for child in children:
+        yield from everything(child, depth + 1, seen)
