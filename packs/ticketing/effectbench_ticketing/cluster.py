@@ -144,13 +144,12 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the forked child
 
 
 def _alive(pid: int) -> bool:
+    """Say whether process ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
         return False
-    except PermissionError:
-        return True
-    return True
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def sweep_orphans(base: Path) -> list[Path]:

@@ -133,25 +133,37 @@ def surface_name(schema: str, table: str) -> str:
     return table if schema == "public" else f"{schema}.{table}"
 
 
-def _read_table(cur: psycopg.Cursor[Any], schema: str, table: str, key: Sequence[str]) -> Surface:
-    name = sql.Identifier(schema, table)
+def _select(schema: str, table: str, key: Sequence[str]) -> sql.Composed:
     select = sql.SQL("SELECT *") if key else sql.SQL("SELECT ctid::text AS ctid, *")
-    cur.execute(sql.SQL("{} FROM {}").format(select, name))
+    return sql.SQL("{} FROM {}").format(select, sql.Identifier(schema, table))
+
+
+def _surface(cur: psycopg.Cursor[Any], key: Sequence[str]) -> Surface:
     cols = [d.name for d in cur.description or ()]
     rows = tuple(dict(zip(cols, row, strict=True)) for row in cur.fetchall())
     return Surface(key=tuple(key) or ("ctid",), rows=rows)
 
 
 def read_database(conn: psycopg.Connection[Any]) -> Snapshot:
-    """Read the schema and every table in one read-only snapshot (raises on any failure)."""
-    with conn.transaction(), conn.cursor() as cur:
-        cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        cur.execute(_SCHEMA_QUERY)
-        schema = tuple({"kind": k, "name": n, "detail": d} for k, n, d in cur.fetchall())
+    """Read the schema and every table in one read-only snapshot (raises on any failure).
+
+    Two round trips: the schema and the list of tables, then every table at once (the
+    queries of each step are pipelined).
+    """
+    with conn.transaction():
+        with conn.pipeline():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            schema_cur = conn.execute(_SCHEMA_QUERY)
+            tables_cur = conn.execute(_TABLES_QUERY)
+        schema = tuple({"kind": k, "name": n, "detail": d} for k, n, d in schema_cur.fetchall())
+        tables = tables_cur.fetchall()
         snapshot: Snapshot = {SCHEMA: Surface(key=("kind", "name"), rows=schema)}
-        cur.execute(_TABLES_QUERY)
-        for nsp, rel, key in cur.fetchall():
-            snapshot[surface_name(nsp, rel)] = _read_table(cur, nsp, rel, list(key))
+        with conn.pipeline():
+            reads = [
+                (nsp, rel, key, conn.execute(_select(nsp, rel, key))) for nsp, rel, key in tables
+            ]
+        for nsp, rel, key, cur in reads:
+            snapshot[surface_name(nsp, rel)] = _surface(cur, list(key))
         return snapshot
 
 
