@@ -168,12 +168,15 @@ def test_a_killed_browser_is_an_infrastructure_drop_never_a_halt(pack: Ticketing
     attempts: list[str] = []
 
     class Killer:
+        """Kills the browser, then goes on as screen_only would (and claims success)."""
+
         name = "killer"
 
         def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport:
             attempts.append(task.task_id)
             for pid in screen.browser_pids():
                 os.kill(pid, signal.SIGKILL)
+            baseline("screen_only", pack).run(task, env, params)
             return AgentReport(reported_success=True, halted=False, message="claimed")
 
     run = evaluate(Killer(), pack, trials=1, tasks=[task])
