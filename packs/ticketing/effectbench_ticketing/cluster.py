@@ -413,7 +413,26 @@ class Cluster:
         )
 
     def drop(self, name: str) -> None:
-        """Drop database ``name``, ending any session still on it."""
+        """Drop database ``name``, ending any session still on it.
+
+        PostgreSQL's ``DROP DATABASE`` re-checks for sessions every 100 ms; the sessions an
+        episode just closed take a few milliseconds to end, so they are ended and waited for
+        here first (polling quickly) and the drop finds none.
+        """
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        while time.monotonic() < deadline:
+            with self._lock:
+                conn = self._admin_conn
+                if conn is None:
+                    break
+                left = conn.execute(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    "WHERE datname = %s AND pid <> pg_backend_pid()",
+                    (name,),
+                ).fetchone()
+            if not left or not left[0]:
+                break
+            time.sleep(0.002)
         self.admin_execute(
             sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
         )
