@@ -658,3 +658,16 @@ def test_run_on_the_command_line(tmp_path: Path) -> None:
     predicted = [arms[0] for name, arms in PREDICTED.items() if not name.startswith("test-")]
     assert result["swer"]["denominator"] == len(predicted) == 27
     assert result["swer"]["numerator"] == predicted.count(SWER)
+
+
+def test_a_missing_server_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from effectbench_ticketing.cluster import PG_BIN_ENV, Cluster
+
+    from effectbench.api import UsageError
+
+    monkeypatch.setenv(PG_BIN_ENV, str(tmp_path))
+    with pytest.raises(UsageError) as raised:
+        Cluster()
+    message = str(raised.value)
+    assert "\n" not in message and "PostgreSQL server is missing" in message
+    assert f"{PG_BIN_ENV}={tmp_path}" in message
