@@ -25,7 +25,7 @@ from effectbench.baselines import baseline_names, get_baseline
 from effectbench.effects import Effect, EffectKind, Param, contract_hash
 from effectbench.errors import InfrastructureError, UsageError
 from effectbench.hashing import canonical_hash, trial_tag
-from effectbench.judge import judge_contract
+from effectbench.judge import judge_contract, matches
 from effectbench.manifest import SEQUESTERED, fingerprint, manifest_of
 from effectbench.packs import ENTRY_POINT_GROUP, get_pack, register
 from effectbench.reachability import ANY_STATE, Reachable
@@ -127,6 +127,7 @@ __all__ = [
     "get_pack",
     "judge_contract",
     "manifest_of",
+    "matches",
     "register",
     "trial_tag",
 ]
