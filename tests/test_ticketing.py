@@ -49,6 +49,7 @@ from effectbench.api import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.postgres
 
 
 @pytest.fixture(scope="module")

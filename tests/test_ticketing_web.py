@@ -51,7 +51,7 @@ LEAN = (
 )
 """Controls, a refusal control and at least one task of every fault category C1-C7."""
 
-pytestmark = pytest.mark.web
+pytestmark = [pytest.mark.web, pytest.mark.postgres]
 
 
 @pytest.fixture(scope="module")
