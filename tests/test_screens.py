@@ -229,7 +229,7 @@ def test_remote_display_gives_pixels_and_input_only() -> None:
     with XSession(server="xvnc", accessibility=False) as session:
         assert session.a11y_address == ""
         start_app(session)
-        env = RemoteDisplayEnv(session.rfb_port)
+        env = RemoteDisplayEnv(session.rfb_path)
         try:
             assert isinstance(env, ComputerEnv)
             assert not isinstance(env, AccessibleComputerEnv)

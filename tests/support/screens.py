@@ -19,4 +19,5 @@ def start_app(session: XSession, channel: Channel = NO_SERVICE, name: str = "app
 
 def desktop_env(session: XSession, channel: Channel = NO_SERVICE) -> AccessibleXEnv:
     app = start_app(session, channel)
-    return AccessibleXEnv(session.display, A11yReader(session, app, timeout=30))
+    reader = A11yReader(session, app, timeout=30)
+    return AccessibleXEnv(session.display, reader, xauthority=session.xauthority)

@@ -10,8 +10,8 @@ what the service answers and the one oracle judges the record.
   (XTest pointer and keys, screenshots, and the app's AT-SPI tree). The
   shipped baselines drive it through accessibility (:mod:`.a11y_driver`), as
   native RPA tools do.
-* ``remote_display``: ``Xvnc`` on 127.0.0.1, the app started without an
-  accessibility bridge; the agent holds a
+* ``remote_display``: ``Xvnc`` (RFB on a Unix socket only the session's user
+  reaches), the app started without an accessibility bridge; the agent holds a
   :class:`~effectbench.screens.rfb.RemoteDisplayEnv`: one RFB connection,
   nothing else. The baselines drive it by pixels (:mod:`.pixel_driver`).
 
@@ -126,7 +126,7 @@ class DesktopFrontEnd(_ScreenFrontEnd):
             reader = A11yReader(session, app, timeout=APP_START_TIMEOUT_S)  # starts meanwhile
             stack.callback(reader.close)
             session.supervisor.ready(app, APP_START_TIMEOUT_S)
-            env = ClinicAccessibleEnv(session.display, reader, readback)
+            env = ClinicAccessibleEnv(session.display, session.xauthority, reader, readback)
             stack.callback(env.close)
             yield FrontEndSession(env=env, health=session.health)
 
@@ -138,7 +138,7 @@ class DesktopFrontEnd(_ScreenFrontEnd):
 
 
 class RemoteDisplayFrontEnd(_ScreenFrontEnd):
-    """The GTK app on Xvnc; the agent holds one RFB connection on 127.0.0.1."""
+    """The GTK app on Xvnc; the agent holds one RFB connection to it."""
 
     substrate = Substrate.REMOTE_DISPLAY
     server: Server = "xvnc"
@@ -155,7 +155,7 @@ class RemoteDisplayFrontEnd(_ScreenFrontEnd):
             readback = _Readback(channel, referral)
             stack.callback(readback.close)
             app = _start_app(session, channel, referral)
-            env = ClinicRemoteEnv(session.rfb_port, readback)  # connects while the app starts
+            env = ClinicRemoteEnv(session.rfb_path, readback)  # connects while the app starts
             stack.callback(env.close)
             session.supervisor.ready(app, APP_START_TIMEOUT_S)
 
