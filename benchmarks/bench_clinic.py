@@ -74,7 +74,8 @@ def http_round_trip(pack: ClinicProvider, n: int = 200) -> list[float]:
     """Time one keep-alive GET against the record service."""
     task = pack.tasks()[0]
     with pack.provision(task, 0, pack.trial_params(task, 0)):
-        client = _Client(pack.service.port)
+        assert pack.service.channel is not None
+        client = _Client(pack.service.channel)
         times = []
         for _ in range(n):
             t0 = time.perf_counter()

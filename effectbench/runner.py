@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from effectbench.attempts import EarlierAttempt
-from effectbench.classify import classify, true_state
+from effectbench.classify import InconsistentReading, classify, true_state
 from effectbench.effects import contract_hash
 from effectbench.errors import InfrastructureError
 from effectbench.schema import (
@@ -182,6 +182,47 @@ def episode_row(
         started_at=started_at,
         finished_at=finished_at,
     )
+
+
+def rejudge(arm: str, task: TaskSpec, cell: Cell, outcome: EpisodeRecord | DroppedEpisode) -> str:
+    """Say how ``outcome`` of ``cell`` departs from what its own readings give (``""``: it agrees).
+
+    A row is built again by :func:`episode_row` from this process's task, cell and
+    arm and the row's readings (the agent's report and model calls, the oracle's
+    reading, timings, fingerprint), with the one truth table: every field must come
+    out as received, so a label, an identity or a derived number changed after the
+    episode shows. A drop must be the cell's. What this cannot see is a reading
+    itself made up: whoever ran the episode is trusted for that.
+    """
+    if isinstance(outcome, DroppedEpisode):
+        if (outcome.task_id, outcome.trial) != cell.key:
+            return f"it is a drop of {outcome.task_id} trial {outcome.trial}"
+        return ""
+    attempt = Attempt(report=outcome.agent, model_calls=tuple(outcome.model_calls))
+    try:
+        again = episode_row(
+            arm,
+            task,
+            cell.trial,
+            cell.seed,
+            attempt,
+            outcome.oracle,
+            latency_s=outcome.latency_s,
+            env_fingerprint=outcome.env_fingerprint,
+            started_at=outcome.started_at,
+            finished_at=outcome.finished_at,
+        )
+    except InconsistentReading as exc:
+        return f"its oracle reading names no one true state ({exc})"
+    if isinstance(again, DroppedEpisode):
+        return "its oracle reading is unreadable: that is a drop, not a row"
+    got, want = outcome.to_row(), again.to_row()
+    wrong = [key for key in want if got.get(key) != want[key]]
+    if not wrong:
+        return ""
+    first = wrong[0]
+    more = f" (and {len(wrong) - 1} more fields)" if len(wrong) > 1 else ""
+    return f"{first} is {got.get(first)!r} where its readings give {want[first]!r}{more}"
 
 
 def run_episode(

@@ -225,8 +225,9 @@ def test_the_recorded_layout_is_what_the_browser_draws(pack: ClinicProvider) -> 
         assert f"left:{box.x}px;top:{box.y}px;width:{box.w}px;height:{box.h}px" in page_css
     task = _web(pack, ("clean_draft",))[0]
     with pack.provision(task, 0, pack.trial_params(task, 0)):
-        port = pack.service.port
-        session = shared_browser().open(layout.VIEWPORT, f"http://127.0.0.1:{port}/")
+        channel = pack.service.channel
+        assert channel is not None
+        session = shared_browser().open(layout.VIEWPORT, channel.url, channel.headers())
         try:
             for path, boxes in (
                 ("/", {"#q-name": layout.SEARCH_NAME, "#search": layout.SEARCH_BUTTON}),
@@ -243,7 +244,7 @@ def test_the_recorded_layout_is_what_the_browser_draws(pack: ClinicProvider) -> 
                 ),
                 ("/chart/M-0101/encounter?id=104", {"#edit-note": layout.EDIT_NOTE}),
             ):
-                session.page.goto(f"http://127.0.0.1:{port}{path}")
+                session.page.goto(f"http://{channel.host}{path}")
                 for selector, box in boxes.items():
                     got = session.page.locator(selector).bounding_box()
                     assert got is not None

@@ -22,7 +22,7 @@ from __future__ import annotations
 import multiprocessing.util
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -154,8 +154,13 @@ class SharedBrowser:
         self.version = str(self._browser.version)
         self._served = 0
 
-    def open(self, viewport: Display, url: str) -> BrowserSession:
-        """Health-check the browser, open a fresh context and page, load ``url``."""
+    def open(
+        self, viewport: Display, url: str, headers: Mapping[str, str] | None = None
+    ) -> BrowserSession:
+        """Health-check the browser, open a fresh context and page, load ``url``.
+
+        ``headers`` go with every request of the context (an episode's secret).
+        """
         if threading.get_ident() != self._thread:
             raise RuntimeError("a SharedBrowser is used only by the thread that made it")
         if not self._alive() or self._served >= RECYCLE_EVERY:
@@ -171,6 +176,7 @@ class SharedBrowser:
                 timezone_id="UTC",
                 color_scheme="light",
                 reduced_motion="reduce",
+                extra_http_headers=dict(headers or {}),
             )
             context.set_default_timeout(ACTION_TIMEOUT_MS)
             context.set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)

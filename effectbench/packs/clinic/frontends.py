@@ -10,9 +10,11 @@ record service and the one oracle judges every variant.
 Adding a front end is one entry in :data:`FRONT_ENDS` (the substrate and the
 ``module:Class`` that implements :class:`FrontEnd`, imported only when used):
 
-* ``session(port, referral)``: a context manager yielding a :class:`FrontEndSession`
+* ``session(channel, referral)``: a context manager yielding a :class:`FrontEndSession`
   (the agent's env, and a ``health()`` the runner reads after the system ran;
   raise :class:`~effectbench.errors.InfrastructureError` when setting up fails);
+  ``channel`` is the record service's port and the episode's secret, which the
+  front end's own clients carry and never show the agent;
 * ``attempt(env, task, params)``: the shipped baselines' scripted steps on this
   front end, returning the :class:`~effectbench.seam.Screen` they end on;
 * ``describe()``: what goes into each row's ``env_fingerprint``.
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from effectbench.packs.clinic.env import ClinicEnv
+from effectbench.packs.clinic.service import Channel
 from effectbench.packs.clinic.tasks import ClinicTask, attempt
 from effectbench.schema import Substrate
 from effectbench.seam import Screen
@@ -51,9 +54,9 @@ class FrontEnd(Protocol):
     substrate: Substrate
 
     def session(
-        self, port: int, referral: Mapping[str, Any]
+        self, channel: Channel, referral: Mapping[str, Any]
     ) -> AbstractContextManager[FrontEndSession]:
-        """Open one episode on the record service at ``port``."""
+        """Open one episode on the record service through ``channel``."""
         ...
 
     def attempt(self, env: Any, task: ClinicTask, params: Mapping[str, Any]) -> Screen:
@@ -71,9 +74,9 @@ class ApiFrontEnd:
     substrate = Substrate.API
 
     @contextmanager
-    def session(self, port: int, referral: Mapping[str, Any]) -> Iterator[FrontEndSession]:
+    def session(self, channel: Channel, referral: Mapping[str, Any]) -> Iterator[FrontEndSession]:
         """Open a keep-alive HTTP client on the service."""
-        env = ClinicEnv(port, dict(referral))
+        env = ClinicEnv(channel, dict(referral))
         try:
             yield FrontEndSession(env)
         finally:

@@ -8,6 +8,7 @@ encounters endpoint, :meth:`all_surfaces_verifier` every surface (what the
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol
 
 from effectbench.packs.clinic.env import RestVerifier
@@ -26,8 +27,10 @@ class Readback(Protocol):
 class ClinicAccessibleEnv(AccessibleXEnv):
     """The desktop clinic: XTest, screenshots, AT-SPI and the REST readbacks."""
 
-    def __init__(self, display_name: str, reader: A11yReader, readback: Readback) -> None:
-        super().__init__(display_name, reader, readback.encounters)
+    def __init__(
+        self, display_name: str, xauthority: Path, reader: A11yReader, readback: Readback
+    ) -> None:
+        super().__init__(display_name, reader, readback.encounters, xauthority=xauthority)
         self._surfaces = readback.all_surfaces
 
     def all_surfaces_verifier(self) -> RestVerifier:
@@ -38,8 +41,8 @@ class ClinicAccessibleEnv(AccessibleXEnv):
 class ClinicRemoteEnv(RemoteDisplayEnv):
     """The clinic over VNC: one RFB connection and the REST readbacks."""
 
-    def __init__(self, port: int, readback: Readback) -> None:
-        super().__init__(port, readback.encounters)
+    def __init__(self, rfb_path: Path, readback: Readback) -> None:
+        super().__init__(rfb_path, readback.encounters)
         self._surfaces = readback.all_surfaces
 
     def all_surfaces_verifier(self) -> RestVerifier:

@@ -9,6 +9,7 @@ from typing import Any
 from effectbench.packs.clinic.db import SURFACES
 from effectbench.packs.clinic.env import RestVerifier, _Client
 from effectbench.packs.clinic.frontends import FrontEndSession
+from effectbench.packs.clinic.service import Channel
 from effectbench.packs.clinic.tasks import ClinicTask
 from effectbench.packs.clinic.web import layout, pixels
 from effectbench.schema import Substrate
@@ -26,11 +27,15 @@ class WebFrontEnd:
         chromium_executable()  # a missing Chromium is one line before any episode
 
     @contextmanager
-    def session(self, port: int, referral: Mapping[str, Any]) -> Iterator[FrontEndSession]:
-        """Health-check the browser, open the app's start page, yield the pixel env."""
+    def session(self, channel: Channel, referral: Mapping[str, Any]) -> Iterator[FrontEndSession]:
+        """Health-check the browser, open the app's start page, yield the pixel env.
+
+        The episode's context sends the channel's secret with every request it
+        makes (a header, never on the page: the agent sees pixels only).
+        """
         browser = shared_browser()
-        browser_session = browser.open(layout.VIEWPORT, f"http://127.0.0.1:{port}/")
-        client = _Client(port)
+        browser_session = browser.open(layout.VIEWPORT, channel.url, headers=channel.headers())
+        client = _Client(channel)
         env = BrowserComputer(
             browser_session.page,
             layout.VIEWPORT,
