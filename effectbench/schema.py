@@ -209,6 +209,13 @@ class ModelCall(_Frozen):
     note: str = ""
 
 
+COST_REPORTED_KEY = "cost_reported_by"
+"""The ``env_fingerprint`` entry of a row whose model calls (and so its cost) the agent's
+own harness reported (an MCP ``report``), not a harness of ours that metered them."""
+COST_REPORTED_VALUE = "submitter"
+"""Its value: the submitter's word, as the bundle's signature vouches for it."""
+
+
 class EpisodeRecord(_Frozen):
     """One scored (task x arm x trial) episode: the row every metric aggregates.
 

@@ -76,6 +76,10 @@ class ProductReading:
     absent: bool = False
     """The readback found nothing at all (as opposed to a wrong record)."""
 
+    def to_json(self) -> dict[str, Any]:
+        """Return the reading as the agent's tools answer it (with the verifier's name)."""
+        return {"confirmed": self.confirmed, "reason": self.reason, "absent": self.absent}
+
 
 class ProductVerifier(Protocol):
     """A record-readback verifier the product offers to the SUT (not the oracle)."""

@@ -1,14 +1,17 @@
 """A scripted pixel-level agent that plays one EffectBench episode over MCP (stdio).
 
 It starts ``effectbench mcp`` as a subprocess, asks ``task`` for the goal and
-referral, then drives the clinic's web app only through the server's tools:
-``screenshot`` and Anthropic-named computer actions (``left_click``, ``type``,
-``key``). It clicks the fixed layout's recorded coordinates and trusts the
+referral, then drives the clinic's app only through the server's tools:
+``screenshot`` and the computer actions, under the names of the vocabulary the
+server speaks (Anthropic's ``left_click``, OpenAI's ``click``, OSWorld's
+``CLICK``). It clicks the fixed layout's recorded coordinates and trusts the
 banner's colour, like an RPA bot (the same steps as the shipped pixel
-baseline, :mod:`effectbench.packs.clinic.web.pixels`), and reports. It never
-sees the row: the server judges the record and writes it to the record dir.
+baselines, :mod:`effectbench.packs.clinic.web.pixels` on the web and
+:mod:`effectbench.packs.clinic.desktop.pixel_driver` on the GTK app), and reports.
+It never sees the row: the server judges the record and keeps it in the record dir.
 
     python examples/mcp_screen_agent.py --task partial_note --trial 0 --record-dir runs/
+    python examples/mcp_screen_agent.py --task partial_note --substrate desktop --vocabulary openai
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from effectbench.computer import ActionError, Display, MouseButton
+from effectbench.packs.clinic.desktop import pixel_driver
 from effectbench.packs.clinic.tasks import TASKS
 from effectbench.packs.clinic.web import pixels
 from effectbench.seam import ProductVerifier
@@ -76,12 +80,22 @@ class McpEpisode:
         self._loop.close()
 
 
-class McpScreen:
-    """A :class:`~effectbench.computer.ComputerEnv` whose every call is an MCP tool call."""
+_OPENAI_BUTTONS = {"left": "left", "right": "right", "middle": "wheel"}
 
-    def __init__(self, episode: McpEpisode, display: Display) -> None:
+
+class McpScreen:
+    """A :class:`~effectbench.computer.ComputerEnv` whose every call is an MCP tool call.
+
+    ``vocabulary`` is the one the server was started with (``--vocabulary``): each
+    step is sent under that vendor's action names and schema.
+    """
+
+    def __init__(
+        self, episode: McpEpisode, display: Display, vocabulary: str = "anthropic"
+    ) -> None:
         self._episode = episode
         self.display = display
+        self.vocabulary = vocabulary
         self._pointer = (0, 0)
 
     def screenshot(self) -> bytes:
@@ -91,33 +105,66 @@ class McpScreen:
     def _act(self, action: str, **arguments: Any) -> None:
         self._episode.call(action, arguments)
 
+    def _say(
+        self,
+        anthropic: tuple[str, dict[str, Any]],
+        openai: tuple[str, dict[str, Any]],
+        computer_13: tuple[str, dict[str, Any]],
+    ) -> None:
+        name, arguments = {"anthropic": anthropic, "openai": openai, "computer_13": computer_13}[
+            self.vocabulary
+        ]
+        self._act(name, **arguments)
+
     def click(self, x: int, y: int, button: MouseButton = "left", count: int = 1) -> None:
         name = {("left", 1): "left_click", ("left", 2): "double_click", ("left", 3): "triple_click"}
-        action = name.get((button, count), f"{button}_click")
-        self._act(action, coordinate=[x, y])
+        if self.vocabulary == "openai" and count > 1:
+            if (button, count) != ("left", 2):
+                raise ActionError(f"OpenAI's computer use has no {count}-fold {button} click")
+            self._act("double_click", x=x, y=y)
+        else:
+            self._say(
+                (name.get((button, count), f"{button}_click"), {"coordinate": [x, y]}),
+                ("click", {"x": x, "y": y, "button": _OPENAI_BUTTONS[button]}),
+                ("CLICK", {"x": x, "y": y, "button": button, "num_clicks": count}),
+            )
         self._pointer = (x, y)
 
     def move(self, x: int, y: int) -> None:
-        self._act("mouse_move", coordinate=[x, y])
+        self._say(
+            ("mouse_move", {"coordinate": [x, y]}),
+            ("move", {"x": x, "y": y}),
+            ("MOVE_TO", {"x": x, "y": y}),
+        )
         self._pointer = (x, y)
 
     def drag(self, path: Sequence[tuple[int, int]], button: MouseButton = "left") -> None:
-        self._act("left_click_drag", start_coordinate=list(path[0]), coordinate=list(path[-1]))
+        start, end = list(path[0]), list(path[-1])
+        self._say(
+            ("left_click_drag", {"start_coordinate": start, "coordinate": end}),
+            ("drag", {"path": [{"x": x, "y": y} for x, y in path]}),
+            ("DRAG_TO", {"x": end[0], "y": end[1]}),
+        )
 
     def mouse_down(self, button: MouseButton = "left") -> None:
-        self._act("left_mouse_down")
+        self._act("MOUSE_DOWN" if self.vocabulary == "computer_13" else "left_mouse_down")
 
     def mouse_up(self, button: MouseButton = "left") -> None:
-        self._act("left_mouse_up")
+        self._act("MOUSE_UP" if self.vocabulary == "computer_13" else "left_mouse_up")
 
     def cursor_position(self) -> tuple[int, int]:
         return self._pointer
 
     def type(self, text: str) -> None:
-        self._act("type", text=text)
+        self._say(("type", {"text": text}), ("type", {"text": text}), ("TYPING", {"text": text}))
 
     def key(self, combo: str) -> None:
-        self._act("key", text=combo)
+        keys = combo.split("+") if combo != "+" else ["+"]
+        self._say(
+            ("key", {"text": combo}),
+            ("keypress", {"keys": keys}),
+            ("HOTKEY", {"keys": keys}) if len(keys) > 1 else ("PRESS", {"key": combo}),
+        )
 
     def key_down(self, key: str) -> None:
         self._act("hold_key", text=key, duration=0)
@@ -127,10 +174,17 @@ class McpScreen:
 
     def scroll(self, x: int, y: int, dx: int, dy: int) -> None:
         direction, amount = ("down", dy) if dy > 0 else ("up", -dy)
-        self._act("scroll", coordinate=[x, y], scroll_direction=direction, scroll_amount=amount)
+        self._say(
+            (
+                "scroll",
+                {"coordinate": [x, y], "scroll_direction": direction, "scroll_amount": amount},
+            ),
+            ("scroll", {"x": x, "y": y, "scroll_x": dx * 100, "scroll_y": dy * 100}),
+            ("SCROLL", {"dx": dx, "dy": -dy}),
+        )
 
     def wait(self, seconds: float) -> None:
-        self._act("wait", duration=seconds)
+        self._say(("wait", {"duration": seconds}), ("wait", {}), ("WAIT", {}))
 
     def product_effect_verifier(self) -> ProductVerifier | None:
         return None  # a screen-trusting agent reads no record
@@ -143,8 +197,12 @@ def play(command: Sequence[str]) -> str:
         info = json.loads(episode.call("task"))
         name = info["task_id"].removeprefix("clinic::").split("@", 1)[0]
         task = next(t for t in TASKS if t.name == name)
-        env = McpScreen(episode, Display(info["display"]["width"], info["display"]["height"]))
-        screen = pixels.attempt(env, task, info["referral"])
+        display = Display(info["display"]["width"], info["display"]["height"])
+        env = McpScreen(episode, display, info["vocabulary"])
+        if info["substrate"] == "web":
+            screen = pixels.attempt(env, task, info["referral"])
+        else:  # the GTK app on a desktop or a remote display: its own recorded layout
+            screen = pixel_driver.attempt(env, task, info["referral"])
         ok = screen.status == "success"
         episode.call(
             "report", {"success": ok, "halted": not ok, "message": f"banner: {screen.banner}"}
@@ -161,25 +219,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--trial", type=int, default=0)
     parser.add_argument("--record-dir", default="effectbench-records")
     parser.add_argument("--system", default="mcp-screen-agent")
+    parser.add_argument("--substrate", default="web", help="web, desktop or remote_display")
+    parser.add_argument("--vocabulary", default="anthropic", help="anthropic, openai, computer_13")
     args = parser.parse_args(argv)
-    command = [
-        sys.executable,
-        "-m",
-        "effectbench.cli",
-        "mcp",
-        "--pack",
-        "clinic",
-        "--substrate",
-        "web",
-        "--task",
-        args.task,
-        "--trial",
-        str(args.trial),
-        "--record-dir",
-        args.record_dir,
-        "--system",
-        args.system,
-    ]
+    command = [sys.executable, "-m", "effectbench.cli", "mcp", "--pack", "clinic"]
+    command += ["--substrate", args.substrate, "--task", args.task, "--trial", str(args.trial)]
+    command += ["--record-dir", args.record_dir, "--system", args.system]
+    command += ["--vocabulary", args.vocabulary]
     print(play(command))
     return 0
 

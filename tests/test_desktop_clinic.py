@@ -23,7 +23,7 @@ import pytest
 
 from effectbench.baselines import ScreenOnly, get_baseline
 from effectbench.computer import Display, images
-from effectbench.mcp.server import record_path
+from effectbench.mcp.records import record_path
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.packs.clinic.desktop import pixel_driver
 from effectbench.packs.clinic.frontends import variant_id

@@ -1,13 +1,17 @@
 """The MCP episode server over stdio, its record directory and ``submit --from-records``.
 
 Driven by the scripted pixel agent of examples/mcp_screen_agent.py: its row
-equals the in-process run of the shipped screen_only pixel baseline; bad input
-is a tool error or a recorded halt; a client that leaves or never reports is a
-recorded halt; ``effectbench mcp`` refuses an unknown task, trial or substrate.
+equals the in-process run of the shipped screen_only pixel baseline, in every
+action vocabulary; bad input is a tool error; a client that aborts or leaves
+(before reporting, or while the episode is still starting) leaves an
+``agent_error`` drop and never a halt; an episode run again keeps both attempts;
+reported model calls are the row's cost; ``effectbench mcp`` refuses an unknown
+task, trial or substrate, and a cell whose attempt completed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from collections.abc import Iterator
@@ -15,16 +19,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
 from support.mcp import server_command
 
+from effectbench.attempts import Ending
 from effectbench.baselines import ScreenOnly
 from effectbench.cli import main
-from effectbench.computer import ActionError
-from effectbench.mcp.records import read_records, write_record
-from effectbench.mcp.server import EpisodeServer, record_path
+from effectbench.computer import ActionError, Display
+from effectbench.mcp.records import read_records, record_path, write_record
+from effectbench.mcp.server import LEFT, EpisodeServer
 from effectbench.packs.clinic import ClinicProvider
+from effectbench.packs.clinic.tasks import TASKS
+from effectbench.packs.clinic.web import pixels
 from effectbench.runner import run_episode
-from effectbench.schema import Substrate, TaskSpec
+from effectbench.schema import (
+    COST_REPORTED_KEY,
+    COST_REPORTED_VALUE,
+    EpisodeRecord,
+    Substrate,
+    TaskSpec,
+)
 from effectbench.screens.browser import shared_browser
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,8 +65,8 @@ def _strip(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k not in ("latency_s", "started_at", "finished_at")}
 
 
-def _record(record_dir: Path, task_id: str, trial: int) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(record_path(record_dir, task_id, trial).read_text())
+def _record(record_dir: Path, task_id: str, trial: int, attempt: int = 1) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(record_path(record_dir, task_id, trial, attempt).read_text())
     return data
 
 
@@ -76,39 +90,255 @@ def test_bad_input_is_a_tool_error_and_a_second_report_is_refused(tmp_path: Path
         info = json.loads(episode.call("task"))
         assert info["display"] == {"width": 1024, "height": 640}
         assert "note" in info["referral"] and info["substrate"] == "web"
+        assert info["vocabulary"] == "anthropic"
         for name, args, message in (
             ("left_click", {"coordinate": [1024, 5]}, "off the screen"),
             ("key", {"text": "ctrl+Hyperdrive"}, "unknown key name"),
             ("type", {"text": "a\x1b[2Jb"}, "control character"),
-            ("scroll", {"coordinate": [5, 5], "scroll_direction": "sideways"}, "needs"),
+            ("scroll", {"coordinate": [5, 5], "scroll_direction": "sideways"}, "scroll_amount"),
+            ("left_click_drag", {"coordinate": [5, 5]}, "start_coordinate"),
+            ("abort", {"reason": ""}, "at least 1 character"),
             ("report", {"success": True, "halted": False}, "act before reporting success"),
             ("report", {"success": True, "halted": True}, "not both"),
         ):
             with pytest.raises(ActionError, match=message):
                 episode.call(name, args)
         assert episode.call("screenshot")[:8] == b"\x89PNG\r\n\x1a\n"
-        episode.call("report", {"success": False, "halted": True, "message": "unsure"})
-        with pytest.raises(ActionError, match="already been reported"):
+        answer = episode.call("report", {"success": False, "halted": True, "message": "unsure"})
+        assert "kept the row" in answer
+        with pytest.raises(ActionError, match="already ended"):
             episode.call("report", {"success": True, "halted": False})
-        with pytest.raises(ActionError, match="already been reported"):
+        with pytest.raises(ActionError, match="already ended"):
             episode.call("left_click", {"coordinate": [5, 5]})
     finally:
         episode.close()
     row = _record(tmp_path, "clinic::clean_draft@web", 0)["row"]
     assert row["agent"] == {"reported_success": False, "halted": True, "message": "unsure"}
     assert row["outcome"] == "over_halt"
+    assert COST_REPORTED_KEY not in row["env_fingerprint"]  # no model calls were reported
 
 
-def test_a_client_that_leaves_or_never_reports_is_a_recorded_halt(
+@pytest.mark.parametrize("vocabulary", ["openai", "computer_13"])
+def test_every_vocabulary_plays_the_task_to_the_same_row(
+    pack: ClinicProvider, tmp_path: Path, vocabulary: str
+) -> None:
+    """The pixel agent speaking OpenAI's or OSWorld's action names leaves Anthropic's row."""
+    command = server_command(
+        "partial_note", 1, tmp_path, "--system", "screen_only", "--vocabulary", vocabulary
+    )
+    assert mcp_screen_agent.play(command) == "success"
+    task = _task(pack, "partial_note")
+    over_mcp = _record(tmp_path, task.task_id, 1)["row"]
+    in_process = run_episode(ScreenOnly(pack), pack, task, 1, 1)
+    assert _strip(over_mcp) == _strip(in_process.to_row())  # type: ignore[union-attr]
+
+
+def _tools(episode: mcp_screen_agent.McpEpisode) -> dict[str, dict[str, Any]]:
+    listed = asyncio.run_coroutine_threadsafe(episode._session.list_tools(), episode._loop).result(
+        timeout=60
+    )
+    return {tool.name: tool.input_schema for tool in listed.tools}
+
+
+@pytest.mark.parametrize(
+    ("vocabulary", "required"),
+    [
+        (
+            "anthropic",
+            {
+                "key": ["text"],
+                "left_click": [],
+                "left_click_drag": ["start_coordinate", "coordinate"],
+                "scroll": ["scroll_direction", "scroll_amount"],
+                "zoom": ["region"],
+            },
+        ),
+        (
+            "openai",
+            {"click": ["x", "y"], "drag": ["path"], "keypress": ["keys"], "wait": []},
+        ),
+        (
+            "computer_13",
+            {"MOVE_TO": ["x", "y"], "CLICK": [], "TYPING": ["text"], "DONE": [], "FAIL": []},
+        ),
+    ],
+)
+def test_each_action_tool_declares_its_required_parameters(
+    tmp_path: Path, vocabulary: str, required: dict[str, list[str]]
+) -> None:
+    """Every vendor's actions as tools, with their schema; the endings and readback beside."""
+    command = server_command("clean_draft", 0, tmp_path, "--vocabulary", vocabulary)
+    episode = mcp_screen_agent.McpEpisode(command)
+    try:
+        tools = _tools(episode)
+        for name, params in required.items():
+            assert sorted(tools[name].get("required", [])) == sorted(params), name
+        assert tools["abort"]["required"] == ["reason"]
+        assert tools["report"]["required"] == ["success", "halted"]
+        assert "model_calls" in tools["report"]["properties"]
+        assert "verify_effect" in tools  # the task declares its effect; the web app reads it
+        episode.call("report", {"success": False, "halted": True, "message": "looked only"})
+    finally:
+        episode.close()
+
+
+def test_the_product_readback_is_offered_where_the_task_declares_its_effect(
+    tmp_path: Path,
+) -> None:
+    """``verify_effect`` reads the app's own REST readback; an undeclared task has none."""
+    episode = mcp_screen_agent.McpEpisode(server_command("clean_draft", 2, tmp_path))
+    try:
+        before = json.loads(episode.call("verify_effect"))
+        assert before["confirmed"] is False and before["verifier"] == "rest:encounters"
+        info = json.loads(episode.call("task"))
+        task = next(t for t in TASKS if t.name == "clean_draft")
+        display = Display(info["display"]["width"], info["display"]["height"])
+        screen = pixels.attempt(
+            mcp_screen_agent.McpScreen(episode, display), task, info["referral"]
+        )
+        assert screen.status == "success"
+        after = json.loads(episode.call("verify_effect"))
+        assert after["confirmed"] is True, after
+        episode.call("report", {"success": True, "halted": False, "message": "read back"})
+    finally:
+        episode.close()
+    row = _record(tmp_path, "clinic::clean_draft@web", 2)["row"]
+    assert row["outcome"] == "success"
+    undeclared = mcp_screen_agent.McpEpisode(server_command("clean_draft_undeclared", 0, tmp_path))
+    try:
+        assert "verify_effect" not in _tools(undeclared)
+        undeclared.call("report", {"success": False, "halted": True, "message": "no"})
+    finally:
+        undeclared.close()
+
+
+def test_a_report_with_model_calls_carries_their_cost_marked_as_reported(
+    tmp_path: Path,
+) -> None:
+    """The row's model calls and cost are the report's; bad usage is a tool error."""
+    episode = mcp_screen_agent.McpEpisode(server_command("clean_draft", 1, tmp_path))
+    calls = [
+        {
+            "model": "claude-sonnet-4-5",
+            "input_tokens": 1200,
+            "output_tokens": 80,
+            "cost_usd": 0.0048,
+        },
+        {
+            "model": "claude-sonnet-4-5",
+            "input_tokens": 2500,
+            "output_tokens": 40,
+            "cost_usd": 0.0081,
+            "latency_s": 1.5,
+            "note": "second turn",
+        },
+    ]
+    try:
+        for bad in (
+            [{**calls[0], "input_tokens": -1}],
+            [{**calls[0], "cost_usd": "0.01"}],
+            [{**calls[0], "price": 1}],
+            [{"model": "x", "input_tokens": 1, "output_tokens": 1}],
+        ):
+            with pytest.raises(ActionError, match="validation error"):
+                episode.call("report", {"success": False, "halted": True, "model_calls": bad})
+        answer = episode.call(
+            "report", {"success": False, "halted": True, "message": "halt", "model_calls": calls}
+        )
+        assert "kept the row" in answer
+    finally:
+        episode.close()
+    row = _record(tmp_path, "clinic::clean_draft@web", 1)["row"]
+    assert row["cost_usd"] == pytest.approx(0.0048 + 0.0081)
+    assert [
+        (c["index"], c["model"], c["input_tokens"], c["output_tokens"]) for c in row["model_calls"]
+    ] == [
+        (0, "claude-sonnet-4-5", 1200, 80),
+        (1, "claude-sonnet-4-5", 2500, 40),
+    ]
+    assert (
+        row["model_calls"][1]["latency_s"] == 1.5 and row["model_calls"][1]["note"] == "second turn"
+    )
+    assert row["env_fingerprint"][COST_REPORTED_KEY] == COST_REPORTED_VALUE
+    assert EpisodeRecord.from_json(json.dumps(row)).cost_usd == row["cost_usd"]
+
+
+def _drop(record_dir: Path, task_id: str, trial: int, attempt: int = 1) -> dict[str, Any]:
+    record = _record(record_dir, task_id, trial, attempt)
+    assert "row" not in record, record  # never a halt row
+    assert record["dropped"]["reason"] == "agent_error", record
+    return dict(record["dropped"])
+
+
+def test_abort_is_an_agent_error_drop_and_running_the_cell_again_keeps_both_attempts(
+    pack: ClinicProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An outage reported through ``abort``; the episode run again; a third run refused."""
+    episode = mcp_screen_agent.McpEpisode(server_command("partial_note", 0, tmp_path))
+    try:
+        episode.call("task")
+        answer = episode.call("abort", {"reason": "model API unreachable (HTTP 529 overloaded)"})
+        assert "dropped as agent_error" in answer and "again" in answer
+        with pytest.raises(ActionError, match="already ended"):
+            episode.call("screenshot")
+    finally:
+        episode.close()
+    drop = _drop(tmp_path, "clinic::partial_note@web", 0)
+    assert "aborted: model API unreachable (HTTP 529 overloaded)" in drop["detail"]
+    assert mcp_screen_agent.play(server_command("partial_note", 0, tmp_path)) == "success"
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == [
+        "clinic_partial_note@web__t0__a1.json",
+        "clinic_partial_note@web__t0__a2.json",
+    ]
+    assert _drop(tmp_path, "clinic::partial_note@web", 0) == drop  # attempt 1 is untouched
+    assert _record(tmp_path, "clinic::partial_note@web", 0, 2)["row"]["outcome"] == (
+        "silent_wrong_effect"
+    )
+    run = read_records(tmp_path, pack).run
+    assert [(a.attempt, a.ending) for a in run.attempts] == [(1, Ending.AGENT_ERROR)]
+    assert len(run.rows) == 1 and not run.dropped and run.n_attempts == 2
+    assert main(["mcp", "--task", "partial_note", "--record-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "already completed (attempt 2" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_client_that_leaves_before_reporting_leaves_an_agent_error_drop(
+    tmp_path: Path,
+) -> None:
+    """Acting, then disconnecting without ``report``: the harness around the agent failed."""
+    episode = mcp_screen_agent.McpEpisode(server_command("clean_draft", 0, tmp_path))
+    try:
+        episode.call("task")
+        episode.call("left_click", {"coordinate": [174, 127]})
+    finally:
+        episode.close()
+    drop = _drop(tmp_path, "clinic::clean_draft@web", 0)
+    assert LEFT in drop["detail"]
+
+
+def test_a_client_that_leaves_during_provisioning_leaves_an_agent_error_drop(
+    tmp_path: Path,
+) -> None:
+    """The official SDK's client leaves right after ``initialize`` (the episode still
+    starting) and kills the server two seconds later: the drop is on disk all the same."""
+
+    async def leave_at_once() -> None:
+        params = StdioServerParameters(
+            command=sys.executable, args=server_command("clean_draft", 0, tmp_path)[1:]
+        )
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+
+    asyncio.run(leave_at_once())
+    drop = _drop(tmp_path, "clinic::clean_draft@web", 0)
+    assert drop["detail"]
+
+
+def test_a_client_silent_until_the_timeout_is_a_recorded_halt(
     pack: ClinicProvider, tmp_path: Path
 ) -> None:
-    """Disconnect mid-episode and an episode timeout: each a halt judged by the oracle."""
-    left = EpisodeServer(pack, _task(pack, "clean_draft"), 0, tmp_path)
-    left.start()
-    left.stop()
-    row = _record(tmp_path, "clinic::clean_draft@web", 0)["row"]
-    assert row["agent"]["halted"] and "disconnected" in row["agent"]["message"]
-    assert row["outcome"] == "over_halt"
+    """An episode timeout: the agent was there and never ended it, a halt judged by the oracle."""
     silent = EpisodeServer(pack, _task(pack, "edit_note"), 0, tmp_path, timeout_s=0.2)
     silent.start()
     assert silent.finished.wait(120)

@@ -21,6 +21,8 @@ from support.mcp import server_command as mcp_server_command
 from effectbench.computer import A11yNode, ActionError, Display
 from effectbench.mcp.server import RemoteAgent, _Call
 from effectbench.mcp.transport import MAX_MESSAGE_BYTES, judge_line
+from effectbench.packs.mockmed import MockMedProvider
+from effectbench.seam import AgentTask
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
@@ -87,6 +89,11 @@ def test_arguments_are_typed_strictly(tmp_path: Path, name: str, arguments: dict
     assert row["agent"]["halted"] is True  # nothing the refused call carried was acted on
 
 
+_MOCKMED = MockMedProvider()
+TASK = AgentTask.from_spec(_MOCKMED.tasks()[0], {})
+"""Any agent-facing task (the accessibility tools never read it)."""
+
+
 class _Desktop(RecordingScreen):
     """A desktop whose accessibility tools record what reaches them (the harness's checks
     sit before them)."""
@@ -111,8 +118,8 @@ def test_a11y_set_text_applies_the_text_rule_of_type(text: str) -> None:
     agent = RemoteAgent("mcp")
     call = _Call("a11y_set_text", {"node": "n1", "text": text}, Future())
     with pytest.raises(ActionError, match="cannot be typed"):
-        agent._serve(desktop, call)
+        agent._serve(TASK, desktop, call)
     assert desktop.typed == [] and agent.acted is False
     fine = _Call("a11y_set_text", {"node": "n1", "text": "Zoë\tnote\n"}, Future())
-    assert agent._serve(desktop, fine) == ("text", "done")
+    assert agent._serve(TASK, desktop, fine) == ("text", "done")
     assert desktop.typed == [("n1", "Zoë\tnote\n")]

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from effectbench.errors import UsageError
+from effectbench.mcp import VOCABULARY_NAMES
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
@@ -36,8 +37,15 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     from effectbench.mcp.server import EpisodeServer
 
     episode = EpisodeServer(
-        pack, task, args.trial, Path(args.record_dir), timeout_s=args.timeout, name=args.system
+        pack,
+        task,
+        args.trial,
+        Path(args.record_dir),
+        timeout_s=args.timeout,
+        name=args.system,
+        vocabulary=args.vocabulary,
     )
+    episode.claim()  # a cell whose attempt completed is refused here, in one line
     asyncio.run(serve(episode))
     return 0
 
@@ -49,7 +57,18 @@ def register(sub: Any) -> None:
     p.add_argument("--substrate", default="web", help="web (desktop, remote_display if offered)")
     p.add_argument("--task", required=True, help="a task id (clinic::NAME@web) or its NAME")
     p.add_argument("--trial", type=int, default=0, help="the trial (its seed and payload)")
-    p.add_argument("--record-dir", default="effectbench-records", help="where the row is written")
+    p.add_argument(
+        "--record-dir",
+        default="effectbench-records",
+        help="where the attempt is kept (one file per attempt, never overwritten)",
+    )
     p.add_argument("--timeout", type=float, default=900.0, help="seconds until a silent halt")
     p.add_argument("--system", default="mcp-agent", help="the system's name in the row (its arm)")
+    p.add_argument(
+        "--vocabulary",
+        choices=VOCABULARY_NAMES,
+        default=VOCABULARY_NAMES[0],
+        help="whose names and schema the computer actions have: Anthropic's computer tool, "
+        "OpenAI's computer_call actions or OSWorld's computer_13",
+    )
     p.set_defaults(func=_cmd_mcp)

@@ -3,25 +3,43 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
-from typing import Any
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
-from pydantic import StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import Field, StrictBool, StrictStr
 
 from effectbench.computer import ActionError
-from effectbench.mcp.server import ACTIONS, EpisodeOver, EpisodeServer
+from effectbench.mcp.server import (
+    MAX_REPORTED_CALLS,
+    VERIFY_TOOL,
+    EpisodeOver,
+    EpisodeServer,
+    ReportedCall,
+)
 from effectbench.mcp.transport import bounded_stdio
+from effectbench.mcp.vocabulary import ActionTool, plain
 from effectbench.schema import Substrate
 
 INSTRUCTIONS = (
-    "One EffectBench episode. Call `task` for the goal and the referral, look with "
-    "`screenshot`, act with the computer actions (Anthropic computer-use names; "
-    "coordinates in the display `task` names), and end with `report` exactly once. "
+    "One EffectBench episode. Call `task` for the goal, the referral, the display and the "
+    "action vocabulary; look with `screenshot`; act with the computer actions (coordinates in "
+    "the display `task` names). End with `report` exactly once (success, or halted; list the "
+    "model calls you made to carry their cost), or with `abort` when your own harness failed "
+    "(a model API outage, a crash): that drops the episode to be run again, never a halt. "
     "The score is the record's true state, read by an oracle you cannot reach."
 )
+ModelCalls = Annotated[
+    list[ReportedCall],
+    Field(
+        max_length=MAX_REPORTED_CALLS,
+        description="The model calls the agent made in this episode: model, input_tokens, "
+        "output_tokens, cost_usd (and latency_s, note); the row's cost is their sum.",
+    ),
+]
 
 
 def _answer(result: Any) -> Image | str:
@@ -42,7 +60,10 @@ def build(episode: EpisodeServer) -> MCPServer:
     """Return the server whose tools are ``episode``."""
     app: MCPServer = MCPServer("effectbench-episode", instructions=INSTRUCTIONS)
 
-    @app.tool(name="task", description="The goal, declared effect, referral and display size.")
+    @app.tool(
+        name="task",
+        description="The goal, declared effect, referral, display size and action vocabulary.",
+    )
     async def task() -> str:
         try:
             return json.dumps(await episode.task_info(), sort_keys=True)
@@ -55,18 +76,46 @@ def build(episode: EpisodeServer) -> MCPServer:
         assert isinstance(image, Image)
         return image
 
-    @app.tool(name="report", description="End the episode: success, or halted, and why.")
-    async def report(success: StrictBool, halted: StrictBool, message: StrictStr = "") -> str:
-        await _call(episode, "report", {"success": success, "halted": halted, "message": message})
-        return "reported; the harness judges the record"
+    @app.tool(
+        name="report",
+        description="End the episode: success, or halted, and why; model_calls lists the model "
+        "calls you made (their cost goes into the row as yours).",
+    )
+    async def report(
+        success: StrictBool,
+        halted: StrictBool,
+        message: StrictStr = "",
+        model_calls: ModelCalls | None = None,
+    ) -> str:
+        calls = [c.model_dump() for c in model_calls or []]
+        arguments = {"success": success, "halted": halted, "message": message}
+        return str(_answer(await _call(episode, "report", {**arguments, "model_calls": calls})))
 
-    for action in ACTIONS:
-        app.tool(name=action, description=f"Computer action {action!r} (Anthropic's schema).")(
-            _action_tool(episode, action)
-        )
+    @app.tool(
+        name="abort",
+        description="End the episode because the harness around the agent failed (a model API "
+        "outage, a crash): it is dropped as agent_error and may be run again; never a halt.",
+    )
+    async def abort(reason: Annotated[StrictStr, Field(min_length=1, max_length=2000)]) -> str:
+        return str(_answer(await _call(episode, "abort", {"reason": reason})))
+
+    for action in episode.vocabulary.tools:
+        app.tool(name=action.name, description=action.description)(_action_tool(episode, action))
+    if episode.agent_task.declared_effect is not None:
+        _readback_tool(app, episode)
     if episode.task.substrate is Substrate.DESKTOP:
         _accessibility_tools(app, episode)
     return app
+
+
+def _readback_tool(app: MCPServer, episode: EpisodeServer) -> None:
+    @app.tool(
+        name=VERIFY_TOOL,
+        description="Read the record back through the application's own readback and say "
+        "whether this task's declared effect holds (the product's word, not the score).",
+    )
+    async def verify_effect() -> str:
+        return str(_answer(await _call(episode, VERIFY_TOOL, {})))
 
 
 def _accessibility_tools(app: MCPServer, episode: EpisodeServer) -> None:
@@ -89,37 +138,33 @@ def _accessibility_tools(app: MCPServer, episode: EpisodeServer) -> None:
         return str(_answer(await _call(episode, "a11y_set_text", {"node": node, "text": text})))
 
 
-def _action_tool(episode: EpisodeServer, action: str) -> Any:
-    async def computer_action(
-        coordinate: list[StrictInt] | None = None,
-        text: StrictStr | None = None,
-        scroll_direction: StrictStr | None = None,
-        scroll_amount: StrictInt | None = None,
-        duration: StrictInt | StrictFloat | None = None,
-        start_coordinate: list[StrictInt] | None = None,
-        region: list[StrictInt] | None = None,
-    ) -> Image | str:
-        arguments = {
-            k: v
-            for k, v in {
-                "coordinate": coordinate,
-                "text": text,
-                "scroll_direction": scroll_direction,
-                "scroll_amount": scroll_amount,
-                "duration": duration,
-                "start_coordinate": start_coordinate,
-                "region": region,
-            }.items()
-            if v is not None
-        }
-        return _answer(await _call(episode, action, arguments))
+def _action_tool(episode: EpisodeServer, action: ActionTool) -> Any:
+    """Return the tool function of one action: its parameters as the vendor's schema says."""
 
-    computer_action.__name__ = action
+    async def computer_action(**arguments: Any) -> Image | str:
+        given = {k: plain(v) for k, v in arguments.items() if v is not None}
+        return _answer(await _call(episode, action.name, given))
+
+    parameters = [
+        inspect.Parameter(
+            p.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=Annotated[p.annotation, Field(description=p.description)]
+            if p.required
+            else Annotated[p.annotation | None, Field(description=p.description)],
+            default=inspect.Parameter.empty if p.required else None,
+        )
+        for p in action.params
+    ]
+    computer_action.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        parameters, return_annotation=Image | str
+    )
+    computer_action.__name__ = action.name
     return computer_action
 
 
 async def serve(episode: EpisodeServer) -> None:
-    """Serve ``episode`` over stdio until the client leaves; then its row is written.
+    """Serve ``episode`` over stdio until the client leaves; then its attempt is written.
 
     The wire is :func:`effectbench.mcp.transport.bounded_stdio` (bounded messages, a
     JSON-RPC error for each malformed one); the SDK's server runs on its streams.

@@ -1,26 +1,55 @@
-"""A record directory of MCP episodes, read back as a run (for ``submit --from-records``).
+"""A record directory of MCP episodes: every attempt kept, read back as a run.
 
-Each episode server writes one file, ``<task>__t<trial>.json``, holding either
-``{"row": ...}`` (the scored row) or ``{"dropped": ...}`` (an episode whose
-infrastructure failed). Reading checks every file against the row contract and
-the pack: one system, known tasks of one split, no trial twice. A problem is a
+Each attempt at a (task, trial) is one file, ``<task>__t<trial>__a<n>.json``
+(``n`` = 1, 2, ... per cell), created exclusively, so nothing ever replaces an
+earlier attempt's file. It holds the system's name, the attempt's number and
+either ``{"row": ...}`` (the scored row) or ``{"dropped": ...}`` (a drop and its
+reason). An episode server claims its attempt's file before the episode starts,
+holding an ``agent_error`` drop (:data:`UNFINISHED`), and replaces that file (its
+own, never another attempt's) with the outcome when the episode ends; a server
+killed on the way leaves the drop.
+
+Reading (for ``submit --from-records``) checks every file against the row
+contract and the pack (one system, known tasks of one split) and applies the
+rule of :mod:`effectbench.attempts` to each cell's attempts: the first completed
+attempt counts, only a re-runnable drop may be followed by another attempt, and
+the numbers run 1, 2, ... without a gap. A problem is a
 :class:`~effectbench.errors.DataError` naming the file.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from effectbench.attempts import (
+    COMPLETED,
+    EarlierAttempt,
+    Ending,
+    attempt_problems,
+    ending_of_drop,
+    ending_of_report,
+)
 from effectbench.bundle import MAX_TRIALS
 from effectbench.errors import DataError, UsageError
 from effectbench.runner import DroppedEpisode, RunResult
 from effectbench.schema import DropReason, EpisodeRecord, Split
 from effectbench.seam import BenchmarkProvider
+
+UNFINISHED = (
+    "the episode ended without a report or an abort: the client left, or the server was "
+    "stopped, before the agent ended it"
+)
+"""The detail of the drop an attempt's file holds until its episode ends."""
+_NAME = re.compile(r"^(?P<task>.+)__t(?P<trial>[0-9]+)(?:__a(?P<attempt>[0-9]+))?\.json$")
+"""An attempt's file name (a name without ``__a<n>``, written before attempts were kept,
+is attempt 1)."""
 
 
 @dataclass(frozen=True)
@@ -32,27 +61,103 @@ class Records:
     split: Split
 
 
-def write_record(record_dir: Path, task_id: str, trial: int, outcome: Any) -> Path:
-    """Write one episode's row (or drop) atomically; return the file."""
-    from effectbench.mcp.server import record_path
+def _safe(task_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.@-]+", "_", task_id)
 
-    record_dir.mkdir(parents=True, exist_ok=True)
-    path = record_path(record_dir, task_id, trial)
+
+def record_path(record_dir: Path, task_id: str, trial: int, attempt: int = 1) -> Path:
+    """Where attempt ``attempt`` at ``task_id`` trial ``trial`` is written."""
+    return record_dir / f"{_safe(task_id)}__t{trial}__a{attempt}.json"
+
+
+def _content(system: str | None, attempt: int, outcome: EpisodeRecord | DroppedEpisode) -> bytes:
+    data: dict[str, Any] = {"attempt": attempt}
+    if system is not None:
+        data["system"] = system
     if isinstance(outcome, DroppedEpisode):
-        data: dict[str, Any] = {
-            "dropped": {
-                "task_id": outcome.task_id,
-                "trial": outcome.trial,
-                "reason": outcome.reason.value,
-                "detail": outcome.detail,
-            }
+        data["dropped"] = {
+            "task_id": outcome.task_id,
+            "trial": outcome.trial,
+            "reason": outcome.reason.value,
+            "detail": outcome.detail,
         }
     else:
-        data = {"row": outcome.to_row()}
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, sort_keys=True) + "\n", encoding="utf-8")
+        data["row"] = outcome.to_row()
+    return (json.dumps(data, sort_keys=True) + "\n").encode("utf-8")
+
+
+def _attempts_of(record_dir: Path, task_id: str, trial: int) -> list[tuple[int, Path]]:
+    """Return the attempts already on disk for one cell, as (number, file), in order."""
+    prefix = f"{_safe(task_id)}__t{trial}"
+    out = []
+    for path in record_dir.glob(f"{prefix}*.json"):  # _safe leaves no glob character
+        match = _NAME.match(path.name)
+        if match and match["task"] == _safe(task_id) and int(match["trial"]) == trial:
+            out.append((int(match["attempt"] or 1), path))
+    return sorted(out)
+
+
+def claim_attempt(
+    record_dir: Path, system: str | None, task_id: str, trial: int
+) -> tuple[int, Path]:
+    """Create the next attempt's file for a cell, holding an ``agent_error`` drop; return it.
+
+    Refused (a :class:`UsageError`) when an attempt of the cell already completed:
+    the first completed attempt counts, and nothing replaces it. The file is created
+    exclusively, so two servers never share an attempt.
+    """
+    record_dir.mkdir(parents=True, exist_ok=True)
+    for number, path in _attempts_of(record_dir, task_id, trial):
+        if "row" in _load(path):
+            raise UsageError(
+                f"{task_id} trial {trial} already completed (attempt {number}, {path}): the "
+                "first completed attempt counts; run another trial"
+            )
+    drop = DroppedEpisode(task_id, trial, DropReason.AGENT_ERROR, UNFINISHED)
+    number = 1 + max((n for n, _ in _attempts_of(record_dir, task_id, trial)), default=0)
+    while True:
+        path = record_path(record_dir, task_id, trial, number)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            number += 1
+            continue
+        try:
+            os.write(fd, _content(system, number, drop))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return number, path
+
+
+def finish_attempt(
+    path: Path, system: str | None, attempt: int, outcome: EpisodeRecord | DroppedEpisode
+) -> Path:
+    """Replace a claimed attempt's file with the attempt's outcome (atomically, made durable)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(_content(system, attempt, outcome))
+        fh.flush()
+        os.fsync(fh.fileno())
     tmp.replace(path)
     return path
+
+
+def write_record(
+    record_dir: Path,
+    task_id: str,
+    trial: int,
+    outcome: EpisodeRecord | DroppedEpisode,
+    system: str | None = None,
+) -> Path:
+    """Record one more attempt at a cell, ended with ``outcome``; return its file.
+
+    ``system`` names whose attempt it is (a row names it itself).
+    """
+    if isinstance(outcome, EpisodeRecord):
+        system = outcome.arm
+    number, path = claim_attempt(record_dir, system, task_id, trial)
+    return finish_attempt(path, system, number, outcome)
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -60,62 +165,155 @@ def _load(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise DataError(f"not a readable episode record: {exc}", file=str(path)) from None
-    if not isinstance(data, dict) or len(data) != 1 or not {"row", "dropped"} & set(data):
+    if not isinstance(data, dict) or len({"row", "dropped"} & set(data)) != 1:
         raise DataError("an episode record holds one of 'row' or 'dropped'", file=str(path))
     return data
 
 
+@dataclass(frozen=True)
+class _Entry:
+    """One attempt's file, read."""
+
+    path: Path
+    attempt: int
+    system: str | None
+    outcome: EpisodeRecord | DroppedEpisode
+
+    @property
+    def ending(self) -> Ending:
+        if isinstance(self.outcome, DroppedEpisode):
+            return ending_of_drop(self.outcome.reason)
+        return ending_of_report(self.outcome.agent.halted)
+
+    @property
+    def cell(self) -> tuple[str, int]:
+        return (self.outcome.task_id, self.outcome.trial)
+
+
+def _entry(path: Path) -> _Entry:
+    data = _load(path)
+    match = _NAME.match(path.name)
+    if match is None:
+        raise DataError(
+            "not an episode record's name (<task>__t<trial>__a<attempt>.json)", file=str(path)
+        )
+    named = int(match["attempt"] or 1)
+    attempt = data.get("attempt", 1 if match["attempt"] is None else None)
+    if type(attempt) is not int or attempt != named:
+        raise DataError(
+            f"the record says attempt {attempt!r} but its file name says {named} "
+            "(an attempt's file is never renamed)",
+            file=str(path),
+            field="attempt",
+        )
+    system = data.get("system")
+    if system is not None and not isinstance(system, str):
+        raise DataError("the system's name is not a string", file=str(path), field="system")
+    try:
+        if "row" in data:
+            outcome: EpisodeRecord | DroppedEpisode = EpisodeRecord.model_validate(data["row"])
+        else:
+            d = data["dropped"]
+            outcome = DroppedEpisode(
+                str(d["task_id"]), int(d["trial"]), DropReason(d["reason"]), str(d["detail"])
+            )
+    except (ValidationError, KeyError, TypeError, ValueError) as exc:
+        first = str(exc).splitlines()[0]
+        raise DataError(f"not a valid episode record: {first}", file=str(path)) from None
+    if isinstance(outcome, EpisodeRecord):
+        if system is not None and system != outcome.arm:
+            raise DataError(
+                f"the record names system {system!r} but its row's arm is {outcome.arm!r}",
+                file=str(path),
+            )
+        system = outcome.arm
+    if _safe(outcome.task_id) != match["task"] or outcome.trial != int(match["trial"]):
+        raise DataError(
+            f"the record is of {outcome.task_id} trial {outcome.trial}, its file name of "
+            "another cell",
+            file=str(path),
+        )
+    return _Entry(path, attempt, system, outcome)
+
+
 def read_records(record_dir: Path, pack: BenchmarkProvider) -> Records:
-    """Read every record of ``record_dir`` as one run of one system on ``pack``."""
+    """Read every attempt of ``record_dir`` as one run of one system on ``pack``."""
     if not record_dir.is_dir():
         raise UsageError(f"--from-records {record_dir}: not a folder")
     files = sorted(record_dir.glob("*.json"))
     if not files:
         raise UsageError(f"--from-records {record_dir}: no episode records (*.json)")
     tasks = {t.task_id: t for t in pack.tasks()}
-    rows: list[EpisodeRecord] = []
-    dropped: list[DroppedEpisode] = []
-    seen: set[tuple[str, int]] = set()
+    cells: dict[tuple[str, int], list[_Entry]] = {}
+    system: tuple[str, Path] | None = None
     for path in files:
-        data = _load(path)
-        try:
-            if "row" in data:
-                record = EpisodeRecord.model_validate(data["row"])
-                key, arm = (record.task_id, record.trial), record.arm
-            else:
-                d = data["dropped"]
-                drop = DroppedEpisode(
-                    str(d["task_id"]), int(d["trial"]), DropReason(d["reason"]), str(d["detail"])
-                )
-                key, arm = (drop.task_id, drop.trial), None
-        except (ValidationError, KeyError, TypeError, ValueError) as exc:
-            first = str(exc).splitlines()[0]
-            raise DataError(f"not a valid episode record: {first}", file=str(path)) from None
-        if key[0] not in tasks:
-            raise DataError(f"task {key[0]!r} is not in pack {pack.name!r}", file=str(path))
-        if not 0 <= key[1] < MAX_TRIALS:
+        entry = _entry(path)
+        task_id, trial = entry.cell
+        if task_id not in tasks:
+            raise DataError(f"task {task_id!r} is not in pack {pack.name!r}", file=str(path))
+        if not 0 <= trial < MAX_TRIALS:
             raise DataError(
-                f"trial {key[1]} is outside 0..{MAX_TRIALS - 1} (a bundle holds at most "
+                f"trial {trial} is outside 0..{MAX_TRIALS - 1} (a bundle holds at most "
                 f"{MAX_TRIALS} trials per task)",
                 file=str(path),
             )
-        if key in seen:
-            raise DataError(f"task {key[0]!r} trial {key[1]} is recorded twice", file=str(path))
-        seen.add(key)
-        if arm is not None and rows and arm != rows[0].arm:
-            raise DataError(f"system {arm!r} differs from {rows[0].arm!r}", file=str(path))
-        if "row" in data:
-            rows.append(record)
-        else:
-            dropped.append(drop)
-    if not rows:
-        raise UsageError(
-            f"--from-records {record_dir}: every episode was dropped; nothing to score"
+        if entry.system is not None:
+            if system is not None and entry.system != system[0]:
+                raise DataError(
+                    f"system {entry.system!r} differs from {system[0]!r} ({system[1]})",
+                    file=str(path),
+                )
+            system = (entry.system, path)
+        cells.setdefault(entry.cell, []).append(entry)
+    if system is None:
+        raise DataError(
+            "no record names its system (records written before attempts were kept, all "
+            "dropped): nothing says whose run this is",
+            file=str(record_dir),
         )
-    splits = {tasks[t].split for t, _ in seen}
+    splits = {tasks[t].split for t, _ in cells}
     if len(splits) != 1:
         raise DataError("the records mix the dev and test splits", file=str(record_dir))
     order = {tid: i for i, tid in enumerate(tasks)}
-    rows.sort(key=lambda r: (order[r.task_id], r.trial))
-    run = RunResult(arm=rows[0].arm, pack=pack.name, rows=rows, dropped=dropped)
-    return Records(run=run, trials=1 + max(t for _, t in seen), split=splits.pop())
+    run = RunResult(arm=system[0], pack=pack.name)
+    for cell in sorted(cells, key=lambda c: (order[c[0]], c[1])):
+        entries = sorted(cells[cell], key=lambda e: e.attempt)
+        _check_cell(entries)
+        *earlier, last = entries
+        run.attempts.extend(
+            EarlierAttempt(cell[0], cell[1], e.attempt, e.ending, _detail(e)) for e in earlier
+        )
+        if isinstance(last.outcome, DroppedEpisode):
+            run.dropped.append(last.outcome)
+        else:
+            run.rows.append(last.outcome)
+    trials = 1 + max(t for _, t in cells)
+    return Records(run=run, trials=trials, split=splits.pop())
+
+
+def _detail(entry: _Entry) -> str:
+    outcome = entry.outcome
+    return outcome.detail if isinstance(outcome, DroppedEpisode) else outcome.agent.message
+
+
+def _check_cell(entries: list[_Entry]) -> None:
+    """Apply the attempts rule to one cell's files (the last one is its outcome)."""
+    *earlier, last = entries
+    numbers = [e.attempt for e in entries]
+    for want, entry in enumerate(entries, start=1):
+        if entry.attempt != want:
+            said = "recorded twice" if numbers.count(entry.attempt) > 1 else "missing"
+            missing = want if said == "missing" else entry.attempt
+            raise DataError(
+                f"{entry.cell[0]} trial {entry.cell[1]}: attempt {missing} is {said} "
+                f"(attempts {numbers}); every attempt is kept, never removed or copied",
+                file=str(entry.path),
+            )
+    outcome = {last.cell: None if last.ending in COMPLETED else last.attempt}
+    earlier_attempts = [
+        EarlierAttempt(e.cell[0], e.cell[1], e.attempt, e.ending, _detail(e)) for e in earlier
+    ]
+    problems = attempt_problems(earlier_attempts, outcome, len(entries))
+    if problems:
+        at = earlier[problems[0].index].path if problems[0].index is not None else last.path
+        raise DataError(problems[0].message, file=str(at))

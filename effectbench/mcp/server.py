@@ -6,12 +6,30 @@ are bound to the thread that made them) through the runner's
 snapshots, the health check, the labelling and the row are exactly those of an
 in-process run. The system under test in that run is :class:`RemoteAgent`: it
 waits for the client's tool calls, performs each on the episode's
-:class:`~effectbench.computer.ComputerEnv` (through the Anthropic translator,
-so a malformed action is a tool error, never a crash) and returns when the
-client reports, disconnects, or the episode times out (both a recorded halt).
+:class:`~effectbench.computer.ComputerEnv` (through the chosen vendor's
+translator, :mod:`.vocabulary`, so a malformed action is a tool error, never a
+crash) and returns when the client ends the episode.
 
-Tool errors (``isError`` results): a malformed or refused action, a
-success report before any action, a second report, any call after the report.
+An episode ends in one of three ways (:mod:`effectbench.attempts`):
+
+* ``report`` (or ``DONE``/``FAIL`` in ``computer_13``): the agent reported or
+  halted, with the model calls it made if it says (their cost goes into the row,
+  marked as reported by the submitter); the episode is judged and scored; a client
+  silent for the whole episode timeout is a halt too;
+* ``abort(reason)``, or a client that leaves before ending the episode: the harness
+  around the agent failed, an ``agent_error`` drop, never a halt;
+* the benchmark's harness failed (provisioning, a dead screen): ``infrastructure``.
+
+Every attempt has its own file in the record directory (:mod:`.records`),
+claimed before provisioning starts and holding an ``agent_error`` drop until the
+episode ends, so a server killed at any moment (the ``mcp`` SDK's client kills
+its server two seconds after leaving) leaves a drop, never nothing and never a
+halt. A client that leaves has its drop written at once, before the episode is
+torn down. ``report`` and ``abort`` are answered once the attempt's file holds
+the outcome.
+
+Tool errors (``isError`` results): a malformed or refused action, a success
+report before any action, a second report, any call after the end.
 """
 
 from __future__ import annotations
@@ -21,28 +39,66 @@ import concurrent.futures
 import dataclasses
 import json
 import queue
-import re
 import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
+
+from effectbench.attempts import may_retry
 from effectbench.computer import AccessibleComputerEnv, ActionError, ComputerEnv, checks
-from effectbench.computer.vendors import anthropic
-from effectbench.runner import run_episode
-from effectbench.schema import AgentReport, TaskSpec
-from effectbench.seam import AgentTask, BenchmarkProvider
+from effectbench.mcp.records import claim_attempt, finish_attempt
+from effectbench.mcp.vocabulary import DEFAULT, VOCABULARIES, Vocabulary
+from effectbench.runner import INFRA_RETRIES, DroppedEpisode, run_episode
+from effectbench.schema import (
+    COST_REPORTED_KEY,
+    COST_REPORTED_VALUE,
+    AgentReport,
+    DropReason,
+    EpisodeRecord,
+    ModelCall,
+    TaskSpec,
+)
+from effectbench.seam import AgentError, AgentTask, Attempt, BenchmarkProvider, ProductVerifier
 
 EPISODE_TIMEOUT_S = 900.0
-"""An episode whose client neither reports nor disconnects within this is a recorded halt."""
-ACTIONS = tuple(a for a in anthropic.ACTIONS[anthropic.COMPUTER_20251124] if a != "screenshot")
-"""The computer actions offered as tools, under Anthropic's names."""
+"""An episode whose client neither ends it nor disconnects within this is a recorded halt."""
+LEFT = "the client disconnected before reporting"
+"""The detail of the drop of an episode whose client left without ending it."""
+MAX_REPORTED_CALLS = 10_000
+"""Model calls one ``report`` may list."""
+NO_READBACK = "this episode's product offers no readback"
 
 
 class EpisodeOver(Exception):
-    """The episode was reported (or ended); no further call is served."""
+    """The episode was ended; no further call is served."""
+
+
+class ReportedCall(BaseModel):
+    """One model call as ``report`` lists it (its cost is the submitter's word)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: Annotated[StrictStr, Field(min_length=1, max_length=200)]
+    input_tokens: Annotated[StrictInt, Field(ge=0)]
+    output_tokens: Annotated[StrictInt, Field(ge=0)]
+    cost_usd: Annotated[StrictInt | StrictFloat, Field(ge=0, allow_inf_nan=False)]
+    latency_s: Annotated[StrictInt | StrictFloat, Field(ge=0, allow_inf_nan=False)] = 0.0
+    note: Annotated[StrictStr, Field(max_length=500)] = ""
+
+
+def model_calls(reported: list[Mapping[str, Any]]) -> tuple[ModelCall, ...]:
+    """Return ``report``'s model calls as the row's, numbered in order (refusing bad ones)."""
+    if len(reported) > MAX_REPORTED_CALLS:
+        raise ActionError(f"a report lists at most {MAX_REPORTED_CALLS} model calls")
+    calls = []
+    for i, data in enumerate(reported):
+        call = ReportedCall.model_validate(data)
+        calls.append(ModelCall(index=i, **call.model_dump()))
+    return tuple(calls)
 
 
 @dataclass
@@ -53,6 +109,12 @@ class _Call:
 
 
 _STOP = "__stop__"
+ENDINGS = ("report", "abort")
+"""The calls that end an episode (besides ``DONE``/``FAIL`` of ``computer_13``)."""
+A11Y_TOOLS = ("a11y_tree", "a11y_action", "a11y_set_text")
+"""The extra tools of an episode whose env exposes its accessibility tree (desktop)."""
+VERIFY_TOOL = "verify_effect"
+"""The product's own readback (when the task declares its effect), never the oracle."""
 
 
 class RemoteAgent:
@@ -60,19 +122,51 @@ class RemoteAgent:
 
     name = "mcp"
 
-    def __init__(self, name: str, timeout_s: float = EPISODE_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        name: str,
+        timeout_s: float = EPISODE_TIMEOUT_S,
+        vocabulary: Vocabulary = VOCABULARIES[DEFAULT],
+    ) -> None:
         self.name = name
         self.calls: queue.Queue[_Call] = queue.Queue()
         self.timeout_s = timeout_s
+        self.vocabulary = vocabulary
         self.acted = False
+        self.started = False
+        """Whether the agent was ever handed the episode (then it cannot be re-provisioned)."""
+        self.ending: str | None = None
+        """How the agent ended the episode: report, abort, left or timeout (first one wins)."""
+        self.pending: concurrent.futures.Future[Any] | None = None
+        """The ending call's answer, given once the attempt's file holds the outcome."""
+        self.verifier: ProductVerifier | None = None
+        self.readback_error = NO_READBACK
+        self._lock = threading.Lock()
 
-    def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport:
-        """Serve the client's calls on ``env`` until it reports, leaves or times out."""
+    def end(self, how: str) -> bool:
+        """Claim the episode's ending; False when it already ended another way."""
+        with self._lock:
+            if self.ending is not None:
+                return False
+            self.ending = how
+            return True
+
+    def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport | Attempt:
+        """Serve the client's calls on ``env`` until it ends the episode, leaves or times out."""
+        self.started = True
+        offer = getattr(env, "product_effect_verifier", None)
+        if task.declared_effect is not None and callable(offer):
+            try:  # taken before the agent acts: it reads its baseline now
+                self.verifier = offer()
+            except Exception as exc:  # noqa: BLE001 - the readback is then refused, saying why
+                self.readback_error = f"{NO_READBACK} now ({type(exc).__name__}: {exc})"
         deadline = time.monotonic() + self.timeout_s
         while True:
             try:
                 call = self.calls.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
+                if not self.end("timeout"):
+                    continue  # the client left meanwhile: its stop call is queued
                 return AgentReport(
                     reported_success=False,
                     halted=True,
@@ -80,45 +174,72 @@ class RemoteAgent:
                 )
             if call.name == _STOP:
                 call.future.set_result(None)
-                return AgentReport(
-                    reported_success=False,
-                    halted=True,
-                    message="the client disconnected before reporting",
-                )
+                self.end("left")
+                raise AgentError(LEFT)
             try:
-                result = self._serve(env, call)
+                result = self._serve(task, env, call)
             except Exception as exc:  # noqa: BLE001 - every failure goes back to the client
                 call.future.set_exception(exc)
                 continue
-            if isinstance(result, AgentReport):
-                call.future.set_result("reported")
+            if isinstance(result, Attempt):
+                if not self.end("report"):
+                    call.future.set_exception(EpisodeOver("the episode is over"))
+                    raise AgentError(LEFT)
+                self.pending = call.future
                 return result
+            if isinstance(result, AgentError):
+                if not self.end("abort"):
+                    call.future.set_exception(EpisodeOver("the episode is over"))
+                    raise AgentError(LEFT)
+                self.pending = call.future
+                raise result
             call.future.set_result(result)
 
-    def _serve(self, env: ComputerEnv, call: _Call) -> Any:
+    def _report(self, report: AgentReport, calls: tuple[ModelCall, ...] = ()) -> Attempt:
+        if report.reported_success and report.halted:
+            raise ActionError("a report is either success or halted, not both")
+        if report.reported_success and not self.acted:
+            raise ActionError("nothing has been done yet: act before reporting success")
+        return Attempt(report=report, model_calls=calls)
+
+    def _serve(self, task: AgentTask, env: ComputerEnv, call: _Call) -> Any:
+        args = call.arguments
         if call.name == "report":
-            args = call.arguments
-            success, halted = bool(args.get("success")), bool(args.get("halted"))
-            if success and halted:
-                raise ActionError("a report is either success or halted, not both")
-            if success and not self.acted:
-                raise ActionError("nothing has been done yet: act before reporting success")
-            return AgentReport(
-                reported_success=success,
-                halted=halted,
+            report = AgentReport(
+                reported_success=bool(args.get("success")),
+                halted=bool(args.get("halted")),
                 message=str(args.get("message", ""))[:2000],
             )
+            return self._report(report, model_calls(args.get("model_calls") or []))
+        if call.name == "abort":
+            reason = str(args.get("reason", "")).strip()[:2000]
+            if not reason:
+                raise ActionError("abort needs a reason (what failed around the agent)")
+            return AgentError(f"the agent aborted: {reason}")
         if call.name == "screenshot":
             return ("image", env.screenshot())
         if call.name == "display":
             return ("display", (env.display.width, env.display.height))
+        if call.name == VERIFY_TOOL:
+            return self._readback(task)
         if call.name in A11Y_TOOLS:
             return self._a11y(env, call)
-        out = anthropic.run(env, {"action": call.name, **call.arguments})
+        if self.vocabulary.tool(call.name) is None:
+            raise ActionError(f"no action {call.name!r} in the {self.vocabulary.name} vocabulary")
+        out = self.vocabulary.perform(env, call.name, args)
+        if out.report is not None:  # computer_13's DONE and FAIL
+            return self._report(out.report)
         self.acted = True
         if out.image is not None:
             return ("image", out.image)
         return ("text", out.text or "")
+
+    def _readback(self, task: AgentTask) -> tuple[str, str]:
+        if self.verifier is None or task.declared_effect is None:
+            raise ActionError(self.readback_error)
+        reading = self.verifier.verify(task.declared_effect)
+        answer = {"verifier": self.verifier.name, **reading.to_json()}
+        return ("text", json.dumps(answer, sort_keys=True))
 
     def _a11y(self, env: Any, call: _Call) -> tuple[str, str]:
         """The desktop's accessibility tools; any other substrate has none to give."""
@@ -140,21 +261,8 @@ class RemoteAgent:
         return ("text", "done")
 
 
-A11Y_TOOLS = ("a11y_tree", "a11y_action", "a11y_set_text")
-"""The extra tools of an episode whose env exposes its accessibility tree (desktop)."""
-
-
-def _safe(task_id: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.@-]+", "_", task_id)
-
-
-def record_path(record_dir: Path, task_id: str, trial: int) -> Path:
-    """Where an MCP episode's row is written."""
-    return record_dir / f"{_safe(task_id)}__t{trial}.json"
-
-
 class EpisodeServer:
-    """One episode: its thread, its queue of calls, and where its row goes."""
+    """One episode: its thread, its queue of calls, and the file its attempt is kept in."""
 
     def __init__(
         self,
@@ -165,31 +273,92 @@ class EpisodeServer:
         *,
         timeout_s: float = EPISODE_TIMEOUT_S,
         name: str = "mcp-agent",
+        vocabulary: str = DEFAULT,
     ) -> None:
         self.pack, self.task, self.trial = pack, task, trial
         self.record_dir = record_dir
+        self.name = name
         self.params = pack.trial_params(task, trial)
         self.agent_task = AgentTask.from_spec(task, self.params)
-        self.agent = RemoteAgent(name, timeout_s)
-        self.reported = threading.Event()
+        self.vocabulary = VOCABULARIES[vocabulary]
+        self.agent = RemoteAgent(name, timeout_s, self.vocabulary)
+        self.ended = threading.Event()
         self.finished = threading.Event()
-        self.outcome: Any = None
+        self.outcome: EpisodeRecord | DroppedEpisode | None = None
+        self.attempt = 0
+        self.path: Path | None = None
+        self._write = threading.Lock()
+        self._final = False
         self._thread = threading.Thread(target=self._episode, name="effectbench-episode")
 
+    def claim(self) -> Path:
+        """Claim this attempt's file (an ``agent_error`` drop until the episode ends).
+
+        Refused with a :class:`~effectbench.errors.UsageError` when an attempt of the
+        cell already completed. :meth:`start` claims it if this was not called.
+        """
+        if self.path is None:
+            self.attempt, self.path = claim_attempt(
+                self.record_dir, self.name, self.task.task_id, self.trial
+            )
+        return self.path
+
     def start(self) -> None:
-        """Provision the episode and start serving it (on its own thread)."""
+        """Claim the attempt's file, then provision the episode and serve it (its own thread)."""
+        self.claim()
         self._thread.start()
 
+    def _run(self) -> EpisodeRecord | DroppedEpisode:
+        outcome = None
+        for _ in range(1 + max(0, INFRA_RETRIES)):
+            # an agent that acted cannot be replayed: only a provisioning is tried again
+            outcome = run_episode(
+                self.agent, self.pack, self.task, self.trial, self.trial, infra_retries=0
+            )
+            again = isinstance(outcome, DroppedEpisode) and outcome.reason is (
+                DropReason.INFRASTRUCTURE
+            )
+            if not again or self.agent.started or self.agent.ending is not None:
+                break
+        assert outcome is not None
+        if isinstance(outcome, EpisodeRecord) and outcome.model_calls:
+            marked = {**outcome.env_fingerprint, COST_REPORTED_KEY: COST_REPORTED_VALUE}
+            outcome = outcome.model_copy(update={"env_fingerprint": marked})
+        return outcome
+
     def _episode(self) -> None:
+        outcome: EpisodeRecord | DroppedEpisode | None = None
         try:
-            self.outcome = run_episode(self.agent, self.pack, self.task, self.trial, self.trial)
-            self._record(self.outcome)
+            outcome = self._run()
+        except Exception as exc:  # noqa: BLE001 - the server's own failure, never the agent's
+            outcome = DroppedEpisode(
+                self.task.task_id,
+                self.trial,
+                DropReason.INFRASTRUCTURE,
+                f"the episode server failed: {type(exc).__name__}: {exc}",
+            )
         finally:
+            if outcome is not None:
+                self._record(outcome, final=True)
+            self.outcome = outcome
             self.finished.set()
+            self._answer_ending(outcome)
             self._drain()
             from effectbench.screens.browser import close_shared_browser
 
             close_shared_browser()  # the browser this thread launched, if any
+
+    def _answer_ending(self, outcome: EpisodeRecord | DroppedEpisode | None) -> None:
+        future = self.agent.pending
+        if future is None or future.done():
+            return
+        if isinstance(outcome, EpisodeRecord):
+            future.set_result(("ended", "reported; the harness judged the record and kept the row"))
+        elif isinstance(outcome, DroppedEpisode):
+            again = " (run this episode again)" if may_retry(outcome.reason) else ""
+            future.set_result(("ended", f"the episode is dropped as {outcome.reason.value}{again}"))
+        else:
+            future.set_exception(EpisodeOver("the episode could not be recorded"))
 
     def _drain(self) -> None:
         while True:
@@ -200,10 +369,12 @@ class EpisodeServer:
             if not call.future.done():
                 call.future.set_exception(EpisodeOver("the episode is over"))
 
-    def _record(self, outcome: Any) -> None:
-        from effectbench.mcp.records import write_record
-
-        write_record(self.record_dir, self.task.task_id, self.trial, outcome)
+    def _record(self, outcome: EpisodeRecord | DroppedEpisode, *, final: bool) -> None:
+        with self._write:
+            if self._final or self.path is None:
+                return
+            finish_attempt(self.path, self.name, self.attempt, outcome)
+            self._final = final
 
     async def task_info(self) -> dict[str, Any]:
         """What the agent is told: the goal, the declared effect, the referral, the display."""
@@ -222,21 +393,29 @@ class EpisodeServer:
             "declared_effect": effect,
             "referral": dict(self.params),
             "display": {"width": width, "height": height},
+            "vocabulary": self.vocabulary.name,
         }
 
     async def call(self, name: str, arguments: dict[str, Any]) -> Any:
         """Hand one tool call to the episode thread and wait for its answer."""
-        if self.reported.is_set() or self.finished.is_set():
-            raise EpisodeOver("the episode has already been reported; start a new one")
+        if self.ended.is_set() or self.finished.is_set():
+            raise EpisodeOver("the episode has already ended; start a new one")
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self.agent.calls.put(_Call(name, arguments, future))
         result = await asyncio.wrap_future(future)
-        if result == "reported":
-            self.reported.set()
+        if isinstance(result, tuple) and result[0] == "ended":
+            self.ended.set()
         return result
 
     def stop(self, timeout: float = 60.0) -> None:
-        """End the episode (a client gone without a report is a halt) and wait for its row."""
+        """The client left: end the episode and wait for its teardown.
+
+        A client gone before ending the episode leaves an ``agent_error`` drop, written
+        here before anything is torn down (the client's side may kill this process soon).
+        """
         if not self.finished.is_set():
+            if self.agent.end("left"):
+                drop = DroppedEpisode(self.task.task_id, self.trial, DropReason.AGENT_ERROR, LEFT)
+                self._record(drop, final=False)
             self.agent.calls.put(_Call(_STOP, {}, concurrent.futures.Future()))
         self._thread.join(timeout)
