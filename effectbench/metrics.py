@@ -359,10 +359,26 @@ def _rates(counts: Mapping[str, int]) -> dict[str, Any]:
     }
 
 
-def summarize(frame: pd.DataFrame) -> Results:
-    """Summarise the scored episodes of one arm (SPEC 1): totals, cells, pass^k, cost."""
+def summarize(frame: pd.DataFrame, arm: str | None = None) -> Results:
+    """Summarise the scored episodes of one arm (SPEC 1): totals, cells, pass^k, cost.
+
+    A run none of whose episodes could be scored (every one dropped) summarises to
+    nothing scored, every rate 0 of 0, when its ``arm`` is named; such a bundle is
+    written to say so, and the verifier refuses it.
+    """
     if len(frame) == 0:
-        raise ValueError("no scored episodes to summarise")
+        if arm is None:
+            raise ValueError("no scored episodes to summarise")
+        zeros = dict.fromkeys(_COUNTS, 0)
+        return Results(
+            arm=arm,
+            n_episodes=0,
+            n_tasks=0,
+            **_rates(zeros),
+            pass_hat_k={str(k): 0.0 for k in PASS_K},
+            outcome_counts={},
+            cells=[],
+        )
     arm_codes, arms = _codes(frame["arm"])
     arms = [arms[i] for i in np.unique(arm_codes)]
     if len(arms) != 1:

@@ -186,7 +186,7 @@ def make_submission(
             platform=platform.platform(),
             dependencies=dependency_versions(),
         ),
-        results=summarize(episode_frame(run.rows)),
+        results=summarize(episode_frame(run.rows), arm=run.arm),
     )
 
 

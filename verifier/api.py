@@ -182,9 +182,10 @@ def _check_rows(
             "no episode rows; a submission needs its scored rows",
             sub.rows_file,
         )
-    elif header is not None and declared.tasks is not None and not checker.structure_failed:
-        # a run covers the split on the substrates it chose (SPEC 1.1 task variants)
-        seen = checker.seen_tasks()
+    if header is not None and declared.tasks is not None and not checker.structure_failed:
+        # a run covers the split on the substrates it chose (SPEC 1.1 task variants): those
+        # of its rows and of its drops (a run whose every episode dropped is capped too)
+        seen = checker.seen_tasks() | {d.task_id for d in header.run.dropped}
         substrates = {f.substrate for tid, f in declared.tasks.items() if tid in seen}
         covered = {tid: f for tid, f in declared.tasks.items() if f.substrate in substrates}
         missing = checker.missing_trials(covered)

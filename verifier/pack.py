@@ -124,7 +124,9 @@ def _check_trials(
         sink.emit(
             CheckId.PACK_MIN_TRIALS,
             f"{trials} trials per task; a leaderboard entry needs at least {MIN_RANKED_TRIALS} "
-            f"(re-run with --trials {MIN_RANKED_TRIALS} or more)",
+            f"(re-run with --trials {MIN_RANKED_TRIALS} or more; under inspect_ai, --epochs "
+            f"{MIN_RANKED_TRIALS} or more; over MCP, trials 0 to {MIN_RANKED_TRIALS - 1} of every "
+            "task)",
             file,
             None,
             fields["trials_per_task"],

@@ -6,15 +6,19 @@ The work is the engine's (:mod:`effectbench.produce`); these parse options and p
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from effectbench.cli._run import add_system_arguments, run_system
 from effectbench.errors import UsageError
 from effectbench.filenames import README_FILE
+from effectbench.findings import Family
 
 if TYPE_CHECKING:
     from effectbench.bundle import SignerDecl
+    from effectbench.metrics import Results
+    from effectbench.runner import RunResult
 
 T = TypeVar("T")
 
@@ -128,15 +132,59 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     )
     if ran_here and default and journal.exists():
         retire_journal(journal, folder)  # the bundle now holds every row the journal kept
-    results = submission.results
     print(folder)
-    print(
-        f"  {len(run.rows)} rows ({len(run.dropped)} dropped); SWER "
-        f"{results.swer.numerator}/{results.swer.denominator}, over-halt "
-        f"{results.over_halt.numerator}/{results.over_halt.denominator}"
-    )
-    print(f"  next: effectbench verify {folder}")
+    print_standing(folder, run, submission.results)
     return 0
+
+
+SHOWN_FINDINGS = 5
+"""Findings ``print_standing`` lists of a bundle that cannot be ranked."""
+
+
+def print_standing(folder: Path, run: RunResult, results: Results) -> bool:
+    """Print what a new bundle holds and whether it can be ranked; return whether it can.
+
+    The counts: rows, drops by reason, the attempts that did not count. Whether it
+    can be ranked is the verifier's own verdict on the bundle with the signature set
+    aside (coverage, trials, drop caps, attempts...), never a rule restated here.
+    """
+    from verifier.api import VerifyOptions, verify_bundle
+    from verifier.report import Status
+
+    reasons = Counter(d.reason.value for d in run.dropped)
+    drops = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
+    earlier = (
+        f"; {len(run.attempts)} earlier attempts kept (each ended in a drop and ran again)"
+        if run.attempts
+        else ""
+    )
+    scored = (
+        f"SWER {results.swer.numerator}/{results.swer.denominator}, over-halt "
+        f"{results.over_halt.numerator}/{results.over_halt.denominator}"
+        if run.rows
+        else "no episode could be scored"
+    )
+    print(
+        f"  {len(run.rows)} rows, {len(run.dropped)} dropped{f' ({drops})' if drops else ''}"
+        f"{earlier}; {scored}"
+    )
+    report = verify_bundle(folder, VerifyOptions(allow_unsigned=True, reproduce=False))
+    if report.status is Status.PREVIEW:
+        print(f"  can be ranked once signed: effectbench sign {folder}")
+        return True
+    findings = [f for c in report.checks if c.id is not Family.SIGNATURE for f in c.findings]
+    print(f"  cannot be ranked as it is ({len(findings)} findings of effectbench verify):")
+    for f in findings[:SHOWN_FINDINGS]:
+        print(f"    {f.check}: {f.message}")
+    if len(findings) > SHOWN_FINDINGS:
+        print(f"    ... and {len(findings) - SHOWN_FINDINGS} more: effectbench verify {folder}")
+    rerun = reasons.get("agent_error", 0) + reasons.get("infrastructure", 0)
+    if rerun:
+        print(
+            f"  {rerun} dropped episodes (agent_error, infrastructure) may be run again; the "
+            "earlier attempt is kept beside the new one"
+        )
+    return False
 
 
 def _cmd_import(args: argparse.Namespace) -> int:

@@ -227,6 +227,12 @@ def _entry(path: Path) -> _Entry:
                 file=str(path),
             )
         system = outcome.arm
+    if not 0 <= outcome.trial < MAX_TRIALS:
+        raise DataError(
+            f"trial {outcome.trial} is outside 0..{MAX_TRIALS - 1} (a bundle holds at most "
+            f"{MAX_TRIALS} trials per task)",
+            file=str(path),
+        )
     if _safe(outcome.task_id) != match["task"] or outcome.trial != int(match["trial"]):
         raise DataError(
             f"the record is of {outcome.task_id} trial {outcome.trial}, its file name of "
@@ -248,15 +254,9 @@ def read_records(record_dir: Path, pack: BenchmarkProvider) -> Records:
     system: tuple[str, Path] | None = None
     for path in files:
         entry = _entry(path)
-        task_id, trial = entry.cell
+        task_id = entry.cell[0]
         if task_id not in tasks:
             raise DataError(f"task {task_id!r} is not in pack {pack.name!r}", file=str(path))
-        if not 0 <= trial < MAX_TRIALS:
-            raise DataError(
-                f"trial {trial} is outside 0..{MAX_TRIALS - 1} (a bundle holds at most "
-                f"{MAX_TRIALS} trials per task)",
-                file=str(path),
-            )
         if entry.system is not None:
             if system is not None and entry.system != system[0]:
                 raise DataError(
