@@ -16,6 +16,11 @@ The command line catches :class:`EffectBenchError` once, prints
 from __future__ import annotations
 
 
+def install_hint(extra: str) -> str:
+    """Say how to install an optional extra (EffectBench is installed from its checkout)."""
+    return f"pip install -e '.[{extra}]' in your checkout of EffectBench (make setup does)"
+
+
 class EffectBenchError(Exception):
     """Base of every error a user can cause or fix."""
 

@@ -10,6 +10,7 @@
   :class:`Oracle` for the harness. The runner never hands the oracle to the SUT.
 * What a pack may also offer is declared here too, one protocol per capability
   (:class:`ScriptedPack`, :class:`OwnBaselines`, :class:`HandsOffToWorkers`,
+  :class:`DescribesActions` on an env,
   :class:`Closable`, :class:`Reproducible`, :class:`OffersSubstrates`,
   :class:`ChecksFrontEnds`, :class:`ClaimsReachable`, :class:`OffersRedTeam`):
   writing a pack means reading this module.
@@ -20,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from effectbench.effects import Effect
 from effectbench.schema import (
@@ -108,6 +109,36 @@ class EnvHandle(Protocol):
 
     def product_effect_verifier(self) -> ProductVerifier | None:
         """Return the product's own readback verifier, or ``None`` if it has none."""
+        ...
+
+
+ParamType = Literal["string", "integer", "number", "boolean"]
+"""The JSON type of an action's argument."""
+
+
+@dataclass(frozen=True)
+class ActionParam:
+    """One named argument of an API-level action, as an agent's tool declares it."""
+
+    name: str
+    type: ParamType | tuple[ParamType, ...]
+    """Its JSON type, or the types it may take (an id given as a number or as text)."""
+    description: str
+    required: bool = True
+
+
+@runtime_checkable
+class DescribesActions(Protocol):
+    """An env whose actions declare their named arguments (typed tools for agents).
+
+    Every action :meth:`EnvHandle.actions` names has an entry; agent frameworks
+    (the inspect tasks) turn each into a tool with those parameters, the required
+    ones required. An env that does not describe its actions gets one free-form
+    object of arguments per action instead.
+    """
+
+    def action_parameters(self) -> Mapping[str, Sequence[ActionParam]]:
+        """Return each action's named arguments, in order."""
         ...
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import json
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -22,6 +23,7 @@ from effectbench.integrations.inspect_ai.computer_tool import (
     computer_tool,
     perform,
 )
+from effectbench.integrations.inspect_ai.episodes import LiveEpisode
 
 SCREEN = Display(1024, 640)
 
@@ -30,7 +32,9 @@ def _live(env: RecordingScreen) -> Any:
     async def run(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
 
-    return SimpleNamespace(episode=SimpleNamespace(env=env), run=run, display="inspect")
+    live = SimpleNamespace(episode=SimpleNamespace(env=env), run=run, display="inspect")
+    live.act = functools.partial(LiveEpisode.act, live)  # the real rule: refusals are tool errors
+    return live
 
 
 def test_the_tool_is_inspects_computer_tool_so_native_computer_use_replaces_it() -> None:

@@ -308,7 +308,7 @@ def test_errored_and_unreadable_samples_become_dropped_pairs_with_their_reason(
     assert report.finding_ids() == {"pack.drop_cap"}, report.to_json()
 
 
-def test_a_sample_that_errored_without_saying_why_is_dropped_as_unknown(tmp_path: Path) -> None:
+def test_a_sample_whose_model_failed_is_an_agent_error_drop(tmp_path: Path) -> None:
     script = mock_outputs("always_halt")
     calls = {"n": 0}
 
@@ -318,10 +318,69 @@ def test_a_sample_that_errored_without_saying_why_is_dropped_as_unknown(tmp_path
             raise RuntimeError("provider returned 500")
         return script(*args)
 
-    path = _run(tmp_path, fails_once, "effectbench/mockmed", score_on_error=False, max_samples=1)
+    path = _run(tmp_path, fails_once, "effectbench/mockmed", max_samples=1)
     converted = convert_log(path)
     (dropped,) = converted.run.dropped
-    assert dropped.reason is DropReason.UNKNOWN and "provider returned 500" in dropped.detail
+    assert dropped.reason is DropReason.AGENT_ERROR and "provider returned 500" in dropped.detail
+    assert not converted.run.attempts
+
+
+def test_a_model_that_raises_on_every_call_leaves_drops_never_a_ranked_or_previewed_score(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An outage for the whole run: every sample errors, none is scored; the bundle's pairs
+    are all agent_error drops, the command says it cannot be ranked, verify refuses it."""
+    (log,) = inspect_eval(
+        "effectbench/mockmed",
+        model="effectbench-mock/outage",
+        epochs=TRIALS,
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
+    assert log.status == "success" and log.samples is not None
+    assert all(s.error is not None and not s.scores for s in log.samples)
+    assert log.location
+    code = main(["import-inspect", log.location, "--out", str(tmp_path / "out"), "--name", "down"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "0 rows, 27 dropped (27 agent_error)" in out and "no episode could be scored" in out
+    assert "SWER" not in out and "cannot be ranked" in out and "pack.drop_cap" in out
+    folder = Path(out.splitlines()[0])
+    header = json.loads((folder / SUBMISSION_FILE).read_text())
+    assert {d["reason"] for d in header["run"]["dropped"]} == {"agent_error"}
+    assert all("unreachable" in d["detail"] for d in header["run"]["dropped"])
+    (report,) = verify_path(folder, VerifyOptions(allow_unsigned=True))
+    assert report.status.value == "refused"
+    assert {"pack.drop_cap", "structure.empty"} <= report.finding_ids()
+
+
+def test_samples_inspect_retried_keep_their_failed_attempts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--retry-on-error``: a sample whose first attempt errored and whose retry reported;
+    the failed attempt is an earlier attempt of the cell, the bundle verifies."""
+    script = mock_outputs("always_halt")
+    failed: set[str] = set()
+
+    def fails_first_time(messages: Any, *rest: Any) -> Any:
+        prompt = next(m.text for m in messages if m.role == "user" and "Parameters" in m.text)
+        if prompt not in failed:
+            failed.add(prompt)
+            raise RuntimeError("overloaded (HTTP 529)")
+        return script(messages, *rest)
+
+    path = _run(tmp_path, fails_first_time, "effectbench/mockmed", retry_on_error=1)
+    converted = convert_log(path)
+    assert not converted.run.dropped and len(converted.run.rows) == 9 * TRIALS
+    assert len(converted.run.attempts) == 9 * TRIALS
+    assert {(a.attempt, a.ending.value) for a in converted.run.attempts} == {(1, "agent_error")}
+    assert all("overloaded" in a.detail for a in converted.run.attempts)
+    code = main(["import-inspect", str(path), "--out", str(tmp_path / "out"), "--name", "retry"])
+    out = capsys.readouterr().out
+    assert code == 0 and f"{9 * TRIALS} earlier attempts kept" in out, out
+    assert "can be ranked once signed" in out
+    folder = Path(out.splitlines()[0])
+    assert json.loads((folder / SUBMISSION_FILE).read_text())["run"]["n_attempts"] == 54
 
 
 def test_without_the_extra_the_command_names_it(
@@ -333,7 +392,7 @@ def test_without_the_extra_the_command_names_it(
     monkeypatch.setitem(sys.modules, "inspect_ai", None)
     code = main(["import-inspect", str(tmp_path / "x.eval"), "--out", str(tmp_path)])
     assert code == 2
-    assert "pip install 'effectbench[inspect]'" in capsys.readouterr().err
+    assert "pip install -e '.[inspect]'" in capsys.readouterr().err
 
 
 def _readme_commands() -> list[list[str]]:

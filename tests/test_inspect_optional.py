@@ -80,7 +80,7 @@ else:
     )
     assert done.returncode == 0, done.stderr
     message, name = done.stdout.strip().splitlines()
-    assert "pip install 'effectbench[inspect]'" in message
+    assert "pip install -e '.[inspect]'" in message
     assert name == "inspect_ai"
 
 

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
-from inspect_ai.model import get_model
+from inspect_ai.model import ModelOutput, get_model
 from inspect_support.faults import make_unreadable
-from inspect_support.scripted import ScriptedSystem, mock_outputs
+from inspect_support.scripted import USAGE, ScriptedSystem, mock_outputs
 
 from effectbench import packs
 from effectbench.baselines import get_baseline
@@ -136,9 +136,11 @@ def test_the_tools_are_the_packs_actions_and_the_products_readback(tmp_path: Pat
     }
 
 
-def test_an_agent_that_crashes_halts_its_effect_is_judged_and_the_episode_is_torn_down(
+def test_an_agent_that_crashes_is_not_scored_and_the_episode_is_torn_down(
     tmp_path: Path,
 ) -> None:
+    """The model's provider failing mid-episode: the sample errors, unscored (never a halt),
+    and its episode is torn down all the same."""
     calls = {"n": 0}
     script = mock_outputs("screen_only")
 
@@ -149,15 +151,43 @@ def test_an_agent_that_crashes_halts_its_effect_is_judged_and_the_episode_is_tor
         return script(*args)
 
     log = _eval("effectbench/clinic", crashes, tmp_path, limit=1, epochs=1)
+    assert log.status == "success"
     assert log.samples is not None
     (sample,) = log.samples
     assert sample.error is not None and "exploded" in sample.error.message
-    assert sample.scores is not None
-    meta = sample.scores[SCORER_NAME].metadata
-    assert meta is not None
-    assert meta["row"]["agent"]["halted"] is True
-    assert meta["row"]["agent"]["reported_success"] is False
-    assert meta["outcome"] == "over_halt"
+    assert not sample.scores
+    assert INFRASTRUCTURE_KEY not in sample.store  # the harness around the agent failed
+
+
+def test_the_action_tools_declare_their_typed_parameters(tmp_path: Path) -> None:
+    """Each API action is a tool with the env's named, typed parameters, the required ones
+    required; a call that does not fit is a tool error the model sees, not a crash."""
+    calls = {"n": 0}
+
+    def mistyped_first(*args: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            out = ModelOutput.for_tool_call("mockllm/model", "find_patients", {"name": 5})
+        else:
+            out = ModelOutput.for_tool_call(
+                "mockllm/model", "report_outcome", {"success": False, "message": "stop"}
+            )
+        out.usage = USAGE.model_copy()
+        return out
+
+    log = _eval("effectbench/clinic", mistyped_first, tmp_path, limit=1, epochs=1)
+    assert log.samples is not None
+    (sample,) = log.samples
+    assert sample.error is None and sample.scores is not None
+    model_events = [e for e in sample.events if e.event == "model"]
+    tools = {t.name: t.parameters for t in model_events[0].tools}
+    save = tools["save_encounter"]
+    assert sorted(save.required) == ["mrn", "name", "note", "type"]
+    assert save.properties["sign"].type == "boolean" and save.properties["note"].type == "string"
+    assert tools["edit_encounter"].properties["encounter_id"].type == ["integer", "string"]
+    assert tools["find_patients"].required == ["name"]
+    refused = next(m for m in sample.messages if m.role == "tool")
+    assert refused.error is not None and "is not of type 'string'" in refused.error.message
 
 
 class _Broken(MockMedProvider):

@@ -10,12 +10,16 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from effectbench.cli._produce import add_declaration_arguments, read_declaration
-from effectbench.errors import UsageError
+from effectbench.cli._produce import (
+    add_declaration_arguments,
+    print_standing,
+    read_declaration,
+)
+from effectbench.errors import UsageError, install_hint
 
 EXTRA_MESSAGE = (
     "import-inspect needs the optional extra 'inspect' (inspect-ai is not installed): "
-    "pip install 'effectbench[inspect]'"
+    + install_hint("inspect")
 )
 
 
@@ -36,14 +40,8 @@ def _cmd_import_inspect(args: argparse.Namespace) -> int:
         signer=signer,
         readme=readme,
     )
-    r = imported.results
     print(imported.folder)
-    print(
-        f"  {imported.n_rows} rows ({imported.n_dropped} dropped); SWER "
-        f"{r.swer.numerator}/{r.swer.denominator}, over-halt "
-        f"{r.over_halt.numerator}/{r.over_halt.denominator}"
-    )
-    print(f"  next: effectbench verify --allow-unsigned {imported.folder}  (a preview)")
+    print_standing(imported.folder, imported.run, imported.results)
     return 0
 
 

@@ -36,7 +36,7 @@ from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from effectbench.errors import UsageError
+from effectbench.errors import UsageError, install_hint
 from effectbench.executors import RunStopped
 from effectbench.executors.worker import (
     ForgedRow,
@@ -64,7 +64,7 @@ def _distributed() -> Any:
         import distributed
     except ImportError:
         raise UsageError(
-            "--executor dask needs Dask distributed: pip install 'effectbench[dask]'"
+            f"--executor dask needs Dask distributed: {install_hint('dask')}"
         ) from None
     return distributed
 

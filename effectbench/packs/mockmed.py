@@ -27,7 +27,7 @@ from effectbench.schema import (
     TaskSpec,
     TrueState,
 )
-from effectbench.seam import Adversary, Episode, NotApplicable, ProductReading, Screen
+from effectbench.seam import ActionParam, Adversary, Episode, NotApplicable, ProductReading, Screen
 
 NAME = "mockmed-anchor"
 CHANNEL = "mockmed"
@@ -238,6 +238,19 @@ class Env:
     def actions(self) -> Sequence[str]:
         """Return the one action the app accepts."""
         return ("save_encounter",)
+
+    def action_parameters(self) -> dict[str, tuple[ActionParam, ...]]:
+        """Return the named arguments of ``save_encounter``."""
+        return {
+            "save_encounter": (
+                ActionParam("patient_id", "string", "The patient's id."),
+                ActionParam("type", "string", "The encounter type."),
+                ActionParam("note", "string", "The clinical note."),
+                ActionParam(
+                    "idempotency_key", "string", "A key that makes a repeated save one.", False
+                ),
+            )
+        }
 
     def act(self, action: str, **arguments: Any) -> Screen:
         """Perform ``save_encounter(patient_id, type, note, idempotency_key=None)``."""

@@ -38,8 +38,6 @@ VERIFY = "verify_effect"
 REPORT = "report_outcome"
 COMPUTER = "computer"
 A11Y = ("a11y_tree", "a11y_action", "a11y_set_text")
-DIRECT = (VERIFY, REPORT, COMPUTER, *A11Y)
-"""Tools whose arguments are passed as they are (actions take one ``arguments`` object)."""
 USAGE = ModelUsage(input_tokens=120, output_tokens=30, total_tokens=150, total_cost=0.0015)
 """What each scripted model call reports it cost (explicit: no token counting)."""
 
@@ -252,11 +250,6 @@ def _results(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
     return out
 
 
-def _wire(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """Return a call's arguments as the model sends them (actions take one ``arguments`` object)."""
-    return arguments if tool in DIRECT else {"arguments": arguments}
-
-
 def next_output(
     script: Script, messages: Sequence[ChatMessage], tools: Sequence[ToolInfo]
 ) -> ModelOutput:
@@ -275,15 +268,13 @@ def next_output(
             (asked_tool, asked_args), result = next(replay)
         except StopIteration:
             raise _NextCall(tool, arguments) from None
-        assert (asked_tool, asked_args) == (tool, _wire(tool, arguments)), (asked_tool, tool)
+        assert (asked_tool, asked_args) == (tool, arguments), (asked_tool, tool)
         return result
 
     try:
         success, message = script(_params(messages), {t.name for t in tools}, call)
     except _NextCall as move:
-        out = ModelOutput.for_tool_call(
-            "mockllm/model", move.tool, _wire(move.tool, move.arguments)
-        )
+        out = ModelOutput.for_tool_call("mockllm/model", move.tool, move.arguments)
     else:
         out = ModelOutput.for_tool_call(
             "mockllm/model", REPORT, {"success": success, "message": message}

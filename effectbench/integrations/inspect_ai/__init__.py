@@ -1,7 +1,7 @@
 """EffectBench packs as inspect_ai tasks, and inspect logs as EffectBench bundles.
 
-Install with ``pip install 'effectbench[inspect]'``. The tasks are registered
-with inspect under the package's name, so ``inspect eval effectbench/clinic
+Install with ``pip install -e '.[inspect]'`` in a checkout (``make setup`` does). The
+tasks are registered with inspect under the package's name, so ``inspect eval effectbench/clinic
 --model PROVIDER/MODEL --epochs 10`` runs the clinic pack: each sample is one
 task of the split, each epoch one trial; the sample's ``setup`` provisions a
 fresh episode through the pack's own provider, the tools are the pack's
@@ -12,7 +12,9 @@ import-inspect LOG.eval --out DIR`` turns the log into a submission bundle.
 
 from __future__ import annotations
 
-EXTRA = "pip install 'effectbench[inspect]'"
+from effectbench.errors import install_hint
+
+EXTRA = install_hint("inspect")
 """How to install what this integration needs."""
 
 try:

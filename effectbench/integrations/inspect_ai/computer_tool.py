@@ -153,10 +153,7 @@ def computer_tool(live: LiveEpisode) -> Tool:
                     "press_enter": press_enter,
                 }
             ]
-        try:
-            return await live.run(perform, env, calls)
-        except ActionError as exc:
-            raise ToolError(str(exc)) from None
+        return await live.act(perform, env, calls)
 
     return ToolDef(
         execute,
@@ -191,17 +188,11 @@ def accessibility_tools(live: LiveEpisode) -> list[Tool]:
     view = screen_view(live)
 
     async def guarded(fn: Callable[[str, str], None], node: str, value: str) -> str:
-        try:
-            await live.run(fn, node, value)
-        except ActionError as exc:
-            raise ToolError(str(exc)) from None
+        await live.act(fn, node, value)
         return "done"
 
     async def a11y_tree() -> str:
-        try:
-            text: str = await live.run(_tree_text, env, view)
-        except ActionError as exc:
-            raise ToolError(str(exc)) from None
+        text: str = await live.act(_tree_text, env, view)
         return text
 
     async def a11y_action(node: str, action: str = "click") -> str:

@@ -25,7 +25,10 @@ from typing import Any, TypeVar
 
 import anyio.to_thread
 from inspect_ai.hooks import Hooks, RunEnd, hooks
+from inspect_ai.tool import ToolError
+from inspect_ai.util import store
 
+from effectbench.computer import ActionError
 from effectbench.errors import InfrastructureError
 from effectbench.packs import get_pack
 from effectbench.runner import INFRA_RETRIES
@@ -114,6 +117,22 @@ class LiveEpisode:
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run ``fn`` on this episode's thread (every env, oracle and teardown call goes here)."""
         return await _on(self.thread, fn, *args, **kwargs)
+
+    async def act(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run a tool's work on this episode's thread.
+
+        A refused action is a tool error to the model; any other failure is the
+        harness's (a dead service, browser or display): the sample's store says so
+        (:data:`INFRASTRUCTURE_KEY`), so the errored sample is an ``infrastructure``
+        drop rather than the agent's ``agent_error``.
+        """
+        try:
+            return await self.run(fn, *args, **kwargs)
+        except ActionError as exc:
+            raise ToolError(str(exc)) from None
+        except Exception as exc:
+            store().set(INFRASTRUCTURE_KEY, f"the episode failed under a tool: {exc!r}"[:2000])
+            raise
 
     def elapsed(self) -> float:
         """Return the seconds since the agent got the episode (the system's own time)."""

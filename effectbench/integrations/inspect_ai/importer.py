@@ -8,9 +8,13 @@ what the log recorded (the agent's report, the oracle's reading, the model
 calls of the sample) by :func:`effectbench.runner.episode_row`, the runner's
 own row builder; a score that contradicts its recorded reading, or metrics
 that contradict the samples, mean the log was edited after the run and it is
-refused. A sample that errored without a score is a dropped pair with its
-reason (``infrastructure`` when the harness said so, else ``unknown``). The
-bundle is made by :func:`effectbench.produce.make_submission`, like ``submit``.
+refused. A sample that errored (never scored) is a dropped pair with its reason:
+``infrastructure`` when the benchmark's harness failed, else ``agent_error`` (the
+model's API, the solver: the harness around the agent); the attempts inspect
+retried before a sample's last (``--retry-on-error``) are kept as earlier
+attempts. A log none of whose samples could be scored is still a bundle, one the
+verifier refuses. The bundle is made by :func:`effectbench.produce.make_submission`,
+like ``submit``.
 """
 
 from __future__ import annotations
@@ -32,9 +36,10 @@ from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from pydantic import ValidationError
 
 from effectbench import SPEC_VERSION
+from effectbench.attempts import EarlierAttempt, ending_of_drop
 from effectbench.bundle import MAX_TRIALS, SignerDecl, Submission, SystemInfo
 from effectbench.classify import InconsistentReading
-from effectbench.errors import DataError, UsageError
+from effectbench.errors import DataError, InfrastructureError, UsageError
 from effectbench.integrations.inspect_ai.episodes import INFRASTRUCTURE_KEY, borrowed
 from effectbench.integrations.inspect_ai.tasks import (
     DROPPED,
@@ -70,9 +75,18 @@ class ImportedLog:
     """What :func:`import_log` wrote."""
 
     folder: Path
-    n_rows: int
-    n_dropped: int
+    run: RunResult
     results: Results
+
+    @property
+    def n_rows(self) -> int:
+        """Rows of the bundle."""
+        return len(self.run.rows)
+
+    @property
+    def n_dropped(self) -> int:
+        """Trials dropped."""
+        return len(self.run.dropped)
 
 
 @dataclass(frozen=True)
@@ -283,6 +297,40 @@ def _model_calls(sample: EvalSample) -> list[ModelCall]:
     return calls
 
 
+INFRASTRUCTURE_ERROR = f"{InfrastructureError.__module__}.{InfrastructureError.__name__}"
+"""How a traceback names the harness's own failure (provisioning, a dead screen, the oracle)."""
+
+
+def error_ending(
+    message: str, traceback: str, store: Mapping[str, Any] | None = None
+) -> tuple[DropReason, str]:
+    """Return the drop of a sample attempt that errored, and its detail.
+
+    The benchmark's harness failed (``infrastructure``) when the sample's store says so
+    (:data:`INFRASTRUCTURE_KEY`, set where the harness fails) or the error is the
+    harness's :class:`~effectbench.errors.InfrastructureError`; any other error came
+    from around the agent, its model or its solver (``agent_error``).
+    """
+    said = (store or {}).get(INFRASTRUCTURE_KEY)
+    if isinstance(said, str):
+        return DropReason.INFRASTRUCTURE, said[:2000]
+    first = message.strip().splitlines()[0] if message.strip() else "error"
+    if INFRASTRUCTURE_ERROR in traceback:
+        return DropReason.INFRASTRUCTURE, first[:2000]
+    return DropReason.AGENT_ERROR, first[:2000]
+
+
+def _earlier(sample: EvalSample, task: TaskSpec) -> list[EarlierAttempt]:
+    """Return the attempts inspect retried (``--retry-on-error``) before the sample's last."""
+    out = []
+    for number, retry in enumerate(sample.error_retries or [], start=1):
+        reason, detail = error_ending(retry.message, retry.traceback)
+        out.append(
+            EarlierAttempt(task.task_id, sample.epoch - 1, number, ending_of_drop(reason), detail)
+        )
+    return out
+
+
 def _tampered(path: Path, where: str, message: str) -> DataError:
     return _refuse(path, f"{where}: {message}; the log was edited after the run", "samples")
 
@@ -296,11 +344,10 @@ def _trial_of(
     if score is None:
         if sample.error is None:
             raise _refuse(path, f"{where} has neither a score nor an error", "samples")
-        infra = sample.store.get(INFRASTRUCTURE_KEY)
-        if isinstance(infra, str):
-            return DroppedEpisode(task.task_id, trial, DropReason.INFRASTRUCTURE, infra)
-        detail = sample.error.message.splitlines()[0] if sample.error.message else "error"
-        return DroppedEpisode(task.task_id, trial, DropReason.UNKNOWN, detail[:500])
+        reason, detail = error_ending(sample.error.message, sample.error.traceback, sample.store)
+        return DroppedEpisode(task.task_id, trial, reason, detail)
+    if sample.error is not None:
+        raise _tampered(path, where, "an errored sample carries a score (errors are drops)")
     meta = score.metadata or {}
     try:
         verdict = OracleVerdict.model_validate(meta.get("reading"))
@@ -360,13 +407,22 @@ def _trial_of(
     return rebuilt
 
 
-def _check_metrics(log: EvalLog, rows: list[EpisodeRecord], path: Path) -> Results:
-    results = summarize(episode_frame(rows))
-    ours = metric_values(results)
+def _check_metrics(log: EvalLog, run: RunResult, path: Path) -> Results:
+    results = summarize(episode_frame(run.rows), arm=run.arm)
     scores = [s for s in (log.results.scores if log.results else []) if s.name == SCORER_NAME]
+    logged = {m.name: m.value for m in scores[0].metrics.values()} if scores else {}
+    if not run.rows:  # nothing scored: the log claims no number either
+        if any(math.isfinite(v) for v in logged.values()):
+            raise _refuse(
+                path,
+                "the log reports metrics but no sample has a score; the log was edited after "
+                "the run",
+                f"results.{SCORER_NAME}",
+            )
+        return results
+    ours = metric_values(results)
     if not scores:
         raise _refuse(path, f"the log's results have no {SCORER_NAME!r} metrics", "results")
-    logged = {m.name: m.value for m in scores[0].metrics.values()}
     for name, value in ours.items():
         got = logged.get(name)
         if got is None or not math.isclose(got, value, rel_tol=0.0, abs_tol=METRIC_TOLERANCE):
@@ -431,14 +487,14 @@ def convert_log(path: Path) -> Converted:
     run = RunResult(arm=arm, pack=pack_name)
     for task_id in by_id:
         for epoch in range(1, trials + 1):
-            outcome = _trial_of(seen[(task_id, epoch)], by_id[task_id], arm, path)
+            sample = seen[(task_id, epoch)]
+            outcome = _trial_of(sample, by_id[task_id], arm, path)
+            run.attempts.extend(_earlier(sample, by_id[task_id]))
             if isinstance(outcome, DroppedEpisode):
                 run.dropped.append(outcome)
             else:
                 run.rows.append(outcome)
-    if not run.rows:
-        raise _refuse(path, "no trial of the log could be scored", "samples")
-    _check_metrics(log, run.rows, path)
+    _check_metrics(log, run, path)
     return Converted(log=log, pack=meta["pack"], split=Split(meta["split"]), trials=trials, run=run)
 
 
@@ -530,9 +586,4 @@ def import_log(
     submission = submission_of(converted, system, signer)
     folder = bundle_folder(Path(out), system.name, log.stats.started_at or None)
     write_submission(folder, submission, converted.run.rows, readme=_readme(config, readme))
-    return ImportedLog(
-        folder=folder,
-        n_rows=len(converted.run.rows),
-        n_dropped=len(converted.run.dropped),
-        results=submission.results,
-    )
+    return ImportedLog(folder=folder, run=converted.run, results=submission.results)

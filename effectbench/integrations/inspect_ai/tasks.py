@@ -10,6 +10,11 @@ reports; the scorer reads the independent oracle and labels the trial with
 :func:`~effectbench.classify.classify`); ``cleanup`` tears the episode down,
 on errors too. The metrics are :func:`effectbench.metrics.summarize` over the
 trials' rows.
+
+A sample that errors is never scored: the harness around the agent failed (the
+model's API, the solver) or the benchmark's did (provisioning, a dead screen, the
+oracle; :data:`~.episodes.INFRASTRUCTURE_KEY` in the sample's store says so), and
+``import-inspect`` makes it an ``agent_error`` or ``infrastructure`` drop.
 """
 
 from __future__ import annotations
@@ -59,8 +64,10 @@ from effectbench.schema import AgentReport, OracleVerdict, Outcome, Split, TaskS
 from effectbench.seam import BenchmarkProvider
 from effectbench.variants import choose, tasks_on
 
-TASK_VERSION = "effectbench-inspect-1"
-"""The inspect task version (``task_version`` in the log); an importer reads only its own."""
+TASK_VERSION = "effectbench-inspect-2"
+"""The inspect task version (``task_version`` in the log); an importer reads only its own.
+Version 2: an errored sample is never scored (it is a drop), and API actions take typed
+parameters."""
 SCORER_NAME = "effect"
 """The scorer's name in the log (``results.scores[].name`` and ``sample.scores``)."""
 DROPPED = "dropped"
@@ -304,8 +311,7 @@ def effectbench_task(
         scorer=effect_scorer(),
         cleanup=teardown,
         epochs=Epochs(1, trials()),
-        score_on_error=True,
-        fail_on_error=False,
+        fail_on_error=False,  # an errored sample is a drop (never scored): the run goes on
         version=TASK_VERSION,
         metadata={METADATA_KEY: meta},
     )
@@ -329,3 +335,6 @@ def any_pack(
 ) -> Task:
     """Any registered pack by name (``-T pack=NAME``)."""
     return effectbench_task(pack, split, substrate, display)
+
+
+from effectbench.integrations.inspect_ai import mock as _mock  # noqa: E402, F401 - registers

@@ -1,8 +1,10 @@
 """The agent's tools for one episode: the pack's actions, the product's readback, a report.
 
 * at the API level, one tool per action the env accepts (``EnvHandle.actions()``),
-  taking the action's named arguments as one object and returning the screen
-  that follows; on a screen substrate, inspect's ``computer`` tool on the
+  with the action's named arguments as typed parameters (the required ones
+  required) when the env describes them (:class:`~effectbench.seam.DescribesActions`,
+  as every shipped pack's does; otherwise one object of named arguments), returning
+  the screen that follows; on a screen substrate, inspect's ``computer`` tool on the
   episode's :class:`~effectbench.computer.ComputerEnv` (:mod:`.computer_tool`),
   and on the desktop the app's accessibility tree (``a11y_tree``,
   ``a11y_action``, ``a11y_set_text``);
@@ -24,7 +26,7 @@ from effectbench.computer import ComputerEnv
 from effectbench.integrations.inspect_ai.computer_tool import accessibility_tools, computer_tool
 from effectbench.integrations.inspect_ai.episodes import LiveEpisode
 from effectbench.schema import AgentReport
-from effectbench.seam import Screen
+from effectbench.seam import DescribesActions, Screen
 
 REPORT_TOOL = "report_outcome"
 VERIFY_TOOL = "verify_effect"
@@ -40,18 +42,31 @@ def screen_text(screen: Screen) -> str:
 
 
 def _action_tool(live: LiveEpisode, action: str) -> Tool:
-    async def run(arguments: dict[str, Any] | None = None) -> str:
-        if arguments is not None and not isinstance(arguments, dict):
+    """One action as a tool: its declared parameters when the env describes them."""
+    env = live.episode.env
+    described = env.action_parameters() if isinstance(env, DescribesActions) else None
+
+    async def run(**kwargs: Any) -> str:
+        arguments = kwargs if described is not None else kwargs.get("arguments") or {}
+        if not isinstance(arguments, dict):
             raise ToolError("arguments must be an object of named arguments")
-        screen: Screen = await live.run(live.episode.env.act, action, **(arguments or {}))
+        screen: Screen = await live.act(env.act, action, **arguments)
         return screen_text(screen)
 
-    return ToolDef(
-        run,
-        name=action,
-        description=f"Perform the application's '{action}' action and return the screen that "
-        "follows (status, banner, details).",
-        parameters=ToolParams(
+    if described is not None:
+        params = described.get(action, ())
+        parameters = ToolParams(
+            properties={
+                p.name: ToolParam(
+                    type=list(p.type) if isinstance(p.type, tuple) else p.type,
+                    description=p.description,
+                )
+                for p in params
+            },
+            required=[p.name for p in params if p.required],
+        )
+    else:  # a pack whose env does not describe its actions: one object of named arguments
+        parameters = ToolParams(
             properties={
                 "arguments": ToolParam(
                     type="object",
@@ -61,7 +76,13 @@ def _action_tool(live: LiveEpisode, action: str) -> Tool:
                 )
             },
             required=[],
-        ),
+        )
+    return ToolDef(
+        run,
+        name=action,
+        description=f"Perform the application's '{action}' action and return the screen that "
+        "follows (status, banner, details).",
+        parameters=parameters,
     ).as_tool()
 
 
@@ -70,15 +91,8 @@ def _verify_tool(live: LiveEpisode) -> Tool:
         verifier = live.verifier
         effect = live.agent_task.declared_effect
         assert verifier is not None and effect is not None
-        reading = await live.run(verifier.verify, effect)
-        return json.dumps(
-            {
-                "verifier": verifier.name,
-                "confirmed": reading.confirmed,
-                "reason": reading.reason,
-                "absent": reading.absent,
-            }
-        )
+        reading = await live.act(verifier.verify, effect)
+        return json.dumps({"verifier": verifier.name, **reading.to_json()})
 
     return ToolDef(
         run,

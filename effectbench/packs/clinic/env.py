@@ -30,9 +30,30 @@ from effectbench.packs.clinic.db import SURFACES
 from effectbench.packs.clinic.oracle import Snapshot, Surface, judge_record
 from effectbench.packs.clinic.service import Channel
 from effectbench.schema import Verdict
-from effectbench.seam import ProductReading, Screen
+from effectbench.seam import ActionParam, ProductReading, Screen
 
 ACTIONS = ("find_patients", "open_chart", "save_encounter", "edit_encounter")
+PARAMETERS: dict[str, tuple[ActionParam, ...]] = {
+    "find_patients": (ActionParam("name", "string", "The patient's name, or part of it."),),
+    "open_chart": (ActionParam("mrn", "string", "The chart's medical record number."),),
+    "save_encounter": (
+        ActionParam("mrn", "string", "The chart's medical record number."),
+        ActionParam("name", "string", "The patient's name as the chart shows it."),
+        ActionParam("type", "string", "The encounter type (Triage, Follow-up...)."),
+        ActionParam("note", "string", "The clinical note."),
+        ActionParam(
+            "idempotency_key", "string", "A key that makes a repeated save one save.", False
+        ),
+        ActionParam("sign", "boolean", "Sign the encounter (and bill it).", False),
+        ActionParam("charge_code", "string", "The charge code billed when signing.", False),
+        ActionParam("claim_ref", "string", "The claim reference billed when signing.", False),
+    ),
+    "edit_encounter": (
+        ActionParam("encounter_id", ("integer", "string"), "The encounter to edit."),
+        ActionParam("note", "string", "Its new note."),
+    ),
+}
+"""The named arguments of each action (what an agent's typed tools declare)."""
 SAVE_FIELDS = ("mrn", "name", "type", "note", "idempotency_key", "sign", "charge_code", "claim_ref")
 
 
@@ -151,6 +172,10 @@ class ClinicEnv:
     def actions(self) -> Sequence[str]:
         """Return the actions the clinic app accepts."""
         return ACTIONS
+
+    def action_parameters(self) -> dict[str, tuple[ActionParam, ...]]:
+        """Return each action's named arguments."""
+        return PARAMETERS
 
     def act(self, action: str, **arguments: Any) -> Screen:
         """Perform one action over HTTP and return the screen the app paints."""

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
-from effectbench.api import Effect, ProductReading, Screen, Verdict
+from effectbench.api import ActionParam, Effect, ProductReading, Screen, Verdict
 from effectbench_ticketing.db import SURFACES
 from effectbench_ticketing.oracle import Snapshot, Surface, judge_record
 from effectbench_ticketing.service import Channel
@@ -43,6 +43,28 @@ CREATE_FIELDS = (
     "sla_code",
     "credit_ref",
 )
+PARAMETERS: dict[str, tuple[ActionParam, ...]] = {
+    "find_customers": (ActionParam("name", "string", "The customer's name, or part of it."),),
+    "open_account": (ActionParam("customer_id", "string", "The account's id (C-1001...)."),),
+    "open_ticket": (ActionParam("ticket_id", ("integer", "string"), "The ticket's number."),),
+    "create_ticket": (
+        ActionParam("customer_id", "string", "The account's id."),
+        ActionParam("name", "string", "The customer's name as the account shows it."),
+        ActionParam("subject", "string", "The ticket's subject."),
+        ActionParam("priority", "string", "low, normal, high or urgent."),
+        ActionParam("description", "string", "What the customer reported."),
+        ActionParam("request_ref", "string", "The request's reference (one ticket per).", False),
+        ActionParam("credit", "boolean", "Also post the SLA credit owed.", False),
+        ActionParam("sla_code", "string", "The SLA missed (with credit).", False),
+        ActionParam("credit_ref", "string", "The credit's reference (with credit).", False),
+    ),
+    "reassign_ticket": (
+        ActionParam("ticket_id", ("integer", "string"), "The ticket's number."),
+        ActionParam("assignee_id", "string", "The agent to hand it to (A-02...)."),
+        ActionParam("comment", "string", "The handover comment."),
+    ),
+}
+"""The named arguments of each action (what an agent's typed tools declare)."""
 PRODUCT_SURFACE = "tickets"
 """What the product's own readback reads."""
 
@@ -172,6 +194,10 @@ class TicketingEnv:
     def actions(self) -> Sequence[str]:
         """Return the actions the support desk accepts."""
         return ACTIONS
+
+    def action_parameters(self) -> dict[str, tuple[ActionParam, ...]]:
+        """Return each action's named arguments."""
+        return PARAMETERS
 
     def act(self, action: str, **arguments: Any) -> Screen:
         """Perform one action over HTTP and return the screen the app paints."""
