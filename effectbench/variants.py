@@ -55,3 +55,30 @@ def tasks_on(
         for t in pack.tasks()
         if t.substrate in substrates and (split is None or t.split.value == split)
     ]
+
+
+def named_tasks(
+    pack: BenchmarkProvider,
+    text: str,
+    substrates: Sequence[Substrate],
+    split: str | None = None,
+) -> list[TaskSpec]:
+    """Return the variants of the task ``text`` names (in ``split``), in manifest order.
+
+    ``text`` is a task id (``clinic::clean_draft@web``) or its name with or without the
+    pack's prefix and a substrate (``clean_draft``, ``clean_draft@desktop``); a name
+    without a substrate names its variants on ``substrates``.
+    """
+    prefix = f"{pack.name}::"
+    base, _, suffix = text.removeprefix(prefix).partition("@")
+    found = []
+    for task in pack.tasks():
+        if split is not None and task.split.value != split:
+            continue
+        if task.task_id == text:
+            return [task]
+        if task.task_id.removeprefix(prefix).partition("@")[0] != base:
+            continue
+        if task.substrate.value == suffix if suffix else task.substrate in substrates:
+            found.append(task)
+    return found

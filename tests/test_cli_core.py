@@ -33,6 +33,28 @@ def test_run_table_shows_intervals_and_cells(capsys: pytest.CaptureFixture[str])
     assert "SWER" in out and "over-halt" in out and "C4_stale_overwrite x web" in out
 
 
+@pytest.mark.parametrize(
+    ("pack", "task", "task_id"),
+    [
+        ("mockmed", "stale", "mockmed::stale"),
+        ("mockmed", "mockmed::stale", "mockmed::stale"),
+        ("clinic", "clean_draft", "clinic::clean_draft"),
+        ("clinic", "clinic::clean_draft", "clinic::clean_draft"),
+    ],
+)
+def test_run_task_runs_that_one_task(
+    pack: str, task: str, task_id: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--task`` by id or by name: one task's trials, nothing else."""
+    argv = ["run", "--pack", pack, "--baseline", "screen_only", "--task", task, "--trials", "2"]
+    assert main([*argv, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["n_episodes"] == 2 and data["n_tasks"] == 1
+    assert main(["run", "--pack", pack, "--baseline", "screen_only", "--task", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "--task nope" in err and "effectbench manifest" in err and task_id.startswith(pack)
+
+
 def test_manifest_fingerprint(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["manifest", "--fingerprint"]) == 0
     assert capsys.readouterr().out.strip().startswith("sha256:ce941f1e")

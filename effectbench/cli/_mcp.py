@@ -15,7 +15,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
 
     from effectbench.packs import get_pack
     from effectbench.schema import Substrate
-    from effectbench.variants import choose
+    from effectbench.variants import choose, named_tasks
 
     screen = (Substrate.WEB, Substrate.DESKTOP, Substrate.REMOTE_DISPLAY)
     pack = get_pack(args.pack)
@@ -25,10 +25,8 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
             f"--substrate {args.substrate!r}: the MCP server serves one screen substrate "
             "(web, desktop or remote_display)"
         )
-    name = args.task.removeprefix(f"{pack.name}::").split("@", 1)[0]
-    suffix = "" if substrate is Substrate.API else f"@{substrate.value}"
-    wanted = {args.task, f"{pack.name}::{name}{suffix}"}
-    task = next((t for t in pack.tasks() if t.task_id in wanted and t.substrate is substrate), None)
+    named = named_tasks(pack, args.task, (substrate,))
+    task = next((t for t in named if t.substrate is substrate), None)
     if task is None:
         raise UsageError(f"pack {pack.name!r} has no task {args.task!r} on {substrate.value}")
     if args.trial < 0:

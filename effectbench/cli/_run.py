@@ -134,7 +134,7 @@ def run_system(
     from effectbench.packs import get_pack
     from effectbench.runner import RunPlan
     from effectbench.seam import ChecksFrontEnds
-    from effectbench.variants import choose, tasks_on
+    from effectbench.variants import choose, named_tasks, tasks_on
 
     pack = get_pack(args.pack)
     sut = resolve_sut(args.baseline, args.sut, pack)
@@ -142,7 +142,17 @@ def run_system(
     if isinstance(pack, ChecksFrontEnds):
         for substrate in substrates:
             pack.front_end(substrate)  # a missing system package says so now, in one line
-    tasks = tasks_on(pack, substrates, args.split)
+    one = getattr(args, "task", None)
+    if one is not None:
+        tasks = named_tasks(pack, one, substrates, args.split)
+        if not tasks:
+            on = ", ".join(s.value for s in substrates)
+            raise UsageError(
+                f"--task {one}: pack {pack.name!r} has no such task in split {args.split!r} "
+                f"on {on} (effectbench manifest --pack {pack.name} lists them)"
+            )
+    else:
+        tasks = tasks_on(pack, substrates, args.split)
     if not tasks:
         raise UsageError(f"pack {pack.name!r} has no task in split {args.split!r}")
     plan = RunPlan.build(sut, pack, trials=args.trials, tasks=tasks)
@@ -241,6 +251,12 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("run", help="run a baseline or your system on a pack and print its metrics")
     add_system_arguments(p)
+    p.add_argument(
+        "--task",
+        metavar="ID",
+        help="run this task only (its id, or its name: clean_draft, clean_draft@web), to "
+        "iterate on one task",
+    )
     p.add_argument("--json", action="store_true", help="print the results block as JSON")
     p.set_defaults(func=_cmd_run)
 
