@@ -65,19 +65,20 @@ def named_tasks(
 ) -> list[TaskSpec]:
     """Return the variants of the task ``text`` names (in ``split``), in manifest order.
 
-    ``text`` is a task id (``clinic::clean_draft@web``) or its name with or without the
-    pack's prefix and a substrate (``clean_draft``, ``clean_draft@desktop``); a name
+    ``text`` is a task id (``clinic::clean_draft@web``) or its name with or without its
+    prefix and a substrate (``clean_draft``, ``clean_draft@desktop``); a name
     without a substrate names its variants on ``substrates``.
     """
-    prefix = f"{pack.name}::"
-    base, _, suffix = text.removeprefix(prefix).partition("@")
+    prefix, _, rest = text.rpartition("::")
+    base, _, suffix = rest.partition("@")
     found = []
     for task in pack.tasks():
         if split is not None and task.split.value != split:
             continue
         if task.task_id == text:
             return [task]
-        if task.task_id.removeprefix(prefix).partition("@")[0] != base:
+        own_prefix, _, own = task.task_id.rpartition("::")
+        if own.partition("@")[0] != base or prefix not in ("", own_prefix):
             continue
         if task.substrate.value == suffix if suffix else task.substrate in substrates:
             found.append(task)
