@@ -43,7 +43,6 @@ from effectbench.screens.browser import shared_browser
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
-import anthropic_computer_agent  # noqa: E402
 import mcp_screen_agent  # noqa: E402
 
 pytestmark = pytest.mark.web
@@ -400,13 +399,3 @@ def test_submit_from_records_makes_a_bundle_verify_accepts(
         == 2
     )
     assert "junk.json" in capsys.readouterr().err
-
-
-def test_the_vendor_agent_loop_replays_a_recorded_session_offline(tmp_path: Path) -> None:
-    """The Anthropic computer-use loop, --dry-run: no key, no network, a real episode and row."""
-    trace = ROOT / "examples" / "traces" / "anthropic_clean_draft_t0.json"
-    argv = ["--dry-run", str(trace), "--record-dir", str(tmp_path)]
-    assert anthropic_computer_agent.main(argv) == 0
-    row = _record(tmp_path, "clinic::clean_draft@web", 0)["row"]
-    assert row["arm"] == "anthropic-computer-agent" and row["outcome"] == "success"
-    assert row["agent"]["reported_success"] is True
