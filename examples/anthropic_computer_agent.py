@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import base64
 import copy
+import functools
 import json
 import os
 import sys
@@ -131,6 +132,11 @@ def _client() -> Any:
     return anthropic.Anthropic(max_retries=0)  # the loop retries, with its own backoff
 
 
+def _ask(create: Callable[..., Any], request: dict[str, Any]) -> dict[str, Any]:
+    """One call of the model's API, its answer as plain data."""
+    return _plain(create(**request))
+
+
 def _plain(reply: Any) -> dict[str, Any]:
     """A reply as plain data (the SDK's objects dump themselves; a replay is data)."""
     data: dict[str, Any] = reply.model_dump() if hasattr(reply, "model_dump") else reply
@@ -224,9 +230,7 @@ def run_agent(
         clock = time.perf_counter()
         try:
             reply = call_with_retries(
-                lambda request=request: _plain(client.beta.messages.create(**request)),
-                sleep=sleep,
-                log=say,
+                functools.partial(_ask, client.beta.messages.create, request), sleep=sleep, log=say
             )
         except Outage as exc:
             episode.call("abort", {"reason": str(exc)})

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import base64
 import copy
+import functools
 import json
 import os
 import sys
@@ -130,6 +131,11 @@ def _client() -> Any:
     return openai.OpenAI(max_retries=0)  # the loop retries, with its own backoff
 
 
+def _ask(create: Callable[..., Any], request: dict[str, Any]) -> dict[str, Any]:
+    """One call of the model's API, its answer as plain data."""
+    return _plain(create(**request))
+
+
 def _plain(reply: Any) -> dict[str, Any]:
     data: dict[str, Any] = reply.model_dump() if hasattr(reply, "model_dump") else reply
     return data
@@ -209,9 +215,7 @@ def run_agent(
         clock = time.perf_counter()
         try:
             reply = call_with_retries(
-                lambda request=request: _plain(client.responses.create(**request)),
-                sleep=sleep,
-                log=say,
+                functools.partial(_ask, client.responses.create, request), sleep=sleep, log=say
             )
         except Outage as exc:
             episode.call("abort", {"reason": str(exc)})

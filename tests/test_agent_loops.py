@@ -60,7 +60,10 @@ def _record(record_dir: Path, substrate: str) -> dict[str, Any]:
 def _expected_cost(trace: str, price: tuple[float, float]) -> float:
     turns = json.loads((TRACES / trace).read_text())["turns"]
     usages = [t["response"]["usage"] for t in turns if "response" in t]
-    return sum(u["input_tokens"] * price[0] + u["output_tokens"] * price[1] for u in usages) / 1e6
+    return (
+        float(sum(u["input_tokens"] * price[0] + u["output_tokens"] * price[1] for u in usages))
+        / 1e6
+    )
 
 
 def _most_screenshots(vendor: str, requests: list[dict[str, Any]]) -> int:
