@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import shlex
-import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -30,7 +27,7 @@ from inspect_support.scripted import mock_outputs
 from sigstore_testroot import GOOGLE, SigstoreTestInstance, shared_instance
 
 from effectbench.bundle import SUBMISSION_FILE, SignerDecl
-from effectbench.cli import build_parser, main
+from effectbench.cli import main
 from effectbench.errors import InfrastructureError
 from effectbench.integrations.inspect_ai import SCORER_NAME
 from effectbench.integrations.inspect_ai.episodes import close_pools, live_count
@@ -393,54 +390,6 @@ def test_without_the_extra_the_command_names_it(
     code = main(["import-inspect", str(tmp_path / "x.eval"), "--out", str(tmp_path)])
     assert code == 2
     assert "pip install -e '.[inspect]'" in capsys.readouterr().err
-
-
-def _readme_commands() -> list[list[str]]:
-    """Return the README's inspect commands (continuation lines joined, comments dropped)."""
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    block = text.split("### Running a pack in inspect_ai", 1)[1].split("```sh\n", 1)[1]
-    block = block.split("```", 1)[0].replace("\\\n", " ")
-    return [shlex.split(line.split("#", 1)[0]) for line in block.splitlines() if line.strip()]
-
-
-@pytest.mark.slow
-def test_the_readme_commands_run_from_inspect_eval_to_a_bundle_ready_to_sign(
-    tmp_path: Path,
-) -> None:
-    evaluate, import_, sign = _readme_commands()
-    assert evaluate[:3] == ["inspect", "eval", "effectbench/clinic"]
-    assert import_[:2] == [".venv/bin/effectbench", "import-inspect"]
-    assert sign[:2] == [".venv/bin/effectbench", "sign"]
-    bin_dir = Path(sys.executable).parent
-    env = {**os.environ, "PYTHONPATH": str(SUPPORT)}
-
-    def run(argv: list[str]) -> str:
-        done = subprocess.run(
-            argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
-        return done.stdout
-
-    # 1. the literal command, with the scripted mock model and three trials
-    model = evaluate.index("--model") + 1
-    argv = [*evaluate[:model], "scripted/screen_only", *evaluate[model + 1 :]]
-    argv[argv.index("--epochs") + 1] = str(TRIALS)
-    run([str(bin_dir / "inspect"), *argv[1:], "--log-dir", "logs", "--display", "none"])
-    (log,) = (tmp_path / "logs").glob("*.eval")
-    # 2. import, as written (the log's name filled in)
-    argv = [str(bin_dir / "effectbench"), *import_[1:]]
-    argv[argv.index("logs/<the-log>.eval")] = str(log.relative_to(tmp_path))
-    folder = tmp_path / run(argv).splitlines()[0]
-    assert folder.parent == tmp_path / "submissions" and folder.name.endswith("_my-agent")
-    assert json.loads((folder / SUBMISSION_FILE).read_text())["signer"]["identity"] == (
-        "you@example.org"
-    )
-    # 3. signing needs an identity token (tested above with the private Sigstore instance);
-    #    the command parses, and the bundle it would sign verifies as a preview now
-    parsed = build_parser().parse_args([*sign[1:-1], str(folder)])
-    assert parsed.command == "sign"
-    out = run([str(bin_dir / "effectbench"), "verify", "--allow-unsigned", str(folder)])
-    assert "1 of 1 accepted" in out
 
 
 MEMORY_BOUND = 64 * 1024 * 1024

@@ -46,7 +46,7 @@ def test_every_effectbench_command_in_the_readme_parses() -> None:
     for block in _blocks():
         for command in _commands(block):
             words = shlex.split(command)
-            if words and words[0].endswith("bin/effectbench"):
+            if words and (words[0] == "effectbench" or words[0].endswith("bin/effectbench")):
                 parser.parse_args(words[1:])  # exits (failing the test) on an unknown option
                 seen += 1
     assert seen >= 10

@@ -1056,15 +1056,19 @@ def page_commands(html: str) -> list[list[str]]:
         text = unescape(block).replace("\\\n", " ")
         for line in text.splitlines():
             words = shlex.split(line, comments=True)
-            while words:
-                cut = words.index("&&") if "&&" in words else len(words)
-                commands.append(words[:cut])
+            while words:  # a pipeline's and a list's commands, each without its redirection
+                cut = next((i for i, w in enumerate(words) if w in ("&&", "|")), len(words))
+                command = words[:cut]
+                if ">" in command:
+                    command = command[: command.index(">")]
+                commands.append(command)
                 words = words[cut + 1 :]
     return commands
 
 
 def test_submit_page_commands_exist_and_fit_together(site: dict[str, Any], tmp_path: Path) -> None:
-    """Every effectbench command on the Submit page parses, and they name one bundle folder."""
+    """Every effectbench command on the Submit page parses, and every door writes the one
+    bundle folder the page then signs, verifies and adds (tests/test_doors.py runs them)."""
     from effectbench.produce import bundle_folder
     from effectbench.signatures import load_policy
 
@@ -1076,12 +1080,16 @@ def test_submit_page_commands_exist_and_fit_together(site: dict[str, Any], tmp_p
             args = parser.parse_args(words[1:])  # exits (fails the test) on an unknown option
             name = " ".join(words[1:3]) if words[1] == "site" else words[1]
             parsed.setdefault(name, []).append(args)
-    assert {"run", "submit", "sign", "verify", "site build", "site serve"} <= set(parsed)
-    (submit_args,) = parsed["submit"]
-    # The folder submit writes (under a fixed date) is the one signed, verified and added.
+    doors = {"mcp", "submit", "import-inspect", "run", "sign", "verify", "site build", "site serve"}
+    assert doors <= set(parsed)
+    # The folder each door writes (under a fixed date) is the one signed, verified and added.
     day = re.search(r"effectbench sign submissions/(\d{4}-\d\d-\d\d)_", page(site, "submit.html"))
     assert day, "the sign command names no dated bundle folder"
-    folder = bundle_folder(tmp_path / submit_args.out, submit_args.name, day.group(1))
+    made = [*parsed["submit"], *parsed["import-inspect"]]
+    bundles = [a for a in made if str(a.out).rstrip("/") == "submissions"]
+    assert len(bundles) == 4  # MCP, a vendor loop, inspect and a system in process
+    folders = {bundle_folder(tmp_path / a.out, a.name, day.group(1)) for a in bundles}
+    (folder,) = folders
     bundle = str(folder.relative_to(tmp_path))
     assert [a.dir for a in parsed["sign"]] == [bundle]
     assert [[str(p) for p in a.paths] for a in parsed["verify"]] == [[bundle]]
@@ -1090,10 +1098,11 @@ def test_submit_page_commands_exist_and_fit_together(site: dict[str, Any], tmp_p
     assert any(w[:3] == ["gh", "pr", "create"] for w in commands)  # opening the pull request
     # The declared signer is one the leaderboard ranks, and the page lists exactly those issuers.
     policy = load_policy()
-    assert submit_args.signer_identity and policy.accepts(submit_args.signer_issuer)
+    for args in bundles:
+        assert args.signer_identity and policy.accepts(args.signer_issuer)
     listed = re.findall(r"<td><code>(https://[^<]+)</code></td>", page(site, "submit.html"))
     assert sorted(listed) == sorted(policy.accepted_issuers)
-    assert submit_args.pack != "mockmed"  # the example makes a finding, not an anchor run
+    assert all(a.pack != "mockmed" for a in parsed["submit"])  # findings, not an anchor run
 
 
 def test_spec_page_renders_the_spec(site: dict[str, Any]) -> None:

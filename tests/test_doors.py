@@ -1,0 +1,289 @@
+"""The Submit page's three doors run as written, from an empty folder to a pushed branch.
+
+Every command of ``site/submit.md`` is run here, door by door, each door in a fresh clone
+of a local origin (offline): the MCP door with the scripted MCP client, the vendor loop
+with the recorded session standing in for the vendor's client (``tests/doors_support``),
+the inspect door with the scripted models (``effectbench-mock/halt``, and ``scripted/NAME``
+for "your model"), the in-process door with a package standing in for "yours", signing
+with a private Sigstore instance (``tests/sigstore_testroot``). The few commands that need
+the network or GitHub are listed in :data:`NOT_RUN` with the reason and checked otherwise.
+The test plays one task of the split on the screen doors (a whole split is 81 episodes), so
+those bundles are rightly refused for coverage; the inspect and in-process doors cover
+the split and are ranked. The README's door commands are the page's own.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from sigstore_testroot import new_instance
+
+from effectbench.produce import now
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "site" / "submit.md"
+README = ROOT / "README.md"
+VENV_BIN = Path(sys.executable).parent
+GITHUB_OAUTH = "https://github.com/login/oauth"
+SIGNER = "you@example.org"
+FORK = "https://github.com/YOU/effectbench.git"
+YOUR_MODEL = "anthropic/claude-sonnet-4-6"
+SHOWN_DATE = "2025-01-31"
+
+pytestmark = [pytest.mark.web, pytest.mark.slow]
+
+NOT_RUN = {
+    "make setup": "PyPI and minutes: the clone links this checkout's .venv instead",
+    "python -m pip install -e '.[agent]'": "PyPI: tests/doors_support stands in for the clients",
+    "gh pr create --fill": "GitHub: the push before it reaches a local origin",
+    "effectbench site build": "tests/test_site.py builds the site",
+    "effectbench site serve": "tests/test_site.py serves it (test_site_serve_previews_the_build)",
+}
+"""Commands of the page this test does not run, and why."""
+DOORS = {
+    "mcp": "Door 1: MCP",
+    "vendor": "Door 2: a vendor loop",
+    "inspect": "Door 3: inspect",
+    "in-process": "A Python system in process",
+}
+"""Each door's own section; every door also runs sections 0, 3 and 4."""
+SHARED = ("0. From an empty folder", "3. Sign and verify it", "4. Open a pull request")
+
+
+def page_sections(text: str) -> dict[str, list[str]]:
+    """Each heading's shell commands (continuations joined, comments and blank lines dropped)."""
+    out: dict[str, list[str]] = {}
+    heading = ""
+    for part in re.split(r"^(#{2,3} .+)$", text, flags=re.M):
+        if re.match(r"#{2,3} ", part):
+            heading = part.lstrip("# ").strip()
+            continue
+        for block in re.findall(r"```sh\n(.*?)```", part, re.S):
+            for line in block.replace("\\\n", " ").splitlines():
+                code = line.split("  #", 1)[0].strip()
+                if code:
+                    out.setdefault(heading, []).append(code)
+    return out
+
+
+@dataclass
+class Clone:
+    """One door's checkout: where commands run, their environment, what they printed."""
+
+    home: Path
+    env: dict[str, str]
+    cwd: Path
+    said: dict[str, subprocess.CompletedProcess[str]] = field(default_factory=dict)
+
+    def bash(self, command: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            ["bash", "-c", command],
+            cwd=self.cwd,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            check=False,
+        )
+        return done
+
+
+def _origin(tmp: Path) -> Path:
+    """A bare origin whose one commit is a checkout with this one's .venv and examples."""
+    seed = tmp / "seed"
+    seed.mkdir()
+    (seed / ".venv").symlink_to(ROOT / ".venv")
+    (seed / "examples").symlink_to(ROOT / "examples")
+    (seed / "README.md").write_text("EffectBench (a test's stand-in for the fork)\n")
+    origin = tmp / "effectbench.git"  # a clone of it is named effectbench, as of the fork
+    for args in (
+        ["git", "init", "-q", "-b", "main", str(seed)],
+        ["git", "-C", str(seed), "add", "-A"],
+        ["git", "-C", str(seed), "commit", "-q", "-m", "seed"],
+        ["git", "clone", "-q", "--bare", str(seed), str(origin)],
+    ):
+        subprocess.run(args, check=True, capture_output=True, env=_git_env())
+    return origin
+
+
+def _git_env() -> dict[str, str]:
+    who = {"GIT_AUTHOR_NAME": "You", "GIT_AUTHOR_EMAIL": SIGNER}
+    return {**os.environ, **who, "GIT_COMMITTER_NAME": "You", "GIT_COMMITTER_EMAIL": SIGNER}
+
+
+def _your_package(folder: Path) -> None:
+    """``mypackage.agent:MyAgent``: a stand-in for your system (the clinic's top baseline)."""
+    package = folder / "mypackage"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "agent.py").write_text(
+        "from effectbench.baselines import get_baseline\n"
+        "from effectbench.packs import get_pack\n\n\n"
+        "def MyAgent():  # noqa: N802 - the page's name\n"
+        '    return get_baseline("effect_verified_all", get_pack("clinic"))\n'
+    )
+
+
+def _play(clone: Clone, door: str, command: str, token: str, trust: Path) -> None:
+    """Run one command of the page in ``clone`` as the page shows it (see NOT_RUN)."""
+    for part in [p.strip() for p in command.split("&&")]:
+        if part in NOT_RUN:
+            continue
+        if part.startswith("cd "):
+            clone.cwd = clone.cwd / shlex.split(part)[1]
+            continue
+        if part.startswith("export "):
+            name, _, value = shlex.split(part)[1].partition("=")
+            clone.env[name] = value
+            continue
+        line = part.replace(FORK, str(clone.home / "effectbench.git"))
+        line = line.replace(YOUR_MODEL, "scripted/screen_only").replace(SHOWN_DATE, now()[:10])
+        if line.startswith("effectbench sign "):
+            line += f" --identity-token {token} --trust-config {trust}"
+        elif line.startswith("effectbench verify "):
+            line += f" --trust-config {trust}"
+        elif line.startswith("effectbench mcp "):  # what an agent's MCP client starts
+            line = _mcp_client(line)
+        done = clone.bash(line)
+        clone.said[part] = done
+        refused = part.startswith("effectbench verify") and door in SCREEN and done.returncode == 1
+        assert done.returncode == 0 or refused, (
+            f"{door}: {part}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        )
+        if "> tasks.txt" in part:  # the test plays the split's first task only
+            tasks = (clone.cwd / "tasks.txt").read_text().split()
+            (clone.cwd / "tasks.txt").write_text(tasks[0] + "\n")
+
+
+SCREEN = ("mcp", "vendor")
+"""The doors this test plays one task of: their bundles are refused for coverage."""
+
+
+def _mcp_client(command: str) -> str:
+    """The scripted pixel client of examples/ playing the episode ``command`` serves."""
+    words = shlex.split(command)
+    program = (
+        "import sys; sys.path.insert(0, 'examples'); import mcp_screen_agent; "
+        f"print(mcp_screen_agent.play({words!r}))"
+    )
+    return shlex.join(["python", "-c", program])
+
+
+def _door(door: str, sections: dict[str, list[str]], tmp: Path, token: str, trust: Path) -> Clone:
+    home = tmp / door
+    home.mkdir()
+    _origin(home)
+    env = {
+        **_git_env(),
+        "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONPATH": os.pathsep.join(
+            [str(ROOT / "tests" / "doors_support"), str(ROOT / "tests" / "inspect_support")]
+        ),
+        "EFFECTBENCH_REPLAY": str(
+            ROOT / "examples" / "traces" / "anthropic_clean_draft_web_t0.json"
+        ),
+    }
+    clone = Clone(home, env, home)
+    for heading in (SHARED[0], DOORS[door], *SHARED[1:]):
+        if heading == DOORS["in-process"]:
+            _your_package(clone.cwd)
+        for command in sections[heading]:
+            _play(clone, door, command, token, trust)
+    return clone
+
+
+@pytest.fixture(scope="module")
+def sections() -> dict[str, list[str]]:
+    found = page_sections(PAGE.read_text(encoding="utf-8"))
+    planned = set(DOORS.values()) | set(SHARED)
+    assert set(found) <= planned, f"commands under headings no door runs: {set(found) - planned}"
+    return found
+
+
+@pytest.fixture(scope="module")
+def signing(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    instance = new_instance("doors")
+    instance.trusted_issuers.add(GITHUB_OAUTH)  # sign-in with a GitHub account
+    return instance.email_token(SIGNER, issuer=GITHUB_OAUTH), instance.trust_config_path
+
+
+def _verdict(clone: Clone) -> str:
+    (verify,) = [c for k, c in clone.said.items() if k.startswith("effectbench verify")]
+    return verify.stdout
+
+
+def _pushed(clone: Clone) -> list[str]:
+    shown = subprocess.run(
+        ["git", "-C", str(clone.home / "effectbench.git"), "ls-tree", "-r", "--name-only"]
+        + ["submit/my-agent"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return shown.stdout.split()
+
+
+@pytest.mark.parametrize("door", list(DOORS))
+def test_each_door_runs_from_an_empty_folder_to_a_pushed_branch(
+    door: str,
+    sections: dict[str, list[str]],
+    signing: tuple[str, Path],
+    tmp_path: Path,
+) -> None:
+    token, trust = signing
+    clone = _door(door, sections, tmp_path, token, trust)
+    folder = f"submissions/{now()[:10]}_my-agent"
+    pushed = _pushed(clone)
+    for name in ("submission.json", "episodes.jsonl", "submission.sigstore.json"):
+        assert f"{folder}/{name}" in pushed, (door, pushed)
+    verdict = _verdict(clone)
+    made = "\n".join(
+        c.stdout
+        for k, c in clone.said.items()
+        if k.startswith(("effectbench submit", "effectbench import-inspect"))
+    )
+    if door in SCREEN:  # one task of the split: signed, and refused for coverage
+        assert "cannot be ranked as it is" in made and "pack.task_uncovered" in made
+        assert "REFUSED" in verdict and "pack.task_uncovered" in verdict
+        assert "signed by you@example.org" in verdict
+    else:
+        assert "can be ranked once signed" in made, made
+        assert "RANKED" in verdict, verdict
+    if door == "inspect":
+        smoke = next(c for k, c in clone.said.items() if "Smoke test" in k)
+        assert "can be ranked once signed" in smoke.stdout  # the scripted halts cover the split
+
+
+def test_the_readme_shows_the_pages_door_commands() -> None:
+    """Every command of the README's doors and inspect sections is one of the page's."""
+    page = {c for commands in page_sections(PAGE.read_text()).values() for c in commands}
+    readme = README.read_text(encoding="utf-8")
+    start = readme.index("### Putting an agent on the board: three doors")
+    end = readme.index("### Long runs: journals, resume and a Dask cluster")
+    shown = [
+        c.removeprefix(".venv/bin/")
+        for commands in page_sections(readme[start:end]).values()
+        for c in commands
+    ]
+    assert len(shown) >= 8
+    for command in shown:
+        same = command.replace("<date>_my-agent/", f"{SHOWN_DATE}_my-agent")
+        assert same in page or command in page, command
+
+
+def test_what_is_not_run_here_is_still_true() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^setup:", makefile, re.M)
+    assert "agent = [" in (ROOT / "pyproject.toml").read_text()
+    page = {c for commands in page_sections(PAGE.read_text()).values() for c in commands}
+    for command in NOT_RUN:
+        assert any(command in c for c in page), f"{command!r} is no longer on the page"
+    assert shutil.which("git") is not None
