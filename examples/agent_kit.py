@@ -25,6 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mcp_screen_agent import McpEpisode  # noqa: E402
+
 T = TypeVar("T")
 
 RETRIES = 5
@@ -233,14 +236,78 @@ def no_wait(seconds: float) -> None:
     """A replay does not wait out backoff delays (the loop still computes them)."""
 
 
+def plain(reply: Any) -> dict[str, Any]:
+    """A reply as plain data (the vendors' objects dump themselves; a replay is data)."""
+    data: dict[str, Any] = reply.model_dump() if hasattr(reply, "model_dump") else reply
+    return data
+
+
+def ask(create: Callable[..., Any], request: dict[str, Any]) -> dict[str, Any]:
+    """One call of the model's API, its answer as plain data."""
+    return plain(create(**request))
+
+
+def report(
+    episode: McpEpisode, meter: Meter, success: bool, message: str, halted: bool | None = None
+) -> str:
+    """End the episode with ``report``, listing the metered model calls (the row's cost)."""
+    halted = (not success) if halted is None else halted
+    arguments = {"success": success, "halted": halted, "message": message}
+    episode.call("report", {**arguments, "model_calls": meter.calls})
+    return f"reported {'success' if success else 'halted'} (${meter.cost_usd:.4f} of model calls)"
+
+
+def client_for(
+    parser: Any,
+    args: Any,
+    replay: Callable[[dict[str, Any]], Any],
+    connect: Callable[[], Any],
+    sleep: Callable[[float], None] | None,
+) -> tuple[Any, Callable[[float], None]]:
+    """Return the model's client and how to wait: a recorded session's with ``--dry-run``
+    (taking its task, trial, model and price), else the vendor's own."""
+    if args.dry_run:
+        trace = load_trace(args.dry_run)
+        trace_cell(args, trace)
+        args.model = trace.get("model", args.model)
+        args.price = args.price or trace.get("price")
+        client, wait = replay(trace), sleep or no_wait
+    else:
+        if not args.task:
+            parser.error("--task is required unless --dry-run")
+        client, wait = connect(), sleep or time.sleep
+    price_of(args.model, args.price)  # an unpriced model stops before any episode
+    return client, wait
+
+
+def play(
+    args: Any,
+    vocabulary: str,
+    loop: Callable[..., str],
+    client: Any,
+    wait: Callable[[float], None],
+) -> int:
+    """Start the episode's MCP server, run ``loop`` on it, and print how it ended."""
+    episode = McpEpisode(mcp_command(args, vocabulary))
+    try:
+        print(loop(client, episode, args, sleep=wait))
+    finally:
+        episode.close()
+    return 0
+
+
 __all__: Sequence[str] = (
     "Meter",
     "Outage",
     "Replay",
     "ReplayedError",
+    "ask",
     "call_with_retries",
+    "client_for",
     "common_options",
     "load_trace",
     "mcp_command",
+    "play",
     "price_of",
+    "report",
 )

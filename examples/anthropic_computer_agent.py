@@ -43,14 +43,14 @@ from agent_kit import (  # noqa: E402
     Meter,
     Outage,
     Replay,
+    ask,
     call_with_retries,
+    client_for,
     common_options,
-    load_trace,
-    mcp_command,
-    no_wait,
+    play,
     price_of,
+    report,
     say,
-    trace_cell,
 )
 from mcp_screen_agent import McpEpisode  # noqa: E402
 
@@ -130,17 +130,6 @@ def _client() -> Any:
     if not os.environ.get("ANTHROPIC_API_KEY"):
         raise SystemExit("set ANTHROPIC_API_KEY (or use --dry-run TRACE)")
     return anthropic.Anthropic(max_retries=0)  # the loop retries, with its own backoff
-
-
-def _ask(create: Callable[..., Any], request: dict[str, Any]) -> dict[str, Any]:
-    """One call of the model's API, its answer as plain data."""
-    return _plain(create(**request))
-
-
-def _plain(reply: Any) -> dict[str, Any]:
-    """A reply as plain data (the SDK's objects dump themselves; a replay is data)."""
-    data: dict[str, Any] = reply.model_dump() if hasattr(reply, "model_dump") else reply
-    return data
 
 
 def _image(png: bytes) -> dict[str, Any]:
@@ -230,7 +219,7 @@ def run_agent(
         clock = time.perf_counter()
         try:
             reply = call_with_retries(
-                functools.partial(_ask, client.beta.messages.create, request), sleep=sleep, log=say
+                functools.partial(ask, client.beta.messages.create, request), sleep=sleep, log=say
             )
         except Outage as exc:
             episode.call("abort", {"reason": str(exc)})
@@ -243,13 +232,13 @@ def run_agent(
         messages.append({"role": "assistant", "content": [_block(b) for b in blocks]})
         uses = [b for b in blocks if b["type"] == "tool_use"]
         if not uses:
-            return _report(episode, meter, False, "the model ended its turn without a report")
+            return report(episode, meter, False, "the model ended its turn without a report")
         results = []
         for use in uses:
             if use["name"] == "report":
                 given = dict(use["input"])
                 try:
-                    return _report(
+                    return report(
                         episode,
                         meter,
                         bool(given.get("success")),
@@ -269,21 +258,7 @@ def run_agent(
             except ActionError as exc:
                 results.append(_result(use["id"], None, error=str(exc)))
         messages.append({"role": "user", "content": results})
-    return _report(episode, meter, False, f"no report in {args.max_turns} turns: halting")
-
-
-def _report(
-    episode: McpEpisode, meter: Meter, success: bool, message: str, *, halted: bool | None = None
-) -> str:
-    halted = (not success) if halted is None else halted
-    arguments = {
-        "success": success,
-        "halted": halted,
-        "message": message,
-        "model_calls": meter.calls,
-    }
-    episode.call("report", arguments)
-    return f"reported {'success' if success else 'halted'} (${meter.cost_usd:.4f} of model calls)"
+    return report(episode, meter, False, f"no report in {args.max_turns} turns: halting")
 
 
 def main(argv: Sequence[str] | None = None, *, sleep: Callable[[float], None] | None = None) -> int:
@@ -296,25 +271,9 @@ def main(argv: Sequence[str] | None = None, *, sleep: Callable[[float], None] | 
         help="the computer-use tool version (default: the one the model takes)",
     )
     args = parser.parse_args(argv)
-    if args.dry_run:
-        trace = load_trace(args.dry_run)
-        client: Any = ReplayClient(trace)
-        trace_cell(args, trace)
-        args.model = trace.get("model", args.model)
-        args.price = args.price or trace.get("price")
-        wait = sleep or no_wait
-    else:
-        if not args.task:
-            parser.error("--task is required unless --dry-run")
-        client, wait = _client(), sleep or time.sleep
+    client, wait = client_for(parser, args, ReplayClient, _client, sleep)
     tool_version(args.model, args.tool_version)  # an unknown model stops before any episode
-    price_of(args.model, args.price)
-    episode = McpEpisode(mcp_command(args, "anthropic"))
-    try:
-        print(run_agent(client, episode, args, sleep=wait))
-    finally:
-        episode.close()
-    return 0
+    return play(args, "anthropic", run_agent, client, wait)
 
 
 if __name__ == "__main__":

@@ -46,14 +46,14 @@ from agent_kit import (  # noqa: E402
     Meter,
     Outage,
     Replay,
+    ask,
     call_with_retries,
+    client_for,
     common_options,
-    load_trace,
-    mcp_command,
-    no_wait,
+    play,
     price_of,
+    report,
     say,
-    trace_cell,
 )
 from mcp_screen_agent import McpEpisode  # noqa: E402
 
@@ -131,16 +131,6 @@ def _client() -> Any:
     return openai.OpenAI(max_retries=0)  # the loop retries, with its own backoff
 
 
-def _ask(create: Callable[..., Any], request: dict[str, Any]) -> dict[str, Any]:
-    """One call of the model's API, its answer as plain data."""
-    return _plain(create(**request))
-
-
-def _plain(reply: Any) -> dict[str, Any]:
-    data: dict[str, Any] = reply.model_dump() if hasattr(reply, "model_dump") else reply
-    return data
-
-
 def _image_url(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
@@ -215,7 +205,7 @@ def run_agent(
         clock = time.perf_counter()
         try:
             reply = call_with_retries(
-                functools.partial(_ask, client.responses.create, request), sleep=sleep, log=say
+                functools.partial(ask, client.responses.create, request), sleep=sleep, log=say
             )
         except Outage as exc:
             episode.call("abort", {"reason": str(exc)})
@@ -243,7 +233,7 @@ def run_agent(
                 checks = item.get("pending_safety_checks") or []
                 if checks:  # nobody confirms during a run: the agent stops here
                     asked = "; ".join(str(c.get("message") or c.get("code")) for c in checks)
-                    return _report(
+                    return report(
                         episode, meter, False, f"the model asked a person to confirm: {asked}"
                     )
                 png, refused = perform(episode, item, done)
@@ -255,12 +245,10 @@ def run_agent(
                     )
                 shots += 1
         if not pending:
-            return _report(
-                episode, meter, False, "the model answered without an action or a report"
-            )
+            return report(episode, meter, False, "the model answered without an action or a report")
         if shots > args.history and png is not None:  # afresh: goal, actions so far, screen now
             pending, previous, shots = _opening(prompt, done, png), None, 1
-    return _report(episode, meter, False, f"no report in {args.max_turns} turns: halting")
+    return report(episode, meter, False, f"no report in {args.max_turns} turns: halting")
 
 
 def _function(episode: McpEpisode, meter: Meter, item: dict[str, Any]) -> str:
@@ -273,25 +261,11 @@ def _function(episode: McpEpisode, meter: Meter, item: dict[str, Any]) -> str:
         return "report takes a JSON object: success, halted, message"
     success = bool(given.get("success"))
     try:
-        return _report(
+        return report(
             episode, meter, success, str(given.get("message", "")), bool(given.get("halted"))
         )
     except ActionError as exc:
         return f"report refused: {exc}"
-
-
-def _report(
-    episode: McpEpisode, meter: Meter, success: bool, message: str, halted: bool | None = None
-) -> str:
-    halted = (not success) if halted is None else halted
-    arguments = {
-        "success": success,
-        "halted": halted,
-        "message": message,
-        "model_calls": meter.calls,
-    }
-    episode.call("report", arguments)
-    return f"reported {'success' if success else 'halted'} (${meter.cost_usd:.4f} of model calls)"
 
 
 def main(argv: Sequence[str] | None = None, *, sleep: Callable[[float], None] | None = None) -> int:
@@ -302,25 +276,9 @@ def main(argv: Sequence[str] | None = None, *, sleep: Callable[[float], None] | 
         "--tool", choices=(PREVIEW, GA), help="the computer tool (default: the one the model takes)"
     )
     args = parser.parse_args(argv)
-    if args.dry_run:
-        trace = load_trace(args.dry_run)
-        client: Any = ReplayClient(trace)
-        trace_cell(args, trace)
-        args.model = trace.get("model", args.model)
-        args.price = args.price or trace.get("price")
-        wait = sleep or no_wait
-    else:
-        if not args.task:
-            parser.error("--task is required unless --dry-run")
-        client, wait = _client(), sleep or time.sleep
+    client, wait = client_for(parser, args, ReplayClient, _client, sleep)
     computer_tool(args.model, args.tool, {"width": 1, "height": 1}, args.substrate)  # known?
-    price_of(args.model, args.price)
-    episode = McpEpisode(mcp_command(args, "openai"))
-    try:
-        print(run_agent(client, episode, args, sleep=wait))
-    finally:
-        episode.close()
-    return 0
+    return play(args, "openai", run_agent, client, wait)
 
 
 if __name__ == "__main__":

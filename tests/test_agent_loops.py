@@ -111,20 +111,18 @@ def _check_completed(
         assert ("display_width" in tool) == (tool["type"] == openai_loop.PREVIEW)
 
 
-@pytest.mark.web
-@pytest.mark.parametrize("vendor", ["anthropic", "openai"])
-def test_each_loop_completes_a_clinic_task_on_the_web_and_records_its_usage(
-    vendor: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("vendor", "substrate"),
+    [
+        pytest.param(vendor, substrate, marks=getattr(pytest.mark, group))
+        for substrate, group in (("web", "web"), ("desktop", "desktop"))
+        for vendor in ("anthropic", "openai")
+    ],
+)
+def test_each_loop_completes_a_clinic_task_and_records_its_usage(
+    vendor: str, substrate: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _check_completed(vendor, "web", tmp_path, monkeypatch)
-
-
-@pytest.mark.desktop
-@pytest.mark.parametrize("vendor", ["anthropic", "openai"])
-def test_each_loop_completes_a_clinic_task_on_the_desktop_and_records_its_usage(
-    vendor: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _check_completed(vendor, "desktop", tmp_path, monkeypatch)
+    _check_completed(vendor, substrate, tmp_path, monkeypatch)
 
 
 @pytest.mark.web
