@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -329,7 +330,10 @@ def test_a_client_that_leaves_during_provisioning_leaves_an_agent_error_drop(
             async with ClientSession(read, write) as session:
                 await session.initialize()
 
-    asyncio.run(leave_at_once())
+    # on a thread of its own: this one may hold the in-process runs' browser loop
+    client = threading.Thread(target=asyncio.run, args=(leave_at_once(),))
+    client.start()
+    client.join(120)
     drop = _drop(tmp_path, "clinic::clean_draft@web", 0)
     assert drop["detail"]
 
