@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import get_args
 
 import pytest
@@ -14,7 +15,7 @@ from effectbench.seam import ActionParam, Closable, DescribesActions, ParamType
 TYPES = set(get_args(ParamType))
 
 
-def _well_formed(described: dict[str, tuple[ActionParam, ...]], actions: set[str]) -> None:
+def _well_formed(described: Mapping[str, Sequence[ActionParam]], actions: set[str]) -> None:
     assert set(described) == actions
     for action, params in described.items():
         names = [p.name for p in params]
@@ -32,7 +33,7 @@ def test_an_episode_env_describes_every_action_it_accepts(name: str) -> None:
         with pack.provision(task, 0, pack.trial_params(task, 0)) as episode:
             env = episode.env
             assert isinstance(env, DescribesActions)
-            _well_formed(dict(env.action_parameters()), set(env.actions()))
+            _well_formed(env.action_parameters(), set(episode.env.actions()))
     finally:
         if isinstance(pack, Closable):
             pack.close()
@@ -40,4 +41,4 @@ def test_an_episode_env_describes_every_action_it_accepts(name: str) -> None:
 
 def test_the_ticketing_env_describes_every_action_it_accepts() -> None:
     """Its episodes need PostgreSQL (the postgres group); its table is checked here."""
-    _well_formed(dict(TICKETING_PARAMETERS), set(TICKETING_ACTIONS))
+    _well_formed(TICKETING_PARAMETERS, set(TICKETING_ACTIONS))
