@@ -36,8 +36,7 @@ from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from effectbench.errors import UsageError
-from effectbench.executors import RunStopped
+from effectbench.errors import RunStopped, UsageError
 from effectbench.executors.worker import (
     ForgedRow,
     Job,
