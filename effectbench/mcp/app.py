@@ -11,15 +11,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
 
 from effectbench.computer import ActionError
+from effectbench.mcp.front import INSTRUCTIONS, SERVER_NAME, version
 from effectbench.mcp.server import ACTIONS, EpisodeOver, EpisodeServer
 from effectbench.schema import Substrate
-
-INSTRUCTIONS = (
-    "One EffectBench episode. Call `task` for the goal and the referral, look with "
-    "`screenshot`, act with the computer actions (Anthropic computer-use names; "
-    "coordinates in the display `task` names), and end with `report` exactly once. "
-    "The score is the record's true state, read by an oracle you cannot reach."
-)
 
 
 def _answer(result: Any) -> Image | str:
@@ -38,7 +32,7 @@ async def _call(episode: EpisodeServer, name: str, arguments: dict[str, Any]) ->
 
 def build(episode: EpisodeServer) -> MCPServer:
     """Return the server whose tools are ``episode``."""
-    app: MCPServer = MCPServer("effectbench-episode", instructions=INSTRUCTIONS)
+    app: MCPServer = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=version())
 
     @app.tool(name="task", description="The goal, declared effect, referral and display size.")
     async def task() -> str:
@@ -116,10 +110,13 @@ def _action_tool(episode: EpisodeServer, action: str) -> Any:
     return computer_action
 
 
-async def serve(episode: EpisodeServer) -> None:
-    """Serve ``episode`` over stdio until the client leaves; then its row is written."""
-    episode.start()
+async def serve(app: MCPServer, episode: EpisodeServer) -> None:
+    """Serve ``app`` (the started ``episode``) over stdio until the client leaves; then its row.
+
+    :func:`effectbench.mcp.front.serve` runs this once the episode is prepared:
+    the ``initialize`` it already answered arrives first, as from the client.
+    """
     try:
-        await build(episode).run_stdio_async()
+        await app.run_stdio_async()
     finally:
         await asyncio.to_thread(episode.stop)
