@@ -128,6 +128,24 @@ def _run_child(mode: str, bundle: Path) -> dict[str, Any]:
     return result
 
 
+def _run_cli(bundle: Path) -> dict[str, Any]:
+    """Time ``effectbench verify`` on ``bundle`` from the command line (start-up included)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "effectbench.cli", "verify", "--allow-unsigned", str(bundle)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise RuntimeError(f"effectbench verify exited {done.returncode}: {done.stderr[-500:]}")
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return {"seconds": seconds, "cpu": cpu}
+
+
 def _profile(bundle: Path) -> None:
     """Print where the verification time goes (top functions by own time)."""
     import cProfile
@@ -175,6 +193,13 @@ def main() -> int:
                 f"{parse['rss_mib']:.0f} MiB peak)  verify {verify['seconds']:.2f} s "
                 f"({verify['cpu']:.2f} s CPU, {verify['rss_mib']:.0f} MiB peak)  "
                 f"ratio {ratio:.1f}x  [{verify['status']}]"
+            )
+            cli = min((_run_cli(bundle) for _ in range(runs)), key=_seconds)
+            print(
+                f"{'':>9} effectbench verify from the command line: {cli['seconds']:.2f} s"
+                f" ({cli['cpu']:.2f} s CPU), {cli['seconds'] / verify['seconds']:.1f}x the"
+                f" in-process time ({cli['cpu'] / verify['cpu']:.1f}x its CPU)"
+                f"  [load average {_loadavg().split()[0]}]"
             )
             if args.profile and n == min(sizes):
                 _profile(bundle)
