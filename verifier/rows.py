@@ -68,7 +68,15 @@ def row_digest(row: Mapping[str, Any]) -> bytes:
     costs have the same digest whatever their key order, spacing, timings,
     episode id or arm name, so a copied run is recognised however it was re-typed.
     """
-    kept = strip_fields(row, UNSCORED_FIELDS)
+    if not isinstance(row, dict):
+        kept: Any = strip_fields(row, UNSCORED_FIELDS)
+    else:  # strip_fields, by popping five keys from a copy rather than rebuilding the dict
+        kept = row.copy()
+        for name in UNSCORED_FIELDS:
+            kept.pop(name, None)
+        calls = kept.get("model_calls")
+        if calls and isinstance(calls, list):
+            kept["model_calls"] = strip_fields({"model_calls": calls})["model_calls"]
     data = orjson.dumps(kept, option=orjson.OPT_SORT_KEYS)
     return hashlib.blake2b(data, digest_size=DIGEST_BYTES).digest()
 
