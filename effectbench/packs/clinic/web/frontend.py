@@ -28,7 +28,7 @@ class WebFrontEnd:
         browser_session = browser.open(layout.VIEWPORT, f"http://127.0.0.1:{port}/")
         client = _Client(port)
         env = BrowserComputer(
-            browser_session.page,
+            browser_session,
             layout.VIEWPORT,
             {
                 "product": lambda: RestVerifier(client, ("encounters",), "rest:encounters"),
