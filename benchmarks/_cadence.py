@@ -51,9 +51,9 @@ class Cadence:
             return f"{self.label}: no interval (fewer than two episodes finished)"
         p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
         return (
-            f"{self.label}: start-to-start median {statistics.median(ordered):5.2f} s"
-            f"  p90 {p90:5.2f} s  (n={len(ordered)}, {self.dropped} dropped)"
-            f"  CPU {self.cpu_per_episode:5.2f} s/episode"
+            f"{self.label}: start-to-start median {statistics.median(ordered):6.3f} s"
+            f"  p90 {p90:6.3f} s  (n={len(ordered)}, {self.dropped} dropped)"
+            f"  CPU {self.cpu_per_episode:6.3f} s/episode"
             f"  [load average {self.load_before:.1f} -> {self.load_after:.1f}]"
         )
 
