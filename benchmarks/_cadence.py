@@ -29,6 +29,8 @@ from pathlib import Path
 
 import orjson
 
+from effectbench.screens._supervisor import descendants
+
 POLL_S = 0.01
 """How often the journal's size is looked at (a ``stat``; the process tree is read per row)."""
 
@@ -60,25 +62,14 @@ class Cadence:
 
 def _tree_cpu(root: int) -> float:
     """CPU seconds of ``root`` and every live descendant, with the children each has reaped."""
-    parents: dict[int, int] = {}
-    times: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    ticks = 0
+    for pid in (root, *descendants(root)):
         try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read()
+            stat = Path(f"/proc/{pid}/stat").read_bytes()
         except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        parents[int(entry)] = int(fields[1])
-        times[int(entry)] = sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
-    total, frontier = 0, [root]
-    while frontier:
-        pid = frontier.pop()
-        total += times.get(pid, 0)
-        frontier.extend(child for child, parent in parents.items() if parent == pid)
-    return total / os.sysconf("SC_CLK_TCK")
+            continue  # ended meanwhile: its time is in its parent's reaped children
+        ticks += sum(int(v) for v in stat[stat.rfind(b")") + 2 :].split()[11:15])  # u/s/cu/cs
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def _started(line: bytes) -> float | None:
