@@ -52,6 +52,8 @@ class XScreen(ComputerBase):
     def __init__(self, display: Display, readback: Callable[[], ProductVerifier] | None) -> None:
         super().__init__(display)
         self._readback = readback
+        self._last: tuple[NDArray[np.uint8], bytes] | None = None
+        """The last grab and its PNG: a still screen is grabbed again, not encoded again."""
 
     # -- what a transport implements ---------------------------------------------------
 
@@ -79,7 +81,12 @@ class XScreen(ComputerBase):
     # -- ComputerBase primitives ---------------------------------------------------------
 
     def _screenshot(self) -> bytes:
-        return images.encode(self._grab())
+        frame = self._grab()
+        if self._last is not None and np.array_equal(self._last[0], frame):
+            return self._last[1]
+        png = images.encode(frame)
+        self._last = (frame, png)
+        return png
 
     def _move(self, x: int, y: int) -> None:
         self._pointer_to(x, y)

@@ -37,7 +37,7 @@ class WebFrontEnd:
         browser_session = browser.open(layout.VIEWPORT, channel.url, headers=channel.headers())
         client = _Client(channel)
         env = BrowserComputer(
-            browser_session.page,
+            browser_session,
             layout.VIEWPORT,
             {
                 "product": lambda: RestVerifier(client, ("encounters",), "rest:encounters"),
