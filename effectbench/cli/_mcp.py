@@ -11,8 +11,10 @@ from effectbench.errors import UsageError
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
+    from effectbench.extras import require
     from effectbench.mcp.front import serve
 
+    require("mcp", "mcp", what="effectbench mcp")  # found, not imported: initialize comes first
     if args.trial < 0:
         raise UsageError(f"--trial must be 0 or more, got {args.trial}")
     serve(lambda: _prepare(args))  # initialize is answered while _prepare runs

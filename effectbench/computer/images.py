@@ -13,9 +13,14 @@ import zlib
 
 import numpy as np
 from numpy.typing import NDArray
-from PIL import Image
 
 from effectbench.computer import ActionError
+from effectbench.extras import missing
+
+try:
+    from PIL import Image
+except ImportError:  # pragma: no cover - the core install has no screen stack
+    raise missing("web", "PIL", "working with screenshots") from None
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

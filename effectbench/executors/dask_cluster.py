@@ -47,6 +47,7 @@ from effectbench.executors.worker import (
     run_cell,
     worker_identity,
 )
+from effectbench.extras import missing
 from effectbench.runner import INFRA_RETRIES, Cell, DroppedEpisode, RunPlan
 from effectbench.schema import DropReason
 
@@ -62,9 +63,7 @@ def _distributed() -> Any:
     try:
         import distributed
     except ImportError:
-        raise UsageError(
-            "--executor dask needs Dask distributed: pip install 'effectbench[dask]'"
-        ) from None
+        raise missing("dask", "distributed", "--executor dask") from None
     return distributed
 
 

@@ -31,6 +31,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+from effectbench.extras import require as require_extra
 from effectbench.packs.clinic.desktop import layout as L
 from effectbench.packs.clinic.env import ClinicEnv, RestVerifier
 from effectbench.packs.clinic.frontends import FrontEndSession
@@ -100,7 +101,8 @@ class _ScreenFrontEnd:
         }
 
     def check(self) -> None:
-        """Fail with one line naming the missing Debian package, before any episode."""
+        """Fail with one line naming the missing extra or Debian package, before any episode."""
+        require_extra("desktop", "Xlib", "PIL", what=f"the {self.substrate.value} substrate")
         require(programs_for(self.server), TYPELIBS)
 
 

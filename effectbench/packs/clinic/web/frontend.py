@@ -6,12 +6,13 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from effectbench.extras import require
 from effectbench.packs.clinic.db import SURFACES
 from effectbench.packs.clinic.env import RestVerifier, _Client
 from effectbench.packs.clinic.frontends import FrontEndSession
 from effectbench.packs.clinic.service import Channel
 from effectbench.packs.clinic.tasks import ClinicTask
-from effectbench.packs.clinic.web import layout, pixels
+from effectbench.packs.clinic.web import layout
 from effectbench.schema import Substrate
 from effectbench.screens.browser import BrowserComputer, shared_browser
 from effectbench.screens.chromium import chromium_executable
@@ -24,6 +25,7 @@ class WebFrontEnd:
     substrate = Substrate.WEB
 
     def __init__(self) -> None:
+        require("web", "playwright", "PIL", what="the web substrate")
         chromium_executable()  # a missing Chromium is one line before any episode
 
     @contextmanager
@@ -52,6 +54,8 @@ class WebFrontEnd:
 
     def attempt(self, env: Any, task: ClinicTask, params: Mapping[str, Any]) -> Screen:
         """Drive the pages by recorded coordinates and screen changes."""
+        from effectbench.packs.clinic.web import pixels  # reads screenshots: the web extra
+
         return pixels.attempt(env, task, params)
 
     def describe(self) -> dict[str, Any]:
