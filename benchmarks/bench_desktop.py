@@ -29,6 +29,7 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from effectbench.baselines import get_baseline
 from effectbench.packs.clinic import ClinicProvider
@@ -67,17 +68,18 @@ def _s(values: list[float]) -> str:
 
 def episodes(pack: ClinicProvider, substrate: Substrate, count: int) -> None:
     """Time whole episodes (the runner's, start-up included) and their phases."""
-    from effectbench.packs.clinic.desktop import frontend
+    from effectbench.screens.xsession import XSession
 
     phases: dict[str, list[float]] = defaultdict(list)
-    original = frontend._start_app
+    original = XSession.spawn
 
-    def timed_start(*args: object, **kwargs: object) -> int:
-        phases["session"].append(time.perf_counter() - marks["start"])
-        marks["app"] = time.perf_counter()
-        return original(*args, **kwargs)  # type: ignore[arg-type]
+    def timed_start(self: XSession, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("name") == "app":  # the episode's app: the session is up by now
+            phases["session"].append(time.perf_counter() - marks["start"])
+            marks["app"] = time.perf_counter()
+        return original(self, *args, **kwargs)
 
-    frontend._start_app = timed_start
+    XSession.spawn = timed_start  # type: ignore[method-assign]
     marks: dict[str, float] = {}
     sut = get_baseline("screen_only", pack)
     inner = sut.run
@@ -101,7 +103,7 @@ def episodes(pack: ClinicProvider, substrate: Substrate, count: int) -> None:
             if isinstance(outcome, DroppedEpisode):
                 print(f"    dropped {outcome.task_id}: {outcome.detail}")
     finally:
-        frontend._start_app = original
+        XSession.spawn = original  # type: ignore[method-assign]
     load = f"[load average {os.getloadavg()[0]:.1f}]"
     print(f"  {substrate.value}: one run_episode after another {_s(totals)}  {load}")
     for name, values in phases.items():

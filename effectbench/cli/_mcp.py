@@ -29,17 +29,15 @@ def _prepare(args: argparse.Namespace) -> Callable[[], None]:
     from effectbench.schema import Substrate
     from effectbench.variants import choose
 
-    screen = (Substrate.WEB, Substrate.DESKTOP, Substrate.REMOTE_DISPLAY)
     pack = get_pack(args.pack)
     (substrate,) = choose(pack, args.substrate) if "," not in args.substrate else (None,)
-    if substrate is None or substrate not in screen:
+    if substrate is None or not substrate.is_screen:
         raise UsageError(
             f"--substrate {args.substrate!r}: the MCP server serves one screen substrate "
             "(web, desktop or remote_display)"
         )
-    name = args.task.removeprefix(f"{pack.name}::").split("@", 1)[0]
-    suffix = "" if substrate is Substrate.API else f"@{substrate.value}"
-    wanted = {args.task, f"{pack.name}::{name}{suffix}"}
+    name = Substrate.base_of(args.task.removeprefix(f"{pack.name}::"))
+    wanted = {args.task, substrate.variant_id(f"{pack.name}::{name}")}
     task = next((t for t in pack.tasks() if t.task_id in wanted and t.substrate is substrate), None)
     if task is None:
         raise UsageError(f"pack {pack.name!r} has no task {args.task!r} on {substrate.value}")

@@ -34,12 +34,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from effectbench.computer import Display, MouseButton
-from effectbench.computer.base import ComputerBase
+from effectbench.computer.base import ComputerBase, Readbacks
 from effectbench.computer.checks import PIXELS_PER_NOTCH
 from effectbench.computer.keys import KeyCombo
 from effectbench.errors import InfrastructureError
 from effectbench.screens.chromium import chromium_executable
-from effectbench.seam import ProductVerifier
 
 T = TypeVar("T")
 RECYCLE_EVERY = 200
@@ -431,11 +430,10 @@ class BrowserComputer(ComputerBase):
         self,
         session: BrowserSession,
         display: Display,
-        verifiers: dict[str, Callable[[], ProductVerifier]] | None = None,
+        readbacks: Readbacks | None = None,
     ) -> None:
-        super().__init__(display)
+        super().__init__(display, readbacks)
         self.__session = session
-        self.__verifiers = dict(verifiers or {})
 
     def __act(self, action: Callable[[Any], Awaitable[None]]) -> None:
         self.__session.act(action)
@@ -471,16 +469,6 @@ class BrowserComputer(ComputerBase):
 
     def _scroll(self, x: int, y: int, dx: int, dy: int) -> None:
         self.__act(lambda page: _scroll(page.mouse, x, y, dx, dy))
-
-    def product_effect_verifier(self) -> ProductVerifier | None:
-        """Return the product's own REST readback (never the oracle)."""
-        make = self.__verifiers.get("product")
-        return None if make is None else make()
-
-    def all_surfaces_verifier(self) -> ProductVerifier | None:
-        """Return the product's readback over every REST surface, if it offers one."""
-        make = self.__verifiers.get("all")
-        return None if make is None else make()
 
 
 async def _type(keyboard: Any, text: str) -> None:

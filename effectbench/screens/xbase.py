@@ -11,16 +11,14 @@ interpret every action identically.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
 from Xlib import XK
 
 from effectbench.computer import ActionError, Display, MouseButton, images
-from effectbench.computer.base import ComputerBase
+from effectbench.computer.base import ComputerBase, Readbacks
 from effectbench.computer.keys import KeyCombo
-from effectbench.seam import ProductVerifier
 
 BUTTONS: dict[str, int] = {"left": 1, "middle": 2, "right": 3}
 WHEEL = {"up": 4, "down": 5, "left": 6, "right": 7}
@@ -49,9 +47,8 @@ def char_keysym(char: str) -> int:
 class XScreen(ComputerBase):
     """A ComputerEnv whose transport takes X pointer, button and keysym events."""
 
-    def __init__(self, display: Display, readback: Callable[[], ProductVerifier] | None) -> None:
-        super().__init__(display)
-        self._readback = readback
+    def __init__(self, display: Display, readbacks: Readbacks | None) -> None:
+        super().__init__(display, readbacks)
         self._last: tuple[NDArray[np.uint8], bytes] | None = None
         """The last grab and its PNG: a still screen is grabbed again, not encoded again."""
 
@@ -126,7 +123,3 @@ class XScreen(ComputerBase):
                 self._button_event(wheel, True)
                 self._button_event(wheel, False)
         self._flush()
-
-    def product_effect_verifier(self) -> ProductVerifier | None:
-        """Return the product's own readback (never the oracle), if the episode offers one."""
-        return None if self._readback is None else self._readback()

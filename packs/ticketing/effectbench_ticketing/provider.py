@@ -32,7 +32,7 @@ from effectbench_ticketing.audit import RED_TEAM, OracleFactory, red_team_writes
 from effectbench_ticketing.cluster import Cluster
 from effectbench_ticketing.colleague import Colleague
 from effectbench_ticketing.db import SURFACES, TEMPLATE, TEMPLATE_DIGEST, Roles, build_template
-from effectbench_ticketing.frontends import FRONT_ENDS, FrontEnd, load, variant_id
+from effectbench_ticketing.frontends import FRONT_ENDS, FrontEnd, FrontEndSession, load, variant_id
 from effectbench_ticketing.oracle import CHANNEL, ObservesOthers, PostgresOracle
 from effectbench_ticketing.service import TicketService
 from effectbench_ticketing.store import TicketStore, reachable_states
@@ -204,7 +204,9 @@ class TicketingProvider:
             stack.callback(store.close)
             channel = self.service.mount(store)
             stack.callback(self._unmount, store)
-            session = stack.enter_context(front.session(channel, request_of(spec, params)))
+            session: FrontEndSession = stack.enter_context(
+                front.session(channel, request_of(spec, params))
+            )
             self._episode_databases[id(session.env)] = database
             stack.callback(self._episode_databases.pop, id(session.env), None)
 
