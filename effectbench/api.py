@@ -22,8 +22,23 @@ meaning follow SPEC.md. Optional capabilities of a pack are the protocols of
 from __future__ import annotations
 
 from effectbench.baselines import baseline_names, get_baseline
+from effectbench.computer import ComputerEnv, Display
 from effectbench.effects import Effect, EffectKind, Param, contract_hash
 from effectbench.errors import InfrastructureError, UsageError
+from effectbench.frontends import (
+    ALL_SURFACES,
+    PRODUCT,
+    FrontEnd,
+    FrontEndSession,
+    browser_pids,
+    close_browser,
+    dominant_colour,
+    require_substrate,
+    screenshot_colour,
+    screenshot_size,
+    web_session,
+    x_session,
+)
 from effectbench.hashing import canonical_hash, trial_tag
 from effectbench.judge import judge_contract, matches
 from effectbench.manifest import SEQUESTERED, fingerprint, manifest_of
@@ -75,6 +90,20 @@ from effectbench.seam import (
 )
 
 __all__ = [
+    "ALL_SURFACES",
+    "PRODUCT",
+    "ComputerEnv",
+    "Display",
+    "FrontEnd",
+    "FrontEndSession",
+    "browser_pids",
+    "close_browser",
+    "dominant_colour",
+    "require_substrate",
+    "screenshot_colour",
+    "screenshot_size",
+    "web_session",
+    "x_session",
     "ANY_STATE",
     "ENTRY_POINT_GROUP",
     "RED_TEAM_MOVES",

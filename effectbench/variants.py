@@ -70,7 +70,7 @@ def named_tasks(
     without a substrate names its variants on ``substrates``.
     """
     prefix, _, rest = text.rpartition("::")
-    base, _, suffix = rest.partition("@")
+    base, suffix = Substrate.base_of(rest), rest.removeprefix(Substrate.base_of(rest))[1:]
     found = []
     for task in pack.tasks():
         if split is not None and task.split.value != split:
@@ -78,7 +78,7 @@ def named_tasks(
         if task.task_id == text:
             return [task]
         own_prefix, _, own = task.task_id.rpartition("::")
-        if own.partition("@")[0] != base or prefix not in ("", own_prefix):
+        if Substrate.base_of(own) != base or prefix not in ("", own_prefix):
             continue
         if task.substrate.value == suffix if suffix else task.substrate in substrates:
             found.append(task)

@@ -60,7 +60,7 @@ from effectbench.computer.vendors.anthropic import (  # noqa: E402
     COMPUTER_20251124,
     tool_definition,
 )
-from effectbench.errors import install_hint  # noqa: E402
+from effectbench.extras import install_hint  # noqa: E402
 
 MODEL = "claude-sonnet-4-6"
 BETAS = {COMPUTER_20251124: "computer-use-2025-11-24", COMPUTER_20250124: "computer-use-2025-01-24"}

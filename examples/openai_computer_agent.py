@@ -59,7 +59,7 @@ from mcp_screen_agent import McpEpisode  # noqa: E402
 
 from effectbench.computer import ActionError  # noqa: E402
 from effectbench.computer.vendors.openai import call_output  # noqa: E402
-from effectbench.errors import install_hint  # noqa: E402
+from effectbench.extras import install_hint  # noqa: E402
 
 MODEL = "computer-use-preview"
 PREVIEW, GA = "computer_use_preview", "computer"

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from effectbench.mcp.records import record_path
+from effectbench.mcp.paths import record_path
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = ROOT / "examples" / "traces"

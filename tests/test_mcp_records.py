@@ -26,7 +26,8 @@ from effectbench.attempts import Ending
 from effectbench.baselines import get_baseline
 from effectbench.cli import main
 from effectbench.errors import DataError, UsageError
-from effectbench.mcp.records import claim_attempt, read_records, record_path, write_record
+from effectbench.mcp.paths import record_path
+from effectbench.mcp.records import claim_attempt, read_records, write_record
 from effectbench.mcp.server import LEFT, EpisodeServer
 from effectbench.packs.mockmed import MockMedProvider
 from effectbench.runner import DroppedEpisode, run_episode

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -34,6 +34,7 @@ from effectbench.api import (
     evaluate,
     get_baseline,
 )
+from effectbench.screens.browser import shared_browser
 
 LEAN = (
     "clean_open",
@@ -187,6 +188,14 @@ def test_a_killed_browser_is_an_infrastructure_drop_never_a_halt(pack: Ticketing
     assert [r.outcome.value for r in after.rows] == ["success"]
 
 
+def _goto(url: str) -> Callable[[Any], Awaitable[Any]]:
+    return lambda page: page.goto(url)
+
+
+def _bounding_box(selector: str) -> Callable[[Any], Awaitable[Any]]:
+    return lambda page: page.locator(selector).bounding_box()
+
+
 def test_the_recorded_layout_is_what_the_browser_draws(pack: TicketingProvider) -> None:
     css = stylesheet()
     for box in (layout.SEARCH_NAME, layout.SUBJECT, layout.SAVE, layout.COMMENT, layout.BANNER):
@@ -195,7 +204,9 @@ def test_the_recorded_layout_is_what_the_browser_draws(pack: TicketingProvider) 
     with pack.provision(task, 0, pack.trial_params(task, 0)):
         channel = pack.service.channel
         assert channel is not None
-        page = screen.open_page(VIEWPORT, channel.entry_url())
+        # The harness's own browser session (the agent never gets one): its page runs on the
+        # browser's loop thread, so each read is a call made there.
+        page = shared_browser().open(VIEWPORT, channel.entry_url())
         try:
             for path, boxes in (
                 ("/", {"#q-name": layout.SEARCH_NAME, "#open-id": layout.OPEN_TICKET_ID}),
@@ -215,9 +226,9 @@ def test_the_recorded_layout_is_what_the_browser_draws(pack: TicketingProvider) 
                     {"#assignee-A-04": layout.ASSIGNEE_RADIO["A-04"], "#comment": layout.COMMENT},
                 ),
             ):
-                page.page.goto(f"http://{channel.host}{path}")
+                page.call(_goto(f"http://{channel.host}{path}"))
                 for selector, box in boxes.items():
-                    got = page.page.locator(selector).bounding_box()
+                    got = page.call(_bounding_box(selector))
                     assert got is not None, selector
                     assert (got["x"], got["y"], got["width"], got["height"]) == tuple(box), selector
         finally:

@@ -15,12 +15,10 @@ from effectbench.cli._produce import (
     print_standing,
     read_declaration,
 )
-from effectbench.errors import UsageError, install_hint
+from effectbench.errors import UsageError
+from effectbench.extras import missing
 
-EXTRA_MESSAGE = (
-    "import-inspect needs the optional extra 'inspect' (inspect-ai is not installed): "
-    + install_hint("inspect")
-)
+EXTRA_MESSAGE = str(missing("inspect", "inspect-ai", "import-inspect"))
 
 
 def _cmd_import_inspect(args: argparse.Namespace) -> int:

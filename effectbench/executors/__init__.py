@@ -24,7 +24,8 @@ from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from effectbench.attempts import EarlierAttempt, ending_of_drop, may_retry
-from effectbench.errors import EffectBenchError, UsageError
+from effectbench.errors import RunStopped as RunStopped
+from effectbench.errors import UsageError
 from effectbench.executors.worker import ForgedRow, Outcome
 from effectbench.runner import Cell, DroppedEpisode, RunPlan, RunResult, rejudge
 
@@ -34,12 +35,6 @@ if TYPE_CHECKING:
 
 EXECUTORS = ("local", "dask")
 """The executors ``--executor`` names, the default first."""
-
-
-class RunStopped(EffectBenchError):
-    """The executor could not go on; every finished row is in the journal (exit status 2)."""
-
-    exit_code = 2
 
 
 class Executor(Protocol):

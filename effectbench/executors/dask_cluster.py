@@ -36,8 +36,7 @@ from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from effectbench.errors import UsageError, install_hint
-from effectbench.executors import RunStopped
+from effectbench.errors import RunStopped, UsageError
 from effectbench.executors.worker import (
     ForgedRow,
     Job,
@@ -48,6 +47,7 @@ from effectbench.executors.worker import (
     run_cell,
     worker_identity,
 )
+from effectbench.extras import missing
 from effectbench.runner import INFRA_RETRIES, Cell, DroppedEpisode, RunPlan
 from effectbench.schema import DropReason
 
@@ -63,9 +63,7 @@ def _distributed() -> Any:
     try:
         import distributed
     except ImportError:
-        raise UsageError(
-            f"--executor dask needs Dask distributed: {install_hint('dask')}"
-        ) from None
+        raise missing("dask", "distributed", "--executor dask") from None
     return distributed
 
 

@@ -20,7 +20,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from effectbench.executors import RunStopped
+from effectbench.errors import RunStopped
 from effectbench.executors.worker import Outcome, from_wire, make_job, run_cell
 from effectbench.runner import Cell, RunPlan, run_episode
 

@@ -13,6 +13,7 @@ from mcp.server.mcpserver.utilities.types import Image
 from pydantic import Field, StrictBool, StrictStr
 
 from effectbench.computer import ActionError
+from effectbench.mcp.front import INSTRUCTIONS, SERVER_NAME, version
 from effectbench.mcp.server import (
     MAX_REPORTED_CALLS,
     VERIFY_TOOL,
@@ -24,14 +25,6 @@ from effectbench.mcp.transport import bounded_stdio
 from effectbench.mcp.vocabulary import ActionTool, plain
 from effectbench.schema import Substrate
 
-INSTRUCTIONS = (
-    "One EffectBench episode. Call `task` for the goal, the referral, the display and the "
-    "action vocabulary; look with `screenshot`; act with the computer actions (coordinates in "
-    "the display `task` names). End with `report` exactly once (success, or halted; list the "
-    "model calls you made to carry their cost), or with `abort` when your own harness failed "
-    "(a model API outage, a crash): that drops the episode to be run again, never a halt. "
-    "The score is the record's true state, read by an oracle you cannot reach."
-)
 ModelCalls = Annotated[
     list[ReportedCall],
     Field(
@@ -58,7 +51,7 @@ async def _call(episode: EpisodeServer, name: str, arguments: dict[str, Any]) ->
 
 def build(episode: EpisodeServer) -> MCPServer:
     """Return the server whose tools are ``episode``."""
-    app: MCPServer = MCPServer("effectbench-episode", instructions=INSTRUCTIONS)
+    app: MCPServer = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=version())
 
     @app.tool(
         name="task",
@@ -163,15 +156,16 @@ def _action_tool(episode: EpisodeServer, action: ActionTool) -> Any:
     return computer_action
 
 
-async def serve(episode: EpisodeServer) -> None:
-    """Serve ``episode`` over stdio until the client leaves; then its attempt is written.
+async def serve(app: MCPServer, episode: EpisodeServer) -> None:
+    """Serve ``app`` (the started ``episode``) over stdio until the client leaves; then its
+    attempt is written.
 
-    The wire is :func:`effectbench.mcp.transport.bounded_stdio` (bounded messages, a
-    JSON-RPC error for each malformed one); the SDK's server runs on its streams.
+    :func:`effectbench.mcp.front.serve` runs this once the episode is prepared: the
+    ``initialize`` it already answered arrives first, as from the client. The wire is
+    :func:`effectbench.mcp.transport.bounded_stdio` (bounded messages, a JSON-RPC error
+    for each malformed one); the SDK's server runs on its streams.
     """
-    episode.start()
     try:
-        app = build(episode)
         server = app._lowlevel_server  # the SDK's stdio runner takes no transport of ours
         async with bounded_stdio() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -38,6 +38,7 @@ from effectbench.attempts import (
 )
 from effectbench.bundle import MAX_TRIALS
 from effectbench.errors import DataError, UsageError
+from effectbench.mcp.paths import record_path, safe_name
 from effectbench.runner import DroppedEpisode, RunResult
 from effectbench.schema import DropReason, EpisodeRecord, Split
 from effectbench.seam import BenchmarkProvider
@@ -61,15 +62,6 @@ class Records:
     split: Split
 
 
-def _safe(task_id: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.@-]+", "_", task_id)
-
-
-def record_path(record_dir: Path, task_id: str, trial: int, attempt: int = 1) -> Path:
-    """Where attempt ``attempt`` at ``task_id`` trial ``trial`` is written."""
-    return record_dir / f"{_safe(task_id)}__t{trial}__a{attempt}.json"
-
-
 def _content(system: str | None, attempt: int, outcome: EpisodeRecord | DroppedEpisode) -> bytes:
     data: dict[str, Any] = {"attempt": attempt}
     if system is not None:
@@ -88,11 +80,11 @@ def _content(system: str | None, attempt: int, outcome: EpisodeRecord | DroppedE
 
 def _attempts_of(record_dir: Path, task_id: str, trial: int) -> list[tuple[int, Path]]:
     """Return the attempts already on disk for one cell, as (number, file), in order."""
-    prefix = f"{_safe(task_id)}__t{trial}"
+    prefix = f"{safe_name(task_id)}__t{trial}"
     out = []
-    for path in record_dir.glob(f"{prefix}*.json"):  # _safe leaves no glob character
+    for path in record_dir.glob(f"{prefix}*.json"):  # safe_name leaves no glob character
         match = _NAME.match(path.name)
-        if match and match["task"] == _safe(task_id) and int(match["trial"]) == trial:
+        if match and match["task"] == safe_name(task_id) and int(match["trial"]) == trial:
             out.append((int(match["attempt"] or 1), path))
     return sorted(out)
 
@@ -233,7 +225,7 @@ def _entry(path: Path) -> _Entry:
             f"{MAX_TRIALS} trials per task)",
             file=str(path),
         )
-    if _safe(outcome.task_id) != match["task"] or outcome.trial != int(match["trial"]):
+    if safe_name(outcome.task_id) != match["task"] or outcome.trial != int(match["trial"]):
         raise DataError(
             f"the record is of {outcome.task_id} trial {outcome.trial}, its file name of "
             "another cell",

@@ -21,16 +21,15 @@ from __future__ import annotations
 
 import socket
 import struct
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
 from effectbench.computer import Display
+from effectbench.computer.base import Readbacks
 from effectbench.errors import InfrastructureError
 from effectbench.screens.xbase import XScreen
-from effectbench.seam import ProductVerifier
 
 RAW, COPY_RECT, DESKTOP_SIZE = 0, 1, -223
 PIXEL_FORMAT = struct.pack(">BBBBHHHBBBxxx", 32, 24, 0, 1, 255, 255, 255, 16, 8, 0)
@@ -200,9 +199,9 @@ class RfbClient:
 class RemoteDisplayEnv(XScreen):
     """A ComputerEnv holding only an RFB connection: pixels in, pointer and keys out."""
 
-    def __init__(self, path: Path, readback: Callable[[], ProductVerifier] | None = None) -> None:
+    def __init__(self, path: Path, readbacks: Readbacks | None = None) -> None:
         self._client = RfbClient(path)
-        super().__init__(Display(self._client.width, self._client.height), readback)
+        super().__init__(Display(self._client.width, self._client.height), readbacks)
         self._mask = 0
         self._at = (0, 0)
 

@@ -29,10 +29,10 @@ from Xlib import display as xdisplay
 from Xlib.ext import xtest
 
 from effectbench.computer import A11yNode, ActionError, Display
+from effectbench.computer.base import Readbacks
 from effectbench.errors import InfrastructureError
 from effectbench.screens.xbase import XScreen
 from effectbench.screens.xsession import XSession
-from effectbench.seam import ProductVerifier
 
 HELPER = Path(__file__).with_name("_a11y_helper.py")
 SHIFT = int(XK.string_to_keysym("Shift_L"))
@@ -66,7 +66,7 @@ class XTestEnv(XScreen):
     def __init__(
         self,
         display_name: str,
-        readback: Callable[[], ProductVerifier] | None = None,
+        readbacks: Readbacks | None = None,
         *,
         xauthority: Path | None = None,
     ) -> None:
@@ -78,7 +78,7 @@ class XTestEnv(XScreen):
             raise InfrastructureError(f"X display {display_name} has no XTEST extension")
         screen = self._x.screen()
         self._root = screen.root
-        super().__init__(Display(screen.width_in_pixels, screen.height_in_pixels), readback)
+        super().__init__(Display(screen.width_in_pixels, screen.height_in_pixels), readbacks)
         self._codes: dict[int, tuple[int, bool]] = {}
         self._spare: list[int] = []
 
@@ -222,11 +222,11 @@ class AccessibleXEnv(XTestEnv):
         self,
         display_name: str,
         reader: A11yReader,
-        readback: Callable[[], ProductVerifier] | None = None,
+        readbacks: Readbacks | None = None,
         *,
         xauthority: Path | None = None,
     ) -> None:
-        super().__init__(display_name, readback, xauthority=xauthority)
+        super().__init__(display_name, readbacks, xauthority=xauthority)
         self._reader = reader
 
     def a11y_tree(self) -> A11yNode:

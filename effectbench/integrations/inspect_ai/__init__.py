@@ -1,18 +1,20 @@
 """EffectBench packs as inspect_ai tasks, and inspect logs as EffectBench bundles.
 
-Install with ``pip install -e '.[inspect]'`` in a checkout (``make setup`` does). The
-tasks are registered with inspect under the package's name, so ``inspect eval effectbench/clinic
+Install with ``pip install 'effectbench[inspect]'``. The tasks are registered
+with inspect under the package's name, so ``inspect eval effectbench/clinic
 --model PROVIDER/MODEL --epochs 10`` runs the clinic pack: each sample is one
 task of the split, each epoch one trial; the sample's ``setup`` provisions a
 fresh episode through the pack's own provider, the tools are the pack's
 actions, the scorer is the independent oracle read through EffectBench's one
 truth table, and ``cleanup`` tears the episode down. ``effectbench
-import-inspect LOG.eval --out DIR`` turns the log into a submission bundle.
+import-inspect LOG.eval --out DIR`` turns the log into a submission bundle. The
+scripted models ``effectbench-mock/halt`` and ``effectbench-mock/outage`` (:mod:`.mock`)
+run the tasks offline.
 """
 
 from __future__ import annotations
 
-from effectbench.errors import install_hint
+from effectbench.extras import install_hint
 
 EXTRA = install_hint("inspect")
 """How to install what this integration needs."""
@@ -28,6 +30,7 @@ except ModuleNotFoundError as exc:  # an install without the extra
         name="inspect_ai",
     ) from None
 
+from effectbench.integrations.inspect_ai.mock import ScriptedModel  # noqa: E402 (registers it)
 from effectbench.integrations.inspect_ai.tasks import (  # noqa: E402
     SCORER_NAME,
     TASK_VERSION,
@@ -42,6 +45,7 @@ __all__ = [
     "EXTRA",
     "SCORER_NAME",
     "TASK_VERSION",
+    "ScriptedModel",
     "clinic",
     "effect_metrics",
     "effect_scorer",

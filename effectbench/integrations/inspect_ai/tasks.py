@@ -335,6 +335,3 @@ def any_pack(
 ) -> Task:
     """Any registered pack by name (``-T pack=NAME``)."""
     return effectbench_task(pack, split, substrate, display)
-
-
-from effectbench.integrations.inspect_ai import mock as _mock  # noqa: E402, F401 - registers

@@ -44,7 +44,6 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from effectbench.packs.clinic.store import ClinicStore, Reply
-from effectbench.packs.clinic.web.app import Page, handle_get, handle_post
 
 MAX_BODY = 64 * 1024
 """The largest form the service reads (a clinical note fits many times over)."""
@@ -104,9 +103,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
-    def _send_page(self, page: Page) -> None:
-        payload = page.document.encode("utf-8")
-        self.send_response(page.http_status)
+    def _send_page(self, http_status: int, document: str) -> None:
+        payload = document.encode("utf-8")
+        self.send_response(http_status)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Cache-Control", "no-store")
         self.send_header("Content-Length", str(len(payload)))
@@ -138,7 +137,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(Reply(status, "error", message))
         else:
             text = html.escape(message, quote=True)
-            self._send_page(Page(status, f"<!doctype html><title>Clinic</title>{text}"))
+            self._send_page(status, f"<!doctype html><title>Clinic</title>{text}")
 
     def _api(self) -> bool:
         return urlsplit(self.path).path.startswith("/api/")
@@ -172,16 +171,22 @@ class _Handler(BaseHTTPRequestHandler):
         """Answer a web-app request (any path outside ``/api/``); say whether it was one."""
         if self._api():
             return False
+        # The web app is imported by its first page: an api-only episode never loads it.
+        from effectbench.packs.clinic.web.app import handle_get, handle_post
+
         store = self._store()
         raw = self._read_body() if self.command == "POST" else b""
         if store is None:
-            self._send_page(Page(503, "<!doctype html><title>Clinic</title>No clinic is mounted"))
+            self._send_page(503, "<!doctype html><title>Clinic</title>No clinic is mounted")
         elif raw is None:
-            self._send_page(Page(413, "<!doctype html><title>Clinic</title>Form too large"))
-        elif self.command == "POST":
-            self._send_page(handle_post(store, self.path, raw.decode("utf-8", "replace")))
+            self._send_page(413, "<!doctype html><title>Clinic</title>Form too large")
         else:
-            self._send_page(handle_get(store, self.path))
+            page = (
+                handle_post(store, self.path, raw.decode("utf-8", "replace"))
+                if self.command == "POST"
+                else handle_get(store, self.path)
+            )
+            self._send_page(page.http_status, page.document)
         return True
 
     def _store(self) -> ClinicStore | None:

@@ -376,3 +376,55 @@ def run_audit(
         finally:
             probe.close()
     return results
+
+
+def reverted(effects: Sequence[Effect]) -> tuple[Write, Write]:
+    """The effect written and committed, then every row of its tables put back as it was."""
+    tables = sorted({str(e.surface) for e in effects})
+    kept: dict[str, list[tuple[Any, ...]]] = {}
+    columns: dict[str, list[str]] = {}
+
+    def write(c: psycopg.Connection[Any]) -> None:
+        for t in tables:
+            cur = c.execute(sql.SQL("SELECT * FROM {}").format(sql.Identifier(t)))
+            columns[t] = [d.name for d in cur.description or ()]
+            kept[t] = cur.fetchall()
+        materialize(c, effects)
+
+    def revert(c: psycopg.Connection[Any]) -> None:
+        for t in tables:
+            c.execute(sql.SQL("DELETE FROM {}").format(sql.Identifier(t)))
+            if not kept[t]:
+                continue
+            names = sql.SQL(", ").join(map(sql.Identifier, columns[t]))
+            marks = sql.SQL(", ").join(sql.Placeholder() * len(columns[t]))
+            insert = sql.SQL("INSERT INTO {} ({}) OVERRIDING SYSTEM VALUE VALUES ({})").format(
+                sql.Identifier(t), names, marks
+            )
+            c.cursor().executemany(insert, kept[t])
+
+    return write, revert
+
+
+RED_TEAM: dict[str, str] = {
+    "true_effect": POSITIVE,
+    "wrong_record": "homonym_decoy",
+    "double_write": "duplicate",
+    "other_table": "collateral_write",
+    "wrong_target": "wrong_target",
+    "wrong_payload": "wrong_payload",
+    "collateral_same_surface": "collateral_same_surface",
+    "collateral_loss": "collateral_loss",
+    "collateral_schema": "collateral_schema",
+}
+"""The pack's red team in ``effectbench pack check``: move name -> the audit's probe it writes
+into the live episode's database (``write_then_revert`` is :func:`reverted`; ``report_only``
+and ``banner_only`` are the audit's generic moves)."""
+
+
+def red_team_writes(effects: Sequence[Effect]) -> dict[str, tuple[Write, ...]]:
+    """Return each red-team move's writes (one transaction each) for the resolved ``effects``."""
+    probes = _probes(effects, ())
+    moves: dict[str, tuple[Write, ...]] = {move: (probes[p][0],) for move, p in RED_TEAM.items()}
+    moves["write_then_revert"] = reverted(effects)
+    return moves

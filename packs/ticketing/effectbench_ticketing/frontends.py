@@ -18,48 +18,16 @@ only when used, so the ``api`` substrate never loads a browser):
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
 
+from effectbench.api import FrontEnd as FrontEnd
+from effectbench.api import FrontEndSession as FrontEndSession
 from effectbench.api import Screen, Substrate
 from effectbench_ticketing.env import TicketingEnv
 from effectbench_ticketing.service import Channel
 from effectbench_ticketing.tasks import TicketingTask, attempt
-
-
-def _healthy() -> str | None:
-    return None
-
-
-@dataclass
-class FrontEndSession:
-    """One episode on one front end: the agent's env and the harness's health check."""
-
-    env: Any
-    health: Callable[[], str | None] = field(default=_healthy)
-    """What failed (``None`` when the front end held)."""
-
-
-class FrontEnd(Protocol):
-    """How agents reach the support desk on one substrate."""
-
-    substrate: Substrate
-
-    def session(
-        self, channel: Channel, request: Mapping[str, Any]
-    ) -> AbstractContextManager[FrontEndSession]:
-        """Open one episode on the service the channel admits to."""
-        ...
-
-    def attempt(self, env: Any, task: TicketingTask, params: Mapping[str, Any]) -> Screen:
-        """The baselines' scripted steps on this front end."""
-        ...
-
-    def describe(self) -> dict[str, Any]:
-        """Return the front end's part of the env fingerprint."""
-        ...
 
 
 class ApiFrontEnd:
@@ -95,7 +63,7 @@ FRONT_ENDS: dict[Substrate, str] = {
 def variant_id(name: str, substrate: Substrate) -> str:
     """Return a variant's id: ``ticketing::NAME`` on ``api``, else ``ticketing::NAME@SUBSTRATE``."""
     base = f"ticketing::{name}"
-    return base if substrate is Substrate.API else f"{base}@{substrate.value}"
+    return substrate.variant_id(base)
 
 
 def load(substrate: Substrate) -> FrontEnd:

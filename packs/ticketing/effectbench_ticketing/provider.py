@@ -12,8 +12,10 @@ import psycopg
 
 from effectbench.api import (
     SEQUESTERED,
+    Adversary,
     Effect,
     Episode,
+    NotApplicable,
     OracleChannel,
     OracleSpec,
     Reachable,
@@ -26,11 +28,11 @@ from effectbench.api import (
 )
 from effectbench_ticketing.arms import EffectVerifiedAll
 from effectbench_ticketing.attestation import AuditHandoff, audit_pack, handoff
-from effectbench_ticketing.audit import OracleFactory
+from effectbench_ticketing.audit import RED_TEAM, OracleFactory, red_team_writes
 from effectbench_ticketing.cluster import Cluster
 from effectbench_ticketing.colleague import Colleague
 from effectbench_ticketing.db import SURFACES, TEMPLATE, TEMPLATE_DIGEST, Roles, build_template
-from effectbench_ticketing.frontends import FRONT_ENDS, FrontEnd, load, variant_id
+from effectbench_ticketing.frontends import FRONT_ENDS, FrontEnd, FrontEndSession, load, variant_id
 from effectbench_ticketing.oracle import CHANNEL, ObservesOthers, PostgresOracle
 from effectbench_ticketing.service import TicketService
 from effectbench_ticketing.store import TicketStore, reachable_states
@@ -124,6 +126,8 @@ class TicketingProvider:
         self._tasks = tuple(tasks)
         self._front_ends: dict[Substrate, FrontEnd] = {}
         self._counter = itertools.count()
+        self._episode_databases: dict[int, str] = {}
+        """The database of each live episode, by its env (the red team's back door)."""
 
     # -- the provider seam -------------------------------------------------------------
 
@@ -200,7 +204,11 @@ class TicketingProvider:
             stack.callback(store.close)
             channel = self.service.mount(store)
             stack.callback(self._unmount, store)
-            session = stack.enter_context(front.session(channel, request_of(spec, params)))
+            session: FrontEndSession = stack.enter_context(
+                front.session(channel, request_of(spec, params))
+            )
+            self._episode_databases[id(session.env)] = database
+            stack.callback(self._episode_databases.pop, id(session.env), None)
 
             def health() -> str | None:
                 failure = session.health()
@@ -240,6 +248,25 @@ class TicketingProvider:
         """The scripted steps the shipped baselines take (find, open, save or reassign)."""
         spec, substrate = self._defs[task.task_id]
         return self.front_end(substrate).attempt(env, spec, params)
+
+    def red_team(self, task: TaskSpec) -> Mapping[str, Adversary | NotApplicable]:
+        """The adversary moves of ``effectbench pack check``: the audit's probes written into
+        the live episode's database over an administrator's connection of their own, a back
+        door no agent is given (every write the app allows is a subset of these)."""
+        return {name: self._adversary(name) for name in (*RED_TEAM, "write_then_revert")}
+
+    def _adversary(self, name: str) -> Adversary:
+        def move(env: Any, task: TaskSpec, params: Mapping[str, Any]) -> None:
+            database = self._episode_databases[id(env)]
+            effects = tuple(e.resolve(params) for e in task.expected_effect)
+            with self.cluster.connect(self.cluster.admin, database) as conn:
+                for write in red_team_writes(effects)[name]:
+                    with conn.transaction():
+                        # As the audit does: an administrator's write skips foreign keys.
+                        conn.execute("SET LOCAL session_replication_role = replica")
+                        write(conn)
+
+        return move
 
     # -- lifecycle ---------------------------------------------------------------------
 

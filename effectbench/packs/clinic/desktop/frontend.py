@@ -27,24 +27,29 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from effectbench.frontends import (
+    ALL_SURFACES,
+    PRODUCT,
+    FrontEndSession,
+    require_substrate,
+    x_session,
+)
 from effectbench.packs.clinic.desktop import layout as L
 from effectbench.packs.clinic.env import ClinicEnv, RestVerifier
-from effectbench.packs.clinic.frontends import FrontEndSession
 from effectbench.packs.clinic.service import SECRET_HEADER, Channel
 from effectbench.packs.clinic.tasks import ClinicTask
 from effectbench.schema import Substrate
-from effectbench.screens.xsession import HEIGHT, WIDTH, Server, XSession, programs_for, require
+from effectbench.screens.xsession import HEIGHT, WIDTH, Server
 from effectbench.seam import Screen
 
 APP = Path(__file__).with_name("app.py")
 SECRET_ENV = "CLINIC_EPISODE_SECRET"
 """The app's environment variable that holds the episode's secret."""
 APP_START_TIMEOUT_S = 20.0
-TYPELIBS = ("Gtk-3.0", "Atspi-2.0", "PangoCairo-1.0")
 
 
 class _Readback:
@@ -74,13 +79,6 @@ def app_command(channel: Channel, referral: Mapping[str, Any]) -> tuple[list[str
     return [*argv, "--referral", json.dumps(referral)], {SECRET_ENV: channel.secret}
 
 
-def _start_app(session: XSession, channel: Channel, referral: Mapping[str, Any]) -> int:
-    """Start the app and return its pid at once (:meth:`Supervisor.ready` waits for it)."""
-    argv, env = app_command(channel, referral)
-    spawned = session.spawn(argv, name="app", env=env, ready_fd=True, wait=False)
-    return spawned.pid
-
-
 class _ScreenFrontEnd:
     """What the two X front ends share: one session, one app, one env per episode."""
 
@@ -100,8 +98,26 @@ class _ScreenFrontEnd:
         }
 
     def check(self) -> None:
-        """Fail with one line naming the missing Debian package, before any episode."""
-        require(programs_for(self.server), TYPELIBS)
+        """Fail with one line naming the missing extra or Debian package, before any episode."""
+        require_substrate(self.substrate)
+
+    @contextmanager
+    def session(self, channel: Channel, referral: Mapping[str, Any]) -> Iterator[FrontEndSession]:
+        """Start the episode's X session and the app on it; yield the agent's env."""
+        argv, app_env = app_command(channel, referral)
+        readback = _Readback(channel, referral)
+        readbacks = {PRODUCT: readback.encounters, ALL_SURFACES: readback.all_surfaces}
+        try:
+            with x_session(
+                self.substrate,
+                argv,
+                app_env=app_env,
+                readbacks=readbacks,
+                start_timeout=APP_START_TIMEOUT_S,
+            ) as session:
+                yield session
+        finally:
+            readback.close()
 
 
 class DesktopFrontEnd(_ScreenFrontEnd):
@@ -109,26 +125,6 @@ class DesktopFrontEnd(_ScreenFrontEnd):
 
     substrate = Substrate.DESKTOP
     server: Server = "xvfb"
-
-    @contextmanager
-    def session(self, channel: Channel, referral: Mapping[str, Any]) -> Iterator[FrontEndSession]:
-        """Start the session, the app and its accessibility reader; yield the agent's env."""
-        from effectbench.packs.clinic.desktop.env import ClinicAccessibleEnv
-        from effectbench.screens.xdisplay import A11yReader
-
-        self.check()
-        with ExitStack() as stack:
-            session = XSession(server="xvfb", accessibility=True)
-            stack.callback(session.close)
-            readback = _Readback(channel, referral)
-            stack.callback(readback.close)
-            app = _start_app(session, channel, referral)
-            reader = A11yReader(session, app, timeout=APP_START_TIMEOUT_S)  # starts meanwhile
-            stack.callback(reader.close)
-            session.supervisor.ready(app, APP_START_TIMEOUT_S)
-            env = ClinicAccessibleEnv(session.display, session.xauthority, reader, readback)
-            stack.callback(env.close)
-            yield FrontEndSession(env=env, health=session.health)
 
     def attempt(self, env: Any, task: ClinicTask, params: Mapping[str, Any]) -> Screen:
         """The baselines' steps through the accessibility tree."""
@@ -142,30 +138,6 @@ class RemoteDisplayFrontEnd(_ScreenFrontEnd):
 
     substrate = Substrate.REMOTE_DISPLAY
     server: Server = "xvnc"
-
-    @contextmanager
-    def session(self, channel: Channel, referral: Mapping[str, Any]) -> Iterator[FrontEndSession]:
-        """Start Xvnc and the app (no accessibility bridge); yield an RFB-only env."""
-        from effectbench.packs.clinic.desktop.env import ClinicRemoteEnv
-
-        self.check()
-        with ExitStack() as stack:
-            session = XSession(server="xvnc", accessibility=False)
-            stack.callback(session.close)
-            readback = _Readback(channel, referral)
-            stack.callback(readback.close)
-            app = _start_app(session, channel, referral)
-            env = ClinicRemoteEnv(session.rfb_path, readback)  # connects while the app starts
-            stack.callback(env.close)
-            session.supervisor.ready(app, APP_START_TIMEOUT_S)
-
-            def health() -> str | None:
-                failed = session.health()
-                if failed is None and not env.connected():
-                    failed = "the RFB connection to Xvnc broke"
-                return failed
-
-            yield FrontEndSession(env=env, health=health)
 
     def attempt(self, env: Any, task: ClinicTask, params: Mapping[str, Any]) -> Screen:
         """The baselines' steps by pixels: recorded coordinates and text anchors."""

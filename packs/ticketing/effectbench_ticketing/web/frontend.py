@@ -6,14 +6,22 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from effectbench.api import Screen, Substrate
+from effectbench.api import (
+    ALL_SURFACES,
+    PRODUCT,
+    Display,
+    Screen,
+    Substrate,
+    require_substrate,
+    web_session,
+)
 from effectbench_ticketing.env import Client, all_surfaces_verifier, product_verifier
 from effectbench_ticketing.frontends import FrontEndSession
 from effectbench_ticketing.service import Channel
 from effectbench_ticketing.tasks import TicketingTask
-from effectbench_ticketing.web import layout, pixels, screen
+from effectbench_ticketing.web import layout, pixels
 
-VIEWPORT = screen.Display(layout.WIDTH, layout.HEIGHT)
+VIEWPORT = Display(layout.WIDTH, layout.HEIGHT)
 
 
 class WebFrontEnd:
@@ -22,7 +30,7 @@ class WebFrontEnd:
     substrate = Substrate.WEB
 
     def __init__(self) -> None:
-        screen.require_chromium()  # a missing Chromium is one line before any episode
+        require_substrate(Substrate.WEB)  # a missing extra or Chromium: one line, no episode
 
     @contextmanager
     def session(self, channel: Channel, request: Mapping[str, Any]) -> Iterator[FrontEndSession]:
@@ -31,21 +39,16 @@ class WebFrontEnd:
         The context enters through the channel's entry link, which trades the episode's
         secret for an ``HttpOnly`` cookie (never drawn on the page: the agent sees pixels).
         """
-        page = screen.open_page(VIEWPORT, channel.entry_url())
         client = Client(channel)
-        env = screen.computer(
-            page,
-            VIEWPORT,
-            {
-                "product": lambda: product_verifier(client),
-                "all": lambda: all_surfaces_verifier(client),
-            },
-        )
+        readbacks = {
+            PRODUCT: lambda: product_verifier(client),
+            ALL_SURFACES: lambda: all_surfaces_verifier(client),
+        }
         try:
-            yield FrontEndSession(env, page.health)
+            with web_session(channel.entry_url(), VIEWPORT, readbacks=readbacks) as session:
+                yield FrontEndSession(session.env, session.health)
         finally:
             client.close()
-            page.close()
 
     def attempt(self, env: Any, task: TicketingTask, params: Mapping[str, Any]) -> Screen:
         """Drive the pages by recorded coordinates and screen changes."""
