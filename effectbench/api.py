@@ -21,7 +21,7 @@ meaning follow SPEC.md. Optional capabilities of a pack are the protocols of
 
 from __future__ import annotations
 
-from effectbench.baselines import baseline_names, get_baseline
+from effectbench.baselines import EffectVerifiedAll, baseline_names, get_baseline
 from effectbench.computer import ComputerEnv, Display
 from effectbench.effects import Effect, EffectKind, Param, contract_hash
 from effectbench.errors import InfrastructureError, UsageError
@@ -123,6 +123,7 @@ __all__ = [
     "DescribesActions",
     "DropReason",
     "Effect",
+    "EffectVerifiedAll",
     "EffectKind",
     "EnvHandle",
     "Episode",

@@ -14,8 +14,8 @@ it decides what to report is the baseline.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from effectbench.errors import UsageError
 from effectbench.schema import AgentReport
@@ -23,6 +23,7 @@ from effectbench.seam import (
     AgentTask,
     BenchmarkProvider,
     EnvHandle,
+    ProductVerifier,
     Screen,
     ScriptedPack,
     SystemUnderTest,
@@ -84,6 +85,61 @@ class EffectVerified(_Baseline):
             halted=True,
             message=f"effect refuted by {verifier.name} ({reading.reason}); halting",
         )
+
+
+@runtime_checkable
+class ReadsAllSurfaces(Protocol):
+    """An env that also offers the product's readback over every surface it shows."""
+
+    def all_surfaces_verifier(self) -> ProductVerifier | None:
+        """Return the readback over every surface (``None`` when the env has none)."""
+        ...
+
+
+class _AllSurfacesView:
+    """An env view whose product verifier is its all-surfaces readback (all else the env's)."""
+
+    def __init__(self, env: Any) -> None:
+        self._env = env
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._env, name)
+
+    def actions(self) -> Sequence[str]:
+        """Return the env's actions."""
+        names: Sequence[str] = self._env.actions()
+        return names
+
+    def act(self, action: str, **arguments: Any) -> Screen:
+        """Act through the env."""
+        screen: Screen = self._env.act(action, **arguments)
+        return screen
+
+    def screen(self) -> Screen:
+        """Return the env's screen."""
+        current: Screen = self._env.screen()
+        return current
+
+    def product_effect_verifier(self) -> ProductVerifier | None:
+        """Return the all-surfaces readback (``None`` on an env that has none)."""
+        env = self._env
+        return env.all_surfaces_verifier() if isinstance(env, ReadsAllSurfaces) else None
+
+
+class EffectVerifiedAll(EffectVerified):
+    """Act once; report success only if the product's readback of every surface confirms it.
+
+    The top rung of a pack whose product shows more than one surface: ``effect_verified``
+    reads the surface the product's own verifier reads, this arm every one of them. A pack
+    offers it among its own baselines (:class:`~effectbench.seam.OwnBaselines`) when its
+    envs offer ``all_surfaces_verifier``.
+    """
+
+    name = "effect_verified_all"
+
+    def run(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> AgentReport:
+        """Run the effect-verified policy with the all-surfaces readback."""
+        return super().run(task, _AllSurfacesView(env), params)
 
 
 class AlwaysHalt(_Baseline):

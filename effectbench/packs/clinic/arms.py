@@ -1,61 +1,11 @@
 """The clinic's own arm: effect verification over every REST surface.
 
-``effect_verified`` (the shared baseline) asks the env for the product's
-verifier, which on the clinic reads the encounters endpoint only.
-``effect_verified_all`` is the same policy with a verifier that reads every
-surface the service exposes (patients, encounters, billing), the top rung of
-the ladder.
+``effect_verified`` (the shared baseline) asks the env for the product's verifier, which on
+the clinic reads the encounters endpoint only. ``effect_verified_all``
+(:class:`effectbench.baselines.EffectVerifiedAll`) is the same policy with the readback of
+every surface the service exposes (patients, encounters, billing), the top rung of the ladder.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
-
-from effectbench.baselines import EffectVerified
-from effectbench.schema import AgentReport
-from effectbench.seam import AgentTask, EnvHandle, ProductVerifier, Screen
-
-
-class _AllSurfacesView:
-    """An env view whose product verifier is the clinic's all-surfaces readback.
-
-    Everything else (the JSON actions, or a screen's pointer, keys and
-    screenshots) is the env's own.
-    """
-
-    def __init__(self, env: Any) -> None:
-        self._env = env
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._env, name)
-
-    def actions(self) -> Sequence[str]:
-        """Return the env's actions."""
-        names: Sequence[str] = self._env.actions()
-        return names
-
-    def act(self, action: str, **arguments: Any) -> Screen:
-        """Act through the env."""
-        screen: Screen = self._env.act(action, **arguments)
-        return screen
-
-    def screen(self) -> Screen:
-        """Return the env's screen."""
-        current: Screen = self._env.screen()
-        return current
-
-    def product_effect_verifier(self) -> ProductVerifier | None:
-        """Return the all-surfaces verifier (``None`` on an env that has none)."""
-        reader = getattr(self._env, "all_surfaces_verifier", None)
-        return None if reader is None else reader()
-
-
-class EffectVerifiedAll(EffectVerified):
-    """Act once; report success only if a readback of every surface confirms it."""
-
-    name = "effect_verified_all"
-
-    def run(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> AgentReport:
-        """Run the effect-verified policy with the all-surfaces verifier."""
-        return super().run(task, _AllSurfacesView(env), params)
+from effectbench.baselines import EffectVerifiedAll as EffectVerifiedAll
