@@ -100,7 +100,7 @@ def _origin(tmp: Path) -> Path:
     """A bare origin whose one commit is a checkout with this one's .venv and examples."""
     seed = tmp / "seed"
     seed.mkdir()
-    (seed / ".venv").symlink_to(ROOT / ".venv")
+    (seed / ".venv").symlink_to(Path(sys.prefix))  # the running venv (CI names it .venv-3.X)
     (seed / "examples").symlink_to(ROOT / "examples")
     (seed / "README.md").write_text("EffectBench (a test's stand-in for the fork)\n")
     origin = tmp / "effectbench.git"  # a clone of it is named effectbench, as of the fork
