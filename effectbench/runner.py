@@ -19,6 +19,7 @@ from typing import Any
 from effectbench.classify import classify, true_state
 from effectbench.effects import contract_hash
 from effectbench.errors import InfrastructureError
+from effectbench.receipts.collect import Recording
 from effectbench.schema import (
     AgentReport,
     DropReason,
@@ -80,9 +81,10 @@ def _attempt_episode(
         with provider.provision(task, seed, params) as episode:
             started = _now()
             before = episode.oracle.snapshot()
+            receipt = Recording.start(provider, task, params, episode)  # the agent's env, logged
             clock = time.perf_counter()  # latency is the system's own time, not the oracle's
             try:
-                attempt = sut.run(agent_task, episode.env, params)
+                attempt = sut.run(agent_task, receipt.env, params)
             except Exception as exc:  # a crash is the system's outcome: it halted; judge it
                 attempt = AgentReport(
                     reported_success=False,
@@ -93,21 +95,25 @@ def _attempt_episode(
             failure = episode.health()  # the harness, never the agent, says what failed
             if failure is not None:
                 raise _InfrastructureFailed(failure)
+            receipt.reported()
             verdict = read_verdict(episode.oracle, before)
+            receipt.ended(episode.oracle, before)
             finished = _now()
     except InfrastructureError as exc:
         raise _InfrastructureFailed(exc.diagnostics()) from exc
-    return episode_row(
-        sut.name,
-        task,
-        trial,
-        seed,
-        attempt,
-        verdict,
-        latency_s=latency,
-        env_fingerprint=episode.env_fingerprint,
-        started_at=started,
-        finished_at=finished,
+    return receipt.attach(
+        episode_row(
+            sut.name,
+            task,
+            trial,
+            seed,
+            attempt,
+            verdict,
+            latency_s=latency,
+            env_fingerprint=episode.env_fingerprint,
+            started_at=started,
+            finished_at=finished,
+        )
     )
 
 
