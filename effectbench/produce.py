@@ -23,7 +23,9 @@ import orjson
 from effectbench import SPEC_VERSION
 from effectbench.baselines import get_baseline, reference_description
 from effectbench.bundle import (
+    BUNDLE_VERSION,
     MAX_LINE_BYTES,
+    RECEIPTS_VERSION,
     DroppedPair,
     EnvironmentInfo,
     PackRef,
@@ -144,14 +146,20 @@ def make_submission(
     """Return the :class:`Submission` of a finished run (claims computed by ``summarize``).
 
     ``seeds`` are the seeds the run used, by trial (default ``0..trials-1``, the
-    runner's own default). Every dropped (task, trial) of ``run`` is listed in
-    ``run.dropped`` with its reason, and ``run.n_dropped`` is their number.
+    runner's own default). A run whose every row carries its receipt makes a bundle of
+    format 2 (receipts and frames beside the rows). Every dropped (task, trial) of ``run``
+    is listed in ``run.dropped`` with its reason, and ``run.n_dropped`` is their number.
     """
     dropped = [
         DroppedPair(task_id=d.task_id, trial=d.trial, reason=d.reason, detail=d.detail)
         for d in run.dropped
     ]
+    from effectbench.receipts.files import all_carry_receipts
+
     return Submission(
+        effectbench_bundle_version=(
+            RECEIPTS_VERSION if all_carry_receipts(run.rows) else BUNDLE_VERSION
+        ),
         spec_version=SPEC_VERSION,
         system=system,
         signer=signer,

@@ -1,7 +1,8 @@
 """A record directory of MCP episodes, read back as a run (for ``submit --from-records``).
 
 Each episode server writes one file, ``<task>__t<trial>.json``, holding either
-``{"row": ...}`` (the scored row) or ``{"dropped": ...}`` (an episode whose
+``{"row": ..., "receipt": ...}`` (the scored row and its receipt, whose key frames go
+into the folder's ``frames/``) or ``{"dropped": ...}`` (an episode whose
 infrastructure failed). Reading checks every file against the row contract and
 the pack: one system, known tasks of one split, no trial twice. A problem is a
 :class:`~effectbench.errors.DataError` naming the file.
@@ -18,6 +19,8 @@ from pydantic import ValidationError
 
 from effectbench.bundle import MAX_TRIALS
 from effectbench.errors import DataError, UsageError
+from effectbench.receipts.collect import evidence_of, with_evidence
+from effectbench.receipts.files import FRAMES_DIR, evidence_from_json, evidence_json, write_frames
 from effectbench.runner import DroppedEpisode, RunResult
 from effectbench.schema import DropReason, EpisodeRecord, Split
 from effectbench.seam import BenchmarkProvider
@@ -49,6 +52,10 @@ def write_record(record_dir: Path, task_id: str, trial: int, outcome: Any) -> Pa
         }
     else:
         data = {"row": outcome.to_row()}
+        evidence = evidence_of(outcome)
+        if evidence is not None:
+            write_frames(record_dir / FRAMES_DIR, evidence.frames)
+            data["receipt"] = evidence_json(evidence)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, sort_keys=True) + "\n", encoding="utf-8")
     tmp.replace(path)
@@ -60,8 +67,10 @@ def _load(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise DataError(f"not a readable episode record: {exc}", file=str(path)) from None
-    if not isinstance(data, dict) or len(data) != 1 or not {"row", "dropped"} & set(data):
-        raise DataError("an episode record holds one of 'row' or 'dropped'", file=str(path))
+    if not isinstance(data, dict) or set(data) not in ({"row"}, {"row", "receipt"}, {"dropped"}):
+        raise DataError(
+            "an episode record holds a 'row' (with its 'receipt') or 'dropped'", file=str(path)
+        )
     return data
 
 
@@ -82,6 +91,9 @@ def read_records(record_dir: Path, pack: BenchmarkProvider) -> Records:
             if "row" in data:
                 record = EpisodeRecord.model_validate(data["row"])
                 key, arm = (record.task_id, record.trial), record.arm
+                if "receipt" in data:
+                    found = evidence_from_json(data["receipt"], record_dir / FRAMES_DIR, str(path))
+                    with_evidence(record, found)
             else:
                 d = data["dropped"]
                 drop = DroppedEpisode(

@@ -255,5 +255,7 @@ class Receipt(_Model):
         return cls.model_validate_json(data, strict=True)
 
     def to_json(self) -> dict[str, Any]:
-        """Return the receipt as JSON-ready data."""
-        return self.model_dump(mode="json", exclude_none=True)
+        """Return the receipt as JSON-ready data (an action's unset fields left out)."""
+        data = self.model_dump(mode="json")
+        data["actions"] = [a.model_dump(mode="json", exclude_none=True) for a in self.actions]
+        return data
