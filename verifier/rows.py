@@ -32,7 +32,7 @@ import orjson
 import pandas as pd
 
 from effectbench.findings import CheckId
-from effectbench.metrics import frame_from_columns
+from effectbench.metrics import COLLATERAL_COLUMN, frame_from_columns
 from verifier.pack import TaskFacts, count_problem, facts_findings
 from verifier.report import FindingSink
 from verifier.rescore import rescore_findings, truth_table_label
@@ -361,6 +361,10 @@ class RowChecker:
 
     # -- after the pass ------------------------------------------------------------------
 
+    def episode_ids(self) -> Mapping[str, int]:
+        """Return every well-formed row's episode id and the line of its first row."""
+        return self._ids
+
     def seen_tasks(self) -> set[str]:
         """Return the task ids that have at least one row."""
         return set(self._seen)
@@ -496,8 +500,9 @@ class RowChecker:
             code = self._columns[cols] = len(self._columns)
         return code
 
-    def frame(self) -> pd.DataFrame:
-        """Return the summary frame of the well-formed rows (for ``summarize``)."""
+    def frame(self, collateral: Sequence[bool] | None = None) -> pd.DataFrame:
+        """Return the summary frame of the well-formed rows (for ``summarize``); with
+        ``collateral`` (one flag per row, from their receipts) the collateral-write events."""
         combos = sorted(self._columns, key=self._columns.__getitem__)
         codes = np.frombuffer(self.c_code, dtype=np.int32)
         cols: dict[str, Any] = {}
@@ -511,4 +516,6 @@ class RowChecker:
         cols["reported_success"] = np.array([c[6] for c in combos], dtype=np.bool_)[codes]
         cols["cost_usd"] = np.frombuffer(self.c_cost, dtype=np.float64)
         cols["latency_s"] = np.frombuffer(self.c_lat, dtype=np.float64)
+        if collateral is not None and len(collateral) == len(codes):
+            cols[COLLATERAL_COLUMN] = np.asarray(collateral, dtype=np.bool_)
         return frame_from_columns(cols)
