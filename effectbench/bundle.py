@@ -324,8 +324,9 @@ def write_bundle(
 ) -> Path:
     """Write a bundle into the folder ``out_dir`` (created; it must not hold a bundle yet).
 
-    A submission of format 2 gets every row's receipt too (``receipts.jsonl``, in row
-    order, and ``frames/``; :mod:`effectbench.receipts.files`). Rows are written one
+    When every row carries its receipt the bundle is of format 2 (whatever ``submission``
+    says) and gets them too (``receipts.jsonl``, in row order, and ``frames/``;
+    :mod:`effectbench.receipts.files`). Rows are written one
     compact JSON object per line in the order given, into a
     hidden sibling folder that is renamed to ``out_dir`` only when complete, so
     a failed write never leaves a partial bundle. Returns ``out_dir``.
@@ -336,15 +337,20 @@ def write_bundle(
     if out_dir.is_dir() and any(out_dir.iterdir()):
         raise UsageError(f"{out_dir} is not empty; write a bundle into a new folder")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
+    from effectbench.receipts.files import all_carry_receipts, write_receipts
+
     partial = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    rows = list(rows)
     try:
+        rows = list(rows)
+        if all_carry_receipts(rows):  # the format follows the rows: with receipts, format 2
+            version = {"effectbench_bundle_version": RECEIPTS_VERSION}
+            submission = submission.model_copy(update=version)
+        elif submission.effectbench_bundle_version == RECEIPTS_VERSION:
+            raise ValueError("a bundle of format 2 needs a receipt for every row")
         with (partial / EPISODES_FILE).open("wb") as fh:
             for row in rows:
                 fh.write(_row_bytes(row))
         if submission.effectbench_bundle_version == RECEIPTS_VERSION:
-            from effectbench.receipts.files import write_receipts  # pillow only when needed
-
             write_receipts(partial, rows)
         text = json.dumps(submission.to_json(), indent=2, ensure_ascii=False) + "\n"
         (partial / SUBMISSION_FILE).write_text(text, encoding="utf-8")

@@ -12,7 +12,8 @@
   (:class:`ScriptedPack`, :class:`OwnBaselines`, :class:`HandsOffToWorkers`,
   :class:`Closable`, :class:`Reproducible`, :class:`OffersSubstrates`,
   :class:`ChecksFrontEnds`, :class:`ClaimsReachable`, :class:`OffersRedTeam`,
-  :class:`DeclaresChanges`, :class:`StatesMechanism`), and what an oracle may offer
+  :class:`DeclaresChanges`, :class:`DeclaresInitialState`, :class:`StatesMechanism`), and
+  what an oracle may offer
   (:class:`OffersChangeSet`): writing a pack means reading this module.
 """
 
@@ -411,6 +412,20 @@ class DeclaresChanges(Protocol):
 
     def allowed_changes(self, task: TaskSpec, params: Mapping[str, Any]) -> Sequence[AllowedChange]:
         """Return the changes a trial of ``task`` with ``params`` may make."""
+        ...
+
+
+@runtime_checkable
+class DeclaresInitialState(Protocol):
+    """A pack that says what its record holds before a trial's agent acts.
+
+    The verifier then holds every receipt's change set to it: a row updated or deleted must
+    have been there, with the old values the change set states; a row inserted must not.
+    """
+
+    def initial_tables(self, task: TaskSpec, params: Mapping[str, Any]) -> Mapping[str, Table]:
+        """Return every table as provisioned for a trial of ``task`` (what the oracle's
+        before-snapshot reads)."""
         ...
 
 

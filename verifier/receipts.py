@@ -52,7 +52,7 @@ from effectbench.bundle import (
     SubmissionHeader,
     iter_episode_lines,
 )
-from effectbench.changes import AllowedChange, collateral
+from effectbench.changes import AllowedChange, collateral, plain_value
 from effectbench.classify import InconsistentReading, true_state
 from effectbench.computer.images import size as png_size
 from effectbench.effects import Effect, EffectKind
@@ -67,6 +67,7 @@ from effectbench.seam import (
     BenchmarkProvider,
     ChecksFrontEnds,
     DeclaresChanges,
+    DeclaresInitialState,
     StatesMechanism,
 )
 from verifier.limits import Limits
@@ -148,6 +149,7 @@ class _Task:
         self.spec = spec
         self.mechanism = pack.mechanism(spec) if isinstance(pack, StatesMechanism) else ""
         self._trials: dict[int | None, tuple[dict[str, Any], tuple[Effect, ...]]] = {}
+        self._initial: dict[int | None, dict[str, dict[tuple[Any, ...], dict[str, Any]]]] = {}
 
     def trial(self, seed: int | None) -> tuple[dict[str, Any], tuple[Effect, ...]]:
         if seed not in self._trials:
@@ -159,6 +161,19 @@ class _Task:
     def allowed(self, seed: int | None, tables: list[str]) -> tuple[AllowedChange, ...] | None:
         params, _ = self.trial(seed)
         return allowances(self.pack, self.spec, params, tables)
+
+    def initial(self, seed: int | None) -> dict[str, dict[tuple[Any, ...], dict[str, Any]]] | None:
+        """The record as provisioned, per table its rows by key (None: the pack says not)."""
+        if not isinstance(self.pack, DeclaresInitialState):
+            return None
+        if seed not in self._initial:
+            params, _ = self.trial(seed)
+            tables = self.pack.initial_tables(self.spec, params)
+            self._initial[seed] = {
+                name: {t.key_of(r): {str(k): plain_value(v) for k, v in r.items()} for r in t.rows}
+                for name, t in tables.items()
+            }
+        return self._initial[seed]
 
 
 class ReceiptChecker:
@@ -203,6 +218,7 @@ class ReceiptChecker:
         if receipt is None:
             self._unknown()
             return
+        self.named.update(f.name for f in receipt.frames if FRAME_NAME.fullmatch(f.name))
         if row is None:
             self._unknown()
             self._emit(
@@ -377,7 +393,7 @@ class ReceiptChecker:
                     "changes",
                 )
             return
-        if self._bad_tables(line, receipt):
+        if self._bad_tables(line, receipt) or self._not_from_initial(line, receipt, row, task):
             return
         _, contract = task.trial(row.seed)
         if len(effects) != len(contract):
@@ -460,6 +476,41 @@ class ReceiptChecker:
             )
             self._emit(CheckId.RECEIPT_CHANGE_SET, what, line, "changes.untouched")
             return True
+        return False
+
+    def _not_from_initial(
+        self, line: int, receipt: Receipt, row: EpisodeRecord, task: _Task
+    ) -> bool:
+        """Say (with its finding) whether the change set's before side is not the record as
+        the pack provisions it: an updated or deleted row that was not there, or not with
+        the values stated; an inserted row that was there already."""
+        initial = task.initial(row.seed)
+        changes = receipt.changes
+        if initial is None or changes is None:
+            return False
+        for i, c in enumerate(changes.rows):
+            rows = initial.get(c.table, {})
+            key = tuple(plain_value(v) for v in c.key.values())
+            was = rows.get(key)
+            if c.change == "inserted":
+                problem = None if was is None else "was there before the episode"
+            elif was is None:
+                problem = "was not there before the episode"
+            elif c.change == "deleted":
+                problem = None if was == c.values else "is stated with other values than it had"
+            else:
+                old = {k: v[0] for k, v in (c.fields or {}).items()}
+                differs = [k for k, v in old.items() if was.get(k) != v]
+                problem = f"had another {differs[0]} before the episode" if differs else None
+            if problem is not None:
+                self._emit(
+                    CheckId.RECEIPT_CHANGE_SET,
+                    f"the {c.change} row {dict(c.key)} of {c.table} {problem} (the pack's "
+                    "provisioned record says otherwise)",
+                    line,
+                    f"changes.rows[{i}]",
+                )
+                return True
         return False
 
     def _new_rows_agree(self, line: int, i: int, effect: Effect, receipt: Receipt) -> bool:

@@ -344,6 +344,11 @@ def _attempt(env: Any, params: Mapping[str, Any]) -> Screen:
     return screen
 
 
+def _seeded(fault: str) -> list[dict[str, str]]:
+    """Return the records a fresh store of ``fault`` holds."""
+    return list(SEED_RECORDS) + ([CONCURRENT_ROW] if fault == "stale" else [])
+
+
 class MockMedProvider:
     """The MockMed anchor pack as a :class:`~effectbench.seam.BenchmarkProvider`."""
 
@@ -367,6 +372,10 @@ class MockMedProvider:
     def mechanism(self, task: TaskSpec) -> str:
         """Return how ``task``'s fault is injected (its receipts show it)."""
         return _FAULTS_BY_NAME[str(task.initial_state["fault"])].mechanism
+
+    def initial_tables(self, task: TaskSpec, params: Mapping[str, Any]) -> dict[str, Table]:
+        """The store as provisioned: the seed record (and the concurrent row on ``stale``)."""
+        return {TABLE: Table(key=("key",), rows=tuple(_seeded(str(task.initial_state["fault"]))))}
 
     def record_tables(self) -> tuple[str, ...]:
         """The store's tables: one, the encounters."""
@@ -396,8 +405,7 @@ class MockMedProvider:
     def provision(self, task: TaskSpec, trial: int, params: Mapping[str, Any]) -> Iterator[Episode]:
         """Seed a fresh store for one trial of ``task``."""
         fault = str(task.initial_state["fault"])
-        records = list(SEED_RECORDS) + ([CONCURRENT_ROW] if fault == "stale" else [])
-        store = Store(fault, records)
+        store = Store(fault, _seeded(fault))
         effect = tuple(e.resolve(params) for e in task.expected_effect)
         yield Episode(
             env=Env(store, offers_verifier=self._offers_verifier),
