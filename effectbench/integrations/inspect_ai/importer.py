@@ -15,6 +15,7 @@ bundle is made by :func:`effectbench.produce.make_submission`, like ``submit``.
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import math
@@ -38,7 +39,9 @@ from effectbench.errors import DataError, UsageError
 from effectbench.integrations.inspect_ai.episodes import INFRASTRUCTURE_KEY, borrowed
 from effectbench.integrations.inspect_ai.tasks import (
     DROPPED,
+    FRAMES_KEY,
     METADATA_KEY,
+    RECEIPT_KEY,
     SCORER_NAME,
     TASK_VERSION,
     metric_values,
@@ -47,6 +50,8 @@ from effectbench.integrations.inspect_ai.tasks import (
 from effectbench.manifest import fingerprint
 from effectbench.metrics import Results, episode_frame, summarize
 from effectbench.produce import bundle_folder, make_submission, write_submission
+from effectbench.receipts.collect import Evidence, with_evidence
+from effectbench.receipts.model import FRAME_NAME, Receipt
 from effectbench.runner import DroppedEpisode, RunResult, episode_row
 from effectbench.schema import (
     AgentReport,
@@ -357,7 +362,24 @@ def _trial_of(
             f"the score says {score.value!r} ({meta.get('swer_variant')}) but its recorded "
             f"reading and report give {rebuilt.outcome.value!r} ({rebuilt.swer_variant.value})",
         )
+    if RECEIPT_KEY in meta:  # the bundle's verifier checks it against the row it belongs to
+        with_evidence(rebuilt, _evidence(meta, path, where))
     return rebuilt
+
+
+def _evidence(meta: Mapping[str, Any], path: Path, where: str) -> Evidence:
+    """Return the receipt a score recorded, with its frames (decoded from base64)."""
+    frames = meta.get(FRAMES_KEY) or {}
+    try:
+        receipt = Receipt.model_validate_json(json.dumps(meta[RECEIPT_KEY]), strict=True)
+        data = {str(n): base64.b64decode(str(v), validate=True) for n, v in frames.items()}
+    except (ValidationError, ValueError, TypeError, AttributeError):
+        raise _tampered(path, where, "its receipt or frames are malformed") from None
+    if not all(FRAME_NAME.fullmatch(n) for n in data) or {f.name for f in receipt.frames} - set(
+        data
+    ):
+        raise _tampered(path, where, "its receipt names frames the score does not hold")
+    return Evidence(receipt, data)
 
 
 def _check_metrics(log: EvalLog, rows: list[EpisodeRecord], path: Path) -> Results:
