@@ -11,7 +11,7 @@ there (Student's t quantiles come with the data).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import orjson
@@ -61,8 +61,11 @@ def _episodes(table: pa.Table) -> list[tuple[tuple[str, int, int], str, str, str
     ]
 
 
-def compare_data(view: BoardView, rows_of: dict[str, pa.Table]) -> dict[str, Any]:
-    """Return one board's compare data (systems in the board's default order)."""
+def compare_data(
+    view: BoardView, rows_of: dict[str, pa.Table], receipts: Collection[str] = ()
+) -> dict[str, Any]:
+    """Return one board's compare data (systems in the board's default order; ``receipts``:
+    the systems whose receipts the site publishes, whose episodes the view links side by side)."""
     per_system = {row["slug"]: _episodes(rows_of[row["slug"]]) for row in view.rows}
     where: dict[tuple[str, int, int], tuple[str, str]] = {}
     for episodes in per_system.values():
@@ -82,6 +85,7 @@ def compare_data(view: BoardView, rows_of: dict[str, pa.Table]) -> dict[str, Any
                 "status": row["status"],
                 "rank": row["rank_text"] if row["rank_text"] != "—" else "",
                 "outcomes": "".join(letters),
+                "receipts": row["slug"] in receipts,
             }
         )
     labels = {c.key: c for c in BOARD_COLUMNS}
@@ -114,6 +118,11 @@ def compare_script(key: str, data: dict[str, Any]) -> str:
     return f"window.EB_COMPARE = window.EB_COMPARE || {{}};\nwindow.EB_COMPARE[{name}] = {body};\n"
 
 
-def compare_scripts(views: Sequence[BoardView], rows_of: dict[str, pa.Table]) -> dict[str, str]:
+def compare_scripts(
+    views: Sequence[BoardView], rows_of: dict[str, pa.Table], receipts: Collection[str] = ()
+) -> dict[str, str]:
     """Return every board's compare script, by site path."""
-    return {f"compare/{v.key}.js": compare_script(v.key, compare_data(v, rows_of)) for v in views}
+    return {
+        f"compare/{v.key}.js": compare_script(v.key, compare_data(v, rows_of, receipts))
+        for v in views
+    }

@@ -34,6 +34,7 @@ from effectbench.showable import LAYOUT, make_showable
 from effectbench.site._charts import Chart, pct
 from effectbench.site._entries import Entry
 from effectbench.site._mkdocs import GeneratedPage
+from effectbench.site._receipts import FRAMES_POLICY
 from effectbench.site._tables import (
     BOARD_COLUMNS,
     Board,
@@ -359,6 +360,12 @@ def compare_page(templates: Path, views: Sequence[BoardView]) -> GeneratedPage:
     return GeneratedPage("Compare two systems", body, hide=("navigation", "toc"))
 
 
+def episode_page(templates: Path) -> GeneratedPage:
+    """Return the episode view's page (it renders receipts in the browser, by its address)."""
+    body = environment(templates).get_template("episode.html.j2").render(policy=FRAMES_POLICY)
+    return GeneratedPage("Episode receipt", body, search=False, hide=("navigation", "toc"))
+
+
 def downloads_page(templates: Path, n_board_rows: int, n_episode_rows: int) -> GeneratedPage:
     """Return the downloads page."""
     body = (
@@ -479,8 +486,11 @@ def submission_page(
     downloads: Sequence[tuple[str, str]],
     badge: BadgeLink | None,
     trust_note: str = "",
+    *,
+    receipts: bool = False,
 ) -> GeneratedPage:
-    """Return one submission's page.
+    """Return one submission's page (``receipts``: its matrix and heatmap link to the episode
+    view).
 
     Only its title and lead paragraph go into the search index (a search for
     the system's name finds the page); its sections and tables stay out.
@@ -514,6 +524,8 @@ def submission_page(
         downloads=downloads,
         badge=badge,
         trust_note=trust_note,
+        receipts=receipts,
+        frames_policy=FRAMES_POLICY,
     )
     return GeneratedPage(
         entry.name,
