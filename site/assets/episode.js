@@ -212,7 +212,9 @@
     var looks = rec.observations ? " It looked at the screen " + rec.observations + " times besides acting." : "";
     return el("div", {}, [
       note || looks ? el("p", {}, [note + looks]) : null,
-      el("ol", { "class": "eb-strip", "data-eb": "strip", "aria-label": "Frames and actions in time order" }, items)
+      el("div", { "class": "eb-scroll eb-strip-box", tabindex: "0", role: "region", "aria-label": "Frames and actions in time order (scrolls sideways)" }, [
+        el("ol", { "class": "eb-strip", "data-eb": "strip" }, items)
+      ])
     ]);
   }
 
