@@ -82,9 +82,7 @@ def mock(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # -- the rules: change sets, allowances, collateral -------------------------------------------
 
 
-def test_a_change_set_lists_inserts_updates_with_old_and_new_deletes_and_untouched_tables() -> (
-    None
-):
+def test_a_change_set_lists_inserts_updates_with_old_and_new_deletes_and_untouched_tables() -> None:
     before = {
         "a": Table(("id",), ({"id": 1, "v": "x"}, {"id": 2, "v": "y"})),
         "b": Table(("id",), ({"id": 1, "v": "z"},)),
@@ -126,7 +124,9 @@ def test_allowed_changes_mark_a_second_table_a_homonym_and_a_delete_as_collatera
         "pat": Table(("mrn",), ({"mrn": "M-1", "allergy": "none"},)),
     }
     cs = change_set(before, after)
-    marks = dict(zip([(c.table, c.change) for c in cs.changes], collateral(cs, allowed)))
+    marks = dict(
+        zip([(c.table, c.change) for c in cs.changes], collateral(cs, allowed), strict=True)
+    )
     assert marks == {
         ("enc", "inserted"): True,  # the homonym's chart (M-2) written
         ("enc", "updated"): False,  # the declared read-back's field on its record
@@ -207,9 +207,7 @@ def test_a_write_beside_a_correct_one_is_a_collateral_write_in_the_rate(clinic_a
     receipts = {(r["task_id"], r["trial"]): r for r in read_receipts(clinic_api)}
     stale = receipts[("clinic::stale_allergies", 0)]
     (patient,) = [c for c in stale["changes"]["rows"] if c["table"] == "patients"]
-    assert patient["collateral"] and patient["fields"] == {
-        "allergies": ["latex", "none recorded"]
-    }
+    assert patient["collateral"] and patient["fields"] == {"allergies": ["latex", "none recorded"]}
     assert not receipts[("clinic::clean_draft", 0)]["collateral"]
     report = verify_bundle(clinic_api, UNSIGNED)
     assert report.status.value == "preview", report.finding_ids()
@@ -381,9 +379,7 @@ def test_frames_that_are_not_what_their_names_say_are_refused(mock: Path, tmp_pa
         "a frame whose bytes changed": (
             lambda b: _with_frame(b, name, data[:-1] + bytes([data[-1] ^ 1]))
         ),
-        "a text file named as a frame": (
-            lambda b: _with_frame(b, _named(b"hello"), b"hello")
-        ),
+        "a text file named as a frame": (lambda b: _with_frame(b, _named(b"hello"), b"hello")),
         "a frame too wide": (lambda b: _with_frame(b, *_frame((9000, 4)))),
         "a folder in frames/": (lambda b: (b / "frames" / "sub").mkdir(parents=True)),
         "a frame no receipt names": (lambda b: _stray_frame(b)),
