@@ -41,10 +41,12 @@ from effectbench.findings import CheckId, Family
 from effectbench.journal import retire_journal
 from effectbench.metrics import COLLATERAL_COLUMN, episode_frame, task_rate, task_table
 from effectbench.packs import get_pack
+from effectbench.packs.clinic import ClinicProvider
 from effectbench.packs.clinic.audit import attacks, write_file
 from effectbench.packs.clinic.db import provision_copy
 from effectbench.packs.clinic.oracle import SqliteOracle
 from effectbench.packs.clinic.store import EDIT_FAULTS, MECHANISMS, SAVE_FAULTS
+from effectbench.packs.mockmed import MockMedProvider
 from effectbench.receipts.collect import evidence_of
 from effectbench.receipts.model import Receipt
 from effectbench.runner import evaluate
@@ -139,7 +141,7 @@ def test_collateral_marks_agree_with_the_clinic_oracles_audit_of_the_delta(
     tmp_path: Path,
 ) -> None:
     """The clinic's oracle refuses an unexplained change; the receipt marks exactly those."""
-    pack = get_pack("clinic")
+    pack = ClinicProvider()
     task = next(t for t in pack.tasks() if t.task_id == "clinic::sign_and_bill")
     params = pack.trial_params(task, 0)
     effects = [e.resolve(params) for e in task.expected_effect]
@@ -161,7 +163,7 @@ def test_collateral_marks_agree_with_the_clinic_oracles_audit_of_the_delta(
 
 def test_every_clinic_fault_and_mockmed_task_states_its_mechanism() -> None:
     assert set(SAVE_FAULTS + EDIT_FAULTS) <= set(MECHANISMS)
-    pack = get_pack("mockmed")
+    pack = MockMedProvider()
     assert all(pack.mechanism(t) for t in pack.tasks())
 
 
@@ -186,7 +188,7 @@ def test_submit_writes_one_receipt_per_row_and_a_swer_receipt_names_the_differin
     assert receipt.task.mechanism.startswith("the save path stores the encounter with its note")
     (differs,) = [e for e in receipt.effects or [] if e.state.value != "correct"]
     assert differs.field == "note" and differs.evidence.values == [""]
-    assert differs.expected.startswith("triage note ")
+    assert str(differs.expected).startswith("triage note ")
     assert [a.name for a in receipt.actions if a.kind == "api"] == [
         "find_patients",
         "open_chart",
@@ -329,7 +331,11 @@ def test_a_forged_receipt_is_refused_with_its_check_id(
 
 def test_a_missing_receipts_file_or_line_is_refused(clinic_api: Path, tmp_path: Path) -> None:
     bundle = copy_bundle(clinic_api, tmp_path / "b")
-    edit_receipts(bundle, lambda receipts: receipts.pop())
+
+    def drop_last(receipts: list[dict[str, Any]]) -> None:
+        receipts.pop()
+
+    edit_receipts(bundle, drop_last)
     assert "receipt.missing" in _ids(bundle)
     (bundle / "receipts.jsonl").unlink()
     assert _ids(bundle) == {"receipt.missing"}
@@ -373,7 +379,7 @@ def test_frames_that_are_not_what_their_names_say_are_refused(mock: Path, tmp_pa
     good = copy_bundle(mock, tmp_path / "good")
     _with_frame(good, name, data)
     assert _ids(good) == set()  # a real frame, named by its hash: accepted
-    cases = {
+    cases: dict[str, Callable[[Path], None]] = {
         "a path in a frame name": (lambda b: _with_frame(b, "../../etc/passwd", None)),
         "a frame named but missing": (lambda b: _with_frame(b, name, None)),
         "a frame whose bytes changed": (
@@ -510,7 +516,7 @@ def test_the_verifier_derives_each_effects_verdict_with_the_judges_own_rule(
     """Every effect reading of every receipt: the judge decides its evidence as it says."""
     from effectbench.receipts.derive import decided
 
-    pack = get_pack("clinic")
+    pack = ClinicProvider()
     tasks = {t.task_id: t for t in pack.tasks()}
     for raw in read_receipts(clinic_api):
         receipt = Receipt.from_json(json.dumps(raw))

@@ -31,7 +31,7 @@ from effectbench.packs.clinic.web import layout as web_layout
 from effectbench.receipts.collect import evidence_of
 from effectbench.receipts.model import Receipt
 from effectbench.runner import run_episode
-from effectbench.schema import Substrate
+from effectbench.schema import EpisodeRecord, Substrate
 from verifier.api import VerifyOptions, verify_bundle
 
 UNSIGNED = VerifyOptions(allow_unsigned=True, reproduce=False)
@@ -130,6 +130,7 @@ def test_an_episode_over_vnc_has_its_frames_and_pixel_actions() -> None:
         task = next(t for t in pack.tasks() if t.task_id == "clinic::partial_note@remote_display")
         assert task.substrate is Substrate.REMOTE_DISPLAY
         row = run_episode(get_baseline("screen_only", pack), pack, task, 0, 0)
+        assert isinstance(row, EpisodeRecord), row
         evidence = evidence_of(row)
         assert evidence is not None
         receipt = evidence.receipt

@@ -32,6 +32,7 @@ from effectbench.seam import (
     DeclaresChanges,
     Episode,
     OffersChangeSet,
+    Oracle,
     StatesMechanism,
 )
 
@@ -123,7 +124,7 @@ class Recording:
             self._reported = True
             self._take("report", self.log.since_start())
 
-    def ended(self, oracle: Any, before: Any) -> None:
+    def ended(self, oracle: Oracle, before: Any) -> None:
         """The oracle judged: take the last frame and read the record's change set."""
         self.reported()
         self._take("last", self.log.since_start())
@@ -131,7 +132,7 @@ class Recording:
             self._notes.append("the pack's oracle offers no tables: no change set")
             return
         old = oracle.tables(before)
-        new = oracle.tables(oracle.snapshot())
+        new = oracle.tables(oracle.snapshot())  # an oracle: it also reads (snapshot)
         if old is None or new is None:
             self._notes.append("the record could not be read again for the change set")
             return

@@ -78,8 +78,8 @@ def effect_readings(
     out = []
     for i, effect in enumerate(effects):
         table = table_of(effect, names)
-        rows_before = list(before[table].rows) if table in before else []
-        rows_after = list(after[table].rows) if table in after else []
+        rows_before = list(before[table].rows) if table is not None and table in before else []
+        rows_after = list(after[table].rows) if table is not None and table in after else []
         found = gather(effect, rows_before, rows_after)
         evidence = EffectEvidence(
             matched=found.matched,

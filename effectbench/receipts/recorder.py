@@ -221,7 +221,7 @@ class RecordedAccessibleComputer(RecordedComputer):
 
     def __init__(self, inner: AccessibleComputerEnv, log: ActionLog) -> None:
         super().__init__(inner, log)
-        self._RecordedAccessibleComputer__tree = inner
+        self.__tree: AccessibleComputerEnv = inner
 
     def a11y_tree(self) -> A11yNode:
         """The application's accessibility tree (a look)."""

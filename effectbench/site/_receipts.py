@@ -126,6 +126,28 @@ def _script(variable: str, key: str, value: Any) -> str:
     )
 
 
+def frames_to_show(by_task: Mapping[str, list[dict[str, Any]]], frames_dir: Path) -> list[str]:
+    """Return the frames the site shows of one bundle (its receipts grouped by task): each
+    task's first trial that is a silent wrong effect, an over-halt or a wrong record, or wrote
+    collateral, within :data:`FRAME_BUDGET` bytes."""
+    shown: list[str] = []
+    budget = FRAME_BUDGET
+    for task_receipts in by_task.values():
+        first = next(
+            (r for r in sorted(task_receipts, key=lambda r: r["trial"]) if _shown_frames(r)), None
+        )
+        if first is None:
+            continue
+        names = [f["name"] for f in first.get("frames", []) if FRAME_NAME.fullmatch(f["name"])]
+        new = [n for n in dict.fromkeys(names) if n not in shown]
+        cost = sum((frames_dir / n).stat().st_size for n in new)
+        if cost > budget:
+            continue
+        budget -= cost
+        shown.extend(new)
+    return shown
+
+
 def _bundle_data(entry: Entry) -> tuple[dict[str, str], list[str]]:
     """Return one bundle's data files (site path -> text) and the frames they show."""
     lines = (entry.path / RECEIPTS_FILE).read_bytes().splitlines()
@@ -134,23 +156,8 @@ def _bundle_data(entry: Entry) -> tuple[dict[str, str], list[str]]:
         if line:
             receipt = orjson.loads(line)
             by_task.setdefault(receipt["task_id"], []).append(receipt)
-    frames_dir = entry.path / FRAMES_DIR
-    shown: list[str] = []
-    budget = FRAME_BUDGET
-    picked: set[str] = set()
-    for task_receipts in by_task.values():
-        first = next(
-            (r for r in sorted(task_receipts, key=lambda r: r["trial"]) if _shown_frames(r)), None
-        )
-        if first is None:
-            continue
-        names = [f["name"] for f in first.get("frames", []) if FRAME_NAME.fullmatch(f["name"])]
-        sizes = {n: (frames_dir / n).stat().st_size for n in names if n not in picked}
-        if sum(sizes.values()) > budget:
-            continue
-        budget -= sum(sizes.values())
-        picked.update(names)
-        shown.extend(n for n in names if n not in shown)
+    shown = frames_to_show(by_task, entry.path / FRAMES_DIR)
+    picked = set(shown)
     slug = entry.slug
     texts: dict[str, str] = {}
     tasks = []
