@@ -5,7 +5,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 SETUP := bash scripts/setup-venv
-FAST := not browser and not web and not desktop and not slow
+FAST := not browser and not web and not desktop and not postgres and not slow
 
 .PHONY: setup setup-test setup-runtime reference site test test-fast lint generate bench clean
 

@@ -1,8 +1,11 @@
 """Benchmark the clinic pack: episode cost by phase, service reuse, whole-pack wall time.
 
-Prints figures, asserts nothing. Targets from the issue: median episode
-(provision, act over HTTP, oracle audit) at most 20 ms; the whole pack for the
-three arms at 10 trials in at most 30 s with 2 workers.
+Prints figures, asserts nothing, the load average beside each. Targets from
+the issue: median episode (provision, act over HTTP, oracle audit) at most
+20 ms; the whole pack for the three arms at 10 trials in at most 30 s with 2
+workers. The episode as a user meets it is the start-to-start interval of
+consecutive episodes of an ``effectbench run`` (``_cadence.py``); the phases
+are timed one by one in this process.
 
     .venv/bin/python benchmarks/bench_clinic.py [--trials 10] [--workers 2]
 """
@@ -10,7 +13,9 @@ three arms at 10 trials in at most 30 s with 2 workers.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
 import time
 from collections import defaultdict
 from typing import Any
@@ -23,13 +28,20 @@ from effectbench.runner import evaluate, run_episode
 from effectbench.schema import Substrate
 from effectbench.seam import AgentTask
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _cadence import cadence  # noqa: E402
+
 ARMS = ("screen_only", "effect_verified", "effect_verified_all")
+
+
+def _load() -> str:
+    return f"[load average {os.getloadavg()[0]:.1f}]"
 
 
 def _ms(values: list[float]) -> str:
     values = sorted(values)
     p95 = values[min(len(values) - 1, int(0.95 * len(values)))]
-    return f"median {statistics.median(values) * 1000:6.2f} ms  p95 {p95 * 1000:6.2f} ms"
+    return f"median {statistics.median(values) * 1000:6.2f} ms  p95 {p95 * 1000:6.2f} ms  {_load()}"
 
 
 def phases(pack: ClinicProvider, arm: str, trials: int) -> dict[str, list[float]]:
@@ -74,7 +86,8 @@ def http_round_trip(pack: ClinicProvider, n: int = 200) -> list[float]:
     """Time one keep-alive GET against the record service."""
     task = pack.tasks()[0]
     with pack.provision(task, 0, pack.trial_params(task, 0)):
-        client = _Client(pack.service.port)
+        assert pack.service.channel is not None
+        client = _Client(pack.service.channel)
         times = []
         for _ in range(n):
             t0 = time.perf_counter()
@@ -105,9 +118,11 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
 
+    print(cadence("api episode (screen_only)", pack="clinic", substrate="api").line())
     t0 = time.perf_counter()
     audit_pack()
-    print(f"live adversarial audit (30 tasks x 11 probes, cold): {time.perf_counter() - t0:.2f} s")
+    took = time.perf_counter() - t0
+    print(f"live adversarial audit (30 tasks x 11 probes, cold): {took:.2f} s  {_load()}")
 
     pack = ClinicProvider()
     print(f"record service GET round trip: {_ms(http_round_trip(pack))}")
@@ -145,10 +160,10 @@ def main() -> None:
     parallel_s = time.perf_counter() - t0
     n = sum(len(r.rows) + len(r.dropped) for r in serial.values())
     print(f"\nwhole pack, {len(ARMS)} arms x {args.trials} trials = {n} episodes:")
-    print(f"  serial, one process        {serial_s:6.2f} s")
+    print(f"  serial, one process        {serial_s:6.2f} s  {_load()}")
     print(
         f"  --workers {args.workers} (pool per arm)  {parallel_s:6.2f} s "
-        "(includes worker start-up; workers adopt the parent's audit)"
+        f"(includes worker start-up; workers adopt the parent's audit)  {_load()}"
     )
     same = all(
         [_strip(r) for r in serial[a].rows] == [_strip(r) for r in parallel[a].rows] for a in ARMS

@@ -8,11 +8,14 @@ in at most 15 minutes with 2 workers; no process or display left after the run.
     .venv/bin/python benchmarks/bench_desktop.py [--episodes 27] [--trials 3] [--workers 2]
         [--skip-full] [--skip-episodes]
 
-Part 1 runs each substrate's episodes one by one in this process and times
-the phases (X session, app start, accessibility reader or RFB connect, the
-arm's actions, teardown, oracle). Part 2 runs ``effectbench run`` for each arm
-over the three screen substrates with ``--workers`` processes, then counts
-what outlived it.
+Part 1 times each substrate's episodes as a user meets them: the
+start-to-start interval of consecutive episodes of an ``effectbench run`` of
+screen_only over the dev split, with the CPU seconds per episode of every
+process of the run and the load average (``_cadence.py``); then it runs
+episodes one by one in this process and times their phases (X session, app
+start, accessibility reader or RFB connect, the arm's actions). Part 2 runs
+``effectbench run`` for each arm over the three screen substrates with
+``--workers`` processes, then counts what outlived it.
 """
 
 from __future__ import annotations
@@ -26,11 +29,15 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from effectbench.baselines import get_baseline
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.runner import DroppedEpisode, run_episode
 from effectbench.schema import Split, Substrate
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _cadence import cadence  # noqa: E402
 
 ARMS = ("screen_only", "effect_verified", "effect_verified_all")
 SCREENS = (Substrate.WEB, Substrate.DESKTOP, Substrate.REMOTE_DISPLAY)
@@ -61,17 +68,18 @@ def _s(values: list[float]) -> str:
 
 def episodes(pack: ClinicProvider, substrate: Substrate, count: int) -> None:
     """Time whole episodes (the runner's, start-up included) and their phases."""
-    from effectbench.packs.clinic.desktop import frontend
+    from effectbench.screens.xsession import XSession
 
     phases: dict[str, list[float]] = defaultdict(list)
-    original = frontend._start_app
+    original = XSession.spawn
 
-    def timed_start(*args: object, **kwargs: object) -> int:
-        phases["session"].append(time.perf_counter() - marks["start"])
-        marks["app"] = time.perf_counter()
-        return original(*args, **kwargs)  # type: ignore[arg-type]
+    def timed_start(self: XSession, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("name") == "app":  # the episode's app: the session is up by now
+            phases["session"].append(time.perf_counter() - marks["start"])
+            marks["app"] = time.perf_counter()
+        return original(self, *args, **kwargs)
 
-    frontend._start_app = timed_start
+    XSession.spawn = timed_start  # type: ignore[method-assign]
     marks: dict[str, float] = {}
     sut = get_baseline("screen_only", pack)
     inner = sut.run
@@ -95,8 +103,9 @@ def episodes(pack: ClinicProvider, substrate: Substrate, count: int) -> None:
             if isinstance(outcome, DroppedEpisode):
                 print(f"    dropped {outcome.task_id}: {outcome.detail}")
     finally:
-        frontend._start_app = original
-    print(f"  {substrate.value}: episode {_s(totals)}")
+        XSession.spawn = original  # type: ignore[method-assign]
+    load = f"[load average {os.getloadavg()[0]:.1f}]"
+    print(f"  {substrate.value}: one run_episode after another {_s(totals)}  {load}")
     for name, values in phases.items():
         print(f"    {name:24s} {_s(values)}")
 
@@ -150,7 +159,7 @@ def full_run(trials: int, workers: int) -> None:
         cells += len(summary["cells"])
         print(
             f"  {arm}: {seconds:6.1f} s  {summary['n_episodes']} rows,"
-            f" {summary['n_dropped']} dropped"
+            f" {summary['n_dropped']} dropped  [load average {os.getloadavg()[0]:.1f}]"
         )
         ladder(summary)
     print(f"  three arms x {len(SCREENS)} substrates x {trials} trials: {total / 60:.1f} min")
@@ -173,6 +182,9 @@ def main() -> None:
     if not args.skip_episodes:
         with ClinicProvider() as pack:
             print("Part 1: one episode at a time, screen_only arm")
+            for substrate in (Substrate.DESKTOP, Substrate.REMOTE_DISPLAY):
+                label = f"  {substrate.value} episode"
+                print(cadence(label, pack="clinic", substrate=substrate.value).line())
             for substrate in (Substrate.DESKTOP, Substrate.REMOTE_DISPLAY):
                 episodes(pack, substrate, args.episodes)
     if not args.skip_full:

@@ -23,10 +23,25 @@ from __future__ import annotations
 
 from effectbench.baselines import baseline_names, get_baseline
 from effectbench.changes import AllowedChange, ChangeSet, RowChange, Table, allowed_by_contract
+from effectbench.computer import ComputerEnv, Display
 from effectbench.effects import Effect, EffectKind, Param, contract_hash
 from effectbench.errors import InfrastructureError, UsageError
+from effectbench.frontends import (
+    ALL_SURFACES,
+    PRODUCT,
+    FrontEnd,
+    FrontEndSession,
+    browser_pids,
+    close_browser,
+    dominant_colour,
+    require_substrate,
+    screenshot_colour,
+    screenshot_size,
+    web_session,
+    x_session,
+)
 from effectbench.hashing import canonical_hash, trial_tag
-from effectbench.judge import judge_contract
+from effectbench.judge import judge_contract, matches
 from effectbench.manifest import SEQUESTERED, fingerprint, manifest_of
 from effectbench.packs import ENTRY_POINT_GROUP, get_pack, register
 from effectbench.reachability import ANY_STATE, Reachable
@@ -77,6 +92,20 @@ from effectbench.seam import (
 )
 
 __all__ = [
+    "ALL_SURFACES",
+    "PRODUCT",
+    "ComputerEnv",
+    "Display",
+    "FrontEnd",
+    "FrontEndSession",
+    "browser_pids",
+    "close_browser",
+    "dominant_colour",
+    "require_substrate",
+    "screenshot_colour",
+    "screenshot_size",
+    "web_session",
+    "x_session",
     "ANY_STATE",
     "ENTRY_POINT_GROUP",
     "RED_TEAM_MOVES",
@@ -141,6 +170,7 @@ __all__ = [
     "get_pack",
     "judge_contract",
     "manifest_of",
+    "matches",
     "register",
     "trial_tag",
 ]

@@ -26,6 +26,7 @@ from typing import Annotated, Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from effectbench.attempts import Ending
 from effectbench.errors import DataError, UsageError
 from effectbench.filenames import BUNDLE_FILES as BUNDLE_FILES
 from effectbench.filenames import EPISODES_FILE as EPISODES_FILE
@@ -68,6 +69,8 @@ SHORT_MAX = 100
 MAX_TRIALS = 10_000
 """Upper bound of ``trials_per_task`` (checked before anything is allocated per trial)."""
 MAX_LISTED = 1_000_000
+MAX_ATTEMPTS = 100
+"""Upper bound of the attempts of one (task, trial)."""
 """Upper bound of ``run.n_dropped`` and of the ``run.dropped`` list."""
 MAX_DEPENDENCIES = 200
 """Entries of ``environment.dependencies``."""
@@ -125,18 +128,40 @@ class DroppedPair(_Model):
     trial: int = Field(ge=0, lt=MAX_TRIALS)
     """The trial index (0-based)."""
     reason: DropReason
-    """Why it has no row: the oracle could not read the record, the harness failed, unknown."""
+    """Why it has no row: the oracle could not read the record, the benchmark's harness or the
+    agent's failed, or unknown."""
     detail: str = Field(default="", max_length=DESCRIPTION_MAX)
     """What the oracle or the harness said (informative)."""
+    attempt: int = Field(default=1, ge=1, le=MAX_ATTEMPTS)
+    """The number of the attempt that ended in this drop (1 when it was the only one)."""
+
+
+class AttemptRecord(_Model):
+    """An attempt that did not count: it ended in a re-runnable drop and its cell ran again."""
+
+    task_id: str = Field(min_length=1, max_length=URL_MAX)
+    """The task of the cell."""
+    trial: int = Field(ge=0, lt=MAX_TRIALS)
+    """The trial index (0-based)."""
+    attempt: int = Field(ge=1, le=MAX_ATTEMPTS)
+    """The attempt's number within its cell (1-based)."""
+    ending: Ending
+    """How it ended (``agent_error`` or ``infrastructure`` for an honest run)."""
+    detail: str = Field(default="", max_length=DESCRIPTION_MAX)
+    """What the harness said (informative)."""
 
 
 class RunInfo(_Model):
-    """When the run happened and which trials could not be scored."""
+    """When the run happened, which trials could not be scored and every earlier attempt."""
 
     n_dropped: int = Field(default=0, ge=0, le=MAX_LISTED)
     """Trials with no scored row; equals the length of ``dropped``."""
     dropped: list[DroppedPair] = Field(default_factory=list, max_length=MAX_LISTED)
     """Each dropped (task, trial) with its reason; exactly the pairs that have no row."""
+    n_attempts: int | None = Field(default=None, ge=0, le=MAX_LISTED * MAX_ATTEMPTS)
+    """Every attempt of the run: the rows, the drops and ``attempts`` (absent: one per cell)."""
+    attempts: list[AttemptRecord] = Field(default_factory=list, max_length=MAX_LISTED)
+    """Every attempt that did not count, in the order they ran (``effectbench.attempts``)."""
     started_at: str = _text(SHORT_MAX, default="")
     """ISO 8601 time the run started (informative)."""
     finished_at: str = _text(SHORT_MAX, default="")
@@ -193,6 +218,13 @@ class Submission(SubmissionHeader):
         data = self.model_dump(mode="json", exclude={"results"})
         if data.get("imported_from") is None:
             data.pop("imported_from", None)
+        for drop in data["run"]["dropped"]:
+            if drop["attempt"] == 1:  # the only attempt of its cell: said by leaving it out
+                del drop["attempt"]
+        if data["run"].get("n_attempts") is None:  # written by an older version: one per cell
+            data["run"].pop("n_attempts", None)
+            if not data["run"].get("attempts"):
+                data["run"].pop("attempts", None)
         data["results"] = self.results.to_json()
         return data
 

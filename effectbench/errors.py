@@ -7,6 +7,7 @@ The hierarchy::
     ├── DataError               unreadable or malformed input (file, line, field)
     ├── SiteBuildError          the static site could not be built
     ├── SigningError            a bundle could not be signed
+    ├── RunStopped              an executor could not go on (the journal keeps every row)
     └── InfrastructureError     the harness or its infrastructure failed during an episode
 
 The command line catches :class:`EffectBenchError` once, prints
@@ -67,6 +68,12 @@ class SiteBuildError(EffectBenchError):
 
 class SigningError(EffectBenchError):
     """A submission bundle could not be signed."""
+
+
+class RunStopped(EffectBenchError):
+    """The executor could not go on; every finished row is in the journal (exit status 2)."""
+
+    exit_code = 2
 
 
 class InfrastructureError(EffectBenchError):

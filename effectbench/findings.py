@@ -173,6 +173,11 @@ class CheckId(StrEnum):
         "more drops than allowed (one per task, 5% overall, none on a deterministic pack)",
     )
     PACK_TASK_UNCOVERED = "pack.task_uncovered", "a task of the declared split has no row"
+    PACK_ATTEMPTS = (
+        "pack.attempts",
+        "run.attempts does not hold together: a completed attempt replaced, attempts missing "
+        "or misnumbered, or run.n_attempts wrong",
+    )
     PACK_UNREACHABLE_STATE = (
         "pack.unreachable_state",
         "a row's oracle reading is one its task can never reach (the pack's table)",

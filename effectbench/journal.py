@@ -9,7 +9,11 @@ durable (``fsync``) before the next episode's row is taken, so a run killed at
 any point keeps every row it finished.
 
 Resuming (``--resume JOURNAL``) reads the journal back, refuses another
-configuration, and leaves only the cells without a line to run. The one
+configuration, and leaves to run the cells without a line and the cells whose last
+attempt was dropped because a harness failed (``agent_error`` or ``infrastructure``):
+each such cell gets a new line, and its earlier lines stay as the run's earlier
+attempts (:mod:`effectbench.attempts`); a cell with a row or a final drop never runs
+again. The one
 defect a kill can leave, a last line cut off mid-write (no newline), is
 detected and removed before anything is appended; that episode runs again.
 Anything else that does not read as this run's journal (another format, a
@@ -39,6 +43,7 @@ import orjson
 from pydantic import ValidationError
 
 from effectbench import __version__
+from effectbench.attempts import EarlierAttempt, ending_of_drop, may_retry
 from effectbench.classify import InconsistentReading, classify, true_state
 from effectbench.errors import DataError, UsageError
 from effectbench.executors.worker import Outcome, code_digest, source_digest
@@ -50,7 +55,10 @@ from effectbench.schema import DropReason, EpisodeRecord, TaskSpec
 
 FORMAT = "effectbench-run-journal"
 """The header's ``journal`` value: what makes a file one of ours."""
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""The format this module writes; it reads 1 too (version 2 may repeat a cell whose earlier
+attempt was a re-runnable drop)."""
+READS = (1, 2)
 
 CONFIG_LABELS = {
     "system": "system",
@@ -112,6 +120,8 @@ class _Entry(NamedTuple):
     """Where the row or drop object starts in ``raw``."""
     kind: str
     """``row`` or ``drop``."""
+    retry: bool = False
+    """A drop after which the cell may run again (``agent_error`` or ``infrastructure``)."""
 
 
 @dataclass
@@ -121,6 +131,9 @@ class JournalContents:
     path: Path
     header: dict[str, Any]
     entries: dict[tuple[str, int], _Entry]
+    """The last line of each finished cell (its outcome, or a re-runnable drop)."""
+    earlier: list[_Entry]
+    """Every line a later line of its cell superseded (re-runnable drops), in file order."""
     intact_bytes: int
     """Length of the journal up to the end of its last complete line."""
     torn_line: int | None
@@ -145,9 +158,30 @@ class JournalContents:
             return {key: _outcome(self.path, e, config, tasks) for key, e in self.entries.items()}
 
     def missing(self, cells: Iterable[Cell]) -> list[Cell]:
-        """Return the cells of ``cells`` that have no entry, in the order given."""
+        """Return the cells of ``cells`` to run: no entry, or a re-runnable drop last."""
         entries = self.entries
-        return [cell for cell in cells if (cell.task_id, cell.trial) not in entries]
+        return [
+            cell
+            for cell in cells
+            if (cell.task_id, cell.trial) not in entries
+            or entries[(cell.task_id, cell.trial)].retry
+        ]
+
+    def earlier_attempts(self) -> list[EarlierAttempt]:
+        """Return every superseded attempt (a re-runnable drop), numbered within its cell."""
+        out: list[EarlierAttempt] = []
+        numbers: dict[tuple[str, int], int] = {}
+        for entry in self.earlier:
+            key = (entry.task_id, entry.trial)
+            numbers[key] = numbers.get(key, 0) + 1
+            drop = _drop(self.path, entry)
+            out.append(
+                EarlierAttempt(
+                    entry.task_id, entry.trial, numbers[key], ending_of_drop(drop.reason),
+                    drop.detail,
+                )
+            )  # fmt: skip
+        return out
 
 
 def _fail(path: Path, message: str, line: int | None = None) -> DataError:
@@ -161,10 +195,11 @@ def _header(path: Path, first: bytes) -> dict[str, Any]:
         header = None
     if not isinstance(header, dict) or header.get("journal") != FORMAT:
         raise _fail(path, "not an EffectBench run journal (no journal header on line 1)", 1)
-    if header.get("version") != FORMAT_VERSION:
+    if header.get("version") not in READS:
         raise _fail(
             path,
-            f"journal format {header.get('version')!r}; this effectbench reads {FORMAT_VERSION}",
+            f"journal format {header.get('version')!r}; this effectbench reads "
+            f"{' and '.join(map(str, READS))}",
             1,
         )
     if not isinstance(header.get("run"), str) or not isinstance(header.get("config"), dict):
@@ -248,6 +283,7 @@ def _parse(path: Path, data: bytes) -> JournalContents:
     tasks = set(config.get("tasks", ()))
     trials = config.get("trials", 0)
     entries: dict[tuple[str, int], _Entry] = {}
+    earlier: list[_Entry] = []
     loads = orjson.loads
     for number, raw in enumerate(lines[1:], start=2):
         # An entry is {"run":..,"task_id":..,"trial":..,"row"|"drop":{..}} in that order; a '"'
@@ -271,12 +307,22 @@ def _parse(path: Path, data: bytes) -> JournalContents:
         if type(trial) is not int or not 0 <= trial < trials:
             raise _fail(path, f"episode {task_id!r} trial {trial!r} is not in this run", number)
         key = (task_id, trial)
+        entry = _Entry(number, task_id, trial, raw, cut + start, kind)
+        if kind == "drop":
+            entry = entry._replace(retry=may_retry(_drop(path, entry).reason))
         if key in entries:
-            first = entries[key].line
-            raise _fail(path, f"repeats {task_id} trial {trial} of line {first}", number)
-        entries[key] = _Entry(number, task_id, trial, raw, cut + start, kind)
+            before = entries[key]
+            if not before.retry:
+                raise _fail(
+                    path,
+                    f"repeats {task_id} trial {trial} of line {before.line}, whose attempt "
+                    "counts (only a dropped attempt of a failed harness may be run again)",
+                    number,
+                )
+            earlier.append(before)
+        entries[key] = entry
     torn = len(lines) + 1 if tail else None
-    return JournalContents(path, header, entries, len(data) - len(tail), torn)
+    return JournalContents(path, header, entries, earlier, len(data) - len(tail), torn)
 
 
 def _now() -> str:
@@ -370,8 +416,13 @@ class Journal:
         return journal
 
     def outcomes(self) -> dict[tuple[str, int], Outcome]:
-        """Return the rows and drops the journal held when it was opened, by cell."""
+        """Return the rows and drops the journal held when it was opened, by cell (the last
+        attempt of each)."""
         return dict(self._outcomes)
+
+    def earlier_attempts(self) -> list[EarlierAttempt]:
+        """Return the attempts the journal held that a later attempt superseded."""
+        return self._contents.earlier_attempts() if self._contents is not None else []
 
     def append(self, cell: Cell, outcome: Outcome) -> None:
         """Record ``cell``'s row or drop; return once the line is durable."""
@@ -466,17 +517,24 @@ def _sync_folder(folder: Path) -> None:
         os.close(fd)
 
 
+def _drop(path: Path, entry: _Entry) -> DroppedEpisode:
+    try:
+        drop = orjson.loads(entry.raw[entry.body : -1])
+        reason, detail = DropReason(drop["reason"]), drop["detail"]
+        if not isinstance(detail, str):
+            raise TypeError(detail)
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        raise _fail(path, "drop entry without a known reason and detail", entry.line) from None
+    return DroppedEpisode(entry.task_id, entry.trial, reason, detail)
+
+
 def _outcome(
     path: Path, entry: _Entry, config: Mapping[str, Any], tasks: Mapping[str, TaskSpec] | None
 ) -> Outcome:
     task_id, trial = entry.task_id, entry.trial
     body = entry.raw[entry.body : -1]
     if entry.kind == "drop":
-        try:
-            drop = orjson.loads(body)
-            return DroppedEpisode(task_id, trial, DropReason(drop["reason"]), str(drop["detail"]))
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-            raise _fail(path, "drop entry without a known reason and detail", entry.line) from None
+        return _drop(path, entry)
     try:
         row = EpisodeRecord.model_validate_json(body)
     except ValidationError as exc:

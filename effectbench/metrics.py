@@ -2,25 +2,31 @@
 
 Every rate carries its raw numerator and denominator and a Wilson interval,
 and every summary carries the per (category x substrate) cells beside the
-totals. The computation runs on a pandas frame of a few columns so that a
-million rows summarise in about a second; :func:`episode_frame` builds that
-frame from rows, and :func:`summarize` is the single definition of every
-number a report, a bundle, the verifier and the site show.
+totals. The computation runs on a frame of a few columns so that a million
+rows summarise in about a second; :func:`episode_frame` builds that frame from
+rows (a pandas frame), and :func:`summarize` is the single definition of every
+number a report, a bundle, the verifier and the site show. It also reads a
+:class:`CodedFrame` (categorical columns as integer codes, the rest as numpy
+arrays), which the verifier builds straight from its row scan: pandas is then
+never imported (it costs a quarter of a second to start).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from effectbench.schema import EpisodeRecord, Outcome, SwerVariant
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Z95 = 1.959963984540054
 """The standard normal quantile for a two-sided 95% interval."""
@@ -43,6 +49,36 @@ FRAME_COLUMNS = (
 COLLATERAL_COLUMN = "collateral_write"
 """An optional column beside them, from the rows' receipts: the episode changed the record
 outside what its task allows (:func:`episode_events` counts it; the results block does not)."""
+CODED_COLUMNS = FRAME_COLUMNS[:6]
+"""The categorical columns (the others: ``reported_success`` booleans, two float columns)."""
+
+
+@dataclass(frozen=True)
+class Coded:
+    """A categorical column: ``labels[codes[i]]`` is row i's value."""
+
+    codes: np.ndarray
+    labels: Sequence[str]
+
+
+@dataclass(frozen=True)
+class CodedFrame:
+    """The frame :func:`summarize` reads, without pandas: coded categories and numpy arrays."""
+
+    coded: Mapping[str, Coded]
+    """Each of :data:`CODED_COLUMNS`."""
+    arrays: Mapping[str, np.ndarray]
+    """``reported_success``, ``cost_usd`` and ``latency_s`` (and :data:`COLLATERAL_COLUMN` when
+    the rows' receipts tell it)."""
+
+    def __len__(self) -> int:
+        return len(self.arrays["cost_usd"])
+
+    def __getitem__(self, name: str) -> Any:
+        return self.coded[name] if name in self.coded else self.arrays[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.coded or name in self.arrays
 
 
 class _Model(BaseModel):
@@ -244,6 +280,8 @@ def episode_frame(
 def frame_from_columns(cols: Mapping[str, Any]) -> pd.DataFrame:
     """Return the summary frame from column arrays (the fast path for large inputs); the
     optional :data:`COLLATERAL_COLUMN` is kept when given."""
+    import pandas as pd
+
     frame = pd.DataFrame({c: cols[c] for c in FRAME_COLUMNS})
     if COLLATERAL_COLUMN in cols:
         frame[COLLATERAL_COLUMN] = np.asarray(cols[COLLATERAL_COLUMN], dtype=bool)
@@ -266,15 +304,19 @@ RATE_OUTCOMES = {
 is this one (the paired comparison of two systems counts the same events)."""
 
 
-def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
-    """Return integer codes and their labels for a (categorical or plain) column."""
+def _codes(column: Any) -> tuple[np.ndarray, list[str]]:
+    """Return integer codes and their labels for a coded, categorical or plain column."""
+    if isinstance(column, Coded):
+        return np.asarray(column.codes), [str(c) for c in column.labels]
+    import pandas as pd  # a pandas column: pandas is loaded already
+
     if isinstance(column.dtype, pd.CategoricalDtype):
         return column.cat.codes.to_numpy(), [str(c) for c in column.cat.categories]
     codes, uniques = pd.factorize(column)
     return codes, [str(u) for u in uniques]
 
 
-def _is(column: pd.Series, value: str) -> np.ndarray:
+def _is(column: Any, value: str) -> np.ndarray:
     """Return a boolean array: does each row of ``column`` equal ``value``."""
     codes, labels = _codes(column)
     # One lookup per distinct label; the trailing False serves a missing value's code -1.
@@ -303,7 +345,7 @@ KNOWN_FROM_RECEIPTS = frozenset(("collateral_write",))
 :data:`COLLATERAL_COLUMN`), else left out of :func:`episode_events` (not measured, never 0)."""
 
 
-def episode_events(frame: pd.DataFrame) -> dict[str, np.ndarray]:
+def episode_events(frame: pd.DataFrame | CodedFrame) -> dict[str, np.ndarray]:
     """Return, per event of :data:`EVENTS`, whether each episode of ``frame`` has it.
 
     The one definition of what each rate counts. ``record_wrong`` is an episode that
@@ -332,15 +374,15 @@ def episode_events(frame: pd.DataFrame) -> dict[str, np.ndarray]:
         "task_success": success,
         "false_abort": false_abort,
         "correct_effect": success | false_abort,
-        "screen_success": frame["reported_success"].to_numpy(dtype=bool),
+        "screen_success": np.asarray(frame["reported_success"], dtype=bool),
     } | (
-        {"collateral_write": frame[COLLATERAL_COLUMN].to_numpy(dtype=bool)}
+        {"collateral_write": np.asarray(frame[COLLATERAL_COLUMN], dtype=bool)}
         if COLLATERAL_COLUMN in frame
         else {}
     )
 
 
-def _cell_counts(frame: pd.DataFrame) -> list[tuple[str, str, dict[str, int]]]:
+def _cell_counts(frame: pd.DataFrame | CodedFrame) -> list[tuple[str, str, dict[str, int]]]:
     """Count each flag of ``_COUNTS`` per (category, substrate) cell, cells in lexical order.
 
     Counting is one ``bincount`` per flag over combined integer codes, so it
@@ -381,7 +423,7 @@ def _rates(counts: Mapping[str, int]) -> dict[str, Any]:
     }
 
 
-def summarize(frame: pd.DataFrame) -> Results:
+def summarize(frame: pd.DataFrame | CodedFrame) -> Results:
     """Summarise the scored episodes of one arm (SPEC 1): totals, cells, pass^k, cost."""
     if len(frame) == 0:
         raise ValueError("no scored episodes to summarise")
@@ -403,8 +445,8 @@ def summarize(frame: pd.DataFrame) -> Results:
     per_outcome = np.bincount(outcome_codes, minlength=len(outcome_labels))
     n = totals["n"]
     wrong_screens = totals["reported"] - totals["success"]
-    cost = frame["cost_usd"].to_numpy(dtype=float)
-    latency = frame["latency_s"].to_numpy(dtype=float)
+    cost = np.asarray(frame["cost_usd"], dtype=float)
+    latency = np.asarray(frame["latency_s"], dtype=float)
     return Results(
         arm=arms[0],
         n_episodes=n,
@@ -630,7 +672,9 @@ class TaskTable(_Model):
         )
 
 
-def task_table(frame: pd.DataFrame, available: Mapping[str, bool] | None = None) -> TaskTable:
+def task_table(
+    frame: pd.DataFrame | CodedFrame, available: Mapping[str, bool] | None = None
+) -> TaskTable:
     """Return the per-task counts of ``frame`` (one arm), every event of :data:`EVENTS`.
 
     ``available`` maps task ids to ``correct_action_available`` (from the pack); when
@@ -644,8 +688,8 @@ def task_table(frame: pd.DataFrame, available: Mapping[str, bool] | None = None)
         e: np.bincount(codes[codes >= 0], weights=v[codes >= 0], minlength=size)
         for e, v in events.items()
     }
-    cats = frame["category"].astype(str).to_numpy()
-    subs = frame["substrate"].astype(str).to_numpy()
+    cat_codes, cat_labels = _codes(frame["category"])
+    sub_codes, sub_labels = _codes(frame["substrate"])
     first: dict[int, int] = {}
     for row, code in enumerate(codes.tolist()):
         if code >= 0 and code not in first:
@@ -657,8 +701,8 @@ def task_table(frame: pd.DataFrame, available: Mapping[str, bool] | None = None)
         avail = [bool(available[t]) for t in ids]
     return TaskTable(
         task_id=ids,
-        category=[str(cats[first[i]]) for i in order],
-        substrate=[str(subs[first[i]]) for i in order],
+        category=[cat_labels[cat_codes[first[i]]] for i in order],
+        substrate=[sub_labels[sub_codes[first[i]]] for i in order],
         trials=[int(trials[i]) for i in order],
         events={e: [int(round(c[i])) for i in order] for e, c in counts.items()},
         correct_action_available=avail,

@@ -26,6 +26,7 @@ from effectbench.bundle import (
     BUNDLE_VERSION,
     MAX_LINE_BYTES,
     RECEIPTS_VERSION,
+    AttemptRecord,
     DroppedPair,
     EnvironmentInfo,
     PackRef,
@@ -148,14 +149,29 @@ def make_submission(
     ``seeds`` are the seeds the run used, by trial (default ``0..trials-1``, the
     runner's own default). A run whose every row carries its receipt makes a bundle of
     format 2 (receipts and frames beside the rows). Every dropped (task, trial) of ``run``
-    is listed in ``run.dropped`` with its reason, and ``run.n_dropped`` is their number.
+    is listed in ``run.dropped`` with its reason, and ``run.n_dropped`` is their number;
+    every attempt that did not count is in ``run.attempts`` and ``run.n_attempts`` counts
+    them all.
     """
+    attempt_of = run.attempt_of()
     dropped = [
-        DroppedPair(task_id=d.task_id, trial=d.trial, reason=d.reason, detail=d.detail)
+        DroppedPair(
+            task_id=d.task_id,
+            trial=d.trial,
+            reason=d.reason,
+            detail=d.detail,
+            attempt=attempt_of.get((d.task_id, d.trial), 1),
+        )
         for d in run.dropped
     ]
     from effectbench.receipts.files import all_carry_receipts
 
+    attempts = [
+        AttemptRecord(
+            task_id=a.task_id, trial=a.trial, attempt=a.attempt, ending=a.ending, detail=a.detail
+        )
+        for a in run.attempts
+    ]
     return Submission(
         effectbench_bundle_version=(
             RECEIPTS_VERSION if all_carry_receipts(run.rows) else BUNDLE_VERSION
@@ -169,6 +185,8 @@ def make_submission(
         run=RunInfo(
             n_dropped=len(dropped),
             dropped=dropped,
+            n_attempts=run.n_attempts,
+            attempts=attempts,
             started_at=started_at,
             finished_at=finished_at,
         ),

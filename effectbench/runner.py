@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from effectbench.classify import classify, true_state
+from effectbench.attempts import EarlierAttempt
+from effectbench.classify import InconsistentReading, classify, true_state
 from effectbench.effects import contract_hash
 from effectbench.errors import InfrastructureError
 from effectbench.receipts.collect import Recording
@@ -52,6 +53,21 @@ class RunResult:
     dropped: list[DroppedEpisode] = field(default_factory=list)
     started_at: str = ""
     """When a journalled run began (its first start, for a resumed run); else empty."""
+    attempts: list[EarlierAttempt] = field(default_factory=list)
+    """Every attempt that did not count (a re-runnable drop whose cell ran again), in order."""
+
+    def attempt_of(self) -> dict[tuple[str, int], int]:
+        """Return the number of each cell's counted attempt, for the cells that ran again."""
+        out: dict[tuple[str, int], int] = {}
+        for entry in self.attempts:
+            key = (entry.task_id, entry.trial)
+            out[key] = out.get(key, 1) + 1
+        return out
+
+    @property
+    def n_attempts(self) -> int:
+        """Every attempt of the run: its rows, its drops and the attempts that did not count."""
+        return len(self.rows) + len(self.dropped) + len(self.attempts)
 
 
 REREADS = 2
@@ -83,18 +99,17 @@ def _attempt_episode(
             before = episode.oracle.snapshot()
             receipt = Recording.start(provider, task, params, episode)  # the agent's env, logged
             clock = time.perf_counter()  # latency is the system's own time, not the oracle's
+            agent_error = ""
             try:
-                attempt = sut.run(agent_task, receipt.env, params)
-            except Exception as exc:  # a crash is the system's outcome: it halted; judge it
-                attempt = AgentReport(
-                    reported_success=False,
-                    halted=True,
-                    message=f"system under test raised {type(exc).__name__}: {exc}",
-                )
+                attempt: AgentReport | Attempt = sut.run(agent_task, receipt.env, params)
+            except Exception as exc:  # the harness around the agent failed: not a halt
+                agent_error = f"system under test raised {type(exc).__name__}: {exc}"
             latency = time.perf_counter() - clock
             failure = episode.health()  # the harness, never the agent, says what failed
             if failure is not None:
                 raise _InfrastructureFailed(failure)
+            if agent_error:
+                return DroppedEpisode(task.task_id, trial, DropReason.AGENT_ERROR, agent_error)
             receipt.reported()
             verdict = read_verdict(episode.oracle, before)
             receipt.ended(episode.oracle, before)
@@ -173,6 +188,47 @@ def episode_row(
         started_at=started_at,
         finished_at=finished_at,
     )
+
+
+def rejudge(arm: str, task: TaskSpec, cell: Cell, outcome: EpisodeRecord | DroppedEpisode) -> str:
+    """Say how ``outcome`` of ``cell`` departs from what its own readings give (``""``: it agrees).
+
+    A row is built again by :func:`episode_row` from this process's task, cell and
+    arm and the row's readings (the agent's report and model calls, the oracle's
+    reading, timings, fingerprint), with the one truth table: every field must come
+    out as received, so a label, an identity or a derived number changed after the
+    episode shows. A drop must be the cell's. What this cannot see is a reading
+    itself made up: whoever ran the episode is trusted for that.
+    """
+    if isinstance(outcome, DroppedEpisode):
+        if (outcome.task_id, outcome.trial) != cell.key:
+            return f"it is a drop of {outcome.task_id} trial {outcome.trial}"
+        return ""
+    attempt = Attempt(report=outcome.agent, model_calls=tuple(outcome.model_calls))
+    try:
+        again = episode_row(
+            arm,
+            task,
+            cell.trial,
+            cell.seed,
+            attempt,
+            outcome.oracle,
+            latency_s=outcome.latency_s,
+            env_fingerprint=outcome.env_fingerprint,
+            started_at=outcome.started_at,
+            finished_at=outcome.finished_at,
+        )
+    except InconsistentReading as exc:
+        return f"its oracle reading names no one true state ({exc})"
+    if isinstance(again, DroppedEpisode):
+        return "its oracle reading is unreadable: that is a drop, not a row"
+    got, want = outcome.to_row(), again.to_row()
+    wrong = [key for key in want if got.get(key) != want[key]]
+    if not wrong:
+        return ""
+    first = wrong[0]
+    more = f" (and {len(wrong) - 1} more fields)" if len(wrong) > 1 else ""
+    return f"{first} is {got.get(first)!r} where its readings give {want[first]!r}{more}"
 
 
 def run_episode(

@@ -58,6 +58,21 @@ class Substrate(StrEnum):
     DESKTOP = "desktop"
     REMOTE_DISPLAY = "remote_display"
 
+    @property
+    def is_screen(self) -> bool:
+        """Whether the agent perceives this substrate as a screen (every one but ``api``)."""
+        return self is not Substrate.API
+
+    def variant_id(self, base: str, primary: Substrate | None = None) -> str:
+        """Return the id of task ``base``'s variant on this substrate: ``base`` itself on the
+        pack's ``primary`` substrate (default ``api``), else ``base@substrate``."""
+        return base if self is (primary or Substrate.API) else f"{base}@{self.value}"
+
+    @staticmethod
+    def base_of(task_id: str) -> str:
+        """Return the task a variant id names, without its ``@substrate`` suffix."""
+        return task_id.split("@", 1)[0]
+
 
 class Category(StrEnum):
     """The divergence category: how a green screen hides a wrong record (SPEC 2)."""
@@ -122,7 +137,10 @@ class DropReason(StrEnum):
     ORACLE_UNREADABLE = "oracle_unreadable"
     """The oracle could not read the system of record (SPEC 3: never guessed)."""
     INFRASTRUCTURE = "infrastructure"
-    """The harness or its infrastructure failed (service, browser, display, worker)."""
+    """The benchmark's harness or its infrastructure failed (service, browser, display, worker)."""
+    AGENT_ERROR = "agent_error"
+    """The harness around the agent failed (a model API outage, the agent's own crash, a client
+    that left before reporting): the submitter's failure, never the agent's halt."""
     UNKNOWN = "unknown"
     """Imported from a document that dropped the pair without saying why."""
 

@@ -110,6 +110,15 @@ class EnvHandle(Protocol):
         ...
 
 
+class AgentError(Exception):
+    """Raised by a system under test when the harness around its agent failed (a model API
+    outage, a crash of its own loop): the episode is an ``agent_error`` drop, never a halt.
+
+    Any other exception out of :meth:`SystemUnderTest.run` ends the episode the same way; a
+    system that decides to stop returns a halted :class:`~effectbench.schema.AgentReport`.
+    """
+
+
 @dataclass(frozen=True)
 class Attempt:
     """A report plus the model calls it cost; return it instead of a bare report to be metered."""

@@ -6,7 +6,8 @@
 * Groups (``pyproject.toml`` lists them): ``browser`` (the built site in
   headless Chromium), ``web`` (episodes on the web substrate, in Chromium),
   ``desktop`` (episodes on the desktop and remote-display substrates: X
-  servers, D-Bus, AT-SPI, GTK 3, PyGObject) and ``slow``. ``make test-fast``
+  servers, D-Bus, AT-SPI, GTK 3, PyGObject), ``postgres`` (the ticketing pack's
+  PostgreSQL server) and ``slow``. ``make test-fast``
   leaves every group out. A run that selects a group without what it needs
   stops at collection with one line saying what to install (never a skip,
   never a traceback).
@@ -39,10 +40,17 @@ def _desktop() -> None:
     require(programs_for("xvfb") + programs_for("xvnc")[:1] + ("xauth",), tuple(TYPELIBS))
 
 
+def _postgres() -> None:
+    from effectbench_ticketing.cluster import server_binaries
+
+    server_binaries()
+
+
 NEEDS: dict[str, tuple[str, Callable[[], None]]] = {
     "browser": ("Chromium", _chromium),
     "web": ("Chromium", _chromium),
     "desktop": ("the X, D-Bus, AT-SPI and GTK stack", _desktop),
+    "postgres": ("a PostgreSQL server", _postgres),
 }
 """What each group of tests needs, and the check that raises one line when it is missing."""
 
@@ -86,6 +94,12 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             f"{' ...' if len(_skipped) > 3 else ''}); every test must run",
             red=True,
         )
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    """The Chromium binary the runtime drives (collection already refused a run without one)."""
+    return chromium_executable()
 
 
 @pytest.fixture(scope="session")

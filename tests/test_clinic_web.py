@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import signal
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -216,6 +216,14 @@ def test_a_killed_browser_is_an_infrastructure_drop_never_a_halt(pack: ClinicPro
     assert not isinstance(after, DroppedEpisode) and after.outcome.value == "success"
 
 
+def _goto(url: str) -> Callable[[Any], Awaitable[Any]]:
+    return lambda page: page.goto(url)
+
+
+def _bounding_box(selector: str) -> Callable[[Any], Awaitable[Any]]:
+    return lambda page: page.locator(selector).bounding_box()
+
+
 def test_the_recorded_layout_is_what_the_browser_draws(pack: ClinicProvider) -> None:
     """Every box the bots click is where the browser puts its control (harness-side check)."""
     from effectbench.packs.clinic.web.app import stylesheet
@@ -225,8 +233,9 @@ def test_the_recorded_layout_is_what_the_browser_draws(pack: ClinicProvider) -> 
         assert f"left:{box.x}px;top:{box.y}px;width:{box.w}px;height:{box.h}px" in page_css
     task = _web(pack, ("clean_draft",))[0]
     with pack.provision(task, 0, pack.trial_params(task, 0)):
-        port = pack.service.port
-        session = shared_browser().open(layout.VIEWPORT, f"http://127.0.0.1:{port}/")
+        channel = pack.service.channel
+        assert channel is not None
+        session = shared_browser().open(layout.VIEWPORT, channel.url, channel.headers())
         try:
             for path, boxes in (
                 ("/", {"#q-name": layout.SEARCH_NAME, "#search": layout.SEARCH_BUTTON}),
@@ -243,9 +252,9 @@ def test_the_recorded_layout_is_what_the_browser_draws(pack: ClinicProvider) -> 
                 ),
                 ("/chart/M-0101/encounter?id=104", {"#edit-note": layout.EDIT_NOTE}),
             ):
-                session.page.goto(f"http://127.0.0.1:{port}{path}")
+                session.call(_goto(f"http://{channel.host}{path}"))
                 for selector, box in boxes.items():
-                    got = session.page.locator(selector).bounding_box()
+                    got = session.call(_bounding_box(selector))
                     assert got is not None
                     assert (got["x"], got["y"], got["width"], got["height"]) == tuple(box), selector
         finally:

@@ -33,8 +33,7 @@ from effectbench.executors.progress import ProgressReport, progress_for
 from effectbench.journal import Journal, read_journal
 from effectbench.metrics import episode_frame, summarize
 from effectbench.packs.mockmed import MockMedProvider
-from effectbench.runner import DroppedEpisode, RunPlan, RunResult, evaluate
-from effectbench.schema import DropReason
+from effectbench.runner import RunPlan, RunResult, evaluate
 
 RUN = ["run", "--pack", "mockmed", "--trials", "3", "--progress", "off", "--json"]
 EFFECTBENCH = str(Path(sys.executable).with_name("effectbench"))
@@ -226,30 +225,63 @@ def test_a_journal_is_never_overwritten_and_a_missing_one_is_not_resumed(
     assert capsys.readouterr().err == f"effectbench: no journal at {missing}\n"
 
 
-def test_infrastructure_drops_are_journalled_with_their_reason_and_kept_on_resume(
+def test_harness_drops_are_journalled_and_a_resume_attempts_them_again_keeping_both(
     tmp_path: Path,
 ) -> None:
+    """The benchmark's harness failing (infrastructure) and the agent's own harness failing
+    (an exception: agent_error) are drops with their reason, never halts; a resume runs those
+    cells again, appends the new attempts and keeps the old ones as earlier attempts."""
     pack = BrokenProvisioning()
     plan = RunPlan.build(RaisesOnOneTask(), pack, trials=2)
     path = tmp_path / "run.journal"
     with Journal.create(path, plan) as journal:
         run = execute(plan, LocalExecutor(), journal=journal)
-    assert run.dropped == [
-        DroppedEpisode(BROKEN_TASK, t, DropReason.INFRASTRUCTURE, "record service did not start")
-        for t in (0, 1)
-    ]
-    halts = [r for r in run.rows if r.task_id == RAISING_TASK]
-    assert len(halts) == 2 and all(r.agent.halted for r in halts)  # the agent's bug is its halt
-    assert all("the agent's own bug" in r.agent.message for r in halts)
+    broken = "record service did not start"
+    agent = "system under test raised RuntimeError: the agent's own bug"
+    assert sorted((d.task_id, d.trial, d.reason.value, d.detail) for d in run.dropped) == sorted(
+        [(BROKEN_TASK, t, "infrastructure", broken) for t in (0, 1)]
+        + [(RAISING_TASK, t, "agent_error", agent) for t in (0, 1)]
+    )
+    assert not [r for r in run.rows if r.task_id in (BROKEN_TASK, RAISING_TASK)]
+    assert run.attempts == [] and run.n_attempts == 18
     entries = [orjson.loads(line) for line in path.read_bytes().splitlines()[1:]]
-    assert [e["drop"] for e in entries if "drop" in e] == [
-        {"reason": "infrastructure", "detail": "record service did not start"}
-    ] * 2
+    assert (
+        sorted(e["drop"]["reason"] for e in entries if "drop" in e)
+        == ["agent_error"] * 2 + ["infrastructure"] * 2
+    )
     written = path.read_bytes()
     with Journal.resume(path, plan) as journal:
         again = execute(plan, LocalExecutor(), journal=journal)
-    assert again.dropped == run.dropped and untimed(again.rows) == untimed(run.rows)
-    assert path.read_bytes() == written
+    assert path.read_bytes().startswith(written)  # appended, never rewritten
+    assert len(path.read_bytes().splitlines()) == len(written.splitlines()) + 4
+    assert untimed(again.rows) == untimed(run.rows)
+    assert [(d.task_id, d.trial, d.reason) for d in again.dropped] == [
+        (d.task_id, d.trial, d.reason) for d in run.dropped
+    ]
+    assert sorted(
+        (a.task_id, a.trial, a.attempt, a.ending.value) for a in again.attempts
+    ) == sorted(
+        [(BROKEN_TASK, t, 1, "infrastructure") for t in (0, 1)]
+        + [(RAISING_TASK, t, 1, "agent_error") for t in (0, 1)]
+    )
+    assert again.n_attempts == 22
+    assert again.attempt_of() == {(d.task_id, d.trial): 2 for d in run.dropped}
+    contents = read_journal(path)  # the journal itself reads back both attempts of each cell
+    assert len(contents.earlier) == 4 and len(contents.earlier_attempts()) == 4
+
+
+def test_a_journal_line_replacing_a_counted_attempt_is_refused(tmp_path: Path) -> None:
+    """An episode whose attempt counts (a row) may not appear again: editing one in is caught."""
+    plan = RunPlan.build(
+        get_baseline("screen_only", MockMedProvider()), MockMedProvider(), trials=1
+    )
+    path = tmp_path / "run.journal"
+    with Journal.create(path, plan) as journal:
+        execute(plan, LocalExecutor(), journal=journal)
+    lines = path.read_bytes().splitlines()
+    path.write_bytes(b"\n".join([*lines, lines[1]]) + b"\n")
+    with pytest.raises(DataError, match="whose attempt counts"):
+        read_journal(path)
 
 
 def _lines(path: Path) -> int:

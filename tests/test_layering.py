@@ -151,3 +151,93 @@ def test_no_test_module_imports_another() -> None:
             if target.split(".")[0].startswith("test_"):
                 found.append(f"tests/{path.name}:{line} imports {target}")
     assert found == []
+
+
+CONTRACT = frozenset(
+    {
+        "effectbench.schema",
+        "effectbench.effects",
+        "effectbench.hashing",
+        "effectbench.judge",
+        "effectbench.classify",
+        "effectbench.metrics",
+        "effectbench.verdicts",
+        "effectbench.attempts",
+        "effectbench.manifest",
+        "effectbench.showable",
+        "effectbench._showable_table",
+    }
+)
+"""SPEC's pure contract (the vocabulary, effects, judge, truth table, metrics, verdicts, hashes,
+attempts, what may be shown): a leaf below the engine's orchestration (runner, executors,
+journal, packs, screens) that imports nothing of the project but itself."""
+
+
+def _engine_graph() -> dict[str, set[str]]:
+    """Every engine module (site and command line excluded) and the engine modules it imports."""
+    paths = {
+        module_name(p): p
+        for p in sorted((ROOT / "effectbench").rglob("*.py"))
+        if layer(module_name(p)) == LAYERS.index("engine")
+    }
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        deps = set()
+        for _, target in imports(
+            path.read_text(encoding="utf-8"), name, path.name == "__init__.py"
+        ):
+            while target and target not in paths:
+                target = target.rpartition(".")[0]
+            if target and target != name and target != "effectbench":
+                deps.add(target)
+        graph[name] = deps
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Return every import cycle of ``graph`` (its strongly connected components of two or more)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for dep in sorted(graph.get(node, ())):
+            if dep not in index:
+                visit(dep)
+                low[node] = min(low[node], low[dep])
+            elif dep in stack:
+                low[node] = min(low[node], index[dep])
+        if low[node] == index[node]:
+            part = []
+            while True:
+                top = stack.pop()
+                part.append(top)
+                if top == node:
+                    break
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_engine_has_no_import_cycle() -> None:
+    """Lazy imports count too: a module imported inside a function is still depended on."""
+    assert cycles(_engine_graph()) == []
+
+
+def test_the_check_finds_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+
+
+def test_the_contract_is_a_leaf_below_orchestration() -> None:
+    graph = _engine_graph()
+    assert CONTRACT <= set(graph)
+    escapes = {m: sorted(graph[m] - CONTRACT) for m in CONTRACT if graph[m] - CONTRACT}
+    assert escapes == {}

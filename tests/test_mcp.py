@@ -9,6 +9,7 @@ recorded halt; ``effectbench mcp`` refuses an unknown task, trial or substrate.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from support.mcp import server_command
 from effectbench.baselines import ScreenOnly
 from effectbench.cli import main
 from effectbench.computer import ActionError
+from effectbench.mcp import front
 from effectbench.mcp.records import read_records, write_record
 from effectbench.mcp.server import EpisodeServer, record_path
 from effectbench.packs.clinic import ClinicProvider
@@ -114,6 +116,94 @@ def test_a_client_that_leaves_or_never_reports_is_a_recorded_halt(
     assert silent.finished.wait(120)
     row = _record(tmp_path, "clinic::edit_note@web", 0)["row"]
     assert row["agent"]["halted"] and "timed out" in row["agent"]["message"]
+
+
+_GATED_SERVER = """
+import asyncio, pathlib, sys, time
+from types import SimpleNamespace
+from effectbench.mcp import front
+from effectbench.schema import Substrate
+gate = pathlib.Path(sys.argv[1])
+
+def prepare():
+    while not gate.exists():  # the episode is not prepared until the test says so
+        time.sleep(0.01)
+    from effectbench.mcp.app import build
+    app = build(SimpleNamespace(task=SimpleNamespace(substrate=Substrate.WEB)))
+    return lambda: asyncio.run(app.run_stdio_async())
+
+front.serve(prepare)
+"""
+
+
+def _send(process: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
+    assert process.stdin is not None
+    process.stdin.write(json.dumps(message).encode() + b"\n")
+    process.stdin.flush()
+
+
+def _initialize(version: str) -> dict[str, Any]:
+    params = {"protocolVersion": version, "capabilities": {"roots": {"listChanged": True}}}
+    params["clientInfo"] = {"name": "test", "version": "0"}
+    return {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+
+
+@pytest.mark.parametrize("version", [*front.HANDSHAKE_VERSIONS, "2099-01-01"])
+def test_initialize_is_answered_before_the_episode_is_prepared_as_the_sdk_answers_it(
+    tmp_path: Path, version: str
+) -> None:
+    """The answer comes while the episode is still being prepared; then the SDK takes over.
+
+    The SDK's own answer to the same ``initialize`` (replayed to it) is compared
+    with the early one inside the server; a difference is written on stderr.
+    """
+    gate = tmp_path / "prepared"
+    process = subprocess.Popen(
+        [sys.executable, "-c", _GATED_SERVER, str(gate)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    try:
+        _send(process, _initialize(version))
+        answer = json.loads(process.stdout.readline())
+        assert not gate.exists()  # answered while prepare() still waits
+        assert answer == {"jsonrpc": "2.0", "id": 1, "result": front.initialize_result(version)}
+        assert answer["result"]["protocolVersion"] == (
+            version if version in front.HANDSHAKE_VERSIONS else front.HANDSHAKE_VERSIONS[-1]
+        )
+        gate.touch()
+        _send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        _send(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        listed = json.loads(process.stdout.readline())  # the SDK's answer to initialize is not
+        assert listed["id"] == 2  # passed on: the next message is the answer to tools/list
+        assert "screenshot" in {tool["name"] for tool in listed["result"]["tools"]}
+        _, err = process.communicate(timeout=120)  # stdin closed: the server ends
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, err.decode()
+    assert front.MISMATCH not in err.decode()
+
+
+def test_a_client_that_leaves_right_after_initialize_is_a_recorded_halt(tmp_path: Path) -> None:
+    """Leaving before the episode is even provisioned still ends in the episode's halt row."""
+    process = subprocess.Popen(
+        server_command("clean_draft", 0, tmp_path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    _send(process, _initialize("2025-06-18"))
+    assert json.loads(process.stdout.readline())["id"] == 1
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err.decode()
+    row = _record(tmp_path, "clinic::clean_draft@web", 0)["row"]
+    assert row["agent"]["halted"] and "disconnected" in row["agent"]["message"]
+    assert front.MISMATCH not in err.decode()
 
 
 @pytest.mark.parametrize(

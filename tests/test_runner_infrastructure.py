@@ -11,7 +11,7 @@ from effectbench.baselines import get_baseline
 from effectbench.errors import InfrastructureError
 from effectbench.packs.mockmed import MockMedProvider
 from effectbench.runner import INFRA_RETRIES, DroppedEpisode, evaluate, run_episode
-from effectbench.schema import AgentReport, DropReason, EpisodeRecord, Outcome, TaskSpec
+from effectbench.schema import AgentReport, DropReason, EpisodeRecord, TaskSpec
 from effectbench.seam import AgentTask, Episode
 
 
@@ -75,8 +75,13 @@ class _RaisesInfrastructure:
         raise InfrastructureError("it was the browser, honestly")
 
 
-def test_an_agent_raising_infrastructure_error_is_still_its_halt() -> None:
+def test_an_agent_raising_infrastructure_error_is_an_agent_error_not_infrastructure() -> None:
+    """Only the harness says infrastructure failed; the agent's exception, whatever its type,
+    is its own harness failing: an agent_error drop (never a halt, never infrastructure)."""
     pack = _Flaky()
     got = run_episode(_RaisesInfrastructure(), pack, _task(pack, "mockmed::partial"), 0, 0)
-    assert isinstance(got, EpisodeRecord)
-    assert got.agent.halted and got.outcome is Outcome.SAFE_HALT
+    assert isinstance(got, DroppedEpisode)
+    assert got.reason is DropReason.AGENT_ERROR
+    assert (
+        got.detail == "system under test raised InfrastructureError: it was the browser, honestly"
+    )

@@ -11,6 +11,7 @@ is stopped by the test that started it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -24,11 +25,14 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import dask
+import distributed
 import psutil
 import pytest
 from distributed import Client, LocalCluster
+from distributed.comm.core import connect
 from scale_support.agents import (
     BROKEN_TASK,
     RAISING_TASK,
@@ -37,6 +41,7 @@ from scale_support.agents import (
     RaisesOnOneTask,
     SlowHalt,
 )
+from scale_support.tls import certificates
 from support.journal import untimed, untimed_results
 
 import effectbench
@@ -126,17 +131,16 @@ def test_rows_on_dask_equal_a_serial_run(
     _same(distributed, serial)
 
 
-def test_harness_failures_are_infrastructure_drops_and_agent_exceptions_halts(
+def test_harness_failures_are_infrastructure_drops_and_agent_exceptions_agent_errors(
     cluster: LocalCluster, client: Client
 ) -> None:
     pack = BrokenProvisioning()
     sut = RaisesOnOneTask()
     run = execute(RunPlan.build(sut, pack, trials=2), DaskExecutor(cluster.scheduler_address))
-    assert [(d.task_id, d.reason, d.detail) for d in run.dropped] == [
-        (BROKEN_TASK, DropReason.INFRASTRUCTURE, "record service did not start")
-    ] * 2
-    halts = [r for r in run.rows if r.task_id == RAISING_TASK]
-    assert len(halts) == 2 and all(r.agent.halted for r in halts)
+    assert sorted((d.task_id, d.reason.value) for d in run.dropped) == sorted(
+        [(BROKEN_TASK, "infrastructure")] * 2 + [(RAISING_TASK, "agent_error")] * 2
+    )
+    assert not [r for r in run.rows if r.task_id in (BROKEN_TASK, RAISING_TASK)]
     _same(run, evaluate(sut, pack, trials=2))
 
 
@@ -298,11 +302,11 @@ def test_an_unreachable_scheduler_is_one_line_and_exit_2(
         main(["--verbose", "run", "--baseline", "screen_only", "--executor", "dask"])
 
 
-def _scheduler(tmp_path: Path) -> tuple[subprocess.Popen[bytes], str]:
+def _start_scheduler(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[bytes], str]:
+    """``dask scheduler ARGS`` with a scheduler file: its process and address once it listens."""
     info = tmp_path / "scheduler.json"
     proc = subprocess.Popen(
-        [DASK, "scheduler", "--host", LOOPBACK, "--port", "0"]
-        + ["--dashboard-address", f"{LOOPBACK}:0", "--scheduler-file", str(info)],
+        [DASK, "scheduler", *args, "--scheduler-file", str(info)],
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -315,6 +319,12 @@ def _scheduler(tmp_path: Path) -> tuple[subprocess.Popen[bytes], str]:
             time.sleep(0.05)
     _stop(proc)
     raise AssertionError("the Dask scheduler did not start")
+
+
+def _scheduler(tmp_path: Path) -> tuple[subprocess.Popen[bytes], str]:
+    return _start_scheduler(
+        tmp_path, "--host", LOOPBACK, "--port", "0", "--dashboard-address", f"{LOOPBACK}:0"
+    )
 
 
 def test_a_scheduler_lost_mid_run_stops_resumably_and_the_resume_completes_the_run(
@@ -370,3 +380,156 @@ def test_the_readme_deployment_runs_against_a_scheduler_with_the_documented_opti
     args = build_parser().parse_args(words[1:])
     assert (args.command, args.executor) == ("submit", "dask")
     assert args.scheduler == worker.split()[2]  # the run points at the scheduler the worker joins
+
+
+def _listening(proc: subprocess.Popen[bytes]) -> list[tuple[str, int]]:
+    """Every TCP address ``proc`` and its children listen on."""
+    root = psutil.Process(proc.pid)
+    return [
+        (conn.laddr.ip, conn.laddr.port)
+        for p in [root, *root.children(recursive=True)]
+        for conn in p.net_connections(kind="inet")
+        if conn.status == psutil.CONN_LISTEN
+    ]
+
+
+def test_the_readme_deployment_listens_only_on_the_addresses_it_names(tmp_path: Path) -> None:
+    """Attacks the documented deployment's exposure: the README's own scheduler and worker
+    commands (its addresses made this machine's loopback, one worker process) must listen
+    on nothing but the address each names: no dashboard or comm port on every interface."""
+    readme = (TESTS.parent / "README.md").read_text()
+    section = readme.split("### Long runs: journals, resume and a Dask cluster", 1)[1]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    scheduler_cmd, worker_cmd, _ = [
+        line.split("#", 1)[0].strip() for line in block.replace("\\\n", " ").splitlines()
+    ]
+    here = {"10.0.0.5": LOOPBACK, "10.0.0.6": LOOPBACK, ":8786": ":0", ":8787": ":0"}
+    for documented, local in here.items():
+        scheduler_cmd = scheduler_cmd.replace(documented, local)
+    argv = shlex.split(scheduler_cmd.replace("--port 8786", "--port 0"))
+    assert argv[:2] == ["dask", "scheduler"]
+    scheduler, address = _start_scheduler(tmp_path, *argv[2:])
+    worker = None
+    try:
+        for documented, local in {**here, "tcp://127.0.0.1:0": address}.items():
+            worker_cmd = worker_cmd.replace(documented, local)
+        argv = shlex.split(worker_cmd.replace("--nworkers 4", "--nworkers 1"))
+        worker = subprocess.Popen(
+            [DASK, *argv[1:], "--local-directory", str(tmp_path)],
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        with Client(address, set_as_default=False, timeout=60) as client:  # type: ignore[no-untyped-call]
+            client.wait_for_workers(1, timeout=120)
+        listening = _listening(scheduler) + _listening(worker)
+        assert len(listening) >= 3  # the scheduler, the nanny and its worker process at least
+        assert {ip for ip, _ in listening} == {LOOPBACK}, listening
+    finally:
+        if worker is not None:
+            _stop(worker)
+        _stop(scheduler)
+
+
+@pytest.mark.parametrize("lie", ["labels", "pickle"])
+def test_a_hostile_worker_cannot_change_labels_or_run_code_in_the_driver(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], lie: str
+) -> None:
+    """Attacks the driver from a worker that passes the same-code check (this project's files,
+    its task function swapped in memory): relabelling every silent wrong effect a success,
+    and answering with a pickle that runs code where it is loaded (sent as a pickle whatever
+    the client asked for). Either refuses the run in one line, before the lie reaches the
+    journal; neither the answer nor the type the worker reports for it is loaded here. (Dask's
+    other messages still pickle, task errors among them: README, Long runs.)"""
+    scheduler, address = _scheduler(tmp_path)
+    mark = tmp_path / "planted"
+    rogue = _extra_worker(
+        address,
+        {
+            "PYTHONPATH": str(TESTS),
+            "EFFECTBENCH_ROGUE": lie,
+            "EFFECTBENCH_ROGUE_MARK": str(mark),
+        },
+        tmp_path,
+        "--preload",
+        "scale_support.rogue_worker",
+    )
+    journal = tmp_path / "run.journal"
+    argv = ["run", "--pack", "mockmed", "--baseline", "screen_only", "--trials", "1"]
+    argv += ["--executor", "dask", "--scheduler", address, "--progress", "off"]
+    try:
+        status = main([*argv, "--journal", str(journal), "--json"])
+    finally:
+        _stop(rogue)
+        _stop(scheduler)
+    out, err = capsys.readouterr()
+    assert not mark.exists()  # the worker's pickle never ran in the driver
+    assert "scale_support.rogue_answer" not in sys.modules  # not even its type was loaded
+    assert (status, out, err.count("\n")) == (1, "", 1), (status, out[:300], err)
+    assert "the run is refused" in err and "README, Long runs" in err, err
+    rows = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
+    assert all(
+        r["row"]["outcome"] != "success" for r in rows if r["row"]["task_id"] != "mockmed::ok"
+    )
+
+
+def test_the_readmes_tls_cluster_admits_only_holders_of_its_certificates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Attacks a cluster secured as the README says (TLS, certificates of one CA, each
+    side's own): a client with no certificate, and one with a certificate of another CA,
+    are turned away; the run with the cluster's certificate completes."""
+    mine, stranger = certificates(tmp_path, "cluster"), certificates(tmp_path, "stranger")
+    flags = ["--tls-ca-file", str(mine["ca"]), "--tls-cert", str(mine["cert"])]
+    flags += ["--tls-key", str(mine["key"])]
+    scheduler, address = _start_scheduler(
+        tmp_path,
+        "--protocol",
+        "tls",
+        "--host",
+        LOOPBACK,
+        "--port",
+        "0",
+        "--no-dashboard",
+        "--dashboard-address",
+        f"{LOOPBACK}:0",
+        *flags,
+    )
+    worker = None
+    try:
+        assert address.startswith("tls://")
+        worker = _extra_worker(address, {}, tmp_path, "--protocol", "tls", *flags)
+        argv = ["run", "--pack", "mockmed", "--baseline", "screen_only", "--trials", "1"]
+        argv += ["--executor", "dask", "--scheduler", address, "--progress", "off", "--json"]
+        err = _refusal(argv, capsys)
+        assert "needs this client's TLS certificate" in err
+
+        async def identity(holder: dict[str, Path]) -> Any:
+            security = distributed.Security(  # type: ignore[no-untyped-call]
+                tls_ca_file=str(mine["ca"]),
+                tls_client_cert=str(holder["cert"]),
+                tls_client_key=str(holder["key"]),
+            )
+            ssl = security.get_connection_args("client")  # type: ignore[no-untyped-call]
+            comm = await connect(address, timeout=10, **ssl)  # type: ignore[no-untyped-call]
+            try:
+                await comm.write({"op": "identity"})
+                return await comm.read()
+            finally:
+                await comm.close()
+
+        assert asyncio.run(identity(mine))["type"] == "Scheduler"
+        with pytest.raises((OSError, TimeoutError)):
+            asyncio.run(identity(stranger))
+        tls = {
+            "distributed.comm.tls.ca-file": str(mine["ca"]),
+            "distributed.comm.tls.client.cert": str(mine["cert"]),
+            "distributed.comm.tls.client.key": str(mine["key"]),
+        }
+        with dask.config.set(tls):
+            assert main(argv) == 0
+        assert json.loads(capsys.readouterr().out)["n_episodes"] == 9
+    finally:
+        if worker is not None:
+            _stop(worker)
+        _stop(scheduler)

@@ -24,7 +24,7 @@ from effectbench.computer import A11yNode, AccessibleComputerEnv, ActionError, C
 from effectbench.packs.clinic.db import provision_copy, scratch_dir
 from effectbench.packs.clinic.desktop import a11y_driver
 from effectbench.packs.clinic.desktop import layout as L
-from effectbench.packs.clinic.service import RecordService
+from effectbench.packs.clinic.service import Channel, RecordService
 from effectbench.packs.clinic.store import ClinicStore, Fault
 from effectbench.screens import xsession
 from effectbench.screens.processes import exited
@@ -41,23 +41,22 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.fixture(scope="module")
-def service() -> Iterator[RecordService]:
-    """A record service with the clinic's template state mounted (no fault)."""
+def service() -> Iterator[Channel]:
+    """A record service with the clinic's template state mounted (no fault): its channel."""
     folder = scratch_dir("effectbench-test-screens-")
     store = ClinicStore(provision_copy(folder / "clinic.sqlite"), Fault())
     running = RecordService().start()
-    running.mount(store)
-    yield running
+    yield running.mount(store)
     running.stop()
     store.close()
     shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
-def desktop(service: RecordService) -> Iterator[tuple[XSession, AccessibleXEnv]]:
+def desktop(service: Channel) -> Iterator[tuple[XSession, AccessibleXEnv]]:
     session = XSession()
     try:
-        env = desktop_env(session, service.port)
+        env = desktop_env(session, service)
         yield session, env
         env.close()
     finally:
@@ -230,7 +229,7 @@ def test_remote_display_gives_pixels_and_input_only() -> None:
     with XSession(server="xvnc", accessibility=False) as session:
         assert session.a11y_address == ""
         start_app(session)
-        env = RemoteDisplayEnv(session.rfb_port)
+        env = RemoteDisplayEnv(session.rfb_path)
         try:
             assert isinstance(env, ComputerEnv)
             assert not isinstance(env, AccessibleComputerEnv)

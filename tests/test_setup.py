@@ -132,15 +132,19 @@ def test_pre_commit_runs_the_linters_of_make_lint() -> None:
     assert [tool(h["entry"]) for h in hooks] == [tool(line) for line in _make_recipe("lint")]
 
 
-def test_test_fast_leaves_out_exactly_the_four_groups_and_lint_never_hides_tests() -> None:
+def test_test_fast_leaves_out_exactly_the_groups_and_lint_never_hides_tests() -> None:
     assert _make_recipe("test") == ['@bash scripts/check "$(BIN)"']
     assert _make_recipe("test-fast") == ['@bash scripts/check "$(BIN)" -m "$(FAST)"']
     makefile = (ROOT / "Makefile").read_text()
-    assert "FAST := not browser and not web and not desktop and not slow\n" in makefile
+    assert "FAST := not browser and not web and not desktop and not postgres and not slow\n" in (
+        makefile
+    )
     assert "test-fast: setup-test " in makefile  # wheels only: no compiler, no Debian package
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     markers = config["tool"]["pytest"]["ini_options"]["markers"]
-    assert sorted(m.split(":")[0] for m in markers) == ["browser", "desktop", "slow", "web"]
+    assert sorted(m.split(":")[0] for m in markers) == [
+        "browser", "desktop", "postgres", "slow", "web"
+    ]  # fmt: skip
     assert "tests" in config["tool"]["mypy"]["files"]  # the tests are type-checked like the code
     extras = config["project"]["optional-dependencies"]
     assert not any("pygobject" in dep for dep in extras["test"])

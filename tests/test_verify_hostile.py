@@ -278,7 +278,7 @@ FILE_CASES: list[tuple[str, Callable[[Path], object], str]] = [
     ),
     ("unknown pack", _edit_claims(_set("pack.name", "mockmed-v9")), "pack.unknown"),
     ("spec 2.0.0", _edit_claims(_set("spec_version", "2.0.0")), "spec.major"),
-    ("spec 1.2.0", _edit_claims(_set("spec_version", "1.2.0")), "spec.minor_newer"),
+    ("spec 1.3.0", _edit_claims(_set("spec_version", "1.3.0")), "spec.minor_newer"),
     ("spec not semver", _edit_claims(_set("spec_version", "v1")), "spec.semver"),
     ("2 trials", _two_trials, "pack.min_trials"),
     ("NaN in a float", _raw_episodes(_nan_line), "structure.non_finite"),

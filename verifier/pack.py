@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from effectbench.attempts import attempt_problems
 from effectbench.bundle import SubmissionHeader
 from effectbench.effects import contract_hash
 from effectbench.errors import UsageError
@@ -283,6 +284,32 @@ def check_drops(
             rows_file,
         )
     _check_drop_caps(missing, per_task, header, len(tasks), pack, sink, file)
+    _check_attempts(missing, len(tasks) * trials, header, sink, file)
+
+
+def _check_attempts(
+    missing: Sequence[tuple[str, int]],
+    n_cells: int,
+    header: SubmissionHeader,
+    sink: FindingSink,
+    file: str,
+) -> None:
+    """``pack.attempts``: every earlier attempt kept and numbered, none replacing a result.
+
+    A cell without a row is a drop; a cell with a row is the attempt after its earlier
+    ones, so only the cells named in ``run.attempts`` or dropped need looking at.
+    """
+    run = header.run
+    drops = {(d.task_id, d.trial): d.attempt for d in run.dropped}
+    absent = set(missing)
+    outcomes: dict[tuple[str, int], int | None] = {
+        (a.task_id, a.trial): None for a in run.attempts if (a.task_id, a.trial) not in absent
+    }
+    outcomes.update({pair: drops.get(pair, 1) for pair in missing})
+    declared = run.n_attempts if run.n_attempts is not None else n_cells
+    for problem in attempt_problems(run.attempts, outcomes, declared, n_cells):
+        field = f"run.attempts[{problem.index}]" if problem.index is not None else "run"
+        sink.emit(CheckId.PACK_ATTEMPTS, problem.message, file, None, field)
 
 
 def _check_drop_caps(
@@ -296,11 +323,12 @@ def _check_drop_caps(
 ) -> None:
     if not missing:
         return
+    listed = f"{len(header.run.dropped)} listed in run.dropped"
     if is_deterministic(pack):
         sink.emit(
             CheckId.PACK_DROP_CAP,
-            f"{len(missing)} trials dropped, but pack {header.pack.name!r} is deterministic: "
-            "an honest run scores every trial; re-run the dropped trials",
+            f"{len(missing)} trials have no row ({listed}), but pack {header.pack.name!r} is "
+            "deterministic: an honest run scores every trial; re-run those trials",
             file,
             None,
             "run.dropped",
@@ -320,8 +348,8 @@ def _check_drop_caps(
     if len(missing) > allowed:
         sink.emit(
             CheckId.PACK_DROP_CAP,
-            f"{len(missing)} trials dropped, over {MAX_DROPPED_SHARE:.0%} of the run "
-            f"(at most {allowed}); re-run the dropped trials",
+            f"{len(missing)} trials have no row ({listed}), over {MAX_DROPPED_SHARE:.0%} of "
+            f"the run (at most {allowed}); re-run them",
             file,
             None,
             "run.dropped",

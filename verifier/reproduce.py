@@ -24,7 +24,7 @@ from effectbench.findings import CheckId, Family
 from effectbench.hashing import canonical_hash
 from effectbench.receipts.collect import evidence_of
 from effectbench.runner import evaluate
-from effectbench.schema import EpisodeRecord, Substrate
+from effectbench.schema import EpisodeRecord
 from effectbench.seam import BenchmarkProvider, ChecksFrontEnds, is_deterministic
 from verifier.limits import Limits
 from verifier.receipts import change_set_digest
@@ -66,9 +66,6 @@ def applicable(header: SubmissionHeader, pack: BenchmarkProvider | None) -> str 
     return None
 
 
-SCREEN_SUBSTRATES = frozenset({Substrate.WEB, Substrate.DESKTOP, Substrate.REMOTE_DISPLAY})
-
-
 def _screen_sample(
     rows: list[tuple[int, dict[str, Any]]],
     tasks: list[Any],
@@ -83,7 +80,7 @@ def _screen_sample(
     """
     if not isinstance(pack, ChecksFrontEnds):
         return None
-    screen = {t.task_id for t in tasks if t.substrate in SCREEN_SUBSTRATES}
+    screen = {t.task_id for t in tasks if t.substrate.is_screen}
     pairs = [(t, trial) for t in sorted(screen) for trial in range(header.trials_per_task)]
     if len(pairs) <= limits.reproduce_screen_rows:
         return None

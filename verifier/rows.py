@@ -29,10 +29,9 @@ from typing import Any
 
 import numpy as np
 import orjson
-import pandas as pd
 
 from effectbench.findings import CheckId
-from effectbench.metrics import COLLATERAL_COLUMN, frame_from_columns
+from effectbench.metrics import CODED_COLUMNS, COLLATERAL_COLUMN, Coded, CodedFrame
 from verifier.pack import TaskFacts, count_problem, facts_findings
 from verifier.report import FindingSink
 from verifier.rescore import rescore_findings, truth_table_label
@@ -69,7 +68,15 @@ def row_digest(row: Mapping[str, Any]) -> bytes:
     costs have the same digest whatever their key order, spacing, timings,
     episode id or arm name, so a copied run is recognised however it was re-typed.
     """
-    kept = strip_fields(row, UNSCORED_FIELDS)
+    if not isinstance(row, dict):
+        kept: Any = strip_fields(row, UNSCORED_FIELDS)
+    else:  # strip_fields, by popping five keys from a copy rather than rebuilding the dict
+        kept = row.copy()
+        for name in UNSCORED_FIELDS:
+            kept.pop(name, None)
+        calls = kept.get("model_calls")
+        if calls and isinstance(calls, list):
+            kept["model_calls"] = strip_fields({"model_calls": calls})["model_calls"]
     data = orjson.dumps(kept, option=orjson.OPT_SORT_KEYS)
     return hashlib.blake2b(data, digest_size=DIGEST_BYTES).digest()
 
@@ -500,22 +507,24 @@ class RowChecker:
             code = self._columns[cols] = len(self._columns)
         return code
 
-    def frame(self, collateral: Sequence[bool] | None = None) -> pd.DataFrame:
-        """Return the summary frame of the well-formed rows (for ``summarize``); with
-        ``collateral`` (one flag per row, from their receipts) the collateral-write events."""
+    def frame(self, collateral: Sequence[bool] | None = None) -> CodedFrame:
+        """Return the summary frame of the well-formed rows (for ``summarize``; no pandas);
+        with ``collateral`` (one flag per row, from their receipts) the collateral-write
+        events."""
         combos = sorted(self._columns, key=self._columns.__getitem__)
         codes = np.frombuffer(self.c_code, dtype=np.int32)
-        cols: dict[str, Any] = {}
-        names = ("arm", "task_id", "category", "substrate", "outcome", "swer_variant")
-        for j, name in enumerate(names):
+        coded: dict[str, Coded] = {}
+        for j, name in enumerate(CODED_COLUMNS):
             values = [c[j] for c in combos]
             categories = sorted(set(values))
             index = {v: i for i, v in enumerate(categories)}
             lut = np.array([index[v] for v in values], dtype=np.int32)
-            cols[name] = pd.Categorical.from_codes(lut[codes], categories=categories)
-        cols["reported_success"] = np.array([c[6] for c in combos], dtype=np.bool_)[codes]
-        cols["cost_usd"] = np.frombuffer(self.c_cost, dtype=np.float64)
-        cols["latency_s"] = np.frombuffer(self.c_lat, dtype=np.float64)
+            coded[name] = Coded(lut[codes], categories)
+        arrays = {
+            "reported_success": np.array([c[6] for c in combos], dtype=np.bool_)[codes],
+            "cost_usd": np.frombuffer(self.c_cost, dtype=np.float64),
+            "latency_s": np.frombuffer(self.c_lat, dtype=np.float64),
+        }
         if collateral is not None and len(collateral) == len(codes):
-            cols[COLLATERAL_COLUMN] = np.asarray(collateral, dtype=np.bool_)
-        return frame_from_columns(cols)
+            arrays[COLLATERAL_COLUMN] = np.asarray(collateral, dtype=np.bool_)
+        return CodedFrame(coded, arrays)

@@ -12,11 +12,9 @@ from typing import Any
 
 from effectbench.cli._produce import add_declaration_arguments, read_declaration
 from effectbench.errors import UsageError
+from effectbench.extras import missing
 
-EXTRA_MESSAGE = (
-    "import-inspect needs the optional extra 'inspect' (inspect-ai is not installed): "
-    "pip install 'effectbench[inspect]'"
-)
+EXTRA_MESSAGE = str(missing("inspect", "inspect-ai", "import-inspect"))
 
 
 def _cmd_import_inspect(args: argparse.Namespace) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -10,36 +11,45 @@ from effectbench.errors import UsageError
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
+    from effectbench.extras import require
+    from effectbench.mcp.front import serve
+
+    require("mcp", "mcp", what="effectbench mcp")  # found, not imported: initialize comes first
+    if args.trial < 0:
+        raise UsageError(f"--trial must be 0 or more, got {args.trial}")
+    serve(lambda: _prepare(args))  # initialize is answered while _prepare runs
+    return 0
+
+
+def _prepare(args: argparse.Namespace) -> Callable[[], None]:
+    """Build the pack, check the task, start the episode; return the call that serves it."""
     import asyncio
 
     from effectbench.packs import get_pack
     from effectbench.schema import Substrate
     from effectbench.variants import choose
 
-    screen = (Substrate.WEB, Substrate.DESKTOP, Substrate.REMOTE_DISPLAY)
     pack = get_pack(args.pack)
     (substrate,) = choose(pack, args.substrate) if "," not in args.substrate else (None,)
-    if substrate is None or substrate not in screen:
+    if substrate is None or not substrate.is_screen:
         raise UsageError(
             f"--substrate {args.substrate!r}: the MCP server serves one screen substrate "
             "(web, desktop or remote_display)"
         )
-    name = args.task.removeprefix(f"{pack.name}::").split("@", 1)[0]
-    suffix = "" if substrate is Substrate.API else f"@{substrate.value}"
-    wanted = {args.task, f"{pack.name}::{name}{suffix}"}
+    name = Substrate.base_of(args.task.removeprefix(f"{pack.name}::"))
+    wanted = {args.task, substrate.variant_id(f"{pack.name}::{name}")}
     task = next((t for t in pack.tasks() if t.task_id in wanted and t.substrate is substrate), None)
     if task is None:
         raise UsageError(f"pack {pack.name!r} has no task {args.task!r} on {substrate.value}")
-    if args.trial < 0:
-        raise UsageError(f"--trial must be 0 or more, got {args.trial}")
-    from effectbench.mcp.app import serve
+    from effectbench.mcp.app import build, serve
     from effectbench.mcp.server import EpisodeServer
 
     episode = EpisodeServer(
         pack, task, args.trial, Path(args.record_dir), timeout_s=args.timeout, name=args.system
     )
-    asyncio.run(serve(episode))
-    return 0
+    app = build(episode)
+    episode.start()  # provisioning starts now; the SDK serves once this returns
+    return lambda: asyncio.run(serve(app, episode))
 
 
 def register(sub: Any) -> None:

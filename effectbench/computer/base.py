@@ -11,11 +11,18 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from effectbench.computer import Display, MouseButton, checks
 from effectbench.computer.keys import KeyCombo, parse_combo
 from effectbench.seam import ProductVerifier
+
+PRODUCT = "product"
+"""The readback of the product's own verifier (:meth:`ComputerBase.product_effect_verifier`)."""
+ALL_SURFACES = "all"
+"""A readback over every surface the product shows (:meth:`ComputerBase.all_surfaces_verifier`)."""
+Readbacks = Mapping[str, Callable[[], ProductVerifier]]
+"""The product's readbacks an env offers, by name, each made when first asked for."""
 
 
 class ComputerBase(ABC):
@@ -23,9 +30,10 @@ class ComputerBase(ABC):
 
     display: Display
 
-    def __init__(self, display: Display) -> None:
+    def __init__(self, display: Display, readbacks: Readbacks | None = None) -> None:
         self.display = display
         self._pointer = (0, 0)
+        self._readbacks = dict(readbacks or {})
 
     # -- what a screen implements ----------------------------------------------------
 
@@ -130,5 +138,11 @@ class ComputerBase(ABC):
         self._wait(checks.seconds(seconds))
 
     def product_effect_verifier(self) -> ProductVerifier | None:
-        """Return the product's own readback verifier; none unless the screen offers one."""
-        return None
+        """Return the product's own readback verifier (never the oracle), if it offers one."""
+        make = self._readbacks.get(PRODUCT)
+        return None if make is None else make()
+
+    def all_surfaces_verifier(self) -> ProductVerifier | None:
+        """Return the product's readback over every surface it shows, if it offers one."""
+        make = self._readbacks.get(ALL_SURFACES)
+        return None if make is None else make()

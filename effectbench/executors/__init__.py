@@ -3,9 +3,11 @@
 An :class:`Executor` takes a :class:`~effectbench.runner.RunPlan` and the cells
 still to run, and yields each cell with its outcome (row or drop) as it
 finishes, in any order. The driver, :func:`execute`, is the same for every
-executor: it writes each outcome to the run journal the moment it arrives,
-reports progress and puts the rows back in serial order, so a run gives the
-same rows (timings aside) on any executor.
+executor: it re-judges each row from its readings with the one truth table
+(:func:`effectbench.runner.rejudge`; a row that does not follow refuses the
+run), writes each outcome to the run journal the moment it arrives, reports
+progress and puts the rows back in serial order, so a run gives the same rows
+(timings aside) on any executor.
 
 Executors: ``local`` (this process, or a pool of worker processes with
 ``--workers N``) and ``dask`` (a Dask ``distributed`` cluster started by the
@@ -21,9 +23,11 @@ from __future__ import annotations
 from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from effectbench.errors import EffectBenchError, UsageError
-from effectbench.executors.worker import Outcome
-from effectbench.runner import Cell, RunPlan, RunResult
+from effectbench.attempts import EarlierAttempt, ending_of_drop, may_retry
+from effectbench.errors import RunStopped as RunStopped
+from effectbench.errors import UsageError
+from effectbench.executors.worker import ForgedRow, Outcome
+from effectbench.runner import Cell, DroppedEpisode, RunPlan, RunResult, rejudge
 
 if TYPE_CHECKING:
     from effectbench.executors.progress import Progress
@@ -31,12 +35,6 @@ if TYPE_CHECKING:
 
 EXECUTORS = ("local", "dask")
 """The executors ``--executor`` names, the default first."""
-
-
-class RunStopped(EffectBenchError):
-    """The executor could not go on; every finished row is in the journal (exit status 2)."""
-
-    exit_code = 2
 
 
 class Executor(Protocol):
@@ -81,19 +79,43 @@ def execute(
 ) -> RunResult:
     """Run every cell of ``plan`` the journal does not already hold; return the whole run.
 
-    Each finished cell is journalled before the next is taken. When the
-    executor stops, the error says how many episodes the journal keeps.
+    A cell the journal holds as a re-runnable drop (``agent_error``, ``infrastructure``)
+    runs again, and its drop becomes an earlier attempt. Each finished cell is re-judged,
+    then journalled before the next is taken. When the executor stops, the error says how
+    many episodes the journal keeps; a row that does not follow from its readings refuses
+    the run (:class:`~effectbench.executors.worker.ForgedRow`) before it is journalled.
     """
     outcomes: dict[tuple[str, int], Outcome] = journal.outcomes() if journal is not None else {}
+    earlier = journal.earlier_attempts() if journal is not None else []
+    tried: dict[tuple[str, int], int] = {}
+    for entry in earlier:
+        tried[(entry.task_id, entry.trial)] = tried.get((entry.task_id, entry.trial), 0) + 1
     cells = plan.cells()
-    todo = [cell for cell in cells if cell.key not in outcomes]
+    todo = [cell for cell in cells if cell.key not in outcomes or _again(outcomes[cell.key])]
+    specs = {task.task_id: task for task in plan.tasks}
     if progress is not None:
         progress.start(len(cells), list(outcomes.values()))
     stream = executor.run(plan, todo)
     try:
         for cell, outcome in stream:
+            departure = rejudge(plan.sut.name, specs[cell.task_id], cell, outcome)
+            if departure:
+                raise ForgedRow(
+                    f"the {executor.name} executor returned a row of {cell.task_id} trial "
+                    f"{cell.trial} that its readings contradict: {departure}; the run is refused "
+                    "(a worker is trusted with the episodes it runs: see README, Long runs)"
+                )
             if journal is not None:
                 journal.append(cell, outcome)
+            previous = outcomes.get(cell.key)
+            if isinstance(previous, DroppedEpisode):  # re-run: the drop did not count
+                tried[cell.key] = tried.get(cell.key, 0) + 1
+                earlier.append(
+                    EarlierAttempt(
+                        cell.task_id, cell.trial, tried[cell.key],
+                        ending_of_drop(previous.reason), previous.detail,
+                    )
+                )  # fmt: skip
             outcomes[cell.key] = outcome
             if progress is not None:
                 progress.update(outcome)
@@ -111,6 +133,12 @@ def execute(
         if progress is not None:
             progress.close()
     result = plan.result(outcomes)
+    result.attempts = earlier
     if journal is not None:
         result.started_at = journal.started_at
     return result
+
+
+def _again(outcome: Outcome) -> bool:
+    """Whether a cell whose outcome so far is ``outcome`` is attempted again."""
+    return isinstance(outcome, DroppedEpisode) and may_retry(outcome.reason)

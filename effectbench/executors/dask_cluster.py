@@ -6,7 +6,16 @@ process connects as a client (``--scheduler tcp://HOST:PORT``), checks that
 every worker runs the same effectbench code, and submits one task per cell.
 Each task rebuilds the run's pack and system on its worker once
 (:mod:`effectbench.executors.worker`), provisions its own episode there and
-sends back the row only. The driver journals rows as they arrive.
+sends back the row only, as text: the client takes task results in
+``msgpack`` alone (a result pickled on the way is refused, never loaded), drops
+the result type a worker reports (Dask would unpickle it), and the driver reads
+each answer strictly and re-judges its row before it journals it.
+
+Workers are trusted all the same: Dask's protocol pickles other messages (task
+errors, control messages), so whoever joins the cluster can run code in the
+scheduler and in this process, and a worker can make up the readings a row is
+judged from. Run a cluster on a private network, with TLS and certificates
+(README, "Long runs").
 
 Failures: a worker lost while running an episode is the scheduler's to re-queue
 (up to its ``allowed-failures``); when the scheduler gives up
@@ -27,16 +36,18 @@ from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from effectbench.errors import UsageError
-from effectbench.executors import RunStopped
+from effectbench.errors import RunStopped, UsageError
 from effectbench.executors.worker import (
+    ForgedRow,
     Job,
     Outcome,
     WorkerMismatch,
+    from_wire,
     make_job,
     run_cell,
     worker_identity,
 )
+from effectbench.extras import missing
 from effectbench.runner import INFRA_RETRIES, Cell, DroppedEpisode, RunPlan
 from effectbench.schema import DropReason
 
@@ -44,16 +55,30 @@ CONNECT_TIMEOUT_S = 10.0
 """How long connecting to the scheduler may take before it counts as unreachable."""
 WORKER_WAIT_S = 60.0
 """How long the run waits for a first worker to join the scheduler."""
+RESULT_FAMILIES = ("msgpack",)
+"""The only serialization the client reads task results in: plain data, never a pickle."""
 
 
 def _distributed() -> Any:
     try:
         import distributed
     except ImportError:
-        raise UsageError(
-            "--executor dask needs Dask distributed: pip install 'effectbench[dask]'"
-        ) from None
+        raise missing("dask", "distributed", "--executor dask") from None
     return distributed
+
+
+def _plain_client(distributed: Any) -> Any:
+    """Return a client class that never loads the type a worker reports for a result.
+
+    Dask's client unpickles that report (meant to be a type's name) as it arrives;
+    this run needs no type, so a worker's bytes there are dropped unread.
+    """
+
+    class PlainDataClient(distributed.Client):  # type: ignore[misc]
+        def _handle_key_in_memory(self, key: Any = None, workers: Any = None, **_: Any) -> None:
+            super()._handle_key_in_memory(key=key, type=None, workers=workers)
+
+    return PlainDataClient
 
 
 @contextmanager
@@ -85,11 +110,23 @@ class DaskExecutor:
         self.worker_wait = WORKER_WAIT_S if worker_wait is None else worker_wait
 
     def _reachable(self, distributed: Any) -> None:
-        """Refuse a malformed or unreachable TCP address before a Dask client is built for it."""
+        """Refuse a malformed or unreachable TCP address before a Dask client is built for it.
+
+        A ``tls://`` address needs the client's certificate in Dask's configuration.
+        """
         try:
             scheme, location = distributed.comm.parse_address(self.scheduler)
+            if (
+                scheme == "tls"
+                and distributed.Security().get_connection_args("client")["ssl_context"] is None
+            ):
+                raise UsageError(
+                    f"--scheduler {self.scheduler} needs this client's TLS certificate in Dask's "
+                    "configuration (distributed.comm.tls.ca-file, .client.cert, .client.key: "
+                    "see README, Long runs)"
+                )
             if scheme != "tcp":
-                return  # other transports (tls, inproc) are left to the client
+                return  # other transports (inproc, ucx) are left to the client
             host, port = distributed.comm.parse_host_port(location)
             socket.create_connection((host, port), timeout=self.connect_timeout).close()
         except (OSError, ValueError, TypeError) as exc:
@@ -101,8 +138,11 @@ class DaskExecutor:
     def _connect(self, distributed: Any) -> Any:
         self._reachable(distributed)
         try:
-            return distributed.Client(
-                self.scheduler, timeout=self.connect_timeout, set_as_default=False
+            return _plain_client(distributed)(
+                self.scheduler,
+                timeout=self.connect_timeout,
+                set_as_default=False,
+                deserializers=list(RESULT_FAMILIES),
             )
         except (OSError, TimeoutError, ValueError, TypeError) as exc:
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -116,7 +156,8 @@ class DaskExecutor:
         except TimeoutError:
             raise UsageError(
                 f"no Dask worker joined the scheduler at {self.scheduler} within "
-                f"{self.worker_wait:.0f} s (start one with: dask worker {self.scheduler})"
+                f"{self.worker_wait:.0f} s (start one as README, Long runs shows: dask worker "
+                f"{self.scheduler} --host ITS_ADDRESS ...)"
             ) from None
         for address, identity in sorted(client.run(worker_identity, on_error="return").items()):
             if isinstance(identity, BaseException):
@@ -136,15 +177,24 @@ class DaskExecutor:
 
     def _outcome(self, future: Any, cell: Cell, distributed: Any) -> Outcome | None:
         """Return the cell's outcome, or ``None`` when its worker was lost (run it again)."""
+        where = f"a Dask worker of {self.scheduler}"
         try:
-            outcome: Outcome = future.result()
+            answer = future.result()
         except distributed.KilledWorker:
             return None
-        except WorkerMismatch as exc:
-            raise RunStopped(str(exc)) from None
         except (distributed.CancelledError, OSError, TimeoutError):
             raise RunStopped(f"lost the Dask scheduler at {self.scheduler}") from None
-        return outcome
+        except TypeError as exc:  # the client refused to read the result (not msgpack)
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ForgedRow(
+                f"{where} answered {cell.task_id} trial {cell.trial} with data that is not "
+                f"plain ({reason}); the run is refused (a worker is trusted with the episodes "
+                "it runs: see README, Long runs)"
+            ) from None
+        try:
+            return from_wire(answer, cell, where)
+        except WorkerMismatch as exc:
+            raise RunStopped(str(exc)) from None
 
     def run(self, plan: RunPlan, cells: Sequence[Cell]) -> Generator[tuple[Cell, Outcome]]:
         """Submit one task per cell; yield each cell's outcome as its row arrives."""

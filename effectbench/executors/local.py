@@ -20,8 +20,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from effectbench.executors import RunStopped
-from effectbench.executors.worker import Outcome, make_job, run_cell
+from effectbench.errors import RunStopped
+from effectbench.executors.worker import Outcome, from_wire, make_job, run_cell
 from effectbench.runner import Cell, RunPlan, run_episode
 
 
@@ -64,7 +64,7 @@ class LocalExecutor:
             mp_context=_context(),
         )
         try:
-            pending: dict[Future[Outcome], Cell] = {
+            pending: dict[Future[str], Cell] = {
                 pool.submit(run_cell, job, c.task_id, c.trial, c.seed): c for c in cells
             }
             while pending:
@@ -72,11 +72,11 @@ class LocalExecutor:
                 for future in done:
                     cell = pending.pop(future)
                     try:
-                        outcome = future.result()
+                        answer = future.result()
                     except BrokenProcessPool:
                         raise RunStopped(
                             "a worker process of --workers died (killed, or out of memory)"
                         ) from None
-                    yield cell, outcome
+                    yield cell, from_wire(answer, cell, "a worker process of --workers")
         finally:
             pool.shutdown(wait=True, cancel_futures=True)

@@ -8,12 +8,19 @@ episodes (service, browser, display as the pack needs) and only rows travel
 back. Before it runs anything for a job, a worker refuses when it loaded other
 code than the driver (:class:`WorkerMismatch`): rows from other code must not
 mix into one run.
+
+What travels back is plain data, never a pickle: :func:`run_cell` answers
+with text (:func:`to_wire`: the row's JSON, a drop's reason, or the refusal),
+and the driver reads it with :func:`from_wire`, which accepts only a strictly
+valid row or drop of the cell it asked for (then re-judged by the driver:
+:func:`effectbench.runner.rejudge`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import inspect
+import json
 import multiprocessing.util
 import os
 import pickle
@@ -24,15 +31,17 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 import effectbench
 from effectbench import __version__
 from effectbench.baselines import BASELINES, get_baseline
-from effectbench.errors import UsageError
+from effectbench.errors import EffectBenchError, UsageError
 from effectbench.hashing import canonical_hash
 from effectbench.manifest import fingerprint
 from effectbench.packs import get_pack, registry_name
-from effectbench.runner import DroppedEpisode, run_episode
-from effectbench.schema import EpisodeRecord, TaskSpec
+from effectbench.runner import Cell, DroppedEpisode, run_episode
+from effectbench.schema import DropReason, EpisodeRecord, TaskSpec
 from effectbench.seam import (
     BenchmarkProvider,
     Closable,
@@ -41,13 +50,74 @@ from effectbench.seam import (
     WorkerHandoff,
     own_baselines,
 )
+from effectbench.strictjson import StrictJSONError, loads_strict
 
 Outcome = EpisodeRecord | DroppedEpisode
 """What one cell yields: its scored row, or why it was dropped."""
 
 
+MAX_ANSWER_CHARS = 32 * 1024 * 1024
+"""The longest answer a worker may send for one cell (a row with many model calls fits)."""
+
+
 class WorkerMismatch(UsageError):
     """A worker cannot run this job's cells as the driver would (other code, pack or system)."""
+
+
+class ForgedRow(EffectBenchError):
+    """A worker's answer is no plain row or drop of its cell, or a row does not follow from its
+    readings: the run is refused (exit status 1)."""
+
+
+def to_wire(outcome: Outcome | WorkerMismatch) -> str:
+    """Return a cell's answer as text: ``row``, ``drop`` or ``refused``, a newline, the body."""
+    if isinstance(outcome, WorkerMismatch):
+        return f"refused\n{outcome}"
+    if isinstance(outcome, DroppedEpisode):
+        body = {"reason": outcome.reason.value, "detail": outcome.detail}
+        return "drop\n" + json.dumps(body, ensure_ascii=False)
+    return "row\n" + outcome.model_dump_json()
+
+
+def from_wire(answer: object, cell: Cell, where: str) -> Outcome:
+    """Read ``where``'s answer for ``cell``: a row or a drop, strictly; nothing else is taken.
+
+    Raises :class:`WorkerMismatch` for a worker's refusal and :class:`ForgedRow`
+    for anything that is not a well-formed answer about ``cell``.
+    """
+
+    def forged(what: str) -> ForgedRow:
+        return ForgedRow(
+            f"{where} answered {cell.task_id} trial {cell.trial} with {what}; the run is "
+            "refused (a worker is trusted with the episodes it runs: see README, Long runs)"
+        )
+
+    if not isinstance(answer, str):
+        raise forged(f"a {type(answer).__name__}, not text")
+    if len(answer) > MAX_ANSWER_CHARS:
+        raise forged(f"{len(answer)} characters (at most {MAX_ANSWER_CHARS})")
+    kind, _, body = answer.partition("\n")
+    if kind == "refused":
+        raise WorkerMismatch(body)
+    try:
+        if kind == "row":
+            row = EpisodeRecord.from_json(body)
+        elif kind == "drop":
+            drop = loads_strict(body.encode("utf-8"))
+            if not isinstance(drop, dict) or set(drop) != {"reason", "detail"}:
+                raise ValueError("a drop is {reason, detail}")
+            if not isinstance(drop["detail"], str):
+                raise ValueError("a drop's detail is text")
+            return DroppedEpisode(
+                cell.task_id, cell.trial, DropReason(drop["reason"]), drop["detail"]
+            )
+        else:
+            raise ValueError(f"an answer of unknown kind {kind[:40]!r}")
+    except (ValidationError, StrictJSONError, ValueError) as exc:
+        raise forged(f"no valid {kind[:40]!r}: {str(exc).splitlines()[0]}") from None
+    if (row.task_id, row.trial) != cell.key:
+        raise forged(f"the row of {row.task_id} trial {row.trial}")
+    return row
 
 
 @cache
@@ -225,13 +295,17 @@ _one_at_a_time = threading.Lock()
 """A pack's provider is not shared between threads: a worker process runs one episode at a time."""
 
 
-def run_cell(job: Job, task_id: str, trial: int, seed: int) -> Outcome:
-    """Run one (task, trial) of ``job`` in this process and return its row or drop.
+def run_cell(job: Job, task_id: str, trial: int, seed: int) -> str:
+    """Run one (task, trial) of ``job`` in this process; answer its row or drop as text.
 
     Episodes in one process never overlap (a Dask worker with several threads
     runs them one after another); run more worker processes for more at once.
+    A worker that cannot run the job as the driver would answers its refusal.
     """
     with _one_at_a_time:
-        adopt(job)
+        try:
+            adopt(job)
+        except WorkerMismatch as exc:
+            return to_wire(exc)
         state = _current[0]
-        return run_episode(state.sut, state.pack, state.tasks[task_id], trial, seed)
+        return to_wire(run_episode(state.sut, state.pack, state.tasks[task_id], trial, seed))

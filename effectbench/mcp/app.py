@@ -12,16 +12,10 @@ from mcp.server.mcpserver.utilities.types import Image
 from pydantic import StrictBool, StrictFloat, StrictInt, StrictStr
 
 from effectbench.computer import ActionError
+from effectbench.mcp.front import INSTRUCTIONS, SERVER_NAME, version
 from effectbench.mcp.server import ACTIONS, EpisodeOver, EpisodeServer
 from effectbench.mcp.transport import bounded_stdio
 from effectbench.schema import Substrate
-
-INSTRUCTIONS = (
-    "One EffectBench episode. Call `task` for the goal and the referral, look with "
-    "`screenshot`, act with the computer actions (Anthropic computer-use names; "
-    "coordinates in the display `task` names), and end with `report` exactly once. "
-    "The score is the record's true state, read by an oracle you cannot reach."
-)
 
 
 def _answer(result: Any) -> Image | str:
@@ -40,7 +34,7 @@ async def _call(episode: EpisodeServer, name: str, arguments: dict[str, Any]) ->
 
 def build(episode: EpisodeServer) -> MCPServer:
     """Return the server whose tools are ``episode``."""
-    app: MCPServer = MCPServer("effectbench-episode", instructions=INSTRUCTIONS)
+    app: MCPServer = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=version())
 
     @app.tool(name="task", description="The goal, declared effect, referral and display size.")
     async def task() -> str:
@@ -118,15 +112,15 @@ def _action_tool(episode: EpisodeServer, action: str) -> Any:
     return computer_action
 
 
-async def serve(episode: EpisodeServer) -> None:
-    """Serve ``episode`` over stdio until the client leaves; then its row is written.
+async def serve(app: MCPServer, episode: EpisodeServer) -> None:
+    """Serve ``app`` (the started ``episode``) over stdio until the client leaves; then its row.
 
-    The wire is :func:`effectbench.mcp.transport.bounded_stdio` (bounded messages, a
-    JSON-RPC error for each malformed one); the SDK's server runs on its streams.
+    :func:`effectbench.mcp.front.serve` runs this once the episode is prepared: the
+    ``initialize`` it already answered arrives first, as from the client. The wire is
+    :func:`effectbench.mcp.transport.bounded_stdio` (bounded messages, a JSON-RPC error
+    for each malformed one); the SDK's server runs on its streams.
     """
-    episode.start()
     try:
-        app = build(episode)
         server = app._lowlevel_server  # the SDK's stdio runner takes no transport of ours
         async with bounded_stdio() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())

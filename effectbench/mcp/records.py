@@ -21,6 +21,7 @@ from effectbench.bundle import MAX_TRIALS
 from effectbench.errors import DataError, UsageError
 from effectbench.receipts.collect import evidence_of, with_evidence
 from effectbench.receipts.files import FRAMES_DIR, evidence_from_json, evidence_json, write_frames
+from effectbench.mcp.paths import record_path
 from effectbench.runner import DroppedEpisode, RunResult
 from effectbench.schema import DropReason, EpisodeRecord, Split
 from effectbench.seam import BenchmarkProvider
@@ -37,8 +38,6 @@ class Records:
 
 def write_record(record_dir: Path, task_id: str, trial: int, outcome: Any) -> Path:
     """Write one episode's row (or drop) atomically; return the file."""
-    from effectbench.mcp.server import record_path
-
     record_dir.mkdir(parents=True, exist_ok=True)
     path = record_path(record_dir, task_id, trial)
     if isinstance(outcome, DroppedEpisode):

@@ -21,7 +21,6 @@ import concurrent.futures
 import dataclasses
 import json
 import queue
-import re
 import threading
 import time
 from collections.abc import Mapping
@@ -31,6 +30,7 @@ from typing import Any
 
 from effectbench.computer import AccessibleComputerEnv, ActionError, ComputerEnv, checks
 from effectbench.computer.vendors import anthropic
+from effectbench.mcp.paths import record_path as record_path
 from effectbench.runner import run_episode
 from effectbench.schema import AgentReport, TaskSpec
 from effectbench.seam import AgentTask, BenchmarkProvider
@@ -142,15 +142,6 @@ class RemoteAgent:
 
 A11Y_TOOLS = ("a11y_tree", "a11y_action", "a11y_set_text")
 """The extra tools of an episode whose env exposes its accessibility tree (desktop)."""
-
-
-def _safe(task_id: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.@-]+", "_", task_id)
-
-
-def record_path(record_dir: Path, task_id: str, trial: int) -> Path:
-    """Where an MCP episode's row is written."""
-    return record_dir / f"{_safe(task_id)}__t{trial}.json"
 
 
 class EpisodeServer:

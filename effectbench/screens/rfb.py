@@ -1,13 +1,16 @@
 """A minimal RFB (VNC) client, and the remote-display env built on it.
 
-The remote-display agent holds one TCP connection to the episode's ``Xvnc``
-on 127.0.0.1 and nothing else: no X display, no accessibility bus. The client
-speaks RFB 3.8 with security type None, asks for 32-bit true colour, and
-accepts Raw and CopyRect rectangles (plus the DesktopSize pseudo-encoding).
-It is synchronous: a screenshot asks for a full (non-incremental) update and
-returns once it arrived, so a baseline can poll for screen changes without
-sleeping. Input events are sent at once; TCP keeps them in order with the
-next update request, so a screenshot never predates an action sent before it.
+The remote-display agent holds one connection to the episode's ``Xvnc`` and
+nothing else: no X display, no accessibility bus. Xvnc serves RFB on a Unix
+socket in the session's private folder (mode 0600, one client at a time), so
+reaching the socket is the authorization: no other local user can, and no TCP
+port is open. The client speaks RFB 3.8 with security type None, asks for
+32-bit true colour, and accepts Raw and CopyRect rectangles (plus the
+DesktopSize pseudo-encoding). It is synchronous: a screenshot asks for a full
+(non-incremental) update and returns once it arrived, so a baseline can poll
+for screen changes without sleeping. Input events are sent at once; the one
+stream keeps them in order with the next update request, so a screenshot never
+predates an action sent before it.
 
 :class:`RfbClient` keeps a local copy of the framebuffer. :class:`RemoteDisplayEnv` is the
 :class:`~effectbench.computer.ComputerEnv` over it: pointer and key events
@@ -18,15 +21,15 @@ from __future__ import annotations
 
 import socket
 import struct
-from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
 from effectbench.computer import Display
+from effectbench.computer.base import Readbacks
 from effectbench.errors import InfrastructureError
 from effectbench.screens.xbase import XScreen
-from effectbench.seam import ProductVerifier
 
 RAW, COPY_RECT, DESKTOP_SIZE = 0, 1, -223
 PIXEL_FORMAT = struct.pack(">BBBBHHHBBBxxx", 32, 24, 0, 1, 255, 255, 255, 16, 8, 0)
@@ -38,16 +41,16 @@ class RfbError(InfrastructureError):
 
 
 class RfbClient:
-    """One RFB 3.8 connection with a local framebuffer."""
+    """One RFB 3.8 connection to the Unix socket ``path``, with a local framebuffer."""
 
-    def __init__(self, host: str, port: int, timeout: float = 10.0) -> None:
-        if host not in ("127.0.0.1", "localhost", "::1"):
-            raise RfbError(f"RFB connections stay on loopback, not {host}")
+    def __init__(self, path: Path, timeout: float = 10.0) -> None:
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._sock.settimeout(timeout)
         try:
-            self._sock = socket.create_connection((host, port), timeout=timeout)
+            self._sock.connect(str(path))
         except OSError as exc:
-            raise RfbError(f"cannot reach the RFB server on {host}:{port} ({exc})") from exc
-        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._sock.close()
+            raise RfbError(f"cannot reach the RFB server at {path} ({exc})") from exc
         self._buttons = 0
         self._pointer = (0, 0)
         try:
@@ -196,9 +199,9 @@ class RfbClient:
 class RemoteDisplayEnv(XScreen):
     """A ComputerEnv holding only an RFB connection: pixels in, pointer and keys out."""
 
-    def __init__(self, port: int, readback: Callable[[], ProductVerifier] | None = None) -> None:
-        self._client = RfbClient("127.0.0.1", port)
-        super().__init__(Display(self._client.width, self._client.height), readback)
+    def __init__(self, path: Path, readbacks: Readbacks | None = None) -> None:
+        self._client = RfbClient(path)
+        super().__init__(Display(self._client.width, self._client.height), readbacks)
         self._mask = 0
         self._at = (0, 0)
 

@@ -11,16 +11,14 @@ interpret every action identically.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
 from Xlib import XK
 
 from effectbench.computer import ActionError, Display, MouseButton, images
-from effectbench.computer.base import ComputerBase
+from effectbench.computer.base import ComputerBase, Readbacks
 from effectbench.computer.keys import KeyCombo
-from effectbench.seam import ProductVerifier
 
 BUTTONS: dict[str, int] = {"left": 1, "middle": 2, "right": 3}
 WHEEL = {"up": 4, "down": 5, "left": 6, "right": 7}
@@ -49,9 +47,10 @@ def char_keysym(char: str) -> int:
 class XScreen(ComputerBase):
     """A ComputerEnv whose transport takes X pointer, button and keysym events."""
 
-    def __init__(self, display: Display, readback: Callable[[], ProductVerifier] | None) -> None:
-        super().__init__(display)
-        self._readback = readback
+    def __init__(self, display: Display, readbacks: Readbacks | None) -> None:
+        super().__init__(display, readbacks)
+        self._last: tuple[NDArray[np.uint8], bytes] | None = None
+        """The last grab and its PNG: a still screen is grabbed again, not encoded again."""
 
     # -- what a transport implements ---------------------------------------------------
 
@@ -79,7 +78,12 @@ class XScreen(ComputerBase):
     # -- ComputerBase primitives ---------------------------------------------------------
 
     def _screenshot(self) -> bytes:
-        return images.encode(self._grab())
+        frame = self._grab()
+        if self._last is not None and np.array_equal(self._last[0], frame):
+            return self._last[1]
+        png = images.encode(frame)
+        self._last = (frame, png)
+        return png
 
     def _move(self, x: int, y: int) -> None:
         self._pointer_to(x, y)
@@ -119,7 +123,3 @@ class XScreen(ComputerBase):
                 self._button_event(wheel, True)
                 self._button_event(wheel, False)
         self._flush()
-
-    def product_effect_verifier(self) -> ProductVerifier | None:
-        """Return the product's own readback (never the oracle), if the episode offers one."""
-        return None if self._readback is None else self._readback()

@@ -2,7 +2,8 @@
 
 :class:`XTestEnv` is a :class:`~effectbench.computer.ComputerEnv` on one
 episode's X display, through its own X connection (``python-xlib``: the X
-protocol in Python, XTEST for input, ``GetImage`` for pixels).
+protocol in Python, XTEST for input, ``GetImage`` for pixels), authorized by
+the session's cookie file.
 :class:`AccessibleXEnv` adds the application's accessibility tree, read and
 acted on through the episode's accessibility reader (:mod:`._a11y_helper`, a
 process on the episode's own AT-SPI bus) over a Unix socket: ``a11y_tree``,
@@ -13,8 +14,10 @@ another application, is an :class:`~effectbench.computer.ActionError`.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,30 +29,56 @@ from Xlib import display as xdisplay
 from Xlib.ext import xtest
 
 from effectbench.computer import A11yNode, ActionError, Display
+from effectbench.computer.base import Readbacks
 from effectbench.errors import InfrastructureError
 from effectbench.screens.xbase import XScreen
 from effectbench.screens.xsession import XSession
-from effectbench.seam import ProductVerifier
 
 HELPER = Path(__file__).with_name("_a11y_helper.py")
 SHIFT = int(XK.string_to_keysym("Shift_L"))
+_xauthority_lock = threading.Lock()
+
+
+def open_display(name: str, xauthority: Path | None) -> xdisplay.Display:
+    """Connect to X display ``name``, presenting the cookie in file ``xauthority``.
+
+    python-xlib reads its cookie file from ``$XAUTHORITY`` while it connects, and
+    only then: the variable names ``xauthority`` for that moment alone (one
+    connection at a time in this process). ``None`` keeps the process's own.
+    """
+    if xauthority is None:
+        return xdisplay.Display(name)
+    with _xauthority_lock:
+        saved = os.environ.get("XAUTHORITY")
+        os.environ["XAUTHORITY"] = str(xauthority)
+        try:
+            return xdisplay.Display(name)
+        finally:
+            if saved is None:
+                del os.environ["XAUTHORITY"]
+            else:
+                os.environ["XAUTHORITY"] = saved
 
 
 class XTestEnv(XScreen):
     """Pointer and keys through XTEST, screenshots through GetImage, on one display."""
 
     def __init__(
-        self, display_name: str, readback: Callable[[], ProductVerifier] | None = None
+        self,
+        display_name: str,
+        readbacks: Readbacks | None = None,
+        *,
+        xauthority: Path | None = None,
     ) -> None:
         try:
-            self._x = xdisplay.Display(display_name)
+            self._x = open_display(display_name, xauthority)
         except (error.DisplayError, OSError) as exc:
             raise InfrastructureError(f"cannot open X display {display_name} ({exc})") from exc
         if not self._x.query_extension("XTEST").present:
             raise InfrastructureError(f"X display {display_name} has no XTEST extension")
         screen = self._x.screen()
         self._root = screen.root
-        super().__init__(Display(screen.width_in_pixels, screen.height_in_pixels), readback)
+        super().__init__(Display(screen.width_in_pixels, screen.height_in_pixels), readbacks)
         self._codes: dict[int, tuple[int, bool]] = {}
         self._spare: list[int] = []
 
@@ -193,9 +222,11 @@ class AccessibleXEnv(XTestEnv):
         self,
         display_name: str,
         reader: A11yReader,
-        readback: Callable[[], ProductVerifier] | None = None,
+        readbacks: Readbacks | None = None,
+        *,
+        xauthority: Path | None = None,
     ) -> None:
-        super().__init__(display_name, readback)
+        super().__init__(display_name, readbacks, xauthority=xauthority)
         self._reader = reader
 
     def a11y_tree(self) -> A11yNode:

@@ -3,9 +3,8 @@
 :class:`XSession` starts, under one :class:`~.processes.Supervisor`:
 
 * an X server on a display nobody else holds: ``Xvfb -displayfd`` (the desktop
-  substrate) or TigerVNC's ``Xvnc -displayfd -localhost -SecurityTypes None``
-  on a free 127.0.0.1 port (the remote-display substrate; the X server and the
-  RFB server in one process);
+  substrate) or TigerVNC's ``Xvnc -displayfd`` (the remote-display substrate;
+  the X server and the RFB server in one process);
 * its own ``dbus-daemon --session`` (no ``--fork``: it stays a child), with this
   session's ``DISPLAY`` and a private ``XDG_RUNTIME_DIR`` (mode 0700) in its
   environment, listening on a socket inside that directory;
@@ -18,13 +17,23 @@
 an episode can turn a broken session into an ``infrastructure`` drop.
 :meth:`XSession.close` stops the supervisor, which reaps every descendant.
 A missing program is one line naming its Debian package (:func:`require`).
+
+Nothing a session starts is usable by another local user. Everything lives in
+one folder of mode 0700: the X server admits only clients that present the
+session's own cookie (``-auth``, an Xauthority file of mode 0600 there; no
+``-ac``), Xvnc serves RFB on a Unix socket there (mode 0600, no TCP port, one
+client at a time) instead of a shared TCP port, and the session bus, the
+accessibility bus and the accessibility reader listen on sockets there too (the
+buses also admit only their own uid).
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import socket
+import struct
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -102,10 +111,35 @@ def programs_for(server: Server) -> tuple[str, ...]:
     return (x, "dbus-daemon", "dbus-send", "/usr/libexec/at-spi-bus-launcher")
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+COOKIE_SCHEME = b"MIT-MAGIC-COOKIE-1"
+FAMILY_LOCAL, FAMILY_WILD = 256, 65535
+
+
+def write_xauthority(path: Path) -> Path:
+    """Write a fresh X cookie, good for any display of this host, to ``path`` (mode 0600).
+
+    The X server reads every entry of the file it is given with ``-auth``,
+    whatever its display number. Clients find the file through ``XAUTHORITY``:
+    libxcb matches the wildcard entry, python-xlib the entry for this host's
+    name; an empty display number matches any display in both.
+    """
+    cookie = secrets.token_bytes(16)
+
+    def counted(data: bytes) -> bytes:
+        return struct.pack(">H", len(data)) + data
+
+    entries = b"".join(
+        struct.pack(">H", family)
+        + counted(address)
+        + counted(b"")
+        + counted(COOKIE_SCHEME)
+        + counted(cookie)
+        for family, address in ((FAMILY_LOCAL, socket.gethostname().encode()), (FAMILY_WILD, b""))
+    )
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(entries)
+    return path
 
 
 @dataclass
@@ -120,7 +154,10 @@ class XSession:
     display: str = field(init=False, default="")
     bus_address: str = field(init=False, default="")
     a11y_address: str = field(init=False, default="")
-    rfb_port: int = field(init=False, default=0)
+    xauthority: Path = field(init=False)
+    """The session's X cookie file (mode 0600): what its X clients present."""
+    rfb_path: Path = field(init=False)
+    """Where Xvnc serves RFB (a socket of mode 0600; remote-display sessions only)."""
     supervisor: Supervisor = field(init=False)
     x_pid: int = field(init=False, default=0)
     bus_pid: int = field(init=False, default=0)
@@ -132,6 +169,8 @@ class XSession:
         os.chmod(self.root, 0o700)
         for sub in ("run", "home", "logs"):
             (self.root / sub).mkdir(mode=0o700)
+        self.xauthority = write_xauthority(self.root / "xauthority")
+        self.rfb_path = self.root / "run" / "rfb.sock"
         self.supervisor = Supervisor(self.root / "logs")
         try:
             self._start()
@@ -151,6 +190,7 @@ class XSession:
             "XDG_CACHE_HOME": str(self.root / "home" / ".cache"),
             "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8",
+            "XAUTHORITY": str(self.xauthority),
         }
         if self.display:
             env["DISPLAY"] = self.display
@@ -162,29 +202,14 @@ class XSession:
 
     def _start(self) -> None:
         geometry = f"{self.width}x{self.height}"
+        private = ["-auth", str(self.xauthority), "-nolisten", "tcp"]
         if self.server == "xvnc":
-            self.rfb_port = _free_port()
-            argv = [
-                "Xvnc",
-                "-displayfd",
-                "{fd}",
-                "-geometry",
-                geometry,
-                "-depth",
-                "24",
-                "-localhost",
-                "-SecurityTypes",
-                "None",
-                "-rfbport",
-                str(self.rfb_port),
-                "-AlwaysShared",
-                "-nolisten",
-                "tcp",
-                "-ac",
-            ]
+            argv = ["Xvnc", "-displayfd", "{fd}", "-geometry", geometry, "-depth", "24", *private]
+            argv += ["-rfbport", "-1", "-rfbunixpath", str(self.rfb_path), "-rfbunixmode", "0600"]
+            argv += ["-SecurityTypes", "None", "-NeverShared", "-DisconnectClients=0"]
         else:
-            argv = ["Xvfb", "-displayfd", "{fd}", "-screen", "0", f"{geometry}x24"]
-            argv += ["-nolisten", "tcp", "-ac", "-noreset"]
+            argv = ["Xvfb", "-displayfd", "{fd}", "-screen", "0", f"{geometry}x24", *private]
+            argv += ["-noreset"]
         x = self.supervisor.spawn(argv, self.base_env(), name="x", ready_fd=True)
         if not x.line.isdigit():
             raise InfrastructureError(f"the X server reported no display ({x.line!r})")

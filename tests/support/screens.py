@@ -2,27 +2,35 @@
 
 from __future__ import annotations
 
-import json
-import sys
-from pathlib import Path
-
+from effectbench.packs.clinic.desktop.frontend import app_command
+from effectbench.packs.clinic.service import Channel
 from effectbench.screens.xdisplay import A11yReader, AccessibleXEnv
 from effectbench.screens.xsession import XSession
 
-APP = Path(__file__).resolve().parents[2] / "effectbench/packs/clinic/desktop/app.py"
+NO_SERVICE = Channel(9, "no service listens on the discard port")
+"""A channel to nowhere, for tests of the app's screen alone."""
 
 
-def start_app(session: XSession, port: int = 9, name: str = "app") -> int:
+def start_app(session: XSession, channel: Channel = NO_SERVICE, name: str = "app") -> int:
     referral = {"patient_name": "Jonas Berg", "dob": "1975-02-11", "mrn": "M-0101"}
-    spawned = session.spawn(
-        [sys.executable, "-E", str(APP), "--port", str(port), "--referral", json.dumps(referral)],
-        name=name,
-        ready_fd=True,
-        timeout=30,
-    )
-    return spawned.pid
+    argv, env = app_command(channel, referral)
+    return session.spawn(argv, name=name, env=env, ready_fd=True, timeout=30).pid
 
 
-def desktop_env(session: XSession, port: int = 9) -> AccessibleXEnv:
-    app = start_app(session, port)
-    return AccessibleXEnv(session.display, A11yReader(session, app, timeout=30))
+def desktop_env(session: XSession, channel: Channel = NO_SERVICE) -> AccessibleXEnv:
+    app = start_app(session, channel)
+    reader = A11yReader(session, app, timeout=30)
+    return AccessibleXEnv(session.display, reader, xauthority=session.xauthority)
+
+
+def browsers_gone(timeout: float = 30.0) -> list[int]:
+    """Wait until no Chromium this process launched is left (a closed browser exits a moment
+    after Playwright returns, longer on a loaded machine); return the ones still there."""
+    import time
+
+    from effectbench.screens.browser import chromium_pids
+
+    deadline = time.monotonic() + timeout
+    while (left := chromium_pids()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left

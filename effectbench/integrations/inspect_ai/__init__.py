@@ -12,7 +12,9 @@ import-inspect LOG.eval --out DIR`` turns the log into a submission bundle.
 
 from __future__ import annotations
 
-EXTRA = "pip install 'effectbench[inspect]'"
+from effectbench.extras import install_hint
+
+EXTRA = install_hint("inspect")
 """How to install what this integration needs."""
 
 try:

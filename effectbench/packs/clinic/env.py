@@ -1,7 +1,8 @@
 """The arm-facing handle: every action and every product read goes over HTTP.
 
 :class:`ClinicEnv` is what a system under test holds. It talks to the record
-service on 127.0.0.1 (one keep-alive connection per episode) and offers:
+service on 127.0.0.1 (one keep-alive connection per episode, carrying the
+episode's secret, which the handle never hands out) and offers:
 
 * actions ``find_patients(name)``, ``open_chart(mrn)``, ``save_encounter(mrn,
   name, type, note, idempotency_key=None, sign=False, charge_code=None,
@@ -27,6 +28,7 @@ from urllib.parse import quote
 from effectbench.effects import Effect
 from effectbench.packs.clinic.db import SURFACES
 from effectbench.packs.clinic.oracle import Snapshot, Surface, judge_record
+from effectbench.packs.clinic.service import Channel
 from effectbench.schema import Verdict
 from effectbench.seam import ProductReading, Screen
 
@@ -35,10 +37,11 @@ SAVE_FIELDS = ("mrn", "name", "type", "note", "idempotency_key", "sign", "charge
 
 
 class _Client:
-    """One keep-alive HTTP/1.1 connection to the record service."""
+    """One keep-alive HTTP/1.1 connection to the record service, admitted by ``channel``."""
 
-    def __init__(self, port: int, timeout: float = 5.0) -> None:
-        self._port = port
+    def __init__(self, channel: Channel, timeout: float = 5.0) -> None:
+        self._port = channel.port
+        self._admit = channel.headers()
         self._timeout = timeout
         self._conn: http.client.HTTPConnection | None = None
 
@@ -54,7 +57,9 @@ class _Client:
     def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         """Send one request; return the JSON reply, or an error screen if it failed."""
         payload = None if body is None else json.dumps(body).encode("utf-8")
-        headers = {"Content-Type": "application/json"} if payload is not None else {}
+        headers = dict(self._admit)
+        if payload is not None:
+            headers["Content-Type"] = "application/json"
         try:
             conn = self._connect()
             conn.request(method, path, body=payload, headers=headers)
@@ -124,8 +129,8 @@ class RestVerifier:
 class ClinicEnv:
     """The SUT's handle on one episode: actions and reads over HTTP, nothing else."""
 
-    def __init__(self, port: int, referral: dict[str, Any]) -> None:
-        self._client = _Client(port)
+    def __init__(self, channel: Channel, referral: dict[str, Any]) -> None:
+        self._client = _Client(channel)
         self._referral = dict(referral)
         self._screen = Screen("idle", self._referral_banner(), {"referral": self._referral})
 

@@ -10,9 +10,11 @@ record service and the one oracle judges every variant.
 Adding a front end is one entry in :data:`FRONT_ENDS` (the substrate and the
 ``module:Class`` that implements :class:`FrontEnd`, imported only when used):
 
-* ``session(port, referral)``: a context manager yielding a :class:`FrontEndSession`
+* ``session(channel, referral)``: a context manager yielding a :class:`FrontEndSession`
   (the agent's env, and a ``health()`` the runner reads after the system ran;
   raise :class:`~effectbench.errors.InfrastructureError` when setting up fails);
+  ``channel`` is the record service's port and the episode's secret, which the
+  front end's own clients carry and never show the agent;
 * ``attempt(env, task, params)``: the shipped baselines' scripted steps on this
   front end, returning the :class:`~effectbench.seam.Screen` they end on;
 * ``describe()``: what goes into each row's ``env_fingerprint``.
@@ -22,47 +24,16 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from contextlib import contextmanager
+from typing import Any
 
+from effectbench.frontends import FrontEnd as FrontEnd
+from effectbench.frontends import FrontEndSession as FrontEndSession
 from effectbench.packs.clinic.env import ClinicEnv
+from effectbench.packs.clinic.service import Channel
 from effectbench.packs.clinic.tasks import ClinicTask, attempt
 from effectbench.schema import Substrate
 from effectbench.seam import Screen
-
-
-def _healthy() -> str | None:
-    return None
-
-
-@dataclass
-class FrontEndSession:
-    """One episode on one front end: the agent's env and the harness's health check."""
-
-    env: Any
-    health: Any = field(default=_healthy)
-    """``() -> str | None``: what failed (``None`` when the front end held)."""
-
-
-class FrontEnd(Protocol):
-    """How agents reach the clinic on one substrate."""
-
-    substrate: Substrate
-
-    def session(
-        self, port: int, referral: Mapping[str, Any]
-    ) -> AbstractContextManager[FrontEndSession]:
-        """Open one episode on the record service at ``port``."""
-        ...
-
-    def attempt(self, env: Any, task: ClinicTask, params: Mapping[str, Any]) -> Screen:
-        """The baselines' scripted steps on this front end."""
-        ...
-
-    def describe(self) -> dict[str, Any]:
-        """Return the front end's part of the env fingerprint."""
-        ...
 
 
 class ApiFrontEnd:
@@ -71,9 +42,9 @@ class ApiFrontEnd:
     substrate = Substrate.API
 
     @contextmanager
-    def session(self, port: int, referral: Mapping[str, Any]) -> Iterator[FrontEndSession]:
+    def session(self, channel: Channel, referral: Mapping[str, Any]) -> Iterator[FrontEndSession]:
         """Open a keep-alive HTTP client on the service."""
-        env = ClinicEnv(port, dict(referral))
+        env = ClinicEnv(channel, dict(referral))
         try:
             yield FrontEndSession(env)
         finally:
@@ -99,8 +70,7 @@ FRONT_ENDS: dict[Substrate, str] = {
 
 def variant_id(name: str, substrate: Substrate) -> str:
     """Return a task variant's id: ``clinic::NAME`` on ``api``, else ``clinic::NAME@SUBSTRATE``."""
-    base = f"clinic::{name}"
-    return base if substrate is Substrate.API else f"{base}@{substrate.value}"
+    return substrate.variant_id(f"clinic::{name}")
 
 
 def load(substrate: Substrate) -> FrontEnd:

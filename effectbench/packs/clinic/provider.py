@@ -210,7 +210,7 @@ class ClinicProvider:
         path = provision_copy(self._folder / f"episode-{next(self._counter)}.sqlite")
         service = self._service_for_episode()
         store = ClinicStore(path, spec.fault)
-        service.mount(store)
+        channel = service.mount(store)
         referral = {
             "patient_name": params["patient_name"],
             "dob": params["dob"],
@@ -222,7 +222,7 @@ class ClinicProvider:
         effects: tuple[Effect, ...] = tuple(e.resolve(params) for e in task.expected_effect)
         oracle = self._oracle_factory(path, effects, service.alive)
         try:
-            with front.session(service.port, referral) as session:
+            with front.session(channel, referral) as session:
                 self._episode_files[id(session.env)] = path
                 yield Episode(
                     env=session.env,

@@ -18,22 +18,61 @@ Routes (JSON in, JSON out; every reply is ``{status, banner, details}``)::
 Every other path is the clinic's web application (:mod:`.web.app`): HTML pages
 and form posts over the same mounted store, so the web UI and the JSON routes
 reach the same faulty persistence boundary.
+
+Only the mounted episode's own clients get in. Mounting a store draws a fresh
+secret (:class:`Channel`); every request must carry it in the
+:data:`SECRET_HEADER` header (the harness's clients, the desktop app and the
+episode's browser context send it; no agent ever sees it), name the service
+itself as ``Host`` (``127.0.0.1:PORT``: a rebound DNS name is refused), come
+from no other ``Origin``, and post JSON to ``/api/`` or a URL-encoded form to a
+page. So another local user, or a web page's no-preflight ``text/plain`` post,
+reaches nothing. The harness oracle never comes through here: it reads the
+database file directly (``mode=ro``).
 """
 
 from __future__ import annotations
 
+import hmac
+import html
 import json
+import secrets
 import sys
 import threading
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from effectbench.packs.clinic.store import ClinicStore, Reply
-from effectbench.packs.clinic.web.app import Page, handle_get, handle_post
 
 MAX_BODY = 64 * 1024
 """The largest form the service reads (a clinical note fits many times over)."""
+SECRET_HEADER = "X-Clinic-Episode"
+"""The request header that carries the mounted episode's secret."""
+FORM_TYPES = {"/api/": "application/json", "/": "application/x-www-form-urlencoded"}
+"""The one body type each kind of route accepts (JSON routes, web-app pages)."""
+
+
+@dataclass(frozen=True)
+class Channel:
+    """How one episode's own clients reach the service: its port and the episode's secret."""
+
+    port: int
+    secret: str = field(repr=False)
+
+    @property
+    def host(self) -> str:
+        """Return the ``Host`` every request names: ``127.0.0.1:PORT``."""
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """Return the web app's start page."""
+        return f"http://{self.host}/"
+
+    def headers(self) -> dict[str, str]:
+        """Return the header that admits a request to this episode."""
+        return {SECRET_HEADER: self.secret}
 
 
 class _Server(ThreadingHTTPServer):
@@ -64,9 +103,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
-    def _send_page(self, page: Page) -> None:
-        payload = page.document.encode("utf-8")
-        self.send_response(page.http_status)
+    def _send_page(self, http_status: int, document: str) -> None:
+        payload = document.encode("utf-8")
+        self.send_response(http_status)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Cache-Control", "no-store")
         self.send_header("Content-Length", str(len(payload)))
@@ -92,20 +131,62 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         return data if isinstance(data, dict) else None
 
+    def _refuse(self, status: int, message: str) -> None:
+        self.close_connection = True  # a refused request's body is never read
+        if self._api():
+            self._send(Reply(status, "error", message))
+        else:
+            text = html.escape(message, quote=True)
+            self._send_page(status, f"<!doctype html><title>Clinic</title>{text}")
+
+    def _api(self) -> bool:
+        return urlsplit(self.path).path.startswith("/api/")
+
+    def _admitted(self) -> bool:
+        """Admit only the mounted episode's own clients; answer anything else and say so."""
+        channel = self.server.service.channel
+        if channel is None:
+            self._refuse(503, "no clinic is mounted")
+            return False
+        if self.headers.get("Host") != channel.host:
+            self._refuse(421, f"this service answers only as {channel.host}")
+            return False
+        secret = self.headers.get(SECRET_HEADER, "")
+        if not hmac.compare_digest(secret.encode("utf-8", "replace"), channel.secret.encode()):
+            self._refuse(401, "this request does not carry the episode's secret")
+            return False
+        origin = self.headers.get("Origin")
+        if origin is not None and origin != f"http://{channel.host}":
+            self._refuse(403, f"requests from {origin} are not served")
+            return False
+        if self.command in ("POST", "PATCH"):
+            wanted = FORM_TYPES["/api/" if self._api() else "/"]
+            given = (self.headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
+            if given != wanted:
+                self._refuse(415, f"a {self.command} here takes {wanted}, not {given or 'none'}")
+                return False
+        return True
+
     def _web(self) -> bool:
         """Answer a web-app request (any path outside ``/api/``); say whether it was one."""
-        if urlsplit(self.path).path.startswith("/api/"):
+        if self._api():
             return False
+        # The web app is imported by its first page: an api-only episode never loads it.
+        from effectbench.packs.clinic.web.app import handle_get, handle_post
+
         store = self._store()
         raw = self._read_body() if self.command == "POST" else b""
         if store is None:
-            self._send_page(Page(503, "<!doctype html><title>Clinic</title>No clinic is mounted"))
+            self._send_page(503, "<!doctype html><title>Clinic</title>No clinic is mounted")
         elif raw is None:
-            self._send_page(Page(413, "<!doctype html><title>Clinic</title>Form too large"))
-        elif self.command == "POST":
-            self._send_page(handle_post(store, self.path, raw.decode("utf-8", "replace")))
+            self._send_page(413, "<!doctype html><title>Clinic</title>Form too large")
         else:
-            self._send_page(handle_get(store, self.path))
+            page = (
+                handle_post(store, self.path, raw.decode("utf-8", "replace"))
+                if self.command == "POST"
+                else handle_get(store, self.path)
+            )
+            self._send_page(page.http_status, page.document)
         return True
 
     def _store(self) -> ClinicStore | None:
@@ -113,6 +194,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802
         """Route a read (a page, or a JSON read)."""
+        if not self._admitted():
+            return
         if not self._web():
             self._send(self.server.service.read_handler(self))
 
@@ -129,7 +212,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         """Route a save (a form post, or a JSON save)."""
-        if self._web():
+        if not self._admitted() or self._web():
             return
         request = self._write_request()
         if request is None:
@@ -142,6 +225,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_PATCH(self) -> None:  # noqa: N802
         """Route an edit."""
+        if not self._admitted():
+            return
         request = self._write_request()
         if request is None:
             return
@@ -177,6 +262,8 @@ class RecordService:
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.mounted: ClinicStore | None = None
+        self.channel: Channel | None = None
+        """The mounted episode's channel (port and secret); ``None`` while nothing is mounted."""
         self.read_handler = default_read_handler
         """The GET handler; tests replace it to prove the oracle never reads through it."""
 
@@ -217,10 +304,16 @@ class RecordService:
         if thread is not None:
             thread.join(timeout=2)
 
-    def mount(self, store: ClinicStore) -> None:
-        """Serve ``store`` (one episode's database file and fault)."""
+    def mount(self, store: ClinicStore) -> Channel:
+        """Serve ``store`` (one episode's database file and fault) to the channel returned.
+
+        Each mount draws a new secret: the previous episode's clients are shut out.
+        """
+        self.channel = Channel(self.port, secrets.token_urlsafe(32))
         self.mounted = store
+        return self.channel
 
     def unmount(self) -> None:
         """Stop serving the current episode's store."""
         self.mounted = None
+        self.channel = None

@@ -57,13 +57,23 @@ def screen_of(tree: A11yNode) -> Screen:
     return Screen(status=status, banner=banner.text)
 
 
+def drawing(tree: A11yNode) -> bool:
+    """Say whether a control is still being put on the screen (visible, not yet showing).
+
+    The tree lists the children of showing nodes only, so a listed node that is
+    visible but not showing has just been added and not yet mapped: a read taken
+    then is half-way through an update, however many reads agree.
+    """
+    return any("visible" in n.states and "showing" not in n.states for n in walk(tree))
+
+
 def until(env: AccessibleComputerEnv, ready: Callable[[A11yNode], bool], what: str) -> A11yNode:
     """Re-read the tree until ``ready`` holds and two reads in a row agree (settled)."""
     deadline = time.monotonic() + TIMEOUT_S
     last: A11yNode | None = None
     while True:
         tree = env.a11y_tree()
-        if ready(tree) and tree == last:
+        if ready(tree) and tree == last and not drawing(tree):
             return tree
         last = tree
         if time.monotonic() > deadline:

@@ -2,7 +2,11 @@
 
 A separate process, started per episode on the episode's own X display::
 
-    python app.py --port PORT --referral JSON
+    VAR=SECRET python app.py --port PORT --secret-env VAR --secret-header NAME --referral JSON
+
+The episode's secret, which the service requires in header ``NAME`` of every
+request, comes in environment variable ``VAR`` (only the app's own user can read
+that), never on the command line (every local user can read that).
 
 It is a client of the same record service as the web UI (``GET
 /api/patients?name=``, ``GET /api/patients/MRN/chart``, ``POST
@@ -58,14 +62,17 @@ window {{ background-color: rgb{L.BACKGROUND_RGB}; color: black; }}
 class Service:
     """One keep-alive HTTP/1.1 connection to the record service on 127.0.0.1."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, admit: dict[str, str]) -> None:
         self._port = port
+        self._admit = admit
         self._conn: http.client.HTTPConnection | None = None
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         """Send one request; an unreachable service is an error screen, as in any client."""
         payload = None if body is None else json.dumps(body).encode("utf-8")
-        headers = {"Content-Type": "application/json"} if payload is not None else {}
+        headers = dict(self._admit)
+        if payload is not None:
+            headers["Content-Type"] = "application/json"
         try:
             if self._conn is None:
                 self._conn = http.client.HTTPConnection("127.0.0.1", self._port, timeout=5)
@@ -357,10 +364,13 @@ def main() -> None:
     """Parse the arguments, show the window, say ``ready`` on fd 3 after the first frame."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--secret-env", required=True)
+    parser.add_argument("--secret-header", required=True)
     parser.add_argument("--referral", default="{}")
     args = parser.parse_args()
     _settings()
-    window = ClinicWindow(Service(args.port), json.loads(args.referral))
+    admit = {args.secret_header: os.environ.pop(args.secret_env, "")}
+    window = ClinicWindow(Service(args.port, admit), json.loads(args.referral))
     window.connect("destroy", Gtk.main_quit)
     window.show_all()
     window.show("search")

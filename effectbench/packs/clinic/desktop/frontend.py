@@ -10,8 +10,8 @@ what the service answers and the one oracle judges the record.
   (XTest pointer and keys, screenshots, and the app's AT-SPI tree). The
   shipped baselines drive it through accessibility (:mod:`.a11y_driver`), as
   native RPA tools do.
-* ``remote_display``: ``Xvnc`` on 127.0.0.1, the app started without an
-  accessibility bridge; the agent holds a
+* ``remote_display``: ``Xvnc`` (RFB on a Unix socket only the session's user
+  reaches), the app started without an accessibility bridge; the agent holds a
   :class:`~effectbench.screens.rfb.RemoteDisplayEnv`: one RFB connection,
   nothing else. The baselines drive it by pixels (:mod:`.pixel_driver`).
 
@@ -27,28 +27,36 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from effectbench.frontends import (
+    ALL_SURFACES,
+    PRODUCT,
+    FrontEndSession,
+    require_substrate,
+    x_session,
+)
 from effectbench.packs.clinic.desktop import layout as L
 from effectbench.packs.clinic.env import ClinicEnv, RestVerifier
-from effectbench.packs.clinic.frontends import FrontEndSession
+from effectbench.packs.clinic.service import SECRET_HEADER, Channel
 from effectbench.packs.clinic.tasks import ClinicTask
 from effectbench.schema import Substrate
-from effectbench.screens.xsession import HEIGHT, WIDTH, Server, XSession, programs_for, require
+from effectbench.screens.xsession import HEIGHT, WIDTH, Server
 from effectbench.seam import Screen
 
 APP = Path(__file__).with_name("app.py")
+SECRET_ENV = "CLINIC_EPISODE_SECRET"
+"""The app's environment variable that holds the episode's secret."""
 APP_START_TIMEOUT_S = 20.0
-TYPELIBS = ("Gtk-3.0", "Atspi-2.0", "PangoCairo-1.0")
 
 
 class _Readback:
     """The product's REST readbacks, held apart from any action the agent could take."""
 
-    def __init__(self, port: int, referral: Mapping[str, Any]) -> None:
-        self._rest = ClinicEnv(port, dict(referral))
+    def __init__(self, channel: Channel, referral: Mapping[str, Any]) -> None:
+        self._rest = ClinicEnv(channel, dict(referral))
 
     def encounters(self) -> RestVerifier:
         return self._rest.product_effect_verifier()
@@ -60,15 +68,15 @@ class _Readback:
         self._rest.close()
 
 
-def _start_app(session: XSession, port: int, referral: Mapping[str, Any]) -> int:
-    """Start the app and return its pid at once (:meth:`Supervisor.ready` waits for it)."""
-    spawned = session.spawn(
-        [sys.executable, "-E", str(APP), "--port", str(port), "--referral", json.dumps(referral)],
-        name="app",
-        ready_fd=True,
-        wait=False,
-    )
-    return spawned.pid
+def app_command(channel: Channel, referral: Mapping[str, Any]) -> tuple[list[str], dict[str, str]]:
+    """Return the app's command line and the environment it adds for ``channel``.
+
+    The episode's secret goes in the app's environment (only its own user can read
+    that), never on its command line (which every local user can).
+    """
+    argv = [sys.executable, "-E", str(APP), "--port", str(channel.port)]
+    argv += ["--secret-env", SECRET_ENV, "--secret-header", SECRET_HEADER]
+    return [*argv, "--referral", json.dumps(referral)], {SECRET_ENV: channel.secret}
 
 
 class _ScreenFrontEnd:
@@ -90,8 +98,26 @@ class _ScreenFrontEnd:
         }
 
     def check(self) -> None:
-        """Fail with one line naming the missing Debian package, before any episode."""
-        require(programs_for(self.server), TYPELIBS)
+        """Fail with one line naming the missing extra or Debian package, before any episode."""
+        require_substrate(self.substrate)
+
+    @contextmanager
+    def session(self, channel: Channel, referral: Mapping[str, Any]) -> Iterator[FrontEndSession]:
+        """Start the episode's X session and the app on it; yield the agent's env."""
+        argv, app_env = app_command(channel, referral)
+        readback = _Readback(channel, referral)
+        readbacks = {PRODUCT: readback.encounters, ALL_SURFACES: readback.all_surfaces}
+        try:
+            with x_session(
+                self.substrate,
+                argv,
+                app_env=app_env,
+                readbacks=readbacks,
+                start_timeout=APP_START_TIMEOUT_S,
+            ) as session:
+                yield session
+        finally:
+            readback.close()
 
 
 class DesktopFrontEnd(_ScreenFrontEnd):
@@ -99,26 +125,6 @@ class DesktopFrontEnd(_ScreenFrontEnd):
 
     substrate = Substrate.DESKTOP
     server: Server = "xvfb"
-
-    @contextmanager
-    def session(self, port: int, referral: Mapping[str, Any]) -> Iterator[FrontEndSession]:
-        """Start the session, the app and its accessibility reader; yield the agent's env."""
-        from effectbench.packs.clinic.desktop.env import ClinicAccessibleEnv
-        from effectbench.screens.xdisplay import A11yReader
-
-        self.check()
-        with ExitStack() as stack:
-            session = XSession(server="xvfb", accessibility=True)
-            stack.callback(session.close)
-            readback = _Readback(port, referral)
-            stack.callback(readback.close)
-            app = _start_app(session, port, referral)
-            reader = A11yReader(session, app, timeout=APP_START_TIMEOUT_S)  # starts meanwhile
-            stack.callback(reader.close)
-            session.supervisor.ready(app, APP_START_TIMEOUT_S)
-            env = ClinicAccessibleEnv(session.display, reader, readback)
-            stack.callback(env.close)
-            yield FrontEndSession(env=env, health=session.health)
 
     def attempt(self, env: Any, task: ClinicTask, params: Mapping[str, Any]) -> Screen:
         """The baselines' steps through the accessibility tree."""
@@ -128,34 +134,10 @@ class DesktopFrontEnd(_ScreenFrontEnd):
 
 
 class RemoteDisplayFrontEnd(_ScreenFrontEnd):
-    """The GTK app on Xvnc; the agent holds one RFB connection on 127.0.0.1."""
+    """The GTK app on Xvnc; the agent holds one RFB connection to it."""
 
     substrate = Substrate.REMOTE_DISPLAY
     server: Server = "xvnc"
-
-    @contextmanager
-    def session(self, port: int, referral: Mapping[str, Any]) -> Iterator[FrontEndSession]:
-        """Start Xvnc and the app (no accessibility bridge); yield an RFB-only env."""
-        from effectbench.packs.clinic.desktop.env import ClinicRemoteEnv
-
-        self.check()
-        with ExitStack() as stack:
-            session = XSession(server="xvnc", accessibility=False)
-            stack.callback(session.close)
-            readback = _Readback(port, referral)
-            stack.callback(readback.close)
-            app = _start_app(session, port, referral)
-            env = ClinicRemoteEnv(session.rfb_port, readback)  # connects while the app starts
-            stack.callback(env.close)
-            session.supervisor.ready(app, APP_START_TIMEOUT_S)
-
-            def health() -> str | None:
-                failed = session.health()
-                if failed is None and not env.connected():
-                    failed = "the RFB connection to Xvnc broke"
-                return failed
-
-            yield FrontEndSession(env=env, health=health)
 
     def attempt(self, env: Any, task: ClinicTask, params: Mapping[str, Any]) -> Screen:
         """The baselines' steps by pixels: recorded coordinates and text anchors."""

@@ -6,14 +6,19 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from effectbench.frontends import (
+    ALL_SURFACES,
+    PRODUCT,
+    FrontEndSession,
+    require_substrate,
+    web_session,
+)
 from effectbench.packs.clinic.db import SURFACES
 from effectbench.packs.clinic.env import RestVerifier, _Client
-from effectbench.packs.clinic.frontends import FrontEndSession
+from effectbench.packs.clinic.service import Channel
 from effectbench.packs.clinic.tasks import ClinicTask
-from effectbench.packs.clinic.web import layout, pixels
+from effectbench.packs.clinic.web import layout
 from effectbench.schema import Substrate
-from effectbench.screens.browser import BrowserComputer, shared_browser
-from effectbench.screens.chromium import chromium_executable
 from effectbench.seam import Screen
 
 
@@ -23,30 +28,30 @@ class WebFrontEnd:
     substrate = Substrate.WEB
 
     def __init__(self) -> None:
-        chromium_executable()  # a missing Chromium is one line before any episode
+        require_substrate(Substrate.WEB)  # a missing extra or Chromium: one line, no episode
 
     @contextmanager
-    def session(self, port: int, referral: Mapping[str, Any]) -> Iterator[FrontEndSession]:
-        """Health-check the browser, open the app's start page, yield the pixel env."""
-        browser = shared_browser()
-        browser_session = browser.open(layout.VIEWPORT, f"http://127.0.0.1:{port}/")
-        client = _Client(port)
-        env = BrowserComputer(
-            browser_session.page,
-            layout.VIEWPORT,
-            {
-                "product": lambda: RestVerifier(client, ("encounters",), "rest:encounters"),
-                "all": lambda: RestVerifier(client, SURFACES, "rest:all-surfaces"),
-            },
-        )
+    def session(self, channel: Channel, referral: Mapping[str, Any]) -> Iterator[FrontEndSession]:
+        """Open the app's start page in a fresh context of this worker's browser; yield the
+        pixel env. The context sends the channel's secret with every request it makes (a
+        header, never on the page: the agent sees pixels only)."""
+        client = _Client(channel)
+        readbacks = {
+            PRODUCT: lambda: RestVerifier(client, ("encounters",), "rest:encounters"),
+            ALL_SURFACES: lambda: RestVerifier(client, SURFACES, "rest:all-surfaces"),
+        }
         try:
-            yield FrontEndSession(env, browser_session.health)
+            with web_session(
+                channel.url, layout.VIEWPORT, headers=channel.headers(), readbacks=readbacks
+            ) as session:
+                yield session
         finally:
             client.close()
-            browser_session.close()
 
     def attempt(self, env: Any, task: ClinicTask, params: Mapping[str, Any]) -> Screen:
         """Drive the pages by recorded coordinates and screen changes."""
+        from effectbench.packs.clinic.web import pixels  # reads screenshots: the web extra
+
         return pixels.attempt(env, task, params)
 
     def describe(self) -> dict[str, Any]:
