@@ -10,6 +10,8 @@ its frames into the record folder's ``frames/``.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -28,7 +30,9 @@ __all__ = [
     "FRAMES_DIR",
     "RECEIPTS_FILE",
     "all_carry_receipts",
+    "evidence_from_inline",
     "evidence_from_json",
+    "evidence_inline",
     "evidence_json",
     "load_beside",
     "read_frames",
@@ -104,6 +108,33 @@ def evidence_from_json(data: Any, frames_dir: Path, where: str) -> Evidence:
     except (ValidationError, TypeError) as exc:
         raise DataError(f"not a receipt: {str(exc).splitlines()[0]}", file=where) from None
     return Evidence(receipt, read_frames(frames_dir, [f.name for f in receipt.frames]))
+
+
+def evidence_inline(evidence: Evidence) -> dict[str, Any]:
+    """Return a receipt with its frames inline (base64), as one JSON object: what travels
+    where files cannot (a worker's answer, an inspect score)."""
+    frames = {n: base64.b64encode(b).decode("ascii") for n, b in evidence.frames.items()}
+    return {"receipt": evidence.receipt.to_json(), "frames": frames}
+
+
+def evidence_from_inline(data: Any) -> Evidence:
+    """Return the evidence of :func:`evidence_inline` data; a ``ValueError`` says what is wrong
+    (not a receipt, a frame name that is not one, a frame it names missing, not base64)."""
+    if not isinstance(data, dict) or set(data) != {"receipt", "frames"}:
+        raise ValueError("inline evidence is {receipt, frames}")
+    frames = data["frames"]
+    if not isinstance(frames, dict):
+        raise ValueError("frames are an object of base64 texts by name")
+    try:
+        receipt = Receipt.model_validate_json(orjson.dumps(data["receipt"]), strict=True)
+        decoded = {str(n): base64.b64decode(str(v), validate=True) for n, v in frames.items()}
+    except (ValidationError, TypeError, binascii.Error) as exc:
+        raise ValueError(f"not a receipt with its frames: {str(exc).splitlines()[0]}") from None
+    if not all(FRAME_NAME.fullmatch(n) for n in decoded):
+        raise ValueError("a frame name that is not <sha256>.webp or .png")
+    if {f.name for f in receipt.frames} - set(decoded):
+        raise ValueError("the receipt names a frame it does not carry")
+    return Evidence(receipt, decoded)
 
 
 def _stem(task_id: str, trial: int) -> str:

@@ -20,8 +20,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from PIL import Image
-
 from effectbench.changes import plain_value
 from effectbench.computer import A11yNode, AccessibleComputerEnv, ActionError, ComputerEnv
 from effectbench.computer import MouseButton as _Button
@@ -265,7 +263,12 @@ def is_screen(env: Any) -> bool:
 
 
 def frame(png: bytes) -> tuple[str, bytes]:
-    """Return a screenshot as a key frame: ``(name, bytes)``, lossless WebP named by its sha256."""
+    """Return a screenshot as a key frame: ``(name, bytes)``, lossless WebP named by its sha256.
+
+    Pillow comes with the screen substrates' extras (a screen episode needs one of them).
+    """
+    from PIL import Image
+
     with Image.open(io.BytesIO(png)) as image:
         image.load()
         rgb = image.convert("RGB")

@@ -15,7 +15,6 @@ bundle is made by :func:`effectbench.produce.make_submission`, like ``submit``.
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import math
@@ -39,7 +38,6 @@ from effectbench.errors import DataError, UsageError
 from effectbench.integrations.inspect_ai.episodes import INFRASTRUCTURE_KEY, borrowed
 from effectbench.integrations.inspect_ai.tasks import (
     DROPPED,
-    FRAMES_KEY,
     METADATA_KEY,
     RECEIPT_KEY,
     SCORER_NAME,
@@ -51,7 +49,7 @@ from effectbench.manifest import fingerprint
 from effectbench.metrics import Results, episode_frame, summarize
 from effectbench.produce import bundle_folder, make_submission, write_submission
 from effectbench.receipts.collect import Evidence, with_evidence
-from effectbench.receipts.model import FRAME_NAME, Receipt
+from effectbench.receipts.files import evidence_from_inline
 from effectbench.runner import DroppedEpisode, RunResult, episode_row
 from effectbench.schema import (
     AgentReport,
@@ -368,18 +366,11 @@ def _trial_of(
 
 
 def _evidence(meta: Mapping[str, Any], path: Path, where: str) -> Evidence:
-    """Return the receipt a score recorded, with its frames (decoded from base64)."""
-    frames = meta.get(FRAMES_KEY) or {}
+    """Return the receipt a score recorded, with its frames."""
     try:
-        receipt = Receipt.model_validate_json(json.dumps(meta[RECEIPT_KEY]), strict=True)
-        data = {str(n): base64.b64decode(str(v), validate=True) for n, v in frames.items()}
-    except (ValidationError, ValueError, TypeError, AttributeError):
-        raise _tampered(path, where, "its receipt or frames are malformed") from None
-    if not all(FRAME_NAME.fullmatch(n) for n in data) or {f.name for f in receipt.frames} - set(
-        data
-    ):
-        raise _tampered(path, where, "its receipt names frames the score does not hold")
-    return Evidence(receipt, data)
+        return evidence_from_inline(meta[RECEIPT_KEY])
+    except ValueError as exc:
+        raise _tampered(path, where, f"its receipt is malformed ({exc})") from None
 
 
 def _check_metrics(log: EvalLog, rows: list[EpisodeRecord], path: Path) -> Results:

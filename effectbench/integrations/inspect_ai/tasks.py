@@ -14,7 +14,6 @@ trials' rows.
 
 from __future__ import annotations
 
-import base64
 import json
 import math
 from collections.abc import Mapping
@@ -56,6 +55,7 @@ from effectbench.integrations.inspect_ai.tools import (
 from effectbench.manifest import fingerprint
 from effectbench.metrics import Results, episode_frame, summarize
 from effectbench.receipts.collect import evidence_of
+from effectbench.receipts.files import evidence_inline
 from effectbench.runner import DroppedEpisode, episode_row, read_verdict
 from effectbench.schema import AgentReport, OracleVerdict, Outcome, Split, TaskSpec
 from effectbench.seam import BenchmarkProvider
@@ -71,9 +71,8 @@ METADATA_KEY = "effectbench"
 """Where the task's metadata (pack, fingerprint, split, substrates) sits in the log."""
 NO_REPORT = "the agent ended without a report (no report_outcome call)"
 RECEIPT_KEY = "receipt"
-"""Score metadata key: the trial's receipt (:mod:`effectbench.receipts`)."""
-FRAMES_KEY = "frames"
-"""Score metadata key: the receipt's key frames, by name, as base64."""
+"""Score metadata key: the trial's receipt with its key frames inline
+(:func:`effectbench.receipts.files.evidence_inline`)."""
 
 
 def select_tasks(pack: BenchmarkProvider, split: str, substrate: str | None) -> list[TaskSpec]:
@@ -167,9 +166,8 @@ def score_of(outcome: Any, verdict: OracleVerdict, report: AgentReport) -> Score
         "row": outcome.to_row(),
     }
     evidence = evidence_of(outcome)
-    if evidence is not None:  # the receipt, its frames as base64 (the log is one file)
-        metadata[RECEIPT_KEY] = evidence.receipt.to_json()
-        metadata[FRAMES_KEY] = {n: base64.b64encode(b).decode() for n, b in evidence.frames.items()}
+    if evidence is not None:  # the receipt, its frames inline (the log is one file)
+        metadata[RECEIPT_KEY] = evidence_inline(evidence)
     return Score(
         value=outcome.outcome.value,
         answer=report.message,
