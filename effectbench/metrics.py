@@ -337,12 +337,12 @@ EVENTS = (
     "false_abort",
     "correct_effect",
     "screen_success",
-    "collateral_write",
 )
-"""The per-episode events every rate counts (:func:`episode_events` defines each)."""
-KNOWN_FROM_RECEIPTS = frozenset(("collateral_write",))
-"""Events only an episode's receipt tells: counted when every episode has one (a frame with
-:data:`COLLATERAL_COLUMN`), else left out of :func:`episode_events` (not measured, never 0)."""
+"""The per-episode events every row tells (:func:`episode_events` defines each)."""
+RECEIPT_EVENTS = ("collateral_write",)
+"""Events only an episode's receipt tells (:func:`episode_events` defines them too): counted
+when every episode has one (a frame with :data:`COLLATERAL_COLUMN`), else left out (not
+measured, never 0)."""
 
 
 def episode_events(frame: pd.DataFrame | CodedFrame) -> dict[str, np.ndarray]:

@@ -30,7 +30,7 @@ def _live(env: RecordingScreen) -> Any:
     async def run(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
 
-    return SimpleNamespace(episode=SimpleNamespace(env=env), run=run, display="inspect")
+    return SimpleNamespace(episode=SimpleNamespace(env=env), env=env, run=run, display="inspect")
 
 
 def test_the_tool_is_inspects_computer_tool_so_native_computer_use_replaces_it() -> None:
