@@ -41,7 +41,7 @@ from typing import Any
 
 import orjson
 
-from effectbench.bundle import Submission, write_bundle
+from effectbench.bundle import Submission, slugify, write_bundle
 from effectbench.manifest import fingerprint
 from effectbench.metrics import episode_frame, summarize
 from effectbench.packs import get_pack
@@ -67,9 +67,8 @@ def material(folder: Path) -> dict[str, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     out = {}
     for arm in ARMS:
-        found = [
-            p for p in folder.iterdir() if p.name.endswith(f"_material-{arm.replace('_', '-')}")
-        ]
+        suffix = f"_{slugify(f'material {arm}')}"
+        found = [p for p in folder.iterdir() if p.name.endswith(suffix)]
         if found and (found[0] / "receipts.jsonl").is_file():
             out[arm] = found[0]
             continue
@@ -78,9 +77,7 @@ def material(folder: Path) -> dict[str, Path]:
         cmd += ["--substrate", SUBSTRATE, "--baseline", arm, "--trials", str(TRIALS)]
         cmd += ["--name", f"material {arm}", "--out", str(folder), "--progress", "off"]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        (made,) = [
-            p for p in folder.iterdir() if p.name.endswith(f"_material-{arm.replace('_', '-')}")
-        ]
+        (made,) = [p for p in folder.iterdir() if p.name.endswith(suffix)]
         out[arm] = made
         print(
             f"material: {arm} on clinic/{SUBSTRATE}, {TRIALS} trials, "
