@@ -76,7 +76,8 @@ def material(folder: Path) -> dict[str, Path]:
         cmd = [sys.executable, "-m", "effectbench.cli", "submit", "--pack", "clinic"]
         cmd += ["--substrate", SUBSTRATE, "--baseline", arm, "--trials", str(TRIALS)]
         cmd += ["--name", f"material {arm}", "--out", str(folder), "--progress", "off"]
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        journals = list(folder.glob(f"*{suffix}.journal"))  # a run stopped earlier goes on
+        subprocess.run(cmd + ["--resume", str(journals[0])] * bool(journals), check=True)
         (made,) = [p for p in folder.iterdir() if p.name.endswith(suffix)]
         out[arm] = made
         print(
