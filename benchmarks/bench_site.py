@@ -77,7 +77,8 @@ def material(folder: Path) -> dict[str, Path]:
         cmd += ["--substrate", SUBSTRATE, "--baseline", arm, "--trials", str(TRIALS)]
         cmd += ["--name", f"material {arm}", "--out", str(folder), "--progress", "off"]
         journals = list(folder.glob(f"*{suffix}.journal"))  # a run stopped earlier goes on
-        subprocess.run(cmd + ["--resume", str(journals[0])] * bool(journals), check=True)
+        resume = ["--resume", str(journals[0])] if journals else []
+        subprocess.run(cmd + resume, check=True)
         (made,) = [p for p in folder.iterdir() if p.name.endswith(suffix)]
         out[arm] = made
         print(
