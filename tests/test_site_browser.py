@@ -213,8 +213,14 @@ def column(page: Page, key: str, col: str) -> list[tuple[float | str, int]]:
     rows = board(page, key).locator("tbody:not([hidden]) tr[data-slug]:not([hidden])")
     script = """(els, col) => els.map(e => [
         e.querySelector('[data-col="' + col + '"]').dataset.sort, Number(e.dataset.order)])"""
+    numeric = board(page, key).locator(f'th[data-eb-column="{col}"]').get_attribute(
+        "data-eb-type"
+    )
     out: list[tuple[float | str, int]] = []
     for value, order in rows.evaluate_all(script, col):
+        if numeric == "number" and value == "":  # not measured: sorted as the page does, last
+            out.append((float("inf"), int(order)))
+            continue
         try:
             out.append((float(value), int(order)))
         except ValueError:
