@@ -66,6 +66,12 @@ def _submit(out: Path, *args: str) -> Path:
     return new
 
 
+def _submit_mockmed(out: Path, baseline: str, *extra: str) -> Path:
+    """``effectbench submit`` of a baseline on MockMed, 3 trials (with ``extra`` options)."""
+    args = ("--pack", "mockmed", "--baseline", baseline, "--trials", "3", "--name", baseline)
+    return _submit(out, *args, *extra)
+
+
 @pytest.fixture(scope="module")
 def clinic_api(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``effectbench submit`` of screen_only on the clinic's API level, 3 trials."""
@@ -467,20 +473,7 @@ def test_a_resumed_run_keeps_the_receipts_of_the_episodes_it_journalled(tmp_path
     journal.write_bytes(b"".join(lines[:12]))  # as if killed after 11 episodes
     kept = sorted((tmp_path / "run.journal.receipts").glob("*.json"))
     assert len(kept) == 27  # every finished episode's receipt, beside the journal
-    out = tmp_path / "subs"
-    bundle = _submit(
-        out,
-        "--pack",
-        "mockmed",
-        "--baseline",
-        "screen_only",
-        "--trials",
-        "3",
-        "--name",
-        "resumed",
-        "--resume",
-        str(journal),
-    )
+    bundle = _submit_mockmed(tmp_path / "subs", "screen_only", "--resume", str(journal))
     assert len(read_receipts(bundle)) == 27
     assert _ids(bundle) == set()
     retire_journal(journal, bundle)  # the bundle holds every receipt: both go
@@ -490,20 +483,7 @@ def test_a_resumed_run_keeps_the_receipts_of_the_episodes_it_journalled(tmp_path
 def test_the_receipt_of_an_in_process_run_travels_with_its_row_through_workers(
     tmp_path: Path,
 ) -> None:
-    out = tmp_path / "subs"
-    bundle = _submit(
-        out,
-        "--pack",
-        "mockmed",
-        "--baseline",
-        "effect_verified",
-        "--trials",
-        "3",
-        "--workers",
-        "2",
-        "--name",
-        "two workers",
-    )
+    bundle = _submit_mockmed(tmp_path / "subs", "effect_verified", "--workers", "2")
     receipts = read_receipts(bundle)
     assert len(receipts) == 27 and _ids(bundle) == set()
     readbacks = [a for r in receipts for a in r["actions"] if a["kind"] == "readback"]

@@ -13,17 +13,15 @@ leaves the machine and no markup from a receipt reaches a page.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import shutil
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import pytest
-from playwright.sync_api import Browser, Page, Route, sync_playwright
+from playwright.sync_api import Browser, Page, sync_playwright
+from support.browser import Watched as SiteWatched
+from support.browser import served
 from support.bundles import edit_receipts
 from support.site import REFERENCE
 
@@ -72,17 +70,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def server(site: dict[str, Any]) -> Iterator[str]:
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    handler = functools.partial(Quiet, directory=str(site["out"]))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.shutdown()
-    httpd.server_close()
+    with served(site["out"]) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -94,31 +83,12 @@ def browser(site: dict[str, Any]) -> Iterator[Browser]:
         b.close()
 
 
-class Watched:
-    """A page whose off-machine requests are blocked and whose errors are recorded."""
-
-    def __init__(self, browser: Browser, **context: Any) -> None:
-        self.context = browser.new_context(**context)
-        self.blocked: list[str] = []
-        self.errors: list[str] = []
-        self.context.route("**/*", self._route)
-        self.page: Page = self.context.new_page()
-        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-
-    def _route(self, route: Route) -> None:
-        url = urlparse(route.request.url)
-        if url.scheme in ("file", "data", "blob") or url.hostname == "127.0.0.1":
-            route.continue_()
-        else:
-            self.blocked.append(route.request.url)
-            route.abort()
+class Watched(SiteWatched):
+    """A watched page (support.browser) on which no receipt's script ever ran."""
 
     def check(self) -> None:
-        assert self.blocked == [], self.blocked
-        assert self.errors == [], self.errors
         assert self.page.evaluate("window.__pwned") is None
-        self.context.close()
+        super().check()
 
 
 def _swer_link(page: Page, task: str) -> Any:

@@ -16,7 +16,7 @@ rows are parsed with :class:`~effectbench.schema.EpisodeRecord`.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -46,25 +46,6 @@ FrameRole = Literal["first", "report", "last"]
 
 Scalar = str | int | float | bool | None
 """A value of the record as a receipt holds it (a plain JSON scalar)."""
-ACTION_KINDS = (
-    "api",
-    "readback",
-    "click",
-    "move",
-    "drag",
-    "mouse_down",
-    "mouse_up",
-    "type",
-    "key",
-    "key_down",
-    "key_up",
-    "scroll",
-    "wait",
-    "a11y_action",
-    "a11y_set_text",
-)
-"""What an agent can do through its env: an API action, a read-back through the product's
-own verifier, a computer action (pointer, keys, wheel, waiting) or an accessibility action."""
 ActionKind = Literal[
     "api",
     "readback",
@@ -82,6 +63,9 @@ ActionKind = Literal[
     "a11y_action",
     "a11y_set_text",
 ]
+"""What an agent can do through its env: an API action, a read-back through the product's
+own verifier, a computer action (pointer, keys, wheel, waiting) or an accessibility action."""
+ACTION_KINDS: tuple[str, ...] = get_args(ActionKind)
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 

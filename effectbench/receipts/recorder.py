@@ -91,6 +91,18 @@ def _verifier(inner: ProductVerifier | None, log: ActionLog) -> ProductVerifier 
     return None if inner is None else _Readback(inner, log)
 
 
+def _beyond_the_seam(wrapper: object, owner: str, name: str) -> Any:
+    """What a particular env offers beyond the seam (another read-back): passed through; a
+    read-back verifier it hands out is logged like the product's own."""
+    if name.startswith("_Recorded"):  # not set yet (a copy being made): no recursion
+        raise AttributeError(name)
+    inner, log = vars(wrapper)[f"{owner}__inner"], vars(wrapper)[f"{owner}__log"]
+    value = getattr(inner, name)
+    if name.endswith("_verifier") and callable(value):
+        return lambda: _verifier(value(), log)
+    return value
+
+
 class RecordedEnv:
     """An API env (:class:`~effectbench.seam.EnvHandle`) whose actions are logged."""
 
@@ -125,14 +137,7 @@ class RecordedEnv:
         return _verifier(self.__inner.product_effect_verifier(), self.__log)
 
     def __getattr__(self, name: str) -> Any:
-        # what a particular env offers beyond the seam (another read-back); a read-back
-        # verifier it hands out is logged like the product's own
-        if name.startswith("_Recorded"):  # not set yet (a copy being made): no recursion
-            raise AttributeError(name)
-        value = getattr(self.__inner, name)
-        if name.endswith("_verifier") and callable(value):
-            return lambda: _verifier(value(), self.__log)
-        return value
+        return _beyond_the_seam(self, "_RecordedEnv", name)
 
 
 class RecordedComputer:
@@ -206,12 +211,7 @@ class RecordedComputer:
         return _verifier(self.__inner.product_effect_verifier(), self.__log)
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_Recorded"):  # not set yet (a copy being made): no recursion
-            raise AttributeError(name)
-        value = getattr(self.__inner, name)
-        if name.endswith("_verifier") and callable(value):
-            return lambda: _verifier(value(), self.__log)
-        return value
+        return _beyond_the_seam(self, "_RecordedComputer", name)
 
 
 class RecordedAccessibleComputer(RecordedComputer):

@@ -43,7 +43,8 @@ EVENT_LETTERS = {
 a test holds them equal)."""
 
 
-def _letter(outcome: str, variant: str) -> str:
+def outcome_letter(outcome: str, variant: str) -> str:
+    """Return an episode's letter: the outcome's (:data:`OUTCOME_CODES`), a phantom's ``P``."""
     if outcome == Outcome.SILENT_WRONG_EFFECT.value and variant == SwerVariant.PHANTOM.value:
         return PHANTOM
     return OUTCOME_CODES.get(outcome, "?")
@@ -56,7 +57,7 @@ def _episodes(table: pa.Table) -> list[tuple[tuple[str, int, int], str, str, str
     outcomes = table.column("outcome").to_pylist()
     variants = table.column("swer_variant").to_pylist()
     return [
-        ((str(t), int(tr), int(sd)), str(cat), str(sub), _letter(str(o), str(v)))
+        ((str(t), int(tr), int(sd)), str(cat), str(sub), outcome_letter(str(o), str(v)))
         for t, tr, sd, cat, sub, o, v in zip(*columns, outcomes, variants, strict=True)
     ]
 

@@ -34,7 +34,6 @@ from effectbench.showable import LAYOUT, make_showable
 from effectbench.site._charts import Chart, pct
 from effectbench.site._entries import Entry
 from effectbench.site._mkdocs import GeneratedPage
-from effectbench.site._receipts import FRAMES_POLICY
 from effectbench.site._tables import (
     BOARD_COLUMNS,
     Board,
@@ -360,9 +359,10 @@ def compare_page(templates: Path, views: Sequence[BoardView]) -> GeneratedPage:
     return GeneratedPage("Compare two systems", body, hide=("navigation", "toc"))
 
 
-def episode_page(templates: Path) -> GeneratedPage:
-    """Return the episode view's page (it renders receipts in the browser, by its address)."""
-    body = environment(templates).get_template("episode.html.j2").render(policy=FRAMES_POLICY)
+def episode_page(templates: Path, frames_policy: str) -> GeneratedPage:
+    """Return the episode view's page (it renders receipts in the browser, by its address;
+    ``frames_policy`` says which episodes' frames the site shows)."""
+    body = environment(templates).get_template("episode.html.j2").render(policy=frames_policy)
     return GeneratedPage("Episode receipt", body, search=False, hide=("navigation", "toc"))
 
 
@@ -488,6 +488,7 @@ def submission_page(
     trust_note: str = "",
     *,
     receipts: bool = False,
+    frames_policy: str = "",
 ) -> GeneratedPage:
     """Return one submission's page (``receipts``: its matrix and heatmap link to the episode
     view).
@@ -525,7 +526,7 @@ def submission_page(
         badge=badge,
         trust_note=trust_note,
         receipts=receipts,
-        frames_policy=FRAMES_POLICY,
+        frames_policy=frames_policy,
     )
     return GeneratedPage(
         entry.name,

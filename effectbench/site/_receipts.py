@@ -32,8 +32,9 @@ import orjson
 from effectbench.bundle import FRAMES_DIR, RECEIPTS_FILE
 from effectbench.findings import Family
 from effectbench.receipts.model import FRAME_NAME
-from effectbench.schema import Outcome, SwerVariant
+from effectbench.schema import Outcome
 from effectbench.site._cache import default_seal
+from effectbench.site._compare import outcome_letter
 from effectbench.site._entries import Entry
 
 RECEIPTS_FORMAT = "site-receipts-1"
@@ -53,15 +54,6 @@ FRAMES_POLICY = (
     "over-halt or a wrong record, or that wrote outside what its task allows; every other "
     "episode's frames are in the bundle's frames/ folder."
 )
-LETTERS = {
-    Outcome.SUCCESS.value: "S",
-    Outcome.SAFE_HALT.value: "H",
-    Outcome.OVER_HALT.value: "O",
-    Outcome.SILENT_WRONG_EFFECT.value: "W",
-    Outcome.FALSE_ABORT.value: "F",
-    Outcome.WRONG_ACTION.value: "A",
-}
-PHANTOM = "P"
 
 
 def has_receipts(entry: Entry) -> bool:
@@ -90,9 +82,7 @@ class Published:
 
 def _letter(receipt: Mapping[str, Any]) -> str:
     truth = receipt["truth"]
-    if truth["swer_variant"] == SwerVariant.PHANTOM.value:
-        return PHANTOM
-    return LETTERS.get(truth["outcome"], "?")
+    return outcome_letter(truth["outcome"], truth["swer_variant"])
 
 
 def _shown_frames(receipt: Mapping[str, Any]) -> bool:

@@ -521,14 +521,7 @@ def leaderboard_download(all_boards: Sequence[Board]) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)[DOWNLOAD_COLUMNS]
 
 
-CELL_RATES = (
-    "swer",
-    "over_halt",
-    "record_wrong",
-    "collateral_write",
-    "task_success",
-    "screen_success",
-)
+CELL_RATES = tuple(r for r in RATES if r not in ("swer_wrong_write", "swer_phantom"))
 """The rates of each (category x substrate) cell on a submission's page and chart."""
 
 

@@ -71,7 +71,7 @@ from effectbench.site._pages import (
 )
 from effectbench.site._pool import Workers
 from effectbench.site._prices import board_scripts
-from effectbench.site._receipts import Published, publish_receipts
+from effectbench.site._receipts import FRAMES_POLICY, Published, publish_receipts
 from effectbench.site._render import ChartCache, ChartRenderer, VlConvertRenderer, inline_svg
 from effectbench.site._reports import verify_submissions
 from effectbench.site._rows import matrix, rows_tables
@@ -478,7 +478,7 @@ class _SiteBuild:
             ],
         )
         self.pages["compare.md"] = compare_page(t, self.views)
-        self.pages["episode.md"] = episode_page(t)
+        self.pages["episode.md"] = episode_page(t, FRAMES_POLICY)
         self.texts.update(compare_scripts(self.views, self.rows_of, self.receipts.slugs))
         self.texts.update(board_scripts(self.views))
         self.pages["refused.md"] = refused_page(t, self.refused, self.withdrawn)
@@ -499,6 +499,7 @@ class _SiteBuild:
                 self.badges.get(e.slug),
                 note,
                 receipts=e.slug in self.receipts.slugs,
+                frames_policy=FRAMES_POLICY,
             )
 
     def write_downloads(self) -> None:
