@@ -98,6 +98,7 @@ class Recording:
         self._changes: Changes | None = None
         self._collateral: bool | None = None
         self._notes: list[str] = []
+        self._last_png = b""
         self._take("first", 0.0)
 
     @classmethod
@@ -114,8 +115,13 @@ class Recording:
     def _take(self, role: FrameRole, t: float) -> None:
         if not is_screen(self._inner):
             return
-        name, data = frame(self._inner.screenshot())
-        self._frames.setdefault(name, data)
+        png = self._inner.screenshot()
+        if png == self._last_png and self._refs:  # the screen did not change: not encoded again
+            name = self._refs[-1].name
+        else:
+            name, data = frame(png)
+            self._frames.setdefault(name, data)
+            self._last_png = png
         self._refs.append(FrameRef(name=name, role=role, t=t))
 
     def reported(self) -> None:
