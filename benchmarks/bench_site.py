@@ -45,7 +45,6 @@ from effectbench.bundle import Submission, slugify, write_bundle
 from effectbench.manifest import fingerprint
 from effectbench.metrics import episode_frame, summarize
 from effectbench.packs import get_pack
-from effectbench.produce import REFERENCE_SET, reference_bundle
 from effectbench.site._receipts import frames_to_show
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -249,17 +248,38 @@ def unshared_frames(subs: Path) -> int:
     return total
 
 
-def shipped_site(work: Path) -> tuple[int, float]:
-    """Re-make the reference bundles with receipts and build the shipped site; its bytes."""
-    subs = work / "shipped-submissions"
-    shutil.rmtree(subs, ignore_errors=True)
+SHIPPED_BUILD = """
+import sys
+from pathlib import Path
+import verifier.references as references
+references.load_references.__defaults__ = (Path(sys.argv[1]),)  # the re-made list, not ours
+from effectbench.site import build_site
+summary = build_site(Path(sys.argv[2]), Path(sys.argv[3]), root=Path(sys.argv[4]),
+                     cache_dir=Path(sys.argv[5]), workers=1)
+print("\\n".join(summary.lines()))
+"""
+"""The shipped site's build: the maintainers' reference list is read from the verifier's own
+file, so the re-made bundles' list (another content hash each) is put in its place here."""
+
+
+def shipped_site(work: Path) -> tuple[int, float, str]:
+    """Re-make the reference bundles with receipts (and their list, as the maintainers' remake
+    does) and build the shipped site from them; return its bytes, the seconds, the summary."""
+    subs, listing = work / "shipped-submissions", work / "shipped-references.json"
+    out, cache = work / "shipped-public", work / "shipped-cache"
+    for p in (subs, out, cache):
+        shutil.rmtree(p, ignore_errors=True)
     subs.mkdir(parents=True)
+    shutil.copy(ROOT / "verifier" / "reference_bundles.json", listing)
     t = time.perf_counter()
-    for spec in REFERENCE_SET:
-        reference_bundle(spec, subs / f"2026-11-30_{spec.folder_slug}")
-    out = work / "shipped-public"
-    seconds, _, _, _ = run_build(subs, out, work / "shipped-cache")
-    return _size(out), time.perf_counter() - t
+    remake = [sys.executable, "-m", "verifier.references", "--remake", "--date", "2026-11-30"]
+    remake += ["--submissions", str(subs), "--list", str(listing)]
+    subprocess.run(remake, check=True, stdout=subprocess.DEVNULL)
+    args = [str(listing), str(subs), str(out), str(ROOT), str(cache)]
+    done = subprocess.run(
+        [sys.executable, "-c", SHIPPED_BUILD, *args], check=True, capture_output=True, text=True
+    )
+    return _size(out), time.perf_counter() - t, done.stdout
 
 
 def _load() -> str:
@@ -276,6 +296,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    parser.add_argument(
+        "--shipped-only", action="store_true", help="only the shipped site and the bundles' sizes"
+    )
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-site-"))
     subs, out, cache = work / "submissions", work / "public", work / "cache"
@@ -283,6 +306,18 @@ def main() -> int:
         shutil.rmtree(p, ignore_errors=True)
     print(f"load average at start: {_load()}")
     bundles = material(work / "material")
+    if args.shipped_only:
+        shipped, shipped_s, shipped_out = shipped_site(work)
+        print("shipped site:\n  " + "\n  ".join(shipped_out.strip().splitlines()))
+        print(f"size budgets (load average now {_load()}):")
+        print(_budget(f"shipped site (re-made, {shipped_s:.0f}s)", shipped, SHIPPED_BUDGET))
+        for arm, b in bundles.items():
+            print(
+                _budget(
+                    f"bundle: clinic/{SUBSTRATE}, {TRIALS} trials, {arm}", _size(b), BUNDLE_BUDGET
+                )
+            )
+        return 0
     pairs = load_material(bundles)
     frames_of = {p.name: p for b in bundles.values() for p in (b / "frames").iterdir()}
     extra = subs / f"2026-01-01_synthetic-{args.n:04d}"
@@ -323,7 +358,8 @@ def main() -> int:
         print(f"  {nbytes / MIB:8.1f} MiB  {100 * nbytes / size:5.1f}%  {part}")
     shared = parts.get("receipts/frames (shown key frames)", 0)
     bound = size - shared + unshared_frames(subs)
-    shipped, shipped_s = shipped_site(work)
+    shipped, shipped_s, shipped_out = shipped_site(work)
+    print("\nshipped site:\n  " + "\n  ".join(shipped_out.strip().splitlines()))
     material_sizes = {arm: _size(b) for arm, b in bundles.items()}
     print(f"\nsize budgets (load average now {_load()}):")
     print(_budget(f"site of {args.n + 1} submissions of 270 episodes", size, SITE_BUDGET))
