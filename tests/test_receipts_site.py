@@ -126,6 +126,24 @@ def test_two_clicks_from_the_board_open_a_silent_wrong_effects_receipt(
     w.check()
 
 
+def test_the_board_reports_the_collateral_write_rate_beside_swer(
+    browser: Browser, server: str, site: dict[str, Any]
+) -> None:
+    w = Watched(browser, viewport={"width": 1366, "height": 900})
+    page = w.page
+    page.goto(server + "index.html")
+    rows = page.locator(f"table#eb-board-{CLINIC_BOARD} tbody:not([hidden])")
+    web = rows.locator(f'tr[data-slug="{site["web"].name}"] td[data-metric="collateral_write"]')
+    k, n = web.locator(".eb-k").first.inner_text().split("/")
+    assert int(n) == 81 and int(k) > 0  # the homonym, the stale allergies, the wrong charge
+    assert web.locator(".eb-ci").count() >= 1  # with its interval
+    old = rows.locator(
+        'tr[data-slug="2026-11-30_screen-only-clinic"] td[data-metric="collateral_write"]'
+    )
+    assert "not measured" in old.inner_text()  # a bundle made before receipts
+    w.check()
+
+
 def test_a_heatmap_count_lists_its_episodes_and_each_opens(
     browser: Browser, server: str, site: dict[str, Any]
 ) -> None:
