@@ -30,8 +30,10 @@ from effectbench.attempts import Ending
 from effectbench.errors import DataError, UsageError
 from effectbench.filenames import BUNDLE_FILES as BUNDLE_FILES
 from effectbench.filenames import EPISODES_FILE as EPISODES_FILE
+from effectbench.filenames import FRAMES_DIR as FRAMES_DIR
 from effectbench.filenames import MAX_LINE_BYTES as MAX_LINE_BYTES
 from effectbench.filenames import README_FILE as README_FILE
+from effectbench.filenames import RECEIPTS_FILE as RECEIPTS_FILE
 from effectbench.filenames import SIGNATURE_FILE as SIGNATURE_FILE
 from effectbench.filenames import SUBMISSION_FILE as SUBMISSION_FILE
 from effectbench.metrics import Results
@@ -45,7 +47,12 @@ from effectbench.showable import (
 )
 
 BUNDLE_VERSION: Literal[1] = 1
-"""The ``effectbench_bundle_version`` this module writes and reads."""
+"""The ``effectbench_bundle_version`` of a bundle without receipts (an imported document)."""
+RECEIPTS_VERSION: Literal[2] = 2
+"""The ``effectbench_bundle_version`` of a bundle that carries a receipt for every row
+(``receipts.jsonl`` and ``frames/``): what a run of this harness writes."""
+BUNDLE_VERSIONS = (BUNDLE_VERSION, RECEIPTS_VERSION)
+"""Every ``effectbench_bundle_version`` this module writes and the verifier reads."""
 UPSTREAM_VERSION = 1
 """The ``effectbench_submission_version`` of the reference's single document."""
 
@@ -177,8 +184,9 @@ class EnvironmentInfo(_Model):
 class SubmissionHeader(_Model):
     """Everything of ``submission.json`` except the claimed results block."""
 
-    effectbench_bundle_version: Literal[1] = BUNDLE_VERSION
-    """The bundle format version (1)."""
+    effectbench_bundle_version: Literal[1, 2] = BUNDLE_VERSION
+    """The bundle format: 2 when every row has its receipt (``receipts.jsonl``, ``frames/``),
+    1 for rows alone (a converted document, a bundle made before receipts)."""
     spec_version: str = _text(SHORT_MAX)
     """The SPEC version (semver) the run was scored under."""
     system: SystemInfo
@@ -348,7 +356,10 @@ def write_bundle(
 ) -> Path:
     """Write a bundle into the folder ``out_dir`` (created; it must not hold a bundle yet).
 
-    Rows are written one compact JSON object per line in the order given, into a
+    When every row carries its receipt the bundle is of format 2 (whatever ``submission``
+    says) and gets them too (``receipts.jsonl``, in row order, and ``frames/``;
+    :mod:`effectbench.receipts.files`). Rows are written one
+    compact JSON object per line in the order given, into a
     hidden sibling folder that is renamed to ``out_dir`` only when complete, so
     a failed write never leaves a partial bundle. Returns ``out_dir``.
     """
@@ -358,11 +369,21 @@ def write_bundle(
     if out_dir.is_dir() and any(out_dir.iterdir()):
         raise UsageError(f"{out_dir} is not empty; write a bundle into a new folder")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
+    from effectbench.receipts.files import all_carry_receipts, write_receipts
+
     partial = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
+        rows = list(rows)
+        if all_carry_receipts(rows):  # the format follows the rows: with receipts, format 2
+            version = {"effectbench_bundle_version": RECEIPTS_VERSION}
+            submission = submission.model_copy(update=version)
+        elif submission.effectbench_bundle_version == RECEIPTS_VERSION:
+            raise ValueError("a bundle of format 2 needs a receipt for every row")
         with (partial / EPISODES_FILE).open("wb") as fh:
             for row in rows:
                 fh.write(_row_bytes(row))
+        if submission.effectbench_bundle_version == RECEIPTS_VERSION:
+            write_receipts(partial, rows)
         text = json.dumps(submission.to_json(), indent=2, ensure_ascii=False) + "\n"
         (partial / SUBMISSION_FILE).write_text(text, encoding="utf-8")
         if readme is not None:

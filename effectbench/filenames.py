@@ -18,7 +18,11 @@ README_FILE = "README.md"
 SIGNATURE_FILE = "submission.sigstore.json"
 """The optional Sigstore bundle; the one file the signature does not cover."""
 BUNDLE_FILES = (SUBMISSION_FILE, EPISODES_FILE, README_FILE, SIGNATURE_FILE)
-"""Every file a bundle may hold; the first two are required."""
+"""Every file a bundle of format 1 may hold; the first two are required."""
+RECEIPTS_FILE = "receipts.jsonl"
+"""Format 2: one receipt per line, line *i* the receipt of the row on line *i*."""
+FRAMES_DIR = "frames"
+"""Format 2: the folder of key frames (``<sha256>.webp``), each stored once."""
 MAX_LINE_BYTES = 64 * 1024
 """Bytes of one ``episodes.jsonl`` line the verifier reads by default (a row is 1-2 KiB);
 ``effectbench import`` refuses a document row that would be longer."""

@@ -38,6 +38,7 @@ class Family(StrEnum):
     SPEC = "spec"
     PACK = "pack"
     RESCORE = "rescore"
+    RECEIPT = "receipt"
     CLAIMS = "claims"
     SIGNATURE = "signature"
     REPRODUCE = "reproduce"
@@ -200,6 +201,71 @@ class CheckId(StrEnum):
         "the row's swer_variant differs from the truth table's",
     )
 
+    RECEIPT_MALFORMED = (
+        "receipt.malformed",
+        "a line of receipts.jsonl is not a receipt (JSON, fields, types, length)",
+    )
+    RECEIPT_MISSING = (
+        "receipt.missing",
+        "a scored row has no receipt (a bundle of format 2 has one per row)",
+    )
+    RECEIPT_EXTRA = "receipt.extra", "a receipt for an episode that has no row"
+    RECEIPT_ORDER = (
+        "receipt.order",
+        "a receipt stands on another row's line (line i of receipts.jsonl is row i's receipt)",
+    )
+    RECEIPT_TASK = (
+        "receipt.task",
+        "a receipt's task (title, category, substrate, correct action, mechanism) is not the "
+        "pack's",
+    )
+    RECEIPT_CLAIM = "receipt.claim", "a receipt's claim differs from its row's agent report"
+    RECEIPT_READING = "receipt.reading", "a receipt's oracle reading differs from its row's"
+    RECEIPT_OUTCOME = (
+        "receipt.outcome",
+        "the truth table, asked with a receipt's claim, reading and task, gives another label "
+        "than the receipt's truth row or its row",
+    )
+    RECEIPT_EVIDENCE = (
+        "receipt.evidence",
+        "a receipt's expected-versus-actual readings contradict the pack's contract, the judge, "
+        "its change set or its reading",
+    )
+    RECEIPT_CHANGE_SET = (
+        "receipt.change_set",
+        "a receipt's change set names a table the pack does not have, or misstates the "
+        "untouched tables, or is missing",
+    )
+    RECEIPT_COLLATERAL = (
+        "receipt.collateral",
+        "a receipt's collateral marks differ from what the task's allowed change set gives",
+    )
+    RECEIPT_FRAMES = (
+        "receipt.frames",
+        "a receipt on a screen substrate lacks its first, report or last frame",
+    )
+    RECEIPT_FRAME_NAME = (
+        "receipt.frame_name",
+        "a frame name is not <sha256>.webp or <sha256>.png (a path, a folder, another name)",
+    )
+    RECEIPT_FRAME_MISSING = "receipt.frame_missing", "a frame a receipt names is not in frames/"
+    RECEIPT_FRAME_HASH = (
+        "receipt.frame_hash",
+        "a frame file's bytes do not have the sha256 its name states",
+    )
+    RECEIPT_FRAME_IMAGE = (
+        "receipt.frame_image",
+        "a frame is not a WebP or PNG image, or exceeds the size limits (bytes, pixels)",
+    )
+    RECEIPT_FRAME_UNREFERENCED = (
+        "receipt.frame_unreferenced",
+        "frames/ holds a frame no receipt names",
+    )
+    RECEIPT_MARKUP = (
+        "receipt.markup",
+        "a receipt text holds HTML markup or a script address (receipts are plain text)",
+    )
+
     CLAIMS_MISSING_FIELD = "claims.missing_field", "a results field (or the block) is missing"
     CLAIMS_EXTRA_FIELD = "claims.extra_field", "a results field the rows do not give"
     CLAIMS_MISSING_CELL = (
@@ -293,6 +359,10 @@ class CheckId(StrEnum):
     REPRODUCE_MISMATCH = "reproduce.mismatch", "a row differs from the re-run's (timings aside)"
     REPRODUCE_EXTRA_ROW = "reproduce.extra_row", "a row the re-run does not give"
     REPRODUCE_MISSING_ROW = "reproduce.missing_row", "a row of the re-run the bundle lacks"
+    REPRODUCE_CHANGE_SET = (
+        "reproduce.change_set",
+        "the re-run's change set of a (task, trial) differs from its receipt's",
+    )
 
     RANKING_DUPLICATE = (
         "ranking.duplicate",

@@ -19,12 +19,17 @@ detected and removed before anything is appended; that episode runs again.
 Anything else that does not read as this run's journal (another format, a
 line from another run, a damaged line in the middle, a repeated cell) is a
 :class:`~effectbench.errors.DataError` naming the file and line.
+
+A row's receipt (:mod:`effectbench.receipts`) is kept in a folder beside the journal
+(``JOURNAL.receipts/``, :func:`receipts_folder`), made durable before the row's line is
+written; a resumed run's rows get their receipts back from it.
 """
 
 from __future__ import annotations
 
 import gc
 import os
+import shutil
 import stat
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
@@ -43,6 +48,8 @@ from effectbench.classify import InconsistentReading, classify, true_state
 from effectbench.errors import DataError, UsageError
 from effectbench.executors.worker import Outcome, code_digest, source_digest
 from effectbench.manifest import fingerprint
+from effectbench.receipts.collect import evidence_of, with_evidence
+from effectbench.receipts.files import load_beside, store_beside
 from effectbench.runner import Cell, DroppedEpisode, RunPlan
 from effectbench.schema import DropReason, EpisodeRecord, TaskSpec
 
@@ -401,6 +408,10 @@ class Journal:
         except OSError as exc:
             raise _write_error(path, exc) from None
         journal = cls(path, fd, contents.header, contents)
+        for (task_id, trial), outcome in outcomes.items():
+            if isinstance(outcome, EpisodeRecord):
+                found = load_beside(receipts_folder(path), task_id, trial)
+                with_evidence(outcome, found)
         journal._outcomes = outcomes
         return journal
 
@@ -419,6 +430,12 @@ class Journal:
         if isinstance(outcome, DroppedEpisode):
             entry["drop"] = {"reason": outcome.reason.value, "detail": outcome.detail}
         else:
+            evidence = evidence_of(outcome)
+            if evidence is not None:  # durable before the row's line: a resume finds it
+                try:
+                    store_beside(receipts_folder(self.path), cell.task_id, cell.trial, evidence)
+                except OSError as exc:
+                    raise _write_error(self.path, exc) from None
             entry["row"] = outcome.to_row()
         self._write(orjson.dumps(entry) + b"\n")
 
@@ -460,22 +477,29 @@ def open_journal(plan: RunPlan, *, journal: Path | None, resume: Path | None) ->
     return None
 
 
+def receipts_folder(path: Path) -> Path:
+    """Return the folder beside the journal at ``path`` that keeps its rows' receipts."""
+    return Path(path).with_name(Path(path).name + ".receipts")
+
+
 def retire_journal(path: Path, bundle: Path) -> None:
-    """Remove the journal at ``path`` once the bundle folder ``bundle`` durably holds its rows.
+    """Remove the journal at ``path`` (and its receipts folder) once the bundle folder
+    ``bundle`` durably holds its rows.
 
     Every file of the bundle and the folder itself are synced first, so no
     finished row exists only in memory when its journal line goes away.
     """
-    for file in sorted(Path(bundle).iterdir()):
-        if file.is_file():
-            fd = os.open(file, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-    _sync_folder(Path(bundle))
+    for file in sorted(p for p in Path(bundle).rglob("*") if p.is_file()):
+        fd = os.open(file, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    for folder in sorted({p.parent for p in Path(bundle).rglob("*")} | {Path(bundle)}):
+        _sync_folder(folder)
     _sync_folder(Path(bundle).parent)
     Path(path).unlink()
+    shutil.rmtree(receipts_folder(path), ignore_errors=True)
     _sync_folder(Path(path).parent)
 
 

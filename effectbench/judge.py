@@ -3,11 +3,18 @@
 A snapshot is the list of records the independent oracle read (``None`` when
 the system of record was unreachable). The judge never guesses: whatever it
 cannot decide from what was read is ``indeterminate``.
+
+Judging is two steps, each one function: :func:`gather` reads what the rule
+looks at out of the two snapshots (an :class:`Evidence`: how many records the
+selector picks, the read-back field's values, how many earlier records vanished),
+and :func:`decide` turns that evidence into the verdict. An episode's receipt
+carries the evidence, so the verifier decides it again with the same function.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from effectbench.effects import Effect, EffectKind
@@ -17,24 +24,67 @@ Record = Mapping[str, Any]
 Snapshot = Sequence[Record]
 
 
+def selects(record: Record, match: Mapping[str, Any], idempotency_key: Any = None) -> bool:
+    """Say whether a selector picks ``record``: every field of ``match`` equals the record's
+    (compared as strings) and, when ``idempotency_key`` is set, the record carries that key."""
+    for key, want in match.items():
+        if key not in record or str(record[key]) != str(want):
+            return False
+    if idempotency_key is not None:
+        return str(record.get("idempotency_key")) == str(idempotency_key)
+    return True
+
+
 def matches(record: Record, effect: Effect) -> bool:
     """Say whether ``record`` is selected by ``effect`` (its selector and idempotency key)."""
     return _matches(record, effect)
 
 
 def _matches(record: Record, effect: Effect) -> bool:
-    for key, want in effect.match.items():
-        if key not in record or str(record[key]) != str(want):
-            return False
-    if effect.idempotency_key is not None:
-        return str(record.get("idempotency_key")) == str(effect.idempotency_key)
-    return True
+    return selects(record, effect.match, effect.idempotency_key)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the rule of one effect reads from the two snapshots (and nothing else)."""
+
+    matched: int
+    """Records the selector picks (only records new since the baseline with ``count_new_only``)."""
+    values: tuple[Any, ...] = ()
+    """``field_equals``: the field's value in each picked record, as read (None: absent);
+    compared with the expected value as strings."""
+    lost: int = 0
+    """``record_written`` with ``forbid_collateral_loss``: earlier records that vanished."""
+
+
+def selected(effect: Effect, before: Snapshot | None, after: Snapshot) -> list[Record]:
+    """Return the records of ``after`` the effect's selector picks (new ones only when the
+    effect counts new records only and the baseline was read)."""
+    picked = [r for r in after if _matches(r, effect)]
+    if effect.count_new_only and before is not None:
+        old_keys = {r.get(effect.key_field) for r in before}
+        picked = [r for r in picked if r.get(effect.key_field) not in old_keys]
+    return picked
+
+
+def gather(effect: Effect, before: Snapshot | None, after: Snapshot) -> Evidence:
+    """Return the :class:`Evidence` of ``effect`` in a readable ``after`` snapshot."""
+    picked = selected(effect, before, after)
+    if effect.kind is EffectKind.FIELD_EQUALS:
+        field = effect.field or ""
+        values = tuple(r.get(field) for r in picked)
+        return Evidence(matched=len(picked), values=values)
+    lost = 0
+    if effect.forbid_collateral_loss and before is not None:
+        after_keys = {r.get(effect.key_field) for r in after}
+        lost = sum(1 for r in before if r.get(effect.key_field) not in after_keys)
+    return Evidence(matched=len(picked), lost=lost)
 
 
 def _verdict(
     effect: Effect,
     channel: str,
-    before: Snapshot | None,
+    before_reachable: bool,
     verdict: Verdict,
     reason: str,
     *,
@@ -50,57 +100,35 @@ def _verdict(
         reason=reason,
         observed_count=observed,
         expected_count=expected,
-        before_reachable=before is not None,
+        before_reachable=before_reachable,
         effect_correct=verdict is Verdict.CONFIRMED,
         effect_wrong_persisted=wrong,
         effect_absent=absent,
     )
 
 
-def judge(
-    effect: Effect, before: Snapshot | None, after: Snapshot | None, *, channel: str
+def decide(
+    effect: Effect, evidence: Evidence, *, channel: str, before_reachable: bool = True
 ) -> OracleVerdict:
-    """Judge one resolved ``effect`` against the ``before`` and ``after`` snapshots."""
-    if after is None:
-        return _verdict(
-            effect, channel, before, Verdict.INDETERMINATE, "system of record unreachable"
-        )
-    needs_baseline = effect.count_new_only or (
-        effect.kind is EffectKind.RECORD_WRITTEN and effect.forbid_collateral_loss
-    )
-    if needs_baseline and before is None:
+    """Decide ``effect`` from its evidence: the one rule of SPEC 4's typed effects."""
+    if effect.kind is EffectKind.FIELD_EQUALS:
+        return _decide_field(effect, evidence, channel, before_reachable)
+    n = evidence.matched
+    if evidence.lost:
         return _verdict(
             effect,
             channel,
-            before,
-            Verdict.INDETERMINATE,
-            "baseline unreadable: new records and collateral loss cannot be told apart",
+            before_reachable,
+            Verdict.REFUTED,
+            f"{evidence.lost} pre-existing record(s) vanished: collateral loss",
+            observed=n,
+            wrong=True,
         )
-    matched = [r for r in after if _matches(r, effect)]
-    if effect.count_new_only and before is not None:
-        old_keys = {r.get(effect.key_field) for r in before}
-        matched = [r for r in matched if r.get(effect.key_field) not in old_keys]
-    n = len(matched)
-    if effect.kind is EffectKind.FIELD_EQUALS:
-        return _judge_field(effect, channel, before, matched)
-    if effect.forbid_collateral_loss and before is not None:
-        after_keys = {r.get(effect.key_field) for r in after}
-        lost = [r for r in before if r.get(effect.key_field) not in after_keys]
-        if lost:
-            return _verdict(
-                effect,
-                channel,
-                before,
-                Verdict.REFUTED,
-                f"{len(lost)} pre-existing record(s) vanished: collateral loss",
-                observed=n,
-                wrong=True,
-            )
     if n == 0:
         return _verdict(
             effect,
             channel,
-            before,
+            before_reachable,
             Verdict.REFUTED,
             f"no record matches the selector, expected {effect.expected_count}: nothing persisted",
             observed=0,
@@ -110,7 +138,7 @@ def judge(
         return _verdict(
             effect,
             channel,
-            before,
+            before_reachable,
             Verdict.REFUTED,
             f"{n} records match the selector, expected exactly {effect.expected_count}",
             observed=n,
@@ -119,22 +147,22 @@ def judge(
     return _verdict(
         effect,
         channel,
-        before,
+        before_reachable,
         Verdict.CONFIRMED,
         f"exactly {n} matching record(s) written",
         observed=n,
     )
 
 
-def _judge_field(
-    effect: Effect, channel: str, before: Snapshot | None, matched: list[Record]
+def _decide_field(
+    effect: Effect, evidence: Evidence, channel: str, before_reachable: bool
 ) -> OracleVerdict:
-    n = len(matched)
+    n = evidence.matched
     if n == 0:
         return _verdict(
             effect,
             channel,
-            before,
+            before_reachable,
             Verdict.REFUTED,
             "no record to read back: nothing persisted",
             observed=0,
@@ -144,18 +172,18 @@ def _judge_field(
         return _verdict(
             effect,
             channel,
-            before,
+            before_reachable,
             Verdict.REFUTED,
             f"{n} records match the selector; the read-back needs exactly one",
             observed=n,
             wrong=True,
         )
-    got = matched[0].get(effect.field or "")
+    got = evidence.values[0] if evidence.values else None
     if got is None or str(got) != str(effect.value):
         return _verdict(
             effect,
             channel,
-            before,
+            before_reachable,
             Verdict.REFUTED,
             f"field {effect.field!r} is {got!r}, expected {effect.value!r}",
             observed=1,
@@ -164,10 +192,38 @@ def _judge_field(
     return _verdict(
         effect,
         channel,
-        before,
+        before_reachable,
         Verdict.CONFIRMED,
         f"field {effect.field!r} equals the expected value",
         observed=1,
+    )
+
+
+def judge(
+    effect: Effect, before: Snapshot | None, after: Snapshot | None, *, channel: str
+) -> OracleVerdict:
+    """Judge one resolved ``effect`` against the ``before`` and ``after`` snapshots."""
+    if after is None:
+        return _verdict(
+            effect,
+            channel,
+            before is not None,
+            Verdict.INDETERMINATE,
+            "system of record unreachable",
+        )
+    needs_baseline = effect.count_new_only or (
+        effect.kind is EffectKind.RECORD_WRITTEN and effect.forbid_collateral_loss
+    )
+    if needs_baseline and before is None:
+        return _verdict(
+            effect,
+            channel,
+            False,
+            Verdict.INDETERMINATE,
+            "baseline unreadable: new records and collateral loss cannot be told apart",
+        )
+    return decide(
+        effect, gather(effect, before, after), channel=channel, before_reachable=before is not None
     )
 
 

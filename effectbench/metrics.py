@@ -46,6 +46,9 @@ FRAME_COLUMNS = (
     "latency_s",
 )
 """The columns :func:`summarize` reads; nothing else of a row affects a number."""
+COLLATERAL_COLUMN = "collateral_write"
+"""An optional column beside them, from the rows' receipts: the episode changed the record
+outside what its task allows (:func:`episode_events` counts it; the results block does not)."""
 CODED_COLUMNS = FRAME_COLUMNS[:6]
 """The categorical columns (the others: ``reported_success`` booleans, two float columns)."""
 
@@ -65,13 +68,17 @@ class CodedFrame:
     coded: Mapping[str, Coded]
     """Each of :data:`CODED_COLUMNS`."""
     arrays: Mapping[str, np.ndarray]
-    """``reported_success``, ``cost_usd`` and ``latency_s``."""
+    """``reported_success``, ``cost_usd`` and ``latency_s`` (and :data:`COLLATERAL_COLUMN` when
+    the rows' receipts tell it)."""
 
     def __len__(self) -> int:
         return len(self.arrays["cost_usd"])
 
     def __getitem__(self, name: str) -> Any:
         return self.coded[name] if name in self.coded else self.arrays[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.coded or name in self.arrays
 
 
 class _Model(BaseModel):
@@ -252,9 +259,12 @@ def bootstrap_mean(values: np.ndarray, counts: np.ndarray, seed: int = BOOTSTRAP
     return Interval(lo=float(lo), hi=float(hi), method="bootstrap")
 
 
-def episode_frame(rows: Iterable[EpisodeRecord | Mapping[str, Any]]) -> pd.DataFrame:
-    """Return the frame :func:`summarize` reads, from records or JSON rows."""
-    cols: dict[str, list[Any]] = {c: [] for c in FRAME_COLUMNS}
+def episode_frame(
+    rows: Iterable[EpisodeRecord | Mapping[str, Any]], collateral: Sequence[bool] | None = None
+) -> pd.DataFrame:
+    """Return the frame :func:`summarize` reads, from records or JSON rows (``collateral``: one
+    collateral-write flag per row, from their receipts)."""
+    cols: dict[str, Any] = {c: [] for c in FRAME_COLUMNS}
     for row in rows:
         data = row.model_dump(mode="json") if isinstance(row, EpisodeRecord) else row
         for c in FRAME_COLUMNS:
@@ -262,14 +272,19 @@ def episode_frame(rows: Iterable[EpisodeRecord | Mapping[str, Any]]) -> pd.DataF
                 cols[c].append(bool(data["agent"]["reported_success"]))
             else:
                 cols[c].append(data[c])
+    if collateral is not None:
+        cols[COLLATERAL_COLUMN] = list(collateral)
     return frame_from_columns(cols)
 
 
 def frame_from_columns(cols: Mapping[str, Any]) -> pd.DataFrame:
-    """Return the summary frame from column arrays (the fast path for large inputs)."""
+    """Return the summary frame from column arrays (the fast path for large inputs); the
+    optional :data:`COLLATERAL_COLUMN` is kept when given."""
     import pandas as pd
 
     frame = pd.DataFrame({c: cols[c] for c in FRAME_COLUMNS})
+    if COLLATERAL_COLUMN in cols:
+        frame[COLLATERAL_COLUMN] = np.asarray(cols[COLLATERAL_COLUMN], dtype=bool)
     for c in ("arm", "task_id", "category", "substrate", "outcome", "swer_variant"):
         frame[c] = frame[c].astype("category")
     frame["reported_success"] = frame["reported_success"].astype(bool)
@@ -323,7 +338,11 @@ EVENTS = (
     "correct_effect",
     "screen_success",
 )
-"""The per-episode events every rate counts (:func:`episode_events` defines each)."""
+"""The per-episode events every row tells (:func:`episode_events` defines each)."""
+RECEIPT_EVENTS = ("collateral_write",)
+"""Events only an episode's receipt tells (:func:`episode_events` defines them too): counted
+when every episode has one (a frame with :data:`COLLATERAL_COLUMN`), else left out (not
+measured, never 0)."""
 
 
 def episode_events(frame: pd.DataFrame | CodedFrame) -> dict[str, np.ndarray]:
@@ -333,7 +352,10 @@ def episode_events(frame: pd.DataFrame | CodedFrame) -> dict[str, np.ndarray]:
     left a wrong record whatever the report said: a silent wrong write (SWER's
     wrong-write part) or a wrong write reported as a failure (``wrong_action``).
     ``correct_effect`` is an episode whose record holds the declared effect, reported
-    or not (``success`` or ``false_abort``).
+    or not (``success`` or ``false_abort``). ``collateral_write`` is an episode whose
+    receipt marks a change outside what its task allows (a homonym's chart touched, a second
+    table changed, a row deleted), whatever its outcome; it is there only when the frame has
+    :data:`COLLATERAL_COLUMN` (every row had a receipt).
     """
     outcome, variant = frame["outcome"], frame["swer_variant"]
     swe = _is(outcome, RATE_OUTCOMES["swer"].value)
@@ -353,7 +375,11 @@ def episode_events(frame: pd.DataFrame | CodedFrame) -> dict[str, np.ndarray]:
         "false_abort": false_abort,
         "correct_effect": success | false_abort,
         "screen_success": np.asarray(frame["reported_success"], dtype=bool),
-    }
+    } | (
+        {"collateral_write": np.asarray(frame[COLLATERAL_COLUMN], dtype=bool)}
+        if COLLATERAL_COLUMN in frame
+        else {}
+    )
 
 
 def _cell_counts(frame: pd.DataFrame | CodedFrame) -> list[tuple[str, str, dict[str, int]]]:

@@ -23,7 +23,9 @@ import orjson
 from effectbench import SPEC_VERSION
 from effectbench.baselines import get_baseline, reference_description
 from effectbench.bundle import (
+    BUNDLE_VERSION,
     MAX_LINE_BYTES,
+    RECEIPTS_VERSION,
     AttemptRecord,
     DroppedPair,
     EnvironmentInfo,
@@ -145,9 +147,11 @@ def make_submission(
     """Return the :class:`Submission` of a finished run (claims computed by ``summarize``).
 
     ``seeds`` are the seeds the run used, by trial (default ``0..trials-1``, the
-    runner's own default). Every dropped (task, trial) of ``run`` is listed in
-    ``run.dropped`` with its reason, and ``run.n_dropped`` is their number; every attempt
-    that did not count is in ``run.attempts`` and ``run.n_attempts`` counts them all.
+    runner's own default). A run whose every row carries its receipt makes a bundle of
+    format 2 (receipts and frames beside the rows). Every dropped (task, trial) of ``run``
+    is listed in ``run.dropped`` with its reason, and ``run.n_dropped`` is their number;
+    every attempt that did not count is in ``run.attempts`` and ``run.n_attempts`` counts
+    them all.
     """
     attempt_of = run.attempt_of()
     dropped = [
@@ -160,6 +164,8 @@ def make_submission(
         )
         for d in run.dropped
     ]
+    from effectbench.receipts.files import all_carry_receipts
+
     attempts = [
         AttemptRecord(
             task_id=a.task_id, trial=a.trial, attempt=a.attempt, ending=a.ending, detail=a.detail
@@ -167,6 +173,9 @@ def make_submission(
         for a in run.attempts
     ]
     return Submission(
+        effectbench_bundle_version=(
+            RECEIPTS_VERSION if all_carry_receipts(run.rows) else BUNDLE_VERSION
+        ),
         spec_version=SPEC_VERSION,
         system=system,
         signer=signer,

@@ -20,6 +20,7 @@ from effectbench.attempts import EarlierAttempt
 from effectbench.classify import InconsistentReading, classify, true_state
 from effectbench.effects import contract_hash
 from effectbench.errors import InfrastructureError
+from effectbench.receipts.collect import Recording
 from effectbench.schema import (
     AgentReport,
     DropReason,
@@ -96,10 +97,11 @@ def _attempt_episode(
         with provider.provision(task, seed, params) as episode:
             started = _now()
             before = episode.oracle.snapshot()
+            receipt = Recording.start(provider, task, params, episode)  # the agent's env, logged
             clock = time.perf_counter()  # latency is the system's own time, not the oracle's
             agent_error = ""
             try:
-                attempt: AgentReport | Attempt = sut.run(agent_task, episode.env, params)
+                attempt: AgentReport | Attempt = sut.run(agent_task, receipt.env, params)
             except Exception as exc:  # the harness around the agent failed: not a halt
                 agent_error = f"system under test raised {type(exc).__name__}: {exc}"
             latency = time.perf_counter() - clock
@@ -108,21 +110,25 @@ def _attempt_episode(
                 raise _InfrastructureFailed(failure)
             if agent_error:
                 return DroppedEpisode(task.task_id, trial, DropReason.AGENT_ERROR, agent_error)
+            receipt.reported()
             verdict = read_verdict(episode.oracle, before)
+            receipt.ended(episode.oracle, before)
             finished = _now()
     except InfrastructureError as exc:
         raise _InfrastructureFailed(exc.diagnostics()) from exc
-    return episode_row(
-        sut.name,
-        task,
-        trial,
-        seed,
-        attempt,
-        verdict,
-        latency_s=latency,
-        env_fingerprint=episode.env_fingerprint,
-        started_at=started,
-        finished_at=finished,
+    return receipt.attach(
+        episode_row(
+            sut.name,
+            task,
+            trial,
+            seed,
+            attempt,
+            verdict,
+            latency_s=latency,
+            env_fingerprint=episode.env_fingerprint,
+            started_at=started,
+            finished_at=finished,
+        )
     )
 
 

@@ -18,7 +18,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr
 
 from effectbench.effects import Effect, EffectKind
 
@@ -261,6 +261,10 @@ class EpisodeRecord(_Frozen):
     env_fingerprint: dict[str, Any] = Field(default_factory=dict)
     started_at: IsoTime = ""
     finished_at: IsoTime = ""
+    _evidence: Any = PrivateAttr(default=None)
+    """The episode's receipt, when the harness wrote one: it travels with the row (to a
+    worker's driver, a journal, a bundle) and is never part of it
+    (:mod:`effectbench.receipts`)."""
 
     @classmethod
     def from_json(cls, data: bytes | str) -> EpisodeRecord:

@@ -12,8 +12,10 @@
   (:class:`ScriptedPack`, :class:`OwnBaselines`, :class:`HandsOffToWorkers`,
   :class:`DescribesActions` on an env,
   :class:`Closable`, :class:`Reproducible`, :class:`OffersSubstrates`,
-  :class:`ChecksFrontEnds`, :class:`ClaimsReachable`, :class:`OffersRedTeam`):
-  writing a pack means reading this module.
+  :class:`ChecksFrontEnds`, :class:`ClaimsReachable`, :class:`OffersRedTeam`,
+  :class:`DeclaresChanges`, :class:`DeclaresInitialState`, :class:`StatesMechanism`), and
+  what an oracle may offer
+  (:class:`OffersChangeSet`): writing a pack means reading this module.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from effectbench.changes import AllowedChange, Table
 from effectbench.effects import Effect
 from effectbench.schema import (
     AgentReport,
@@ -187,6 +190,23 @@ class Oracle(Protocol):
 
     def judge(self, before: Any) -> OracleVerdict:
         """Read the record again and judge the trial's effect against ``before``."""
+        ...
+
+
+@runtime_checkable
+class OffersChangeSet(Protocol):
+    """An oracle whose readings are tables: each episode's receipt then holds its change set.
+
+    The harness reads the record once more after the oracle judged, and
+    :func:`effectbench.changes.change_set` compares that reading with the oracle's
+    before-snapshot, table by table: every row inserted, updated (each changed field, old
+    and new) or deleted, and every table left untouched. The same tables give the receipt's
+    expected-versus-actual reading of each declared effect.
+    """
+
+    def tables(self, snapshot: Any) -> Mapping[str, Table] | None:
+        """Return one of this oracle's snapshots (``snapshot()``) as every table of the record,
+        by name (``None`` for an unreadable snapshot)."""
         ...
 
 
@@ -417,6 +437,49 @@ class OffersRedTeam(Protocol):
 
     def red_team(self, task: TaskSpec) -> Mapping[str, Adversary | NotApplicable]:
         """Return ``task``'s adversary moves by name (:data:`RED_TEAM_MOVES`, more allowed)."""
+        ...
+
+
+@runtime_checkable
+class DeclaresChanges(Protocol):
+    """A pack that names its record's tables and the changes each task allows.
+
+    Every receipt's change set may name only these tables (the verifier refuses another),
+    and every change outside the task's allowance is marked collateral: a collateral write
+    (a homonym touched, a second table changed, a row deleted), whatever the verdict. Most
+    packs return :func:`effectbench.changes.allowed_by_contract` of the resolved contract.
+    """
+
+    def record_tables(self) -> Sequence[str]:
+        """Return the name of every table of the system of record (as its oracle reads them)."""
+        ...
+
+    def allowed_changes(self, task: TaskSpec, params: Mapping[str, Any]) -> Sequence[AllowedChange]:
+        """Return the changes a trial of ``task`` with ``params`` may make."""
+        ...
+
+
+@runtime_checkable
+class DeclaresInitialState(Protocol):
+    """A pack that says what its record holds before a trial's agent acts.
+
+    The verifier then holds every receipt's change set to it: a row updated or deleted must
+    have been there, with the old values the change set states; a row inserted must not.
+    """
+
+    def initial_tables(self, task: TaskSpec, params: Mapping[str, Any]) -> Mapping[str, Table]:
+        """Return every table as provisioned for a trial of ``task`` (what the oracle's
+        before-snapshot reads)."""
+        ...
+
+
+@runtime_checkable
+class StatesMechanism(Protocol):
+    """A pack that says, per task, how its divergence is injected (shown in every receipt)."""
+
+    def mechanism(self, task: TaskSpec) -> str:
+        """Return one plain sentence: what the task's fault does and where (the sequestered
+        split's tasks say :data:`effectbench.manifest.SEQUESTERED` instead)."""
         ...
 
 

@@ -24,8 +24,11 @@ from effectbench.metrics import episode_frame, summarize
 
 def test_written_bundle_round_trips(tmp_path: Path) -> None:
     bundle = make_bundle(tmp_path / "b")
-    assert sorted(p.name for p in bundle.iterdir()) == ["episodes.jsonl", "submission.json"]
+    # MockMed's env shows no pixels: receipts, and no frames
+    files = ["episodes.jsonl", "receipts.jsonl", "submission.json"]
+    assert sorted(p.name for p in bundle.iterdir()) == files
     sub = Submission.model_validate(read_submission(bundle))
+    assert sub.effectbench_bundle_version == 2
     rows = read_episodes(bundle / "episodes.jsonl")
     assert len(rows) == 27
     assert summarize(episode_frame(rows)) == sub.results
@@ -151,7 +154,7 @@ def test_import_into_an_impossible_folder_is_a_usage_error(
 
 
 def test_a_failed_write_leaves_no_partial_bundle(tmp_path: Path) -> None:
-    bundle = make_bundle(tmp_path / "b")
+    bundle = make_bundle(tmp_path / "b", receipts=False)
     sub = Submission.model_validate(read_submission(bundle))
     rows = read_rows(bundle)
     from effectbench.bundle import write_bundle

@@ -152,9 +152,12 @@ def test_a_remake_keeps_the_first_listing_date_so_the_reference_stays_ranked(
 
 @pytest.fixture(scope="module")
 def alice(instance: SigstoreTestInstance, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A custom system's signed bundle (not a reference: 4 trials)."""
+    """A custom system's signed bundle (not a reference: 4 trials), rows only (format 1): a
+    copier who shifts seeds in a bundle with receipts is refused by them (test_receipts)."""
     base = tmp_path_factory.mktemp("alice")
-    made = make_bundle(base / "made", "retry_on_error", trials=4, declare_baseline=False)
+    made = make_bundle(
+        base / "made", "retry_on_error", trials=4, declare_baseline=False, receipts=False
+    )
     return _signed_copy(made, base / "2026-12-01_alice", None, instance, who=ALICE)
 
 
@@ -197,7 +200,9 @@ def test_a_different_run_is_neither_refused_nor_flagged(
 ) -> None:
     subs = tmp_path / "submissions"
     shutil.copytree(alice, subs / alice.name)
-    other = make_bundle(tmp_path / "made", "effect_verified", trials=4, declare_baseline=False)
+    other = make_bundle(
+        tmp_path / "made", "effect_verified", trials=4, declare_baseline=False, receipts=False
+    )
     mine = _signed_copy(other, subs / "2026-12-07_bob", None, instance, who="bob@example.org")
     reports = _by_name(verify_path(subs, _options(instance)))
     assert reports[mine.name].status is Status.RANKED

@@ -32,7 +32,7 @@ def _live(env: RecordingScreen) -> Any:
     async def run(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
 
-    live = SimpleNamespace(episode=SimpleNamespace(env=env), run=run, display="inspect")
+    live = SimpleNamespace(episode=SimpleNamespace(env=env), env=env, run=run, display="inspect")
     live.act = functools.partial(LiveEpisode.act, live)  # type: ignore[arg-type]  # the real rule
     return live
 

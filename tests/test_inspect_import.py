@@ -100,6 +100,10 @@ def test_the_imported_bundle_verifies_and_equals_the_logs_metrics(
     (report,) = verify_path(folder, VerifyOptions(allow_unsigned=True))
     assert report.accepted, report.to_json()
     assert report.status.value == "preview"
+    # every trial's receipt came through the log's scores, and verifies against its row
+    assert report.check("receipt").passed and not report.check("receipt").skipped
+    receipts = (folder / "receipts.jsonl").read_bytes().splitlines()
+    assert len(receipts) == report.n_rows
 
     log = read_eval_log(str(clinic_log))
     assert log.results is not None

@@ -492,6 +492,10 @@ def test_submit_from_records_makes_a_bundle_verify_accepts(
     capsys.readouterr()
     assert main(["verify", "--allow-unsigned", str(bundle)]) == 0
     assert "accepted" in capsys.readouterr().out
+    # each record's receipt became the bundle's (one per row, in row order)
+    rows = (bundle / "episodes.jsonl").read_bytes().splitlines()
+    receipts = [json.loads(r) for r in (bundle / "receipts.jsonl").read_bytes().splitlines()]
+    assert [r["episode_id"] for r in receipts] == [json.loads(r)["episode_id"] for r in rows]
     (records / "junk.json").write_text("[1, 2]")
     assert (
         main(

@@ -138,14 +138,14 @@ def test_statement_subjects_are_every_file_sorted_with_sha256(
     assert statement["_type"] == "https://in-toto.io/Statement/v1"
     assert statement["predicateType"] == PREDICATE_TYPE
     names = [s["name"] for s in statement["subject"]]
-    assert names == ["README.md", "episodes.jsonl", "submission.json"]
+    assert names == ["README.md", "episodes.jsonl", "receipts.jsonl", "submission.json"]
     for subject in statement["subject"]:
         data = (bundle / subject["name"]).read_bytes()
         assert subject["digest"] == {"sha256": hashlib.sha256(data).hexdigest()}
     predicate = statement["predicate"]
     assert predicate["benchmark"] == {"name": "effectbench", "spec_version": SPEC_VERSION}
     assert predicate["tool"]["name"] == "effectbench" and predicate["tool"]["version"]
-    assert predicate["files"] == 3 and predicate["excluded"] == [SIGNATURE_FILE]
+    assert predicate["files"] == 4 and predicate["excluded"] == [SIGNATURE_FILE]
 
 
 def test_github_actions_workflow_identity_is_accepted(
@@ -342,6 +342,7 @@ def test_signature_over_another_bundles_statement_is_refused(
     result = verify(bundle, instance)
     assert checks(result) == [
         ("signature.subject_changed", "episodes.jsonl"),
+        ("signature.subject_changed", "receipts.jsonl"),
         ("signature.subject_changed", "submission.json"),
     ]
 
@@ -349,7 +350,7 @@ def test_signature_over_another_bundles_statement_is_refused(
 def _subjects(bundle: Path) -> list[dsse.Subject]:
     return [
         dsse.Subject(name=name, digest=dsse.DigestSet(root={"sha256": hash_file(bundle / name)}))
-        for name in ("README.md", "episodes.jsonl", "submission.json")
+        for name in ("README.md", "episodes.jsonl", "receipts.jsonl", "submission.json")
     ]
 
 
@@ -454,7 +455,7 @@ def test_a_predicate_for_another_spec_version_is_refused(
             {
                 "benchmark": {"name": "effectbench", "spec_version": "0.9.0"},
                 "tool": {"name": "someone-else", "version": "1"},
-                "files": 3,
+                "files": 4,
                 "excluded": [SIGNATURE_FILE],
             }
         )

@@ -8,20 +8,17 @@ that ran two substrates, so one board has a substrate filter.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import re
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import pandas as pd
 import pytest
-from playwright.sync_api import Browser, Locator, Page, Route, expect, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from support.browser import Watched, served
 from support.site import (
     CLINIC_BOARD,
     MOCKMED_BOARD,
@@ -134,18 +131,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def server(site: dict[str, Any]) -> Iterator[str]:
     """A real http server on 127.0.0.1 (free port) serving the built site."""
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    handler = functools.partial(Quiet, directory=str(site["out"]))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.shutdown()
-    httpd.server_close()
+    with served(site["out"]) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -159,32 +146,6 @@ def browser(chromium: Path) -> Iterator[Browser]:
 @pytest.fixture(params=["http", "file"])
 def base_url(request: pytest.FixtureRequest, site: dict[str, Any], server: str) -> str:
     return server if request.param == "http" else site["out"].as_uri() + "/"
-
-
-class Watched:
-    """A page whose off-machine requests are blocked and whose errors are recorded."""
-
-    def __init__(self, browser: Browser, **context: Any) -> None:
-        self.context = browser.new_context(**context)
-        self.blocked: list[str] = []
-        self.errors: list[str] = []
-        self.context.route("**/*", self._route)
-        self.page: Page = self.context.new_page()
-        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-
-    def _route(self, route: Route) -> None:
-        url = urlparse(route.request.url)
-        if url.scheme in ("file", "data", "blob") or url.hostname == "127.0.0.1":
-            route.continue_()
-        else:
-            self.blocked.append(route.request.url)
-            route.abort()
-
-    def check(self) -> None:
-        assert self.blocked == [], f"requests left the machine: {self.blocked}"
-        assert self.errors == [], f"console errors: {self.errors}"
-        self.context.close()
 
 
 @pytest.fixture
@@ -213,8 +174,12 @@ def column(page: Page, key: str, col: str) -> list[tuple[float | str, int]]:
     rows = board(page, key).locator("tbody:not([hidden]) tr[data-slug]:not([hidden])")
     script = """(els, col) => els.map(e => [
         e.querySelector('[data-col="' + col + '"]').dataset.sort, Number(e.dataset.order)])"""
+    numeric = board(page, key).locator(f'th[data-eb-column="{col}"]').get_attribute("data-eb-type")
     out: list[tuple[float | str, int]] = []
     for value, order in rows.evaluate_all(script, col):
+        if numeric == "number" and value == "":  # not measured: sorted as the page does, last
+            out.append((float("inf"), int(order)))
+            continue
         try:
             out.append((float(value), int(order)))
         except ValueError:

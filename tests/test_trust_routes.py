@@ -48,9 +48,14 @@ Rows = list[dict[str, Any]]
 
 @pytest.fixture(scope="module")
 def custom(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A good bundle of a custom system (effect_verified's rows, 3 trials): a preview."""
+    """A good bundle of a custom system (effect_verified's rows, 3 trials): a preview. Rows
+    only (format 1): the row routes alone are under test here (tests/test_receipts.py holds
+    a forged row against its receipt)."""
     return make_bundle(
-        tmp_path_factory.mktemp("custom") / "b", "effect_verified", declare_baseline=False
+        tmp_path_factory.mktemp("custom") / "b",
+        "effect_verified",
+        declare_baseline=False,
+        receipts=False,
     )
 
 

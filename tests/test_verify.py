@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from support.bundles import (
     copy_bundle,
+    edit_receipts,
     edit_rows,
     list_references,
     make_bundle,
@@ -90,7 +91,8 @@ def test_upstream_documents_verify_unchanged_directly_and_after_import(
     direct = verify_document(doc, UNSIGNED_OK)
     assert direct.status is Status.PREVIEW, direct.finding_ids()
     assert direct.kind == "upstream"
-    assert all(c.passed for c in direct.checks if c.id not in NOT_RUN_ALONE)
+    assert all(c.passed for c in direct.checks if c.id not in (*NOT_RUN_ALONE, Family.RECEIPT))
+    assert direct.check(Family.RECEIPT).skipped  # a document carries no receipts
     # without --allow-unsigned only the missing signature stands in the way
     assert verify_document(doc).finding_ids() == {"signature.missing"}
     bundle = import_upstream(json.loads(doc.read_text()), tmp_path / "imported")
@@ -143,7 +145,11 @@ def test_a_baseline_bundle_that_does_not_reproduce_is_refused(
     def edit(rows: list[dict[str, Any]]) -> None:
         rows[4]["agent"]["message"] = "banner: all good, honestly"
 
+    def quote(receipts: list[dict[str, Any]]) -> None:  # the receipt quotes the edited claim
+        receipts[4]["claim"]["message"] = "banner: all good, honestly"
+
     edit_rows(bundle, edit, claims=False)
+    edit_receipts(bundle, quote)
     report = verify_bundle(bundle, UNSIGNED_OK)
     assert report.status is Status.REFUSED
     assert report.finding_ids() == {"reproduce.mismatch"}

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from sigstore_testroot import GOOGLE, SigstoreTestInstance, shared_instance
-from support.bundles import copy_bundle, edit_rows, make_bundle
+from support.bundles import copy_bundle, edit_receipts, edit_rows, make_bundle
 
 from effectbench.findings import Family
 from effectbench.signatures import sign_bundle
@@ -60,7 +60,11 @@ def test_row_edited_after_signing_is_refused_by_the_signature(
     def edit(rows: list[dict[str, Any]]) -> None:
         rows[0]["agent"]["message"] = "edited after signing"
 
+    def quote(receipts: list[dict[str, Any]]) -> None:  # a consistent edit: the receipt too
+        receipts[0]["claim"]["message"] = "edited after signing"
+
     edit_rows(bundle, edit, claims=False)
+    edit_receipts(bundle, quote)
     report = verify_bundle(bundle, _options(instance))
     assert report.status is Status.REFUSED
     assert report.check(Family.SIGNATURE).n_findings

@@ -25,6 +25,7 @@ import orjson
 from pydantic import ValidationError
 
 from effectbench.bundle import (
+    BUNDLE_VERSIONS,
     EPISODES_FILE,
     SUBMISSION_FILE,
     Submission,
@@ -41,6 +42,7 @@ from verifier.inputs import Submitted, open_bundle, open_document
 from verifier.limits import Limits
 from verifier.pack import TaskFacts, check_drops, check_pack
 from verifier.ranking import rank_across
+from verifier.receipts import ReceiptResult, check_receipts
 from verifier.references import load_references
 from verifier.report import BundleReport, FindingSink, Status, Step, decide_status
 from verifier.rows import RowChecker
@@ -119,10 +121,13 @@ def _check_header(sub: Submitted, sink: FindingSink) -> SubmissionHeader | None:
     if doc is None:
         return None
     version = doc.get("effectbench_bundle_version")
-    if "effectbench_bundle_version" in doc and (version != 1 or isinstance(version, bool)):
+    if "effectbench_bundle_version" in doc and (
+        version not in BUNDLE_VERSIONS or isinstance(version, bool)
+    ):
         sink.emit(
             CheckId.STRUCTURE_BUNDLE_VERSION,
-            f"effectbench_bundle_version {version!r} is not supported; this verifier reads 1",
+            f"effectbench_bundle_version {version!r} is not supported; this verifier reads "
+            f"{' and '.join(str(v) for v in BUNDLE_VERSIONS)}",
             file,
             None,
             "effectbench_bundle_version",
@@ -193,15 +198,45 @@ def _check_rows(
     return checker
 
 
+def _check_receipts(
+    sub: Submitted,
+    header: SubmissionHeader | None,
+    declared: _Declared,
+    checker: RowChecker,
+    sink: FindingSink,
+    options: VerifyOptions,
+) -> ReceiptResult:
+    """``receipt``: every row's receipt, its frames, and the row derived again from it."""
+    if sub.kind != "bundle":
+        return ReceiptResult(Step(True, "an upstream document carries no receipts"))
+    ready = not sink.failed(Family.STRUCTURE) and checker.n_valid == checker.n_rows > 0
+    return check_receipts(
+        header,
+        declared.pack,
+        iter(sub.rows_again()) if sub.rows_again is not None and ready else None,
+        sub.receipts_file,
+        sub.frames,
+        sink,
+        options.limits,
+        ready=ready,
+        episode_ids=checker.episode_ids(),
+    )
+
+
 def _check_claims(
-    sub: Submitted, checker: RowChecker, sink: FindingSink, declared: _Declared
+    sub: Submitted,
+    checker: RowChecker,
+    sink: FindingSink,
+    declared: _Declared,
+    receipts: ReceiptResult,
 ) -> _Claims:
     """``claims``: recompute the results from the rows and compare the claimed block."""
     if sink.failed(Family.STRUCTURE) or not checker.n_valid:
         return _Claims(None, Step(True, "not run: the rows could not all be read"))
     if len(checker.arms) != 1:
         return _Claims(None, Step(True, "not run: the rows cover more than one arm"))
-    frame = checker.frame()
+    known = receipts.collateral if not sink.failed(Family.RECEIPT) else None
+    frame = checker.frame(known)
     results = summarize(frame)
     available = (
         {tid: f.correct_action_available for tid, f in declared.tasks.items()}
@@ -229,8 +264,10 @@ def _check_reproduction(
     checker: RowChecker,
     sink: FindingSink,
     options: VerifyOptions,
+    receipts: ReceiptResult,
 ) -> _Reproduction:
-    """``reproduce``: re-run a shipped baseline on a deterministic pack, row for row."""
+    """``reproduce``: re-run a shipped baseline on a deterministic pack, row for row (and, for
+    a bundle with receipts, change set for change set)."""
     if header is None:
         return _Reproduction(None, Step(True))
     if not options.reproduce:
@@ -245,7 +282,8 @@ def _check_reproduction(
     # A refused bundle's rows are not re-run (the cost buys nothing). Too few trials refuse
     # the rank, not the rows: a one-trial preview is still re-run.
     pack_refused = sink.counts[Family.PACK.value] > sink.ids[CheckId.PACK_MIN_TRIALS]
-    if pack_refused or any(sink.failed(f) for f in (Family.SPEC, Family.RESCORE, Family.CLAIMS)):
+    refused = (Family.SPEC, Family.RESCORE, Family.RECEIPT, Family.CLAIMS)
+    if pack_refused or any(sink.failed(f) for f in refused):
         return _Reproduction(False, Step(True, "not run: the bundle is refused already"))
     reproduced = _reproduce.reproduce(
         header,
@@ -255,6 +293,7 @@ def _check_reproduction(
         sink,
         sub.rows_file,
         options.limits,
+        receipts.change_sets if header.effectbench_bundle_version > 1 else None,
     )
     if not reproduced:
         return _Reproduction(False, Step(True))
@@ -277,8 +316,9 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
     header = _check_header(sub, sink)
     declared = _check_declaration(sub, header, sink)
     checker = _check_rows(sub, header, declared, sink)
-    claims = _check_claims(sub, checker, sink, declared)
-    reproduction = _check_reproduction(sub, header, declared, checker, sink, options)
+    receipts = _check_receipts(sub, header, declared, checker, sink, options)
+    claims = _check_claims(sub, checker, sink, declared, receipts)
+    reproduction = _check_reproduction(sub, header, declared, checker, sink, options, receipts)
     signature: SignatureResult = check_signature(
         sub,
         header,
@@ -295,6 +335,7 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
         Family.SPEC: unread,
         Family.PACK: unread,
         Family.RESCORE: no_rows,
+        Family.RECEIPT: receipts.step,
         Family.CLAIMS: claims.step,
         Family.SIGNATURE: signature.step,
         Family.REPRODUCE: reproduction.step,

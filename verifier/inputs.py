@@ -23,7 +23,9 @@ import orjson
 from effectbench.bundle import (
     BUNDLE_FILES,
     EPISODES_FILE,
+    FRAMES_DIR,
     README_FILE,
+    RECEIPTS_FILE,
     SIGNATURE_FILE,
     SUBMISSION_FILE,
     folder_problem,
@@ -33,6 +35,7 @@ from effectbench.bundle import (
 from effectbench.errors import DataError
 from effectbench.findings import CheckId, Family
 from effectbench.hashing import content_hash, hash_file
+from effectbench.receipts.model import FRAME_NAME
 from effectbench.strictjson import StrictJSONError, load_document
 from verifier.limits import Limits
 from verifier.report import FindingSink
@@ -87,6 +90,11 @@ class Submitted:
     the document); None when a file of the bundle could not be read within its limit."""
     has_readme: bool = False
     """The bundle holds a ``README.md``."""
+    receipts_file: Path | None = None
+    """The bundle's ``receipts.jsonl`` (None when it holds none)."""
+    frames: Mapping[str, Path] | None = None
+    """The files of the bundle's ``frames/`` by name, each a regular file within its limit
+    and named as a frame (None when the bundle has no ``frames/``)."""
 
 
 def _quoted(name: str) -> str:
@@ -101,14 +109,61 @@ def _read_nofollow(path: Path, limit: int) -> bytes:
         return fh.read(limit + 1)
 
 
-def _inspect_files(bundle: Path, sink: FindingSink, limits: Limits) -> dict[str, Path]:
-    """Check the bundle's file list; return the allowed regular files present."""
+ALL_FILES = (*BUNDLE_FILES, RECEIPTS_FILE)
+"""Every file a bundle may hold at its top (``frames/`` is its one folder)."""
+
+
+def _inspect_frames(folder: Path, sink: FindingSink, limits: Limits) -> dict[str, Path]:
+    """Check the files of ``frames/``: regular files named ``<sha256>.webp`` (or ``.png``)
+    within the size limit; return them by name."""
     found: dict[str, Path] = {}
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        where = f"{FRAMES_DIR}/{_quoted(entry.name)}"
+        info = entry.stat(follow_symlinks=False)
+        if stat.S_ISLNK(info.st_mode):
+            sink.emit(
+                CheckId.STRUCTURE_SYMLINK,
+                "a bundle holds regular files only; replace the symlink with the file itself",
+                where,
+            )
+        elif not stat.S_ISREG(info.st_mode) or FRAME_NAME.fullmatch(entry.name) is None:
+            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a file"
+            sink.emit(
+                CheckId.RECEIPT_FRAME_NAME,
+                f"{kind} named {entry.name!r} in {FRAMES_DIR}/; it holds only frames named "
+                "<sha256 of the file>.webp (or .png), no folder",
+                where,
+            )
+        elif info.st_size > limits.max_frame_bytes:
+            sink.emit(
+                CheckId.RECEIPT_FRAME_IMAGE,
+                f"{info.st_size} bytes exceed the limit of {limits.max_frame_bytes} for a frame",
+                where,
+            )
+        elif info.st_nlink > 1:
+            sink.emit(
+                CheckId.STRUCTURE_HARD_LINK,
+                f"the file has {info.st_nlink} hard links; submit a copy of its own",
+                where,
+            )
+        else:
+            found[entry.name] = Path(entry.path)
+    return found
+
+
+def _inspect_files(
+    bundle: Path, sink: FindingSink, limits: Limits
+) -> tuple[dict[str, Path], dict[str, Path] | None]:
+    """Check the bundle's file list; return the allowed regular files present, and the
+    frames (None when there is no ``frames/`` folder)."""
+    found: dict[str, Path] = {}
+    frames: dict[str, Path] | None = None
     caps = {
         SUBMISSION_FILE: limits.max_submission_bytes,
         EPISODES_FILE: limits.max_episodes_bytes,
         README_FILE: limits.max_readme_bytes,
         SIGNATURE_FILE: limits.max_signature_bytes,
+        RECEIPTS_FILE: limits.max_receipts_bytes,
     }
     for entry in sorted(os.scandir(bundle), key=lambda e: e.name):
         info = entry.stat(follow_symlinks=False)
@@ -119,11 +174,15 @@ def _inspect_files(bundle: Path, sink: FindingSink, limits: Limits) -> dict[str,
                 _quoted(entry.name),
             )
             continue
-        if entry.name not in BUNDLE_FILES or not stat.S_ISREG(info.st_mode):
+        if entry.name == FRAMES_DIR and stat.S_ISDIR(info.st_mode):
+            frames = _inspect_frames(Path(entry.path), sink, limits)
+            continue
+        if entry.name not in ALL_FILES or not stat.S_ISREG(info.st_mode):
             kind = "folder" if stat.S_ISDIR(info.st_mode) else "file"
             sink.emit(
                 CheckId.STRUCTURE_UNEXPECTED_FILE,
-                f"unexpected {kind}; a bundle holds only {', '.join(BUNDLE_FILES)}",
+                f"unexpected {kind}; a bundle holds only {', '.join(ALL_FILES)} and a "
+                f"{FRAMES_DIR}/ folder",
                 _quoted(entry.name),
             )
             continue
@@ -146,7 +205,7 @@ def _inspect_files(bundle: Path, sink: FindingSink, limits: Limits) -> dict[str,
     for name in (SUBMISSION_FILE, EPISODES_FILE):
         if name not in found and not any(f.file == name for f in sink.kept[Family.STRUCTURE]):
             sink.emit(CheckId.STRUCTURE_MISSING_FILE, "required file is missing", name)
-    return found
+    return found, frames
 
 
 def _read_declaration(path: Path, sink: FindingSink, limits: Limits) -> Mapping[str, Any] | None:
@@ -188,8 +247,9 @@ def open_bundle(
             str(bundle),
         )
         files: dict[str, Path] = {}
+        frames = None
     else:
-        files = _inspect_files(bundle, sink, limits)
+        files, frames = _inspect_files(bundle, sink, limits)
     doc = None
     if SUBMISSION_FILE in files:
         doc = _read_declaration(files[SUBMISSION_FILE], sink, limits)
@@ -210,9 +270,10 @@ def open_bundle(
 
     content = None
     if all(name in files for name in (SUBMISSION_FILE, EPISODES_FILE)):
-        content = content_hash(
-            {name: hash_file(path) for name, path in files.items() if name != SIGNATURE_FILE}
-        )
+        digests = {name: hash_file(path) for name, path in files.items() if name != SIGNATURE_FILE}
+        for name, path in (frames or {}).items():
+            digests[f"{FRAMES_DIR}/{name}"] = hash_file(path)
+        content = content_hash(digests)
     return Submitted(
         path=bundle,
         kind="bundle",
@@ -226,6 +287,8 @@ def open_bundle(
         signature_present=SIGNATURE_FILE in files,
         content_hash=content,
         has_readme=README_FILE in files,
+        receipts_file=files.get(RECEIPTS_FILE),
+        frames=frames,
     )
 
 

@@ -27,6 +27,15 @@ class Limits:
     """Bytes of the submitter's ``README.md``."""
     max_signature_bytes: int = 1 * MIB
     """Bytes of ``submission.sigstore.json``."""
+    max_receipt_line_bytes: int = 16 * MIB
+    """Bytes of one ``receipts.jsonl`` line (a receipt is a few KiB; its change set grows with
+    what the agent changed)."""
+    max_receipts_bytes: int = 16 * GIB
+    """Bytes of ``receipts.jsonl``."""
+    max_frame_bytes: int = 4 * MIB
+    """Bytes of one key frame (a lossless WebP screenshot is 3-15 KiB)."""
+    max_frame_side: int = 8192
+    """Pixels of a key frame's width and of its height."""
     max_document_bytes: int = 512 * MIB
     """Bytes of an upstream single-document submission (parsed whole)."""
     max_reproduce_rows: int = 20_000

@@ -35,7 +35,9 @@ from effectbench.baselines import reference_description
 from effectbench.bundle import (
     BUNDLE_FILES,
     EPISODES_FILE,
+    FRAMES_DIR,
     README_FILE,
+    RECEIPTS_FILE,
     SIGNATURE_FILE,
     SUBMISSION_FILE,
     SystemInfo,
@@ -126,12 +128,16 @@ def identity_problem(system: SystemInfo, has_readme: bool) -> str | None:
 
 
 def bundle_content_hash(folder: Path) -> str:
-    """Return the content hash of the bundle files in ``folder`` (as the verifier computes it)."""
+    """Return the content hash of the bundle files in ``folder`` (as the verifier computes it:
+    every file but the signature, receipts and frames included)."""
     files = {
         name: hash_file(folder / name)
-        for name in BUNDLE_FILES
+        for name in (*BUNDLE_FILES, RECEIPTS_FILE)
         if name != SIGNATURE_FILE and (folder / name).is_file()
     }
+    frames = folder / FRAMES_DIR
+    if frames.is_dir():
+        files.update({f"{FRAMES_DIR}/{p.name}": hash_file(p) for p in frames.iterdir()})
     return content_hash(files)
 
 

@@ -28,6 +28,7 @@ TITLES = {
     Family.SPEC: "spec version parses and is comparable with this leaderboard",
     Family.PACK: "known pack and fingerprint; tasks, trials and seeds as declared",
     Family.RESCORE: "every row re-labelled by the truth table from its oracle reading",
+    Family.RECEIPT: "every row's receipt present and whole, its label derived again from it",
     Family.CLAIMS: "the results block recomputed from the rows",
     Family.SIGNATURE: "Sigstore signature by the declared signer",
     Family.REPRODUCE: "shipped baseline re-run row for row on a deterministic pack",
@@ -35,7 +36,7 @@ TITLES = {
 }
 
 
-NOT_APPLICABLE_SKIPS = frozenset((Family.REPRODUCE, Family.RANKING))
+NOT_APPLICABLE_SKIPS = frozenset((Family.RECEIPT, Family.REPRODUCE, Family.RANKING))
 """Families whose skipped step means "does not apply here" rather than "could not run"."""
 
 

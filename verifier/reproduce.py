@@ -15,16 +15,19 @@ a sample of that size, chosen deterministically from the hash of the bundle's ro
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from effectbench.baselines import baseline_names, get_baseline
-from effectbench.bundle import SUBMISSION_FILE, SubmissionHeader
+from effectbench.bundle import RECEIPTS_FILE, SUBMISSION_FILE, SubmissionHeader
 from effectbench.findings import CheckId, Family
 from effectbench.hashing import canonical_hash
+from effectbench.receipts.collect import evidence_of
 from effectbench.runner import evaluate
+from effectbench.schema import EpisodeRecord
 from effectbench.seam import BenchmarkProvider, ChecksFrontEnds, is_deterministic
 from verifier.limits import Limits
+from verifier.receipts import change_set_digest
 from verifier.report import FindingSink
 from verifier.rows import strip_fields
 
@@ -93,6 +96,32 @@ def _screen_sample(
     return chosen | others
 
 
+def _compare_change_sets(
+    rows: list[EpisodeRecord],
+    submitted: Mapping[tuple[str, int], str],
+    name: str,
+    sink: FindingSink,
+) -> None:
+    """Compare each re-run row's change set with its submitted receipt's (by digest)."""
+    for row in rows:
+        evidence = evidence_of(row)
+        want = submitted.get((row.task_id, row.trial))
+        if evidence is None or want is None:
+            continue
+        got = change_set_digest(evidence.receipt)
+        if got != want:
+            changes = evidence.receipt.changes
+            n = 0 if changes is None else len(changes.rows)
+            sink.emit(
+                CheckId.REPRODUCE_CHANGE_SET,
+                f"re-running {name!r} on task {row.task_id!r} trial {row.trial} changes the "
+                f"record otherwise ({n} changed rows) than the submitted receipt says",
+                RECEIPTS_FILE,
+                None,
+                "changes",
+            )
+
+
 def reproduce(
     header: SubmissionHeader,
     pack: BenchmarkProvider,
@@ -101,8 +130,13 @@ def reproduce(
     sink: FindingSink,
     file: str,
     limits: Limits,
+    change_sets: Mapping[tuple[str, int], str] | None = None,
 ) -> bool:
-    """Re-run the declared baseline and compare every row; return True when it reproduces."""
+    """Re-run the declared baseline and compare every row; return True when it reproduces.
+
+    With ``change_sets`` (each (task, trial)'s receipt's change-set digest) the re-run's
+    change sets are compared too.
+    """
     before = sink.counts[Family.REPRODUCE]
     name = header.system.baseline
     assert name is not None
@@ -156,6 +190,8 @@ def reproduce(
             "run.n_dropped",
         )
     expected = {(r.task_id, r.trial): strip_fields(r.to_row()) for r in run.rows}
+    if change_sets is not None:
+        _compare_change_sets(run.rows, change_sets, name, sink)
     for line, row in rows:
         key = (row.get("task_id"), row.get("trial"))
         want = expected.pop(key, None)  # type: ignore[arg-type]

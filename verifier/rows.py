@@ -31,7 +31,7 @@ import numpy as np
 import orjson
 
 from effectbench.findings import CheckId
-from effectbench.metrics import CODED_COLUMNS, Coded, CodedFrame
+from effectbench.metrics import CODED_COLUMNS, COLLATERAL_COLUMN, Coded, CodedFrame
 from verifier.pack import TaskFacts, count_problem, facts_findings
 from verifier.report import FindingSink
 from verifier.rescore import rescore_findings, truth_table_label
@@ -368,6 +368,10 @@ class RowChecker:
 
     # -- after the pass ------------------------------------------------------------------
 
+    def episode_ids(self) -> Mapping[str, int]:
+        """Return every well-formed row's episode id and the line of its first row."""
+        return self._ids
+
     def seen_tasks(self) -> set[str]:
         """Return the task ids that have at least one row."""
         return set(self._seen)
@@ -503,8 +507,10 @@ class RowChecker:
             code = self._columns[cols] = len(self._columns)
         return code
 
-    def frame(self) -> CodedFrame:
-        """Return the summary frame of the well-formed rows (for ``summarize``; no pandas)."""
+    def frame(self, collateral: Sequence[bool] | None = None) -> CodedFrame:
+        """Return the summary frame of the well-formed rows (for ``summarize``; no pandas);
+        with ``collateral`` (one flag per row, from their receipts) the collateral-write
+        events."""
         combos = sorted(self._columns, key=self._columns.__getitem__)
         codes = np.frombuffer(self.c_code, dtype=np.int32)
         coded: dict[str, Coded] = {}
@@ -519,4 +525,6 @@ class RowChecker:
             "cost_usd": np.frombuffer(self.c_cost, dtype=np.float64),
             "latency_s": np.frombuffer(self.c_lat, dtype=np.float64),
         }
+        if collateral is not None and len(collateral) == len(codes):
+            arrays[COLLATERAL_COLUMN] = np.asarray(collateral, dtype=np.bool_)
         return CodedFrame(coded, arrays)

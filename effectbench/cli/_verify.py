@@ -9,7 +9,7 @@ from typing import Any
 
 from effectbench.cli._args import add_bundle_paths, positive_int
 from effectbench.errors import UsageError
-from effectbench.filenames import EPISODES_FILE, SUBMISSION_FILE
+from effectbench.filenames import EPISODES_FILE, RECEIPTS_FILE, SUBMISSION_FILE
 from verifier.limits import Limits
 
 LIMIT_OPTIONS = (
@@ -18,6 +18,8 @@ LIMIT_OPTIONS = (
     ("--max-episodes-bytes", "max_episodes_bytes", f"bytes of {EPISODES_FILE}"),
     ("--max-submission-bytes", "max_submission_bytes", f"bytes of {SUBMISSION_FILE}"),
     ("--max-document-bytes", "max_document_bytes", "bytes of an upstream document"),
+    ("--max-receipt-line-bytes", "max_receipt_line_bytes", f"bytes per {RECEIPTS_FILE} line"),
+    ("--max-frame-bytes", "max_frame_bytes", "bytes of one key frame"),
     (
         "--max-reproduce-rows",
         "max_reproduce_rows",

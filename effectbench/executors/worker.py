@@ -10,7 +10,7 @@ code than the driver (:class:`WorkerMismatch`): rows from other code must not
 mix into one run.
 
 What travels back is plain data, never a pickle: :func:`run_cell` answers
-with text (:func:`to_wire`: the row's JSON, a drop's reason, or the refusal),
+with text (:func:`to_wire`: the row's JSON and its receipt, a drop's reason, or the refusal),
 and the driver reads it with :func:`from_wire`, which accepts only a strictly
 valid row or drop of the cell it asked for (then re-judged by the driver:
 :func:`effectbench.runner.rejudge`).
@@ -40,6 +40,8 @@ from effectbench.errors import EffectBenchError, UsageError
 from effectbench.hashing import canonical_hash
 from effectbench.manifest import fingerprint
 from effectbench.packs import get_pack, registry_name
+from effectbench.receipts.collect import evidence_of, with_evidence
+from effectbench.receipts.files import evidence_from_inline, evidence_inline
 from effectbench.runner import Cell, DroppedEpisode, run_episode
 from effectbench.schema import DropReason, EpisodeRecord, TaskSpec
 from effectbench.seam import (
@@ -70,13 +72,16 @@ class ForgedRow(EffectBenchError):
 
 
 def to_wire(outcome: Outcome | WorkerMismatch) -> str:
-    """Return a cell's answer as text: ``row``, ``drop`` or ``refused``, a newline, the body."""
+    """Return a cell's answer as text: ``row``, ``drop`` or ``refused``, a newline, the body
+    (a row's JSON line, then its receipt with the frames inline on a line of its own)."""
     if isinstance(outcome, WorkerMismatch):
         return f"refused\n{outcome}"
     if isinstance(outcome, DroppedEpisode):
         body = {"reason": outcome.reason.value, "detail": outcome.detail}
         return "drop\n" + json.dumps(body, ensure_ascii=False)
-    return "row\n" + outcome.model_dump_json()
+    evidence = evidence_of(outcome)
+    receipt = "" if evidence is None else "\n" + json.dumps(evidence_inline(evidence))
+    return "row\n" + outcome.model_dump_json() + receipt
 
 
 def from_wire(answer: object, cell: Cell, where: str) -> Outcome:
@@ -101,7 +106,13 @@ def from_wire(answer: object, cell: Cell, where: str) -> Outcome:
         raise WorkerMismatch(body)
     try:
         if kind == "row":
-            row = EpisodeRecord.from_json(body)
+            line, _, receipt = body.partition("\n")
+            row = EpisodeRecord.from_json(line)
+            if receipt:
+                evidence = evidence_from_inline(loads_strict(receipt.encode("utf-8")))
+                if evidence.receipt.episode_id != row.episode_id:
+                    raise ValueError("the receipt is of another episode")
+                with_evidence(row, evidence)
         elif kind == "drop":
             drop = loads_strict(body.encode("utf-8"))
             if not isinstance(drop, dict) or set(drop) != {"reason", "detail"}:

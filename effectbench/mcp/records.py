@@ -3,7 +3,8 @@
 Each attempt at a (task, trial) is one file, ``<task>__t<trial>__a<n>.json``
 (``n`` = 1, 2, ... per cell), created exclusively, so nothing ever replaces an
 earlier attempt's file. It holds the system's name, the attempt's number and
-either ``{"row": ...}`` (the scored row) or ``{"dropped": ...}`` (a drop and its
+either ``{"row": ..., "receipt": ...}`` (the scored row and its receipt, whose key
+frames go into the folder's ``frames/``) or ``{"dropped": ...}`` (a drop and its
 reason). An episode server claims its attempt's file before the episode starts,
 holding an ``agent_error`` drop (:data:`UNFINISHED`), and replaces that file (its
 own, never another attempt's) with the outcome when the episode ends; a server
@@ -39,6 +40,8 @@ from effectbench.attempts import (
 from effectbench.bundle import MAX_TRIALS
 from effectbench.errors import DataError, UsageError
 from effectbench.mcp.paths import record_path, safe_name
+from effectbench.receipts.collect import evidence_of, with_evidence
+from effectbench.receipts.files import FRAMES_DIR, evidence_from_json, evidence_json, write_frames
 from effectbench.runner import DroppedEpisode, RunResult
 from effectbench.schema import DropReason, EpisodeRecord, Split
 from effectbench.seam import BenchmarkProvider
@@ -62,7 +65,9 @@ class Records:
     split: Split
 
 
-def _content(system: str | None, attempt: int, outcome: EpisodeRecord | DroppedEpisode) -> bytes:
+def _content(
+    record_dir: Path, system: str | None, attempt: int, outcome: EpisodeRecord | DroppedEpisode
+) -> bytes:
     data: dict[str, Any] = {"attempt": attempt}
     if system is not None:
         data["system"] = system
@@ -75,6 +80,10 @@ def _content(system: str | None, attempt: int, outcome: EpisodeRecord | DroppedE
         }
     else:
         data["row"] = outcome.to_row()
+        evidence = evidence_of(outcome)
+        if evidence is not None:
+            write_frames(record_dir / FRAMES_DIR, evidence.frames)
+            data["receipt"] = evidence_json(evidence)
     return (json.dumps(data, sort_keys=True) + "\n").encode("utf-8")
 
 
@@ -115,7 +124,7 @@ def claim_attempt(
             number += 1
             continue
         try:
-            os.write(fd, _content(system, number, drop))
+            os.write(fd, _content(record_dir, system, number, drop))
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -128,7 +137,7 @@ def finish_attempt(
     """Replace a claimed attempt's file with the attempt's outcome (atomically, made durable)."""
     tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "wb") as fh:
-        fh.write(_content(system, attempt, outcome))
+        fh.write(_content(path.parent, system, attempt, outcome))
         fh.flush()
         os.fsync(fh.fileno())
     tmp.replace(path)
@@ -157,8 +166,11 @@ def _load(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise DataError(f"not a readable episode record: {exc}", file=str(path)) from None
-    if not isinstance(data, dict) or len({"row", "dropped"} & set(data)) != 1:
-        raise DataError("an episode record holds one of 'row' or 'dropped'", file=str(path))
+    held = set(data) - {"attempt", "system"} if isinstance(data, dict) else None
+    if not isinstance(data, dict) or held not in ({"row"}, {"row", "receipt"}, {"dropped"}):
+        raise DataError(
+            "an episode record holds a 'row' (with its 'receipt') or 'dropped'", file=str(path)
+        )
     return data
 
 
@@ -203,7 +215,11 @@ def _entry(path: Path) -> _Entry:
         raise DataError("the system's name is not a string", file=str(path), field="system")
     try:
         if "row" in data:
-            outcome: EpisodeRecord | DroppedEpisode = EpisodeRecord.model_validate(data["row"])
+            row = EpisodeRecord.model_validate(data["row"])
+            if "receipt" in data:
+                found = evidence_from_json(data["receipt"], path.parent / FRAMES_DIR, str(path))
+                with_evidence(row, found)
+            outcome: EpisodeRecord | DroppedEpisode = row
         else:
             d = data["dropped"]
             outcome = DroppedEpisode(

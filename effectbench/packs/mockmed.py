@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from effectbench.changes import AllowedChange, Table, allowed_by_contract
 from effectbench.effects import Effect, EffectKind, Param
 from effectbench.hashing import trial_tag
 from effectbench.judge import judge_contract
@@ -67,6 +68,8 @@ class Fault:
     title: str
     category: Category
     correct_action_available: bool
+    mechanism: str
+    """How the fault is injected, in one sentence (every receipt of the task shows it)."""
     reachable: Reachable = Reachable()
     """What an honest episode can read under this fault (see :meth:`Store.save`)."""
 
@@ -78,12 +81,19 @@ _NOTHING_PERSISTS = Reachable(frozenset((TrueState.ABSENT,)))
 
 
 FAULTS = (
-    Fault("ok", "Clean save (control)", Category.CONTROL, True),
+    Fault(
+        "ok",
+        "Clean save (control)",
+        Category.CONTROL,
+        True,
+        "none: a save stores the encounter once and the app paints success (control)",
+    ),
     Fault(
         "partial",
         "Partial save drops the note",
         Category.C1_PARTIAL_SAVE,
         False,
+        "the save path stores the encounter with its note dropped; the app paints success",
         Reachable(_NEVER_CORRECT),
     ),
     Fault(
@@ -91,6 +101,7 @@ FAULTS = (
         "Duplicate submission writes two rows",
         Category.C2_DUPLICATE_SUBMISSION,
         False,
+        "an automatic resubmit stores every save twice; the app paints one success",
         Reachable(_NEVER_CORRECT, count_multiple=2),
     ),
     Fault(
@@ -98,12 +109,14 @@ FAULTS = (
         "Commit-then-timeout (committed, UI errored)",
         Category.C3_OPTIMISTIC_THEN_REJECT,
         True,
+        "the first save commits, then the client times out and the app paints an error",
     ),
     Fault(
         "optimistic",
         "Optimistic UI success the server rejects",
         Category.C3_OPTIMISTIC_THEN_REJECT,
         False,
+        "the app paints success before the server answers; the server rejects the write",
         _NOTHING_PERSISTS,
     ),
     Fault(
@@ -111,6 +124,7 @@ FAULTS = (
         "Session expired (nothing persisted, UI errored)",
         Category.C3_OPTIMISTIC_THEN_REJECT,
         False,
+        "the session has expired: nothing is stored and the app paints an error",
         _NOTHING_PERSISTS,
     ),
     Fault(
@@ -118,6 +132,8 @@ FAULTS = (
         "Stale last-write-wins clobbers a concurrent edit",
         Category.C4_STALE_OVERWRITE,
         False,
+        "the save writes back a stale copy of the chart: a concurrent actor's row (same "
+        "patient, type Urgent) is deleted, then the encounter is stored",
         Reachable(_NEVER_CORRECT),
     ),
     Fault(
@@ -125,6 +141,7 @@ FAULTS = (
         "Double-delivered click writes two rows",
         Category.C5_DOUBLE_DELIVERED_INPUT,
         False,
+        "one click on Save is delivered twice: two encounters are stored",
         Reachable(_NEVER_CORRECT, count_multiple=2),
     ),
     Fault(
@@ -132,6 +149,7 @@ FAULTS = (
         "Idempotent retry de-duplicates (the fix, control)",
         Category.CONTROL,
         True,
+        "the app posts the save twice; the server de-duplicates on the idempotency key (control)",
     ),
 )
 
@@ -276,6 +294,10 @@ class Env:
         return ProductVerifier(self._store) if self._offers_verifier else None
 
 
+TABLE = "encounters"
+"""The store's one table (what a change set names)."""
+
+
 class Oracle:
     """The harness's independent read of the store (a reference the SUT never gets)."""
 
@@ -292,6 +314,12 @@ class Oracle:
     def judge(self, before: Any) -> OracleVerdict:
         """Judge the resolved contract against ``before`` and the store now."""
         return judge_contract(self._effect, before, self.snapshot(), channel=self.channel)
+
+    def tables(self, snapshot: Any) -> dict[str, Table] | None:
+        """Return a snapshot as the store's one table, keyed by ``key`` (receipts' change sets)."""
+        if snapshot is None:
+            return None
+        return {TABLE: Table(key=("key",), rows=tuple(snapshot))}
 
 
 OTHER_PATIENT = "p2"
@@ -329,6 +357,11 @@ def _attempt(env: Any, params: Mapping[str, Any]) -> Screen:
     return screen
 
 
+def _seeded(fault: str) -> list[dict[str, str]]:
+    """Return the records a fresh store of ``fault`` holds."""
+    return list(SEED_RECORDS) + ([CONCURRENT_ROW] if fault == "stale" else [])
+
+
 class MockMedProvider:
     """The MockMed anchor pack as a :class:`~effectbench.seam.BenchmarkProvider`."""
 
@@ -349,6 +382,24 @@ class MockMedProvider:
         """Return what an honest episode of ``task`` can read (from its fault)."""
         return _FAULTS_BY_NAME[str(task.initial_state["fault"])].reachable
 
+    def mechanism(self, task: TaskSpec) -> str:
+        """Return how ``task``'s fault is injected (its receipts show it)."""
+        return _FAULTS_BY_NAME[str(task.initial_state["fault"])].mechanism
+
+    def initial_tables(self, task: TaskSpec, params: Mapping[str, Any]) -> dict[str, Table]:
+        """The store as provisioned: the seed record (and the concurrent row on ``stale``)."""
+        return {TABLE: Table(key=("key",), rows=tuple(_seeded(str(task.initial_state["fault"]))))}
+
+    def record_tables(self) -> tuple[str, ...]:
+        """The store's tables: one, the encounters."""
+        return (TABLE,)
+
+    def allowed_changes(
+        self, task: TaskSpec, params: Mapping[str, Any]
+    ) -> tuple[AllowedChange, ...]:
+        """What a trial may change: encounters its contract selects (inserted, or their note)."""
+        return allowed_by_contract([e.resolve(params) for e in task.expected_effect], TABLE)
+
     def manifest(self) -> dict[str, Any]:
         """Return the public manifest, byte-compatible with the reference's."""
         return manifest_of(NAME, self._tasks)
@@ -367,8 +418,7 @@ class MockMedProvider:
     def provision(self, task: TaskSpec, trial: int, params: Mapping[str, Any]) -> Iterator[Episode]:
         """Seed a fresh store for one trial of ``task``."""
         fault = str(task.initial_state["fault"])
-        records = list(SEED_RECORDS) + ([CONCURRENT_ROW] if fault == "stale" else [])
-        store = Store(fault, records)
+        store = Store(fault, _seeded(fault))
         effect = tuple(e.resolve(params) for e in task.expected_effect)
         yield Episode(
             env=Env(store, offers_verifier=self._offers_verifier),

@@ -11,7 +11,7 @@ there (Student's t quantiles come with the data).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import orjson
@@ -43,7 +43,8 @@ EVENT_LETTERS = {
 a test holds them equal)."""
 
 
-def _letter(outcome: str, variant: str) -> str:
+def outcome_letter(outcome: str, variant: str) -> str:
+    """Return an episode's letter: the outcome's (:data:`OUTCOME_CODES`), a phantom's ``P``."""
     if outcome == Outcome.SILENT_WRONG_EFFECT.value and variant == SwerVariant.PHANTOM.value:
         return PHANTOM
     return OUTCOME_CODES.get(outcome, "?")
@@ -56,13 +57,16 @@ def _episodes(table: pa.Table) -> list[tuple[tuple[str, int, int], str, str, str
     outcomes = table.column("outcome").to_pylist()
     variants = table.column("swer_variant").to_pylist()
     return [
-        ((str(t), int(tr), int(sd)), str(cat), str(sub), _letter(str(o), str(v)))
+        ((str(t), int(tr), int(sd)), str(cat), str(sub), outcome_letter(str(o), str(v)))
         for t, tr, sd, cat, sub, o, v in zip(*columns, outcomes, variants, strict=True)
     ]
 
 
-def compare_data(view: BoardView, rows_of: dict[str, pa.Table]) -> dict[str, Any]:
-    """Return one board's compare data (systems in the board's default order)."""
+def compare_data(
+    view: BoardView, rows_of: dict[str, pa.Table], receipts: Collection[str] = ()
+) -> dict[str, Any]:
+    """Return one board's compare data (systems in the board's default order; ``receipts``:
+    the systems whose receipts the site publishes, whose episodes the view links side by side)."""
     per_system = {row["slug"]: _episodes(rows_of[row["slug"]]) for row in view.rows}
     where: dict[tuple[str, int, int], tuple[str, str]] = {}
     for episodes in per_system.values():
@@ -82,6 +86,7 @@ def compare_data(view: BoardView, rows_of: dict[str, pa.Table]) -> dict[str, Any
                 "status": row["status"],
                 "rank": row["rank_text"] if row["rank_text"] != "—" else "",
                 "outcomes": "".join(letters),
+                "receipts": row["slug"] in receipts,
             }
         )
     labels = {c.key: c for c in BOARD_COLUMNS}
@@ -114,6 +119,11 @@ def compare_script(key: str, data: dict[str, Any]) -> str:
     return f"window.EB_COMPARE = window.EB_COMPARE || {{}};\nwindow.EB_COMPARE[{name}] = {body};\n"
 
 
-def compare_scripts(views: Sequence[BoardView], rows_of: dict[str, pa.Table]) -> dict[str, str]:
+def compare_scripts(
+    views: Sequence[BoardView], rows_of: dict[str, pa.Table], receipts: Collection[str] = ()
+) -> dict[str, str]:
     """Return every board's compare script, by site path."""
-    return {f"compare/{v.key}.js": compare_script(v.key, compare_data(v, rows_of)) for v in views}
+    return {
+        f"compare/{v.key}.js": compare_script(v.key, compare_data(v, rows_of, receipts))
+        for v in views
+    }

@@ -20,19 +20,26 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 
-from effectbench.bundle import EPISODES_FILE, README_FILE, SIGNATURE_FILE, SUBMISSION_FILE
+from effectbench.bundle import (
+    EPISODES_FILE,
+    README_FILE,
+    RECEIPTS_FILE,
+    SIGNATURE_FILE,
+    SUBMISSION_FILE,
+)
 from effectbench.site._entries import Entry
 from effectbench.site._tables import Board, all_rows, leaderboard_download
 
 DOWNLOAD_NAMES = {
     SUBMISSION_FILE: f"{SUBMISSION_FILE}.gz",
     EPISODES_FILE: f"{EPISODES_FILE}.gz",
+    RECEIPTS_FILE: f"{RECEIPTS_FILE}.gz",
     SIGNATURE_FILE: SIGNATURE_FILE,
     README_FILE: "README.txt",
 }
 """Bundle file -> published name (a README is published as text, never as a page; the
 rows gzipped: ``gunzip`` gives back the signed bytes)."""
-GZIPPED = frozenset({EPISODES_FILE, SUBMISSION_FILE})
+GZIPPED = frozenset({EPISODES_FILE, SUBMISSION_FILE, RECEIPTS_FILE})
 GZIP_LEVEL = 6
 
 

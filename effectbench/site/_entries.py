@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from effectbench.bundle import (
     EPISODES_FILE,
     README_FILE,
+    RECEIPTS_FILE,
     SIGNATURE_FILE,
     SUBMISSION_FILE,
     folder_problem,
@@ -255,7 +256,7 @@ def _readme(path: Path, limit: int = README_LIMIT) -> str | None:
     return text + ("\n[cut at the size limit]" if len(data) > limit else "")
 
 
-DOWNLOADABLE = (SUBMISSION_FILE, EPISODES_FILE, SIGNATURE_FILE, README_FILE)
+DOWNLOADABLE = (SUBMISSION_FILE, EPISODES_FILE, RECEIPTS_FILE, SIGNATURE_FILE, README_FILE)
 """Bundle files the submission page links to, when present."""
 
 

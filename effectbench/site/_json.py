@@ -91,6 +91,11 @@ class RatesJSON(_Model):
         description="episodes that left a wrong record whatever the report said: SWER's "
         "wrong-write part plus wrong writes reported as failures (wrong_action)"
     )
+    collateral_write: RateJSON | None = Field(
+        default=None,
+        description="episodes whose receipt shows a change outside what the task allows, "
+        "whatever the outcome; null when the bundle carries no receipts (not measured)",
+    )
     task_success: RateJSON
     screen_success: RateJSON
     swer_wrong_write: RateJSON
@@ -227,7 +232,7 @@ def _rates(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {"n_episodes": table.n_episodes, "n_tasks": table.n_tasks}
     for name in RATES:
-        out[name] = _rate(table, name, dropped)
+        out[name] = _rate(table, name, dropped) if name in table.events else None
     out["gap"] = GapJSON(
         value=_r(gap),
         lo=_r(gap_ci.lo) if gap_ci is not None else None,

@@ -359,6 +359,13 @@ def compare_page(templates: Path, views: Sequence[BoardView]) -> GeneratedPage:
     return GeneratedPage("Compare two systems", body, hide=("navigation", "toc"))
 
 
+def episode_page(templates: Path, frames_policy: str) -> GeneratedPage:
+    """Return the episode view's page (it renders receipts in the browser, by its address;
+    ``frames_policy`` says which episodes' frames the site shows)."""
+    body = environment(templates).get_template("episode.html.j2").render(policy=frames_policy)
+    return GeneratedPage("Episode receipt", body, search=False, hide=("navigation", "toc"))
+
+
 def downloads_page(templates: Path, n_board_rows: int, n_episode_rows: int) -> GeneratedPage:
     """Return the downloads page."""
     body = (
@@ -479,8 +486,12 @@ def submission_page(
     downloads: Sequence[tuple[str, str]],
     badge: BadgeLink | None,
     trust_note: str = "",
+    *,
+    receipts: bool = False,
+    frames_policy: str = "",
 ) -> GeneratedPage:
-    """Return one submission's page.
+    """Return one submission's page (``receipts``: its matrix and heatmap link to the episode
+    view).
 
     Only its title and lead paragraph go into the search index (a search for
     the system's name finds the page); its sections and tables stay out.
@@ -514,6 +525,8 @@ def submission_page(
         downloads=downloads,
         badge=badge,
         trust_note=trust_note,
+        receipts=receipts,
+        frames_policy=frames_policy,
     )
     return GeneratedPage(
         entry.name,

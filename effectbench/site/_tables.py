@@ -41,6 +41,7 @@ RATES = (
     "swer",
     "over_halt",
     "record_wrong",
+    "collateral_write",
     "task_success",
     "screen_success",
     "swer_wrong_write",
@@ -113,6 +114,16 @@ BOARD_COLUMNS = (
         "Record-wrong",
         "Record-wrong rate: the episode left a wrong record, whatever the report said "
         "(SWER's wrong-write part plus wrong writes reported as failures). Lower is better.",
+        "lower",
+        numeric=True,
+    ),
+    BoardColumn(
+        "collateral_write",
+        "Collateral",
+        "Collateral-write rate: the episode changed the record outside what its task allows "
+        "(a homonym's chart touched, a second table changed, a row deleted), whatever the outcome "
+        "and the report, read from each episode's receipt. Lower is better. Not measured (—) for "
+        "a bundle without receipts.",
         "lower",
         numeric=True,
     ),
@@ -253,6 +264,32 @@ def _rate_columns(prefix: str, r: TaskRate, dropped: int) -> dict[str, Any]:
     return row
 
 
+_SUFFIXES = (
+    "",
+    "_k",
+    "_n",
+    "_lo",
+    "_hi",
+    "_tasks_lo",
+    "_tasks_hi",
+    "_deff",
+    "_neff",
+    "_upper",
+    "_tasks_upper",
+)
+
+
+def _rate_or_not_measured(prefix: str, tasks: TaskTable, dropped: int) -> dict[str, Any]:
+    """Return a rate's board columns, or every one empty (NaN) when its events were not
+    measured (the collateral-write rate of a bundle without receipts)."""
+    if prefix not in tasks.events:
+        empty: dict[str, Any] = {f"{prefix}{s}": np.nan for s in _SUFFIXES}
+        if prefix in DROP_BOUNDED:
+            empty[f"{prefix}_worst"] = np.nan
+        return empty
+    return _rate_columns(prefix, task_rate(tasks, prefix), dropped)
+
+
 def _dropped_in(entry: Entry, tasks: TaskTable) -> int:
     """Return the dropped trials of ``entry`` that belong to the tasks of ``tasks``' view."""
     if tasks.n_tasks == len(entry.tasks.task_id if entry.tasks else ()):
@@ -305,7 +342,7 @@ def entry_row(
         "never_acts": never_acts(tasks),
     }
     for name in RATES:
-        row.update(_rate_columns(name, task_rate(tasks, name), dropped))
+        row.update(_rate_or_not_measured(name, tasks, dropped))
     gap = row["screen_success"] - row["task_success"]
     ci = res.success_effect_gap_ci if whole else None
     row.update(
@@ -464,24 +501,7 @@ DOWNLOAD_COLUMNS = [
     "cost_hi",
     "idle_cost",
     "never_acts",
-    *[
-        f"{r}{s}"
-        for r in RATES
-        for s in (
-            "",
-            "_k",
-            "_n",
-            "_lo",
-            "_hi",
-            "_tasks_lo",
-            "_tasks_hi",
-            "_deff",
-            "_neff",
-            "_upper",
-            "_tasks_upper",
-            *(("_worst",) if r in DROP_BOUNDED else ()),
-        )
-    ],
+    *[f"{r}{s}" for r in RATES for s in (*_SUFFIXES, *(("_worst",) if r in DROP_BOUNDED else ()))],
     "gap",
     "gap_lo",
     "gap_hi",
@@ -501,7 +521,7 @@ def leaderboard_download(all_boards: Sequence[Board]) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)[DOWNLOAD_COLUMNS]
 
 
-CELL_RATES = ("swer", "over_halt", "record_wrong", "task_success", "screen_success")
+CELL_RATES = tuple(r for r in RATES if r not in ("swer_wrong_write", "swer_phantom"))
 """The rates of each (category x substrate) cell on a submission's page and chart."""
 
 
@@ -515,7 +535,7 @@ def cells_rows(entry: Entry) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"category": c.category, "substrate": c.substrate, "n": c.n}
         mine = tasks.of_cell(c.category, c.substrate)
         for name in CELL_RATES:
-            row.update(_rate_columns(name, task_rate(mine, name), 0))
+            row.update(_rate_or_not_measured(name, mine, 0))
         row["gap"] = c.success_effect_gap
         rows.append(row)
     return rows

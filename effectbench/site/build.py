@@ -64,12 +64,14 @@ from effectbench.site._pages import (
     charts_page,
     compare_page,
     downloads_page,
+    episode_page,
     leaderboard_page,
     refused_page,
     submission_page,
 )
 from effectbench.site._pool import Workers
 from effectbench.site._prices import board_scripts
+from effectbench.site._receipts import FRAMES_POLICY, Published, publish_receipts
 from effectbench.site._render import ChartCache, ChartRenderer, VlConvertRenderer, inline_svg
 from effectbench.site._reports import verify_submissions
 from effectbench.site._rows import matrix, rows_tables
@@ -141,6 +143,8 @@ class BuildSummary:
     n_pages: int = 0
     charts_rendered: int = 0
     charts_cached: int = 0
+    receipt_frames: int = 0
+    """Key frames the site shows (the others stay in their bundles)."""
     build_date: str = ""
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -151,7 +155,8 @@ class BuildSummary:
             f"built {self.out} ({self.n_pages} pages, build date {self.build_date})",
             f"bundles {self.n_bundles}: ranked {self.n_ranked}, preview {self.n_preview}, "
             f"refused {self.n_refused}, withdrawn {self.n_withdrawn}",
-            f"charts rendered {self.charts_rendered}, from cache {self.charts_cached}",
+            f"charts rendered {self.charts_rendered}, from cache {self.charts_cached}; "
+            f"receipt frames shown {self.receipt_frames}",
             f"time: {t}",
         ]
 
@@ -307,6 +312,7 @@ class _SiteBuild:
         self.pages: dict[str, GeneratedPage] = {}
         self.copies: dict[str, Path] = {}
         self.texts: dict[str, str | bytes] = {}
+        self.receipts = Published()
 
     def run(self) -> BuildSummary:
         """Run every step, timing each under its name; return the summary."""
@@ -317,6 +323,7 @@ class _SiteBuild:
             ("chart specs", self.plan_charts),
             ("charts", self.render_charts),
             ("read rows", self.read_rows),
+            ("receipts", self.write_receipts),
             ("badges", self.write_badges),
             ("pages", self.write_pages),
             ("downloads", self.write_downloads),
@@ -416,6 +423,13 @@ class _SiteBuild:
         """Read every accepted bundle's flattened rows (from the row cache when kept there)."""
         self.rows_of = rows_tables(self.entries, self.rows_dir)
 
+    def write_receipts(self) -> None:
+        """Publish every accepted bundle's receipts (text) and the key frames the site shows."""
+        self.receipts = publish_receipts(self.entries, self.options.cache_root / "receipts")
+        self.texts.update(self.receipts.texts)
+        self.copies.update(self.receipts.copies)
+        self.summary.receipt_frames = len(self.receipts.copies)
+
     def write_badges(self) -> None:
         """Write the badge of every ranked submission (``badges/SLUG.svg``)."""
         site = self.sources.site_url
@@ -464,7 +478,8 @@ class _SiteBuild:
             ],
         )
         self.pages["compare.md"] = compare_page(t, self.views)
-        self.texts.update(compare_scripts(self.views, self.rows_of))
+        self.pages["episode.md"] = episode_page(t, FRAMES_POLICY)
+        self.texts.update(compare_scripts(self.views, self.rows_of, self.receipts.slugs))
         self.texts.update(board_scripts(self.views))
         self.pages["refused.md"] = refused_page(t, self.refused, self.withdrawn)
         view_of = {slug: v for v in self.views for slug in v.frame["slug"]}
@@ -483,6 +498,8 @@ class _SiteBuild:
                 links,
                 self.badges.get(e.slug),
                 note,
+                receipts=e.slug in self.receipts.slugs,
+                frames_policy=FRAMES_POLICY,
             )
 
     def write_downloads(self) -> None:

@@ -258,11 +258,12 @@
       if (x === "." || y === ".") return;
       var t = tasks[ep[0]];
       if (!t) {
-        t = tasks[ep[0]] = { task: ep[0], cell: ep[3] + " × " + ep[4], first: "", second: "", differ: 0 };
+        t = tasks[ep[0]] = { task: ep[0], cell: ep[3] + " × " + ep[4], first: "", second: "", trials: [], differ: 0 };
         names.push(ep[0]);
       }
       t.first += x;
       t.second += y;
+      t.trials.push(ep[1]);
       if (x !== y) t.differ += 1;
     });
     return names.sort().map(function (n) { return tasks[n]; }).filter(function (t) { return t.differ; });
@@ -328,13 +329,26 @@
     }
     out.appendChild(el("p", {}, [
       tasks.length + " task" + (tasks.length === 1 ? "" : "s") + " with a different outcome on at least one " +
-      "trial. One letter per trial: " + data.legend + "."
+      "trial. One letter per trial: " + data.legend + "." +
+      (linked ? " Each letter opens that trial's two receipts side by side." : "")
     ]));
+    var linked = first.receipts && second.receipts;
+    /* one letter per trial; with both systems' receipts published, each opens the two episodes
+       side by side (episode.html?s=FIRST&t=TASK&n=TRIAL&vs=SECOND) */
+    function letters(t, mine, a, b) {
+      if (!linked) return [mine];
+      return mine.split("").map(function (letter, j) {
+        var params = new URLSearchParams();
+        params.set("s", a.slug); params.set("t", t.task); params.set("n", String(t.trials[j])); params.set("vs", b.slug);
+        return el("a", { href: "episode.html?" + params.toString(), title: t.task + ", trial " + t.trials[j] + ": both receipts side by side" }, [letter]);
+      });
+    }
     var tbody = el("tbody", {});
     tasks.forEach(function (t) {
       tbody.appendChild(el("tr", { "data-task": t.task }, [
         el("th", { scope: "row" }, [t.task]), el("td", {}, [t.cell]),
-        el("td", { "class": "eb-cmp-outcomes" }, [t.first]), el("td", { "class": "eb-cmp-outcomes" }, [t.second]),
+        el("td", { "class": "eb-cmp-outcomes" }, letters(t, t.first, first, second)),
+        el("td", { "class": "eb-cmp-outcomes" }, letters(t, t.second, second, first)),
         el("td", {}, [String(t.differ)])
       ]));
     });

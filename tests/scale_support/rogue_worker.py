@@ -50,7 +50,8 @@ def run_cell(*args: Any) -> Any:
     kind, _, body = str(answer).partition("\n")
     if kind != "row":
         return answer
-    return "row\n" + json.dumps(_relabelled(json.loads(body)))
+    line, newline, receipt = body.partition("\n")  # the row's line, then its receipt's
+    return "row\n" + json.dumps(_relabelled(json.loads(line))) + newline + receipt
 
 
 _serialize = serialization.serialize

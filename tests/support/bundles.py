@@ -27,10 +27,13 @@ def make_bundle(
     trials: int = 3,
     declare_baseline: bool = True,
     signer: tuple[str, str] | None = None,
+    receipts: bool = True,
 ) -> Path:
-    """Run a shipped baseline on MockMed and write its bundle into ``out``."""
+    """Run a shipped baseline on MockMed and write its bundle into ``out`` (format 2, with
+    receipts; ``receipts=False``: format 1, rows only)."""
     pack = get_pack("mockmed")
     run = evaluate(get_baseline(baseline, pack), pack, trials=trials)
+    rows: list[Any] = list(run.rows) if receipts else [r.to_row() for r in run.rows]
     sub = Submission.model_validate(
         {
             "spec_version": SPEC_VERSION,
@@ -47,7 +50,7 @@ def make_bundle(
             "results": summarize(episode_frame(run.rows)),
         }
     )
-    return write_bundle(out, sub, run.rows)
+    return write_bundle(out, sub, rows)
 
 
 def list_references(path: Path, bundles: Iterable[Path], date: str = "2026-01-02") -> Path:
@@ -105,6 +108,24 @@ def restate(bundle: Path) -> None:
     data = read_submission(bundle)
     data["results"] = summarize(episode_frame(read_rows(bundle))).to_json()
     write_submission(bundle, data)
+
+
+def read_receipts(bundle: Path) -> list[dict[str, Any]]:
+    """Return the receipts of a bundle's receipts.jsonl (format 2)."""
+    lines = (bundle / "receipts.jsonl").read_bytes().splitlines()
+    return [orjson.loads(line) for line in lines if line]
+
+
+def write_receipts(bundle: Path, receipts: list[dict[str, Any]]) -> None:
+    """Write receipts back to a bundle's receipts.jsonl."""
+    (bundle / "receipts.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in receipts))
+
+
+def edit_receipts(bundle: Path, fn: Callable[[list[dict[str, Any]]], None]) -> None:
+    """Apply ``fn`` to the receipts and write them back."""
+    receipts = read_receipts(bundle)
+    fn(receipts)
+    write_receipts(bundle, receipts)
 
 
 def edit_rows(bundle: Path, fn: Callable[[list[dict[str, Any]]], None], *, claims: bool) -> None:

@@ -110,7 +110,7 @@ def perform(env: ComputerEnv, calls: Sequence[Mapping[str, Any]]) -> ContentText
 
 def screen_view(live: LiveEpisode) -> ComputerEnv:
     """Return the episode's screen in the display the agent is told (``live.display``)."""
-    env: ComputerEnv = live.episode.env
+    env: ComputerEnv = live.env
     return fit(env, INSPECT_DISPLAY if live.display == "inspect" else None)
 
 
@@ -182,7 +182,7 @@ def _tree_text(env: AccessibleComputerEnv, view: ComputerEnv) -> str:
 
 def accessibility_tools(live: LiveEpisode) -> list[Tool]:
     """Return the desktop's accessibility tools, or none when the env has no tree to give."""
-    env = live.episode.env
+    env = live.env
     if not isinstance(env, AccessibleComputerEnv):
         return []
     view = screen_view(live)

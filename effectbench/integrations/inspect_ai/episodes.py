@@ -31,6 +31,7 @@ from inspect_ai.util import store
 from effectbench.computer import ActionError
 from effectbench.errors import InfrastructureError
 from effectbench.packs import get_pack
+from effectbench.receipts.collect import Recording
 from effectbench.runner import INFRA_RETRIES
 from effectbench.schema import AgentReport, TaskSpec
 from effectbench.seam import AgentTask, BenchmarkProvider, Closable, Episode, ProductVerifier
@@ -102,12 +103,19 @@ class LiveEpisode:
     started_at: str
     stack: ExitStack
     verifier: ProductVerifier | None
+    recording: Recording
+    """The episode's receipt in the making; the agent's tools act through its ``env``."""
     thread: int = 0
     display: str = "inspect"
     """On a screen substrate, the display the agent is told: ``inspect`` or ``native``."""
     clock: float = field(default_factory=time.perf_counter)
     report: AgentReport | None = None
     """The agent's last report through the ``report_outcome`` tool, if any."""
+
+    @property
+    def env(self) -> Any:
+        """The env the agent's tools act through (every action logged for the receipt)."""
+        return self.recording.env
 
     @property
     def agent_task(self) -> AgentTask:
@@ -160,8 +168,9 @@ def _provision_once(pack: str, task_id: str, trial: int, seed: int, thread: int)
         episode = stack.enter_context(provider.provision(task, seed, params))
         started = now()
         before = episode.oracle.snapshot()
+        recording = Recording.start(provider, task, params, episode)
         offer: Callable[[], ProductVerifier | None] | None = getattr(
-            episode.env, "product_effect_verifier", None
+            recording.env, "product_effect_verifier", None
         )
         # Taken before the agent acts (as the effect_verified arm does): it reads its baseline now.
         verifier = offer() if offer is not None and task.effect_declared else None
@@ -183,6 +192,7 @@ def _provision_once(pack: str, task_id: str, trial: int, seed: int, thread: int)
         started_at=started,
         stack=stack,
         verifier=verifier,
+        recording=recording,
         thread=thread,
     )
 

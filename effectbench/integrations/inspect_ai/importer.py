@@ -44,6 +44,7 @@ from effectbench.integrations.inspect_ai.episodes import INFRASTRUCTURE_KEY, bor
 from effectbench.integrations.inspect_ai.tasks import (
     DROPPED,
     METADATA_KEY,
+    RECEIPT_KEY,
     SCORER_NAME,
     TASK_VERSION,
     metric_values,
@@ -52,6 +53,8 @@ from effectbench.integrations.inspect_ai.tasks import (
 from effectbench.manifest import fingerprint
 from effectbench.metrics import Results, episode_frame, summarize
 from effectbench.produce import bundle_folder, make_submission, write_submission
+from effectbench.receipts.collect import Evidence, with_evidence
+from effectbench.receipts.files import evidence_from_inline
 from effectbench.runner import DroppedEpisode, RunResult, episode_row
 from effectbench.schema import (
     AgentReport,
@@ -404,7 +407,17 @@ def _trial_of(
             f"the score says {score.value!r} ({meta.get('swer_variant')}) but its recorded "
             f"reading and report give {rebuilt.outcome.value!r} ({rebuilt.swer_variant.value})",
         )
+    if RECEIPT_KEY in meta:  # the bundle's verifier checks it against the row it belongs to
+        with_evidence(rebuilt, _evidence(meta, path, where))
     return rebuilt
+
+
+def _evidence(meta: Mapping[str, Any], path: Path, where: str) -> Evidence:
+    """Return the receipt a score recorded, with its frames."""
+    try:
+        return evidence_from_inline(meta[RECEIPT_KEY])
+    except ValueError as exc:
+        raise _tampered(path, where, f"its receipt is malformed ({exc})") from None
 
 
 def _check_metrics(log: EvalLog, run: RunResult, path: Path) -> Results:

@@ -59,6 +59,8 @@ from effectbench.integrations.inspect_ai.tools import (
 )
 from effectbench.manifest import fingerprint
 from effectbench.metrics import Results, episode_frame, summarize
+from effectbench.receipts.collect import evidence_of
+from effectbench.receipts.files import evidence_inline
 from effectbench.runner import DroppedEpisode, episode_row, read_verdict
 from effectbench.schema import AgentReport, OracleVerdict, Outcome, Split, TaskSpec
 from effectbench.seam import BenchmarkProvider
@@ -75,6 +77,9 @@ DROPPED = "dropped"
 METADATA_KEY = "effectbench"
 """Where the task's metadata (pack, fingerprint, split, substrates) sits in the log."""
 NO_REPORT = "the agent ended without a report (no report_outcome call)"
+RECEIPT_KEY = "receipt"
+"""Score metadata key: the trial's receipt with its key frames inline
+(:func:`effectbench.receipts.files.evidence_inline`)."""
 
 
 def select_tasks(pack: BenchmarkProvider, split: str, substrate: str | None) -> list[TaskSpec]:
@@ -161,16 +166,20 @@ def score_of(outcome: Any, verdict: OracleVerdict, report: AgentReport) -> Score
                 "agent": report.model_dump(mode="json"),
             },
         )
+    metadata: dict[str, Any] = {
+        "outcome": outcome.outcome.value,
+        "swer_variant": outcome.swer_variant.value,
+        "reading": reading,
+        "row": outcome.to_row(),
+    }
+    evidence = evidence_of(outcome)
+    if evidence is not None:  # the receipt, its frames inline (the log is one file)
+        metadata[RECEIPT_KEY] = evidence_inline(evidence)
     return Score(
         value=outcome.outcome.value,
         answer=report.message,
         explanation=outcome.reason,
-        metadata={
-            "outcome": outcome.outcome.value,
-            "swer_variant": outcome.swer_variant.value,
-            "reading": reading,
-            "row": outcome.to_row(),
-        },
+        metadata=metadata,
     )
 
 
@@ -188,21 +197,24 @@ def effect_scorer() -> Scorer:
             if failure is not None:
                 raise InfrastructureError(failure)
             verdict = await live.run(read_verdict, live.episode.oracle, live.before)
+            await live.run(live.recording.ended, live.episode.oracle, live.before)
         except InfrastructureError as exc:
             state.store.set(INFRASTRUCTURE_KEY, exc.diagnostics())
             raise
         report = live.report or AgentReport(reported_success=False, halted=True, message=NO_REPORT)
-        outcome = episode_row(
-            str(state.model),
-            live.task,
-            live.trial,
-            live.seed,
-            report,
-            verdict,
-            latency_s=latency,
-            env_fingerprint=live.episode.env_fingerprint,
-            started_at=live.started_at,
-            finished_at=now(),
+        outcome = live.recording.attach(
+            episode_row(
+                str(state.model),
+                live.task,
+                live.trial,
+                live.seed,
+                report,
+                verdict,
+                latency_s=latency,
+                env_fingerprint=live.episode.env_fingerprint,
+                started_at=live.started_at,
+                finished_at=now(),
+            )
         )
         return score_of(outcome, verdict, report)
 
@@ -240,7 +252,7 @@ def provision_episode(pack: str, display: str = "inspect") -> Solver:
             text = prompt(live.params, live.agent_task.goal, first)
             state.messages.append(ChatMessageUser(content=[ContentText(text=text), shot]))
         else:
-            first = screen_text(await live.run(live.episode.env.screen))
+            first = screen_text(await live.run(live.env.screen))
             state.messages.append(
                 ChatMessageUser(content=prompt(live.params, live.agent_task.goal, first))
             )

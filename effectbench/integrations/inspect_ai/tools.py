@@ -50,7 +50,7 @@ def _action_tool(live: LiveEpisode, action: str) -> Tool:
         arguments = kwargs if described is not None else kwargs.get("arguments") or {}
         if not isinstance(arguments, dict):
             raise ToolError("arguments must be an object of named arguments")
-        screen: Screen = await live.act(env.act, action, **arguments)
+        screen: Screen = await live.act(live.env.act, action, **arguments)  # logged
         return screen_text(screen)
 
     if described is not None:
@@ -108,6 +108,7 @@ def _report_tool(live: LiveEpisode) -> Tool:
         live.report = AgentReport(
             reported_success=bool(success), halted=not success, message=str(message)
         )
+        await live.run(live.recording.reported)  # the screen the agent reported on
         return "report recorded"
 
     return ToolDef(
@@ -127,7 +128,7 @@ def _report_tool(live: LiveEpisode) -> Tool:
 
 def is_screen(live: LiveEpisode) -> bool:
     """Say whether the episode is on a screen substrate (the agent holds a ComputerEnv)."""
-    return isinstance(live.episode.env, ComputerEnv)
+    return isinstance(live.env, ComputerEnv)
 
 
 def episode_tools(live: LiveEpisode) -> list[Tool]:
@@ -135,7 +136,7 @@ def episode_tools(live: LiveEpisode) -> list[Tool]:
     if is_screen(live):
         tools = [computer_tool(live), *accessibility_tools(live)]
     else:
-        tools = [_action_tool(live, name) for name in live.episode.env.actions()]
+        tools = [_action_tool(live, name) for name in live.env.actions()]
     if live.verifier is not None and live.agent_task.declared_effect is not None:
         tools.append(_verify_tool(live))
     tools.append(_report_tool(live))

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from effectbench.changes import Table
 from effectbench.effects import Effect, EffectKind
 from effectbench.judge import judge, matches
 from effectbench.schema import OracleVerdict, Verdict
@@ -279,3 +280,10 @@ class SqliteOracle:
             )
         after = read_database(self._path)
         return judge_record(self._effects, before, after, channel=self.channel)
+
+    def tables(self, snapshot: Any) -> dict[str, Table] | None:
+        """Return a reading as every table (the schema's entry too), for the receipt's
+        change set."""
+        if snapshot is None:
+            return None
+        return {name: Table(key=s.key, rows=s.rows) for name, s in snapshot.items()}

@@ -10,16 +10,23 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from effectbench.changes import AllowedChange, Table, allowed_by_contract
 from effectbench.effects import Effect
 from effectbench.manifest import SEQUESTERED, manifest_of
 from effectbench.packs.clinic.arms import EffectVerifiedAll
 from effectbench.packs.clinic.attestation import AuditHandoff, audit_pack, handoff
 from effectbench.packs.clinic.audit import RED_TEAM, OracleFactory, attacks, write_file
-from effectbench.packs.clinic.db import SURFACES, TEMPLATE_DIGEST, provision_copy, scratch_dir
+from effectbench.packs.clinic.db import (
+    SURFACES,
+    TEMPLATE_DIGEST,
+    provision_copy,
+    scratch_dir,
+    template_path,
+)
 from effectbench.packs.clinic.frontends import FRONT_ENDS, FrontEnd, load, variant_id
-from effectbench.packs.clinic.oracle import CHANNEL, SqliteOracle
+from effectbench.packs.clinic.oracle import CHANNEL, SCHEMA, SqliteOracle, read_database
 from effectbench.packs.clinic.service import RecordService
-from effectbench.packs.clinic.store import ClinicStore, reachable_states
+from effectbench.packs.clinic.store import MECHANISMS, ClinicStore, reachable_states
 from effectbench.packs.clinic.tasks import (
     GOALS,
     TASKS,
@@ -107,6 +114,7 @@ class ClinicProvider:
         self._tasks = tuple(tasks)
         self._front_ends: dict[Substrate, FrontEnd] = {}
         self._per_episode = service_per_episode
+        self._initial: dict[str, Table] | None = None
         self._folder = scratch_dir("effectbench-clinic-")
         self.service = RecordService()
         self._counter = itertools.count()
@@ -132,6 +140,30 @@ class ClinicProvider:
         """
         inserts = bool(task.expected_effect) and task.expected_effect[0].count_new_only
         return Reachable(reachable_states(str(task.initial_state["fault"]), inserts=inserts))
+
+    def mechanism(self, task: TaskSpec) -> str:
+        """Return how ``task``'s fault is injected (sequestered for the test split)."""
+        spec = self._defs[task.task_id][0]
+        return SEQUESTERED if spec.split is Split.TEST else MECHANISMS[spec.fault.name]
+
+    def initial_tables(self, task: TaskSpec, params: Mapping[str, Any]) -> dict[str, Table]:
+        """Every table as a fresh episode holds it: the template's (the same for every task)."""
+        if self._initial is None:
+            snapshot = read_database(template_path())
+            if snapshot is None:
+                raise RuntimeError("the clinic's template database cannot be read")
+            self._initial = {n: Table(key=s.key, rows=s.rows) for n, s in snapshot.items()}
+        return dict(self._initial)
+
+    def record_tables(self) -> tuple[str, ...]:
+        """Every table the oracle reads: the three surfaces and the schema itself."""
+        return tuple(sorted((*SURFACES, SCHEMA)))
+
+    def allowed_changes(
+        self, task: TaskSpec, params: Mapping[str, Any]
+    ) -> tuple[AllowedChange, ...]:
+        """What a trial may change: the rows its contract selects (the oracle's own audit rule)."""
+        return allowed_by_contract([e.resolve(params) for e in task.expected_effect])
 
     def manifest(self) -> dict[str, Any]:
         """Return the public manifest: the interop layout plus the pack's redacted wiring."""

@@ -43,6 +43,39 @@ SAVE_FAULTS = (
 EDIT_FAULTS = ("none", "wrong_row", "noop_edit")
 """Faults of the edit path (``PATCH /api/encounters/<id>``)."""
 
+MECHANISMS = {
+    "none": "none: the service stores what the form says (control)",
+    "partial": "the save path stores the encounter with its note dropped; the app paints success",
+    "duplicate": "an automatic resubmit stores every save as two encounters; the app paints "
+    "one success",
+    "optimistic": "the app paints success, then the service rolls the commit back: nothing is "
+    "stored",
+    "timeout": "the save commits, then the request times out and the app paints an error",
+    "session": "the session has expired: nothing is stored and the app paints an error",
+    "validation": "the service rejects the encounter (type not accepted) and the app paints an "
+    "error",
+    "stale_list": "the save writes back the app's stale chart replica, deleting a colleague's "
+    "encounter the replica did not show",
+    "stale_allergies": "the save writes back stale demographics, undoing the patient's allergy "
+    "update",
+    "double_delivery": "one click on Save is delivered twice: two encounters are stored",
+    "double_charge": "one click is delivered twice: the encounter is de-duplicated on its key, "
+    "its charge is posted twice",
+    "homonym_name": "the service finds the chart by name, not by MRN: the save lands on the "
+    "first chart of that name",
+    "mrn_normalized": "the service strips the MRN's leading zeros: the save lands on a chart "
+    "with a confusable MRN",
+    "noop": "the Save button posts to the preview endpoint: the app paints success and no "
+    "table is touched",
+    "charge_wrong_patient": "the charge is posted to the previous patient's account",
+    "idempotent": "the app posts the sign twice; the service de-duplicates on the idempotency "
+    "key (control)",
+    "wrong_row": "the edit is written to the previous encounter's row",
+    "noop_edit": "the edit goes to the autosave preview: the app paints success and no table "
+    "is touched",
+}
+"""How each fault is injected, one sentence each (every receipt of a task shows its own)."""
+
 NEVER_PERSISTS = frozenset(("session", "validation", "noop", "optimistic"))
 """Save faults under which no save reaches the tables (refused, previewed, rolled back)."""
 WRITES_TWICE = frozenset(("duplicate", "double_delivery"))

@@ -1,0 +1,221 @@
+"""The receipts the site publishes: every episode's, as text, and the key frames that matter.
+
+For each accepted bundle with receipts (format 2, its ``receipt`` check passed) the build
+writes, under ``receipts/<slug>/``:
+
+* ``index.js``: the submission's tasks, and per task one outcome letter and one
+  collateral mark per trial (what the episode view's lists and links read);
+* ``<n>.js``: one task's receipts, every trial, as gzip-compressed JSON in base64 (the
+  episode view inflates them in the browser with ``DecompressionStream``; a receipt is a few
+  KiB of text, repeating itself from trial to trial, and compresses about tenfold).
+
+Every receipt is published as text. Key frames are published (once each, site-wide, under
+``receipts/frames/``) only for the episodes a reader most needs to see: for each task, its
+first trial that is a silent wrong effect, an over-halt or a wrong record, or that wrote
+outside its allowance, within :data:`FRAME_BUDGET` bytes per submission. Every other
+episode's frames are in the bundle (its ``frames/`` folder); the episode view says so.
+What a build publishes is cached by the bytes of the bundle's receipts.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from effectbench.bundle import FRAMES_DIR, RECEIPTS_FILE
+from effectbench.findings import Family
+from effectbench.receipts.model import FRAME_NAME
+from effectbench.schema import Outcome
+from effectbench.site._cache import default_seal
+from effectbench.site._compare import outcome_letter
+from effectbench.site._entries import Entry
+
+RECEIPTS_FORMAT = "site-receipts-1"
+"""Version of what is cached per bundle (bump when the published data changes)."""
+SITE_FOLDER = "receipts"
+FRAMES_FOLDER = f"{SITE_FOLDER}/frames"
+FRAME_OUTCOMES = frozenset(
+    (Outcome.SILENT_WRONG_EFFECT.value, Outcome.OVER_HALT.value, Outcome.WRONG_ACTION.value)
+)
+"""Outcomes whose episodes get their frames on the site (besides collateral writes)."""
+FRAME_BUDGET = 1024 * 1024
+"""Bytes of frames the site publishes per submission at most (the rest stay in the bundle)."""
+MAX_CHANGES_SHOWN = 200
+"""Changed rows of one receipt the site carries; the rest are counted (all are in the bundle)."""
+FRAMES_POLICY = (
+    "Key frames are shown for each task's first trial that is a silent wrong effect, an "
+    "over-halt or a wrong record, or that wrote outside what its task allows; every other "
+    "episode's frames are in the bundle's frames/ folder."
+)
+
+
+def has_receipts(entry: Entry) -> bool:
+    """Whether the site publishes ``entry``'s receipts: accepted, and its receipts checked."""
+    return entry.accepted and any(
+        c.id == Family.RECEIPT.value and c.passed and not c.skipped for c in entry.checks
+    )
+
+
+def episode_href(slug: str, task_id: str, trial: int, prefix: str = "") -> str:
+    """Return the link to one episode's view (``prefix``: the way up to the site's root)."""
+    from urllib.parse import urlencode
+
+    return f"{prefix}episode.html?{urlencode({'s': slug, 't': task_id, 'n': trial})}"
+
+
+@dataclass
+class Published:
+    """What the build adds for receipts: data files, frames to copy, and which entries."""
+
+    texts: dict[str, str] = field(default_factory=dict)
+    copies: dict[str, Path] = field(default_factory=dict)
+    slugs: set[str] = field(default_factory=set)
+    frame_bytes: int = 0
+
+
+def _letter(receipt: Mapping[str, Any]) -> str:
+    truth = receipt["truth"]
+    return outcome_letter(truth["outcome"], truth["swer_variant"])
+
+
+def _shown_frames(receipt: Mapping[str, Any]) -> bool:
+    return bool(receipt["truth"]["outcome"] in FRAME_OUTCOMES or receipt.get("collateral"))
+
+
+def _compact(receipt: dict[str, Any], published: set[str]) -> dict[str, Any]:
+    """Return what the episode view reads of a receipt (task facts kept once per task)."""
+    out = {k: v for k, v in receipt.items() if k not in ("receipt_version", "task", "task_id")}
+    out["frames"] = [{**f, "shown": f["name"] in published} for f in receipt.get("frames", [])]
+    changes = receipt.get("changes")
+    if changes is not None and len(changes["rows"]) > MAX_CHANGES_SHOWN:
+        out["changes"] = {
+            **changes,
+            "rows": changes["rows"][:MAX_CHANGES_SHOWN],
+            "more": len(changes["rows"]) - MAX_CHANGES_SHOWN,
+        }
+    return out
+
+
+def _payload(data: Any) -> str:
+    raw = orjson.dumps(data)
+    return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
+
+
+def _script(variable: str, key: str, value: Any) -> str:
+    name = orjson.dumps(key).decode()
+    return (
+        f"window.{variable} = window.{variable} || {{}};\n"
+        f"window.{variable}[{name}] = {orjson.dumps(value).decode()};\n"
+    )
+
+
+def frames_to_show(by_task: Mapping[str, list[dict[str, Any]]], frames_dir: Path) -> list[str]:
+    """Return the frames the site shows of one bundle (its receipts grouped by task): each
+    task's first trial that is a silent wrong effect, an over-halt or a wrong record, or wrote
+    collateral, within :data:`FRAME_BUDGET` bytes."""
+    shown: list[str] = []
+    budget = FRAME_BUDGET
+    for task_receipts in by_task.values():
+        first = next(
+            (r for r in sorted(task_receipts, key=lambda r: r["trial"]) if _shown_frames(r)), None
+        )
+        if first is None:
+            continue
+        names = [f["name"] for f in first.get("frames", []) if FRAME_NAME.fullmatch(f["name"])]
+        new = [n for n in dict.fromkeys(names) if n not in shown]
+        cost = sum((frames_dir / n).stat().st_size for n in new)
+        if cost > budget:
+            continue
+        budget -= cost
+        shown.extend(new)
+    return shown
+
+
+def _bundle_data(entry: Entry) -> tuple[dict[str, str], list[str]]:
+    """Return one bundle's data files (site path -> text) and the frames they show."""
+    lines = (entry.path / RECEIPTS_FILE).read_bytes().splitlines()
+    by_task: dict[str, list[dict[str, Any]]] = {}
+    for line in lines:
+        if line:
+            receipt = orjson.loads(line)
+            by_task.setdefault(receipt["task_id"], []).append(receipt)
+    shown = frames_to_show(by_task, entry.path / FRAMES_DIR)
+    picked = set(shown)
+    slug = entry.slug
+    texts: dict[str, str] = {}
+    tasks = []
+    for i, (task_id, task_receipts) in enumerate(by_task.items()):
+        ordered = sorted(task_receipts, key=lambda r: r["trial"])
+        head = ordered[0]
+        trials = {str(r["trial"]): _compact(r, picked) for r in ordered}
+        texts[f"{SITE_FOLDER}/{slug}/{i}.js"] = _script(
+            "EB_RECEIPT_DATA", f"{slug}/{i}", _payload({"task": head["task"], "trials": trials})
+        )
+        tasks.append(
+            {
+                "id": task_id,
+                "file": i,
+                "title": head["task"]["title"],
+                "category": head["task"]["category"],
+                "substrate": head["task"]["substrate"],
+                "trials": [r["trial"] for r in ordered],
+                "outcomes": "".join(_letter(r) for r in ordered),
+                "collateral": "".join(
+                    "?" if r.get("collateral") is None else "1" if r["collateral"] else "0"
+                    for r in ordered
+                ),
+            }
+        )
+    index = {
+        "name": entry.name,
+        "pack": entry.pack,
+        "status": entry.status,
+        "reproduced": entry.reproduced,
+        "reproduce_note": next((c.note for c in entry.checks if c.id == "reproduce"), ""),
+        "policy": FRAMES_POLICY,
+        "tasks": tasks,
+    }
+    texts[f"{SITE_FOLDER}/{slug}/index.js"] = _script("EB_RECEIPTS", slug, index)
+    return texts, shown
+
+
+def _cache_key(entry: Entry) -> str:
+    digest = hashlib.sha256(f"{RECEIPTS_FORMAT}\0{entry.slug}\0".encode())
+    digest.update(hashlib.sha256((entry.path / RECEIPTS_FILE).read_bytes()).digest())
+    digest.update(orjson.dumps([entry.name, entry.status, entry.reproduced, entry.pack]))
+    return digest.hexdigest()
+
+
+def publish_receipts(entries: Iterable[Entry], cache: Path | None) -> Published:
+    """Return every accepted bundle's receipt data and the frames the site shows."""
+    seal = default_seal()
+    out = Published()
+    for entry in entries:
+        if not has_receipts(entry):
+            continue
+        key = _cache_key(entry)
+        target = cache / f"{key}.json" if cache is not None else None
+        stored = seal.read(key, target) if target is not None else None
+        if stored is not None:
+            data = orjson.loads(stored)
+            texts, shown = data["texts"], data["frames"]
+        else:
+            texts, shown = _bundle_data(entry)
+            if target is not None:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                seal.write(key, target, orjson.dumps({"texts": texts, "frames": shown}))
+        out.texts.update(texts)
+        for name in shown:
+            where = f"{FRAMES_FOLDER}/{name}"
+            if where not in out.copies:  # one copy site-wide, whoever showed it first
+                out.copies[where] = entry.path / FRAMES_DIR / name
+                out.frame_bytes += out.copies[where].stat().st_size
+        out.slugs.add(entry.slug)
+    return out

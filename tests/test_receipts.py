@@ -1,0 +1,523 @@
+"""Receipts: every scored row's evidence, written by the harness, checked by the verifier.
+
+Real runs (MockMed in-process, the clinic's API level over its SQLite service), real bundles
+written by ``effectbench submit``, real verification. What must hold: a receipt per row; a
+SWER episode's receipt names the field whose actual value differs from the expected one;
+changing one value of a change set, swapping two receipts, a receipt of no row, a frame under
+a path or not an image, a table the pack does not have, markup in a text: each refused with its
+receipt check id, never a crash; the collateral-write rate; a resumed run keeps its receipts;
+reproduction compares change sets. (Frames on real screens: tests/test_receipts_screens.py.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+from support.bundles import (
+    copy_bundle,
+    edit_receipts,
+    edit_rows,
+    make_bundle,
+    read_receipts,
+    read_rows,
+    read_submission,
+    write_submission,
+)
+
+from effectbench.api import AllowedChange, Table, allowed_by_contract
+from effectbench.baselines import get_baseline
+from effectbench.changes import change_set, collateral
+from effectbench.cli import main
+from effectbench.effects import Effect, EffectKind
+from effectbench.findings import CheckId, Family
+from effectbench.journal import retire_journal
+from effectbench.metrics import COLLATERAL_COLUMN, episode_frame, task_rate, task_table
+from effectbench.packs import get_pack
+from effectbench.packs.clinic import ClinicProvider
+from effectbench.packs.clinic.audit import attacks, write_file
+from effectbench.packs.clinic.db import provision_copy
+from effectbench.packs.clinic.oracle import SqliteOracle
+from effectbench.packs.clinic.store import EDIT_FAULTS, MECHANISMS, SAVE_FAULTS
+from effectbench.packs.mockmed import MockMedProvider
+from effectbench.receipts.collect import evidence_of
+from effectbench.receipts.model import Receipt
+from effectbench.runner import evaluate
+from verifier.api import VerifyOptions, verify_bundle
+
+UNSIGNED = VerifyOptions(allow_unsigned=True, reproduce=False)
+
+
+def _ids(bundle: Path, options: VerifyOptions = UNSIGNED) -> set[str]:
+    return {str(i) for i in verify_bundle(bundle, options).finding_ids()}
+
+
+def _submit(out: Path, *args: str) -> Path:
+    before = set(out.iterdir()) if out.exists() else set()
+    assert main(["submit", *args, "--out", str(out)]) == 0
+    (new,) = set(out.iterdir()) - before
+    return new
+
+
+def _submit_mockmed(out: Path, baseline: str, *extra: str) -> Path:
+    """``effectbench submit`` of a baseline on MockMed, 3 trials (with ``extra`` options)."""
+    args = ("--pack", "mockmed", "--baseline", baseline, "--trials", "3", "--name", baseline)
+    return _submit(out, *args, *extra)
+
+
+@pytest.fixture(scope="module")
+def clinic_api(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``effectbench submit`` of screen_only on the clinic's API level, 3 trials."""
+    out = tmp_path_factory.mktemp("clinic-api")
+    return _submit(
+        out, "--pack", "clinic", "--baseline", "screen_only", "--trials", "3", "--name", "api"
+    )
+
+
+@pytest.fixture(scope="module")
+def mock(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A custom system's MockMed bundle with receipts (screen_only's rows, not a baseline)."""
+    return make_bundle(tmp_path_factory.mktemp("mock") / "b", declare_baseline=False)
+
+
+# -- the rules: change sets, allowances, collateral -------------------------------------------
+
+
+def test_a_change_set_lists_inserts_updates_with_old_and_new_deletes_and_untouched_tables() -> None:
+    before = {
+        "a": Table(("id",), ({"id": 1, "v": "x"}, {"id": 2, "v": "y"})),
+        "b": Table(("id",), ({"id": 1, "v": "z"},)),
+    }
+    after = {
+        "a": Table(("id",), ({"id": 1, "v": "x2"}, {"id": 3, "v": "w"})),
+        "b": Table(("id",), ({"id": 1, "v": "z"},)),
+    }
+    cs = change_set(before, after)
+    assert [(c.table, c.change, dict(c.key)) for c in cs.changes] == [
+        ("a", "inserted", {"id": 3}),
+        ("a", "updated", {"id": 1}),
+        ("a", "deleted", {"id": 2}),
+    ]
+    assert dict(cs.changes[1].fields) == {"v": ("x", "x2")}
+    assert cs.untouched == ("b",)
+
+
+def test_allowed_changes_mark_a_second_table_a_homonym_and_a_delete_as_collateral() -> None:
+    effect = Effect(
+        kind=EffectKind.FIELD_EQUALS,
+        match={"mrn": "M-1"},
+        field="note",
+        value="n",
+        surface="enc",
+        key_field="id",
+    )
+    allowed = allowed_by_contract([effect])
+    assert AllowedChange("enc", "updated", {"mrn": "M-1"}, ("note",)) in allowed
+    before = {
+        "enc": Table(("id",), ({"id": 1, "mrn": "M-1", "note": ""}, {"id": 2, "mrn": "M-2"})),
+        "pat": Table(("mrn",), ({"mrn": "M-1", "allergy": "latex"},)),
+    }
+    after = {
+        "enc": Table(
+            ("id",),
+            ({"id": 1, "mrn": "M-1", "note": "n"}, {"id": 3, "mrn": "M-2", "note": "n"}),
+        ),
+        "pat": Table(("mrn",), ({"mrn": "M-1", "allergy": "none"},)),
+    }
+    cs = change_set(before, after)
+    marks = dict(
+        zip([(c.table, c.change) for c in cs.changes], collateral(cs, allowed), strict=True)
+    )
+    assert marks == {
+        ("enc", "inserted"): True,  # the homonym's chart (M-2) written
+        ("enc", "updated"): False,  # the declared read-back's field on its record
+        ("enc", "deleted"): True,  # a row gone
+        ("pat", "updated"): True,  # a second table changed
+    }
+
+
+def test_collateral_marks_agree_with_the_clinic_oracles_audit_of_the_delta(
+    tmp_path: Path,
+) -> None:
+    """The clinic's oracle refuses an unexplained change; the receipt marks exactly those."""
+    pack = ClinicProvider()
+    task = next(t for t in pack.tasks() if t.task_id == "clinic::sign_and_bill")
+    params = pack.trial_params(task, 0)
+    effects = [e.resolve(params) for e in task.expected_effect]
+    allowed = pack.allowed_changes(task, params)
+    for name, attack in attacks(effects, params).items():
+        path = provision_copy(tmp_path / f"{name}.sqlite")
+        oracle = SqliteOracle(path, effects, lambda: True)
+        before = oracle.snapshot()
+        for write in attack.writes:
+            write_file(path, write)
+        verdict = oracle.judge(before)
+        old, new = oracle.tables(before), oracle.tables(oracle.snapshot())
+        assert old is not None and new is not None
+        marked = any(collateral(change_set(old, new), allowed))
+        unexplained = verdict.reason.startswith("collateral change outside the declared effect")
+        assert marked == unexplained, (name, verdict.reason)
+    pack.close()
+
+
+def test_every_clinic_fault_and_mockmed_task_states_its_mechanism() -> None:
+    assert set(SAVE_FAULTS + EDIT_FAULTS) <= set(MECHANISMS)
+    pack = MockMedProvider()
+    assert all(pack.mechanism(t) for t in pack.tasks())
+
+
+# -- what the harness writes -----------------------------------------------------------------
+
+
+def test_submit_writes_one_receipt_per_row_and_a_swer_receipt_names_the_differing_field(
+    clinic_api: Path,
+) -> None:
+    rows, receipts = read_rows(clinic_api), read_receipts(clinic_api)
+    assert read_submission(clinic_api)["effectbench_bundle_version"] == 2
+    assert len(rows) == len(receipts) == 81
+    assert [r["episode_id"] for r in rows] == [r["episode_id"] for r in receipts]
+    assert not (clinic_api / "frames").exists()  # the API level shows no pixels
+    at = next(
+        i
+        for i, r in enumerate(rows)
+        if r["task_id"] == "clinic::partial_note" and r["outcome"] == "silent_wrong_effect"
+    )
+    receipt = Receipt.from_json(json.dumps(receipts[at]))
+    assert receipt.claim.reported_success and receipt.claim.message == rows[at]["agent"]["message"]
+    assert receipt.task.mechanism.startswith("the save path stores the encounter with its note")
+    (differs,) = [e for e in receipt.effects or [] if e.state.value != "correct"]
+    assert differs.field == "note" and differs.evidence.values == [""]
+    assert str(differs.expected).startswith("triage note ")
+    assert [a.name for a in receipt.actions if a.kind == "api"] == [
+        "find_patients",
+        "open_chart",
+        "save_encounter",
+    ]
+    assert receipt.changes is not None and receipt.changes.untouched == [
+        "billing",
+        "patients",
+        "sqlite_master",
+    ]
+    assert (receipt.truth.outcome.value, receipt.truth.swer_variant.value) == (
+        "silent_wrong_effect",
+        "wrong_write",
+    )
+
+
+def test_a_write_beside_a_correct_one_is_a_collateral_write_in_the_rate(clinic_api: Path) -> None:
+    receipts = {(r["task_id"], r["trial"]): r for r in read_receipts(clinic_api)}
+    stale = receipts[("clinic::stale_allergies", 0)]
+    (patient,) = [c for c in stale["changes"]["rows"] if c["table"] == "patients"]
+    assert patient["collateral"] and patient["fields"] == {"allergies": ["latex", "none recorded"]}
+    assert not receipts[("clinic::clean_draft", 0)]["collateral"]
+    report = verify_bundle(clinic_api, UNSIGNED)
+    assert report.status.value == "preview", report.finding_ids()
+    assert report.tasks is not None
+    rate = task_rate(report.tasks, "collateral_write")
+    flagged = sum(1 for r in receipts.values() if r["collateral"])
+    assert rate.numerator == flagged > 0 and rate.denominator == 81
+
+
+def test_the_collateral_event_is_counted_only_when_every_row_has_a_receipt() -> None:
+    pack = get_pack("mockmed")
+    rows = evaluate(get_baseline("screen_only", pack), pack, trials=2).rows
+    flags = [bool(evidence_of(r).receipt.collateral) for r in rows]  # type: ignore[union-attr]
+    known = task_table(episode_frame(rows, flags))
+    assert "collateral_write" in known.events and sum(known.events["collateral_write"]) == 2
+    assert "collateral_write" not in task_table(episode_frame(rows)).events
+    assert COLLATERAL_COLUMN not in episode_frame(rows)
+
+
+# -- what the verifier refuses ----------------------------------------------------------------
+
+Edit = Callable[[list[dict[str, Any]]], None]
+
+
+def _first(receipts: list[dict[str, Any]], task: str, trial: int = 0) -> dict[str, Any]:
+    return next(r for r in receipts if r["task_id"] == task and r["trial"] == trial)
+
+
+def _note_of_the_partial_save(receipts: list[dict[str, Any]]) -> None:
+    (row,) = _first(receipts, "clinic::partial_note")["changes"]["rows"]
+    row["values"]["note"] = "triage note, as if saved"
+
+
+def _old_allergy(receipts: list[dict[str, Any]]) -> None:
+    stale = _first(receipts, "clinic::stale_allergies")
+    (patient,) = [c for c in stale["changes"]["rows"] if c["table"] == "patients"]
+    patient["fields"]["allergies"][0] = "none recorded"
+
+
+def _swap(receipts: list[dict[str, Any]]) -> None:
+    receipts[3], receipts[4] = receipts[4], receipts[3]
+
+
+def _no_row(receipts: list[dict[str, Any]]) -> None:
+    receipts.append({**receipts[0], "episode_id": "screen_only::clinic::nowhere::t0"})
+
+
+def _unknown_table(receipts: list[dict[str, Any]]) -> None:
+    changes = receipts[0]["changes"]
+    changes["tables"] = sorted([*changes["tables"], "audit_log"])
+    changes["untouched"] = sorted([*changes["untouched"], "audit_log"])
+
+
+def _unmark(receipts: list[dict[str, Any]]) -> None:
+    stale = _first(receipts, "clinic::stale_allergies")
+    for change in stale["changes"]["rows"]:
+        change["collateral"] = False
+    stale["collateral"] = False
+
+
+def _markup_claim(receipts: list[dict[str, Any]]) -> None:
+    receipts[0]["claim"]["message"] = "<script>alert(1)</script>"
+
+
+def _markup_record_value(receipts: list[dict[str, Any]]) -> None:
+    (row,) = _first(receipts, "clinic::partial_note")["changes"]["rows"]
+    row["values"]["status"] = '<img src=x onerror="alert(1)">'
+
+
+def _markup_note(receipts: list[dict[str, Any]]) -> None:
+    receipts[1]["note"] = "see <a href='javascript:alert(1)'>this</a>"
+
+
+def _flip_outcome(receipts: list[dict[str, Any]]) -> None:
+    receipt = _first(receipts, "clinic::partial_note")
+    receipt["truth"]["outcome"] = "success"
+    receipt["truth"]["swer_variant"] = "none"
+
+
+def _other_mechanism(receipts: list[dict[str, Any]]) -> None:
+    receipts[0]["task"]["mechanism"] = "nothing happened"
+
+
+def _not_json(receipts: list[dict[str, Any]]) -> None:
+    receipts[2] = {"receipt_version": 1}
+
+
+CASES: dict[str, tuple[Edit, str]] = {
+    "one value of a change set (the note the partial save dropped)": (
+        _note_of_the_partial_save,
+        "receipt.evidence",
+    ),
+    "one old value of an update": (_old_allergy, "receipt.change_set"),
+    "two receipts swapped": (_swap, "receipt.order"),
+    "a receipt of no row": (_no_row, "receipt.extra"),
+    "a table the pack does not have": (_unknown_table, "receipt.change_set"),
+    "a collateral write unmarked": (_unmark, "receipt.collateral"),
+    "a script in the claim": (_markup_claim, "receipt.markup"),
+    "markup in a record value": (_markup_record_value, "receipt.markup"),
+    "a script address in the note": (_markup_note, "receipt.markup"),
+    "a truth row with another label": (_flip_outcome, "receipt.outcome"),
+    "another mechanism": (_other_mechanism, "receipt.task"),
+    "not a receipt": (_not_json, "receipt.malformed"),
+}
+
+
+@pytest.mark.parametrize(("edit", "check"), [pytest.param(*v, id=k) for k, v in CASES.items()])
+def test_a_forged_receipt_is_refused_with_its_check_id(
+    clinic_api: Path, tmp_path: Path, edit: Edit, check: str
+) -> None:
+    bundle = copy_bundle(clinic_api, tmp_path / "b")
+    edit_receipts(bundle, edit)
+    report = verify_bundle(bundle, UNSIGNED)
+    assert report.status.value == "refused"
+    assert check in report.finding_ids(), report.finding_ids()
+    assert report.check(Family.RECEIPT).n_findings
+    assert {f.partition(".")[0] for f in report.finding_ids()} <= {"receipt"}
+
+
+def test_a_missing_receipts_file_or_line_is_refused(clinic_api: Path, tmp_path: Path) -> None:
+    bundle = copy_bundle(clinic_api, tmp_path / "b")
+
+    def drop_last(receipts: list[dict[str, Any]]) -> None:
+        receipts.pop()
+
+    edit_receipts(bundle, drop_last)
+    assert "receipt.missing" in _ids(bundle)
+    (bundle / "receipts.jsonl").unlink()
+    assert _ids(bundle) == {"receipt.missing"}
+
+
+def test_a_forged_row_is_refused_by_its_receipt_too(clinic_api: Path, tmp_path: Path) -> None:
+    """A row relabelled (and the claims restated) contradicts the receipt that still holds
+    what the episode gave."""
+    bundle = copy_bundle(clinic_api, tmp_path / "b")
+
+    def relabel(rows: list[dict[str, Any]]) -> None:
+        row = next(r for r in rows if r["outcome"] == "silent_wrong_effect")
+        row["agent"]["reported_success"] = False
+        row["outcome"], row["swer_variant"] = "wrong_action", "none"
+
+    edit_rows(bundle, relabel, claims=True)
+    assert {"receipt.claim", "receipt.outcome"} <= _ids(bundle)
+
+
+def _frame(pixels: tuple[int, int] = (64, 40)) -> tuple[str, bytes]:
+    out = io.BytesIO()
+    Image.new("RGB", pixels, (20, 120, 40)).save(out, "WEBP", lossless=True)
+    data = out.getvalue()
+    return f"{hashlib.sha256(data).hexdigest()}.webp", data
+
+
+def _with_frame(bundle: Path, name: str, data: bytes | None, filename: str | None = None) -> None:
+    frames = bundle / "frames"
+    frames.mkdir(exist_ok=True)
+    if data is not None:
+        (frames / (filename or name)).write_bytes(data)
+
+    def refer(receipts: list[dict[str, Any]]) -> None:
+        receipts[0]["frames"] = [{"name": name, "role": "first", "t": 0.0}]
+
+    edit_receipts(bundle, refer)
+
+
+def test_frames_that_are_not_what_their_names_say_are_refused(mock: Path, tmp_path: Path) -> None:
+    name, data = _frame()
+    good = copy_bundle(mock, tmp_path / "good")
+    _with_frame(good, name, data)
+    assert _ids(good) == set()  # a real frame, named by its hash: accepted
+    cases: dict[str, Callable[[Path], None]] = {
+        "a path in a frame name": (lambda b: _with_frame(b, "../../etc/passwd", None)),
+        "a frame named but missing": (lambda b: _with_frame(b, name, None)),
+        "a frame whose bytes changed": (
+            lambda b: _with_frame(b, name, data[:-1] + bytes([data[-1] ^ 1]))
+        ),
+        "a text file named as a frame": (lambda b: _with_frame(b, _named(b"hello"), b"hello")),
+        "a frame too wide": (lambda b: _with_frame(b, *_frame((9000, 4)))),
+        "a folder in frames/": (lambda b: (b / "frames" / "sub").mkdir(parents=True)),
+        "a frame no receipt names": (lambda b: _stray_frame(b)),
+    }
+    expected = {
+        "a path in a frame name": "receipt.frame_name",
+        "a frame named but missing": "receipt.frame_missing",
+        "a frame whose bytes changed": "receipt.frame_hash",
+        "a text file named as a frame": "receipt.frame_image",
+        "a frame too wide": "receipt.frame_image",
+        "a folder in frames/": "receipt.frame_name",
+        "a frame no receipt names": "receipt.frame_unreferenced",
+    }
+    for label, make in cases.items():
+        bundle = copy_bundle(mock, tmp_path / label.replace(" ", "-").replace("/", ""))
+        make(bundle)
+        assert expected[label] in _ids(bundle), label
+
+
+def _named(data: bytes) -> str:
+    return f"{hashlib.sha256(data).hexdigest()}.webp"
+
+
+def _stray_frame(bundle: Path) -> None:
+    name, data = _frame((8, 8))
+    (bundle / "frames").mkdir(exist_ok=True)
+    (bundle / "frames" / name).write_bytes(data)
+
+
+def test_a_format_1_bundle_is_verified_from_its_rows_and_holds_no_receipts(
+    tmp_path: Path,
+) -> None:
+    rows_only = make_bundle(tmp_path / "v1", declare_baseline=False, receipts=False)
+    report = verify_bundle(rows_only, UNSIGNED)
+    assert report.status.value == "preview" and report.check(Family.RECEIPT).skipped
+    assert report.tasks is not None and "collateral_write" not in report.tasks.events
+    shutil.copy(make_bundle(tmp_path / "v2", declare_baseline=False) / "receipts.jsonl", rows_only)
+    assert _ids(rows_only) == {"structure.unexpected_file"}
+
+
+def test_a_seed_shifted_copy_is_refused_by_its_receipts(mock: Path, tmp_path: Path) -> None:
+    """Rows re-seeded by a copier claim other trials' payloads than their receipts hold."""
+    bundle = copy_bundle(mock, tmp_path / "b")
+
+    def shift(items: list[dict[str, Any]]) -> None:
+        for item in items:
+            item["seed"] = item["seed"] + 100
+
+    edit_rows(bundle, shift, claims=False)
+    edit_receipts(bundle, shift)
+    data = read_submission(bundle)
+    data["seeds"] = [s + 100 for s in data["seeds"]]
+    write_submission(bundle, data)
+    assert "receipt.evidence" in _ids(bundle)
+
+
+def test_reproduction_compares_the_rerun_change_sets(tmp_path: Path) -> None:
+    """A value the receipt's own checks cannot tie down (an inserted row's idempotency key on
+    MockMed, whose effects are not new-records effects) still differs from the re-run's."""
+    bundle = make_bundle(tmp_path / "b", "screen_only")
+    assert verify_bundle(bundle, VerifyOptions(allow_unsigned=True)).reproduced is True
+
+    def edit(receipts: list[dict[str, Any]]) -> None:
+        row = receipts[0]["changes"]["rows"][0]
+        row["values"]["idempotency_key"] = "key-elsewhere"
+
+    edit_receipts(bundle, edit)
+    report = verify_bundle(bundle, VerifyOptions(allow_unsigned=True))
+    assert report.finding_ids() == {"reproduce.change_set"}
+
+
+def test_a_resumed_run_keeps_the_receipts_of_the_episodes_it_journalled(tmp_path: Path) -> None:
+    """The journal keeps each finished episode's receipt beside it; a resumed submit's bundle
+    has every receipt and verifies; the receipts folder goes with the journal."""
+    journal = tmp_path / "run.journal"
+    args = ["run", "--pack", "mockmed", "--baseline", "screen_only", "--trials", "3"]
+    assert main([*args, "--journal", str(journal), "--progress", "off"]) == 0
+    lines = journal.read_bytes().splitlines(keepends=True)
+    journal.write_bytes(b"".join(lines[:12]))  # as if killed after 11 episodes
+    kept = sorted((tmp_path / "run.journal.receipts").glob("*.json"))
+    assert len(kept) == 27  # every finished episode's receipt, beside the journal
+    bundle = _submit_mockmed(tmp_path / "subs", "screen_only", "--resume", str(journal))
+    assert len(read_receipts(bundle)) == 27
+    assert _ids(bundle) == set()
+    retire_journal(journal, bundle)  # the bundle holds every receipt: both go
+    assert not journal.exists() and not (tmp_path / "run.journal.receipts").exists()
+
+
+def test_the_receipt_of_an_in_process_run_travels_with_its_row_through_workers(
+    tmp_path: Path,
+) -> None:
+    bundle = _submit_mockmed(tmp_path / "subs", "effect_verified", "--workers", "2")
+    receipts = read_receipts(bundle)
+    assert len(receipts) == 27 and _ids(bundle) == set()
+    readbacks = [a for r in receipts for a in r["actions"] if a["kind"] == "readback"]
+    assert readbacks and all(a["name"] == "mockmed" for a in readbacks)
+
+
+def test_the_verifier_derives_each_effects_verdict_with_the_judges_own_rule(
+    clinic_api: Path,
+) -> None:
+    """Every effect reading of every receipt: the judge decides its evidence as it says."""
+    from effectbench.receipts.derive import decided
+
+    pack = ClinicProvider()
+    tasks = {t.task_id: t for t in pack.tasks()}
+    for raw in read_receipts(clinic_api):
+        receipt = Receipt.from_json(json.dumps(raw))
+        task = tasks[receipt.task_id]
+        params = pack.trial_params(task, receipt.seed or 0)
+        for effect, reading in zip(task.expected_effect, receipt.effects or [], strict=True):
+            assert decided(effect.resolve(params), reading) == (reading.verdict, reading.state)
+    pack.close()
+
+
+def test_check_ids_of_the_receipt_family_are_registered() -> None:
+    ids = {c.value for c in CheckId if c.family is Family.RECEIPT}
+    assert {
+        "receipt.missing",
+        "receipt.extra",
+        "receipt.order",
+        "receipt.evidence",
+        "receipt.change_set",
+        "receipt.collateral",
+        "receipt.frame_name",
+        "receipt.frame_hash",
+        "receipt.frame_image",
+        "receipt.markup",
+    } <= ids

@@ -1,0 +1,732 @@
+"""The ``receipt`` family: every row's receipt is there, whole, and derives the row again.
+
+A bundle of format 2 holds one receipt per row (line *i* of ``receipts.jsonl`` for the row
+on line *i* of ``episodes.jsonl``) and the key frames they name in ``frames/``. For every
+pair the check asks:
+
+* is the receipt a receipt (:class:`effectbench.receipts.model.Receipt`, strict), of this
+  row's episode, trial and seed (``receipt.malformed``, ``receipt.order``, ``receipt.missing``,
+  ``receipt.extra``)?
+* is its task the pack's task (title, category, substrate, whether the correct action was
+  available, the mechanism the pack states; ``receipt.task``)?
+* are its claim and reading the row's (``receipt.claim``, ``receipt.reading``), and does the
+  one truth table (:func:`effectbench.classify.classify`), asked with them and the task, give
+  the receipt's truth row and the row's label (``receipt.outcome``)?
+* does each declared effect's reading name the pack's contract resolved for the trial, does
+  the judge (:func:`effectbench.judge.decide`) give its verdict from its evidence again, does
+  the evidence of a new-records effect agree with the rows the change set inserted, and does
+  the reading follow (confirmed only when every effect holds; confirmed whenever every effect
+  holds and nothing collateral changed; ``receipt.evidence``)?
+* does the change set name only the pack's tables and the untouched ones right
+  (``receipt.change_set``), and are its collateral marks the task's allowance applied again
+  (:func:`effectbench.changes.collateral`; ``receipt.collateral``)?
+* are its frames files of ``frames/`` with the hash their names state, images within the
+  limits, and (on a screen substrate of a pack with front ends) the first, report and last
+  frame all there (``receipt.frame_*``, ``receipt.frames``)? Does ``frames/`` hold a frame
+  no receipt names (``receipt.frame_unreferenced``)?
+* is every text plain text, no markup or script address (``receipt.markup``)?
+
+Nothing here re-implements a rule: each question is put to the engine function that the
+harness used to write the receipt. The result also gives each row's collateral flag (the
+collateral-write rate's events) and each (task, trial)'s change-set digest (reproduction).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import zlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from itertools import zip_longest
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from effectbench.bundle import (
+    FRAMES_DIR,
+    RECEIPTS_FILE,
+    RECEIPTS_VERSION,
+    SubmissionHeader,
+    iter_episode_lines,
+)
+from effectbench.changes import AllowedChange, collateral, plain_value
+from effectbench.classify import InconsistentReading, true_state
+from effectbench.effects import Effect, EffectKind
+from effectbench.findings import CheckId
+from effectbench.hashing import canonical_hash
+from effectbench.judge import selects
+from effectbench.receipts.collect import allowances
+from effectbench.receipts.derive import decided, describe, label_of, row_changes
+from effectbench.receipts.model import FRAME_NAME, FRAME_ROLES, Receipt
+from effectbench.schema import EpisodeRecord, Substrate, TaskSpec, TrueState, Verdict
+from effectbench.seam import (
+    BenchmarkProvider,
+    ChecksFrontEnds,
+    DeclaresChanges,
+    DeclaresInitialState,
+    StatesMechanism,
+)
+from verifier.limits import Limits
+from verifier.report import FindingSink, Step
+
+SCREEN_SUBSTRATES = frozenset({Substrate.WEB, Substrate.DESKTOP, Substrate.REMOTE_DISPLAY})
+"""Substrates whose episodes show pixels (on a pack with real front ends)."""
+MARKUP = re.compile(r"<\s*[A-Za-z!/?]|javascript\s*:|vbscript\s*:", re.IGNORECASE)
+"""What makes a text markup or a script: a tag's start, a script address."""
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@dataclass
+class ReceiptResult:
+    """What the receipt step established."""
+
+    step: Step
+    collateral: list[bool] | None = None
+    """Per row, in file order: a change outside the task's allowance (None when unknown)."""
+    change_sets: dict[tuple[str, int], str] = field(default_factory=dict)
+    """Per (task, trial): the digest of its receipt's change set (for reproduction)."""
+
+
+def change_set_digest(receipt: Receipt) -> str:
+    """Return the digest of a receipt's change set (what reproduction compares)."""
+    changes = receipt.changes
+    return canonical_hash(None if changes is None else changes.model_dump(mode="json"))
+
+
+def _webp_problem(data: bytes, max_side: int) -> str | None:
+    """Say what is wrong with a WebP file's container (RIFF chunks) and its canvas size."""
+    if len(data) < 20 or int.from_bytes(data[4:8], "little") != len(data) - 8:
+        return "a RIFF file whose size field is not its length"
+    at, size = 12, None
+    while at + 8 <= len(data):
+        kind, length = data[at : at + 4], int.from_bytes(data[at + 4 : at + 8], "little")
+        body = data[at + 8 : at + 8 + length]
+        if len(body) != length:
+            return f"its {kind!r} chunk is cut short"
+        if kind == b"VP8L" and length >= 5 and body[0] == 0x2F and size is None:
+            bits = int.from_bytes(body[1:5], "little")
+            size = ((bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1)
+        elif kind == b"VP8 " and length >= 10 and body[3:6] == b"\x9d\x01\x2a" and size is None:
+            size = (
+                int.from_bytes(body[6:8], "little") & 0x3FFF,
+                int.from_bytes(body[8:10], "little") & 0x3FFF,
+            )
+        elif kind == b"VP8X" and length >= 10:
+            size = (
+                int.from_bytes(body[4:7], "little") + 1,
+                int.from_bytes(body[7:10], "little") + 1,
+            )
+        at += 8 + length + (length & 1)
+    if at != len(data) or size is None:
+        return "no WebP image data (VP8L, VP8 or VP8X) in well-formed chunks"
+    if max(size) > max_side:
+        return f"{size[0]}x{size[1]} pixels exceed the limit of {max_side}"
+    return None
+
+
+def _png_problem(data: bytes, max_side: int) -> str | None:
+    """Say what is wrong with a PNG file's chunks (lengths, CRCs, IHDR first, IEND last) and
+    its size."""
+    at, first, last = 8, b"", b""
+    while at + 12 <= len(data):
+        length = int.from_bytes(data[at : at + 4], "big")
+        kind = data[at + 4 : at + 8]
+        body = data[at + 8 : at + 8 + length]
+        crc = data[at + 8 + length : at + 12 + length]
+        if len(crc) != 4 or zlib.crc32(kind + body).to_bytes(4, "big") != crc:
+            return f"its {kind!r} chunk is cut short or fails its CRC"
+        first = first or kind
+        if kind == b"IHDR":
+            width, height = int.from_bytes(body[0:4], "big"), int.from_bytes(body[4:8], "big")
+            if max(width, height) > max_side:
+                return f"{width}x{height} pixels exceed the limit of {max_side}"
+        last = kind
+        at += 12 + length
+    if at != len(data) or first != b"IHDR" or last != b"IEND":
+        return "not a whole PNG (IHDR first, IEND last, nothing after)"
+    return None
+
+
+def _frame_problem(path: Path, name: str, limits: Limits) -> tuple[CheckId, str] | None:
+    """Say what is wrong with one frame file (its hash, its image), or None.
+
+    The image is checked as a container (WebP's RIFF chunks, PNG's chunks and CRCs) and by
+    its size in pixels, in plain Python: the verdict does not depend on an image library.
+    """
+    data = path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != name.split(".", 1)[0]:
+        return (
+            CheckId.RECEIPT_FRAME_HASH,
+            "the file's sha256 is not the one its name states (the frame was changed or "
+            "replaced); a frame is named by its own hash",
+        )
+    if name.endswith(".webp"):
+        is_webp = data[:4] == b"RIFF" and data[8:12] == b"WEBP"
+        problem = _webp_problem(data, limits.max_frame_side) if is_webp else "not a WebP image"
+    else:
+        is_png = data.startswith(PNG_MAGIC)
+        problem = _png_problem(data, limits.max_frame_side) if is_png else "not a PNG image"
+    return None if problem is None else (CheckId.RECEIPT_FRAME_IMAGE, problem)
+
+
+def _texts(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """Yield every text inside a receipt's JSON data (keys included) with its field path."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            where = f"{path}.{k}" if path else str(k)
+            yield where, str(k)
+            yield from _texts(v, where)
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            yield from _texts(v, f"{path}[{i}]")
+
+
+class _Task:
+    """What the check needs of one task: its spec, and per seed the resolved contract."""
+
+    def __init__(self, pack: BenchmarkProvider, spec: TaskSpec) -> None:
+        self.pack = pack
+        self.spec = spec
+        self.mechanism = pack.mechanism(spec) if isinstance(pack, StatesMechanism) else ""
+        self._trials: dict[int | None, tuple[dict[str, Any], tuple[Effect, ...]]] = {}
+        self._initial: dict[int | None, dict[str, dict[tuple[Any, ...], dict[str, Any]]]] = {}
+
+    def trial(self, seed: int | None) -> tuple[dict[str, Any], tuple[Effect, ...]]:
+        if seed not in self._trials:
+            params = self.pack.trial_params(self.spec, seed if seed is not None else 0)
+            effects = tuple(e.resolve(params) for e in self.spec.expected_effect)
+            self._trials[seed] = (params, effects)
+        return self._trials[seed]
+
+    def allowed(self, seed: int | None, tables: list[str]) -> tuple[AllowedChange, ...] | None:
+        params, _ = self.trial(seed)
+        return allowances(self.pack, self.spec, params, tables)
+
+    def initial(self, seed: int | None) -> dict[str, dict[tuple[Any, ...], dict[str, Any]]] | None:
+        """The record as provisioned, per table its rows by key (None: the pack says not)."""
+        if not isinstance(self.pack, DeclaresInitialState):
+            return None
+        if seed not in self._initial:
+            params, _ = self.trial(seed)
+            tables = self.pack.initial_tables(self.spec, params)
+            self._initial[seed] = {
+                name: {t.key_of(r): {str(k): plain_value(v) for k, v in r.items()} for r in t.rows}
+                for name, t in tables.items()
+            }
+        return self._initial[seed]
+
+
+class ReceiptChecker:
+    """Check the receipts of one bundle against its rows and its pack."""
+
+    def __init__(
+        self,
+        sink: FindingSink,
+        pack: BenchmarkProvider,
+        frames: Mapping[str, Path],
+        limits: Limits,
+    ) -> None:
+        self.sink = sink
+        self.pack = pack
+        self.frames = frames
+        self.limits = limits
+        self.tasks = {t.task_id: _Task(pack, t) for t in pack.tasks()}
+        self.tables = set(pack.record_tables()) if isinstance(pack, DeclaresChanges) else None
+        self.screens = isinstance(pack, ChecksFrontEnds)
+        self.named: set[str] = set()
+        self._frame_verdicts: dict[str, tuple[CheckId, str] | None] = {}
+        self.collateral: list[bool] | None = []
+        self.change_sets: dict[tuple[str, int], str] = {}
+        self.episode_ids: Mapping[str, int] = {}
+        """Every row's episode id (to tell a receipt of no row from one out of place)."""
+
+    def _emit(self, check: CheckId, message: str, line: int, where: str | None = None) -> None:
+        self.sink.emit(check, message, RECEIPTS_FILE, line, where)
+
+    def pair(self, line: int, row: Mapping[str, Any] | None, raw: bytes | None) -> None:
+        """Check receipt line ``line`` (``raw``; None: no such line) against its row."""
+        if raw is None:
+            self._unknown()
+            self._emit(
+                CheckId.RECEIPT_MISSING,
+                f"no receipt for the row on line {line} of episodes.jsonl "
+                f"({row.get('episode_id') if row else '?'}); receipts.jsonl ends before it",
+                line,
+            )
+            return
+        receipt = self._parse(line, raw)
+        if receipt is None:
+            self._unknown()
+            return
+        self.named.update(f.name for f in receipt.frames if FRAME_NAME.fullmatch(f.name))
+        if row is None:
+            self._unknown()
+            self._emit(
+                CheckId.RECEIPT_EXTRA,
+                f"a receipt for episode {receipt.episode_id!r}, which has no row (episodes.jsonl "
+                "has fewer lines)",
+                line,
+                "episode_id",
+            )
+            return
+        record = EpisodeRecord.model_validate(row)
+        if not self._same_episode(line, receipt, record):
+            self._unknown()
+            return
+        self._check(line, receipt, record)
+
+    def _unknown(self) -> None:
+        self.collateral = None
+
+    def _parse(self, line: int, raw: bytes) -> Receipt | None:
+        try:
+            return Receipt.from_json(raw)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"]) or None
+            self._emit(CheckId.RECEIPT_MALFORMED, f"not a receipt: {err['msg']}", line, where)
+        except ValueError as exc:
+            self._emit(CheckId.RECEIPT_MALFORMED, f"not JSON: {str(exc)[:160]}", line)
+        return None
+
+    def _same_episode(self, line: int, receipt: Receipt, row: EpisodeRecord) -> bool:
+        if receipt.episode_id != row.episode_id and receipt.episode_id not in self.episode_ids:
+            self._emit(
+                CheckId.RECEIPT_EXTRA,
+                f"a receipt for episode {receipt.episode_id!r}, which has no row; row {line} is "
+                f"episode {row.episode_id!r}",
+                line,
+                "episode_id",
+            )
+            return False
+        if receipt.episode_id != row.episode_id:
+            self._emit(
+                CheckId.RECEIPT_ORDER,
+                f"this line holds the receipt of episode {receipt.episode_id!r}, but row {line} "
+                f"is episode {row.episode_id!r}: receipts follow the rows, one per row",
+                line,
+                "episode_id",
+            )
+            return False
+        if (receipt.task_id, receipt.trial, receipt.seed) != (row.task_id, row.trial, row.seed):
+            self._emit(
+                CheckId.RECEIPT_ORDER,
+                f"the receipt is of task {receipt.task_id!r} trial {receipt.trial} seed "
+                f"{receipt.seed}, its row of task {row.task_id!r} trial {row.trial} seed "
+                f"{row.seed}",
+                line,
+                "task_id",
+            )
+            return False
+        return True
+
+    def _check(self, line: int, receipt: Receipt, row: EpisodeRecord) -> None:
+        task = self.tasks.get(row.task_id)
+        if task is None:  # the pack check names the row
+            self._unknown()
+            return
+        self._check_markup(line, receipt)
+        self._check_task(line, receipt, task)
+        self._check_claim(line, receipt, row, task)
+        self._check_evidence(line, receipt, row, task)
+        self._check_frames(line, receipt, task)
+        if receipt.changes is not None:
+            self.change_sets[(row.task_id, row.trial)] = change_set_digest(receipt)
+        if self.collateral is not None:
+            if receipt.collateral is None:
+                self.collateral = None
+            else:
+                self.collateral.append(receipt.collateral)
+
+    def _check_markup(self, line: int, receipt: Receipt) -> None:
+        for where, text in _texts(receipt.to_json(), ""):
+            found = MARKUP.search(text)
+            if found is not None:
+                self._emit(
+                    CheckId.RECEIPT_MARKUP,
+                    f"holds {found.group(0)!r} at position {found.start()}: a receipt is plain "
+                    "text, never markup or a script address",
+                    line,
+                    where,
+                )
+                return
+
+    def _check_task(self, line: int, receipt: Receipt, task: _Task) -> None:
+        spec = task.spec
+        want = {
+            "title": spec.title,
+            "category": spec.category,
+            "substrate": spec.substrate,
+            "correct_action_available": spec.correct_action_available,
+            "mechanism": task.mechanism,
+        }
+        for name, value in want.items():
+            got = getattr(receipt.task, name)
+            if got != value:
+                self._emit(
+                    CheckId.RECEIPT_TASK,
+                    f"the receipt says {got!r}, the pack's task {value!r}",
+                    line,
+                    f"task.{name}",
+                )
+                return
+
+    def _check_claim(self, line: int, receipt: Receipt, row: EpisodeRecord, task: _Task) -> None:
+        if receipt.claim != row.agent:
+            self._emit(
+                CheckId.RECEIPT_CLAIM,
+                f"the receipt quotes {receipt.claim.model_dump()!r:.160}, the row reports "
+                f"{row.agent.model_dump()!r:.160}",
+                line,
+                "claim",
+            )
+        if receipt.reading != row.oracle:
+            self._emit(
+                CheckId.RECEIPT_READING,
+                f"the receipt's reading ({receipt.reading.verdict.value}: "
+                f"{receipt.reading.reason!r:.100}) is not the row's ({row.oracle.verdict.value}: "
+                f"{row.oracle.reason!r:.100})",
+                line,
+                "reading",
+            )
+        available = task.spec.correct_action_available
+        truth = receipt.truth
+        try:
+            label = label_of(receipt.claim.reported_success, receipt.reading, available)
+            state = true_state(receipt.reading)
+        except InconsistentReading as exc:
+            self._emit(CheckId.RECEIPT_OUTCOME, f"its reading names no true state: {exc}", line)
+            return
+        derived = None if label is None else (label.outcome, label.swer_variant)
+        stated = (truth.outcome, truth.swer_variant)
+        inputs = (truth.reported_success, truth.true_state, truth.correct_action_available)
+        if inputs != (receipt.claim.reported_success, state, available):
+            self._emit(
+                CheckId.RECEIPT_OUTCOME,
+                f"the truth row's inputs {[str(i) for i in inputs]} are not the receipt's claim "
+                f"({receipt.claim.reported_success}), the true state of its reading "
+                f"({state.value}) and the task's correct_action_available ({available})",
+                line,
+                "truth",
+            )
+        elif derived != stated or stated != (row.outcome, row.swer_variant):
+            said = "unscoreable" if derived is None else f"{derived[0].value}/{derived[1].value}"
+            self._emit(
+                CheckId.RECEIPT_OUTCOME,
+                f"the truth table gives {said} for the receipt's claim and reading; the receipt "
+                f"says {truth.outcome.value}/{truth.swer_variant.value}, the row "
+                f"{row.outcome.value}/{row.swer_variant.value}",
+                line,
+                "truth.outcome",
+            )
+
+    def _check_evidence(self, line: int, receipt: Receipt, row: EpisodeRecord, task: _Task) -> None:
+        declares = self.tables is not None
+        changes, effects = receipt.changes, receipt.effects
+        if changes is None or effects is None:
+            if declares:
+                self._emit(
+                    CheckId.RECEIPT_CHANGE_SET,
+                    "the receipt has no change set or no effect readings, but the pack's "
+                    "oracle reads its record as tables",
+                    line,
+                    "changes",
+                )
+            return
+        if self._bad_tables(line, receipt) or self._not_from_initial(line, receipt, row, task):
+            return
+        _, contract = task.trial(row.seed)
+        if len(effects) != len(contract):
+            self._emit(
+                CheckId.RECEIPT_EVIDENCE,
+                f"{len(effects)} effect readings for a contract of {len(contract)} effects",
+                line,
+                "effects",
+            )
+            return
+        holds = []
+        for i, (effect, reading) in enumerate(zip(contract, effects, strict=True)):
+            got = reading.model_dump(exclude={"evidence", "verdict", "state"})
+            want = describe(i, effect, changes.tables)
+            if got != want:
+                wrong = next(k for k in want if got.get(k) != want[k])
+                self._emit(
+                    CheckId.RECEIPT_EVIDENCE,
+                    f"effect {i} says {wrong} {got.get(wrong)!r}; the pack's contract for this "
+                    f"trial says {want[wrong]!r}",
+                    line,
+                    f"effects[{i}].{wrong}",
+                )
+                return
+            verdict, state = decided(effect, reading)
+            if (verdict, state) != (reading.verdict, reading.state):
+                self._emit(
+                    CheckId.RECEIPT_EVIDENCE,
+                    f"effect {i}'s evidence gives {verdict.value} ({state.value}), the receipt "
+                    f"says {reading.verdict.value} ({reading.state.value})",
+                    line,
+                    f"effects[{i}].verdict",
+                )
+                return
+            if effect.count_new_only and not self._new_rows_agree(line, i, effect, receipt):
+                return
+            holds.append(state is TrueState.CORRECT)
+        self._check_collateral(line, receipt, row, task)
+        confirmed = row.oracle.verdict is Verdict.CONFIRMED
+        clean = receipt.collateral is False
+        if confirmed and not all(holds):
+            self._emit(
+                CheckId.RECEIPT_EVIDENCE,
+                "the reading is confirmed, yet a declared effect does not hold in the receipt's "
+                "evidence",
+                line,
+                "reading.verdict",
+            )
+        elif not confirmed and all(holds) and clean:
+            self._emit(
+                CheckId.RECEIPT_EVIDENCE,
+                "every declared effect holds and nothing collateral changed, yet the reading is "
+                "not confirmed",
+                line,
+                "reading.verdict",
+            )
+
+    def _bad_tables(self, line: int, receipt: Receipt) -> bool:
+        changes = receipt.changes
+        assert changes is not None
+        if self.tables is not None:
+            unknown = sorted(set(changes.tables) - self.tables)
+            if unknown:
+                self._emit(
+                    CheckId.RECEIPT_CHANGE_SET,
+                    f"table {unknown[0]!r} is not one of the pack's "
+                    f"({', '.join(sorted(self.tables))})",
+                    line,
+                    "changes.tables",
+                )
+                return True
+        touched = {c.table for c in changes.rows}
+        outside = sorted(touched - set(changes.tables))
+        untouched = sorted(set(changes.tables) - touched)
+        if outside or changes.untouched != untouched or changes.tables != sorted(changes.tables):
+            what = (
+                f"a change on table {outside[0]!r}, which the change set does not list"
+                if outside
+                else f"untouched tables {changes.untouched}, but the changes leave {untouched}"
+            )
+            self._emit(CheckId.RECEIPT_CHANGE_SET, what, line, "changes.untouched")
+            return True
+        return False
+
+    def _not_from_initial(
+        self, line: int, receipt: Receipt, row: EpisodeRecord, task: _Task
+    ) -> bool:
+        """Say (with its finding) whether the change set's before side is not the record as
+        the pack provisions it: an updated or deleted row that was not there, or not with
+        the values stated; an inserted row that was there already."""
+        initial = task.initial(row.seed)
+        changes = receipt.changes
+        if initial is None or changes is None:
+            return False
+        for i, c in enumerate(changes.rows):
+            rows = initial.get(c.table, {})
+            key = tuple(plain_value(v) for v in c.key.values())
+            was = rows.get(key)
+            if c.change == "inserted":
+                problem = None if was is None else "was there before the episode"
+            elif was is None:
+                problem = "was not there before the episode"
+            elif c.change == "deleted":
+                problem = None if was == c.values else "is stated with other values than it had"
+            else:
+                old = {k: v[0] for k, v in (c.fields or {}).items()}
+                differs = [k for k, v in old.items() if was.get(k) != v]
+                problem = f"had another {differs[0]} before the episode" if differs else None
+            if problem is not None:
+                self._emit(
+                    CheckId.RECEIPT_CHANGE_SET,
+                    f"the {c.change} row {dict(c.key)} of {c.table} {problem} (the pack's "
+                    "provisioned record says otherwise)",
+                    line,
+                    f"changes.rows[{i}]",
+                )
+                return True
+        return False
+
+    def _new_rows_agree(self, line: int, i: int, effect: Effect, receipt: Receipt) -> bool:
+        """A new-records effect picks exactly the inserted rows its selector picks."""
+        changes, reading = receipt.changes, (receipt.effects or [])[i]
+        assert changes is not None
+        table = reading.table
+        picked = [
+            c.values
+            for c in changes.rows
+            if c.change == "inserted"
+            and c.table == table
+            and selects(c.values, effect.match, effect.idempotency_key)
+        ]
+        values = (
+            [r.get(effect.field or "") for r in picked]
+            if effect.kind is EffectKind.FIELD_EQUALS
+            else []
+        )
+        if reading.evidence.matched != len(picked) or reading.evidence.values != values:
+            self._emit(
+                CheckId.RECEIPT_EVIDENCE,
+                f"effect {i} counts {reading.evidence.matched} new records "
+                f"{reading.evidence.values!r:.80}, but the change set inserts {len(picked)} it "
+                f"selects {values!r:.80}",
+                line,
+                f"effects[{i}].evidence",
+            )
+            return False
+        return True
+
+    def _check_collateral(
+        self, line: int, receipt: Receipt, row: EpisodeRecord, task: _Task
+    ) -> None:
+        changes = receipt.changes
+        assert changes is not None
+        allowed = task.allowed(row.seed, changes.tables)
+        marks = [c.collateral for c in changes.rows]
+        if allowed is None:
+            if any(marks) or receipt.collateral is not None:
+                self._emit(
+                    CheckId.RECEIPT_COLLATERAL,
+                    "the pack states no allowed change set, so nothing can be marked collateral",
+                    line,
+                    "collateral",
+                )
+            return
+        want = list(collateral(row_changes(changes), allowed))
+        if marks != want:
+            at = next(i for i, (a, b) in enumerate(zip(marks, want, strict=True)) if a != b)
+            c = changes.rows[at]
+            self._emit(
+                CheckId.RECEIPT_COLLATERAL,
+                f"the {c.change} row {c.key} of {c.table} is marked "
+                f"{'collateral' if marks[at] else 'allowed'}; the task's allowed change set "
+                f"makes it {'collateral' if want[at] else 'allowed'}",
+                line,
+                f"changes.rows[{at}].collateral",
+            )
+        elif receipt.collateral != any(want):
+            self._emit(
+                CheckId.RECEIPT_COLLATERAL,
+                f"collateral is {receipt.collateral}, but the marked changes say {any(want)}",
+                line,
+                "collateral",
+            )
+
+    def _check_frames(self, line: int, receipt: Receipt, task: _Task) -> None:
+        for i, ref in enumerate(receipt.frames):
+            where = f"frames[{i}].name"
+            if FRAME_NAME.fullmatch(ref.name) is None:
+                self._emit(
+                    CheckId.RECEIPT_FRAME_NAME,
+                    f"frame name {ref.name!r:.80} is not <sha256>.webp or .png; it is never opened",
+                    line,
+                    where,
+                )
+                continue
+            self.named.add(ref.name)
+            path = self.frames.get(ref.name)
+            if path is None:
+                self._emit(
+                    CheckId.RECEIPT_FRAME_MISSING,
+                    f"frame {ref.name} is not in {FRAMES_DIR}/",
+                    line,
+                    where,
+                )
+                continue
+            if ref.name not in self._frame_verdicts:
+                self._frame_verdicts[ref.name] = _frame_problem(path, ref.name, self.limits)
+                problem = self._frame_verdicts[ref.name]
+                if problem is not None:
+                    self.sink.emit(problem[0], problem[1], f"{FRAMES_DIR}/{ref.name}")
+        if self.screens and task.spec.substrate in SCREEN_SUBSTRATES:
+            roles = {ref.role for ref in receipt.frames}
+            lacking = [r for r in FRAME_ROLES if r not in roles]
+            if lacking:
+                self._emit(
+                    CheckId.RECEIPT_FRAMES,
+                    f"an episode on {task.spec.substrate.value} without its {lacking[0]} frame",
+                    line,
+                    "frames",
+                )
+
+    def finish(self) -> None:
+        """After every pair: report frames no receipt names."""
+        for name in sorted(set(self.frames) - self.named):
+            self.sink.emit(
+                CheckId.RECEIPT_FRAME_UNREFERENCED,
+                "no receipt names this frame; remove it",
+                f"{FRAMES_DIR}/{name}",
+            )
+
+
+def check_receipts(
+    header: SubmissionHeader | None,
+    pack: BenchmarkProvider | None,
+    rows: Iterator[tuple[int, dict[str, Any]]] | None,
+    receipts_file: Path | None,
+    frames: Mapping[str, Path] | None,
+    sink: FindingSink,
+    limits: Limits,
+    *,
+    ready: bool,
+    episode_ids: Mapping[str, int],
+) -> ReceiptResult:
+    """Run the ``receipt`` family on a bundle (``ready``: its rows and pack checked out)."""
+    if header is None:
+        return ReceiptResult(Step(True, "not run: submission.json unreadable"))
+    if header.effectbench_bundle_version != RECEIPTS_VERSION:
+        for name, present in ((RECEIPTS_FILE, receipts_file), (f"{FRAMES_DIR}/", frames)):
+            if present is not None:
+                sink.emit(
+                    CheckId.STRUCTURE_UNEXPECTED_FILE,
+                    f"a bundle of format {header.effectbench_bundle_version} holds no receipts; "
+                    f"declare effectbench_bundle_version {RECEIPTS_VERSION}",
+                    name,
+                )
+        note = (
+            f"format {header.effectbench_bundle_version}: made without receipts (the rows are "
+            "re-scored; nothing shows their evidence)"
+        )
+        return ReceiptResult(Step(True, note))
+    if receipts_file is None:
+        sink.emit(
+            CheckId.RECEIPT_MISSING,
+            f"a bundle of format {RECEIPTS_VERSION} holds {RECEIPTS_FILE}: one receipt per row",
+            RECEIPTS_FILE,
+        )
+        return ReceiptResult(Step())
+    if not ready or pack is None or rows is None:
+        return ReceiptResult(Step(True, "not run: the rows or the pack could not be checked"))
+    checker = ReceiptChecker(sink, pack, frames or {}, limits)
+    checker.episode_ids = episode_ids
+    lines = iter_episode_lines(receipts_file, limits.max_receipt_line_bytes)
+    n = 0
+    for pair in zip_longest(rows, lines):
+        n += pair[1] is not None
+        (number, row), (at, raw) = pair[0] or (None, None), pair[1] or (None, None)
+        line = number if number is not None else at
+        assert line is not None
+        if raw is None and at is not None:  # a line over the length limit
+            checker._unknown()
+            sink.emit(
+                CheckId.RECEIPT_MALFORMED,
+                f"longer than the limit of {limits.max_receipt_line_bytes} bytes "
+                "(--max-receipt-line-bytes)",
+                RECEIPTS_FILE,
+                at,
+            )
+            continue
+        checker.pair(line, row, raw)
+    checker.finish()
+    note = f"{n} receipts, {len(checker.named)} frames"
+    return ReceiptResult(Step(note=note), checker.collateral, checker.change_sets)
