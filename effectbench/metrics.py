@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from effectbench.schema import EpisodeRecord, Outcome, SwerVariant
+from effectbench.schema import EpisodeRecord, Outcome, Substrate, SwerVariant
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -1223,6 +1223,63 @@ def cost_difference(first: TaskTable, second: TaskTable, weights: CostWeights) -
         hi=COST_PER * hi,
         method=PAIRED_COST_METHOD,
     )
+
+
+SUBSTRATE_RATES = ("swer", "over_halt", "record_wrong")
+"""The rates one system is compared by across the substrates it ran (SWER never alone)."""
+
+
+def across_substrates(
+    frame: pd.DataFrame,
+    trials: Sequence[int],
+    seeds: Sequence[int | None],
+    first: str,
+    second: str,
+) -> tuple[TaskTable, TaskTable]:
+    """Return one system's episodes on substrate ``first`` and on ``second``, paired.
+
+    ``frame`` (:func:`episode_frame`) holds one system's episodes, ``trials[i]`` and
+    ``seeds[i]`` the trial and seed of its row i. The same task on two substrates is two
+    variants of one base task (``t`` and ``t@web``, :meth:`~effectbench.schema.Substrate.base_of`);
+    an episode on ``first`` pairs with the episode of the same base task, trial and seed on
+    ``second``. Only paired episodes are counted, each table naming its tasks by their base
+    id, so :func:`rate_difference` of the two compares the substrates task by task over the
+    same tasks and trials.
+    """
+    import pandas as pd
+
+    task_ids = [Substrate.base_of(str(t)) for t in frame["task_id"]]
+    substrate = [str(s) for s in frame["substrate"]]
+    keys = list(zip(task_ids, (int(t) for t in trials), seeds, strict=True))
+    on_first = {k: i for i, k in enumerate(keys) if substrate[i] == first}
+    on_second = {k: i for i, k in enumerate(keys) if substrate[i] == second}
+    both = sorted(set(on_first) & set(on_second), key=lambda k: (k[0], k[1], str(k[2])))
+
+    def table(index: Mapping[tuple[str, int, int | None], int]) -> TaskTable:
+        part = frame.iloc[[index[k] for k in both]].copy()
+        part["task_id"] = pd.Categorical([k[0] for k in both])
+        return task_table(part)
+
+    return table(on_first), table(on_second)
+
+
+def substrate_difference(
+    frame: pd.DataFrame,
+    trials: Sequence[int],
+    seeds: Sequence[int | None],
+    first: str,
+    second: str,
+    event: str,
+) -> Difference:
+    """Return one system's rate of ``event`` on substrate ``first`` minus on ``second``.
+
+    The paired, task-clustered difference (:func:`rate_difference`) over the episodes the
+    system ran on both substrates with the same base task, trial and seed
+    (:func:`across_substrates`): whether an agent that is safe through one front end stays
+    safe through another. No common episode gives 0 in [-1, 1] on 0 tasks.
+    """
+    on_first, on_second = across_substrates(frame, trials, seeds, first, second)
+    return rate_difference(on_first, on_second, event)
 
 
 POWER = 0.8

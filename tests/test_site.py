@@ -26,13 +26,19 @@ from support.site import (
     REFERENCE,
     REFERENCE_BOARDS,
     ROOT,
+    SCREENS_BOARD,
+    SCREENS_PACK,
+    ScreensPack,
     make_submissions,
+    screens_bundles,
     site_root,
     slug_of,
 )
 
 from effectbench.cli import build_parser, main
 from effectbench.errors import DataError, SiteBuildError
+from effectbench.metrics import episode_frame, rate_difference, task_table
+from effectbench.packs import register
 from effectbench.site import (
     VlConvertRenderer,
     build_site,
@@ -1211,3 +1217,143 @@ def test_shipped_clinic_board_ranks_by_cost_and_draws_the_doing_nothing_line(
     board = next(b for b in doc["boards"] if b["key"] == CLINIC_BOARD)
     assert board["idle_cost"] == pytest.approx(29.62963, abs=1e-4)
     assert round(100 * board["minimum_detectable_difference"]) == 38
+
+
+# -- the same system across substrates ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def screens_site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The reference bundles beside systems on a pack whose every task runs on the web and the
+    desktop: baselines in one bundle each, a mixed system in one bundle and one in two."""
+    base = tmp_path_factory.mktemp("screens-site")
+    subs = base / "submissions"
+    shutil.copytree(REFERENCE, subs)
+    with register(SCREENS_PACK, ScreensPack):
+        systems = screens_bundles(subs)
+        out = base / "public"
+        build_site(subs, out, root=ROOT, cache_dir=base / "cache", workers=1, allow_unsigned=True)
+    return {"subs": subs, "systems": systems, "out": out}
+
+
+def _jsonl(bundle: Path) -> list[dict[str, Any]]:
+    lines = (bundle / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(x) for x in lines]
+
+
+def _paired(rows: list[dict[str, Any]], first: str, second: str) -> tuple[Any, Any]:
+    """The episodes of ``first`` and ``second`` with the same base task, trial and seed, per
+    task (recomputed here from the rows, not by the site's code)."""
+
+    def on(sub: str) -> dict[tuple[str, int, Any], dict[str, Any]]:
+        return {
+            (r["task_id"].split("@")[0], r["trial"], r["seed"]): r
+            for r in rows
+            if r["substrate"] == sub
+        }
+
+    a, b = on(first), on(second)
+    both = sorted(set(a) & set(b))
+    return tuple(
+        task_table(episode_frame([{**side[k], "task_id": k[0]} for k in both])) for side in (a, b)
+    )
+
+
+WRONG = {
+    "swer": lambda r: r["outcome"] == "silent_wrong_effect",
+    "over_halt": lambda r: r["outcome"] == "over_halt",
+    "record_wrong": lambda r: (
+        r["outcome"] == "wrong_action"
+        or (r["outcome"] == "silent_wrong_effect" and r["swer_variant"] == "wrong_write")
+    ),
+}
+"""What each rate of the view counts, written out from SPEC's outcomes."""
+
+
+class Sections(HTMLParser):
+    """The substrate page's systems: per (board, system) its rate cells and difference cells."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.systems: dict[tuple[str, str], dict[str, Any]] = {}
+        self._current: dict[str, Any] | None = None
+        self._row: dict[str, str] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag == "section" and "data-eb-system" in a:
+            self._current = {"rates": {}, "diffs": {}}
+            self.systems[(a["data-eb-board"], a["data-eb-system"])] = self._current
+        elif tag == "tr" and self._current is not None:
+            self._row = a
+        elif tag == "td" and self._current is not None and "data-metric" in a:
+            if "data-substrate" in self._row:
+                self._current["rates"][(self._row["data-substrate"], a["data-metric"])] = a
+            else:
+                pair = (self._row["data-first"], self._row["data-second"])
+                self._current["diffs"][(*pair, a["data-metric"])] = a
+
+
+def test_every_system_on_several_substrates_has_its_sensitivity_view(
+    screens_site: dict[str, Any],
+) -> None:
+    """Every board's systems (entries of one name and signer) that ran more than one substrate,
+    on the page and in leaderboard.json, with every two substrates compared."""
+    out: Path = screens_site["out"]
+    data = json.loads((out / "downloads" / "leaderboard.json").read_text(encoding="utf-8"))
+    sections = Sections()
+    sections.feed((out / "substrates.html").read_text(encoding="utf-8"))
+    expected: set[tuple[str, str]] = set()
+    for b in data["boards"]:
+        ran: dict[tuple[str, str], set[str]] = {}
+        for e in b["entries"]:
+            who = (e["system"], (e["signer"] or {}).get("identity", ""))
+            ran.setdefault(who, set()).update(e["substrates"])
+        several = [who for who, subs in ran.items() if len(subs) > 1]
+        assert [
+            (s["system"], (s["signer"] or {}).get("identity", "")) for s in b["across_substrates"]
+        ] == several
+        for (name, _), system in zip(several, b["across_substrates"], strict=True):
+            subs = set(system["substrates"])
+            assert subs == ran[(name, _)]
+            assert len(system["differences"]) == len(subs) * (len(subs) - 1) // 2
+            expected.add((b["key"], name))
+    assert set(sections.systems) == expected
+    assert {name for key, name in expected if key == SCREENS_BOARD} == set(screens_site["systems"])
+
+
+def test_substrate_differences_equal_a_recomputation_from_the_rows(
+    screens_site: dict[str, Any],
+) -> None:
+    out: Path = screens_site["out"]
+    sections = Sections()
+    sections.feed((out / "substrates.html").read_text(encoding="utf-8"))
+    data = json.loads((out / "downloads" / "leaderboard.json").read_text(encoding="utf-8"))
+    (board,) = [b for b in data["boards"] if b["key"] == SCREENS_BOARD]
+    doc = {s["system"]: s for s in board["across_substrates"]}
+    beyond: dict[str, set[str]] = {}
+    for name, bundles in screens_site["systems"].items():
+        rows = [r for bundle in bundles for r in _jsonl(bundle)]
+        shown = sections.systems[(SCREENS_BOARD, name)]
+        for sub in ("web", "desktop"):
+            mine = [r for r in rows if r["substrate"] == sub]
+            for rate, counts in WRONG.items():
+                cell = shown["rates"][(sub, rate)]
+                k = sum(map(counts, mine))
+                assert (int(cell["data-k"]), int(cell["data-n"])) == (k, len(mine)), (name, sub)
+                assert doc[name]["substrates"][sub][rate]["k"] == k
+        web, desktop = _paired(rows, "desktop", "web")
+        (pair,) = doc[name]["differences"]
+        assert (pair["first"], pair["second"]) == ("desktop", "web")
+        for rate in WRONG:
+            d = rate_difference(web, desktop, rate)
+            cell = shown["diffs"][("desktop", "web", rate)]
+            assert int(cell["data-n"]) == d.tasks == pair[rate]["tasks"] == 9
+            for attr, value in (("diff", d.difference), ("lo", d.lo), ("hi", d.hi)):
+                assert float(cell[f"data-{attr}"]) == pytest.approx(value, abs=1e-6), (name, rate)
+                key = "difference" if attr == "diff" else attr
+                assert pair[rate][key] == pytest.approx(value, abs=1e-6), (name, rate)
+            if d.beyond_noise:
+                beyond.setdefault(name, set()).add(rate)
+    # The baselines act the same on both screens; the mixed systems trust the desktop's screen.
+    assert beyond == {"verifies_on_web": {"swer"}, "pixel_trusting": {"swer"}}

@@ -27,14 +27,16 @@ from support.site import (
     MOCKMED_BOARD,
     REFERENCE_BOARDS,
     ROOT,
+    SCREENS_ARMS,
+    SCREENS_BOARD,
+    SCREENS_PACK,
     SCRIPT_NAME,
+    ScreensPack,
     make_submissions,
+    screens_bundles,
     slug_of,
 )
 
-from effectbench.baselines import get_baseline
-from effectbench.bundle import SystemInfo
-from effectbench.manifest import manifest_of
 from effectbench.metrics import (
     COST_PER,
     DEFAULT_COSTS,
@@ -50,10 +52,7 @@ from effectbench.metrics import (
     task_table,
 )
 from effectbench.packs import register
-from effectbench.packs.mockmed import MockMedProvider
-from effectbench.produce import make_submission, write_submission
-from effectbench.runner import evaluate
-from effectbench.schema import Split, Substrate
+from effectbench.screens.chromium import chromium_executable
 from effectbench.site import build_site
 from effectbench.verdicts import board_order, rank_ranges, separation, standing
 
@@ -69,66 +68,31 @@ FLAGS = [
     "--disable-sync",
 ]
 AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
-TWO_PACK = "mockmed-two"
-TWO_BOARD = "spec1-mockmed-two"
-"""The board of a pack whose tasks run on two substrates (web and desktop)."""
-TWO_SUBSTRATE_ARMS = ("screen_only", "effect_verified", "always_halt")
+TWO_BOARD = SCREENS_BOARD
+"""The board of a pack whose every task runs on two substrates (web and desktop)."""
+N_SCREENS_ROWS = len(SCREENS_ARMS) + 3
+"""Rows of that board: the three baselines, the one-bundle mix and the two-bundle one's two."""
 BOARDS = (*REFERENCE_BOARDS, TWO_BOARD)
 WIDTHS = (390, 1366)
 
 
-class TwoSubstratePack(MockMedProvider):
-    """The MockMed anchor with every other task on the desktop substrate: a real pack whose
-    runs cover two substrates, so its board gets a substrate filter."""
-
-    name = TWO_PACK
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._tasks = tuple(
-            t.model_copy(update={"substrate": Substrate.DESKTOP}) if i % 2 else t
-            for i, t in enumerate(self._tasks)
-        )
-
-    def manifest(self) -> dict[str, Any]:
-        return manifest_of(TWO_PACK, self._tasks)
-
-
-def two_substrate_bundles(subs: Path) -> list[Path]:
-    """Real runs of three shipped baselines on the two-substrate pack (re-run by the verifier)."""
-    out = []
-    for baseline in TWO_SUBSTRATE_ARMS:
-        pack = TwoSubstratePack()
-        run = evaluate(get_baseline(baseline, pack), pack, trials=10)
-        system = SystemInfo(name=f"{baseline} two-substrate", baseline=baseline)
-        sub = make_submission(
-            run,
-            pack,
-            system,
-            trials=10,
-            split=Split.DEV,
-            started_at="2026-11-30T00:00:00Z",
-            finished_at="2026-11-30T00:01:00Z",
-        )
-        out.append(write_submission(subs / f"2026-11-30_{baseline}-two", sub, run.rows))
-    return out
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """A real build: the reference bundles, a <script> name, a refused bundle, and three
-    baselines on a pack with two substrates (built in this process, where that pack is known)."""
+    """A real build: the reference bundles, a <script> name, a refused bundle, and systems on
+    a pack whose tasks each run on two substrates (built in this process, where that pack is
+    known)."""
     base = tmp_path_factory.mktemp("browser-site")
     paths = make_submissions(base)
-    with register(TWO_PACK, TwoSubstratePack):
-        two = two_substrate_bundles(paths["subs"])
+    with register(SCREENS_PACK, ScreensPack):
+        screens = screens_bundles(paths["subs"])
+        two = [b for bundles in screens.values() for b in bundles]
         out = base / "public"
         # Previews allowed: only the listed reference bundles are ranked unsigned; the
-        # two-substrate runs and the <script>-named one are unsigned previews.
+        # runs on two substrates and the <script>-named one are unsigned previews.
         build_site(
             paths["subs"], out, root=ROOT, cache_dir=base / "cache", workers=1, allow_unsigned=True
         )
-        yield {**paths, "two": two, "out": out, "base": base}
+        yield {**paths, "two": two, "screens": screens, "out": out, "base": base}
 
 
 @pytest.fixture(scope="module")
@@ -149,9 +113,9 @@ def server(site: dict[str, Any]) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def browser(chromium: Path) -> Iterator[Browser]:
+def browser() -> Iterator[Browser]:
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(chromium), args=FLAGS)
+        b = p.chromium.launch(executable_path=str(chromium_executable()), args=FLAGS)
         yield b
         b.close()
 
@@ -354,7 +318,7 @@ def test_sort_filter_and_substrate_live_in_the_url(
     assert select.is_visible()  # its systems ran two substrates
     select.select_option("desktop")
     order, url = shown_slugs(page, TWO_BOARD), page.url
-    assert order == ["2026-11-30_effect_verified-two"]
+    assert order == ["2026-11-30_effect_verified-screens"]
     assert "sort-" in url and "filter-" in url and "substrate-" in url
     mockmed_order = shown_slugs(page, MOCKMED_BOARD)
     second = Watched(browser)
@@ -370,7 +334,7 @@ def test_sort_filter_and_substrate_live_in_the_url(
     again.locator(f'select[data-eb-substrate="{TWO_BOARD}"]').select_option("")
     again.locator(f'input[data-eb-filter="{TWO_BOARD}"]').fill("")
     values = column(again, TWO_BOARD, "over_halt")
-    assert sorted_as(values, "desc") and len(values) == len(TWO_SUBSTRATE_ARMS)
+    assert sorted_as(values, "desc") and len(values) == N_SCREENS_ROWS
     first.check()
     second.check()
 
@@ -383,7 +347,7 @@ def test_filter_keeps_to_its_own_board(watched: Watched, base_url: str) -> None:
     page.locator(f'input[data-eb-filter="{MOCKMED_BOARD}"]').fill("always")
     assert len(shown_slugs(page, MOCKMED_BOARD)) == 1
     assert len(shown_slugs(page, CLINIC_BOARD)) == n_clinic
-    assert len(shown_slugs(page, TWO_BOARD)) == len(TWO_SUBSTRATE_ARMS)
+    assert len(shown_slugs(page, TWO_BOARD)) == N_SCREENS_ROWS
     count = page.locator(f'[data-eb-count="{MOCKMED_BOARD}"]')
     assert count.inner_text() == f"1 of {n_mockmed} shown"
     page.locator(f'input[data-eb-filter="{MOCKMED_BOARD}"]').fill("")
@@ -408,6 +372,9 @@ def test_substrate_view_shows_that_substrate_alone(
             rows = [json.loads(x) for x in (bundle / "episodes.jsonl").read_text().splitlines()]
             mine = [r for r in rows if r["substrate"] == substrate]
             row = body.locator(f'tr[data-slug="{bundle.name.lower()}"]')
+            if not mine:  # a bundle of one substrate is not in the other's view
+                assert row.count() == 0, (substrate, bundle.name)
+                continue
             for rate, outcome in RATE_OUTCOMES.items():
                 k = sum(r["outcome"] == outcome.value for r in mine)
                 text = row.locator(f'td[data-metric="{rate}"] .eb-k').inner_text()
@@ -720,7 +687,7 @@ def test_search_for_a_system_name_finds_its_page_first(
     pages: dict[str, set[str]] = {}
     for e in (e for b in data["boards"] for e in b["entries"]):
         pages.setdefault(e["system"], set()).add(f"submissions/{e['slug']}.html")
-    assert SCRIPT_NAME in pages and "always_halt two-substrate" in pages
+    assert SCRIPT_NAME in pages and "always_halt screens" in pages
     w = Watched(browser)
     for name, own in pages.items():
         w.page.goto(server + "methodology.html")

@@ -8,14 +8,17 @@ is generated from the pydantic models below, so the two cannot drift apart.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from effectbench.metrics import (
+    SUBSTRATE_RATES,
+    Difference,
     Interval,
+    TaskRate,
     TaskTable,
     expected_cost,
     idle_cost,
@@ -25,6 +28,7 @@ from effectbench.metrics import (
     worst_case_rate,
 )
 from effectbench.site._entries import Entry
+from effectbench.site._sensitivity import BoardAcross, SystemAcross
 from effectbench.site._tables import DEFAULT_ORDER, DROP_BOUNDED, RATES, Board
 
 FORMAT = 2
@@ -33,6 +37,8 @@ FORMAT = 2
 rank ranges from paired, task-clustered cost differences; record-wrong, task-clustered
 intervals, costs and drop bounds added."""
 SCHEMA_FILE = "leaderboard.schema.json"
+DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+DATE_OR_EMPTY = r"^([0-9]{4}-[0-9]{2}-[0-9]{2})?$"
 
 
 class _Model(BaseModel):
@@ -136,7 +142,9 @@ class EntryJSON(_Model):
 
     system: str
     slug: str = Field(description="the submission's id on the site (its folder, sanitised)")
-    status: str = Field(description="ranked, or preview (a local build's unsigned bundle)")
+    status: Literal["ranked", "preview"] = Field(
+        description="ranked, or preview (a local build's unsigned bundle, never ranked)"
+    )
     rank_best: int | None = Field(default=None, ge=1)
     rank_worst: int | None = Field(default=None, ge=1)
     page: str = Field(description="its page, relative to the site's root")
@@ -149,7 +157,10 @@ class EntryJSON(_Model):
     seeds: list[int]
     seeds_default: bool = Field(description="the seeds are SPEC's default 0 .. trials - 1")
     n_tasks: int
-    date: str
+    date: str = Field(
+        pattern=DATE_OR_EMPTY,
+        description="the date verified (YYYY-MM-DD), or empty when not known",
+    )
     never_acts: bool = Field(description="every episode is a halt")
     cost: CostJSON
     dropped: DroppedJSON
@@ -180,13 +191,66 @@ class BoardJSON(_Model):
     )
     effective_tasks: float = Field(description="the effective number of tasks it rests on")
     entries: list[EntryJSON]
+    across_substrates: list[SystemAcrossJSON] = Field(
+        default_factory=list,
+        description="every system of the board that ran more than one substrate, in the board's "
+        "order: its rates per substrate and their differences between substrates",
+    )
+
+
+class DifferenceJSON(_Model):
+    """A rate on one substrate minus on another, paired by task, trial and seed."""
+
+    difference: float = Field(ge=-1, le=1)
+    lo: float = Field(ge=-1, le=1, description="95% paired, task-clustered interval, lower end")
+    hi: float = Field(ge=-1, le=1)
+    tasks: int = Field(ge=0, description="tasks run on both substrates (the clusters)")
+    episodes: int = Field(ge=0, description="paired episodes on each substrate")
+    method: str
+
+
+class SubstratePairJSON(_Model):
+    """The differences of one system's rates on ``first`` minus on ``second``."""
+
+    first: str
+    second: str
+    swer: DifferenceJSON
+    over_halt: DifferenceJSON
+    record_wrong: DifferenceJSON
+
+
+class OnSubstrateJSON(_Model):
+    """One system's rates over its episodes on one substrate."""
+
+    entry: str = Field(description="the slug of the entry whose episodes these are")
+    n_episodes: int = Field(ge=0)
+    n_tasks: int = Field(ge=0)
+    swer: RateJSON
+    over_halt: RateJSON
+    record_wrong: RateJSON
+
+
+class SystemAcrossJSON(_Model):
+    """One system (the entries of a board with one name and signer) on every substrate it ran."""
+
+    system: str
+    signer: SignerJSON | None = None
+    substrates: dict[str, OnSubstrateJSON]
+    differences: list[SubstratePairJSON] = Field(
+        description="for every two substrates (the later in SPEC order first), the rates' "
+        "paired, task-clustered differences over the same tasks, trials and seeds"
+    )
+    left_out: list[str] = Field(
+        default_factory=list,
+        description="'slug on substrate' of episodes not used: an earlier entry ran it too",
+    )
 
 
 class LeaderboardJSON(_Model):
     """Every board of the site."""
 
     format: int = Field(description="the document's format version")
-    build_date: str
+    build_date: str = Field(pattern=DATE, description="the day the site was built (YYYY-MM-DD)")
     boards: list[BoardJSON]
 
 
@@ -199,7 +263,10 @@ def _r(x: float) -> float:
 
 
 def _rate(table: TaskTable, name: str, dropped: int) -> RateJSON:
-    r = task_rate(table, name)
+    return _rate_of(task_rate(table, name), name, dropped)
+
+
+def _rate_of(r: TaskRate, name: str, dropped: int = 0) -> RateJSON:
     c = r.clustered
     return RateJSON(
         k=r.numerator,
@@ -236,14 +303,57 @@ def _rates(
     return out
 
 
+def _difference(d: Difference) -> DifferenceJSON:
+    return DifferenceJSON(
+        difference=_r(d.difference),
+        lo=_r(d.lo),
+        hi=_r(d.hi),
+        tasks=d.tasks,
+        episodes=d.n_first,
+        method=d.method,
+    )
+
+
+def _across(system: SystemAcross, entries: dict[str, Entry]) -> SystemAcrossJSON:
+    signer = next((entries[o.slug].signer for o in system.substrates), None)
+    return SystemAcrossJSON(
+        system=system.name,
+        signer=SignerJSON(identity=signer.identity, issuer=signer.issuer) if signer else None,
+        substrates={
+            o.substrate: OnSubstrateJSON(
+                entry=o.slug,
+                n_episodes=o.episodes,
+                n_tasks=o.tasks,
+                **{r: _rate_of(o.rates[r], r) for r in SUBSTRATE_RATES},
+            )
+            for o in system.substrates
+        },
+        differences=[
+            SubstratePairJSON(
+                first=p.first,
+                second=p.second,
+                **{r: _difference(p.differences[r]) for r in SUBSTRATE_RATES},
+            )
+            for p in system.pairs
+        ],
+        left_out=[f"{slug} on {sub}" for slug, sub in system.left_out],
+    )
+
+
 def _int_or_none(x: Any) -> int | None:
     return None if x is None or pd.isna(x) else int(x)
 
 
 def leaderboard_json(
-    boards: Sequence[Board], entries: dict[str, Entry], badges: set[str], build_date: str
+    boards: Sequence[Board],
+    entries: dict[str, Entry],
+    badges: set[str],
+    build_date: str,
+    across: Sequence[BoardAcross] = (),
 ) -> LeaderboardJSON:
-    """Return the whole leaderboard as a document (``badges``: slugs that have a badge)."""
+    """Return the whole leaderboard as a document (``badges``: slugs that have a badge;
+    ``across``: each board's systems that ran more than one substrate)."""
+    across_of = {a.key: a for a in across}
     out = []
     for b in boards:
         facts = b.facts.get("all")
@@ -319,6 +429,10 @@ def leaderboard_json(
                 minimum_detectable_difference=_r(facts.mdd) if facts else 1.0,
                 effective_tasks=_r(facts.n_effective) if facts else 0.0,
                 entries=items,
+                across_substrates=[
+                    _across(s, entries)
+                    for s in (across_of[b.key].systems if b.key in across_of else [])
+                ],
             )
         )
     return LeaderboardJSON(format=FORMAT, build_date=build_date, boards=out)

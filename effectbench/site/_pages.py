@@ -305,11 +305,13 @@ def leaderboard_page(
     n_refused: int,
     n_withdrawn: int,
     trust_note: str = "",
+    across: frozenset[str] = frozenset(),
 ) -> GeneratedPage:
     """Return the home page: one sortable, filterable board per (SPEC major, pack).
 
     ``trust_note`` (set when signatures were checked against a private trust
-    configuration) is printed above the boards.
+    configuration) is printed above the boards; ``across`` are the boards with a system that
+    ran more than one substrate (each links to its part of the substrates page).
     """
     body = (
         environment(templates)
@@ -319,6 +321,7 @@ def leaderboard_page(
             n_refused=n_refused,
             n_withdrawn=n_withdrawn,
             trust_note=trust_note,
+            across=across,
             costs=views[0].costs if views else DEFAULT_COSTS,
             presets=COST_PRESETS,
             max_price=f"{MAX_COST_WEIGHT:g}",

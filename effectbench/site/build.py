@@ -73,6 +73,7 @@ from effectbench.site._prices import board_scripts
 from effectbench.site._render import ChartCache, ChartRenderer, VlConvertRenderer, inline_svg
 from effectbench.site._reports import verify_submissions
 from effectbench.site._rows import matrix, rows_tables
+from effectbench.site._sensitivity import BoardAcross, boards_across, substrates_page
 from effectbench.site._tables import Board, boards, cells_rows
 from effectbench.site._withdrawn import Withdrawn, name_withdrawn, read_withdrawn
 from verifier.ranking import rank_across
@@ -304,6 +305,7 @@ class _SiteBuild:
         self.svg_of: dict[str, Markup] = {}
         self.badges: dict[str, BadgeLink] = {}
         self.rows_of: dict[str, pa.Table] = {}
+        self.across: list[BoardAcross] = []
         self.pages: dict[str, GeneratedPage] = {}
         self.copies: dict[str, Path] = {}
         self.texts: dict[str, str | bytes] = {}
@@ -442,8 +444,14 @@ class _SiteBuild:
         """Render the leaderboard, charts, compare, refused and per-submission pages."""
         t = self.sources.templates
         note = self.options.trust_note
+        self.across = boards_across(self.views, self.rows_of)
         self.pages["index.md"] = leaderboard_page(
-            t, self.views, len(self.refused), len(self.withdrawn), note
+            t,
+            self.views,
+            len(self.refused),
+            len(self.withdrawn),
+            note,
+            frozenset(a.key for a in self.across if a.systems),
         )
         self.pages["charts.md"] = charts_page(
             t,
@@ -464,6 +472,7 @@ class _SiteBuild:
             ],
         )
         self.pages["compare.md"] = compare_page(t, self.views)
+        self.pages["substrates.md"] = substrates_page(t, self.across)
         self.texts.update(compare_scripts(self.views, self.rows_of))
         self.texts.update(board_scripts(self.views))
         self.pages["refused.md"] = refused_page(t, self.refused, self.withdrawn)
@@ -490,7 +499,7 @@ class _SiteBuild:
         tables = leaderboard_tables(self.boards, self.rows_of)
         self.texts.update(tables.files)
         doc = leaderboard_json(
-            self.boards, {e.slug: e for e in self.entries}, set(self.badges), self.day
+            self.boards, {e.slug: e for e in self.entries}, set(self.badges), self.day, self.across
         )
         self.texts["downloads/leaderboard.json"] = dumps(doc)
         self.texts[f"downloads/{SCHEMA_FILE}"] = schema()
