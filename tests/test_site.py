@@ -384,11 +384,11 @@ def test_charts_have_captions_data_tables_and_links(site: dict[str, Any]) -> Non
     found = figures(html)
     kinds = ("frontier", "gap", "cells")
     assert sorted(name for name, _, _, _ in found) == sorted(
-        f"{board}-{kind}" for board in REFERENCE_BOARDS for kind in kinds
-    )  # three charts for every board, none missing or repeated
+        f"{board}-{kind}" for board in REFERENCE_BOARDS for kind in kinds for _ in ("wide", "phone")
+    )  # three charts for every board, each drawn wide and for a phone, none missing
     assert all(len(caption) > 30 for _, _, caption, _ in found)
     assert len({svg for _, svg, _, _ in found}) == len(found)  # each board its own charts
-    assert html.count("Data table: the numbers in this chart") == len(found)
+    assert html.count("Data table: the numbers in this chart") == len(found) // 2
     for name, svg, _, table in found:
         # The drawing is hidden from assistive technology (caption and table say it all) and
         # its marks link to the submission pages, outside the tab order; the table links too.
@@ -543,16 +543,22 @@ NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?%|\d+/\d+|[+-]\d+\.\d\b")
 
 
 def figures(html: str) -> list[tuple[str, str, str, str]]:
-    """(name, inline SVG, caption, data table) of every chart figure on a page."""
+    """(name, inline SVG, caption, data table) of every chart figure on a page: the wide
+    drawing and the phone's, each with the figure's caption and table."""
     found = re.findall(
         r'<figure class="eb-chart" id="chart-([^"]+)" data-search-exclude>\s*'
-        r'<div class="eb-scroll eb-chart-box"[^>]*>(<svg .*?</svg>)</div>\s*'
+        r'<div class="eb-scroll eb-chart-box eb-chart-wide"[^>]*>(<svg .*?</svg>)</div>\s*'
+        r'<div class="eb-chart-box eb-chart-phone">(<svg .*?</svg>)</div>\s*'
         r"<figcaption>(.*?)</figcaption>.*?"
         r'<details class="eb-data" data-search-exclude>.*?(<table class="eb-table">.*?</table>)',
         html,
         re.S,
     )
-    return [(name, svg, cell_text(caption), table) for name, svg, caption, table in found]
+    return [
+        (name, svg, cell_text(caption), table)
+        for name, wide, phone, caption, table in found
+        for svg in (wide, phone)
+    ]
 
 
 def svg_labels(svg: str) -> list[str]:
@@ -576,7 +582,7 @@ def check_chart_numbers(name: str, svg: str, alt: str, table: str) -> None:
 def test_chart_numbers_match_their_data_tables(site: dict[str, Any]) -> None:
     """Alt text and every mark of every chart state only numbers its data table shows."""
     charts = figures(page(site, "charts.html"))
-    assert len(charts) == 3 * len(REFERENCE_BOARDS)
+    assert len(charts) == 2 * 3 * len(REFERENCE_BOARDS)  # wide and phone drawings
     for name, svg, alt, table in charts:
         check_chart_numbers(name, svg, alt, table)
     # The frontier's table holds the board's very numbers, system by system.

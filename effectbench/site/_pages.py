@@ -333,18 +333,26 @@ def leaderboard_page(
 
 
 @dataclass(frozen=True)
+class ChartArt:
+    """A chart's drawings: the wide one and, where the chart has one, the phone's."""
+
+    wide: Markup
+    phone: Markup
+
+
+@dataclass(frozen=True)
 class ChartSection:
     """The three charts of one board."""
 
     key: str
     title: str
     frontier: Chart
-    frontier_svg: Markup
+    frontier_svg: ChartArt
     gap: Chart
-    gap_svg: Markup
+    gap_svg: ChartArt
     gap_note: str
     cells: Chart
-    cells_svg: Markup
+    cells_svg: ChartArt
     cells_note: str
 
 

@@ -49,7 +49,7 @@ from effectbench.filenames import site_cache_home
 from effectbench.findings import CheckId
 from effectbench.metrics import task_rate
 from effectbench.site._badges import result_badge
-from effectbench.site._charts import Chart, cells_chart, frontier_chart, gap_chart
+from effectbench.site._charts import PHONE, Chart, cells_chart, frontier_chart, gap_chart
 from effectbench.site._compare import compare_scripts
 from effectbench.site._downloads import bundle_downloads, leaderboard_tables
 from effectbench.site._entries import Entry, entry_from_report, unique_slugs
@@ -59,6 +59,7 @@ from effectbench.site._outdir import check_out, locked, staging_folder, swap_in
 from effectbench.site._pages import (
     BadgeLink,
     BoardView,
+    ChartArt,
     ChartSection,
     board_views,
     charts_page,
@@ -406,10 +407,11 @@ class _SiteBuild:
         charts = [c for b in self.board_charts for c in (b.frontier, b.gap, b.cells)]
         renderer = self.options.renderer or VlConvertRenderer(pool=self.pool)
         cache = ChartCache(self.options.cache_root / "charts", renderer)
-        paths = cache.svg_paths([c.spec for c in charts])
+        specs = {name: spec for c in charts for name, spec in c.specs.items()}
+        paths = cache.svg_paths(list(specs.values()))
         self.svg_of = {
-            c.name: Markup(inline_svg(p.read_text(encoding="utf-8")))
-            for c, p in zip(charts, paths, strict=True)
+            name: Markup(inline_svg(p.read_text(encoding="utf-8")))
+            for name, p in zip(specs, paths, strict=True)
         }
         self.summary.charts_rendered = cache.stats.rendered
         self.summary.charts_cached = cache.stats.cached
@@ -460,12 +462,12 @@ class _SiteBuild:
                     key=b.view.key,
                     title=b.view.title,
                     frontier=b.frontier,
-                    frontier_svg=self.svg_of[b.frontier.name],
+                    frontier_svg=self._art(b.frontier),
                     gap=b.gap,
-                    gap_svg=self.svg_of[b.gap.name],
+                    gap_svg=self._art(b.gap),
                     gap_note=b.gap_note,
                     cells=b.cells,
-                    cells_svg=self.svg_of[b.cells.name],
+                    cells_svg=self._art(b.cells),
                     cells_note=b.cells_note,
                 )
                 for b in self.board_charts
@@ -493,6 +495,12 @@ class _SiteBuild:
                 self.badges.get(e.slug),
                 note,
             )
+
+    def _art(self, chart: Chart) -> ChartArt:
+        """Return a chart's drawings: the wide one, and the phone's where there is one."""
+        return ChartArt(
+            self.svg_of[chart.name], self.svg_of.get(f"{chart.name}@{PHONE}", Markup(""))
+        )
 
     def write_downloads(self) -> None:
         """Write the whole-leaderboard downloads, their page and the SPEC page's source."""
