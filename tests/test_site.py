@@ -711,6 +711,20 @@ def test_leaderboard_json_follows_its_schema_and_the_boards(site: dict[str, Any]
     broken["boards"][0]["entries"][0]["totals"]["swer"]["k"] = "many"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft202012Validator(schema).validate(broken)
+    # The schema names every status and the shape of every date.
+    entry = schema["$defs"]["EntryJSON"]["properties"]
+    assert entry["status"]["enum"] == ["ranked", "preview"]
+    for field, bad in (("status", "refused"), ("status", "anything"), ("date", "30/11/2026")):
+        broken = json.loads(json.dumps(doc))
+        broken["boards"][0]["entries"][0][field] = bad
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.Draft202012Validator(schema).validate(broken)
+    broken = json.loads(json.dumps(doc))
+    broken["boards"][0]["entries"][0]["date"] = ""  # a date not known is empty
+    jsonschema.Draft202012Validator(schema).validate(broken)
+    broken["build_date"] = "2026-13"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate(broken)
 
 
 def test_badges_state_swer_and_over_halt_together(site: dict[str, Any]) -> None:
@@ -851,6 +865,8 @@ def test_parallel_build_equals_serial_build(
 ALICE = "alice@example.org"
 SIGNED = "2026-02-01_signed-agent"
 UNSIGNED = "2026-02-02_unsigned-agent"
+PUBLISHED = "https://effectbench.example/board"
+"""The signed sites' ``site_url`` (the badge snippets' links start with it)."""
 WITHDRAWN = "2026-02-03_withdrawn-halt"
 WITHDRAW_REASON = "the submitter asked for it: wrong pack version"
 
@@ -893,7 +909,7 @@ def signed_sites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     from verifier.references import bundle_content_hash
 
     gone = {"content_hash": bundle_content_hash(subs / WITHDRAWN), "reason": WITHDRAW_REASON}
-    root = site_root(base, [{**gone, "date": "2026-02-04"}])
+    root = site_root(base, [{**gone, "date": "2026-02-04"}], site_url=PUBLISHED)
     common = ["site", "build", "--submissions", str(subs), "--root", str(root)]
     common += ["--cache-dir", str(base / "cache")]
     with_root, production = base / "with-test-root", base / "production"
@@ -1363,3 +1379,31 @@ def test_substrate_differences_equal_a_recomputation_from_the_rows(
                 beyond.setdefault(name, set()).add(rate)
     # The baselines act the same on both screens; the mixed systems trust the desktop's screen.
     assert beyond == {"verifies_on_web": {"swer"}, "pixel_trusting": {"swer"}}
+
+
+def test_badge_snippets_are_absolute_under_site_url_and_say_so_when_it_is_not_set(
+    site: dict[str, Any], signed_sites: dict[str, Any]
+) -> None:
+    """A snippet pasted into a README must keep its image and link: under mkdocs.yml's
+    site_url both are absolute; without site_url the build and the page say so in a line."""
+    out: Path = signed_sites["test_root"]
+    snippets = {}
+    for p in (out / "submissions").glob("*.html"):
+        found = re.search(
+            r'<pre class="eb-snippet"><code>(.*?)</code></pre>', read(p.parent, p.name)
+        )
+        if found:
+            snippets[p.stem] = unescape(found.group(1))
+    assert set(snippets) >= {signed_sites["reference"], SIGNED.lower()}
+    for slug, md in snippets.items():
+        image, link = _group(r"\]\(([^)]+)\)\]", md), _group(r"\]\(([^)]+)\)$", md)
+        assert image == f"{PUBLISHED}/badges/{slug}.svg", md
+        assert link == f"{PUBLISHED}/submissions/{slug}.html", md
+        assert 'data-eb="relative-badge"' not in read(out / "submissions", f"{slug}.html")
+    # The repository's mkdocs.yml names no site_url: relative links, said on the page and by
+    # the build.
+    (note,) = site["summary"].notes
+    assert "site_url" in note and "\n" not in note
+    screen = page(site, f"submissions/{slug_of(site, '_screen-only')}.html")
+    assert 'data-eb="relative-badge"' in screen and "site_url" in screen
+    assert re.search(r"<code>\[!\[[^]]+\]\(badges/[^)]+\.svg\)\]\(submissions/", screen)

@@ -479,6 +479,8 @@ class BadgeLink:
     text: str
     width: float
     markdown: str
+    absolute: bool = True
+    """Whether the snippet's links are absolute (``site_url`` is set in ``mkdocs.yml``)."""
 
 
 def submission_page(

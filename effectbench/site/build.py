@@ -80,6 +80,11 @@ from effectbench.site._withdrawn import Withdrawn, name_withdrawn, read_withdraw
 from verifier.ranking import rank_across
 from verifier.report import BundleReport
 
+NO_SITE_URL = (
+    "mkdocs.yml sets no site_url, so the badge snippets link relative to the site and break "
+    "when pasted into a README; set site_url to the address the site is published at"
+)
+"""The build's note (and the badge section's) when snippets cannot be absolute."""
 GAP_CHART_SYSTEMS = 25
 """The gap chart shows at most this many systems of a board (first in the default order)."""
 CELLS_CHART_SYSTEMS = 6
@@ -145,6 +150,8 @@ class BuildSummary:
     charts_cached: int = 0
     build_date: str = ""
     timings: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    """What the reader of the build's output should know (one line each)."""
 
     def lines(self) -> list[str]:
         """Return the summary as printable lines."""
@@ -155,6 +162,7 @@ class BuildSummary:
             f"refused {self.n_refused}, withdrawn {self.n_withdrawn}",
             f"charts rendered {self.charts_rendered}, from cache {self.charts_cached}",
             f"time: {t}",
+            *(f"note: {n}" for n in self.notes),
         ]
 
 
@@ -421,8 +429,11 @@ class _SiteBuild:
         self.rows_of = rows_tables(self.entries, self.rows_dir)
 
     def write_badges(self) -> None:
-        """Write the badge of every ranked submission (``badges/SLUG.svg``)."""
+        """Write the badge of every ranked submission (``badges/SLUG.svg``); its snippet's
+        links are absolute under ``site_url`` (said in one line when that is not set)."""
         site = self.sources.site_url
+        if not site and any(e.status == "ranked" for e in self.entries):
+            self.summary.notes.append(NO_SITE_URL)
         for e in self.entries:
             if e.status != "ranked" or e.results is None:
                 continue
@@ -440,6 +451,7 @@ class _SiteBuild:
                 text=badge.text,
                 width=badge.width,
                 markdown=f"[![{badge.text}]({image})]({page})",
+                absolute=bool(site),
             )
 
     def write_pages(self) -> None:

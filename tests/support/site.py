@@ -90,12 +90,16 @@ def slug_of(site: dict[str, Any], suffix: str) -> str:
     return path.name.lower()
 
 
-def site_root(base: Path, withdrawn: list[dict[str, str]]) -> Path:
-    """A copy of the repository's site sources whose withdrawn.yml lists ``withdrawn``."""
+def site_root(base: Path, withdrawn: list[dict[str, str]], site_url: str = "") -> Path:
+    """A copy of the repository's site sources whose withdrawn.yml lists ``withdrawn`` (and
+    whose mkdocs.yml sets ``site_url`` when given)."""
     root = base / "root"
     shutil.copytree(ROOT / "site", root / "site")
     shutil.copy(ROOT / "SPEC.md", root / "SPEC.md")
-    shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    if site_url:
+        config = f"site_url: {site_url}\n" + config
+    (root / "mkdocs.yml").write_text(config, encoding="utf-8")
     (root / "site" / "withdrawn.yml").write_text(yaml.safe_dump(withdrawn), encoding="utf-8")
     return root
 
