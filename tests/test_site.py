@@ -1407,3 +1407,29 @@ def test_badge_snippets_are_absolute_under_site_url_and_say_so_when_it_is_not_se
     screen = page(site, f"submissions/{slug_of(site, '_screen-only')}.html")
     assert 'data-eb="relative-badge"' in screen and "site_url" in screen
     assert re.search(r"<code>\[!\[[^]]+\]\(badges/[^)]+\.svg\)\]\(submissions/", screen)
+
+
+def test_the_site_ships_only_the_theme_files_its_pages_load(site: dict[str, Any]) -> None:
+    """No source map and no search-language bundle the search never loads (the site's search
+    is English): every script and style sheet of the theme is one a page names."""
+    out: Path = site["out"]
+    assert not list(out.rglob("*.map"))
+    shipped = {
+        str(p.relative_to(out))
+        for folder in ("assets/javascripts", "assets/stylesheets")
+        for p in (out / folder).rglob("*")
+        if p.is_file()
+    }
+    loaded: set[str] = set()
+    for html in out.rglob("*.html"):
+        text = html.read_text(encoding="utf-8")
+        rel = html.parent.relative_to(out)
+        for ref in re.findall(
+            r'(?:src|href)="([^"]*assets/(?:javascripts|stylesheets)/[^"]+)"', text
+        ):
+            loaded.add(str((rel / ref).as_posix()).replace("../", "").lstrip("./"))
+        for ref in re.findall(r'"search": *"([^"]+)"', text):  # the theme's search worker
+            loaded.add(ref.replace("../", ""))
+    assert shipped == loaded, sorted(shipped ^ loaded)
+    for name in shipped:
+        assert b"sourceMappingURL" not in (out / name).read_bytes(), name

@@ -54,6 +54,7 @@ from effectbench.metrics import (
 from effectbench.packs import register
 from effectbench.screens.chromium import chromium_executable
 from effectbench.site import build_site
+from effectbench.site._tables import BOARD_COLUMNS
 from effectbench.verdicts import board_order, rank_ranges, separation, standing
 
 pytestmark = pytest.mark.browser
@@ -687,7 +688,7 @@ def test_search_for_a_system_name_finds_its_page_first(
     pages: dict[str, set[str]] = {}
     for e in (e for b in data["boards"] for e in b["entries"]):
         pages.setdefault(e["system"], set()).add(f"submissions/{e['slug']}.html")
-    assert SCRIPT_NAME in pages and "always_halt screens" in pages
+    assert SCRIPT_NAME in pages and "always_halt two-substrate" in pages
     w = Watched(browser)
     for name, own in pages.items():
         w.page.goto(server + "methodology.html")
@@ -729,28 +730,57 @@ OUTSIDE = """svg => {
 }"""
 
 
-def test_no_chart_mark_or_label_leaves_its_plot(watched: Watched, base_url: str) -> None:
+@pytest.mark.parametrize("width", WIDTHS)
+def test_no_chart_mark_or_label_leaves_its_plot(
+    watched: Watched, base_url: str, width: int
+) -> None:
+    """The drawing each width shows (the wide one on a laptop, the phone's on a phone)."""
     page = watched.page
-    page.set_viewport_size({"width": 1366, "height": 900})
+    page.set_viewport_size({"width": width, "height": 900})
     page.goto(base_url + "charts.html")
-    charts = page.locator("figure.eb-chart svg")
+    shown = "eb-chart-wide" if width > 800 else "eb-chart-phone"
+    charts = page.locator(f"figure.eb-chart .{shown} svg")
     assert charts.count() == 3 * len(BOARDS)
     for i in range(charts.count()):
+        assert charts.nth(i).is_visible()
         result = charts.nth(i).evaluate(OUTSIDE)
         assert result["marks"] > 0 and result["bad"] == [], result["bad"][:5]
 
 
-def test_charts_keep_their_size_on_a_phone_and_link_to_pages(
+FITS = """figure => {
+    const vw = document.documentElement.clientWidth;
+    const shown = [...figure.querySelectorAll(".eb-chart-box")].filter(b => b.offsetParent);
+    return shown.map(box => {
+        const svg = box.querySelector("svg"), r = svg.getBoundingClientRect();
+        return {natural: Number(svg.getAttribute("width")), width: r.width, left: r.left,
+                right: r.right, vw: vw, scrolls: box.scrollWidth > box.clientWidth + 1};
+    });
+}"""
+"""Each drawing a figure shows: its natural and drawn width, where it sits, and whether its
+box scrolls sideways."""
+
+
+def test_charts_fit_a_phone_at_their_own_size_and_link_to_pages(
     browser: Browser, server: str, site: dict[str, Any]
 ) -> None:
-    w = Watched(browser, viewport={"width": 390, "height": 844})
+    """On a 390 px touch screen every chart panel is whole, never shrunk (labels stay legible)
+    and never scrolled sideways; the page does not scroll sideways either."""
+    w = Watched(browser, viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
     page = w.page
     page.goto(server + "charts.html")
-    for svg in page.locator("figure.eb-chart svg").all():
-        natural = float(svg.get_attribute("width") or 0)
-        box = svg.bounding_box()
-        assert box is not None and box["width"] >= natural - 1  # never shrunk: labels stay 11 px
-    page.set_viewport_size({"width": 1366, "height": 900})
+    figures = page.locator("figure.eb-chart")
+    assert figures.count() == 3 * len(BOARDS)
+    for i in range(figures.count()):
+        (drawn,) = figures.nth(i).evaluate(FITS)  # one drawing shown per figure
+        name = figures.nth(i).get_attribute("id")
+        assert drawn["width"] >= drawn["natural"] - 1, (name, drawn)  # never shrunk
+        assert 0 <= drawn["left"] and drawn["right"] <= drawn["vw"], (name, drawn)
+        assert not drawn["scrolls"], (name, drawn)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    w.check()
+    w = Watched(browser, viewport={"width": 1366, "height": 900})
+    page = w.page
+    page.goto(server + "charts.html")
     link = page.locator(f"#chart-{MOCKMED_BOARD}-frontier svg g.mark-symbol a").first
     href = link.get_attribute("xlink:href") or ""
     link.locator("path").click()
@@ -966,6 +996,7 @@ AXE_PAGES = (
     "index.html",
     "charts.html",
     "compare.html?board={mockmed}&a={screen}&b={halt}",
+    "substrates.html",
     "submissions/{screen}.html",
     "refused.html",
     "downloads.html",
@@ -1013,7 +1044,15 @@ def test_axe_finds_no_serious_violation_in_what_the_project_renders(
     ours: list[str] = []
     theme: set[str] = set()
     for width in WIDTHS:
-        w = Watched(browser, viewport={"width": width, "height": 900}, color_scheme=scheme)
+        # A phone is a touch screen: the gate emulates one (touch events, mobile viewport).
+        phone = width < 800
+        w = Watched(
+            browser,
+            viewport={"width": width, "height": 900},
+            color_scheme=scheme,
+            has_touch=phone,
+            is_mobile=phone,
+        )
         for template in AXE_PAGES:
             url = server + template.format(**names)
             w.page.goto(url)
@@ -1036,3 +1075,136 @@ def test_axe_finds_no_serious_violation_in_what_the_project_renders(
     assert ours == [], "\n".join(ours[:20])
     # What remains is the theme's, and the methodology's accessibility note names it.
     assert all(rule in note for rule in theme), sorted(theme)
+
+
+# -- phones: the compare view's numbers whole, the direction of every measure in words ---------
+
+WHOLE = """table => {
+    const vw = document.documentElement.clientWidth;
+    // A number is whole when it lies inside the viewport and inside every box that clips it,
+    // and is what is drawn where it lies.
+    const whole = el => {
+        const r = el.getBoundingClientRect();
+        if (r.width === 0 || r.height === 0 || r.left < 0 || r.right > vw + 0.5) return false;
+        for (let box = el.parentElement; box; box = box.parentElement) {
+            const style = getComputedStyle(box);
+            if (style.overflowX === "visible" && style.overflowY === "visible") continue;
+            const b = box.getBoundingClientRect();
+            if (r.left < b.left - 0.5 || r.right > b.right + 0.5) return false;
+        }
+        el.scrollIntoView({block: "center", inline: "nearest"});
+        const s = el.getBoundingClientRect();
+        const hit = document.elementFromPoint(s.left + s.width / 2, s.top + s.height / 2);
+        return hit !== null && (hit === el || el.contains(hit));
+    };
+    const cut = [];
+    for (const tr of table.querySelectorAll("tbody tr")) {
+        for (const metric of ["swer", "over_halt"]) {
+            const td = tr.querySelector(`td[data-metric="${metric}"]`);
+            for (const part of td.querySelectorAll(".eb-p, .eb-ci")) {
+                if (!whole(part)) cut.push(`${tr.dataset.cell} ${metric} ${part.textContent}`);
+            }
+            const label = getComputedStyle(td, "::before").content;
+            const head = table.querySelector(`thead th:nth-child(${td.cellIndex + 1})`);
+            const named = head.getBoundingClientRect().width > 1 ? head.textContent : label;
+            if (!/(lower|higher) is better/.test(named)) cut.push(`${metric}: no direction`);
+        }
+    }
+    return {cut: cut, width: document.documentElement.scrollWidth};
+}"""
+"""The SWER and over-halt differences of a compare table that are not shown whole, and the
+page's width."""
+
+
+def test_compare_view_shows_both_differences_whole_at_390_px_for_every_pair(
+    browser: Browser, server: str, site: dict[str, Any]
+) -> None:
+    w = Watched(browser, viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    page = w.page
+    page.goto(server + "compare.html")
+    data = page.evaluate("window.EB_COMPARE")
+    compared = 0
+    for key in BOARDS:
+        slugs = [s["slug"] for s in data[key]["systems"]]
+        page.locator("#eb-compare-board").select_option(key)
+        for i, a in enumerate(slugs):
+            for b in slugs[i + 1 :]:
+                page.locator("#eb-compare-a").select_option(a)
+                page.locator("#eb-compare-b").select_option(b)
+                table = page.locator('table[data-eb="compare"]')
+                if page.locator('[data-eb="no-common"]').count():
+                    continue  # two bundles of one system on two substrates: nothing to pair
+                seen = table.evaluate(WHOLE)
+                assert seen["cut"] == [] and seen["width"] <= 390, (key, a, b, seen)
+                compared += 1
+    assert compared >= sum(len(v) * (len(v) - 1) // 2 for v in REFERENCE_BOARDS.values())
+    w.check()
+
+
+BETTER_WORDS = """root => [...root.querySelectorAll("thead th")]
+    .filter(th => th.querySelector(".eb-better") && th.getBoundingClientRect().width > 0)
+    .map(th => { const b = th.querySelector(".eb-better"), r = b.getBoundingClientRect();
+                 return [th.dataset.ebColumn || th.textContent, b.textContent,
+                         r.width > 0 && r.height > 0 && r.left >= 0
+                         && r.right <= document.documentElement.clientWidth]; })"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_board_says_which_way_is_better_at_every_width(
+    browser: Browser, server: str, width: int
+) -> None:
+    w = Watched(
+        browser,
+        viewport={"width": width, "height": 900},
+        has_touch=width < 800,
+        is_mobile=width < 800,
+    )
+    w.page.goto(server + "index.html")
+    for key in BOARDS:
+        words = board(w.page, key).evaluate(BETTER_WORDS)  # every column shown
+        directed = {c.key: c.better for c in BOARD_COLUMNS if c.better}
+        shown = {col for col, _, _ in words}
+        assert {"cost", "swer", "over_halt", "record_wrong"} <= shown <= set(directed), key
+        if width >= 1366:
+            assert shown == set(directed), key
+        for col, text, visible in words:
+            assert text == f"{directed[col]} is better" and visible, (key, width, col)
+    w.check()
+
+
+def test_back_undoes_a_sort_a_filter_a_substrate_and_a_compared_pair(
+    watched: Watched, server: str, site: dict[str, Any]
+) -> None:
+    page = watched.page
+    page.goto(server + "index.html")
+    default = shown_slugs(page, TWO_BOARD)
+    header = board(page, TWO_BOARD).locator('th[data-eb-column="swer"]')
+    header.locator("button").click()
+    header.locator("button").click()  # worst first
+    by_swer = shown_slugs(page, TWO_BOARD)
+    assert by_swer != default and header.get_attribute("aria-sort") == "descending"
+    page.locator(f'input[data-eb-filter="{TWO_BOARD}"]').press_sequentially("two-substrate")
+    filtered = shown_slugs(page, TWO_BOARD)
+    page.locator(f'select[data-eb-substrate="{TWO_BOARD}"]').select_option("desktop")
+    page.go_back()  # the substrate
+    expect(page.locator(f'select[data-eb-substrate="{TWO_BOARD}"]')).to_have_value("")
+    assert shown_slugs(page, TWO_BOARD) == filtered
+    page.go_back()  # the whole filter typed, in one step
+    expect(page.locator(f'input[data-eb-filter="{TWO_BOARD}"]')).to_have_value("")
+    assert shown_slugs(page, TWO_BOARD) == by_swer
+    page.go_back()  # the second click
+    assert header.get_attribute("aria-sort") == "ascending"
+    page.go_back()  # the first click: the default order again
+    expect(header).not_to_have_attribute("aria-sort", re.compile("."))
+    assert shown_slugs(page, TWO_BOARD) == default
+    assert "sort-" not in page.url
+    page.go_forward()
+    assert header.get_attribute("aria-sort") == "ascending"
+    # The compare view: Back returns to the previous pair.
+    screen, halt = slug_of(site, "_screen-only"), slug_of(site, "_always-halt")
+    page.goto(server + f"compare.html?board={MOCKMED_BOARD}&a={screen}&b={halt}")
+    page.locator("#eb-compare-b").select_option(slug_of(site, "_retry-on-error"))
+    expect(page.locator("h2#difference")).to_contain_text("retry_on_error")
+    page.go_back()
+    expect(page.locator("#eb-compare-b")).to_have_value(halt)
+    expect(page.locator("h2#difference")).to_contain_text("always_halt")

@@ -75,7 +75,7 @@ from effectbench.site._render import ChartCache, ChartRenderer, VlConvertRendere
 from effectbench.site._reports import verify_submissions
 from effectbench.site._rows import matrix, rows_tables
 from effectbench.site._sensitivity import BoardAcross, boards_across, substrates_page
-from effectbench.site._tables import Board, boards, cells_rows
+from effectbench.site._tables import Board, boards, cells_rows, substrate_order
 from effectbench.site._withdrawn import Withdrawn, name_withdrawn, read_withdrawn
 from verifier.ranking import rank_across
 from verifier.report import BundleReport
@@ -383,7 +383,7 @@ class _SiteBuild:
         """Build every chart's spec: three per board (submission pages carry HTML heatmaps)."""
         by_slug = {e.slug: e for e in self.entries}
         for view in self.views:
-            frame = view.frame
+            frame = _distinct_names(view.frame, by_slug)
             top_gap = frame.head(GAP_CHART_SYSTEMS)
             top_cells = frame.head(CELLS_CHART_SYSTEMS)
             gap_note = (
@@ -533,6 +533,28 @@ class _SiteBuild:
         """Run mkdocs into a staging folder and swap it over ``out``."""
         plugin = SitePages(self.pages, self.copies, self.texts)
         _build_and_swap(self.sources, self.options.out, plugin, self.day, self.epoch)
+
+
+def _distinct_names(frame: pd.DataFrame, entries: dict[str, Entry]) -> pd.DataFrame:
+    """Return a board's frame with every system's name distinct, for its charts (a chart
+    draws one mark, bar and colour per name): a name several entries share is followed by
+    the substrates each ran, and by its slug where that is not enough."""
+    counts = frame["system"].value_counts()
+    if bool((counts <= 1).all()):
+        return frame
+    names = []
+    for slug, name in zip(frame["slug"], frame["system"], strict=True):
+        tasks = entries[slug].tasks
+        if counts[name] > 1 and tasks is not None:
+            name = f"{name} ({', '.join(substrate_order(tasks.substrate))})"
+        names.append(name)
+    twice = pd.Series(names).duplicated(keep=False).tolist()
+    out = frame.copy()
+    out["system"] = [
+        f"{n} [{slug}]" if dup else n
+        for n, slug, dup in zip(names, frame["slug"], twice, strict=True)
+    ]
+    return out
 
 
 def _per_system_cells(frame: pd.DataFrame, entries: dict[str, Entry]) -> list[dict[str, object]]:

@@ -187,11 +187,11 @@ def screens_bundles(subs: Path) -> dict[str, list[Path]]:
     pack = ScreensPack()
     out: dict[str, list[Path]] = {}
     for arm in SCREENS_ARMS:
-        out[f"{arm} screens"] = [
+        out[f"{arm} two-substrate"] = [
             _screens_bundle(
                 subs,
                 f"{arm}-screens",
-                f"{arm} screens",
+                f"{arm} two-substrate",
                 get_baseline(arm, pack),
                 arm,
                 SCREENS_SUBSTRATES,
