@@ -9,10 +9,12 @@ the synthetic bundles are reused across runs. Synthetic submissions are unsigned
 with ``--allow-unsigned`` (previews: verified and rendered like ranked ones, not ranked).
 
 Beside the cold build, in the same run, it builds a plain mkdocs-material site of as many
-pages (the same theme, palette, features and search; one short markdown page per submission,
-a paragraph and a small table, left out of the navigation as the submission pages are) with
-the ``mkdocs`` command, and prints the CPU seconds (user + system, the process and its
-children: load-independent) of both, their ratio, and the size of both sites per 1,000
+pages with the ``mkdocs`` command: the same theme, palette, features and search; one markdown
+page per submission holding the tables its page on the site shows (headline rates, per cell,
+outcome counts, pass^k, the task x trial outcomes, the manifest), written from the bundle's
+own numbers, left out of the navigation as the submission pages are; short pages for the
+site's others. It prints the CPU seconds (user + system of the process and its children:
+load-independent) of both builds, their ratio, and the size of both sites per 1,000
 submissions.
 
     .venv/bin/python benchmarks/bench_site.py [--n 1000] [--keep DIR]
@@ -21,6 +23,7 @@ submissions.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import random
@@ -168,24 +171,100 @@ markdown_extensions: [tables, toc, admonition, attr_list]
 """
 
 
-def plain_site(work: Path, n_pages: int) -> Path:
-    """Write a plain mkdocs-material project of ``n_pages`` short pages; return its config."""
+PLAIN_RATES = ("swer", "over_halt", "task_success", "screen_success")
+
+
+def _rate_text(r: dict[str, Any]) -> str:
+    ci = r["ci"]
+    return (
+        f"{100 * r['rate']:.1f}% [{100 * ci['lo']:.1f}%, {100 * ci['hi']:.1f}%] "
+        f"{r['numerator']}/{r['denominator']}"
+    )
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def plain_page(bundle: Path) -> str:
+    """Return a submission's page as plain mkdocs markdown: its title and the tables its page
+    on the site shows (headline, per cell, outcome counts, pass^k, task x trial outcomes,
+    manifest), from the bundle's own numbers and rows."""
+    sub = json.loads((bundle / "submission.json").read_text(encoding="utf-8"))
+    res = sub["results"]
+    rows = [json.loads(x) for x in (bundle / "episodes.jsonl").read_text().splitlines()]
+    trials = sorted({r["trial"] for r in rows})
+    matrix: dict[str, list[str]] = {}
+    for r in rows:
+        matrix.setdefault(r["task_id"], ["."] * len(trials))[trials.index(r["trial"])] = r[
+            "outcome"
+        ][0].upper()
+    parts = [
+        f"# {sub['system']['name']}\n",
+        f"{sub['system']['description']}. Pack `{sub['pack']['name']}`, "
+        f"{sub['trials_per_task']} trials per task, {res['n_episodes']} episodes.\n",
+        "## Headline numbers\n",
+        _table(
+            [*PLAIN_RATES, "gap"],
+            [
+                [
+                    *(_rate_text(res[k]) for k in PLAIN_RATES),
+                    f"{100 * res['success_effect_gap']:+.1f} pts",
+                ]
+            ],
+        ),
+        "## Per cell\n",
+        _table(
+            ["category", "substrate", "n", *PLAIN_RATES],
+            [
+                [
+                    c["category"],
+                    c["substrate"],
+                    str(c["n"]),
+                    *(_rate_text(c[k]) for k in PLAIN_RATES),
+                ]
+                for c in res["cells"]
+            ],
+        ),
+        "## Outcome counts\n",
+        _table(["outcome", "episodes"], [[k, str(v)] for k, v in res["outcome_counts"].items()]),
+        "## pass^k\n",
+        _table(
+            [f"k = {k}" for k in res["pass_hat_k"]],
+            [[f"{v:.3f}" for v in res["pass_hat_k"].values()]],
+        ),
+        "## Task x trial outcomes\n",
+        _table(["task", *map(str, trials)], [[t, *o] for t, o in sorted(matrix.items())]),
+        "## Reproducibility manifest\n",
+        _table(
+            ["field", "value"],
+            [[k, f"`{v}`"] for k, v in sorted({**sub["environment"], **sub["pack"]}.items())],
+        ),
+    ]
+    return "\n".join(parts)
+
+
+def plain_site(work: Path, bundles: list[Path], extra_pages: int) -> Path:
+    """Write a plain mkdocs-material project: one markdown page per submission holding the
+    same tables as its page on the site, and ``extra_pages`` short pages (the site's others);
+    return its config."""
     root = work / "plain"
     shutil.rmtree(root, ignore_errors=True)
     (root / "docs" / "pages").mkdir(parents=True)
     (root / "mkdocs.yml").write_text(PLAIN_CONFIG, encoding="utf-8")
     links = []
-    for i in range(n_pages):
-        rows = "\n".join(
-            f"| cell {c} | {10 * i + c}/90 | {c * 7 % 100}.{c}% | web |" for c in range(6)
-        )
+    for i, bundle in enumerate(bundles):
         (root / "docs" / "pages" / f"page-{i:04d}.md").write_text(
-            f"# System {i:04d}\n\nA synthetic page: one paragraph about system {i:04d} and "
-            "a table of its cells, as a plain documentation page would hold.\n\n"
-            f"| cell | k/n | rate | substrate |\n|---|---|---|---|\n{rows}\n",
-            encoding="utf-8",
+            plain_page(bundle), encoding="utf-8"
         )
-        links.append(f"- [System {i:04d}](pages/page-{i:04d}.md)")
+        links.append(f"- [{bundle.name}](pages/page-{i:04d}.md)")
+    for i in range(extra_pages):
+        (root / "docs" / "pages" / f"extra-{i}.md").write_text(
+            f"# Page {i}\n\nA hand-written page of the site.\n", encoding="utf-8"
+        )
+        links.append(f"- [Page {i}](pages/extra-{i}.md)")
     (root / "docs" / "index.md").write_text("# Pages\n\n" + "\n".join(links) + "\n")
     return root / "mkdocs.yml"
 
@@ -269,11 +348,14 @@ def main() -> int:
     print("  " + "\n  ".join(output.strip().splitlines()))
     cold_size = folder_bytes(out)
     n_pages = sum(1 for _ in out.rglob("*.html"))
+    bundles = sorted(p for p in subs.iterdir() if p.is_dir())
     print(f"\nload average before the plain build: {Path('/proc/loadavg').read_text().strip()}")
-    plain_wall, plain_cpu, plain_out = run_plain(plain_site(work, n_pages))
+    plain = plain_site(work, bundles, n_pages - len(bundles) - 1)
+    plain_wall, plain_cpu, plain_out = run_plain(plain)
     plain_size = folder_bytes(plain_out)
     print(
-        f"plain mkdocs-material build of {n_pages} pages: {plain_wall:.1f}s wall, "
+        f"plain mkdocs-material build of {n_pages} pages (each submission's tables as "
+        f"markdown): {plain_wall:.1f}s wall, "
         f"{plain_cpu:.1f}s CPU, {plain_size / 2**20:.1f} MiB"
     )
     print(

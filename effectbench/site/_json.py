@@ -438,9 +438,27 @@ def leaderboard_json(
     return LeaderboardJSON(format=FORMAT, build_date=build_date, boards=out)
 
 
+ONLY_WHERE_THEY_APPLY = ("upper", "worst_with_dropped")
+"""Fields of a rate that hold a value only where they apply (0/n; SWER and record-wrong with
+dropped trials): left out elsewhere rather than written as null (the schema does not require
+them), which makes the document a sixth smaller."""
+
+
+def _without_empty_bounds(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: _without_empty_bounds(v)
+            for k, v in value.items()
+            if not (v is None and k in ONLY_WHERE_THEY_APPLY)
+        }
+    if isinstance(value, list):
+        return [_without_empty_bounds(v) for v in value]
+    return value
+
+
 def dumps(doc: LeaderboardJSON) -> bytes:
     """Return the document as compact JSON (keys in model order, byte-stable)."""
-    return orjson.dumps(doc.model_dump(mode="json")) + b"\n"
+    return orjson.dumps(_without_empty_bounds(doc.model_dump(mode="json"))) + b"\n"
 
 
 def schema() -> bytes:

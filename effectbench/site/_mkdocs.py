@@ -144,6 +144,16 @@ class SitePages(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
 
     on_page_context = CombinedEvent(_index_the_lead_only, _restore_the_body)
 
+    def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
+        """Return the page without the theme's indentation (:func:`compact_html`)."""
+        return compact_html(output)
+
+    def on_post_template(
+        self, output_content: str, *, template_name: str, config: MkDocsConfig
+    ) -> str:
+        """Return a theme page (404) without its indentation too."""
+        return compact_html(output_content) if template_name.endswith(".html") else output_content
+
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         """Drop the theme's pointers to the source maps it no longer ships."""
         site = Path(config.site_dir)
@@ -167,6 +177,20 @@ class SitePages(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         page.toc = TableOfContents([top])
         heading = f'<h1 id="{H1_ID}">{escape(generated.title)}</h1>\n'
         return html.replace(MARKER, heading + generated.body, 1)
+
+
+KEPT_AS_WRITTEN = re.compile(r"(<(pre|textarea)\b.*?</\2\s*>)|\n[ \t\r\n]+", re.S | re.I)
+"""A block whose white space is its content, or a line break with the indentation after it."""
+
+
+def compact_html(html: str) -> str:
+    """Return ``html`` with every line break's following indentation and blank lines removed.
+
+    A run of white space that holds a line break renders as one space wherever white space
+    collapses, so it becomes one line break; ``pre`` and ``textarea`` blocks, where white
+    space is content, are kept as written. (A third of a themed page was indentation.)
+    """
+    return KEPT_AS_WRITTEN.sub(lambda m: m.group(1) or "\n", html)
 
 
 THEME_CODE = ("assets/javascripts", "assets/stylesheets")

@@ -117,6 +117,8 @@ def _showable_output(value: Any) -> Any:
     """Every text a template outputs passes :mod:`effectbench.showable` (tabs and line
     breaks kept): whatever its source, no control, format or invisible character reaches
     a page."""
+    if isinstance(value, str) and value.isascii() and value.isprintable():
+        return value  # printable ASCII is all showable (most of what a page prints)
     if isinstance(value, Markup):
         return Markup(make_showable(str(value), also=LAYOUT))
     if isinstance(value, str):
@@ -328,7 +330,11 @@ def leaderboard_page(
         )
     )
     return GeneratedPage(
-        "Leaderboard", body, tuple((v.key, v.title) for v in views), hide=("navigation", "toc")
+        "Leaderboard",
+        body,
+        tuple((v.key, v.title) for v in views),
+        hide=("navigation", "toc"),
+        search_lead=lede(body),
     )
 
 
@@ -348,6 +354,7 @@ class ChartSection:
     title: str
     frontier: Chart
     frontier_svg: ChartArt
+    frontier_note: str
     gap: Chart
     gap_svg: ChartArt
     gap_note: str
@@ -360,8 +367,23 @@ def charts_page(templates: Path, sections: Sequence[ChartSection]) -> GeneratedP
     """Return the charts page."""
     body = environment(templates).get_template("charts.html.j2").render(sections=sections)
     return GeneratedPage(
-        "Charts", body, tuple((s.key, s.title) for s in sections), hide=("navigation",)
+        "Charts",
+        body,
+        tuple((s.key, s.title) for s in sections),
+        hide=("navigation",),
+        search_lead=lede(body),
     )
+
+
+LEDE = re.compile(r'<p class="eb-lede[^"]*">.*?</p>', re.S)
+"""A generated page's opening paragraph."""
+
+
+def lede(body: str) -> str:
+    """Return the opening paragraph of a generated page: all the search index holds of a
+    page whose body is mostly one big table or drawing (parsing it costs, finds nothing)."""
+    found = LEDE.search(body)
+    return found.group(0) if found else ""
 
 
 def compare_page(templates: Path, views: Sequence[BoardView]) -> GeneratedPage:

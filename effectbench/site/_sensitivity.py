@@ -33,7 +33,7 @@ from effectbench.metrics import (
     task_rate,
 )
 from effectbench.site._mkdocs import GeneratedPage
-from effectbench.site._pages import BoardView, environment
+from effectbench.site._pages import BoardView, environment, lede
 from effectbench.site._tables import BOARD_COLUMNS, substrate_order
 
 ROW_COLUMN = {c: c for c in FRAME_COLUMNS} | {"reported_success": "agent.reported_success"}
@@ -211,4 +211,5 @@ def substrates_page(templates: Path, boards: Sequence[BoardAcross]) -> Generated
         body,
         tuple((b.key, b.title) for b in boards if b.systems),
         hide=("navigation",),
+        search_lead=lede(body),
     )

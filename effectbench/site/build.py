@@ -85,6 +85,8 @@ NO_SITE_URL = (
     "when pasted into a README; set site_url to the address the site is published at"
 )
 """The build's note (and the badge section's) when snippets cannot be absolute."""
+FRONTIER_CHART_SYSTEMS = 100
+"""The frontier shows at most this many systems of a board (first in the default order)."""
 GAP_CHART_SYSTEMS = 25
 """The gap chart shows at most this many systems of a board (first in the default order)."""
 CELLS_CHART_SYSTEMS = 6
@@ -285,6 +287,7 @@ class _BoardCharts:
 
     view: BoardView
     frontier: Chart
+    frontier_note: str
     gap: Chart
     gap_note: str
     cells: Chart
@@ -384,8 +387,15 @@ class _SiteBuild:
         by_slug = {e.slug: e for e in self.entries}
         for view in self.views:
             frame = _distinct_names(view.frame, by_slug)
+            top_frontier = frame.head(FRONTIER_CHART_SYSTEMS)
             top_gap = frame.head(GAP_CHART_SYSTEMS)
             top_cells = frame.head(CELLS_CHART_SYSTEMS)
+            frontier_note = (
+                f"the first {len(top_frontier)} systems in the default order; every system "
+                "is on the board"
+                if len(frame) > len(top_frontier)
+                else ""
+            )
             gap_note = (
                 f"the first {len(top_gap)} in the default order"
                 if len(frame) > len(top_gap)
@@ -401,8 +411,9 @@ class _SiteBuild:
                 _BoardCharts(
                     view=view,
                     frontier=frontier_chart(
-                        f"{view.key}-frontier", frame, view.costs, view.facts.get("all")
+                        f"{view.key}-frontier", top_frontier, view.costs, view.facts.get("all")
                     ),
+                    frontier_note=frontier_note,
                     gap=gap_chart(f"{view.key}-gap", top_gap),
                     gap_note=gap_note,
                     cells=cells_chart(f"{view.key}-cells", _per_system_cells(top_cells, by_slug)),
@@ -475,6 +486,7 @@ class _SiteBuild:
                     title=b.view.title,
                     frontier=b.frontier,
                     frontier_svg=self._art(b.frontier),
+                    frontier_note=b.frontier_note,
                     gap=b.gap,
                     gap_svg=self._art(b.gap),
                     gap_note=b.gap_note,
