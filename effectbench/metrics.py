@@ -226,11 +226,13 @@ def _wilson_one(k: float, n: float, z: float) -> tuple[float, float]:
 def rate(k: int, n: int) -> Rate:
     """Return ``k / n`` as a :class:`Rate` with its Wilson 95% interval."""
     lo, hi = wilson(k, n)
-    return Rate(
+    # Built without validation: every value is computed here, of its field's type (a site
+    # build makes tens of thousands of these).
+    return Rate.model_construct(
         numerator=int(k),
         denominator=int(n),
-        rate=k / n if n else 0.0,
-        ci=Interval(lo=float(lo), hi=float(hi)),
+        rate=float(k / n) if n else 0.0,
+        ci=Interval.model_construct(lo=float(lo), hi=float(hi)),
     )
 
 
@@ -767,8 +769,12 @@ def clustered_wilson(k: Any, m: Any, z: float = Z95) -> ClusteredInterval:
     if n == 0:
         return ClusteredInterval(lo=0.0, hi=1.0, design_effect=1.0, n_effective=0.0, tasks=0)
     lo, hi = wilson(float(k_a.sum()) / deff, n / deff, z)
-    return ClusteredInterval(
-        lo=float(lo), hi=float(hi), design_effect=deff, n_effective=n / deff, tasks=len(m_a)
+    return ClusteredInterval.model_construct(
+        lo=float(lo),
+        hi=float(hi),
+        design_effect=float(deff),
+        n_effective=float(n / deff),
+        tasks=len(m_a),
     )
 
 
@@ -814,7 +820,7 @@ def rate_over_tasks(k: Any, m: Any) -> TaskRate:
     raw = rate(num, den)
     clustered = clustered_wilson(k_a, m_a)
     zero = num == 0 and den > 0
-    return TaskRate(
+    return TaskRate.model_construct(  # every value computed here (see :func:`rate`)
         numerator=num,
         denominator=den,
         rate=raw.rate,

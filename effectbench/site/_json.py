@@ -12,7 +12,13 @@ from typing import Any, Literal
 
 import orjson
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from effectbench.metrics import (
     SUBSTRATE_RATES,
@@ -45,7 +51,23 @@ class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class ClusteredJSON(_Model):
+ONLY_WHERE_THEY_APPLY = ("upper", "worst_with_dropped")
+"""Fields of a rate that hold a value only where they apply (0/n; SWER and record-wrong): left
+out elsewhere rather than written as null (the schema does not require them), which makes the
+document a sixth smaller."""
+
+
+class _Bounded(_Model):
+    @model_serializer(mode="wrap")
+    def _bounds_where_they_apply(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        for name in ONLY_WHERE_THEY_APPLY:
+            if name in data and data[name] is None:
+                del data[name]
+        return data
+
+
+class ClusteredJSON(_Bounded):
     """A rate's 95% interval counting tasks, not repeats (Wilson on the Rao-Scott effective
     sample), with its design effect."""
 
@@ -59,7 +81,7 @@ class ClusteredJSON(_Model):
     )
 
 
-class RateJSON(_Model):
+class RateJSON(_Bounded):
     """A rate with its counts, 95% Wilson interval and the interval that counts tasks."""
 
     k: int = Field(ge=0, description="numerator")
@@ -438,27 +460,9 @@ def leaderboard_json(
     return LeaderboardJSON(format=FORMAT, build_date=build_date, boards=out)
 
 
-ONLY_WHERE_THEY_APPLY = ("upper", "worst_with_dropped")
-"""Fields of a rate that hold a value only where they apply (0/n; SWER and record-wrong with
-dropped trials): left out elsewhere rather than written as null (the schema does not require
-them), which makes the document a sixth smaller."""
-
-
-def _without_empty_bounds(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {
-            k: _without_empty_bounds(v)
-            for k, v in value.items()
-            if not (v is None and k in ONLY_WHERE_THEY_APPLY)
-        }
-    if isinstance(value, list):
-        return [_without_empty_bounds(v) for v in value]
-    return value
-
-
 def dumps(doc: LeaderboardJSON) -> bytes:
     """Return the document as compact JSON (keys in model order, byte-stable)."""
-    return orjson.dumps(_without_empty_bounds(doc.model_dump(mode="json"))) + b"\n"
+    return orjson.dumps(doc.model_dump(mode="json")) + b"\n"
 
 
 def schema() -> bytes:

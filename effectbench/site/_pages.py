@@ -113,6 +113,44 @@ def _pct(x: Any) -> str:
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else pct(float(x))
 
 
+def rate_cell(row: dict[str, Any], name: str, label: str, board: bool = False) -> Markup:
+    """Return the table cell of rate ``name`` of a board row or a cell (``row`` holds the
+    columns of :func:`effectbench.site._tables._rate_columns`): ``p [Wilson] k/n``, then,
+    where a task ran more than once, the interval that counts tasks with its design effect, a
+    0/n rate's one-sided upper bound(s), and the bound with every dropped trial counted.
+
+    On a board (``board``) the cell also carries what the board's script sorts and labels by.
+    """
+    repeated = row["max_trials"] > 1
+    k, n = row[f"{name}_k"], row[f"{name}_n"]
+    attrs = (
+        f' data-col="{escape(name)}" data-label="{escape(label)}" data-sort="{row[name]:.6f}"'
+        if board
+        else ""
+    )
+    parts = [
+        f'<td class="eb-rate"{attrs} data-metric="{escape(name)}">'
+        f'<span class="eb-p">{_pct(row[name])}</span> '
+        f'<span class="eb-ci">[{_pct(row[f"{name}_lo"])}, {_pct(row[f"{name}_hi"])}]</span> '
+        f'<span class="eb-k">{k}/{n}</span>'
+    ]
+    if repeated:
+        parts.append(
+            f'<span class="eb-tasks">tasks [{_pct(row[f"{name}_tasks_lo"])}, '
+            f"{_pct(row[f'{name}_tasks_hi'])}] · deff {row[f'{name}_deff']:.1f}</span>"
+        )
+    if k == 0 and n > 0:
+        by_tasks = f" (≤ {_pct(row[f'{name}_tasks_upper'])} by tasks)" if repeated else ""
+        parts.append(f'<span class="eb-ub">0 seen: ≤ {_pct(row[f"{name}_upper"])}{by_tasks}</span>')
+    if f"{name}_worst" in row and row["n_dropped"]:
+        parts.append(
+            f'<span class="eb-worst">≤ {_pct(row[f"{name}_worst"])} counting '
+            f"{row['n_dropped']} dropped</span>"
+        )
+    parts.append("</td>")
+    return Markup("".join(parts))
+
+
 def _showable_output(value: Any) -> Any:
     """Every text a template outputs passes :mod:`effectbench.showable` (tabs and line
     breaks kept): whatever its source, no control, format or invisible character reaches
@@ -144,6 +182,7 @@ def environment(templates: Path) -> jinja2.Environment:
     env.filters["points"] = _points
     env.filters["wbr"] = _wbr
     env.filters["readable"] = readable_numbers
+    env.globals["rate_cell"] = rate_cell
     return env
 
 
