@@ -97,6 +97,12 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 @pytest.fixture(scope="session")
+def chromium() -> Path:
+    """The Chromium binary the runtime drives (collection already refused a run without one)."""
+    return chromium_executable()
+
+
+@pytest.fixture(scope="session")
 def vectors_dir() -> Path:
     """The reference implementation's interop vectors (read-only; copy before editing)."""
     return VECTORS

@@ -78,7 +78,12 @@ class ScreenTruster:
     def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport:
         spec = next(t for t in self._pack.tasks() if t.task_id == task.task_id)
         self._pack.attempt(env, spec, params)
+        # The accessibility tree says the save is done before the X server has the banner's
+        # new pixels (a loaded machine widens the gap): look until the banner is painted.
+        deadline = time.monotonic() + 30
         status = pixel_driver.banner_status(images.pixels(env.screenshot()))
+        while status == "idle" and time.monotonic() < deadline:
+            status = pixel_driver.banner_status(images.pixels(env.screenshot()))
         self.seen.append(status)
         return AgentReport(reported_success=status == "success", halted=status != "success")
 

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 from inspect_support.screens import assert_same_as_the_runner, eval_clinic
+from support.screens import browsers_gone
 
 from effectbench.baselines import get_baseline
 from effectbench.integrations.inspect_ai.episodes import close_pools, live_count, release_thread
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.runner import RunResult, evaluate
 from effectbench.schema import Category
-from effectbench.screens.browser import chromium_pids
 
 TASKS = (
     "clinic::clean_draft@web",
@@ -43,7 +43,7 @@ def _no_leftovers() -> Iterator[None]:
     yield
     assert live_count() == 0
     close_pools()
-    assert chromium_pids() == [], "a browser outlived the run"
+    assert browsers_gone() == [], "a browser outlived the run"
 
 
 @pytest.mark.web

@@ -15,7 +15,7 @@ from effectbench.effects import EffectKind
 from effectbench.metrics import episode_frame, summarize, transactional_faults_mishandled
 from effectbench.packs.mockmed import MockMedProvider, Oracle
 from effectbench.runner import REREADS, evaluate
-from effectbench.schema import AgentReport, ModelCall, OracleVerdict, TaskSpec, Verdict
+from effectbench.schema import AgentReport, DropReason, ModelCall, OracleVerdict, TaskSpec, Verdict
 from effectbench.seam import AgentTask, Attempt, EnvHandle, Episode
 
 PACK = MockMedProvider()
@@ -287,11 +287,11 @@ class _CrashAfterSaving:
         raise RuntimeError("lost the browser")
 
 
-def test_a_crashing_system_halts_and_its_effect_is_still_judged() -> None:
-    rows = evaluate(_CrashAfterSaving(), PACK, trials=1).rows
-    by_task = {r.task_id.split("::")[1]: r for r in rows}
-    assert all(r.agent.halted and not r.agent.reported_success for r in rows)
-    assert "RuntimeError: lost the browser" in by_task["ok"].agent.message
-    assert by_task["ok"].outcome.value == "false_abort"  # it saved, then crashed
-    assert by_task["partial"].outcome.value == "wrong_action"
-    assert by_task["optimistic"].outcome.value == "safe_halt"
+def test_a_crashing_system_is_an_agent_error_never_a_halt() -> None:
+    """A system whose own loop crashed (after saving or not) did not decide to halt: each
+    episode is an agent_error drop, re-runnable, never scored as the agent's halt."""
+    run = evaluate(_CrashAfterSaving(), PACK, trials=1)
+    assert run.rows == []
+    assert {d.reason for d in run.dropped} == {DropReason.AGENT_ERROR}
+    assert len(run.dropped) == 9
+    assert all("RuntimeError: lost the browser" in d.detail for d in run.dropped)

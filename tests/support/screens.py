@@ -21,3 +21,16 @@ def desktop_env(session: XSession, channel: Channel = NO_SERVICE) -> AccessibleX
     app = start_app(session, channel)
     reader = A11yReader(session, app, timeout=30)
     return AccessibleXEnv(session.display, reader, xauthority=session.xauthority)
+
+
+def browsers_gone(timeout: float = 30.0) -> list[int]:
+    """Wait until no Chromium this process launched is left (a closed browser exits a moment
+    after Playwright returns, longer on a loaded machine); return the ones still there."""
+    import time
+
+    from effectbench.screens.browser import chromium_pids
+
+    deadline = time.monotonic() + timeout
+    while (left := chromium_pids()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
