@@ -52,7 +52,6 @@ from effectbench.metrics import (
     task_table,
 )
 from effectbench.packs import register
-from effectbench.screens.chromium import chromium_executable
 from effectbench.site import build_site
 from effectbench.site._tables import BOARD_COLUMNS
 from effectbench.verdicts import board_order, rank_ranges, separation, standing
@@ -114,9 +113,9 @@ def server(site: dict[str, Any]) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
+def browser(chromium: Path) -> Iterator[Browser]:
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(chromium_executable()), args=FLAGS)
+        b = p.chromium.launch(executable_path=str(chromium), args=FLAGS)
         yield b
         b.close()
 
