@@ -284,10 +284,6 @@ def _r(x: float) -> float:
     return round(float(x), DIGITS)
 
 
-def _rate(table: TaskTable, name: str, dropped: int) -> RateJSON:
-    return _rate_of(task_rate(table, name), name, dropped)
-
-
 def _rate_of(r: TaskRate, name: str, dropped: int = 0) -> RateJSON:
     c = r.clustered
     return RateJSON(
@@ -312,11 +308,17 @@ def _rate_of(r: TaskRate, name: str, dropped: int = 0) -> RateJSON:
 
 
 def _rates(
-    table: TaskTable, gap: float, gap_ci: Interval | None, dropped: int = 0
+    table: TaskTable,
+    gap: float,
+    gap_ci: Interval | None,
+    dropped: int = 0,
+    counted: dict[str, TaskRate] | None = None,
 ) -> dict[str, Any]:
+    """Return the fields of :class:`RatesJSON` (``counted``: the table's rates, when known)."""
     out: dict[str, Any] = {"n_episodes": table.n_episodes, "n_tasks": table.n_tasks}
     for name in RATES:
-        out[name] = _rate(table, name, dropped)
+        r = counted[name] if counted is not None else task_rate(table, name)
+        out[name] = _rate_of(r, name, dropped)
     out["gap"] = GapJSON(
         value=_r(gap),
         lo=_r(gap_ci.lo) if gap_ci is not None else None,
@@ -386,6 +388,10 @@ def leaderboard_json(
             assert res is not None and tasks is not None
             cost = expected_cost(tasks, b.costs)
             idle = idle_cost(tasks, b.costs)
+            whole = {name: task_rate(tasks, name) for name in RATES}
+            per_substrate = substrate_totals(res)
+            # One substrate: its episodes are all of them, its rates the whole table's.
+            alone = whole if len(per_substrate) == 1 else None
             items.append(
                 EntryJSON(
                     system=e.name,
@@ -417,14 +423,23 @@ def leaderboard_json(
                     dropped=DroppedJSON(n=e.n_dropped, reasons=dict(e.drop_reasons)),
                     totals=RatesJSON(
                         **_rates(
-                            tasks, res.success_effect_gap, res.success_effect_gap_ci, e.n_dropped
+                            tasks,
+                            res.success_effect_gap,
+                            res.success_effect_gap_ci,
+                            e.n_dropped,
+                            whole,
                         )
                     ),
                     substrates={
                         c.substrate: RatesJSON(
-                            **_rates(tasks.of_substrate(c.substrate), c.success_effect_gap, None)
+                            **_rates(
+                                tasks if alone else tasks.of_substrate(c.substrate),
+                                c.success_effect_gap,
+                                None,
+                                counted=alone,
+                            )
                         )
-                        for c in substrate_totals(res)
+                        for c in per_substrate
                     },
                     cells=[
                         CellJSON(
