@@ -115,8 +115,8 @@ def test_substrates_pair_by_base_task_trial_and_seed_only() -> None:
             seeds.append(trial)
             if (task, trial) == ("c", 3):
                 continue  # dropped on the web
-            web = "silent_wrong_effect" if task == "a" else "success"
-            rows.append(_row(f"{task}@web", "web", web))
+            on_web = "silent_wrong_effect" if task == "a" else "success"
+            rows.append(_row(f"{task}@web", "web", on_web))
             trials.append(trial)
             seeds.append(trial + 100 if (task, trial) == ("b", 0) else trial)  # another seed
     frame = _frame(rows)

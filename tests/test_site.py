@@ -38,7 +38,7 @@ from support.site import (
 
 from effectbench.cli import build_parser, main
 from effectbench.errors import DataError, SiteBuildError
-from effectbench.metrics import episode_frame, rate_difference, task_table
+from effectbench.metrics import TaskTable, episode_frame, rate_difference, task_table
 from effectbench.packs import register
 from effectbench.site import (
     VlConvertRenderer,
@@ -1264,7 +1264,7 @@ def _jsonl(bundle: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in lines]
 
 
-def _paired(rows: list[dict[str, Any]], first: str, second: str) -> tuple[Any, Any]:
+def _paired(rows: list[dict[str, Any]], first: str, second: str) -> tuple[TaskTable, TaskTable]:
     """The episodes of ``first`` and ``second`` with the same base task, trial and seed, per
     task (recomputed here from the rows, not by the site's code)."""
 
@@ -1277,9 +1277,11 @@ def _paired(rows: list[dict[str, Any]], first: str, second: str) -> tuple[Any, A
 
     a, b = on(first), on(second)
     both = sorted(set(a) & set(b))
-    return tuple(
-        task_table(episode_frame([{**side[k], "task_id": k[0]} for k in both])) for side in (a, b)
-    )
+
+    def table(side: dict[tuple[str, int, Any], dict[str, Any]]) -> TaskTable:
+        return task_table(episode_frame([{**side[k], "task_id": k[0]} for k in both]))
+
+    return table(a), table(b)
 
 
 WRONG = {

@@ -385,7 +385,7 @@ def leaderboard_json(
         for row in b.frame.to_dict("records"):
             e = entries[row["slug"]]
             res, tasks = e.results, e.tasks
-            assert res is not None and tasks is not None
+            assert res is not None and tasks is not None and e.status != "refused"
             cost = expected_cost(tasks, b.costs)
             idle = idle_cost(tasks, b.costs)
             whole = {name: task_rate(tasks, name) for name in RATES}
@@ -396,7 +396,7 @@ def leaderboard_json(
                 EntryJSON(
                     system=e.name,
                     slug=e.slug,
-                    status=e.status,
+                    status="ranked" if e.status == "ranked" else "preview",
                     rank_best=_int_or_none(row["rank_best"]),
                     rank_worst=_int_or_none(row["rank_worst"]),
                     page=f"submissions/{e.slug}.html",

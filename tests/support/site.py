@@ -17,8 +17,8 @@ from effectbench.manifest import manifest_of
 from effectbench.packs.mockmed import MockMedProvider
 from effectbench.produce import make_submission, write_submission
 from effectbench.runner import evaluate
-from effectbench.schema import Split, Substrate
-from effectbench.seam import AgentReport, AgentTask, Attempt, EnvHandle, SystemUnderTest
+from effectbench.schema import AgentReport, Split, Substrate
+from effectbench.seam import AgentTask, Attempt, EnvHandle, SystemUnderTest
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "submissions"
