@@ -226,13 +226,11 @@ def _wilson_one(k: float, n: float, z: float) -> tuple[float, float]:
 def rate(k: int, n: int) -> Rate:
     """Return ``k / n`` as a :class:`Rate` with its Wilson 95% interval."""
     lo, hi = wilson(k, n)
-    # Built without validation: every value is computed here, of its field's type (a site
-    # build makes tens of thousands of these).
-    return Rate.model_construct(
+    return Rate(
         numerator=int(k),
         denominator=int(n),
-        rate=float(k / n) if n else 0.0,
-        ci=Interval.model_construct(lo=float(lo), hi=float(hi)),
+        rate=k / n if n else 0.0,
+        ci=Interval(lo=float(lo), hi=float(hi)),
     )
 
 
@@ -746,10 +744,14 @@ def design_effect(k: Any, m: Any) -> float:
     tasks).
     """
     k_a, m_a = _per_task(k, m)
-    n = float(m_a.sum())
+    return _design_effect(k_a, m_a, float(k_a.sum()), float(m_a.sum()))
+
+
+def _design_effect(k_a: np.ndarray, m_a: np.ndarray, k_sum: float, n: float) -> float:
+    """:func:`design_effect` of tasks with episodes, given their sums (computed once)."""
     if n == 0 or float(m_a.max()) <= 1:
         return 1.0
-    p = float(k_a.sum()) / n
+    p = k_sum / n
     binomial = n * p * (1.0 - p)
     if binomial <= 1e-12 * n:
         return max(1.0, float((m_a * m_a).sum()) / n)
@@ -764,17 +766,19 @@ def clustered_wilson(k: Any, m: Any, z: float = Z95) -> ClusteredInterval:
     ``deff`` is :func:`design_effect`. No episode gives [0, 1].
     """
     k_a, m_a = _per_task(k, m)
-    n = float(m_a.sum())
-    deff = design_effect(k_a, m_a)
+    return _clustered_wilson(k_a, m_a, float(k_a.sum()), float(m_a.sum()), z)
+
+
+def _clustered_wilson(
+    k_a: np.ndarray, m_a: np.ndarray, k_sum: float, n: float, z: float = Z95
+) -> ClusteredInterval:
+    """:func:`clustered_wilson` of tasks with episodes, given their sums (computed once)."""
+    deff = _design_effect(k_a, m_a, k_sum, n)
     if n == 0:
         return ClusteredInterval(lo=0.0, hi=1.0, design_effect=1.0, n_effective=0.0, tasks=0)
-    lo, hi = wilson(float(k_a.sum()) / deff, n / deff, z)
-    return ClusteredInterval.model_construct(
-        lo=float(lo),
-        hi=float(hi),
-        design_effect=float(deff),
-        n_effective=float(n / deff),
-        tasks=len(m_a),
+    lo, hi = wilson(k_sum / deff, n / deff, z)
+    return ClusteredInterval(
+        lo=float(lo), hi=float(hi), design_effect=deff, n_effective=n / deff, tasks=len(m_a)
     )
 
 
@@ -816,11 +820,12 @@ class TaskRate(_Model):
 def rate_over_tasks(k: Any, m: Any) -> TaskRate:
     """Return the rate of per-task counts ``k`` of ``m`` with both of its intervals."""
     k_a, m_a = _per_task(k, m)
-    num, den = int(round(float(k_a.sum()))), int(round(float(m_a.sum())))
+    k_sum, n = float(k_a.sum()), float(m_a.sum())
+    num, den = int(round(k_sum)), int(round(n))
     raw = rate(num, den)
-    clustered = clustered_wilson(k_a, m_a)
+    clustered = _clustered_wilson(k_a, m_a, k_sum, n)
     zero = num == 0 and den > 0
-    return TaskRate.model_construct(  # every value computed here (see :func:`rate`)
+    return TaskRate(
         numerator=num,
         denominator=den,
         rate=raw.rate,
