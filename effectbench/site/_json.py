@@ -446,10 +446,13 @@ def leaderboard_json(
                             category=c.category,
                             substrate=c.substrate,
                             **_rates(
-                                tasks.of_cell(c.category, c.substrate), c.success_effect_gap, None
+                                mine,
+                                c.success_effect_gap,
+                                None,
+                                counted={name: e.cell_rate(i, name) for name in RATES},
                             ),
                         )
-                        for c in res.cells
+                        for i, (c, mine) in enumerate(e.cells)
                     ],
                 )
             )

@@ -507,15 +507,12 @@ CELL_RATES = ("swer", "over_halt", "record_wrong", "task_success", "screen_succe
 
 def cells_rows(entry: Entry) -> list[dict[str, Any]]:
     """Return the per (category x substrate) cells of an entry, one plain dict per cell."""
-    res = entry.results
-    assert res is not None
-    tasks = _tasks(entry)
+    assert entry.results is not None
     rows = []
-    for c in res.cells:
+    for i, (c, _) in enumerate(entry.cells):
         row: dict[str, Any] = {"category": c.category, "substrate": c.substrate, "n": c.n}
-        mine = tasks.of_cell(c.category, c.substrate)
         for name in CELL_RATES:
-            row.update(_rate_columns(name, task_rate(mine, name), 0))
+            row.update(_rate_columns(name, entry.cell_rate(i, name), 0))
         row["gap"] = c.success_effect_gap
         rows.append(row)
     return rows
