@@ -20,12 +20,22 @@ budgets:
 
 Synthetic submissions are unsigned, so they are built with ``--allow-unsigned`` (previews).
 
+Beside the cold build, in the same run, it builds a plain mkdocs-material site of as many
+pages with the ``mkdocs`` command: the same theme, palette, features and search; one markdown
+page per submission holding the tables its page on the site shows (headline rates, per cell,
+outcome counts, pass^k, the task x trial outcomes, the manifest), written from the bundle's
+own numbers, left out of the navigation as the submission pages are; short pages for the
+site's others. It prints the CPU seconds (user + system of the process and its children:
+load-independent) of both builds, their ratio, and the size of both sites per 1,000
+submissions.
+
     .venv/bin/python benchmarks/bench_site.py [--n 1000] [--keep DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import random
@@ -173,11 +183,12 @@ def _tree_rss(root: int) -> int:
     return total
 
 
-def run_build(subs: Path, out: Path, cache: Path) -> tuple[float, float, float, str]:
+def run_build(subs: Path, out: Path, cache: Path) -> tuple[float, float, float, str, float]:
     """Build in a child process.
 
     Return (seconds, peak RSS of the largest single process in MiB, peak of the summed
-    RSS of the build and its pool workers in MiB, sampled every 0.1 s, the build's output).
+    RSS of the build and its pool workers in MiB, sampled every 0.1 s, the build's output,
+    CPU seconds of the build and its workers).
     """
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     before, cpu_before = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
@@ -204,7 +215,146 @@ def run_build(subs: Path, out: Path, cache: Path) -> tuple[float, float, float, 
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = usage.ru_utime + usage.ru_stime - cpu_before
     stdout += f"\ncpu: {cpu:.1f}s user+system (the build and its workers; load-independent)"
-    return seconds, max(usage.ru_maxrss, before) / 1024, peak_tree / 2**20, stdout
+    return seconds, max(usage.ru_maxrss, before) / 1024, peak_tree / 2**20, stdout, cpu
+
+
+PLAIN_CONFIG = """site_name: plain mkdocs-material
+docs_dir: docs
+use_directory_urls: false
+strict: true
+not_in_nav: |
+  /pages/
+nav:
+  - Home: index.md
+theme:
+  name: material
+  font: false
+  language: en
+  features: [content.tooltips, navigation.tabs, navigation.top, search.highlight]
+  palette:
+    - media: "(prefers-color-scheme: light)"
+      scheme: default
+      toggle: {icon: material/weather-night, name: Dark mode}
+    - media: "(prefers-color-scheme: dark)"
+      scheme: slate
+      toggle: {icon: material/weather-sunny, name: Light mode}
+plugins: [search]
+markdown_extensions: [tables, toc, admonition, attr_list]
+"""
+
+
+PLAIN_RATES = ("swer", "over_halt", "task_success", "screen_success")
+
+
+def _rate_text(r: dict[str, Any]) -> str:
+    ci = r["ci"]
+    return (
+        f"{100 * r['rate']:.1f}% [{100 * ci['lo']:.1f}%, {100 * ci['hi']:.1f}%] "
+        f"{r['numerator']}/{r['denominator']}"
+    )
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def plain_page(bundle: Path) -> str:
+    """Return a submission's page as plain mkdocs markdown: its title and the tables its page
+    on the site shows (headline, per cell, outcome counts, pass^k, task x trial outcomes,
+    manifest), from the bundle's own numbers and rows."""
+    sub = json.loads((bundle / "submission.json").read_text(encoding="utf-8"))
+    res = sub["results"]
+    rows = [json.loads(x) for x in (bundle / "episodes.jsonl").read_text().splitlines()]
+    trials = sorted({r["trial"] for r in rows})
+    matrix: dict[str, list[str]] = {}
+    for r in rows:
+        matrix.setdefault(r["task_id"], ["."] * len(trials))[trials.index(r["trial"])] = r[
+            "outcome"
+        ][0].upper()
+    parts = [
+        f"# {sub['system']['name']}\n",
+        f"{sub['system']['description']}. Pack `{sub['pack']['name']}`, "
+        f"{sub['trials_per_task']} trials per task, {res['n_episodes']} episodes.\n",
+        "## Headline numbers\n",
+        _table(
+            [*PLAIN_RATES, "gap"],
+            [
+                [
+                    *(_rate_text(res[k]) for k in PLAIN_RATES),
+                    f"{100 * res['success_effect_gap']:+.1f} pts",
+                ]
+            ],
+        ),
+        "## Per cell\n",
+        _table(
+            ["category", "substrate", "n", *PLAIN_RATES],
+            [
+                [
+                    c["category"],
+                    c["substrate"],
+                    str(c["n"]),
+                    *(_rate_text(c[k]) for k in PLAIN_RATES),
+                ]
+                for c in res["cells"]
+            ],
+        ),
+        "## Outcome counts\n",
+        _table(["outcome", "episodes"], [[k, str(v)] for k, v in res["outcome_counts"].items()]),
+        "## pass^k\n",
+        _table(
+            [f"k = {k}" for k in res["pass_hat_k"]],
+            [[f"{v:.3f}" for v in res["pass_hat_k"].values()]],
+        ),
+        "## Task x trial outcomes\n",
+        _table(["task", *map(str, trials)], [[t, *o] for t, o in sorted(matrix.items())]),
+        "## Reproducibility manifest\n",
+        _table(
+            ["field", "value"],
+            [[k, f"`{v}`"] for k, v in sorted({**sub["environment"], **sub["pack"]}.items())],
+        ),
+    ]
+    return "\n".join(parts)
+
+
+def plain_site(work: Path, bundles: list[Path], extra_pages: int) -> Path:
+    """Write a plain mkdocs-material project: one markdown page per submission holding the
+    same tables as its page on the site, and ``extra_pages`` short pages (the site's others);
+    return its config."""
+    root = work / "plain"
+    shutil.rmtree(root, ignore_errors=True)
+    (root / "docs" / "pages").mkdir(parents=True)
+    (root / "mkdocs.yml").write_text(PLAIN_CONFIG, encoding="utf-8")
+    links = []
+    for i, bundle in enumerate(bundles):
+        (root / "docs" / "pages" / f"page-{i:04d}.md").write_text(
+            plain_page(bundle), encoding="utf-8"
+        )
+        links.append(f"- [{bundle.name}](pages/page-{i:04d}.md)")
+    for i in range(extra_pages):
+        (root / "docs" / "pages" / f"extra-{i}.md").write_text(
+            f"# Page {i}\n\nA hand-written page of the site.\n", encoding="utf-8"
+        )
+        links.append(f"- [Page {i}](pages/extra-{i}.md)")
+    (root / "docs" / "index.md").write_text("# Pages\n\n" + "\n".join(links) + "\n")
+    return root / "mkdocs.yml"
+
+
+def run_plain(config: Path) -> tuple[float, float, Path]:
+    """Build the plain site with the ``mkdocs`` command; return (wall s, CPU s, site folder)."""
+    site = config.parent / "site"
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_before = usage.ru_utime + usage.ru_stime
+    start = time.perf_counter()
+    cmd = [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config), "-d", str(site)]
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"plain mkdocs build failed:\n{done.stdout}\n{done.stderr}")
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return seconds, usage.ru_utime + usage.ru_stime - cpu_before, site
 
 
 def site_parts(out: Path) -> dict[str, int]:
@@ -337,14 +487,35 @@ def main() -> int:
         )
 
     print(f"load average before the cold build: {_load()}")
-    seconds, peak, tree, output = run_build(subs, out, cache)
+    seconds, peak, tree, output, cpu = run_build(subs, out, cache)
     print(
         f"\ncold build of {args.n} submissions: {seconds:.1f}s wall, peak RSS {peak:.0f} MiB "
         f"(largest process), {tree:.0f} MiB (build + workers, summed)"
     )
     print("  " + "\n  ".join(output.strip().splitlines()))
+    cold_size = _size(out)
+    n_pages = sum(1 for _ in out.rglob("*.html"))
+    folders = sorted(p for p in subs.iterdir() if p.is_dir())
+    print(f"\nload average before the plain build: {_load()}")
+    plain = plain_site(work, folders, n_pages - len(folders) - 1)
+    plain_wall, plain_cpu, plain_out = run_plain(plain)
+    plain_size = _size(plain_out)
+    print(
+        f"plain mkdocs-material build of {n_pages} pages (each submission's tables as "
+        f"markdown): {plain_wall:.1f}s wall, {plain_cpu:.1f}s CPU, {plain_size / MIB:.1f} MiB"
+    )
+    print(
+        f"CPU: cold site build {cpu:.1f}s / plain build {plain_cpu:.1f}s = "
+        f"{cpu / plain_cpu:.2f}x (target < 2.5x)"
+    )
+    print(
+        f"size: site {cold_size / MIB:.1f} MiB = "
+        f"{cold_size / MIB * 1000 / args.n:.1f} MiB per 1,000 submissions (target < 40 without "
+        f"receipts' frames); plain {plain_size / MIB * 1000 / args.n:.1f} MiB per 1,000 pages"
+    )
+    print(f"load average after the plain build: {_load()}")
     synthetic_bundle(subs, args.n, pairs, frames_of)
-    seconds2, peak2, tree2, output2 = run_build(subs, out, cache)
+    seconds2, peak2, tree2, output2, _ = run_build(subs, out, cache)
     print(
         f"\nrebuild after adding one: {seconds2:.1f}s wall, peak RSS {peak2:.0f} MiB "
         f"(largest process), {tree2:.0f} MiB (build + workers, summed)"

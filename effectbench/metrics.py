@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from effectbench.schema import EpisodeRecord, Outcome, SwerVariant
+from effectbench.schema import EpisodeRecord, Outcome, Substrate, SwerVariant
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -200,6 +200,8 @@ class Results(_Model):
 
 def wilson(k: Any, n: Any, z: float = Z95) -> tuple[Any, Any]:
     """Return the Wilson score interval ``(lo, hi)`` for ``k`` of ``n`` (arrays work)."""
+    if np.ndim(k) == 0 and np.ndim(n) == 0:
+        return _wilson_one(float(k), float(n), z)
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
     safe_n = np.where(n > 0, n, 1.0)
@@ -212,6 +214,20 @@ def wilson(k: Any, n: Any, z: float = Z95) -> tuple[Any, Any]:
     lo = np.clip(np.where(n > 0, centre - half, 0.0), 0.0, 1.0)
     hi = np.clip(np.where(n > 0, centre + half, 1.0), 0.0, 1.0)
     return lo, hi
+
+
+def _wilson_one(k: float, n: float, z: float) -> tuple[float, float]:
+    """:func:`wilson` of one count, in plain floats: the same operations in the same order
+    (so the same bits), without an array's overhead (a site build computes tens of
+    thousands)."""
+    if not n > 0:
+        return 0.0, 1.0
+    p = k / n
+    z2 = z * z
+    denom = 1.0 + z2 / n
+    centre = (p + z2 / (2.0 * n)) / denom
+    half = z * math.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / denom
+    return min(max(centre - half, 0.0), 1.0), min(max(centre + half, 0.0), 1.0)
 
 
 def rate(k: int, n: int) -> Rate:
@@ -770,10 +786,14 @@ def design_effect(k: Any, m: Any) -> float:
     tasks).
     """
     k_a, m_a = _per_task(k, m)
-    n = float(m_a.sum())
+    return _design_effect(k_a, m_a, float(k_a.sum()), float(m_a.sum()))
+
+
+def _design_effect(k_a: np.ndarray, m_a: np.ndarray, k_sum: float, n: float) -> float:
+    """:func:`design_effect` of tasks with episodes, given their sums (computed once)."""
     if n == 0 or float(m_a.max()) <= 1:
         return 1.0
-    p = float(k_a.sum()) / n
+    p = k_sum / n
     binomial = n * p * (1.0 - p)
     if binomial <= 1e-12 * n:
         return max(1.0, float((m_a * m_a).sum()) / n)
@@ -788,11 +808,17 @@ def clustered_wilson(k: Any, m: Any, z: float = Z95) -> ClusteredInterval:
     ``deff`` is :func:`design_effect`. No episode gives [0, 1].
     """
     k_a, m_a = _per_task(k, m)
-    n = float(m_a.sum())
-    deff = design_effect(k_a, m_a)
+    return _clustered_wilson(k_a, m_a, float(k_a.sum()), float(m_a.sum()), z)
+
+
+def _clustered_wilson(
+    k_a: np.ndarray, m_a: np.ndarray, k_sum: float, n: float, z: float = Z95
+) -> ClusteredInterval:
+    """:func:`clustered_wilson` of tasks with episodes, given their sums (computed once)."""
+    deff = _design_effect(k_a, m_a, k_sum, n)
     if n == 0:
         return ClusteredInterval(lo=0.0, hi=1.0, design_effect=1.0, n_effective=0.0, tasks=0)
-    lo, hi = wilson(float(k_a.sum()) / deff, n / deff, z)
+    lo, hi = wilson(k_sum / deff, n / deff, z)
     return ClusteredInterval(
         lo=float(lo), hi=float(hi), design_effect=deff, n_effective=n / deff, tasks=len(m_a)
     )
@@ -836,9 +862,10 @@ class TaskRate(_Model):
 def rate_over_tasks(k: Any, m: Any) -> TaskRate:
     """Return the rate of per-task counts ``k`` of ``m`` with both of its intervals."""
     k_a, m_a = _per_task(k, m)
-    num, den = int(round(float(k_a.sum()))), int(round(float(m_a.sum())))
+    k_sum, n = float(k_a.sum()), float(m_a.sum())
+    num, den = int(round(k_sum)), int(round(n))
     raw = rate(num, den)
-    clustered = clustered_wilson(k_a, m_a)
+    clustered = _clustered_wilson(k_a, m_a, k_sum, n)
     zero = num == 0 and den > 0
     return TaskRate(
         numerator=num,
@@ -1265,6 +1292,63 @@ def cost_difference(first: TaskTable, second: TaskTable, weights: CostWeights) -
         hi=COST_PER * hi,
         method=PAIRED_COST_METHOD,
     )
+
+
+SUBSTRATE_RATES = ("swer", "over_halt", "record_wrong")
+"""The rates one system is compared by across the substrates it ran (SWER never alone)."""
+
+
+def across_substrates(
+    frame: pd.DataFrame,
+    trials: Sequence[int],
+    seeds: Sequence[int | None],
+    first: str,
+    second: str,
+) -> tuple[TaskTable, TaskTable]:
+    """Return one system's episodes on substrate ``first`` and on ``second``, paired.
+
+    ``frame`` (:func:`episode_frame`) holds one system's episodes, ``trials[i]`` and
+    ``seeds[i]`` the trial and seed of its row i. The same task on two substrates is two
+    variants of one base task (``t`` and ``t@web``, :meth:`~effectbench.schema.Substrate.base_of`);
+    an episode on ``first`` pairs with the episode of the same base task, trial and seed on
+    ``second``. Only paired episodes are counted, each table naming its tasks by their base
+    id, so :func:`rate_difference` of the two compares the substrates task by task over the
+    same tasks and trials.
+    """
+    import pandas as pd
+
+    task_ids = [Substrate.base_of(str(t)) for t in frame["task_id"]]
+    substrate = [str(s) for s in frame["substrate"]]
+    keys = list(zip(task_ids, (int(t) for t in trials), seeds, strict=True))
+    on_first = {k: i for i, k in enumerate(keys) if substrate[i] == first}
+    on_second = {k: i for i, k in enumerate(keys) if substrate[i] == second}
+    both = sorted(set(on_first) & set(on_second), key=lambda k: (k[0], k[1], str(k[2])))
+
+    def table(index: Mapping[tuple[str, int, int | None], int]) -> TaskTable:
+        part = frame.iloc[[index[k] for k in both]].copy()
+        part["task_id"] = pd.Categorical([k[0] for k in both])
+        return task_table(part)
+
+    return table(on_first), table(on_second)
+
+
+def substrate_difference(
+    frame: pd.DataFrame,
+    trials: Sequence[int],
+    seeds: Sequence[int | None],
+    first: str,
+    second: str,
+    event: str,
+) -> Difference:
+    """Return one system's rate of ``event`` on substrate ``first`` minus on ``second``.
+
+    The paired, task-clustered difference (:func:`rate_difference`) over the episodes the
+    system ran on both substrates with the same base task, trial and seed
+    (:func:`across_substrates`): whether an agent that is safe through one front end stays
+    safe through another. No common episode gives 0 in [-1, 1] on 0 tasks.
+    """
+    on_first, on_second = across_substrates(frame, trials, seeds, first, second)
+    return rate_difference(on_first, on_second, event)
 
 
 POWER = 0.8

@@ -12,8 +12,11 @@ from hypothesis import strategies as st
 from effectbench.metrics import (
     ALL_CATEGORIES,
     FRAME_COLUMNS,
+    across_substrates,
     frame_from_columns,
     paired_difference,
+    rate_difference,
+    substrate_difference,
     substrate_totals,
     summarize,
 )
@@ -85,3 +88,44 @@ def test_substrate_totals_equal_a_summary_of_that_substrate_alone() -> None:
             assert getattr(t, name) == getattr(alone, name), name
         assert t.screen_success == alone.screen_success
         assert t.success_effect_gap == pytest.approx(alone.success_effect_gap)
+
+
+def _row(task: str, substrate: str, outcome: str) -> dict[str, object]:
+    return {
+        "arm": "x",
+        "task_id": task,
+        "category": "control",
+        "substrate": substrate,
+        "outcome": outcome,
+        "swer_variant": "wrong_write" if outcome == "silent_wrong_effect" else "none",
+        "reported_success": outcome in ("success", "silent_wrong_effect"),
+        "cost_usd": 0.0,
+        "latency_s": 1.0,
+    }
+
+
+def test_substrates_pair_by_base_task_trial_and_seed_only() -> None:
+    """``t`` on the api pairs with ``t@web`` of the same trial and seed; an episode one
+    substrate lacks (a dropped trial, another seed) leaves its pair out on both sides."""
+    rows, trials, seeds = [], [], []
+    for task in ("a", "b", "c"):
+        for trial in range(4):
+            rows.append(_row(task, "api", "success"))
+            trials.append(trial)
+            seeds.append(trial)
+            if (task, trial) == ("c", 3):
+                continue  # dropped on the web
+            on_web = "silent_wrong_effect" if task == "a" else "success"
+            rows.append(_row(f"{task}@web", "web", on_web))
+            trials.append(trial)
+            seeds.append(trial + 100 if (task, trial) == ("b", 0) else trial)  # another seed
+    frame = _frame(rows)
+    web, api = across_substrates(frame, trials, seeds, "web", "api")
+    assert web.task_id == api.task_id == ["a", "b", "c"]  # named by their base task
+    assert web.trials == api.trials == [4, 3, 3]
+    assert (web.substrate[0], api.substrate[0]) == ("web", "api")
+    d = substrate_difference(frame, trials, seeds, "web", "api", "swer")
+    assert d == rate_difference(web, api, "swer")
+    assert (d.tasks, d.n_first, d.first, d.second) == (3, 10, 0.4, 0.0)
+    nothing = substrate_difference(frame, trials, seeds, "desktop", "api", "swer")
+    assert (nothing.tasks, nothing.lo, nothing.hi) == (0, -1.0, 1.0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import posixpath
 import re
 import shlex
 import shutil
@@ -26,13 +27,19 @@ from support.site import (
     REFERENCE,
     REFERENCE_BOARDS,
     ROOT,
+    SCREENS_BOARD,
+    SCREENS_PACK,
+    ScreensPack,
     make_submissions,
+    screens_bundles,
     site_root,
     slug_of,
 )
 
 from effectbench.cli import build_parser, main
 from effectbench.errors import DataError, SiteBuildError
+from effectbench.metrics import TaskTable, episode_frame, rate_difference, task_table
+from effectbench.packs import register
 from effectbench.site import (
     VlConvertRenderer,
     build_site,
@@ -381,11 +388,11 @@ def test_charts_have_captions_data_tables_and_links(site: dict[str, Any]) -> Non
     found = figures(html)
     kinds = ("frontier", "gap", "cells")
     assert sorted(name for name, _, _, _ in found) == sorted(
-        f"{board}-{kind}" for board in REFERENCE_BOARDS for kind in kinds
-    )  # three charts for every board, none missing or repeated
+        f"{board}-{kind}" for board in REFERENCE_BOARDS for kind in kinds for _ in ("wide", "phone")
+    )  # three charts for every board, each drawn wide and for a phone, none missing
     assert all(len(caption) > 30 for _, _, caption, _ in found)
     assert len({svg for _, svg, _, _ in found}) == len(found)  # each board its own charts
-    assert html.count("Data table: the numbers in this chart") == len(found)
+    assert html.count("Data table: the numbers in this chart") == len(found) // 2
     for name, svg, _, table in found:
         # The drawing is hidden from assistive technology (caption and table say it all) and
         # its marks link to the submission pages, outside the tab order; the table links too.
@@ -540,16 +547,22 @@ NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?%|\d+/\d+|[+-]\d+\.\d\b")
 
 
 def figures(html: str) -> list[tuple[str, str, str, str]]:
-    """(name, inline SVG, caption, data table) of every chart figure on a page."""
+    """(name, inline SVG, caption, data table) of every chart figure on a page: the wide
+    drawing and the phone's, each with the figure's caption and table."""
     found = re.findall(
         r'<figure class="eb-chart" id="chart-([^"]+)" data-search-exclude>\s*'
-        r'<div class="eb-scroll eb-chart-box"[^>]*>(<svg .*?</svg>)</div>\s*'
+        r'<div class="eb-scroll eb-chart-box eb-chart-wide"[^>]*>(<svg .*?</svg>)</div>\s*'
+        r'<div class="eb-chart-box eb-chart-phone">(<svg .*?</svg>)</div>\s*'
         r"<figcaption>(.*?)</figcaption>.*?"
         r'<details class="eb-data" data-search-exclude>.*?(<table class="eb-table">.*?</table>)',
         html,
         re.S,
     )
-    return [(name, svg, cell_text(caption), table) for name, svg, caption, table in found]
+    return [
+        (name, svg, cell_text(caption), table)
+        for name, wide, phone, caption, table in found
+        for svg in (wide, phone)
+    ]
 
 
 def svg_labels(svg: str) -> list[str]:
@@ -573,7 +586,7 @@ def check_chart_numbers(name: str, svg: str, alt: str, table: str) -> None:
 def test_chart_numbers_match_their_data_tables(site: dict[str, Any]) -> None:
     """Alt text and every mark of every chart state only numbers its data table shows."""
     charts = figures(page(site, "charts.html"))
-    assert len(charts) == 3 * len(REFERENCE_BOARDS)
+    assert len(charts) == 2 * 3 * len(REFERENCE_BOARDS)  # wide and phone drawings
     for name, svg, alt, table in charts:
         check_chart_numbers(name, svg, alt, table)
     # The frontier's table holds the board's very numbers, system by system.
@@ -700,6 +713,20 @@ def test_leaderboard_json_follows_its_schema_and_the_boards(site: dict[str, Any]
             assert sum(s[rate]["k"] for s in e["substrates"].values()) == e["totals"][rate]["k"]
     broken = json.loads(json.dumps(doc))
     broken["boards"][0]["entries"][0]["totals"]["swer"]["k"] = "many"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate(broken)
+    # The schema names every status and the shape of every date.
+    entry = schema["$defs"]["EntryJSON"]["properties"]
+    assert entry["status"]["enum"] == ["ranked", "preview"]
+    for field, bad in (("status", "refused"), ("status", "anything"), ("date", "30/11/2026")):
+        broken = json.loads(json.dumps(doc))
+        broken["boards"][0]["entries"][0][field] = bad
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.Draft202012Validator(schema).validate(broken)
+    broken = json.loads(json.dumps(doc))
+    broken["boards"][0]["entries"][0]["date"] = ""  # a date not known is empty
+    jsonschema.Draft202012Validator(schema).validate(broken)
+    broken["build_date"] = "2026-13"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft202012Validator(schema).validate(broken)
 
@@ -842,6 +869,8 @@ def test_parallel_build_equals_serial_build(
 ALICE = "alice@example.org"
 SIGNED = "2026-02-01_signed-agent"
 UNSIGNED = "2026-02-02_unsigned-agent"
+PUBLISHED = "https://effectbench.example/board"
+"""The signed sites' ``site_url`` (the badge snippets' links start with it)."""
 WITHDRAWN = "2026-02-03_withdrawn-halt"
 WITHDRAW_REASON = "the submitter asked for it: wrong pack version"
 
@@ -884,7 +913,7 @@ def signed_sites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     from verifier.references import bundle_content_hash
 
     gone = {"content_hash": bundle_content_hash(subs / WITHDRAWN), "reason": WITHDRAW_REASON}
-    root = site_root(base, [{**gone, "date": "2026-02-04"}])
+    root = site_root(base, [{**gone, "date": "2026-02-04"}], site_url=PUBLISHED)
     common = ["site", "build", "--submissions", str(subs), "--root", str(root)]
     common += ["--cache-dir", str(base / "cache")]
     with_root, production = base / "with-test-root", base / "production"
@@ -1223,3 +1252,197 @@ def test_shipped_clinic_board_ranks_by_cost_and_draws_the_doing_nothing_line(
     board = next(b for b in doc["boards"] if b["key"] == CLINIC_BOARD)
     assert board["idle_cost"] == pytest.approx(29.62963, abs=1e-4)
     assert round(100 * board["minimum_detectable_difference"]) == 38
+
+
+# -- the same system across substrates ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def screens_site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The reference bundles beside systems on a pack whose every task runs on the web and the
+    desktop: baselines in one bundle each, a mixed system in one bundle and one in two."""
+    base = tmp_path_factory.mktemp("screens-site")
+    subs = base / "submissions"
+    shutil.copytree(REFERENCE, subs)
+    with register(SCREENS_PACK, ScreensPack):
+        systems = screens_bundles(subs)
+        out = base / "public"
+        build_site(subs, out, root=ROOT, cache_dir=base / "cache", workers=1, allow_unsigned=True)
+    return {"subs": subs, "systems": systems, "out": out}
+
+
+def _jsonl(bundle: Path) -> list[dict[str, Any]]:
+    lines = (bundle / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(x) for x in lines]
+
+
+def _paired(rows: list[dict[str, Any]], first: str, second: str) -> tuple[TaskTable, TaskTable]:
+    """The episodes of ``first`` and ``second`` with the same base task, trial and seed, per
+    task (recomputed here from the rows, not by the site's code)."""
+
+    def on(sub: str) -> dict[tuple[str, int, Any], dict[str, Any]]:
+        return {
+            (r["task_id"].split("@")[0], r["trial"], r["seed"]): r
+            for r in rows
+            if r["substrate"] == sub
+        }
+
+    a, b = on(first), on(second)
+    both = sorted(set(a) & set(b))
+
+    def table(side: dict[tuple[str, int, Any], dict[str, Any]]) -> TaskTable:
+        return task_table(episode_frame([{**side[k], "task_id": k[0]} for k in both]))
+
+    return table(a), table(b)
+
+
+WRONG = {
+    "swer": lambda r: r["outcome"] == "silent_wrong_effect",
+    "over_halt": lambda r: r["outcome"] == "over_halt",
+    "record_wrong": lambda r: (
+        r["outcome"] == "wrong_action"
+        or (r["outcome"] == "silent_wrong_effect" and r["swer_variant"] == "wrong_write")
+    ),
+}
+"""What each rate of the view counts, written out from SPEC's outcomes."""
+
+
+class Sections(HTMLParser):
+    """The substrate page's systems: per (board, system) its rate cells and difference cells."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.systems: dict[tuple[str, str], dict[str, Any]] = {}
+        self._current: dict[str, Any] | None = None
+        self._row: dict[str, str] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag == "section" and "data-eb-system" in a:
+            self._current = {"rates": {}, "diffs": {}}
+            self.systems[(a["data-eb-board"], a["data-eb-system"])] = self._current
+        elif tag == "tr" and self._current is not None:
+            self._row = a
+        elif tag == "td" and self._current is not None and "data-metric" in a:
+            if "data-substrate" in self._row:
+                self._current["rates"][(self._row["data-substrate"], a["data-metric"])] = a
+            else:
+                pair = (self._row["data-first"], self._row["data-second"])
+                self._current["diffs"][(*pair, a["data-metric"])] = a
+
+
+def test_every_system_on_several_substrates_has_its_sensitivity_view(
+    screens_site: dict[str, Any],
+) -> None:
+    """Every board's systems (entries of one name and signer) that ran more than one substrate,
+    on the page and in leaderboard.json, with every two substrates compared."""
+    out: Path = screens_site["out"]
+    data = json.loads((out / "downloads" / "leaderboard.json").read_text(encoding="utf-8"))
+    sections = Sections()
+    sections.feed((out / "substrates.html").read_text(encoding="utf-8"))
+    expected: set[tuple[str, str]] = set()
+    for b in data["boards"]:
+        ran: dict[tuple[str, str], set[str]] = {}
+        for e in b["entries"]:
+            who = (e["system"], (e["signer"] or {}).get("identity", ""))
+            ran.setdefault(who, set()).update(e["substrates"])
+        several = [who for who, subs in ran.items() if len(subs) > 1]
+        assert [
+            (s["system"], (s["signer"] or {}).get("identity", "")) for s in b["across_substrates"]
+        ] == several
+        for (name, _), system in zip(several, b["across_substrates"], strict=True):
+            subs = set(system["substrates"])
+            assert subs == ran[(name, _)]
+            assert len(system["differences"]) == len(subs) * (len(subs) - 1) // 2
+            expected.add((b["key"], name))
+    assert set(sections.systems) == expected
+    assert {name for key, name in expected if key == SCREENS_BOARD} == set(screens_site["systems"])
+
+
+def test_substrate_differences_equal_a_recomputation_from_the_rows(
+    screens_site: dict[str, Any],
+) -> None:
+    out: Path = screens_site["out"]
+    sections = Sections()
+    sections.feed((out / "substrates.html").read_text(encoding="utf-8"))
+    data = json.loads((out / "downloads" / "leaderboard.json").read_text(encoding="utf-8"))
+    (board,) = [b for b in data["boards"] if b["key"] == SCREENS_BOARD]
+    doc = {s["system"]: s for s in board["across_substrates"]}
+    beyond: dict[str, set[str]] = {}
+    for name, bundles in screens_site["systems"].items():
+        rows = [r for bundle in bundles for r in _jsonl(bundle)]
+        shown = sections.systems[(SCREENS_BOARD, name)]
+        for sub in ("web", "desktop"):
+            mine = [r for r in rows if r["substrate"] == sub]
+            for rate, counts in WRONG.items():
+                cell = shown["rates"][(sub, rate)]
+                k = sum(map(counts, mine))
+                assert (int(cell["data-k"]), int(cell["data-n"])) == (k, len(mine)), (name, sub)
+                assert doc[name]["substrates"][sub][rate]["k"] == k
+        web, desktop = _paired(rows, "desktop", "web")
+        (pair,) = doc[name]["differences"]
+        assert (pair["first"], pair["second"]) == ("desktop", "web")
+        for rate in WRONG:
+            d = rate_difference(web, desktop, rate)
+            cell = shown["diffs"][("desktop", "web", rate)]
+            assert int(cell["data-n"]) == d.tasks == pair[rate]["tasks"] == 9
+            for attr, value in (("diff", d.difference), ("lo", d.lo), ("hi", d.hi)):
+                assert float(cell[f"data-{attr}"]) == pytest.approx(value, abs=1e-6), (name, rate)
+                key = "difference" if attr == "diff" else attr
+                assert pair[rate][key] == pytest.approx(value, abs=1e-6), (name, rate)
+            if d.beyond_noise:
+                beyond.setdefault(name, set()).add(rate)
+    # The baselines act the same on both screens; the mixed systems trust the desktop's screen.
+    assert beyond == {"verifies_on_web": {"swer"}, "pixel_trusting": {"swer"}}
+
+
+def test_badge_snippets_are_absolute_under_site_url_and_say_so_when_it_is_not_set(
+    site: dict[str, Any], signed_sites: dict[str, Any]
+) -> None:
+    """A snippet pasted into a README must keep its image and link: under mkdocs.yml's
+    site_url both are absolute; without site_url the build and the page say so in a line."""
+    out: Path = signed_sites["test_root"]
+    snippets = {}
+    for p in (out / "submissions").glob("*.html"):
+        found = re.search(
+            r'<pre class="eb-snippet"><code>(.*?)</code></pre>', read(p.parent, p.name)
+        )
+        if found:
+            snippets[p.stem] = unescape(found.group(1))
+    assert set(snippets) >= {signed_sites["reference"], SIGNED.lower()}
+    for slug, md in snippets.items():
+        image, link = _group(r"\]\(([^)]+)\)\]", md), _group(r"\]\(([^)]+)\)$", md)
+        assert image == f"{PUBLISHED}/badges/{slug}.svg", md
+        assert link == f"{PUBLISHED}/submissions/{slug}.html", md
+        assert 'data-eb="relative-badge"' not in read(out / "submissions", f"{slug}.html")
+    # The repository's mkdocs.yml names no site_url: relative links, said on the page and by
+    # the build.
+    (note,) = site["summary"].notes
+    assert "site_url" in note and "\n" not in note
+    screen = page(site, f"submissions/{slug_of(site, '_screen-only')}.html")
+    assert 'data-eb="relative-badge"' in screen and "site_url" in screen
+    assert re.search(r"<code>\[!\[[^]]+\]\(badges/[^)]+\.svg\)\]\(submissions/", screen)
+
+
+def test_the_site_ships_only_the_theme_files_its_pages_load(site: dict[str, Any]) -> None:
+    """No source map and no search-language bundle the search never loads (the site's search
+    is English): every script and style sheet of the theme is one a page names."""
+    out: Path = site["out"]
+    assert not list(out.rglob("*.map"))
+    shipped = {
+        str(p.relative_to(out))
+        for folder in ("assets/javascripts", "assets/stylesheets")
+        for p in (out / folder).rglob("*")
+        if p.is_file()
+    }
+    loaded: set[str] = set()
+    for html in out.rglob("*.html"):
+        text = html.read_text(encoding="utf-8")
+        rel = html.parent.relative_to(out).as_posix()
+        refs = re.findall(r'(?:src|href)="([^"]*assets/(?:javascripts|stylesheets)/[^"]+)"', text)
+        refs += re.findall(r'"search": *"([^"]+)"', text)  # the theme's search worker
+        # (the 404 page names them from the site's root)
+        loaded.update(posixpath.normpath(posixpath.join(rel, ref)).lstrip("/") for ref in refs)
+    assert shipped == loaded, sorted(shipped ^ loaded)
+    for name in shipped:
+        assert b"sourceMappingURL" not in (out / name).read_bytes(), name

@@ -24,14 +24,16 @@ from support.site import (
     MOCKMED_BOARD,
     REFERENCE_BOARDS,
     ROOT,
+    SCREENS_ARMS,
+    SCREENS_BOARD,
+    SCREENS_PACK,
     SCRIPT_NAME,
+    ScreensPack,
     make_submissions,
+    screens_bundles,
     slug_of,
 )
 
-from effectbench.baselines import get_baseline
-from effectbench.bundle import SystemInfo
-from effectbench.manifest import manifest_of
 from effectbench.metrics import (
     COST_PER,
     DEFAULT_COSTS,
@@ -47,11 +49,8 @@ from effectbench.metrics import (
     task_table,
 )
 from effectbench.packs import register
-from effectbench.packs.mockmed import MockMedProvider
-from effectbench.produce import make_submission, write_submission
-from effectbench.runner import evaluate
-from effectbench.schema import Split, Substrate
 from effectbench.site import build_site
+from effectbench.site._tables import BOARD_COLUMNS
 from effectbench.verdicts import board_order, rank_ranges, separation, standing
 
 pytestmark = pytest.mark.browser
@@ -66,66 +65,31 @@ FLAGS = [
     "--disable-sync",
 ]
 AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
-TWO_PACK = "mockmed-two"
-TWO_BOARD = "spec1-mockmed-two"
-"""The board of a pack whose tasks run on two substrates (web and desktop)."""
-TWO_SUBSTRATE_ARMS = ("screen_only", "effect_verified", "always_halt")
+TWO_BOARD = SCREENS_BOARD
+"""The board of a pack whose every task runs on two substrates (web and desktop)."""
+N_SCREENS_ROWS = len(SCREENS_ARMS) + 3
+"""Rows of that board: the three baselines, the one-bundle mix and the two-bundle one's two."""
 BOARDS = (*REFERENCE_BOARDS, TWO_BOARD)
 WIDTHS = (390, 1366)
 
 
-class TwoSubstratePack(MockMedProvider):
-    """The MockMed anchor with every other task on the desktop substrate: a real pack whose
-    runs cover two substrates, so its board gets a substrate filter."""
-
-    name = TWO_PACK
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._tasks = tuple(
-            t.model_copy(update={"substrate": Substrate.DESKTOP}) if i % 2 else t
-            for i, t in enumerate(self._tasks)
-        )
-
-    def manifest(self) -> dict[str, Any]:
-        return manifest_of(TWO_PACK, self._tasks)
-
-
-def two_substrate_bundles(subs: Path) -> list[Path]:
-    """Real runs of three shipped baselines on the two-substrate pack (re-run by the verifier)."""
-    out = []
-    for baseline in TWO_SUBSTRATE_ARMS:
-        pack = TwoSubstratePack()
-        run = evaluate(get_baseline(baseline, pack), pack, trials=10)
-        system = SystemInfo(name=f"{baseline} two-substrate", baseline=baseline)
-        sub = make_submission(
-            run,
-            pack,
-            system,
-            trials=10,
-            split=Split.DEV,
-            started_at="2026-11-30T00:00:00Z",
-            finished_at="2026-11-30T00:01:00Z",
-        )
-        out.append(write_submission(subs / f"2026-11-30_{baseline}-two", sub, run.rows))
-    return out
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """A real build: the reference bundles, a <script> name, a refused bundle, and three
-    baselines on a pack with two substrates (built in this process, where that pack is known)."""
+    """A real build: the reference bundles, a <script> name, a refused bundle, and systems on
+    a pack whose tasks each run on two substrates (built in this process, where that pack is
+    known)."""
     base = tmp_path_factory.mktemp("browser-site")
     paths = make_submissions(base)
-    with register(TWO_PACK, TwoSubstratePack):
-        two = two_substrate_bundles(paths["subs"])
+    with register(SCREENS_PACK, ScreensPack):
+        screens = screens_bundles(paths["subs"])
+        two = [b for bundles in screens.values() for b in bundles]
         out = base / "public"
         # Previews allowed: only the listed reference bundles are ranked unsigned; the
-        # two-substrate runs and the <script>-named one are unsigned previews.
+        # runs on two substrates and the <script>-named one are unsigned previews.
         build_site(
             paths["subs"], out, root=ROOT, cache_dir=base / "cache", workers=1, allow_unsigned=True
         )
-        yield {**paths, "two": two, "out": out, "base": base}
+        yield {**paths, "two": two, "screens": screens, "out": out, "base": base}
 
 
 @pytest.fixture(scope="module")
@@ -319,7 +283,7 @@ def test_sort_filter_and_substrate_live_in_the_url(
     assert select.is_visible()  # its systems ran two substrates
     select.select_option("desktop")
     order, url = shown_slugs(page, TWO_BOARD), page.url
-    assert order == ["2026-11-30_effect_verified-two"]
+    assert order == ["2026-11-30_effect_verified-screens"]
     assert "sort-" in url and "filter-" in url and "substrate-" in url
     mockmed_order = shown_slugs(page, MOCKMED_BOARD)
     second = Watched(browser)
@@ -335,7 +299,7 @@ def test_sort_filter_and_substrate_live_in_the_url(
     again.locator(f'select[data-eb-substrate="{TWO_BOARD}"]').select_option("")
     again.locator(f'input[data-eb-filter="{TWO_BOARD}"]').fill("")
     values = column(again, TWO_BOARD, "over_halt")
-    assert sorted_as(values, "desc") and len(values) == len(TWO_SUBSTRATE_ARMS)
+    assert sorted_as(values, "desc") and len(values) == N_SCREENS_ROWS
     first.check()
     second.check()
 
@@ -348,7 +312,7 @@ def test_filter_keeps_to_its_own_board(watched: Watched, base_url: str) -> None:
     page.locator(f'input[data-eb-filter="{MOCKMED_BOARD}"]').fill("always")
     assert len(shown_slugs(page, MOCKMED_BOARD)) == 1
     assert len(shown_slugs(page, CLINIC_BOARD)) == n_clinic
-    assert len(shown_slugs(page, TWO_BOARD)) == len(TWO_SUBSTRATE_ARMS)
+    assert len(shown_slugs(page, TWO_BOARD)) == N_SCREENS_ROWS
     count = page.locator(f'[data-eb-count="{MOCKMED_BOARD}"]')
     assert count.inner_text() == f"1 of {n_mockmed} shown"
     page.locator(f'input[data-eb-filter="{MOCKMED_BOARD}"]').fill("")
@@ -360,25 +324,40 @@ def test_filter_keeps_to_its_own_board(watched: Watched, base_url: str) -> None:
 def test_substrate_view_shows_that_substrate_alone(
     watched: Watched, server: str, site: dict[str, Any]
 ) -> None:
+    """Every board whose systems ran more than one substrate has a view per substrate (and a
+    board of one substrate none); each view's rows count that substrate's episodes alone."""
     page = watched.page
     page.goto(server + "index.html")
-    assert page.locator(f'select[data-eb-substrate="{MOCKMED_BOARD}"]').count() == 0  # web only
-    select = page.locator(f'select[data-eb-substrate="{TWO_BOARD}"]')
-    for substrate in ("web", "desktop"):
-        select.select_option(substrate)
-        body = board(page, TWO_BOARD).locator(f'tbody[data-eb-view="{substrate}"]')
-        assert body.is_visible()
-        assert board(page, TWO_BOARD).locator('tbody[data-eb-view="all"]').is_hidden()
-        for bundle in site["two"]:
-            rows = [json.loads(x) for x in (bundle / "episodes.jsonl").read_text().splitlines()]
-            mine = [r for r in rows if r["substrate"] == substrate]
-            row = body.locator(f'tr[data-slug="{bundle.name.lower()}"]')
-            for rate, outcome in RATE_OUTCOMES.items():
-                k = sum(r["outcome"] == outcome.value for r in mine)
-                text = row.locator(f'td[data-metric="{rate}"] .eb-k').inner_text()
-                assert text == f"{k}/{len(mine)}", (substrate, bundle.name, rate)
-        values = column(page, TWO_BOARD, "swer")
-        assert sorted_as(values, "asc")  # each view in the default order of its own numbers
+    data = json.loads((site["out"] / "downloads" / "leaderboard.json").read_text())
+    folders = {p.name.lower(): p for p in site["subs"].iterdir()}
+    several = [b for b in data["boards"] if len(b["substrates"]) > 1]
+    assert TWO_BOARD in {b["key"] for b in several}
+    for b in data["boards"]:
+        select = page.locator(f'select[data-eb-substrate="{b["key"]}"]')
+        if b not in several:
+            assert select.count() == 0, b["key"]
+            continue
+        for substrate in b["substrates"]:
+            select.select_option(substrate)
+            body = board(page, b["key"]).locator(f'tbody[data-eb-view="{substrate}"]')
+            assert body.is_visible()
+            assert board(page, b["key"]).locator('tbody[data-eb-view="all"]').is_hidden()
+            for entry in b["entries"]:
+                bundle = folders[entry["slug"]]
+                lines = (bundle / "episodes.jsonl").read_text().splitlines()
+                mine = [r for r in map(json.loads, lines) if r["substrate"] == substrate]
+                row = body.locator(f'tr[data-slug="{entry["slug"]}"]')
+                if not mine:  # a bundle of another substrate is not in this one's view
+                    assert row.count() == 0, (substrate, bundle.name)
+                    continue
+                for rate, outcome in RATE_OUTCOMES.items():
+                    k = sum(r["outcome"] == outcome.value for r in mine)
+                    text = row.locator(f'td[data-metric="{rate}"] .eb-k').inner_text()
+                    assert text == f"{k}/{len(mine)}", (substrate, bundle.name, rate)
+            # Each view in the default order of its own numbers (ranked on their own).
+            order = [o for _, o in column(page, b["key"], "swer")]
+            assert order == list(range(len(order))), (b["key"], substrate)
+        select.select_option("")
 
 
 # -- SWER beside over-halt, at every width -------------------------------------------------
@@ -727,28 +706,57 @@ OUTSIDE = """svg => {
 }"""
 
 
-def test_no_chart_mark_or_label_leaves_its_plot(watched: Watched, base_url: str) -> None:
+@pytest.mark.parametrize("width", WIDTHS)
+def test_no_chart_mark_or_label_leaves_its_plot(
+    watched: Watched, base_url: str, width: int
+) -> None:
+    """The drawing each width shows (the wide one on a laptop, the phone's on a phone)."""
     page = watched.page
-    page.set_viewport_size({"width": 1366, "height": 900})
+    page.set_viewport_size({"width": width, "height": 900})
     page.goto(base_url + "charts.html")
-    charts = page.locator("figure.eb-chart svg")
+    shown = "eb-chart-wide" if width > 800 else "eb-chart-phone"
+    charts = page.locator(f"figure.eb-chart .{shown} svg")
     assert charts.count() == 3 * len(BOARDS)
     for i in range(charts.count()):
+        assert charts.nth(i).is_visible()
         result = charts.nth(i).evaluate(OUTSIDE)
         assert result["marks"] > 0 and result["bad"] == [], result["bad"][:5]
 
 
-def test_charts_keep_their_size_on_a_phone_and_link_to_pages(
+FITS = """figure => {
+    const vw = document.documentElement.clientWidth;
+    const shown = [...figure.querySelectorAll(".eb-chart-box")].filter(b => b.offsetParent);
+    return shown.map(box => {
+        const svg = box.querySelector("svg"), r = svg.getBoundingClientRect();
+        return {natural: Number(svg.getAttribute("width")), width: r.width, left: r.left,
+                right: r.right, vw: vw, scrolls: box.scrollWidth > box.clientWidth + 1};
+    });
+}"""
+"""Each drawing a figure shows: its natural and drawn width, where it sits, and whether its
+box scrolls sideways."""
+
+
+def test_charts_fit_a_phone_at_their_own_size_and_link_to_pages(
     browser: Browser, server: str, site: dict[str, Any]
 ) -> None:
-    w = Watched(browser, viewport={"width": 390, "height": 844})
+    """On a 390 px touch screen every chart panel is whole, never shrunk (labels stay legible)
+    and never scrolled sideways; the page does not scroll sideways either."""
+    w = Watched(browser, viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
     page = w.page
     page.goto(server + "charts.html")
-    for svg in page.locator("figure.eb-chart svg").all():
-        natural = float(svg.get_attribute("width") or 0)
-        box = svg.bounding_box()
-        assert box is not None and box["width"] >= natural - 1  # never shrunk: labels stay 11 px
-    page.set_viewport_size({"width": 1366, "height": 900})
+    figures = page.locator("figure.eb-chart")
+    assert figures.count() == 3 * len(BOARDS)
+    for i in range(figures.count()):
+        (drawn,) = figures.nth(i).evaluate(FITS)  # one drawing shown per figure
+        name = figures.nth(i).get_attribute("id")
+        assert drawn["width"] >= drawn["natural"] - 1, (name, drawn)  # never shrunk
+        assert 0 <= drawn["left"] and drawn["right"] <= drawn["vw"], (name, drawn)
+        assert not drawn["scrolls"], (name, drawn)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    w.check()
+    w = Watched(browser, viewport={"width": 1366, "height": 900})
+    page = w.page
+    page.goto(server + "charts.html")
     link = page.locator(f"#chart-{MOCKMED_BOARD}-frontier svg g.mark-symbol a").first
     href = link.get_attribute("xlink:href") or ""
     link.locator("path").click()
@@ -964,6 +972,7 @@ AXE_PAGES = (
     "index.html",
     "charts.html",
     "compare.html?board={mockmed}&a={screen}&b={halt}",
+    "substrates.html",
     "submissions/{screen}.html",
     "refused.html",
     "downloads.html",
@@ -1011,7 +1020,15 @@ def test_axe_finds_no_serious_violation_in_what_the_project_renders(
     ours: list[str] = []
     theme: set[str] = set()
     for width in WIDTHS:
-        w = Watched(browser, viewport={"width": width, "height": 900}, color_scheme=scheme)
+        # A phone is a touch screen: the gate emulates one (touch events, mobile viewport).
+        phone = width < 800
+        w = Watched(
+            browser,
+            viewport={"width": width, "height": 900},
+            color_scheme=scheme,
+            has_touch=phone,
+            is_mobile=phone,
+        )
         for template in AXE_PAGES:
             url = server + template.format(**names)
             w.page.goto(url)
@@ -1034,3 +1051,136 @@ def test_axe_finds_no_serious_violation_in_what_the_project_renders(
     assert ours == [], "\n".join(ours[:20])
     # What remains is the theme's, and the methodology's accessibility note names it.
     assert all(rule in note for rule in theme), sorted(theme)
+
+
+# -- phones: the compare view's numbers whole, the direction of every measure in words ---------
+
+WHOLE = """table => {
+    const vw = document.documentElement.clientWidth;
+    // A number is whole when it lies inside the viewport and inside every box that clips it,
+    // and is what is drawn where it lies.
+    const whole = el => {
+        const r = el.getBoundingClientRect();
+        if (r.width === 0 || r.height === 0 || r.left < 0 || r.right > vw + 0.5) return false;
+        for (let box = el.parentElement; box; box = box.parentElement) {
+            const style = getComputedStyle(box);
+            if (style.overflowX === "visible" && style.overflowY === "visible") continue;
+            const b = box.getBoundingClientRect();
+            if (r.left < b.left - 0.5 || r.right > b.right + 0.5) return false;
+        }
+        el.scrollIntoView({block: "center", inline: "nearest"});
+        const s = el.getBoundingClientRect();
+        const hit = document.elementFromPoint(s.left + s.width / 2, s.top + s.height / 2);
+        return hit !== null && (hit === el || el.contains(hit));
+    };
+    const cut = [];
+    for (const tr of table.querySelectorAll("tbody tr")) {
+        for (const metric of ["swer", "over_halt"]) {
+            const td = tr.querySelector(`td[data-metric="${metric}"]`);
+            for (const part of td.querySelectorAll(".eb-p, .eb-ci")) {
+                if (!whole(part)) cut.push(`${tr.dataset.cell} ${metric} ${part.textContent}`);
+            }
+            const label = getComputedStyle(td, "::before").content;
+            const head = table.querySelector(`thead th:nth-child(${td.cellIndex + 1})`);
+            const named = head.getBoundingClientRect().width > 1 ? head.textContent : label;
+            if (!/(lower|higher) is better/.test(named)) cut.push(`${metric}: no direction`);
+        }
+    }
+    return {cut: cut, width: document.documentElement.scrollWidth};
+}"""
+"""The SWER and over-halt differences of a compare table that are not shown whole, and the
+page's width."""
+
+
+def test_compare_view_shows_both_differences_whole_at_390_px_for_every_pair(
+    browser: Browser, server: str, site: dict[str, Any]
+) -> None:
+    w = Watched(browser, viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    page = w.page
+    page.goto(server + "compare.html")
+    data = page.evaluate("window.EB_COMPARE")
+    compared = 0
+    for key in BOARDS:
+        slugs = [s["slug"] for s in data[key]["systems"]]
+        page.locator("#eb-compare-board").select_option(key)
+        for i, a in enumerate(slugs):
+            for b in slugs[i + 1 :]:
+                page.locator("#eb-compare-a").select_option(a)
+                page.locator("#eb-compare-b").select_option(b)
+                table = page.locator('table[data-eb="compare"]')
+                if page.locator('[data-eb="no-common"]').count():
+                    continue  # two bundles of one system on two substrates: nothing to pair
+                seen = table.evaluate(WHOLE)
+                assert seen["cut"] == [] and seen["width"] <= 390, (key, a, b, seen)
+                compared += 1
+    assert compared >= sum(len(v) * (len(v) - 1) // 2 for v in REFERENCE_BOARDS.values())
+    w.check()
+
+
+BETTER_WORDS = """root => [...root.querySelectorAll("thead th")]
+    .filter(th => th.querySelector(".eb-better") && th.getBoundingClientRect().width > 0)
+    .map(th => { const b = th.querySelector(".eb-better"), r = b.getBoundingClientRect();
+                 return [th.dataset.ebColumn || th.textContent, b.textContent,
+                         r.width > 0 && r.height > 0 && r.left >= 0
+                         && r.right <= document.documentElement.clientWidth]; })"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_board_says_which_way_is_better_at_every_width(
+    browser: Browser, server: str, width: int
+) -> None:
+    w = Watched(
+        browser,
+        viewport={"width": width, "height": 900},
+        has_touch=width < 800,
+        is_mobile=width < 800,
+    )
+    w.page.goto(server + "index.html")
+    for key in BOARDS:
+        words = board(w.page, key).evaluate(BETTER_WORDS)  # every column shown
+        directed = {c.key: c.better for c in BOARD_COLUMNS if c.better}
+        shown = {col for col, _, _ in words}
+        assert {"cost", "swer", "over_halt", "record_wrong"} <= shown <= set(directed), key
+        if width >= 1366:
+            assert shown == set(directed), key
+        for col, text, visible in words:
+            assert text == f"{directed[col]} is better" and visible, (key, width, col)
+    w.check()
+
+
+def test_back_undoes_a_sort_a_filter_a_substrate_and_a_compared_pair(
+    watched: Watched, server: str, site: dict[str, Any]
+) -> None:
+    page = watched.page
+    page.goto(server + "index.html")
+    default = shown_slugs(page, TWO_BOARD)
+    header = board(page, TWO_BOARD).locator('th[data-eb-column="swer"]')
+    header.locator("button").click()
+    header.locator("button").click()  # worst first
+    by_swer = shown_slugs(page, TWO_BOARD)
+    assert by_swer != default and header.get_attribute("aria-sort") == "descending"
+    page.locator(f'input[data-eb-filter="{TWO_BOARD}"]').press_sequentially("two-substrate")
+    filtered = shown_slugs(page, TWO_BOARD)
+    page.locator(f'select[data-eb-substrate="{TWO_BOARD}"]').select_option("desktop")
+    page.go_back()  # the substrate
+    expect(page.locator(f'select[data-eb-substrate="{TWO_BOARD}"]')).to_have_value("")
+    assert shown_slugs(page, TWO_BOARD) == filtered
+    page.go_back()  # the whole filter typed, in one step
+    expect(page.locator(f'input[data-eb-filter="{TWO_BOARD}"]')).to_have_value("")
+    assert shown_slugs(page, TWO_BOARD) == by_swer
+    page.go_back()  # the second click
+    assert header.get_attribute("aria-sort") == "ascending"
+    page.go_back()  # the first click: the default order again
+    expect(header).not_to_have_attribute("aria-sort", re.compile("."))
+    assert shown_slugs(page, TWO_BOARD) == default
+    assert "sort-" not in page.url
+    page.go_forward()
+    assert header.get_attribute("aria-sort") == "ascending"
+    # The compare view: Back returns to the previous pair.
+    screen, halt = slug_of(site, "_screen-only"), slug_of(site, "_always-halt")
+    page.goto(server + f"compare.html?board={MOCKMED_BOARD}&a={screen}&b={halt}")
+    page.locator("#eb-compare-b").select_option(slug_of(site, "_retry-on-error"))
+    expect(page.locator("h2#difference")).to_contain_text("retry_on_error")
+    page.go_back()
+    expect(page.locator("#eb-compare-b")).to_have_value(halt)
+    expect(page.locator("h2#difference")).to_contain_text("always_halt")

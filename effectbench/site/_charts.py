@@ -28,6 +28,8 @@ LABEL_ROOM = 10
 """Pixels a frontier label keeps from its point."""
 LABELLED_POINTS = 12
 """The frontier names its points when a board has at most this many systems."""
+PHONE = "phone"
+"""The variant of every chart drawn to fit a phone's screen (390 px) without sideways scroll."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,16 @@ class Chart:
     """One sentence stating what the chart shows (the image's alt text)."""
     table: DataTable
     """The same numbers as a table, shown under the chart."""
+    phone: dict[str, Any] | None = None
+    """The same chart drawn narrow enough for a phone (shown there instead of :attr:`spec`)."""
+
+    @property
+    def specs(self) -> dict[str, dict[str, Any]]:
+        """Return every variant's spec by name (``name``, ``name@phone``)."""
+        out = {self.name: self.spec}
+        if self.phone is not None:
+            out[f"{self.name}@{PHONE}"] = self.phone
+        return out
 
 
 def pct(x: float) -> str:
@@ -307,13 +319,14 @@ def frontier_chart(
         ],
         tuple(f"{href}{slug}.html" for slug in frame["slug"]),
     )
-    template = _frontier_template(440, 320, labelled=len(frame) <= LABELLED_POINTS)
+    labelled = len(frame) <= LABELLED_POINTS
     return Chart(
         name,
         "SWER against over-halt, with cost lines",
-        _with_data(template, values),
+        _with_data(_frontier_template(440, 320, labelled), values),
         alt_text,
         table,
+        phone=_with_data(_frontier_template(240, 260, labelled), values),
     )
 
 
@@ -338,20 +351,24 @@ def gap_chart(name: str, frame: pd.DataFrame, href: str = "submissions/") -> Cha
                     "ci": f"{r.system}, {metric} interval: {pct(lo)} to {pct(hi)}",
                 }
             )
-    base = alt.Chart(_PLACEHOLDER).encode(
-        y=alt.Y("system:N", sort=None, title=None, axis=alt.Axis(labelLimit=180)),
-        yOffset=alt.YOffset("metric:N"),
-    )
-    chart = alt.layer(
-        base.mark_bar().encode(
-            x=alt.X("p:Q", title="rate", scale=_unit()),
-            color=alt.Color("metric:N", legend=alt.Legend(orient="top", title=None)),
-            tooltip=["system:N", "metric:N", "t:N"],
-            href="href:N",
-            description="d:N",
-        ),
-        base.mark_rule(color="black").encode(x="lo:Q", x2="hi:Q", description="ci:N"),
-    ).properties(width=360, height=alt.Step(9))
+
+    def drawn(width: int, label_limit: int) -> dict[str, Any]:
+        base = alt.Chart(_PLACEHOLDER).encode(
+            y=alt.Y("system:N", sort=None, title=None, axis=alt.Axis(labelLimit=label_limit)),
+            yOffset=alt.YOffset("metric:N"),
+        )
+        chart = alt.layer(
+            base.mark_bar().encode(
+                x=alt.X("p:Q", title="rate", scale=_unit()),
+                color=alt.Color("metric:N", legend=alt.Legend(orient="top", title=None)),
+                tooltip=["system:N", "metric:N", "t:N"],
+                href="href:N",
+                description="d:N",
+            ),
+            base.mark_rule(color="black").encode(x="lo:Q", x2="hi:Q", description="ci:N"),
+        ).properties(width=width, height=alt.Step(9))
+        return _with_data(_template(chart), values)
+
     widest = frame.loc[frame["gap"].idxmax()]
     alt_text = (
         f"Largest success-effect gap: {widest.system}, screen success "
@@ -367,9 +384,10 @@ def gap_chart(name: str, frame: pd.DataFrame, href: str = "submissions/") -> Cha
     return Chart(
         name,
         "screen success beside task success",
-        _with_data(_template(chart), values),
+        drawn(360, 180),
         alt_text,
         table,
+        phone=drawn(160, 110),
     )
 
 
@@ -412,23 +430,51 @@ def cells_chart(name: str, cells: Sequence[dict[str, Any]], href: str = "submiss
                 }
             )
     n_systems = len({c["system"] for c in cells})
-    base = alt.Chart(_PLACEHOLDER).encode(
-        y=alt.Y("cell:N", title=None, sort=None, axis=alt.Axis(labelLimit=200)),
-        yOffset=alt.YOffset("system:N", sort=None),
-        color=alt.Color("system:N", sort=None, legend=alt.Legend(orient="top", title=None)),
-    )
-    layer = alt.layer(
-        base.mark_rule().encode(x="lo:Q", x2="hi:Q", description="ci:N"),
-        base.mark_point(filled=True).encode(
-            x=alt.X("p:Q", title="rate (lower is better)", scale=_unit()),
-            tooltip=["system:N", "cell:N", "metric:N", "t:N"],
-            href="href:N",
-            description="d:N",
-        ),
-    ).properties(width=170, height=alt.Step(max(8, 40 // max(1, n_systems))))
-    chart = layer.facet(
-        column=alt.Column("metric:N", title=None, sort=[label for _, label in CELL_METRICS])
-    )
+
+    def drawn(phone: bool) -> dict[str, Any]:
+        # On a phone the three panels stand one above the other, each cell's label on two
+        # lines (category, then substrate), so the whole chart fits the screen's width.
+        axis = (
+            alt.Axis(labelLimit=170, labelExpr="split(datum.label, ' × ')", labelFontSize=10)
+            if phone
+            else alt.Axis(labelLimit=200)
+        )
+        legend = (
+            alt.Legend(orient="top", title=None, columns=1, labelLimit=150)
+            if phone
+            else alt.Legend(orient="top", title=None)
+        )
+        base = alt.Chart(_PLACEHOLDER).encode(
+            y=alt.Y("cell:N", title=None, sort=None, axis=axis),
+            yOffset=alt.YOffset("system:N", sort=None),
+            color=alt.Color("system:N", sort=None, legend=legend),
+        )
+        # The height of one system's mark in a cell; a cell's two-line label needs 26 px.
+        step = max(8, 40 // max(1, n_systems), -(-26 // max(1, n_systems)) if phone else 0)
+        layer = alt.layer(
+            base.mark_rule().encode(x="lo:Q", x2="hi:Q", description="ci:N"),
+            base.mark_point(filled=True).encode(
+                x=alt.X("p:Q", title="rate (lower is better)", scale=_unit()),
+                tooltip=["system:N", "cell:N", "metric:N", "t:N"],
+                href="href:N",
+                description="d:N",
+            ),
+        ).properties(width=125 if phone else 170, height=alt.Step(step))
+        order = [label for _, label in CELL_METRICS]
+        facet = (
+            layer.facet(
+                row=alt.Row(
+                    "metric:N",
+                    title=None,
+                    sort=order,
+                    header=alt.Header(labelAngle=0, labelAlign="left", labelOrient="top"),
+                )
+            )
+            if phone
+            else layer.facet(column=alt.Column("metric:N", title=None, sort=order))
+        )
+        return _with_data(_template(facet), values)
+
     worst = _first_max(cells, "swer")
     most_halt = _first_max(cells, "over_halt")
     alt_text = (
@@ -462,9 +508,10 @@ def cells_chart(name: str, cells: Sequence[dict[str, Any]], href: str = "submiss
     return Chart(
         name,
         "SWER, over-halt and record-wrong per cell",
-        _with_data(_template(chart), values),
+        drawn(phone=False),
         alt_text,
         table,
+        phone=drawn(phone=True),
     )
 
 

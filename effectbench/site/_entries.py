@@ -13,6 +13,7 @@ import os
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -26,7 +27,7 @@ from effectbench.bundle import (
     folder_problem,
     slugify,
 )
-from effectbench.metrics import Results, TaskTable
+from effectbench.metrics import Cell, Results, TaskRate, TaskTable, task_rate
 from effectbench.packs import canonical_pack
 from effectbench.showable import make_showable
 from verifier.limits import Limits
@@ -145,6 +146,27 @@ class Entry:
     """The scored rows counted per task (the verifier's; set with ``results``)."""
     drop_reasons: tuple[tuple[str, int], ...] = ()
     """Each reason a trial was dropped, with how many (``run.dropped``), by count."""
+
+    @cached_property
+    def cells(self) -> tuple[tuple[Cell, TaskTable], ...]:
+        """Each (category x substrate) cell of the results with its tasks (sliced once)."""
+        if self.results is None or self.tasks is None:
+            return ()
+        tasks = self.tasks
+        return tuple((c, tasks.of_cell(c.category, c.substrate)) for c in self.results.cells)
+
+    @cached_property
+    def _cell_rates(self) -> dict[tuple[int, str], TaskRate]:
+        return {}
+
+    def cell_rate(self, index: int, event: str) -> TaskRate:
+        """Return rate ``event`` of cell ``index`` of :attr:`cells`, counted once for every
+        page, chart and download that shows it."""
+        key = (index, event)
+        found = self._cell_rates.get(key)
+        if found is None:
+            found = self._cell_rates[key] = task_rate(self.cells[index][1], event)
+        return found
 
     @property
     def default_seeds(self) -> bool:

@@ -8,14 +8,23 @@ is generated from the pydantic models below, so the two cannot drift apart.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from effectbench.metrics import (
+    SUBSTRATE_RATES,
+    Difference,
     Interval,
+    TaskRate,
     TaskTable,
     expected_cost,
     idle_cost,
@@ -25,6 +34,7 @@ from effectbench.metrics import (
     worst_case_rate,
 )
 from effectbench.site._entries import Entry
+from effectbench.site._sensitivity import BoardAcross, SystemAcross
 from effectbench.site._tables import DEFAULT_ORDER, DROP_BOUNDED, RATES, Board
 
 FORMAT = 2
@@ -33,13 +43,31 @@ FORMAT = 2
 rank ranges from paired, task-clustered cost differences; record-wrong, task-clustered
 intervals, costs and drop bounds added."""
 SCHEMA_FILE = "leaderboard.schema.json"
+DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+DATE_OR_EMPTY = r"^([0-9]{4}-[0-9]{2}-[0-9]{2})?$"
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class ClusteredJSON(_Model):
+ONLY_WHERE_THEY_APPLY = ("upper", "worst_with_dropped")
+"""Fields of a rate that hold a value only where they apply (0/n; SWER and record-wrong): left
+out elsewhere rather than written as null (the schema does not require them), which makes the
+document a sixth smaller."""
+
+
+class _Bounded(_Model):
+    @model_serializer(mode="wrap")
+    def _bounds_where_they_apply(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        for name in ONLY_WHERE_THEY_APPLY:
+            if name in data and data[name] is None:
+                del data[name]
+        return data
+
+
+class ClusteredJSON(_Bounded):
     """A rate's 95% interval counting tasks, not repeats (Wilson on the Rao-Scott effective
     sample), with its design effect."""
 
@@ -53,7 +81,7 @@ class ClusteredJSON(_Model):
     )
 
 
-class RateJSON(_Model):
+class RateJSON(_Bounded):
     """A rate with its counts, 95% Wilson interval and the interval that counts tasks."""
 
     k: int = Field(ge=0, description="numerator")
@@ -141,7 +169,9 @@ class EntryJSON(_Model):
 
     system: str
     slug: str = Field(description="the submission's id on the site (its folder, sanitised)")
-    status: str = Field(description="ranked, or preview (a local build's unsigned bundle)")
+    status: Literal["ranked", "preview"] = Field(
+        description="ranked, or preview (a local build's unsigned bundle, never ranked)"
+    )
     rank_best: int | None = Field(default=None, ge=1)
     rank_worst: int | None = Field(default=None, ge=1)
     page: str = Field(description="its page, relative to the site's root")
@@ -154,7 +184,10 @@ class EntryJSON(_Model):
     seeds: list[int]
     seeds_default: bool = Field(description="the seeds are SPEC's default 0 .. trials - 1")
     n_tasks: int
-    date: str
+    date: str = Field(
+        pattern=DATE_OR_EMPTY,
+        description="the date verified (YYYY-MM-DD), or empty when not known",
+    )
     never_acts: bool = Field(description="every episode is a halt")
     cost: CostJSON
     dropped: DroppedJSON
@@ -185,13 +218,66 @@ class BoardJSON(_Model):
     )
     effective_tasks: float = Field(description="the effective number of tasks it rests on")
     entries: list[EntryJSON]
+    across_substrates: list[SystemAcrossJSON] = Field(
+        default_factory=list,
+        description="every system of the board that ran more than one substrate, in the board's "
+        "order: its rates per substrate and their differences between substrates",
+    )
+
+
+class DifferenceJSON(_Model):
+    """A rate on one substrate minus on another, paired by task, trial and seed."""
+
+    difference: float = Field(ge=-1, le=1)
+    lo: float = Field(ge=-1, le=1, description="95% paired, task-clustered interval, lower end")
+    hi: float = Field(ge=-1, le=1)
+    tasks: int = Field(ge=0, description="tasks run on both substrates (the clusters)")
+    episodes: int = Field(ge=0, description="paired episodes on each substrate")
+    method: str
+
+
+class SubstratePairJSON(_Model):
+    """The differences of one system's rates on ``first`` minus on ``second``."""
+
+    first: str
+    second: str
+    swer: DifferenceJSON
+    over_halt: DifferenceJSON
+    record_wrong: DifferenceJSON
+
+
+class OnSubstrateJSON(_Model):
+    """One system's rates over its episodes on one substrate."""
+
+    entry: str = Field(description="the slug of the entry whose episodes these are")
+    n_episodes: int = Field(ge=0)
+    n_tasks: int = Field(ge=0)
+    swer: RateJSON
+    over_halt: RateJSON
+    record_wrong: RateJSON
+
+
+class SystemAcrossJSON(_Model):
+    """One system (the entries of a board with one name and signer) on every substrate it ran."""
+
+    system: str
+    signer: SignerJSON | None = None
+    substrates: dict[str, OnSubstrateJSON]
+    differences: list[SubstratePairJSON] = Field(
+        description="for every two substrates (the later in SPEC order first), the rates' "
+        "paired, task-clustered differences over the same tasks, trials and seeds"
+    )
+    left_out: list[str] = Field(
+        default_factory=list,
+        description="'slug on substrate' of episodes not used: an earlier entry ran it too",
+    )
 
 
 class LeaderboardJSON(_Model):
     """Every board of the site."""
 
     format: int = Field(description="the document's format version")
-    build_date: str
+    build_date: str = Field(pattern=DATE, description="the day the site was built (YYYY-MM-DD)")
     boards: list[BoardJSON]
 
 
@@ -203,8 +289,7 @@ def _r(x: float) -> float:
     return round(float(x), DIGITS)
 
 
-def _rate(table: TaskTable, name: str, dropped: int) -> RateJSON:
-    r = task_rate(table, name)
+def _rate_of(r: TaskRate, name: str, dropped: int = 0) -> RateJSON:
     c = r.clustered
     return RateJSON(
         k=r.numerator,
@@ -228,11 +313,20 @@ def _rate(table: TaskTable, name: str, dropped: int) -> RateJSON:
 
 
 def _rates(
-    table: TaskTable, gap: float, gap_ci: Interval | None, dropped: int = 0
+    table: TaskTable,
+    gap: float,
+    gap_ci: Interval | None,
+    dropped: int = 0,
+    counted: dict[str, TaskRate] | None = None,
 ) -> dict[str, Any]:
+    """Return the fields of :class:`RatesJSON` (``counted``: the table's rates, when known)."""
     out: dict[str, Any] = {"n_episodes": table.n_episodes, "n_tasks": table.n_tasks}
     for name in RATES:
-        out[name] = _rate(table, name, dropped) if name in table.events else None
+        if name not in table.events:  # not measured (the collateral-write rate without receipts)
+            out[name] = None
+            continue
+        r = counted[name] if counted is not None else task_rate(table, name)
+        out[name] = _rate_of(r, name, dropped)
     out["gap"] = GapJSON(
         value=_r(gap),
         lo=_r(gap_ci.lo) if gap_ci is not None else None,
@@ -241,14 +335,57 @@ def _rates(
     return out
 
 
+def _difference(d: Difference) -> DifferenceJSON:
+    return DifferenceJSON(
+        difference=_r(d.difference),
+        lo=_r(d.lo),
+        hi=_r(d.hi),
+        tasks=d.tasks,
+        episodes=d.n_first,
+        method=d.method,
+    )
+
+
+def _across(system: SystemAcross, entries: dict[str, Entry]) -> SystemAcrossJSON:
+    signer = next((entries[o.slug].signer for o in system.substrates), None)
+    return SystemAcrossJSON(
+        system=system.name,
+        signer=SignerJSON(identity=signer.identity, issuer=signer.issuer) if signer else None,
+        substrates={
+            o.substrate: OnSubstrateJSON(
+                entry=o.slug,
+                n_episodes=o.episodes,
+                n_tasks=o.tasks,
+                **{r: _rate_of(o.rates[r], r) for r in SUBSTRATE_RATES},
+            )
+            for o in system.substrates
+        },
+        differences=[
+            SubstratePairJSON(
+                first=p.first,
+                second=p.second,
+                **{r: _difference(p.differences[r]) for r in SUBSTRATE_RATES},
+            )
+            for p in system.pairs
+        ],
+        left_out=[f"{slug} on {sub}" for slug, sub in system.left_out],
+    )
+
+
 def _int_or_none(x: Any) -> int | None:
     return None if x is None or pd.isna(x) else int(x)
 
 
 def leaderboard_json(
-    boards: Sequence[Board], entries: dict[str, Entry], badges: set[str], build_date: str
+    boards: Sequence[Board],
+    entries: dict[str, Entry],
+    badges: set[str],
+    build_date: str,
+    across: Sequence[BoardAcross] = (),
 ) -> LeaderboardJSON:
-    """Return the whole leaderboard as a document (``badges``: slugs that have a badge)."""
+    """Return the whole leaderboard as a document (``badges``: slugs that have a badge;
+    ``across``: each board's systems that ran more than one substrate)."""
+    across_of = {a.key: a for a in across}
     out = []
     for b in boards:
         facts = b.facts.get("all")
@@ -256,14 +393,18 @@ def leaderboard_json(
         for row in b.frame.to_dict("records"):
             e = entries[row["slug"]]
             res, tasks = e.results, e.tasks
-            assert res is not None and tasks is not None
+            assert res is not None and tasks is not None and e.status != "refused"
             cost = expected_cost(tasks, b.costs)
             idle = idle_cost(tasks, b.costs)
+            whole = {name: task_rate(tasks, name) for name in RATES}
+            per_substrate = substrate_totals(res)
+            # One substrate: its episodes are all of them, its rates the whole table's.
+            alone = whole if len(per_substrate) == 1 else None
             items.append(
                 EntryJSON(
                     system=e.name,
                     slug=e.slug,
-                    status=e.status,
+                    status="ranked" if e.status == "ranked" else "preview",
                     rank_best=_int_or_none(row["rank_best"]),
                     rank_worst=_int_or_none(row["rank_worst"]),
                     page=f"submissions/{e.slug}.html",
@@ -290,24 +431,36 @@ def leaderboard_json(
                     dropped=DroppedJSON(n=e.n_dropped, reasons=dict(e.drop_reasons)),
                     totals=RatesJSON(
                         **_rates(
-                            tasks, res.success_effect_gap, res.success_effect_gap_ci, e.n_dropped
+                            tasks,
+                            res.success_effect_gap,
+                            res.success_effect_gap_ci,
+                            e.n_dropped,
+                            whole,
                         )
                     ),
                     substrates={
                         c.substrate: RatesJSON(
-                            **_rates(tasks.of_substrate(c.substrate), c.success_effect_gap, None)
+                            **_rates(
+                                tasks if alone else tasks.of_substrate(c.substrate),
+                                c.success_effect_gap,
+                                None,
+                                counted=alone,
+                            )
                         )
-                        for c in substrate_totals(res)
+                        for c in per_substrate
                     },
                     cells=[
                         CellJSON(
                             category=c.category,
                             substrate=c.substrate,
                             **_rates(
-                                tasks.of_cell(c.category, c.substrate), c.success_effect_gap, None
+                                mine,
+                                c.success_effect_gap,
+                                None,
+                                counted={name: e.cell_rate(i, name) for name in RATES},
                             ),
                         )
-                        for c in res.cells
+                        for i, (c, mine) in enumerate(e.cells)
                     ],
                 )
             )
@@ -324,6 +477,10 @@ def leaderboard_json(
                 minimum_detectable_difference=_r(facts.mdd) if facts else 1.0,
                 effective_tasks=_r(facts.n_effective) if facts else 0.0,
                 entries=items,
+                across_substrates=[
+                    _across(s, entries)
+                    for s in (across_of[b.key].systems if b.key in across_of else [])
+                ],
             )
         )
     return LeaderboardJSON(format=FORMAT, build_date=build_date, boards=out)

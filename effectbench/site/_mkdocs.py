@@ -103,9 +103,13 @@ class SitePages(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         self._bodies: dict[str, str] = {}
 
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
-        """Add every generated page and file, replacing a hand-written file of the same path."""
+        """Add every generated page and file, replacing a hand-written file of the same path;
+        leave out the theme's files the site never loads (:func:`unused_theme_file`)."""
         from mkdocs.structure.files import File
 
+        languages = search_languages(config)
+        for file in [f for f in files if unused_theme_file(f.src_uri, languages)]:
+            files.remove(file)
         for uri in [*self.pages, *self.copies, *self.texts]:
             existing = files.get_file_from_path(uri)
             if existing is not None:
@@ -140,6 +144,27 @@ class SitePages(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
 
     on_page_context = CombinedEvent(_index_the_lead_only, _restore_the_body)
 
+    def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
+        """Return the page without the theme's indentation (:func:`compact_html`)."""
+        return compact_html(output)
+
+    def on_post_template(
+        self, output_content: str, *, template_name: str, config: MkDocsConfig
+    ) -> str:
+        """Return a theme page (404) without its indentation too."""
+        return compact_html(output_content) if template_name.endswith(".html") else output_content
+
+    def on_post_build(self, *, config: MkDocsConfig) -> None:
+        """Drop the theme's pointers to the source maps it no longer ships."""
+        site = Path(config.site_dir)
+        for folder in THEME_CODE:
+            for path in sorted((site / folder).rglob("*")):
+                if path.suffix in (".js", ".css") and path.is_file():
+                    data = path.read_bytes()
+                    kept = SOURCE_MAP.sub(b"", data)
+                    if kept != data:
+                        path.write_bytes(kept)
+
     def on_page_content(self, html: str, *, page: Page, config: MkDocsConfig, files: Files) -> str:
         """Put the pre-rendered body in place of the marker and set the TOC."""
         generated = self.pages.get(page.file.src_uri)
@@ -152,6 +177,67 @@ class SitePages(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         page.toc = TableOfContents([top])
         heading = f'<h1 id="{H1_ID}">{escape(generated.title)}</h1>\n'
         return html.replace(MARKER, heading + generated.body, 1)
+
+
+KEPT_AS_WRITTEN = re.compile(r"(<(pre|textarea)\b.*?</\2\s*>)|\n[ \t\r\n]+", re.S | re.I)
+"""A block whose white space is its content, or a line break with the indentation after it."""
+
+
+def compact_html(html: str) -> str:
+    """Return ``html`` with every line break's following indentation and blank lines removed.
+
+    A run of white space that holds a line break renders as one space wherever white space
+    collapses, so it becomes one line break; ``pre`` and ``textarea`` blocks, where white
+    space is content, are kept as written. (A third of a themed page was indentation.)
+    """
+    return KEPT_AS_WRITTEN.sub(lambda m: m.group(1) or "\n", html)
+
+
+THEME_CODE = ("assets/javascripts", "assets/stylesheets")
+"""Where the theme's scripts and style sheets are copied."""
+SOURCE_MAP = re.compile(rb"\n?(?://# sourceMappingURL=[^\n]*|/\*# sourceMappingURL=[^*]*\*/)\s*\Z")
+"""A script's or style sheet's last line naming its source map."""
+LUNR = "assets/javascripts/lunr/"
+"""Where the theme keeps its search-language files (the search worker loads them by name)."""
+
+
+def search_languages(config: MkDocsConfig) -> tuple[str, ...]:
+    """Return the languages the theme's search indexes (its ``lang``; the site's language
+    when unset)."""
+    search = config.plugins.get("material/search") or config.plugins.get("search")
+    lang = getattr(getattr(search, "config", None), "lang", None) if search else None
+    if not lang:
+        lang = [str(config.theme.get("language") or "en")]
+    return tuple(str(x) for x in lang)
+
+
+def search_language_files(languages: tuple[str, ...]) -> frozenset[str]:
+    """Return the files under :data:`LUNR` the search worker loads for ``languages``.
+
+    English needs none; every other language its stemmer (and the shared support), several
+    languages ``lunr.multi``, Japanese its segmenter, Hindi and Thai theirs.
+    """
+    needed: set[str] = set()
+    for lang in languages:
+        if lang == "ja":
+            needed.add("tinyseg.js")
+        if lang in ("hi", "th"):
+            needed.add("wordcut.js")
+        if lang != "en":
+            needed.add(f"min/lunr.{lang}.min.js")
+    if len(languages) > 1:
+        needed.add("min/lunr.multi.min.js")
+    if needed:
+        needed.add("min/lunr.stemmer.support.min.js")
+    return frozenset(needed)
+
+
+def unused_theme_file(uri: str, languages: tuple[str, ...]) -> bool:
+    """Whether the site never loads ``uri``: a source map, or a search-language file of a
+    language the search does not index."""
+    if uri.endswith(".map"):
+        return True
+    return uri.startswith(LUNR) and uri.removeprefix(LUNR) not in search_language_files(languages)
 
 
 @contextmanager

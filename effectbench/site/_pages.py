@@ -113,10 +113,58 @@ def _pct(x: Any) -> str:
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else pct(float(x))
 
 
+def rate_cell(row: dict[str, Any], name: str, label: str, board: bool = False) -> Markup:
+    """Return the table cell of rate ``name`` of a board row or a cell (``row`` holds the
+    columns of :func:`effectbench.site._tables._rate_columns`): ``p [Wilson] k/n``, then,
+    where a task ran more than once, the interval that counts tasks with its design effect, a
+    0/n rate's one-sided upper bound(s), and the bound with every dropped trial counted.
+
+    On a board (``board``) the cell also carries what the board's script sorts and labels by.
+    """
+    measured = row[name] == row[name]  # a rate with no evidence (NaN) is not measured
+    attrs = (
+        f' data-col="{escape(name)}" data-label="{escape(label)}"'
+        f' data-sort="{f"{row[name]:.6f}" if measured else ""}"'
+        if board
+        else ""
+    )
+    if not measured:  # the collateral-write rate of a bundle without receipts
+        return Markup(
+            f'<td class="eb-rate eb-not-measured-rate"{attrs} data-metric="{escape(name)}">'
+            '<span class="eb-p" title="not measured: the bundle carries no receipts">—</span> '
+            '<span class="eb-k">not measured</span></td>'
+        )
+    repeated = row["max_trials"] > 1
+    k, n = row[f"{name}_k"], row[f"{name}_n"]
+    parts = [
+        f'<td class="eb-rate"{attrs} data-metric="{escape(name)}">'
+        f'<span class="eb-p">{_pct(row[name])}</span> '
+        f'<span class="eb-ci">[{_pct(row[f"{name}_lo"])}, {_pct(row[f"{name}_hi"])}]</span> '
+        f'<span class="eb-k">{k}/{n}</span>'
+    ]
+    if repeated:
+        parts.append(
+            f'<span class="eb-tasks">tasks [{_pct(row[f"{name}_tasks_lo"])}, '
+            f"{_pct(row[f'{name}_tasks_hi'])}] · deff {row[f'{name}_deff']:.1f}</span>"
+        )
+    if k == 0 and n > 0:
+        by_tasks = f" (≤ {_pct(row[f'{name}_tasks_upper'])} by tasks)" if repeated else ""
+        parts.append(f'<span class="eb-ub">0 seen: ≤ {_pct(row[f"{name}_upper"])}{by_tasks}</span>')
+    if f"{name}_worst" in row and row["n_dropped"]:
+        parts.append(
+            f'<span class="eb-worst">≤ {_pct(row[f"{name}_worst"])} counting '
+            f"{row['n_dropped']} dropped</span>"
+        )
+    parts.append("</td>")
+    return Markup("".join(parts))
+
+
 def _showable_output(value: Any) -> Any:
     """Every text a template outputs passes :mod:`effectbench.showable` (tabs and line
     breaks kept): whatever its source, no control, format or invisible character reaches
     a page."""
+    if isinstance(value, str) and value.isascii() and value.isprintable():
+        return value  # printable ASCII is all showable (most of what a page prints)
     if isinstance(value, Markup):
         return Markup(make_showable(str(value), also=LAYOUT))
     if isinstance(value, str):
@@ -142,6 +190,7 @@ def environment(templates: Path) -> jinja2.Environment:
     env.filters["points"] = _points
     env.filters["wbr"] = _wbr
     env.filters["readable"] = readable_numbers
+    env.globals["rate_cell"] = rate_cell
     return env
 
 
@@ -305,11 +354,13 @@ def leaderboard_page(
     n_refused: int,
     n_withdrawn: int,
     trust_note: str = "",
+    across: frozenset[str] = frozenset(),
 ) -> GeneratedPage:
     """Return the home page: one sortable, filterable board per (SPEC major, pack).
 
     ``trust_note`` (set when signatures were checked against a private trust
-    configuration) is printed above the boards.
+    configuration) is printed above the boards; ``across`` are the boards with a system that
+    ran more than one substrate (each links to its part of the substrates page).
     """
     body = (
         environment(templates)
@@ -319,14 +370,27 @@ def leaderboard_page(
             n_refused=n_refused,
             n_withdrawn=n_withdrawn,
             trust_note=trust_note,
+            across=across,
             costs=views[0].costs if views else DEFAULT_COSTS,
             presets=COST_PRESETS,
             max_price=f"{MAX_COST_WEIGHT:g}",
         )
     )
     return GeneratedPage(
-        "Leaderboard", body, tuple((v.key, v.title) for v in views), hide=("navigation", "toc")
+        "Leaderboard",
+        body,
+        tuple((v.key, v.title) for v in views),
+        hide=("navigation", "toc"),
+        search_lead=lede(body),
     )
+
+
+@dataclass(frozen=True)
+class ChartArt:
+    """A chart's drawings: the wide one and, where the chart has one, the phone's."""
+
+    wide: Markup
+    phone: Markup
 
 
 @dataclass(frozen=True)
@@ -336,12 +400,13 @@ class ChartSection:
     key: str
     title: str
     frontier: Chart
-    frontier_svg: Markup
+    frontier_svg: ChartArt
+    frontier_note: str
     gap: Chart
-    gap_svg: Markup
+    gap_svg: ChartArt
     gap_note: str
     cells: Chart
-    cells_svg: Markup
+    cells_svg: ChartArt
     cells_note: str
 
 
@@ -349,8 +414,23 @@ def charts_page(templates: Path, sections: Sequence[ChartSection]) -> GeneratedP
     """Return the charts page."""
     body = environment(templates).get_template("charts.html.j2").render(sections=sections)
     return GeneratedPage(
-        "Charts", body, tuple((s.key, s.title) for s in sections), hide=("navigation",)
+        "Charts",
+        body,
+        tuple((s.key, s.title) for s in sections),
+        hide=("navigation",),
+        search_lead=lede(body),
     )
+
+
+LEDE = re.compile(r'<p class="eb-lede[^"]*">.*?</p>', re.S)
+"""A generated page's opening paragraph."""
+
+
+def lede(body: str) -> str:
+    """Return the opening paragraph of a generated page: all the search index holds of a
+    page whose body is mostly one big table or drawing (parsing it costs, finds nothing)."""
+    found = LEDE.search(body)
+    return found.group(0) if found else ""
 
 
 def compare_page(templates: Path, views: Sequence[BoardView]) -> GeneratedPage:
@@ -475,6 +555,8 @@ class BadgeLink:
     text: str
     width: float
     markdown: str
+    absolute: bool = True
+    """Whether the snippet's links are absolute (``site_url`` is set in ``mkdocs.yml``)."""
 
 
 def submission_page(

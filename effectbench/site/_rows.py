@@ -1,7 +1,7 @@
 """The episode rows of accepted bundles, flattened to Arrow and cached by content.
 
 A bundle's ``episodes.jsonl`` is parsed with the engine's one row parser and
-flattened (:func:`~effectbench.site._tables.flat_rows`) once; the table is kept
+flattened (:func:`flat_rows`) once; the table is kept
 under the cache folder in an Arrow file named after the bytes it was read from,
 so a rebuild reads only new bundles' rows. Pool workers that verify a bundle
 fill this cache on the way (:mod:`effectbench.site._reports`).
@@ -12,14 +12,15 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from effectbench.bundle import EPISODES_FILE, parse_episode_line
 from effectbench.site._cache import CacheSeal, default_seal
-from effectbench.site._entries import Entry
-from effectbench.site._tables import flat_rows, outcome_matrix
+
+if TYPE_CHECKING:
+    from effectbench.site._entries import Entry
 
 ROWS_FORMAT = "site-rows-1"
 """Version of the per-bundle row tables kept in the cache (bump when ``flat_rows`` changes)."""
@@ -87,3 +88,47 @@ def matrix(rows: pa.Table) -> tuple[list[int], list[tuple[str, list[str]]]]:
         rows.column("trial").to_pylist(),
         rows.column("outcome").to_pylist(),
     )
+
+
+def outcome_matrix(
+    task_ids: Sequence[str], trials: Sequence[int], outcomes: Sequence[str]
+) -> tuple[list[int], list[tuple[str, list[str]]]]:
+    """Return the task x trial outcome matrix: trial numbers, and per task its outcomes.
+
+    The three sequences are the columns of one submission's rows. Tasks are
+    sorted; a missing (task, trial) pair is an empty string.
+    """
+    numbers = sorted({int(t) for t in trials})
+    column = {t: i for i, t in enumerate(numbers)}
+    by_task: dict[str, list[str]] = {}
+    for task, trial, outcome in zip(task_ids, trials, outcomes, strict=True):
+        cells = by_task.setdefault(str(task), [""] * len(numbers))
+        cells[column[int(trial)]] = str(outcome)
+    return numbers, sorted(by_task.items())
+
+
+AS_JSON_TEXT = ("model_calls", "env_fingerprint")
+"""Row fields published as JSON text in the all-rows Parquet (their shape varies by system)."""
+
+
+def flat_rows(rows: Sequence[dict[str, Any]]) -> pa.Table:
+    """Return episode rows as an Arrow table, nested objects flattened to ``a.b`` columns.
+
+    Columns follow the rows' key order (the union over all rows); the parts in
+    :data:`AS_JSON_TEXT` become JSON text columns at the end.
+    """
+    import orjson
+
+    if not rows:
+        return pa.table({})
+    plain = [{k: v for k, v in r.items() if k not in AS_JSON_TEXT} for r in rows]
+    table = pa.Table.from_struct_array(pa.array(plain))
+    while any(pa.types.is_struct(f.type) for f in table.schema):
+        table = table.flatten()
+    calls = [orjson.dumps(r.get("model_calls", [])).decode() for r in rows]
+    env = [
+        orjson.dumps(r.get("env_fingerprint", {}), option=orjson.OPT_SORT_KEYS).decode()
+        for r in rows
+    ]
+    table = table.append_column("model_calls", pa.array(calls, pa.string()))
+    return table.append_column("env_fingerprint", pa.array(env, pa.string()))

@@ -279,15 +279,19 @@ _SUFFIXES = (
 )
 
 
-def _rate_or_not_measured(prefix: str, tasks: TaskTable, dropped: int) -> dict[str, Any]:
-    """Return a rate's board columns, or every one empty (NaN) when its events were not
-    measured (the collateral-write rate of a bundle without receipts)."""
+def _rate_or_not_measured(
+    prefix: str, tasks: TaskTable, dropped: int, counted: TaskRate | None = None
+) -> dict[str, Any]:
+    """Return a rate's board columns (``counted``: the rate, when already counted), or every
+    one empty (NaN) when its events were not measured (the collateral-write rate of a bundle
+    without receipts)."""
     if prefix not in tasks.events:
         empty: dict[str, Any] = {f"{prefix}{s}": np.nan for s in _SUFFIXES}
         if prefix in DROP_BOUNDED:
             empty[f"{prefix}_worst"] = np.nan
         return empty
-    return _rate_columns(prefix, task_rate(tasks, prefix), dropped)
+    rate = counted if counted is not None else task_rate(tasks, prefix)
+    return _rate_columns(prefix, rate, dropped)
 
 
 def _dropped_in(entry: Entry, tasks: TaskTable) -> int:
@@ -527,62 +531,17 @@ CELL_RATES = tuple(r for r in RATES if r not in ("swer_wrong_write", "swer_phant
 
 def cells_rows(entry: Entry) -> list[dict[str, Any]]:
     """Return the per (category x substrate) cells of an entry, one plain dict per cell."""
-    res = entry.results
-    assert res is not None
-    tasks = _tasks(entry)
+    assert entry.results is not None
     rows = []
-    for c in res.cells:
+    for i, (c, _) in enumerate(entry.cells):
         row: dict[str, Any] = {"category": c.category, "substrate": c.substrate, "n": c.n}
-        mine = tasks.of_cell(c.category, c.substrate)
         for name in CELL_RATES:
-            row.update(_rate_or_not_measured(name, mine, 0))
+            cell = entry.cells[i][1]
+            counted = entry.cell_rate(i, name) if name in cell.events else None
+            row.update(_rate_or_not_measured(name, cell, 0, counted))
         row["gap"] = c.success_effect_gap
         rows.append(row)
     return rows
-
-
-def outcome_matrix(
-    task_ids: Sequence[str], trials: Sequence[int], outcomes: Sequence[str]
-) -> tuple[list[int], list[tuple[str, list[str]]]]:
-    """Return the task x trial outcome matrix: trial numbers, and per task its outcomes.
-
-    The three sequences are the columns of one submission's rows. Tasks are
-    sorted; a missing (task, trial) pair is an empty string.
-    """
-    numbers = sorted({int(t) for t in trials})
-    column = {t: i for i, t in enumerate(numbers)}
-    by_task: dict[str, list[str]] = {}
-    for task, trial, outcome in zip(task_ids, trials, outcomes, strict=True):
-        cells = by_task.setdefault(str(task), [""] * len(numbers))
-        cells[column[int(trial)]] = str(outcome)
-    return numbers, sorted(by_task.items())
-
-
-AS_JSON_TEXT = ("model_calls", "env_fingerprint")
-"""Row fields published as JSON text in the all-rows Parquet (their shape varies by system)."""
-
-
-def flat_rows(rows: Sequence[dict[str, Any]]) -> pa.Table:
-    """Return episode rows as an Arrow table, nested objects flattened to ``a.b`` columns.
-
-    Columns follow the rows' key order (the union over all rows); the parts in
-    :data:`AS_JSON_TEXT` become JSON text columns at the end.
-    """
-    import orjson
-
-    if not rows:
-        return pa.table({})
-    plain = [{k: v for k, v in r.items() if k not in AS_JSON_TEXT} for r in rows]
-    table = pa.Table.from_struct_array(pa.array(plain))
-    while any(pa.types.is_struct(f.type) for f in table.schema):
-        table = table.flatten()
-    calls = [orjson.dumps(r.get("model_calls", [])).decode() for r in rows]
-    env = [
-        orjson.dumps(r.get("env_fingerprint", {}), option=orjson.OPT_SORT_KEYS).decode()
-        for r in rows
-    ]
-    table = table.append_column("model_calls", pa.array(calls, pa.string()))
-    return table.append_column("env_fingerprint", pa.array(env, pa.string()))
 
 
 def all_rows(parts: Sequence[tuple[str, pa.Table]]) -> pa.Table:

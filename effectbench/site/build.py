@@ -49,7 +49,7 @@ from effectbench.filenames import site_cache_home
 from effectbench.findings import CheckId
 from effectbench.metrics import task_rate
 from effectbench.site._badges import result_badge
-from effectbench.site._charts import Chart, cells_chart, frontier_chart, gap_chart
+from effectbench.site._charts import PHONE, Chart, cells_chart, frontier_chart, gap_chart
 from effectbench.site._compare import compare_scripts
 from effectbench.site._downloads import bundle_downloads, leaderboard_tables
 from effectbench.site._entries import Entry, entry_from_report, unique_slugs
@@ -59,6 +59,7 @@ from effectbench.site._outdir import check_out, locked, staging_folder, swap_in
 from effectbench.site._pages import (
     BadgeLink,
     BoardView,
+    ChartArt,
     ChartSection,
     board_views,
     charts_page,
@@ -75,11 +76,19 @@ from effectbench.site._receipts import FRAMES_POLICY, Published, publish_receipt
 from effectbench.site._render import ChartCache, ChartRenderer, VlConvertRenderer, inline_svg
 from effectbench.site._reports import verify_submissions
 from effectbench.site._rows import matrix, rows_tables
-from effectbench.site._tables import Board, boards, cells_rows
+from effectbench.site._sensitivity import BoardAcross, boards_across, substrates_page
+from effectbench.site._tables import Board, boards, cells_rows, substrate_order
 from effectbench.site._withdrawn import Withdrawn, name_withdrawn, read_withdrawn
 from verifier.ranking import rank_across
 from verifier.report import BundleReport
 
+NO_SITE_URL = (
+    "mkdocs.yml sets no site_url, so the badge snippets link relative to the site and break "
+    "when pasted into a README; set site_url to the address the site is published at"
+)
+"""The build's note (and the badge section's) when snippets cannot be absolute."""
+FRONTIER_CHART_SYSTEMS = 100
+"""The frontier shows at most this many systems of a board (first in the default order)."""
 GAP_CHART_SYSTEMS = 25
 """The gap chart shows at most this many systems of a board (first in the default order)."""
 CELLS_CHART_SYSTEMS = 6
@@ -147,6 +156,8 @@ class BuildSummary:
     """Key frames the site shows (the others stay in their bundles)."""
     build_date: str = ""
     timings: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    """What the reader of the build's output should know (one line each)."""
 
     def lines(self) -> list[str]:
         """Return the summary as printable lines."""
@@ -158,6 +169,7 @@ class BuildSummary:
             f"charts rendered {self.charts_rendered}, from cache {self.charts_cached}; "
             f"receipt frames shown {self.receipt_frames}",
             f"time: {t}",
+            *(f"note: {n}" for n in self.notes),
         ]
 
 
@@ -280,6 +292,7 @@ class _BoardCharts:
 
     view: BoardView
     frontier: Chart
+    frontier_note: str
     gap: Chart
     gap_note: str
     cells: Chart
@@ -309,6 +322,7 @@ class _SiteBuild:
         self.svg_of: dict[str, Markup] = {}
         self.badges: dict[str, BadgeLink] = {}
         self.rows_of: dict[str, pa.Table] = {}
+        self.across: list[BoardAcross] = []
         self.pages: dict[str, GeneratedPage] = {}
         self.copies: dict[str, Path] = {}
         self.texts: dict[str, str | bytes] = {}
@@ -379,9 +393,16 @@ class _SiteBuild:
         """Build every chart's spec: three per board (submission pages carry HTML heatmaps)."""
         by_slug = {e.slug: e for e in self.entries}
         for view in self.views:
-            frame = view.frame
+            frame = _distinct_names(view.frame, by_slug)
+            top_frontier = frame.head(FRONTIER_CHART_SYSTEMS)
             top_gap = frame.head(GAP_CHART_SYSTEMS)
             top_cells = frame.head(CELLS_CHART_SYSTEMS)
+            frontier_note = (
+                f"the first {len(top_frontier)} systems in the default order; every system "
+                "is on the board"
+                if len(frame) > len(top_frontier)
+                else ""
+            )
             gap_note = (
                 f"the first {len(top_gap)} in the default order"
                 if len(frame) > len(top_gap)
@@ -397,8 +418,9 @@ class _SiteBuild:
                 _BoardCharts(
                     view=view,
                     frontier=frontier_chart(
-                        f"{view.key}-frontier", frame, view.costs, view.facts.get("all")
+                        f"{view.key}-frontier", top_frontier, view.costs, view.facts.get("all")
                     ),
+                    frontier_note=frontier_note,
                     gap=gap_chart(f"{view.key}-gap", top_gap),
                     gap_note=gap_note,
                     cells=cells_chart(f"{view.key}-cells", _per_system_cells(top_cells, by_slug)),
@@ -411,10 +433,11 @@ class _SiteBuild:
         charts = [c for b in self.board_charts for c in (b.frontier, b.gap, b.cells)]
         renderer = self.options.renderer or VlConvertRenderer(pool=self.pool)
         cache = ChartCache(self.options.cache_root / "charts", renderer)
-        paths = cache.svg_paths([c.spec for c in charts])
+        specs = {name: spec for c in charts for name, spec in c.specs.items()}
+        paths = cache.svg_paths(list(specs.values()))
         self.svg_of = {
-            c.name: Markup(inline_svg(p.read_text(encoding="utf-8")))
-            for c, p in zip(charts, paths, strict=True)
+            name: Markup(inline_svg(p.read_text(encoding="utf-8")))
+            for name, p in zip(specs, paths, strict=True)
         }
         self.summary.charts_rendered = cache.stats.rendered
         self.summary.charts_cached = cache.stats.cached
@@ -431,8 +454,11 @@ class _SiteBuild:
         self.summary.receipt_frames = len(self.receipts.copies)
 
     def write_badges(self) -> None:
-        """Write the badge of every ranked submission (``badges/SLUG.svg``)."""
+        """Write the badge of every ranked submission (``badges/SLUG.svg``); its snippet's
+        links are absolute under ``site_url`` (said in one line when that is not set)."""
         site = self.sources.site_url
+        if not site and any(e.status == "ranked" for e in self.entries):
+            self.summary.notes.append(NO_SITE_URL)
         for e in self.entries:
             if e.status != "ranked" or e.results is None:
                 continue
@@ -450,14 +476,21 @@ class _SiteBuild:
                 text=badge.text,
                 width=badge.width,
                 markdown=f"[![{badge.text}]({image})]({page})",
+                absolute=bool(site),
             )
 
     def write_pages(self) -> None:
         """Render the leaderboard, charts, compare, refused and per-submission pages."""
         t = self.sources.templates
         note = self.options.trust_note
+        self.across = boards_across(self.views, self.rows_of)
         self.pages["index.md"] = leaderboard_page(
-            t, self.views, len(self.refused), len(self.withdrawn), note
+            t,
+            self.views,
+            len(self.refused),
+            len(self.withdrawn),
+            note,
+            frozenset(a.key for a in self.across if a.systems),
         )
         self.pages["charts.md"] = charts_page(
             t,
@@ -466,12 +499,13 @@ class _SiteBuild:
                     key=b.view.key,
                     title=b.view.title,
                     frontier=b.frontier,
-                    frontier_svg=self.svg_of[b.frontier.name],
+                    frontier_svg=self._art(b.frontier),
+                    frontier_note=b.frontier_note,
                     gap=b.gap,
-                    gap_svg=self.svg_of[b.gap.name],
+                    gap_svg=self._art(b.gap),
                     gap_note=b.gap_note,
                     cells=b.cells,
-                    cells_svg=self.svg_of[b.cells.name],
+                    cells_svg=self._art(b.cells),
                     cells_note=b.cells_note,
                 )
                 for b in self.board_charts
@@ -479,6 +513,7 @@ class _SiteBuild:
         )
         self.pages["compare.md"] = compare_page(t, self.views)
         self.pages["episode.md"] = episode_page(t, FRAMES_POLICY)
+        self.pages["substrates.md"] = substrates_page(t, self.across)
         self.texts.update(compare_scripts(self.views, self.rows_of, self.receipts.slugs))
         self.texts.update(board_scripts(self.views))
         self.pages["refused.md"] = refused_page(t, self.refused, self.withdrawn)
@@ -502,12 +537,18 @@ class _SiteBuild:
                 frames_policy=FRAMES_POLICY,
             )
 
+    def _art(self, chart: Chart) -> ChartArt:
+        """Return a chart's drawings: the wide one, and the phone's where there is one."""
+        return ChartArt(
+            self.svg_of[chart.name], self.svg_of.get(f"{chart.name}@{PHONE}", Markup(""))
+        )
+
     def write_downloads(self) -> None:
         """Write the whole-leaderboard downloads, their page and the SPEC page's source."""
         tables = leaderboard_tables(self.boards, self.rows_of)
         self.texts.update(tables.files)
         doc = leaderboard_json(
-            self.boards, {e.slug: e for e in self.entries}, set(self.badges), self.day
+            self.boards, {e.slug: e for e in self.entries}, set(self.badges), self.day, self.across
         )
         self.texts["downloads/leaderboard.json"] = dumps(doc)
         self.texts[f"downloads/{SCHEMA_FILE}"] = schema()
@@ -521,6 +562,28 @@ class _SiteBuild:
         """Run mkdocs into a staging folder and swap it over ``out``."""
         plugin = SitePages(self.pages, self.copies, self.texts)
         _build_and_swap(self.sources, self.options.out, plugin, self.day, self.epoch)
+
+
+def _distinct_names(frame: pd.DataFrame, entries: dict[str, Entry]) -> pd.DataFrame:
+    """Return a board's frame with every system's name distinct, for its charts (a chart
+    draws one mark, bar and colour per name): a name several entries share is followed by
+    the substrates each ran, and by its slug where that is not enough."""
+    counts = frame["system"].value_counts()
+    if bool((counts <= 1).all()):
+        return frame
+    names = []
+    for slug, name in zip(frame["slug"], frame["system"], strict=True):
+        tasks = entries[slug].tasks
+        if counts[name] > 1 and tasks is not None:
+            name = f"{name} ({', '.join(substrate_order(tasks.substrate))})"
+        names.append(name)
+    twice = pd.Series(names).duplicated(keep=False).tolist()
+    out = frame.copy()
+    out["system"] = [
+        f"{n} [{slug}]" if dup else n
+        for n, slug, dup in zip(names, frame["slug"], twice, strict=True)
+    ]
+    return out
 
 
 def _per_system_cells(frame: pd.DataFrame, entries: dict[str, Entry]) -> list[dict[str, object]]:

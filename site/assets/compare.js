@@ -133,16 +133,20 @@
     return new URLSearchParams(window.location.search).get(name) || "";
   }
 
-  function remember(board, a, b) {
+  /* The chosen pair goes into the address; a reader's choice is a step of the browser's
+   * history (Back undoes it), the page's own tidying of the address (replace) is not. */
+  function remember(board, a, b, replace) {
     var params = new URLSearchParams();
     if (board) params.set("board", board);
     if (a) params.set("a", a);
     if (b) params.set("b", b);
     if (param("costs")) params.set("costs", param("costs"));
     var query = params.toString();
+    var url = window.location.pathname + (query ? "?" + query : "");
+    if (url === window.location.pathname + window.location.search) return;
     try {
-      window.history.replaceState(window.history.state, "",
-        window.location.pathname + (query ? "?" + query : ""));
+      if (replace) window.history.replaceState(window.history.state, "", url);
+      else window.history.pushState({ eb: true }, "", url);
     } catch (e) { /* the view still works without the link */ }
   }
 
@@ -294,31 +298,38 @@
       "100 tasks at prices " + w.join(", ") + " (silent wrong effect, wrong record, over-halt)." +
       (result.unmatched ? " " + result.unmatched + " episodes ran by only one of them are left out." : "")
     ]));
+    /* Every measure's name says which way is better: in the header, and above each number
+     * where a narrow screen shows each cell's row as a card. */
+    var columns = data.rates.map(function (m) {
+      return m.label + (m.better ? " (" + m.better + " is better)" : "");
+    });
+    columns.push("Cost per 100 tasks (lower is better)");
     var headRow = el("tr", {}, [
-      el("th", { scope: "col" }, ["Episodes"]), el("th", { scope: "col" }, ["Pairs"]),
+      el("th", { scope: "col" }, ["Cell"]), el("th", { scope: "col" }, ["Pairs"]),
       el("th", { scope: "col" }, ["Tasks"])
     ]);
-    data.rates.forEach(function (m) {
-      headRow.appendChild(el("th", { scope: "col" }, [m.label + " (" + m.better + " is better)"]));
-    });
-    headRow.appendChild(el("th", { scope: "col" }, ["Cost per 100 tasks (lower is better)"]));
+    columns.forEach(function (label) { headRow.appendChild(el("th", { scope: "col" }, [label])); });
     var body = el("tbody", {});
     result.rows.forEach(function (row) {
       var tr = el("tr", { "data-cell": row.key || "all" }, [
-        el("th", { scope: "row" }, [row.label]), el("td", {}, [String(row.n)]),
-        el("td", {}, [String(row.tasks)])
+        el("th", { scope: "row" }, [row.label]), el("td", { "data-label": "Pairs" }, [String(row.n)]),
+        el("td", { "data-label": "Tasks" }, [String(row.tasks)])
       ]);
       row.diffs.forEach(function (r, j) {
-        tr.appendChild(differenceCell(data.rates[j].key, data.rates[j].better, r, names, "rate"));
+        var td = differenceCell(data.rates[j].key, data.rates[j].better, r, names, "rate");
+        td.setAttribute("data-label", columns[j]);
+        tr.appendChild(td);
       });
-      tr.appendChild(differenceCell("cost", "lower", row.cost, names, "cost"));
+      var cost = differenceCell("cost", "lower", row.cost, names, "cost");
+      cost.setAttribute("data-label", columns[columns.length - 1]);
+      tr.appendChild(cost);
       body.appendChild(tr);
     });
-    var table = el("table", { "class": "eb-table eb-cmp-table", "data-eb": "compare" }, [
+    var table = el("table", { "class": "eb-table eb-cmp-table eb-cards", "data-eb": "compare" }, [
       el("thead", {}, [headRow]), body
     ]);
     out.appendChild(el("div", {
-      "class": "eb-scroll", tabindex: "0", role: "region", "aria-label": "Paired differences"
+      "class": "eb-scroll eb-cards-box", tabindex: "0", role: "region", "aria-label": "Paired differences"
     }, [table]));
 
     var tasks = disagreements(data, first, second);
@@ -395,7 +406,7 @@
 
     function own(key) { return Object.prototype.hasOwnProperty.call(all, key); }
 
-    function show(boardKey, a, b) {
+    function show(boardKey, a, b, replace) {
       var data = own(boardKey) ? all[boardKey] : null;  /* never __proto__ or constructor */
       if (!data) return;
       boardSelect.value = boardKey;
@@ -403,7 +414,7 @@
       fill(secondSelect, data.systems, b);
       var first = find(data, a);
       var second = find(data, b);
-      remember(boardKey, first ? a : "", second ? b : "");
+      remember(boardKey, first ? a : "", second ? b : "", replace);
       out.textContent = "";
       if (!first || !second) {
         out.appendChild(el("p", { "class": "eb-empty" }, ["Choose two systems of this board."]));
@@ -415,11 +426,15 @@
     }
 
     var keys = Object.keys(all);
-    var boardKey = own(param("board")) ? param("board") : keys[0];
+    function fromAddress() {
+      var boardKey = own(param("board")) ? param("board") : keys[0];
+      if (boardKey) show(boardKey, param("a"), param("b"), true);
+    }
     boardSelect.addEventListener("change", function () { show(boardSelect.value, "", ""); });
     firstSelect.addEventListener("change", function () { show(boardSelect.value, firstSelect.value, secondSelect.value); });
     secondSelect.addEventListener("change", function () { show(boardSelect.value, firstSelect.value, secondSelect.value); });
-    if (boardKey) show(boardKey, param("a"), param("b"));
+    window.addEventListener("popstate", fromAddress);  /* Back and Forward */
+    fromAddress();
   }
 
   /* leaderboard.js (on every page) runs the page's set-ups once the page is ready. */

@@ -21,7 +21,9 @@
     return new URLSearchParams(window.location.search).get(name);
   }
 
-  function setParams(changes) {
+  /* Each change a reader makes is a step of the browser's history (Back undoes it); the
+   * keystrokes of one filter are one step. replace: rewrite the current step instead. */
+  function setParams(changes, replace) {
     var params = new URLSearchParams(window.location.search);
     Object.keys(changes).forEach(function (name) {
       if (changes[name]) params.set(name, changes[name]);
@@ -29,8 +31,10 @@
     });
     var query = params.toString();
     var url = window.location.pathname + (query ? "?" + query : "") + window.location.hash;
+    if (url === window.location.pathname + window.location.search + window.location.hash) return;
     try {
-      window.history.replaceState(window.history.state, "", url);
+      if (replace) window.history.replaceState(window.history.state, "", url);
+      else window.history.pushState({ eb: true }, "", url);
     } catch (e) {
       /* a browser that refuses to rewrite this URL keeps the view without the link */
     }
@@ -52,6 +56,7 @@
     this.clicked = "";  /* the column last clicked: only a second click on it reverses it */
     this.view = "";
     this.query = "";
+    this.typing = false;  /* the filter's last change was a keystroke of the one being typed */
     this.filter = document.querySelector('input[data-eb-filter="' + this.key + '"]');
     this.count = document.querySelector('[data-eb-count="' + this.key + '"]');
     this.substrate = document.querySelector('select[data-eb-substrate="' + this.key + '"]');
@@ -156,29 +161,32 @@
     if (this.count) this.count.textContent = words.length ? shown + " of " + total + " shown" : "";
   };
 
-  Board.prototype.remember = function () {
+  Board.prototype.remember = function (replace) {
     var changes = {};
     var sorted = this.column !== this.defaultColumn || this.dir !== this.defaultDir;
     changes["sort-" + this.key] = sorted ? this.column + "." + this.dir : "";
     changes["filter-" + this.key] = this.query;
     changes["substrate-" + this.key] = this.view;
-    setParams(changes);
+    setParams(changes, replace);
   };
 
+  /* The view the address describes (on load, and on Back and Forward). */
   Board.prototype.restore = function () {
     var sort = param("sort-" + this.key);
-    if (sort) {
-      var parts = sort.split(".");
-      if (this.header(parts[0])) {
-        this.column = parts[0];
-        this.clicked = parts[0];
-        this.dir = parts[1] === "desc" ? "desc" : "asc";
-        this.sortRows();
-      }
+    var parts = sort ? sort.split(".") : [];
+    var known = sort && this.header(parts[0]);
+    var column = known ? parts[0] : this.defaultColumn;
+    var dir = known ? (parts[1] === "desc" ? "desc" : "asc") : this.defaultDir;
+    if (column !== this.column || dir !== this.dir) {
+      this.column = column;
+      this.dir = dir;
+      this.sortRows();
     }
+    this.clicked = known ? column : "";
     this.view = param("substrate-" + this.key) || "";
     this.showView();
     this.query = param("filter-" + this.key) || "";
+    this.typing = false;
     this.applyFilter();
   };
 
@@ -194,6 +202,7 @@
         board.column = column;
         board.clicked = column;
         board.sortRows();
+        board.typing = false;
         board.remember();
       });
     });
@@ -201,8 +210,10 @@
       this.filter.addEventListener("input", function () {
         board.query = board.filter.value;
         board.applyFilter();
-        board.remember();
+        board.remember(board.typing);  /* one step of history per filter typed */
+        board.typing = true;
       });
+      this.filter.addEventListener("change", function () { board.typing = false; });
     }
     if (this.substrate) {
       this.substrate.closest("[hidden]") && this.substrate.closest("[hidden]").removeAttribute("hidden");
@@ -210,6 +221,7 @@
         board.view = board.substrate.value;
         board.showView();
         board.applyFilter();
+        board.typing = false;
         board.remember();
       });
     }
@@ -500,9 +512,9 @@
     this.apply(parsed.w, true);
   };
 
-  Prices.prototype.setUp = function () {
-    if (!this.data) return;
-    var prices = this;
+  /* The prices the address names (on load, and on Back and Forward); ``again``: the boards
+   * may show other prices now, so the defaults are applied when the address names none. */
+  Prices.prototype.fromAddress = function (again) {
     var raw = param("costs");
     if (raw !== null && raw !== "") {
       var parsed = parsePrices(raw, this.data);
@@ -510,10 +522,21 @@
         this.say("The prices in this page's address (costs=" + raw + ") were not used: " + parsed.error +
           ". The boards show the default prices.");
         this.show(this.data.defaults, "default");
+        if (again) this.apply(this.data.defaults.slice(), false);
       } else {
+        this.say("");
         this.apply(parsed.w, false);
       }
+    } else if (again) {
+      this.say("");
+      this.apply(this.data.defaults.slice(), false);
     }
+  };
+
+  Prices.prototype.setUp = function () {
+    if (!this.data) return;
+    var prices = this;
+    this.fromAddress(false);
     var button = document.querySelector("[data-eb-reprice]");
     if (button) button.addEventListener("click", function () { prices.fromInputs(); });
     this.inputs.forEach(function (input) {
@@ -560,7 +583,16 @@
       board.restore();
       boards.push(board);
     });
-    if (boards.length) new Prices(boards).setUp();
+    var prices = boards.length ? new Prices(boards) : null;
+    if (prices) prices.setUp();
+    if (boards.length && !window.EB_HISTORY) {
+      /* Back and Forward: every board and the prices return to what the address says. */
+      window.EB_HISTORY = true;
+      window.addEventListener("popstate", function () {
+        if (prices && prices.data) prices.fromAddress(true);
+        boards.forEach(function (b) { b.restore(); });
+      });
+    }
     focusableScrollers();
     (window.EB_SETUP || []).forEach(function (more) { more(); });  /* e.g. the compare view's */
   }

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from effectbench.baselines import get_baseline
+from effectbench.bundle import SystemInfo
 from effectbench.cli import main
+from effectbench.manifest import manifest_of
+from effectbench.packs.mockmed import MockMedProvider
+from effectbench.produce import make_submission, write_submission
+from effectbench.runner import evaluate
+from effectbench.schema import AgentReport, Split, Substrate
+from effectbench.seam import AgentTask, Attempt, EnvHandle, SystemUnderTest
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "submissions"
@@ -81,11 +90,128 @@ def slug_of(site: dict[str, Any], suffix: str) -> str:
     return path.name.lower()
 
 
-def site_root(base: Path, withdrawn: list[dict[str, str]]) -> Path:
-    """A copy of the repository's site sources whose withdrawn.yml lists ``withdrawn``."""
+def site_root(base: Path, withdrawn: list[dict[str, str]], site_url: str = "") -> Path:
+    """A copy of the repository's site sources whose withdrawn.yml lists ``withdrawn`` (and
+    whose mkdocs.yml sets ``site_url`` when given)."""
     root = base / "root"
     shutil.copytree(ROOT / "site", root / "site")
     shutil.copy(ROOT / "SPEC.md", root / "SPEC.md")
-    shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    if site_url:
+        config = f"site_url: {site_url}\n" + config
+    (root / "mkdocs.yml").write_text(config, encoding="utf-8")
     (root / "site" / "withdrawn.yml").write_text(yaml.safe_dump(withdrawn), encoding="utf-8")
     return root
+
+
+# -- one system on several screens: a real pack whose tasks each run on two substrates --------
+
+SCREENS_PACK = "mockmed-screens"
+SCREENS_BOARD = "spec1-mockmed-screens"
+"""The board of a pack whose every task exists on the web and on the desktop."""
+SCREENS_SUBSTRATES = (Substrate.WEB, Substrate.DESKTOP)
+SCREENS_ARMS = ("screen_only", "effect_verified", "always_halt")
+"""Baselines run on both substrates in one bundle each (the same behaviour on both)."""
+ONE_BUNDLE_MIX = "verifies_on_web"
+"""A system in one bundle that checks its effect on the web and trusts the screen on the desktop."""
+TWO_BUNDLE_MIX = "pixel_trusting"
+"""A system submitted as one bundle per substrate: effect_verified on the web, retry_on_error
+on the desktop."""
+
+
+class ScreensPack(MockMedProvider):
+    """The MockMed anchor's nine tasks, each on the web (``screens::ok``) and on the desktop
+    (``screens::ok@desktop``): a real pack whose systems run the same tasks on two substrates."""
+
+    name = SCREENS_PACK
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._tasks = tuple(
+            t.model_copy(
+                update={
+                    "task_id": sub.variant_id(
+                        t.task_id.replace("mockmed::", "screens::"), Substrate.WEB
+                    ),
+                    "substrate": sub,
+                }
+            )
+            for t in self._tasks
+            for sub in SCREENS_SUBSTRATES
+        )
+
+    def manifest(self) -> dict[str, Any]:
+        return manifest_of(SCREENS_PACK, self._tasks)
+
+
+class BySubstrate:
+    """A system that acts as one shipped baseline on some substrates and another elsewhere."""
+
+    def __init__(self, name: str, pack: ScreensPack, on: dict[Substrate, str]) -> None:
+        self.name = name
+        self._by = {sub: get_baseline(b, pack) for sub, b in on.items()}
+
+    def run(
+        self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]
+    ) -> AgentReport | Attempt:
+        return self._by[task.substrate].run(task, env, params)
+
+
+def _screens_bundle(
+    subs: Path,
+    folder: str,
+    name: str,
+    sut: SystemUnderTest,
+    baseline: str | None,
+    on: Sequence[Substrate],
+) -> Path:
+    pack = ScreensPack()
+    tasks = [t for t in pack.tasks() if t.substrate in on]
+    run = evaluate(sut, pack, trials=10, tasks=tasks)
+    sub = make_submission(
+        run,
+        pack,
+        SystemInfo(name=name, baseline=baseline),
+        trials=10,
+        split=Split.DEV,
+        started_at="2026-11-30T00:00:00Z",
+        finished_at="2026-11-30T00:01:00Z",
+    )
+    return write_submission(subs / f"2026-11-30_{folder}", sub, run.rows)
+
+
+def screens_bundles(subs: Path) -> dict[str, list[Path]]:
+    """Real runs on :class:`ScreensPack` (register it first), by system name: three baselines
+    on both substrates in one bundle each, :data:`ONE_BUNDLE_MIX` in one bundle and
+    :data:`TWO_BUNDLE_MIX` as one bundle per substrate."""
+    pack = ScreensPack()
+    out: dict[str, list[Path]] = {}
+    for arm in SCREENS_ARMS:
+        out[f"{arm} two-substrate"] = [
+            _screens_bundle(
+                subs,
+                f"{arm}-screens",
+                f"{arm} two-substrate",
+                get_baseline(arm, pack),
+                arm,
+                SCREENS_SUBSTRATES,
+            )
+        ]
+    mix = BySubstrate(
+        ONE_BUNDLE_MIX, pack, {Substrate.WEB: "effect_verified", Substrate.DESKTOP: "screen_only"}
+    )
+    out[ONE_BUNDLE_MIX] = [
+        _screens_bundle(subs, "verifies-on-web", ONE_BUNDLE_MIX, mix, None, SCREENS_SUBSTRATES)
+    ]
+    out[TWO_BUNDLE_MIX] = [
+        _screens_bundle(
+            subs,
+            f"pixel-trusting-{sub.value}",
+            TWO_BUNDLE_MIX,
+            get_baseline(arm, pack),
+            None,
+            (sub,),
+        )
+        for sub, arm in ((Substrate.WEB, "effect_verified"), (Substrate.DESKTOP, "retry_on_error"))
+    ]
+    return out

@@ -1,0 +1,215 @@
+"""The same system across screens: one system's rates per substrate, and the paired differences.
+
+A system is the accepted entries of one board with the same name and signer: one bundle
+that ran several substrates, or several bundles (one per substrate, or a few each). For
+every substrate it ran, the view states SWER, over-halt and record-wrong over its
+episodes there; for every two substrates, the difference of each rate over the episodes
+it ran on both with the same base task, trial and seed, paired and clustered by task
+(:func:`effectbench.metrics.substrate_difference`), so a reader sees whether an agent that
+is safe through an API stays safe through pixels only. When two bundles of one system ran
+the same substrate, the first in the board's default order speaks for it and the other is
+named as left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from effectbench.bundle import slugify
+from effectbench.metrics import (
+    FRAME_COLUMNS,
+    SUBSTRATE_RATES,
+    Difference,
+    TaskRate,
+    TaskTable,
+    frame_from_columns,
+    substrate_difference,
+    task_rate,
+)
+from effectbench.site._mkdocs import GeneratedPage
+from effectbench.site._pages import BoardView, environment, lede
+from effectbench.site._tables import BOARD_COLUMNS, substrate_order
+
+ROW_COLUMN = {c: c for c in FRAME_COLUMNS} | {"reported_success": "agent.reported_success"}
+"""Where each column of the metrics' frame is in a bundle's flattened rows."""
+
+
+@dataclass(frozen=True)
+class OnSubstrate:
+    """A system's rates over its episodes on one substrate."""
+
+    substrate: str
+    slug: str
+    """The bundle whose episodes these are."""
+    tasks: int
+    episodes: int
+    rates: dict[str, TaskRate]
+    """Per rate of :data:`~effectbench.metrics.SUBSTRATE_RATES`."""
+
+
+@dataclass(frozen=True)
+class BetweenSubstrates:
+    """The differences of a system's rates on ``first`` minus on ``second`` (paired)."""
+
+    first: str
+    second: str
+    differences: dict[str, Difference]
+    """Per rate of :data:`~effectbench.metrics.SUBSTRATE_RATES`."""
+
+    @property
+    def tasks(self) -> int:
+        """Base tasks the system ran on both substrates."""
+        return next(iter(self.differences.values())).tasks
+
+    @property
+    def episodes(self) -> int:
+        """Paired episodes (on each substrate)."""
+        return next(iter(self.differences.values())).n_first
+
+
+@dataclass(frozen=True)
+class SystemAcross:
+    """One system of a board on every substrate it ran."""
+
+    name: str
+    signer: str
+    anchor: str
+    """The id of its section on the page."""
+    substrates: list[OnSubstrate]
+    pairs: list[BetweenSubstrates]
+    left_out: list[tuple[str, str]] = field(default_factory=list)
+    """(slug, substrate) of episodes not used: an earlier bundle of the system ran it too."""
+
+
+@dataclass(frozen=True)
+class BoardAcross:
+    """The systems of one board that ran more than one substrate."""
+
+    key: str
+    title: str
+    substrates: tuple[str, ...]
+    systems: list[SystemAcross]
+
+
+def _frame(rows: pa.Table, substrate: str) -> tuple[pd.DataFrame, list[int], list[Any]]:
+    """Return the metrics' frame of a bundle's rows on one substrate, with trials and seeds."""
+    keep = [s == substrate for s in rows.column("substrate").to_pylist()]
+    part = rows.filter(pa.array(keep, pa.bool_()))
+    frame = frame_from_columns({c: part.column(src).to_pylist() for c, src in ROW_COLUMN.items()})
+    return frame, part.column("trial").to_pylist(), part.column("seed").to_pylist()
+
+
+def _system(
+    board_key: str,
+    name: str,
+    signer: str,
+    slugs: Sequence[str],
+    tables: dict[str, TaskTable],
+    rows_of: dict[str, pa.Table],
+    taken: set[str],
+) -> SystemAcross | None:
+    chosen: dict[str, str] = {}
+    left_out: list[tuple[str, str]] = []
+    for slug in slugs:
+        for sub in substrate_order(tables[slug].substrate):
+            if sub in chosen:
+                left_out.append((slug, sub))
+            else:
+                chosen[sub] = slug
+    subs = substrate_order(chosen)
+    if len(subs) < 2:
+        return None
+    on = [
+        OnSubstrate(
+            substrate=sub,
+            slug=chosen[sub],
+            tasks=(mine := tables[chosen[sub]].of_substrate(sub)).n_tasks,
+            episodes=mine.n_episodes,
+            rates={r: task_rate(mine, r) for r in SUBSTRATE_RATES},
+        )
+        for sub in subs
+    ]
+    parts = [_frame(rows_of[chosen[sub]], sub) for sub in subs]
+    frame = pd.concat([p[0] for p in parts], ignore_index=True)
+    trials = [t for p in parts for t in p[1]]
+    seeds = [s for p in parts for s in p[2]]
+    pairs = [
+        BetweenSubstrates(
+            first=later,
+            second=earlier,
+            differences={
+                r: substrate_difference(frame, trials, seeds, later, earlier, r)
+                for r in SUBSTRATE_RATES
+            },
+        )
+        for i, earlier in enumerate(subs)
+        for later in subs[i + 1 :]
+    ]
+    anchor = base = f"{board_key}-{slugify(name)}"
+    n = 2
+    while anchor in taken:
+        anchor, n = f"{base}-{n}", n + 1
+    taken.add(anchor)
+    return SystemAcross(name, signer, anchor, on, pairs, left_out)
+
+
+def board_across(view: BoardView, rows_of: dict[str, pa.Table]) -> BoardAcross:
+    """Return the systems of ``view`` that ran more than one substrate (board order)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for row in view.rows:
+        groups.setdefault((row["system"], row["signer"]), []).append(row["slug"])
+    tables = view.tables.get("all", {})
+    taken: set[str] = set()
+    systems = [
+        s
+        for (name, signer), slugs in groups.items()
+        if (s := _system(view.key, name, signer, slugs, tables, rows_of, taken)) is not None
+    ]
+    return BoardAcross(view.key, view.title, view.substrates, systems)
+
+
+def boards_across(views: Sequence[BoardView], rows_of: dict[str, pa.Table]) -> list[BoardAcross]:
+    """Return every board's systems that ran more than one substrate."""
+    return [board_across(v, rows_of) for v in views]
+
+
+def verdict(d: Difference, first: str, second: str) -> tuple[str, str]:
+    """Return what a difference says in words (every rate here is lower-is-better), and the
+    class the page marks it with."""
+    if d.tasks == 0:
+        return f"no task ran on both {first} and {second}", "eb-cmp-tie"
+    if d.lo > 0:
+        return f"higher on {first} (worse)", "eb-cmp-first"
+    if d.hi < 0:
+        return f"lower on {first} (better)", "eb-cmp-second"
+    return "no difference beyond noise", "eb-cmp-tie"
+
+
+SUBSTRATES_TITLE = "The same system across substrates"
+
+
+def substrates_page(templates: Path, boards: Sequence[BoardAcross]) -> GeneratedPage:
+    """Return the substrate-sensitivity page: every system that ran more than one substrate."""
+    labels = {c.key: c.label for c in BOARD_COLUMNS}
+    body = (
+        environment(templates)
+        .get_template("substrates.html.j2")
+        .render(
+            boards=boards,
+            rates=[(r, labels[r]) for r in SUBSTRATE_RATES],
+            verdict=verdict,
+        )
+    )
+    return GeneratedPage(
+        SUBSTRATES_TITLE,
+        body,
+        tuple((b.key, b.title) for b in boards if b.systems),
+        hide=("navigation",),
+        search_lead=lede(body),
+    )
