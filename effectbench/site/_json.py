@@ -396,7 +396,7 @@ def leaderboard_json(
             assert res is not None and tasks is not None and e.status != "refused"
             cost = expected_cost(tasks, b.costs)
             idle = idle_cost(tasks, b.costs)
-            whole = {name: task_rate(tasks, name) for name in RATES}
+            whole = {name: task_rate(tasks, name) for name in RATES if name in tasks.events}
             per_substrate = substrate_totals(res)
             # One substrate: its episodes are all of them, its rates the whole table's.
             alone = whole if len(per_substrate) == 1 else None
@@ -457,7 +457,11 @@ def leaderboard_json(
                                 mine,
                                 c.success_effect_gap,
                                 None,
-                                counted={name: e.cell_rate(i, name) for name in RATES},
+                                counted={
+                                    name: e.cell_rate(i, name)
+                                    for name in RATES
+                                    if name in mine.events
+                                },
                             ),
                         )
                         for i, (c, mine) in enumerate(e.cells)
