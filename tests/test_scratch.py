@@ -14,6 +14,7 @@ import pytest
 from support.bundles import make_bundle
 from support.site import site_root
 
+from effectbench.packs.clinic import db
 from effectbench.packs.clinic.db import SCRATCH_ENV, scratch_dir
 from effectbench.site import build_site
 
@@ -61,7 +62,7 @@ def test_a_killed_processs_scratch_folder_is_removed_by_the_next_one(
 @pytest.mark.parametrize(
     "command",
     [
-        ["verify", str(ROOT / "submissions" / "2026-11-30_screen-only-clinic")],
+        ["verify", str(ROOT / "submissions" / "2026-12-01_screen-only-clinic")],
         ["run", "--pack", "clinic", "--baseline", "screen_only", "--trials", "1"]
         + ["--substrate", "api", "--workers", "2", "--progress", "off"],
     ],
@@ -96,3 +97,18 @@ def test_a_killed_builds_staging_folder_is_removed_by_the_next_build(tmp_path: P
     assert (out / "index.html").is_file()
     left = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".public.building-"))
     assert left == [".public.building-notes"]
+
+
+def test_a_folder_removed_while_the_sweep_looks_is_passed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its owner removing its folder between the sweep's listing and its look (the race that
+    stopped an MCP server at start-up) leaves the sweep going, and the new folder made."""
+    gone = tmp_path / "effectbench-clinic-pid1-abcdefgh"
+    gone.mkdir()
+    listed = list(os.scandir(tmp_path))
+    gone.rmdir()  # as its owner's cleanup would, after the listing
+    monkeypatch.setattr(os, "scandir", lambda _base: iter(listed))
+    assert db.sweep_scratch(tmp_path) == []
+    monkeypatch.setenv(SCRATCH_ENV, str(tmp_path))
+    assert scratch_dir("effectbench-clinic-").is_dir()

@@ -155,9 +155,13 @@ def sweep_scratch(base: Path) -> list[Path]:
         return removed
     for entry in entries:
         found = SCRATCH_NAME.fullmatch(entry.name)
-        if found is None or not entry.is_dir(follow_symlinks=False):
+        try:  # its owner (or another sweep) may remove it while we look
+            if found is None or not entry.is_dir(follow_symlinks=False):
+                continue
+            owner = entry.stat(follow_symlinks=False).st_uid
+        except OSError:
             continue
-        if entry.stat(follow_symlinks=False).st_uid != uid or _alive(int(found.group(1))):
+        if owner != uid or _alive(int(found.group(1))):
             continue
         shutil.rmtree(entry.path, ignore_errors=True)
         removed.append(Path(entry.path))
