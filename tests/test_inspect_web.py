@@ -40,10 +40,13 @@ TRIALS = 1
 
 @pytest.fixture(autouse=True)
 def _no_leftovers() -> Iterator[None]:
+    from effectbench.screens.browser import chromium_pids
+
+    before = chromium_pids()  # an earlier test's (the main thread's shared browser)
     yield
     assert live_count() == 0
     close_pools()
-    assert browsers_gone() == [], "a browser outlived the run"
+    assert browsers_gone(before=before) == [], "a browser outlived the run"
 
 
 @pytest.mark.web

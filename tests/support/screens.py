@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from effectbench.packs.clinic.desktop.frontend import app_command
 from effectbench.packs.clinic.service import Channel
 from effectbench.screens.xdisplay import A11yReader, AccessibleXEnv
@@ -23,14 +25,19 @@ def desktop_env(session: XSession, channel: Channel = NO_SERVICE) -> AccessibleX
     return AccessibleXEnv(session.display, reader, xauthority=session.xauthority)
 
 
-def browsers_gone(timeout: float = 30.0) -> list[int]:
-    """Wait until no Chromium this process launched is left (a closed browser exits a moment
-    after Playwright returns, longer on a loaded machine); return the ones still there."""
+def browsers_gone(timeout: float = 30.0, before: Collection[int] = ()) -> list[int]:
+    """Wait until no Chromium this process launched is left but those of ``before`` (running
+    before the test: an earlier test's shared browser lives until the session ends; a closed
+    browser exits a moment after Playwright returns, longer on a loaded machine); return the
+    ones still there."""
     import time
 
     from effectbench.screens.browser import chromium_pids
 
+    def left() -> list[int]:
+        return [pid for pid in chromium_pids() if pid not in before]
+
     deadline = time.monotonic() + timeout
-    while (left := chromium_pids()) and time.monotonic() < deadline:
+    while (found := left()) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return left
+    return found
