@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import itertools
 import json
 import os
 import sys
-import uuid
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -139,6 +139,7 @@ class ClinicWindow(Gtk.Window):  # type: ignore[misc]
         self.chart: dict[str, Any] = {}
         self.editing: int | None = None
         self.form_key = ""
+        self.form_numbers = itertools.count(1)
         self._build_search()
         self._build_chart()
         self._build_form()
@@ -285,7 +286,9 @@ class ClinicWindow(Gtk.Window):  # type: ignore[misc]
         """Open an empty encounter form for the open chart (a fresh idempotency key)."""
         patient = self.chart.get("patient") or {}
         self.editing = None
-        self.form_key = uuid.uuid4().hex
+        # One key per form opened, numbered from 1 in this app (one app per episode), as the
+        # web app's: a re-run of the episode writes the same rows.
+        self.form_key = f"form-{patient.get('mrn')}-{next(self.form_numbers)}"
         self.form_title.set_text(f"New encounter for {patient.get('name')} ({patient.get('mrn')})")
         self.type_radios[L.TYPES[0]].set_active(True)
         for entry in (self.note_entry, self.charge_entry, self.claim_entry):
