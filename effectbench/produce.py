@@ -225,19 +225,42 @@ class ReferenceSpec:
     baseline: str
     trials: int = 10
     split: Split = Split.DEV
+    substrate: str | None = None
+    """The substrates it runs (a ``--substrate`` value; None: the pack's default)."""
 
+
+SCREEN_TRIALS = 3
+"""Trials of a reference on a screen substrate: the fewest a ranked entry has
+(``pack.min_trials``); each screen episode costs a browser or a display."""
+
+_CLINIC_ARMS = (
+    ("screen-only", "screen_only"),
+    ("effect-verified", "effect_verified"),
+    ("effect-verified-all", "effect_verified_all"),
+)
 
 REFERENCE_SET: tuple[ReferenceSpec, ...] = (
     ReferenceSpec("always-halt", "mockmed", "always_halt"),
     ReferenceSpec("effect-verified", "mockmed", "effect_verified"),
     ReferenceSpec("retry-on-error", "mockmed", "retry_on_error"),
     ReferenceSpec("screen-only", "mockmed", "screen_only"),
-    ReferenceSpec("effect-verified-clinic", "clinic", "effect_verified"),
-    ReferenceSpec("effect-verified-all-clinic", "clinic", "effect_verified_all"),
-    ReferenceSpec("screen-only-clinic", "clinic", "screen_only"),
+    *(ReferenceSpec(f"{slug}-clinic", "clinic", arm) for slug, arm in _CLINIC_ARMS),
+    *(
+        ReferenceSpec(
+            f"{slug}-clinic-{screen.replace('_', '-')}",
+            "clinic",
+            arm,
+            SCREEN_TRIALS,
+            substrate=screen,
+        )
+        for screen in ("web", "desktop", "remote_display")
+        for slug, arm in _CLINIC_ARMS
+    ),
 )
 """The reference bundles in ``submissions/`` (re-made by ``python -m verifier.references
---remake``)."""
+--remake``): MockMed's four baselines, and the clinic's three arms through its API and
+through each of its screens (web, desktop, remote display), so every substrate has a
+ladder on the board."""
 
 
 def reference_bundle(spec: ReferenceSpec, folder: Path) -> Path:
@@ -247,7 +270,7 @@ def reference_bundle(spec: ReferenceSpec, folder: Path) -> Path:
     URL, no README), the identity a bundle ranked by reproduction alone must have.
     """
     pack = get_pack(spec.pack)
-    tasks = tasks_on(pack, choose(pack, None), spec.split.value)  # the pack's default substrates
+    tasks = tasks_on(pack, choose(pack, spec.substrate), spec.split.value)
     started = now()
     run = evaluate(get_baseline(spec.baseline, pack), pack, trials=spec.trials, tasks=tasks)
     system = SystemInfo(

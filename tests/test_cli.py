@@ -197,7 +197,7 @@ def test_rank_refuses_bad_prices_in_one_line(
 
 
 def test_rank_prints_the_boards_at_the_given_prices(capsys: pytest.CaptureFixture[str]) -> None:
-    folders = [RANK_REFERENCE / f"2026-11-30_{n}" for n in ("always-halt", "effect-verified")]
+    folders = [RANK_REFERENCE / f"2026-12-01_{n}" for n in ("always-halt", "effect-verified")]
     assert main(["rank", *map(str, folders), "--costs", "clinical-billing"]) == 0
     out = capsys.readouterr().out
     assert "prices 50,10,1" in out and "doing nothing (halting on every task): 33.3" in out

@@ -30,7 +30,7 @@ from verifier.references import main as references_main
 from verifier.report import BundleReport, Status
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = "2026-11-30_screen-only"
+REFERENCE = "2026-12-01_screen-only"
 MALLORY = "mallory@example.org"
 ALICE = "alice@example.org"
 

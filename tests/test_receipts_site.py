@@ -23,7 +23,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 from support.browser import Watched as SiteWatched
 from support.browser import served
 from support.bundles import edit_receipts
-from support.site import REFERENCE
+from support.site import copy_references
 
 from effectbench.cli import main
 from effectbench.screens.browser import close_shared_browser
@@ -48,7 +48,7 @@ def _submit(out: Path, name: str, *args: str) -> Path:
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     base = tmp_path_factory.mktemp("receipts-site")
     subs = base / "submissions"
-    shutil.copytree(REFERENCE, subs)
+    copy_references(subs)
     three = ("--trials", "3")
     web = _submit(
         subs, "Screen only web", "--substrate", "web", "--baseline", "screen_only", *three
@@ -138,7 +138,7 @@ def test_the_board_reports_the_collateral_write_rate_beside_swer(
     assert int(n) == 81 and int(k) > 0  # the homonym, the stale allergies, the wrong charge
     assert web.locator(".eb-ci").count() >= 1  # with its interval
     old = rows.locator(
-        'tr[data-slug="2026-11-30_screen-only-clinic"] td[data-metric="collateral_write"]'
+        'tr[data-slug="2026-12-01_screen-only-clinic"] td[data-metric="collateral_write"]'
     )
     assert "not measured" in old.inner_text()  # a bundle made before receipts
     w.check()

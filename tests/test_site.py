@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 import pytest
 import yaml
+from support.across import WRONG_RATES, jsonl_rows, paired
 from support.site import (
     CLINIC_BOARD,
     EVIL_URL,
@@ -30,6 +31,7 @@ from support.site import (
     SCREENS_BOARD,
     SCREENS_PACK,
     ScreensPack,
+    copy_references,
     make_submissions,
     screens_bundles,
     site_root,
@@ -38,7 +40,7 @@ from support.site import (
 
 from effectbench.cli import build_parser, main
 from effectbench.errors import DataError, SiteBuildError
-from effectbench.metrics import TaskTable, episode_frame, rate_difference, task_table
+from effectbench.metrics import rate_difference
 from effectbench.packs import register
 from effectbench.site import (
     VlConvertRenderer,
@@ -784,7 +786,8 @@ def test_failed_build_leaves_previous_site_untouched(site: dict[str, Any], tmp_p
 @pytest.mark.slow
 def test_cli_build_and_errors(site: dict[str, Any], tmp_path: Path, capsys: Any) -> None:
     out = tmp_path / "out"
-    args = ["site", "build", "--submissions", str(REFERENCE), "--out", str(out)]
+    subs = copy_references(tmp_path / "subs")
+    args = ["site", "build", "--submissions", str(subs), "--out", str(out)]
     args += ["--root", str(ROOT), "--cache-dir", str(site["base"] / "cache")]
     assert main(args) == 0
     assert f"ranked {N_REFERENCE}" in capsys.readouterr().out
@@ -795,8 +798,9 @@ def test_cli_build_and_errors(site: dict[str, Any], tmp_path: Path, capsys: Any)
 
 
 @pytest.mark.slow
-def test_workflows_call_commands_that_exist() -> None:
+def test_workflows_call_commands_that_exist(tmp_path: Path) -> None:
     parser = build_parser()
+    subs = copy_references(tmp_path / "subs")  # the screen ones: tests/test_shipped_site.py
     for wf in (ROOT / ".github" / "workflows").glob("*.yml"):
         doc = yaml.safe_load(wf.read_text())
         for job in doc["jobs"].values():
@@ -808,9 +812,9 @@ def test_workflows_call_commands_that_exist() -> None:
                         words = [w for w in words if w not in (">", "report.txt", "2>&1", "||")]
                         words = [w for w in words if not w.startswith("status=")]
                         if words[0] == "verify":
-                            words.append(str(REFERENCE))
+                            words.append(str(subs))
                         parser.parse_args(words)
-    cmd = [sys.executable, "-m", "effectbench.cli", "verify", str(REFERENCE)]
+    cmd = [sys.executable, "-m", "effectbench.cli", "verify", str(subs)]
     assert subprocess.run(cmd, capture_output=True, check=False).returncode == 0
 
 
@@ -818,8 +822,7 @@ def test_workflows_call_commands_that_exist() -> None:
 def test_report_cache_reuses_only_byte_identical_bundles(tmp_path: Path) -> None:
     from effectbench.site import verify_submissions
 
-    subs = tmp_path / "subs"
-    shutil.copytree(REFERENCE, subs)
+    subs = copy_references(tmp_path / "subs")
     cache = tmp_path / "reports"
     first = verify_submissions(subs, cache_dir=cache)
     assert len(list(cache.glob("*.json"))) == N_REFERENCE
@@ -1262,49 +1265,12 @@ def screens_site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The reference bundles beside systems on a pack whose every task runs on the web and the
     desktop: baselines in one bundle each, a mixed system in one bundle and one in two."""
     base = tmp_path_factory.mktemp("screens-site")
-    subs = base / "submissions"
-    shutil.copytree(REFERENCE, subs)
+    subs = copy_references(base / "submissions")
     with register(SCREENS_PACK, ScreensPack):
         systems = screens_bundles(subs)
         out = base / "public"
         build_site(subs, out, root=ROOT, cache_dir=base / "cache", workers=1, allow_unsigned=True)
     return {"subs": subs, "systems": systems, "out": out}
-
-
-def _jsonl(bundle: Path) -> list[dict[str, Any]]:
-    lines = (bundle / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(x) for x in lines]
-
-
-def _paired(rows: list[dict[str, Any]], first: str, second: str) -> tuple[TaskTable, TaskTable]:
-    """The episodes of ``first`` and ``second`` with the same base task, trial and seed, per
-    task (recomputed here from the rows, not by the site's code)."""
-
-    def on(sub: str) -> dict[tuple[str, int, Any], dict[str, Any]]:
-        return {
-            (r["task_id"].split("@")[0], r["trial"], r["seed"]): r
-            for r in rows
-            if r["substrate"] == sub
-        }
-
-    a, b = on(first), on(second)
-    both = sorted(set(a) & set(b))
-
-    def table(side: dict[tuple[str, int, Any], dict[str, Any]]) -> TaskTable:
-        return task_table(episode_frame([{**side[k], "task_id": k[0]} for k in both]))
-
-    return table(a), table(b)
-
-
-WRONG = {
-    "swer": lambda r: r["outcome"] == "silent_wrong_effect",
-    "over_halt": lambda r: r["outcome"] == "over_halt",
-    "record_wrong": lambda r: (
-        r["outcome"] == "wrong_action"
-        or (r["outcome"] == "silent_wrong_effect" and r["swer_variant"] == "wrong_write")
-    ),
-}
-"""What each rate of the view counts, written out from SPEC's outcomes."""
 
 
 class Sections(HTMLParser):
@@ -1370,19 +1336,19 @@ def test_substrate_differences_equal_a_recomputation_from_the_rows(
     doc = {s["system"]: s for s in board["across_substrates"]}
     beyond: dict[str, set[str]] = {}
     for name, bundles in screens_site["systems"].items():
-        rows = [r for bundle in bundles for r in _jsonl(bundle)]
+        rows = [r for bundle in bundles for r in jsonl_rows(bundle)]
         shown = sections.systems[(SCREENS_BOARD, name)]
         for sub in ("web", "desktop"):
             mine = [r for r in rows if r["substrate"] == sub]
-            for rate, counts in WRONG.items():
+            for rate, counts in WRONG_RATES.items():
                 cell = shown["rates"][(sub, rate)]
                 k = sum(map(counts, mine))
                 assert (int(cell["data-k"]), int(cell["data-n"])) == (k, len(mine)), (name, sub)
                 assert doc[name]["substrates"][sub][rate]["k"] == k
-        web, desktop = _paired(rows, "desktop", "web")
+        web, desktop = paired(rows, "desktop", "web")
         (pair,) = doc[name]["differences"]
         assert (pair["first"], pair["second"]) == ("desktop", "web")
-        for rate in WRONG:
+        for rate in WRONG_RATES:
             d = rate_difference(web, desktop, rate)
             cell = shown["diffs"][("desktop", "web", rate)]
             assert int(cell["data-n"]) == d.tasks == pair[rate]["tasks"] == 9

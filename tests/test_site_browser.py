@@ -283,7 +283,7 @@ def test_sort_filter_and_substrate_live_in_the_url(
     assert select.is_visible()  # its systems ran two substrates
     select.select_option("desktop")
     order, url = shown_slugs(page, TWO_BOARD), page.url
-    assert order == ["2026-11-30_effect_verified-screens"]
+    assert order == ["2026-12-01_effect_verified-screens"]
     assert "sort-" in url and "filter-" in url and "substrate-" in url
     mockmed_order = shown_slugs(page, MOCKMED_BOARD)
     second = Watched(browser)

@@ -173,7 +173,7 @@ def _shipped(folder: str) -> TaskTable:
 
 def test_shipped_mockmed_board_puts_the_halting_baseline_below_the_acting_one() -> None:
     folders = ["always-halt", "effect-verified", "retry-on-error", "screen-only"]
-    tables = [_shipped(f"2026-11-30_{f}") for f in folders]
+    tables = [_shipped(f"2026-12-01_{f}") for f in folders]
     s = [standing(f, f, t, DEFAULT_COSTS) for f, t in zip(folders, tables, strict=True)]
     order = [folders[i] for i in board_order(s)]
     assert order[:2] == ["effect-verified", "always-halt"]
@@ -184,7 +184,7 @@ def test_shipped_mockmed_board_puts_the_halting_baseline_below_the_acting_one() 
 
 def test_shipped_clinic_first_two_share_a_tie_group() -> None:
     folders = ["effect-verified-all-clinic", "effect-verified-clinic", "screen-only-clinic"]
-    tables = [_shipped(f"2026-11-30_{f}") for f in folders]
+    tables = [_shipped(f"2026-12-01_{f}") for f in folders]
     s = [standing(f, f, t, DEFAULT_COSTS) for f, t in zip(folders, tables, strict=True)]
     order = board_order(s)
     assert [folders[i] for i in order] == folders

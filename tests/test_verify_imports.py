@@ -36,7 +36,7 @@ def _verify_in_a_fresh_process(bundle: Path) -> tuple[int, set[str]]:
 
 def test_verifying_a_mockmed_bundle_imports_neither_the_clinic_nor_pandas() -> None:
     """The reference MockMed bundle is verified (and re-run) with its own pack only."""
-    code, modules = _verify_in_a_fresh_process(ROOT / "submissions" / "2026-11-30_screen-only")
+    code, modules = _verify_in_a_fresh_process(ROOT / "submissions" / "2026-12-01_screen-only")
     assert code == 0
     assert "effectbench.packs.mockmed" in modules
     assert not {m for m in modules if m.startswith("effectbench.packs.clinic")}

@@ -70,7 +70,7 @@ def _pull_request(tmp: Path, change: str, names: tuple[str, ...] = (GOOD,)) -> t
     pr = tmp / "pr"
     (pr / "submissions").mkdir(parents=True)
     shutil.copytree(
-        REFERENCE / "2026-11-30_always-halt", pr / "submissions" / "2026-11-30_always-halt"
+        REFERENCE / "2026-12-01_always-halt", pr / "submissions" / "2026-12-01_always-halt"
     )
     _git(pr, "init", "-q", "-b", "main")
     _git(pr, "add", "-A")
@@ -78,7 +78,7 @@ def _pull_request(tmp: Path, change: str, names: tuple[str, ...] = (GOOD,)) -> t
     _git(pr, "checkout", "-q", "-b", "pull-request")
     for name in names:
         new = pr / "submissions" / name
-        shutil.copytree(REFERENCE / "2026-11-30_screen-only", new)
+        shutil.copytree(REFERENCE / "2026-12-01_screen-only", new)
         if change == "tampered":
             lines = (new / "episodes.jsonl").read_text().splitlines()
             row = json.loads(lines[1])
@@ -91,7 +91,7 @@ def _pull_request(tmp: Path, change: str, names: tuple[str, ...] = (GOOD,)) -> t
     _git(pr, "add", "-A")
     _git(pr, "commit", "-qm", "pull request")
     _git(pr, "checkout", "-q", "main")
-    shutil.copytree(REFERENCE / "2026-11-30_retry-on-error", pr / "submissions" / "2026-11-30_x")
+    shutil.copytree(REFERENCE / "2026-12-01_retry-on-error", pr / "submissions" / "2026-12-01_x")
     _git(pr, "add", "-A")
     _git(pr, "commit", "-qm", "base moves on")
     base = _git(pr, "rev-parse", "HEAD")
@@ -132,7 +132,7 @@ def test_a_good_bundle_passes_and_the_report_is_the_summary(tmp_path: Path) -> N
     assert status == 0, summary
     assert f"submissions/&quot;{GOOD}&quot; (bundle): RANKED" in summary
     assert "always-halt" not in summary  # only what the pull request adds or changes
-    assert "2026-11-30_x" not in summary  # diffed against the merge base, not the base
+    assert "2026-12-01_x" not in summary  # diffed against the merge base, not the base
     _no_workflow_commands(stdout)
 
 
@@ -252,7 +252,7 @@ def _trust() -> str:
 
 def test_a_re_signed_copy_of_a_base_reference_fails_as_a_reference_copy(tmp_path: Path) -> None:
     """One space in one reason and a new signer: the copy measured what the reference did."""
-    source = REFERENCE / "2026-11-30_always-halt"
+    source = REFERENCE / "2026-12-01_always-halt"
     copy = _signed(source, tmp_path / "made" / "2026-12-08_mallory", "mallory@example.org", True)
     _, base = _copy_pull_request(tmp_path, source, copy)
     status, summary, stdout = _run_step(tmp_path, base, _trust())

@@ -12,7 +12,7 @@ pull-request workflow flags. Every other bundle needs a signature.
 ``python -m verifier.references --remake`` re-runs every reference baseline
 into ``submissions/`` (:data:`effectbench.produce.REFERENCE_SET`) and rewrites the
 list; without ``--remake`` it re-lists the folders as they are; ``--check`` only
-compares (a test runs it). Each entry keeps the date its (baseline, pack) was first
+compares (a test runs it). Each entry keeps the date its folder slug was first
 listed across remakes (the date ranks it: a copy signed between two remakes is never
 "earlier" than the reference), and holds the reference's measured hash
 (:func:`verifier.rows.measured_hash_of`), by which :mod:`verifier.ranking` refuses a
@@ -28,6 +28,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from fnmatch import fnmatch
 from functools import lru_cache
 from pathlib import Path
 
@@ -173,12 +174,12 @@ def _listing(submissions: Path, folders: Mapping[str, str], dates: Mapping[str, 
 
 
 def _listed_by_slug(path: Path) -> dict[str, Reference]:
-    """The current list's entries by the reference set's folder slug."""
-    by_key = {(r.baseline, r.pack): r for r in load_references(path).values()}
+    """The current list's entries by the reference set's folder slug (``<date>_<slug>``)."""
+    by_slug = {r.folder.split("_", 1)[-1]: r for r in load_references(path).values()}
     return {
-        spec.folder_slug: by_key[(spec.baseline, spec.pack)]
+        spec.folder_slug: by_slug[spec.folder_slug]
         for spec in REFERENCE_SET
-        if (spec.baseline, spec.pack) in by_key
+        if spec.folder_slug in by_slug
     }
 
 
@@ -204,8 +205,12 @@ def reference_listing(submissions: Path, path: Path = REFERENCE_FILE) -> str:
     return _text(submissions, old, folders)
 
 
-def _remake(submissions: Path, old: Mapping[str, Reference], date: str) -> None:
+def _remake(
+    submissions: Path, old: Mapping[str, Reference], date: str, only: Sequence[str] = ()
+) -> None:
     for spec in REFERENCE_SET:
+        if only and not any(fnmatch(spec.folder_slug, pattern) for pattern in only):
+            continue
         stale = [f"{date}_{spec.folder_slug}"]
         if spec.folder_slug in old:
             stale.append(old[spec.folder_slug].folder)
@@ -226,13 +231,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--list", type=Path, default=REFERENCE_FILE, help="the list to write")
     parser.add_argument("--remake", action="store_true", help="re-run every reference bundle")
     parser.add_argument("--date", help="the date of re-made bundles (default: today)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="with --remake: re-make only the references whose folder slug matches this shell "
+        "pattern (repeatable; e.g. '*-clinic-desktop'); the others are listed as they are",
+    )
     parser.add_argument("--check", action="store_true", help="only compare; 1 when stale")
     args = parser.parse_args(argv)
     if args.remake:
         old = _listed_by_slug(args.list)
         made = args.date or datetime.now(UTC).date().isoformat()
-        _remake(args.submissions, old, made)
-        folders = {spec.folder_slug: f"{made}_{spec.folder_slug}" for spec in REFERENCE_SET}
+        _remake(args.submissions, old, made, args.only)
+        remade = [
+            s.folder_slug
+            for s in REFERENCE_SET
+            if not args.only or any(fnmatch(s.folder_slug, pattern) for pattern in args.only)
+        ]
+        folders = {
+            spec.folder_slug: f"{made}_{spec.folder_slug}"
+            if spec.folder_slug in remade or spec.folder_slug not in old
+            else old[spec.folder_slug].folder
+            for spec in REFERENCE_SET
+        }
         text = _text(args.submissions, old, folders)
     else:
         text = reference_listing(args.submissions, args.list)

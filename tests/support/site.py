@@ -15,7 +15,7 @@ from effectbench.bundle import SystemInfo
 from effectbench.cli import main
 from effectbench.manifest import manifest_of
 from effectbench.packs.mockmed import MockMedProvider
-from effectbench.produce import make_submission, write_submission
+from effectbench.produce import REFERENCE_SET, ReferenceSpec, make_submission, write_submission
 from effectbench.runner import evaluate
 from effectbench.schema import AgentReport, Split, Substrate
 from effectbench.seam import AgentTask, Attempt, EnvHandle, SystemUnderTest
@@ -30,11 +30,36 @@ def board_key_of(bundle: Path) -> str:
     return f"spec{sub['spec_version'].split('.')[0]}-{sub['pack']['name']}".lower()
 
 
+def _spec_of(bundle: Path) -> ReferenceSpec | None:
+    slug = bundle.name.split("_", 1)[-1]
+    return next((s for s in REFERENCE_SET if s.folder_slug == slug), None)
+
+
+SCREEN_REFERENCES = [
+    b for b in sorted(REFERENCE.iterdir()) if (spec := _spec_of(b)) and spec.substrate is not None
+]
+"""The reference bundles run through a screen (web, desktop, remote display): verifying one
+re-runs a sample of its rows in Chromium or under X, so only the shipped site's test does."""
+API_REFERENCES = [
+    b
+    for b in sorted(REFERENCE.iterdir())
+    if (b / "submission.json").is_file() and b not in SCREEN_REFERENCES
+]
+"""The other reference bundles (MockMed's and the clinic's API runs): the site fixtures' base."""
+
+
+def copy_references(dest: Path) -> Path:
+    """Copy :data:`API_REFERENCES` into ``dest`` (created); return it."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for bundle in API_REFERENCES:
+        shutil.copytree(bundle, dest / bundle.name)
+    return dest
+
+
 REFERENCE_BOARDS: dict[str, list[str]] = {}
-"""Board anchor -> folder names of the reference bundles on that board."""
-for _bundle in sorted(REFERENCE.iterdir()):
-    if (_bundle / "submission.json").is_file():
-        REFERENCE_BOARDS.setdefault(board_key_of(_bundle), []).append(_bundle.name)
+"""Board anchor -> folder names of the copied reference bundles (:func:`copy_references`)."""
+for _bundle in API_REFERENCES:
+    REFERENCE_BOARDS.setdefault(board_key_of(_bundle), []).append(_bundle.name)
 N_REFERENCE = sum(len(names) for names in REFERENCE_BOARDS.values())
 MOCKMED_BOARD = "spec1-mockmed-anchor"
 """The MockMed board: the four MockMed reference bundles and the <script>-named one."""
@@ -58,8 +83,7 @@ def submit(out: Path, baseline: str, name: str, readme: Path | None = None, *ext
 
 def make_submissions(base: Path) -> dict[str, Path]:
     """The reference bundles, a bundle named with a <script>, and a tampered (refused) one."""
-    subs = base / "submissions"
-    shutil.copytree(REFERENCE, subs)
+    subs = copy_references(base / "submissions")
     readme = base / "README.md"
     readme.write_text("# Notes\n<img src=x onerror=alert(1)> <b>bold?</b>\n", encoding="utf-8")
     evil = submit(
@@ -177,7 +201,7 @@ def _screens_bundle(
         started_at="2026-11-30T00:00:00Z",
         finished_at="2026-11-30T00:01:00Z",
     )
-    return write_submission(subs / f"2026-11-30_{folder}", sub, run.rows)
+    return write_submission(subs / f"2026-12-01_{folder}", sub, run.rows)
 
 
 def screens_bundles(subs: Path) -> dict[str, list[Path]]:

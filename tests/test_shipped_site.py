@@ -1,0 +1,105 @@
+"""The site built from the repository's own ``submissions/``, as ``make site`` builds it: the
+clinic's three arms on every substrate, each ranked by reproduction (a sample of each screen
+bundle's rows re-run in Chromium, under Xvfb and through Xvnc), the ladder on each substrate,
+and each arm's substrate-sensitivity view equal to a recomputation from its rows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.across import WRONG_RATES, jsonl_rows, paired
+from support.site import REFERENCE, SCREEN_REFERENCES
+
+from effectbench.metrics import rate_difference
+from effectbench.produce import REFERENCE_SET
+from effectbench.schema import Substrate
+from effectbench.site import build_site
+
+pytestmark = [pytest.mark.web, pytest.mark.desktop, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[1]
+ARMS = ("screen_only", "effect_verified", "effect_verified_all")
+"""The ladder, most silent wrong effects first."""
+SUBSTRATES = ("api", "web", "desktop", "remote_display")
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    base = tmp_path_factory.mktemp("shipped")
+    out = base / "public"
+    summary = build_site(REFERENCE, out, root=ROOT, cache_dir=base / "cache")
+    doc = json.loads((out / "downloads" / "leaderboard.json").read_text(encoding="utf-8"))
+    (clinic,) = [b for b in doc["boards"] if b["pack"] == "clinic"]
+    return {"summary": summary, "doc": doc, "clinic": clinic, "out": out}
+
+
+def test_the_reference_set_holds_every_arm_on_every_screen() -> None:
+    screens = {(s.baseline, s.substrate) for s in REFERENCE_SET if s.substrate is not None}
+    assert screens == {(a, s) for a in ARMS for s in SUBSTRATES if s != "api"}
+    assert len(SCREEN_REFERENCES) == len(screens)  # each one shipped in submissions/
+
+
+def test_every_bundle_is_ranked_by_reproduction(shipped: dict[str, Any]) -> None:
+    entries = [e for b in shipped["doc"]["boards"] for e in b["entries"]]
+    shipped_bundles = [p for p in REFERENCE.iterdir() if (p / "submission.json").is_file()]
+    assert len(entries) == len(shipped_bundles)
+    assert {(e["status"], e["reproduced"]) for e in entries} == {("ranked", True)}
+
+
+def test_clinic_rows_on_every_substrate_for_every_arm_and_the_ladder_holds(
+    shipped: dict[str, Any],
+) -> None:
+    clinic = shipped["clinic"]
+    assert set(clinic["substrates"]) == set(SUBSTRATES)
+    swer: dict[str, dict[str, float]] = {}
+    for e in clinic["entries"]:
+        for sub, rates in e["substrates"].items():
+            assert sub not in swer.get(e["system"], {}), (e["system"], sub)  # one entry each
+            swer.setdefault(e["system"], {})[sub] = rates["swer"]["rate"]
+    assert set(swer) == set(ARMS)
+    for sub in SUBSTRATES:
+        ladder = [swer[arm][sub] for arm in ARMS]
+        assert ladder[0] > ladder[1] > ladder[2], (sub, ladder)
+
+
+def test_each_arm_has_its_substrate_view_equal_to_a_recomputation(
+    shipped: dict[str, Any],
+) -> None:
+    clinic = shipped["clinic"]
+    views = {s["system"]: s for s in clinic["across_substrates"]}
+    assert set(views) == set(ARMS)
+    for arm, view in views.items():
+        assert set(view["substrates"]) == set(SUBSTRATES)
+        rows = [r for bundle in _clinic_bundles(arm) for r in jsonl_rows(bundle)]
+        assert len(view["differences"]) == len(SUBSTRATES) * (len(SUBSTRATES) - 1) // 2
+        for pair in view["differences"]:
+            first, second = pair["first"], pair["second"]
+            on_first, on_second = paired(rows, first, second)
+            assert on_first.n_tasks == on_second.n_tasks == 27  # the dev split, on both
+            for rate in WRONG_RATES:
+                d = rate_difference(on_first, on_second, rate)
+                got = pair[rate]
+                assert got["tasks"] == d.tasks, (arm, first, second, rate)
+                for key, want in (("difference", d.difference), ("lo", d.lo), ("hi", d.hi)):
+                    assert got[key] == pytest.approx(want, abs=1e-6), (arm, first, second, rate)
+
+
+def _clinic_bundles(arm: str) -> list[Path]:
+    """The shipped clinic bundles of system ``arm`` (read from their own submission.json)."""
+    out = []
+    for bundle in sorted(REFERENCE.iterdir()):
+        if (bundle / "submission.json").is_file():
+            sub = json.loads((bundle / "submission.json").read_text(encoding="utf-8"))
+            if sub["pack"]["name"] == "clinic" and sub["system"]["name"] == arm:
+                out.append(bundle)
+    return out
+
+
+def test_the_substrate_order_is_specs(shipped: dict[str, Any]) -> None:
+    order = [s.value for s in Substrate]
+    for view in shipped["clinic"]["across_substrates"]:
+        for pair in view["differences"]:  # the later in SPEC order first
+            assert order.index(pair["first"]) > order.index(pair["second"])
