@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 SETUP := bash scripts/setup-venv
 FAST := not browser and not web and not desktop and not postgres and not slow
 
-.PHONY: setup setup-test setup-runtime reference site test test-fast lint generate bench clean
+.PHONY: setup setup-test setup-runtime setup-site reference site test test-fast lint generate bench clean
 
 setup:  # everything `make test` needs: tests, linters, the desktop extra and Debian packages
 	@$(SETUP) dev "$(PY)" "$(VENV)"
@@ -18,10 +18,13 @@ setup-test:  # the runtime plus the test and lint tools, from wheels (no compile
 setup-runtime:  # only what building and running EffectBench needs
 	@$(SETUP) runtime "$(PY)" "$(VENV)"
 
+setup-site:  # the runtime with the screen substrates (web, desktop extras; Chromium, X servers)
+	@$(SETUP) site "$(PY)" "$(VENV)"
+
 reference: setup-runtime
 	$(BIN)/effectbench reference
 
-site: setup-runtime
+site: setup-site  # the verifier re-runs a sample of every screen bundle (Chromium, Xvfb, Xvnc)
 	$(BIN)/effectbench site build
 
 lint: setup-test

@@ -43,6 +43,6 @@ class Limits:
     the sample of a screen bundle), bounded before the re-run starts: about 10 s on MockMed,
     6 min on the clinic's API level; a larger baseline bundle is refused. The one budget
     (``--max-reproduce-rows``): a screen sample stays within it."""
-    reproduce_screen_rows: int = 24
+    reproduce_screen_rows: int = 12
     """Screen-substrate rows the ``reproduce`` check re-runs at most; beyond that a sample
     of this size, chosen from the bundle's hash (each costs a browser episode)."""

@@ -12,6 +12,7 @@ which also flatten each accepted bundle's rows into the row cache
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import platform
 import stat
@@ -24,9 +25,10 @@ import orjson
 
 import effectbench
 import verifier
-from effectbench.bundle import EPISODES_FILE
+from effectbench.bundle import EPISODES_FILE, FRAMES_DIR
 from effectbench.errors import DataError
 from effectbench.hashing import hash_file
+from effectbench.packs import installed
 from effectbench.site._cache import CacheSeal, default_seal
 from effectbench.site._pool import Workers
 from effectbench.site._rows import rows_table
@@ -37,6 +39,10 @@ VERIFY_DEPENDENCIES = ("pydantic", "pandas", "numpy", "orjson", "sigstore", "cry
 """Installed packages whose version is part of the verifier-report cache key."""
 VERIFY_POOL_THRESHOLD = 64
 """Start pool workers for verification only when at least this many bundles need it."""
+SCREEN_WEIGHT = 16
+"""What one bundle with key frames (a run through a screen) counts for toward
+:data:`VERIFY_POOL_THRESHOLD`: re-running a sample of its rows takes a browser or a display
+for seconds, as much as verifying a dozen API bundles."""
 PINNED_TRUST = "pinned"
 """The trust part of a report-cache key under the verifier's pinned production root
 (whose file is part of the code fingerprint)."""
@@ -65,13 +71,36 @@ def _code_fingerprint() -> str:
             digest.update(f"{dist} {version(dist)}\0".encode())
         except PackageNotFoundError:
             digest.update(f"{dist} absent\0".encode())
-    for package in (effectbench, verifier):
-        base = Path(next(iter(package.__path__))).resolve()
+    for name, base in _code_roots():
         for f in sorted(base.rglob("*")):
             rel = f.relative_to(base)
             if f.is_file() and _verdict_source(rel):
-                digest.update(f"{package.__name__}/{rel}".encode() + b"\0" + f.read_bytes())
+                digest.update(f"{name}/{rel}".encode() + b"\0" + f.read_bytes())
+    for pack in installed().values():  # a pack's version re-verifies the bundles it judges
+        digest.update(
+            f"pack {pack.name} {pack.target} {pack.distribution} {pack.version}\0".encode()
+        )
     return digest.hexdigest()
+
+
+def _code_roots() -> list[tuple[str, Path]]:
+    """The engine, the verifier and every installed pack's own package (by its entry point's
+    module, found without importing it), each once."""
+    roots = {
+        package.__name__: Path(next(iter(package.__path__))).resolve()
+        for package in (effectbench, verifier)
+    }
+    for pack in installed().values():
+        top = pack.target.split(":")[0].split(".")[0]
+        if top in roots:
+            continue
+        try:
+            spec = importlib.util.find_spec(top)
+        except (ImportError, ValueError):
+            continue
+        if spec is not None and spec.submodule_search_locations:
+            roots[top] = Path(next(iter(spec.submodule_search_locations))).resolve()
+    return sorted(roots.items())
 
 
 def _file_digests(bundle: Path) -> dict[str, str] | None:
@@ -186,7 +215,7 @@ def verify_submissions(
 
     Signatures are verified under the verifier's pinned production root unless
     ``trust_config`` names a private Sigstore trust configuration (tests).
-    With ``cache_dir``, a bundle whose files, path, verifier code and trust root
+    With ``cache_dir``, a bundle whose files, path, code (engine, verifier, packs) and trust root
     are byte-identical to an earlier run reuses that run's report (local rebuilds);
     without it (CI) every bundle is verified afresh. Many bundles are verified on ``workers``. With
     ``rows_dir``, the flattened rows of each newly verified, accepted bundle are kept
@@ -226,7 +255,8 @@ def verify_submissions(
         todo.append((i, cached, _VerifyJob(str(bundle), allow_unsigned, rows_at, trust_at)))
     jobs = [job for _, _, job in todo]
     results: Iterable[bytes]
-    if workers is not None and workers.worth_it(len(jobs), VERIFY_POOL_THRESHOLD):
+    weight = sum(SCREEN_WEIGHT if (Path(j.bundle) / FRAMES_DIR).is_dir() else 1 for j in jobs)
+    if workers is not None and workers.worth_it(weight, VERIFY_POOL_THRESHOLD):
         results = workers.submit_chunks(_verify_jobs, jobs)  # read while the rest runs
     else:
         results = _verify_jobs(jobs)

@@ -1,0 +1,74 @@
+"""Benchmark what `make site` costs after set-up: the first build from the repository's
+``submissions/`` (an empty cache: every bundle verified, every API row and a fixed sample of
+each screen bundle's rows re-run in Chromium, under Xvfb and through Xvnc) and a rebuild with
+nothing new (every report, chart and page from the cache).
+
+Each build is ``effectbench site build`` in a child process with a private cache folder, so
+the user's own cache is neither used nor touched. Prints wall and CPU seconds (user + system of
+the build and everything it started) and the load average before and after each build (the
+machine may be shared). Targets: first build under 180 s, rebuild under 20 s.
+
+    .venv/bin/python benchmarks/bench_make_site.py [--rebuilds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load() -> str:
+    return Path("/proc/loadavg").read_text().strip()
+
+
+def build(out: Path, cache: Path) -> tuple[float, float, str]:
+    """Run one build; return (wall s, CPU s, the build's summary)."""
+    cmd = [sys.executable, "-m", "effectbench.cli", "site", "build"]
+    cmd += ["--submissions", str(ROOT / "submissions"), "--out", str(out)]
+    cmd += ["--root", str(ROOT), "--cache-dir", str(cache)]
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_before = usage.ru_utime + usage.ru_stime
+    start = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"site build failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, usage.ru_utime + usage.ru_stime - cpu_before, done.stdout
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rebuilds", type=int, default=2, help="rebuilds after the first")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-make-site-"))
+    try:
+        out, cache = work / "public", work / "cache"
+        bundles = sorted(p.name for p in (ROOT / "submissions").iterdir() if p.is_dir())
+        print(f"{len(bundles)} bundles in {ROOT / 'submissions'}")
+        print(f"load average before the first build: {_load()}")
+        wall, cpu, summary = build(out, cache)
+        print(f"first build (empty cache): {wall:.1f}s wall, {cpu:.1f}s CPU (target < 180 s)")
+        print("  " + "\n  ".join(summary.strip().splitlines()))
+        print(f"load average after: {_load()}")
+        for i in range(args.rebuilds):
+            wall, cpu, _ = build(out, cache)
+            print(
+                f"rebuild {i + 1} (nothing new): {wall:.1f}s wall, {cpu:.1f}s CPU "
+                f"(target < 20 s); load average after: {_load()}"
+            )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
