@@ -64,12 +64,12 @@ def record_service(repeats: int) -> dict[str, list[float]]:
             path = "/api/patients?name=Jonas%20Berg"
             admitted = _timed(lambda: client.call("GET", path), repeats)
             client.close()
-            stranger = _Client(Channel(channel.port, "not the episode's secret"))
+            stranger = _Client(Channel(channel.port, "not the episode's secret", channel.header))
             refused = _timed(lambda: stranger.call("GET", path), repeats)
             stranger.close()
     return {
         "draw an episode's secret (per mount)": _timed(
-            lambda: Channel(1, secrets.token_urlsafe(32)), repeats
+            lambda: Channel(1, secrets.token_urlsafe(32), "X-Episode"), repeats
         ),
         "admitted request (secret, Host, Origin, type checked)": admitted,
         "refused request (no secret; a fresh connection each)": refused,

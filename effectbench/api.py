@@ -25,6 +25,7 @@ from effectbench.baselines import EffectVerifiedAll, baseline_names, get_baselin
 from effectbench.changes import AllowedChange, ChangeSet, RowChange, Table, allowed_by_contract
 from effectbench.computer import ComputerEnv, Display
 from effectbench.effects import Effect, EffectKind, Param, contract_hash
+from effectbench.episode_http import Channel, EpisodeHandler, EpisodeService, Reply
 from effectbench.errors import InfrastructureError, UsageError
 from effectbench.frontends import (
     ALL_SURFACES,
@@ -97,6 +98,10 @@ from effectbench.seam import (
 __all__ = [
     "ALL_SURFACES",
     "PRODUCT",
+    "Channel",
+    "EpisodeHandler",
+    "EpisodeService",
+    "Reply",
     "ComputerEnv",
     "Display",
     "FrontEnd",

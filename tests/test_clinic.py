@@ -22,6 +22,7 @@ from effectbench.baselines import get_baseline
 from effectbench.classify import classify, true_state
 from effectbench.cli import main
 from effectbench.effects import Effect, EffectKind
+from effectbench.episode_http import Reply
 from effectbench.judge import judge_contract
 from effectbench.manifest import SEQUESTERED, fingerprint
 from effectbench.packs import get_pack
@@ -30,7 +31,6 @@ from effectbench.packs.clinic.audit import ATTACKS, POSITIVE, attacks
 from effectbench.packs.clinic.db import template_path
 from effectbench.packs.clinic.oracle import Snapshot, judge_record, read_database
 from effectbench.packs.clinic.service import default_read_handler
-from effectbench.packs.clinic.store import Reply
 from effectbench.packs.clinic.tasks import TASKS, effects_of, params_of
 from effectbench.runner import evaluate
 from effectbench.schema import (
@@ -544,9 +544,9 @@ def test_a_client_gone_mid_reply_is_quiet_and_a_real_error_is_still_reported(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """A browser context closed mid-reply is no error; any other handler failure is shown."""
-    from effectbench.packs.clinic.service import _Handler, _Server
+    from effectbench.episode_http import EpisodeHandler, _Server
 
-    server = _Server(("127.0.0.1", 0), _Handler)
+    server = _Server(("127.0.0.1", 0), EpisodeHandler)
     try:
         for error in (BrokenPipeError(32, "Broken pipe"), ValueError("a real bug")):
             try:

@@ -123,7 +123,7 @@ def test_the_record_service_refuses_whoever_lacks_the_episodes_secret_host_origi
 
 def test_the_channel_keeps_its_secret_out_of_its_repr() -> None:
     """A channel in a log line or a traceback names its port, never its secret."""
-    channel = Channel(8080, "s3cret-value")
+    channel = Channel(8080, "s3cret-value", SECRET_HEADER)
     assert "s3cret" not in repr(channel) and "8080" in repr(channel)
 
 
@@ -319,7 +319,8 @@ def test_a_web_pages_no_preflight_text_plain_post_cannot_write_the_record(
 
         def visit(session: BrowserSession) -> None:
             try:
-                session.page.wait_for_function("document.title === 'done'", timeout=15_000)
+                done = "document.title === 'done'"  # the page's attacks have all answered
+                session.call(lambda page: page.wait_for_function(done, timeout=15_000), 20)
             finally:
                 session.close()
             verdict = episode.oracle.judge(before)

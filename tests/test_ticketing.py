@@ -28,7 +28,6 @@ from effectbench_ticketing.audit import ATTACKS, POSITIVE
 from effectbench_ticketing.db import TEMPLATE
 from effectbench_ticketing.oracle import PostgresOracle, Snapshot, judge_record, read_database
 from effectbench_ticketing.service import COOKIE, SECRET_HEADER, default_read_handler
-from effectbench_ticketing.store import Reply
 from support.ticketing import ARMS, PREDICTED, SWER, everything, short
 
 from effectbench.api import (
@@ -38,6 +37,7 @@ from effectbench.api import (
     DropReason,
     EffectKind,
     OracleVerdict,
+    Reply,
     Split,
     Substrate,
     TaskSpec,

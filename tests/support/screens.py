@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from effectbench.packs.clinic.desktop.frontend import app_command
-from effectbench.packs.clinic.service import Channel
+from effectbench.packs.clinic.service import SECRET_HEADER, Channel
 from effectbench.screens.xdisplay import A11yReader, AccessibleXEnv
 from effectbench.screens.xsession import XSession
 
-NO_SERVICE = Channel(9, "no service listens on the discard port")
+NO_SERVICE = Channel(9, "no service listens on the discard port", SECRET_HEADER)
 """A channel to nowhere, for tests of the app's screen alone."""
 
 

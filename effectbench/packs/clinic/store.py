@@ -13,10 +13,11 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from effectbench.episode_http import Reply
 from effectbench.packs.clinic.db import SURFACES
 from effectbench.schema import TrueState
 
@@ -120,20 +121,6 @@ class Fault:
     def __post_init__(self) -> None:
         if self.name not in SAVE_FAULTS + EDIT_FAULTS:
             raise ValueError(f"unknown clinic fault {self.name!r}")
-
-
-@dataclass
-class Reply:
-    """What the service answers: an HTTP status and the screen the app paints."""
-
-    http_status: int
-    status: str
-    banner: str
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def body(self) -> dict[str, Any]:
-        """Return the JSON body of the reply."""
-        return {"status": self.status, "banner": self.banner, "details": self.details}
 
 
 def _rows(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from effectbench.api import TrueState
+from effectbench.api import Reply, TrueState
 from effectbench_ticketing.colleague import Colleague
 from effectbench_ticketing.db import SURFACES
 
@@ -83,20 +83,6 @@ class Fault:
     def __post_init__(self) -> None:
         if self.name not in CREATE_FAULTS + REASSIGN_FAULTS:
             raise ValueError(f"unknown ticketing fault {self.name!r}")
-
-
-@dataclass
-class Reply:
-    """What the service answers: an HTTP status and the screen the app paints."""
-
-    http_status: int
-    status: str
-    banner: str
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def body(self) -> dict[str, Any]:
-        """Return the JSON body of the reply."""
-        return {"status": self.status, "banner": self.banner, "details": self.details}
 
 
 class _Abort(Exception):

@@ -26,7 +26,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
-from effectbench.packs.clinic.store import CHARGE_CENTS, ClinicStore, Reply
+from effectbench.episode_http import Reply
+from effectbench.packs.clinic.store import CHARGE_CENTS, ClinicStore
 from effectbench.packs.clinic.web import layout as L
 
 ENCOUNTER_TYPES = tuple(L.TYPE_RADIO)

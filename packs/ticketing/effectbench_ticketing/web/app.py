@@ -25,7 +25,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
-from effectbench_ticketing.store import Reply, TicketStore
+from effectbench.api import Reply
+from effectbench_ticketing.store import TicketStore
 from effectbench_ticketing.web import layout as L
 
 _form_keys: weakref.WeakKeyDictionary[TicketStore, itertools.count[int]] = (
