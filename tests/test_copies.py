@@ -73,8 +73,14 @@ def _signed_copy(
     if change is not None:
         edit_rows(folder, CHANGES[change], claims=False)
     data = read_submission(folder)
+    receipts = folder / "receipts.jsonl"
     if change == "seeds shifted by 100":
         data["seeds"] = [s + 100 for s in data["seeds"]]
+    if change == "seeds shifted by 100" and receipts.is_file():  # a thorough copier's
+        lines = [json.loads(x) for x in receipts.read_text(encoding="utf-8").splitlines()]
+        for receipt in lines:
+            receipt["seed"] += 100
+        receipts.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     data["system"] = {"name": f"{who.split('@')[0]}'s agent", "description": "", "url": ""}
     data["signer"] = {"identity": who, "issuer": GOOGLE}
     write_submission(folder, data)
@@ -100,6 +106,12 @@ def test_a_signed_copy_of_a_reference_with_one_changed_field_is_refused(
     shutil.copytree(ROOT / "submissions" / REFERENCE, subs / REFERENCE)
     copy = _signed_copy(subs / REFERENCE, subs / "2026-12-05_mallory", change, instance)
     alone = verify_bundle(copy, _options(instance))
+    if change == "seeds shifted by 100":
+        # Each receipt holds its trial's contract, drawn from the seed: shifted seeds no longer
+        # match what the receipts say was expected, so the copy is refused on its own.
+        assert alone.status is Status.REFUSED
+        assert "receipt.evidence" in alone.finding_ids()
+        return
     assert alone.status is Status.RANKED  # signed and consistent: only a comparison can tell
     reference = verify_bundle(subs / REFERENCE, _options(instance))
     assert alone.rows_hash != reference.rows_hash  # the old byte and row rules miss it
@@ -134,20 +146,30 @@ def test_a_remake_keeps_the_first_listing_date_so_the_reference_stays_ranked(
     shutil.copy(ROOT / "verifier" / "reference_bundles.json", listing)
     copy = _signed_copy(subs / REFERENCE, tmp_path / "2026-12-05_mallory", None, instance)
     before = json.loads(listing.read_text())["bundles"]
+    mockmed = [b["folder"].split("_", 1)[1] for b in before if b["pack"] == "mockmed"]
     args = ["--submissions", str(subs), "--list", str(listing), "--remake", "--date", "2099-01-01"]
+    for slug in mockmed:  # MockMed's are re-made (the screen ones take minutes)
+        args += ["--only", slug]
     assert references_main(args) == 0
     after = json.loads(listing.read_text())["bundles"]
     assert [b["date"] for b in after] == [b["date"] for b in before]  # first listing kept
     assert [b["measured_hash"] for b in after] == [b["measured_hash"] for b in before]
-    assert all(b["folder"].startswith("2099-01-01_") for b in after)
-    shutil.move(copy, subs / copy.name)
-    reports = _by_name(verify_path(subs, _options(instance, listing)))
+    remade_folders = [b["folder"] for b in after if b["pack"] == "mockmed"]
+    assert remade_folders == [f"2099-01-01_{slug}" for slug in mockmed]
+    assert [b["folder"] for b in after if b["pack"] != "mockmed"] == [
+        b["folder"] for b in before if b["pack"] != "mockmed"
+    ]
+    # the re-made list is what --check expects
+    assert references_main(["--submissions", str(subs), "--list", str(listing), "--check"]) == 0
+    judged = tmp_path / "judged"  # the re-made reference and the copy, side by side
+    judged.mkdir()
+    shutil.move(subs / "2099-01-01_screen-only", judged / "2099-01-01_screen-only")
+    shutil.move(copy, judged / copy.name)
+    reports = _by_name(verify_path(judged, _options(instance, listing)))
     remade = reports["2099-01-01_screen-only"]
     assert remade.status is Status.RANKED, [(c.id, c.note, c.findings) for c in remade.checks]
     assert remade.verified_at == before[3]["date"]
     assert reports[copy.name].finding_ids() == {"ranking.reference_copy"}
-    # and the re-made list is what --check expects
-    assert references_main(["--submissions", str(subs), "--list", str(listing), "--check"]) == 0
 
 
 @pytest.fixture(scope="module")
