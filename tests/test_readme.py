@@ -64,11 +64,21 @@ def test_the_readme_figures_are_what_the_commands_print() -> None:
         k, n = pins["swer"]  # type: ignore[misc]
         assert f"{arm} {k}/{n}" in README
     clinic = {}
+    screens: dict[str, set[str]] = {}  # arm -> its SWER k/n on each screen
     for bundle in (ROOT / "submissions").iterdir():
         sub = json.loads((bundle / "submission.json").read_text())
         on = {c["substrate"] for c in sub["results"]["cells"]}
         if sub["pack"]["name"] == "clinic" and sub["pack"]["split"] == "dev" and on == {"api"}:
             clinic[sub["results"]["arm"]] = sub["results"]
+        elif sub["pack"]["name"] == "clinic":
+            swer = sub["results"]["swer"]
+            screens.setdefault(sub["results"]["arm"], set()).add(
+                f"{swer['numerator']}/{swer['denominator']}"
+            )
+    each = [screens[arm] for arm in ("screen_only", "effect_verified", "effect_verified_all")]
+    assert all(len(s) == 1 for s in each), screens  # the same on web, desktop, remote display
+    (so,), (ev,), (eva,) = each
+    assert f"({so}, {ev} and {eva} on each)" in " ".join(README.split())
     assert set(clinic) == set(baseline_names(pack_class("clinic"))) - {
         "always_halt",
         "retry_on_error",
