@@ -55,6 +55,11 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     )
     api = _submit(subs, "Screen only api", "--baseline", "screen_only", *three)
     verified = _submit(subs, "Effect verified api", "--baseline", "effect_verified", *three)
+    rows_only = _submit(subs, "Rows only api", "--baseline", "always_halt", *three)
+    (rows_only / "receipts.jsonl").unlink()  # as a bundle made before receipts (format 1)
+    header = (rows_only / "submission.json").read_text(encoding="utf-8")
+    header = header.replace('"effectbench_bundle_version": 2', '"effectbench_bundle_version": 1')
+    (rows_only / "submission.json").write_text(header, encoding="utf-8")
     evil = subs / "2026-01-01_scripted-receipt"
     shutil.copytree(api, evil)
 
@@ -65,7 +70,15 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     out = base / "public"
     build_site(subs, out, root=ROOT, cache_dir=base / "cache", workers=1, allow_unsigned=True)
     close_shared_browser()  # the runs' and the re-runs' browser: the tests drive their own
-    yield {"subs": subs, "out": out, "web": web, "api": api, "verified": verified, "evil": evil}
+    yield {
+        "subs": subs,
+        "out": out,
+        "web": web,
+        "api": api,
+        "verified": verified,
+        "evil": evil,
+        "rows_only": rows_only,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -135,10 +148,10 @@ def test_the_board_reports_the_collateral_write_rate_beside_swer(
     rows = page.locator(f"table#eb-board-{CLINIC_BOARD} tbody:not([hidden])")
     web = rows.locator(f'tr[data-slug="{site["web"].name}"] td[data-metric="collateral_write"]')
     k, n = web.locator(".eb-k").first.inner_text().split("/")
-    assert int(n) == 81 and int(k) > 0  # the homonym, the stale allergies, the wrong charge
+    assert int(n) == 108 and int(k) > 0  # the homonym, the stale allergies, the wrong charge
     assert web.locator(".eb-ci").count() >= 1  # with its interval
     old = rows.locator(
-        'tr[data-slug="2026-12-01_screen-only-clinic"] td[data-metric="collateral_write"]'
+        f'tr[data-slug="{site["rows_only"].name}"] td[data-metric="collateral_write"]'
     )
     assert "not measured" in old.inner_text()  # a bundle made before receipts
     w.check()

@@ -135,7 +135,8 @@ def rate_cell(row: dict[str, Any], name: str, label: str, board: bool = False) -
             '<span class="eb-k">not measured</span></td>'
         )
     repeated = row["max_trials"] > 1
-    k, n = row[f"{name}_k"], row[f"{name}_n"]
+    # counts as integers: a column that also holds an unmeasured rate (NaN) is a float column
+    k, n = int(row[f"{name}_k"]), int(row[f"{name}_n"])
     parts = [
         f'<td class="eb-rate"{attrs} data-metric="{escape(name)}">'
         f'<span class="eb-p">{_pct(row[name])}</span> '
