@@ -155,25 +155,37 @@ def _raw_chunks(fh: Any, info: zipfile.ZipInfo) -> Iterator[bytes]:
 
 
 def _unpacked(fh: Any, info: zipfile.ZipInfo, budget: int) -> int:
-    """Return how many bytes a member unpacks to, stopping once past ``budget``."""
+    """Return how many bytes a member unpacks to, stopping once past ``budget``; a member
+    unpacked whole must match its CRC-32 (a damaged byte anywhere in it is refused, whether or
+    not inspect's reader would have read that member)."""
+    total, crc = 0, 0
     if info.compress_type == _STORED:
-        return info.compress_size
-    total = 0
-    if info.compress_type == _DEFLATED:
+        for chunk in _raw_chunks(fh, info):
+            total += len(chunk)
+            crc = zlib.crc32(chunk, crc)
+    elif info.compress_type == _DEFLATED:
         inflate = zlib.decompressobj(-15)
         for chunk in _raw_chunks(fh, info):
             data = chunk
             while data and total <= budget:
-                total += len(inflate.decompress(data, _CHUNK))
+                out = inflate.decompress(data, _CHUNK)
+                total += len(out)
+                crc = zlib.crc32(out, crc)
                 data = inflate.unconsumed_tail
-        return total
-    if info.compress_type == _ZSTD:
+        while total <= budget and (out := inflate.flush()):
+            total += len(out)
+            crc = zlib.crc32(out, crc)
+    elif info.compress_type == _ZSTD:
         raw = io.BytesIO(b"".join(_raw_chunks(fh, info)))  # compressed: bounded by the file
         with zstandard.ZstdDecompressor().stream_reader(raw) as reader:
             while total <= budget and (out := reader.read(_CHUNK)):
                 total += len(out)
-        return total
-    raise NotImplementedError(f"member {info.filename!r} uses compression {info.compress_type}")
+                crc = zlib.crc32(out, crc)
+    else:
+        raise NotImplementedError(f"member {info.filename!r} uses compression {info.compress_type}")
+    if total <= budget and (total != info.file_size or crc != info.CRC):
+        raise zipfile.BadZipFile(f"member {info.filename!r} is damaged (its CRC-32 differs)")
+    return total
 
 
 def _check_container(path: Path) -> None:
