@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from effectbench.errors import UsageError
 from effectbench.schema import AgentReport
@@ -24,6 +24,7 @@ from effectbench.seam import (
     BenchmarkProvider,
     EnvHandle,
     ProductVerifier,
+    ReadsAllSurfaces,
     Screen,
     ScriptedPack,
     SystemUnderTest,
@@ -85,15 +86,6 @@ class EffectVerified(_Baseline):
             halted=True,
             message=f"effect refuted by {verifier.name} ({reading.reason}); halting",
         )
-
-
-@runtime_checkable
-class ReadsAllSurfaces(Protocol):
-    """An env that also offers the product's readback over every surface it shows."""
-
-    def all_surfaces_verifier(self) -> ProductVerifier | None:
-        """Return the readback over every surface (``None`` when the env has none)."""
-        ...
 
 
 class _AllSurfacesView:

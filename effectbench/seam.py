@@ -131,6 +131,20 @@ class ActionParam:
 
 
 @runtime_checkable
+class ReadsAllSurfaces(Protocol):
+    """An env that also offers the product's readback over every surface it shows.
+
+    Checked with ``isinstance``, which on Python 3.12 and later looks attributes up
+    statically: a wrapper around an env (the receipts' recorders) defines the method
+    itself rather than forwarding it through ``__getattr__``.
+    """
+
+    def all_surfaces_verifier(self) -> ProductVerifier | None:
+        """Return the readback over every surface (``None`` when the env has none)."""
+        ...
+
+
+@runtime_checkable
 class DescribesActions(Protocol):
     """An env whose actions declare their named arguments (typed tools for agents).
 

@@ -521,3 +521,25 @@ def test_check_ids_of_the_receipt_family_are_registered() -> None:
         "receipt.frame_image",
         "receipt.markup",
     } <= ids
+
+
+def test_a_recorded_env_offers_the_all_surfaces_readback_it_wraps() -> None:
+    """``isinstance`` with a runtime protocol looks attributes up statically on Python 3.12
+    and later (never through ``__getattr__``): the recorders define the readback themselves,
+    or ``effect_verified_all`` would halt on every recorded episode there."""
+    import inspect
+
+    from effectbench.receipts.recorder import ActionLog, RecordedComputer, RecordedEnv
+    from effectbench.seam import ReadsAllSurfaces
+
+    for recorder in (RecordedEnv, RecordedComputer):
+        inspect.getattr_static(recorder, "all_surfaces_verifier")  # defined, not forwarded
+    pack = get_pack("clinic")
+    task = next(t for t in pack.tasks() if t.task_id == "clinic::clean_draft")
+    with pack.provision(task, 0, pack.trial_params(task, 0)) as episode:
+        recorded = RecordedEnv(episode.env, ActionLog())
+        assert isinstance(recorded, ReadsAllSurfaces)
+        readback = recorded.all_surfaces_verifier()
+        assert readback is not None and readback.name == "rest:all-surfaces"
+    run = evaluate(get_baseline("effect_verified_all", pack), pack, trials=1, tasks=[task])
+    assert [r.outcome.value for r in run.rows] == ["success"]

@@ -24,7 +24,7 @@ from effectbench.changes import plain_value
 from effectbench.computer import A11yNode, AccessibleComputerEnv, ActionError, ComputerEnv
 from effectbench.computer import MouseButton as _Button
 from effectbench.receipts.model import Action, ActionKind, Shown
-from effectbench.seam import ProductVerifier, Screen
+from effectbench.seam import ProductVerifier, ReadsAllSurfaces, Screen
 
 MAX_TEXT = 2000
 """Characters of typed text or an argument a receipt keeps (the rest is cut, marked)."""
@@ -103,6 +103,15 @@ def _beyond_the_seam(wrapper: object, owner: str, name: str) -> Any:
     return value
 
 
+def _all_surfaces(inner: Any, log: ActionLog) -> ProductVerifier | None:
+    """``inner``'s all-surfaces readback, logged; None when it offers none. The recorders
+    define this method themselves (:class:`~effectbench.seam.ReadsAllSurfaces` is checked
+    statically on Python 3.12 and later, where ``__getattr__`` is not consulted)."""
+    if not isinstance(inner, ReadsAllSurfaces):
+        return None
+    return _verifier(inner.all_surfaces_verifier(), log)
+
+
 class RecordedEnv:
     """An API env (:class:`~effectbench.seam.EnvHandle`) whose actions are logged."""
 
@@ -135,6 +144,10 @@ class RecordedEnv:
     def product_effect_verifier(self) -> ProductVerifier | None:
         """The product's own verifier; reading back through it is logged."""
         return _verifier(self.__inner.product_effect_verifier(), self.__log)
+
+    def all_surfaces_verifier(self) -> ProductVerifier | None:
+        """The product's readback over every surface, when the env has one (logged)."""
+        return _all_surfaces(self.__inner, self.__log)
 
     def __getattr__(self, name: str) -> Any:
         return _beyond_the_seam(self, "_RecordedEnv", name)
@@ -209,6 +222,10 @@ class RecordedComputer:
     def product_effect_verifier(self) -> ProductVerifier | None:
         """The product's own verifier; reading back through it is logged."""
         return _verifier(self.__inner.product_effect_verifier(), self.__log)
+
+    def all_surfaces_verifier(self) -> ProductVerifier | None:
+        """The product's readback over every surface, when the env has one (logged)."""
+        return _all_surfaces(self.__inner, self.__log)
 
     def __getattr__(self, name: str) -> Any:
         return _beyond_the_seam(self, "_RecordedComputer", name)
