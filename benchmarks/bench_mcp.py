@@ -113,10 +113,12 @@ def one(substrate: str, task: str, records: Path) -> dict[str, float]:
             wire.process.kill()
             wire.process.wait()
     written = list(records.glob("*.json"))
-    if code != 0 or len(written) != 1 or '"halted": true' not in written[0].read_text():
-        raise RuntimeError(f"no halt recorded after the client left (exit {code}, {written})")
+    # A client that leaves without a report or an abort leaves an agent_error drop (the
+    # attempt's file, claimed before the episode started), never a halt.
+    if code != 0 or len(written) != 1 or '"agent_error"' not in written[0].read_text():
+        raise RuntimeError(f"no agent_error drop after the client left (exit {code}, {written})")
     written[0].unlink()
-    return {"initialize": initialized, "first tool call": first_call, "row after leaving": row}
+    return {"initialize": initialized, "first tool call": first_call, "record after leaving": row}
 
 
 def main() -> int:

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -90,8 +92,9 @@ def mcp_overhead(n: int) -> None:
     sys.path.insert(0, str(ROOT / "examples"))
     from mcp_screen_agent import McpEpisode
 
+    records = tempfile.mkdtemp(prefix="effectbench-bench-records-")  # a fresh cell: attempt 1
     command = [sys.executable, "-m", "effectbench.cli", "mcp", "--task", "clean_draft"]
-    command += ["--record-dir", "/tmp/effectbench-bench-records"]
+    command += ["--record-dir", records]
     episode = McpEpisode(command)
     try:
         episode.call("task")
@@ -108,6 +111,7 @@ def mcp_overhead(n: int) -> None:
         episode.call("report", {"success": False, "halted": True, "message": "bench"})
     finally:
         episode.close()
+        shutil.rmtree(records, ignore_errors=True)
     print(f"MCP call overhead (task: no screen work)       {_ms(remote)}  {_load()}")
     print(f"MCP screenshot call (capture + base64 + stdio) {_ms(shots)}  {_load()}")
 
