@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from effectbench.computer import A11yNode, AccessibleComputerEnv
+from effectbench.computer import A11yNode, AccessibleComputerEnv, images
 from effectbench.packs.clinic.desktop import layout as L
 from effectbench.packs.clinic.tasks import ClinicTask
 from effectbench.seam import Screen
@@ -55,6 +55,28 @@ def screen_of(tree: A11yNode) -> Screen:
     banner = status_bar(tree)
     status = banner.description if banner.description in L.BANNER_RGB else "error"
     return Screen(status=status, banner=banner.text)
+
+
+def concluded(env: AccessibleComputerEnv, tree: A11yNode) -> Screen:
+    """What the driver reports from the settled ``tree``, once the banner is painted.
+
+    GTK paints on its idle loop, after the tree already says what changed: on a loaded
+    machine the screen can still show the old banner when the tree has settled. The driver
+    waits (bounded by :data:`TIMEOUT_S`) until the banner's pixels show the status it
+    reports, so the screen it leaves (the receipt's report frame) is the one it read.
+    """
+    screen = screen_of(tree)
+    x, y = L.BANNER_PROBE
+    deadline = time.monotonic() + TIMEOUT_S
+    while time.monotonic() <= deadline:
+        colour = tuple(int(v) for v in images.pixels(env.screenshot())[y, x])
+        painted = min(
+            L.BANNER_RGB,
+            key=lambda s: sum((a - b) ** 2 for a, b in zip(colour, L.BANNER_RGB[s], strict=True)),
+        )
+        if painted == screen.status:
+            break
+    return screen
 
 
 def drawing(tree: A11yNode) -> bool:
@@ -128,12 +150,12 @@ def attempt(env: AccessibleComputerEnv, task: ClinicTask, params: Mapping[str, A
         tree = press(env, tree, "Open chart")
         tree = press(env, tree, f"Edit encounter {params['encounter_id']}")
         _set(env, tree, "Note", str(params["note"]))
-        return screen_of(press(env, tree, "Save"))
+        return concluded(env, press(env, tree, "Save"))
     _set(env, tree, "Patient name", str(params["patient_name"]))
     tree = press(env, tree, "Search")
     results = _results(tree)
     if not results:
-        return screen_of(tree)
+        return concluded(env, tree)
     pick = (
         next((r for r in results if r["mrn"] == params["mrn"]), None)
         or next((r for r in results if r["dob"] == params["dob"]), None)
@@ -153,4 +175,4 @@ def attempt(env: AccessibleComputerEnv, task: ClinicTask, params: Mapping[str, A
         env.a11y_action(check.id, "click")
         _set(env, tree, "Charge code", str(params["charge_code"]))
         _set(env, tree, "Claim reference", str(params["claim_ref"]))
-    return screen_of(press(env, tree, "Save"))
+    return concluded(env, press(env, tree, "Save"))
