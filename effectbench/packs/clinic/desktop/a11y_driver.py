@@ -70,11 +70,7 @@ def concluded(env: AccessibleComputerEnv, tree: A11yNode) -> Screen:
     deadline = time.monotonic() + TIMEOUT_S
     while time.monotonic() <= deadline:
         colour = tuple(int(v) for v in images.pixels(env.screenshot())[y, x])
-        painted = min(
-            L.BANNER_RGB,
-            key=lambda s: sum((a - b) ** 2 for a, b in zip(colour, L.BANNER_RGB[s], strict=True)),
-        )
-        if painted == screen.status:
+        if L.banner_status(colour) == screen.status:
             break
     return screen
 

@@ -28,6 +28,15 @@ BANNER_PROBE = (6, 84)
 BANNER_RGB = {"idle": (224, 224, 224), "success": (46, 125, 50), "error": (198, 40, 40)}
 """The banner background per status (text is white on success and error, black on idle)."""
 
+
+def banner_status(colour: tuple[int, ...]) -> str:
+    """Return the status whose banner colour is nearest ``colour`` (the probe's pixel)."""
+    return min(
+        BANNER_RGB,
+        key=lambda s: sum((a - b) ** 2 for a, b in zip(colour, BANNER_RGB[s], strict=True)),
+    )
+
+
 BACKGROUND_RGB = (255, 255, 255)
 
 # -- search view ------------------------------------------------------------------------

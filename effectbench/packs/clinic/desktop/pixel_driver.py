@@ -100,11 +100,7 @@ def shows(pixels: NDArray[np.uint8], rect: L.Rect, text: str) -> bool:
 def banner_status(pixels: NDArray[np.uint8]) -> str:
     """Return ``success``, ``error`` or ``idle`` from the banner's background colour."""
     x, y = L.BANNER_PROBE
-    colour = tuple(int(v) for v in pixels[y, x])
-    return min(
-        L.BANNER_RGB,
-        key=lambda s: sum((a - b) ** 2 for a, b in zip(colour, L.BANNER_RGB[s], strict=True)),
-    )
+    return L.banner_status(tuple(int(v) for v in pixels[y, x]))
 
 
 def screen_of(pixels: NDArray[np.uint8]) -> Screen:
