@@ -1234,7 +1234,7 @@ def rate_difference(first: TaskTable, second: TaskTable, event: str) -> Differen
     if a.n_tasks == 0:
         return _nothing_common(event, 1.0, PAIRED_TASK_METHOD)
     ka, ma, kb, mb = a.k(event), a.m(), b.k(event), b.m()
-    pa, pb = float(ka.sum() / ma.sum()), float(kb.sum() / mb.sum())
+    pa, pb = float(ka.sum()) / float(ma.sum()), float(kb.sum()) / float(mb.sum())
     ca, cb = clustered_wilson(ka, ma), clustered_wilson(kb, mb)
     ra, rb = ka - pa * ma, kb - pb * mb
     va, vb = float((ra * ra).sum()), float((rb * rb).sum())
