@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from bench_make_site import build
 
 from effectbench.bundle import Submission, slugify, write_bundle
 from effectbench.manifest import fingerprint
@@ -401,17 +402,13 @@ def unshared_frames(subs: Path) -> int:
 def shipped_site(work: Path) -> tuple[int, float, str]:
     """Build the shipped site from the repository's own ``submissions/`` (the reference
     bundles with receipts on every substrate), cold: no cache, every bundle verified and
-    sampled for reproduction. Return its bytes, the seconds and the build's summary."""
+    sampled for reproduction (:func:`bench_make_site.build`). Return its bytes, the seconds
+    and the build's summary."""
     out, cache = work / "shipped-public", work / "shipped-cache"
     for p in (out, cache):
         shutil.rmtree(p, ignore_errors=True)
-    t = time.perf_counter()
-    cmd = [sys.executable, "-m", "effectbench.cli", "site", "build", "--submissions"]
-    cmd += [str(ROOT / "submissions"), "--out", str(out), "--root", str(ROOT)]
-    done = subprocess.run(
-        [*cmd, "--cache-dir", str(cache)], check=True, capture_output=True, text=True
-    )
-    return _size(out), time.perf_counter() - t, done.stdout
+    seconds, _cpu, summary = build(out, cache)
+    return _size(out), seconds, summary
 
 
 def _load() -> str:

@@ -28,7 +28,7 @@ import verifier
 from effectbench.bundle import EPISODES_FILE, FRAMES_DIR
 from effectbench.errors import DataError
 from effectbench.hashing import hash_file
-from effectbench.packs import installed
+from effectbench.packs import InstalledPack, installed
 from effectbench.site._cache import CacheSeal, default_seal
 from effectbench.site._pool import Workers
 from effectbench.site._rows import rows_table
@@ -71,26 +71,27 @@ def _code_fingerprint() -> str:
             digest.update(f"{dist} {version(dist)}\0".encode())
         except PackageNotFoundError:
             digest.update(f"{dist} absent\0".encode())
-    for name, base in _code_roots():
+    packs = list(installed().values())  # the entry points, read once
+    for name, base in _code_roots(packs):
         for f in sorted(base.rglob("*")):
             rel = f.relative_to(base)
             if f.is_file() and _verdict_source(rel):
                 digest.update(f"{name}/{rel}".encode() + b"\0" + f.read_bytes())
-    for pack in installed().values():  # a pack's version re-verifies the bundles it judges
+    for pack in packs:  # a pack's version re-verifies the bundles it judges
         digest.update(
             f"pack {pack.name} {pack.target} {pack.distribution} {pack.version}\0".encode()
         )
     return digest.hexdigest()
 
 
-def _code_roots() -> list[tuple[str, Path]]:
-    """The engine, the verifier and every installed pack's own package (by its entry point's
+def _code_roots(packs: Iterable[InstalledPack]) -> list[tuple[str, Path]]:
+    """The engine, the verifier and each of ``packs``' own package (by its entry point's
     module, found without importing it), each once."""
     roots = {
         package.__name__: Path(next(iter(package.__path__))).resolve()
         for package in (effectbench, verifier)
     }
-    for pack in installed().values():
+    for pack in packs:
         top = pack.target.split(":")[0].split(".")[0]
         if top in roots:
             continue
