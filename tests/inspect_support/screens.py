@@ -17,10 +17,14 @@ from inspect_support.scripted import mock_outputs
 
 @dataclass
 class Trial:
-    """One scored sample run: its score metadata and the tools the model called."""
+    """One scored sample run: its score metadata, the tools the model called, and how.
+
+    ``computer_actions`` holds the ``action`` argument of every ``computer`` call.
+    """
 
     meta: dict[str, Any]
     tools: set[str]
+    computer_actions: set[str]
 
 
 def eval_clinic(
@@ -46,10 +50,12 @@ def eval_clinic(
         assert sample.error is None and sample.scores is not None, sample.error
         meta = sample.scores[SCORER_NAME].metadata
         assert meta is not None
-        calls = {
-            c.function for m in sample.messages if m.role == "assistant" for c in m.tool_calls or []
-        }
-        got[(str(sample.id), sample.epoch - 1)] = Trial(meta, calls)
+        calls = [c for m in sample.messages if m.role == "assistant" for c in m.tool_calls or []]
+        got[(str(sample.id), sample.epoch - 1)] = Trial(
+            meta,
+            {c.function for c in calls},
+            {str(c.arguments.get("action")) for c in calls if c.function == "computer"},
+        )
     return got
 
 
