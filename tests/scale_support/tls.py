@@ -10,6 +10,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from time_machine import escape_hatch
 
 
 def _name(text: str) -> x509.Name:
@@ -22,7 +23,10 @@ def certificates(folder: Path, who: str) -> dict[str, Path]:
     ``who`` names the CA: certificates of one ``who`` admit each other, no one else's.
     """
     folder.mkdir(mode=0o700, exist_ok=True)
-    now = datetime.datetime.now(datetime.UTC)
+    # OpenSSL checks the validity window by the system clock; scripts/suite_on_dates.py moves
+    # only Python's clock, so the window is drawn from the system's (time-machine's escape
+    # hatch reads it, moved or not).
+    now = datetime.datetime.fromtimestamp(escape_hatch.time.time(), datetime.UTC)
     until = now + datetime.timedelta(hours=1)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca = (
