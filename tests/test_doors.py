@@ -20,7 +20,9 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -132,8 +134,12 @@ def _your_package(folder: Path) -> None:
     )
 
 
-def _play(clone: Clone, door: str, command: str, token: str, trust: Path) -> None:
-    """Run one command of the page in ``clone`` as the page shows it (see NOT_RUN)."""
+def _play(clone: Clone, door: str, command: str, token: Callable[[], str], trust: Path) -> None:
+    """Run one command of the page in ``clone`` as the page shows it (see NOT_RUN).
+
+    ``token`` mints a fresh identity token for each ``effectbench sign`` (they live 5 minutes,
+    as a real sign-in's do; a door takes longer than that on a loaded machine).
+    """
     for part in [p.strip() for p in command.split("&&")]:
         if part in NOT_RUN:
             continue
@@ -147,7 +153,7 @@ def _play(clone: Clone, door: str, command: str, token: str, trust: Path) -> Non
         line = part.replace(FORK, str(clone.home / "effectbench.git"))
         line = line.replace(YOUR_MODEL, "scripted/screen_only").replace(SHOWN_DATE, now()[:10])
         if line.startswith("effectbench sign "):
-            line += f" --identity-token {token} --trust-config {trust}"
+            line += f" --identity-token {token()} --trust-config {trust}"
         elif line.startswith("effectbench verify "):
             line += f" --trust-config {trust}"
         elif line.startswith("effectbench mcp "):  # what an agent's MCP client starts
@@ -177,7 +183,9 @@ def _mcp_client(command: str) -> str:
     return shlex.join(["python", "-c", program])
 
 
-def _door(door: str, sections: dict[str, list[str]], tmp: Path, token: str, trust: Path) -> Clone:
+def _door(
+    door: str, sections: dict[str, list[str]], tmp: Path, token: Callable[[], str], trust: Path
+) -> Clone:
     home = tmp / door
     home.mkdir()
     _origin(home)
@@ -209,10 +217,11 @@ def sections() -> dict[str, list[str]]:
 
 
 @pytest.fixture(scope="module")
-def signing(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+def signing(tmp_path_factory: pytest.TempPathFactory) -> tuple[Callable[[], str], Path]:
+    """What mints the sign-in's identity token (one per use), and the trust root it signs for."""
     instance = new_instance("doors")
     instance.trusted_issuers.add(GITHUB_OAUTH)  # sign-in with a GitHub account
-    return instance.email_token(SIGNER, issuer=GITHUB_OAUTH), instance.trust_config_path
+    return partial(instance.email_token, SIGNER, issuer=GITHUB_OAUTH), instance.trust_config_path
 
 
 def _verdict(clone: Clone) -> str:
@@ -235,7 +244,7 @@ def _pushed(clone: Clone) -> list[str]:
 def test_each_door_runs_from_an_empty_folder_to_a_pushed_branch(
     door: str,
     sections: dict[str, list[str]],
-    signing: tuple[str, Path],
+    signing: tuple[Callable[[], str], Path],
     tmp_path: Path,
 ) -> None:
     token, trust = signing
