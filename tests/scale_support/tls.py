@@ -17,16 +17,24 @@ def _name(text: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, text)])
 
 
+def _system_now() -> datetime.datetime:
+    """The system clock's time, which OpenSSL checks a certificate's validity window by.
+
+    ``scripts/suite_on_dates.py`` moves only Python's clock (time-machine); its escape hatch
+    reads the system clock then, and answers only while a move is on.
+    """
+    if escape_hatch.is_travelling():
+        return datetime.datetime.fromtimestamp(escape_hatch.time.time(), datetime.UTC)
+    return datetime.datetime.now(datetime.UTC)
+
+
 def certificates(folder: Path, who: str) -> dict[str, Path]:
     """Write a CA and one member certificate it signed (for 127.0.0.1); return the three files.
 
     ``who`` names the CA: certificates of one ``who`` admit each other, no one else's.
     """
     folder.mkdir(mode=0o700, exist_ok=True)
-    # OpenSSL checks the validity window by the system clock; scripts/suite_on_dates.py moves
-    # only Python's clock, so the window is drawn from the system's (time-machine's escape
-    # hatch reads it, moved or not).
-    now = datetime.datetime.fromtimestamp(escape_hatch.time.time(), datetime.UTC)
+    now = _system_now()
     until = now + datetime.timedelta(hours=1)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca = (
