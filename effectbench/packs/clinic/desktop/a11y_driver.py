@@ -66,11 +66,9 @@ def concluded(env: AccessibleComputerEnv, tree: A11yNode) -> Screen:
     reports, so the screen it leaves (the receipt's report frame) is the one it read.
     """
     screen = screen_of(tree)
-    x, y = L.BANNER_PROBE
     deadline = time.monotonic() + TIMEOUT_S
     while time.monotonic() <= deadline:
-        colour = tuple(int(v) for v in images.pixels(env.screenshot())[y, x])
-        if L.banner_status(colour) == screen.status:
+        if L.banner_status(images.pixels(env.screenshot())) == screen.status:
             break
     return screen
 

@@ -11,6 +11,12 @@ Standard library only: the app imports it by path, without the package.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the app imports this module by path, without numpy
+    import numpy as np
+    from numpy.typing import NDArray
+
 Rect = tuple[int, int, int, int]
 """``(x, y, width, height)`` in screen pixels."""
 
@@ -29,8 +35,10 @@ BANNER_RGB = {"idle": (224, 224, 224), "success": (46, 125, 50), "error": (198, 
 """The banner background per status (text is white on success and error, black on idle)."""
 
 
-def banner_status(colour: tuple[int, ...]) -> str:
-    """Return the status whose banner colour is nearest ``colour`` (the probe's pixel)."""
+def banner_status(pixels: NDArray[np.uint8]) -> str:
+    """Return the status whose banner colour is nearest a screenshot's pixel at the probe."""
+    x, y = BANNER_PROBE
+    colour = tuple(int(v) for v in pixels[y, x])
     return min(
         BANNER_RGB,
         key=lambda s: sum((a - b) ** 2 for a, b in zip(colour, BANNER_RGB[s], strict=True)),

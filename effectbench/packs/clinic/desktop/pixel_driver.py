@@ -97,10 +97,8 @@ def shows(pixels: NDArray[np.uint8], rect: L.Rect, text: str) -> bool:
     return bool((want.astype(bool) == ink).all())
 
 
-def banner_status(pixels: NDArray[np.uint8]) -> str:
-    """Return ``success``, ``error`` or ``idle`` from the banner's background colour."""
-    x, y = L.BANNER_PROBE
-    return L.banner_status(tuple(int(v) for v in pixels[y, x]))
+banner_status = L.banner_status
+"""``success``, ``error`` or ``idle`` from the banner's background colour in a screenshot."""
 
 
 def screen_of(pixels: NDArray[np.uint8]) -> Screen:
