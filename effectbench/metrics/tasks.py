@@ -1,0 +1,120 @@
+"""One arm's scored episodes counted per task: what every task-clustered number reads.
+
+SPEC 1.3 (added in 1.2.0): trials of one task share its context, so the task is the unit the
+intervals, costs and comparisons count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from effectbench.metrics.events import CodedFrame, _codes, episode_events
+from effectbench.metrics.rates import _Model
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+class TaskTable(_Model):
+    """One arm's scored episodes counted per task: what every task-clustered number reads.
+
+    Trials of one task share its context (in a deterministic pack their outcomes are
+    identical), so they are not independent observations; the task is the unit the
+    intervals and comparisons below count. Tasks are sorted by id; each belongs to one
+    (category x substrate) cell.
+    """
+
+    task_id: list[str]
+    """The tasks, sorted."""
+    category: list[str]
+    """Each task's divergence category."""
+    substrate: list[str]
+    """Each task's substrate."""
+    trials: list[int]
+    """Scored episodes of each task."""
+    events: dict[str, list[int]]
+    """Per event of :data:`EVENTS`: how many of each task's episodes had it."""
+    correct_action_available: list[bool] | None = None
+    """Whether the correct action was available in each task (None when not known)."""
+
+    @property
+    def n_tasks(self) -> int:
+        """Tasks with at least one scored episode."""
+        return len(self.task_id)
+
+    @property
+    def n_episodes(self) -> int:
+        """Scored episodes over every task."""
+        return int(sum(self.trials))
+
+    def m(self) -> np.ndarray:
+        """Return the scored episodes of each task as an array."""
+        return np.asarray(self.trials, dtype=float)
+
+    def k(self, event: str) -> np.ndarray:
+        """Return the episodes of each task that had ``event``, as an array."""
+        return np.asarray(self.events[event], dtype=float)
+
+    def select(self, keep: Iterable[bool]) -> TaskTable:
+        """Return the table of the tasks where ``keep`` is true."""
+        idx = [i for i, k in enumerate(keep) if k]
+        avail = self.correct_action_available
+        return TaskTable(
+            task_id=[self.task_id[i] for i in idx],
+            category=[self.category[i] for i in idx],
+            substrate=[self.substrate[i] for i in idx],
+            trials=[self.trials[i] for i in idx],
+            events={e: [v[i] for i in idx] for e, v in self.events.items()},
+            correct_action_available=None if avail is None else [avail[i] for i in idx],
+        )
+
+    def of_substrate(self, substrate: str) -> TaskTable:
+        """Return the tasks of one substrate."""
+        return self.select(s == substrate for s in self.substrate)
+
+    def of_cell(self, category: str, substrate: str) -> TaskTable:
+        """Return the tasks of one (category x substrate) cell."""
+        return self.select(
+            c == category and s == substrate
+            for c, s in zip(self.category, self.substrate, strict=True)
+        )
+
+
+def task_table(
+    frame: pd.DataFrame | CodedFrame, available: Mapping[str, bool] | None = None
+) -> TaskTable:
+    """Return the per-task counts of ``frame`` (one arm), every event of :data:`EVENTS`.
+
+    ``available`` maps task ids to ``correct_action_available`` (from the pack); when
+    it covers every task the table carries it (what doing nothing would score needs it).
+    """
+    codes, labels = _codes(frame["task_id"])
+    size = len(labels)
+    trials = np.bincount(codes[codes >= 0], minlength=size)
+    events = episode_events(frame)
+    counts = {
+        e: np.bincount(codes[codes >= 0], weights=v[codes >= 0], minlength=size)
+        for e, v in events.items()
+    }
+    cat_codes, cat_labels = _codes(frame["category"])
+    sub_codes, sub_labels = _codes(frame["substrate"])
+    first: dict[int, int] = {}
+    for row, code in enumerate(codes.tolist()):
+        if code >= 0 and code not in first:
+            first[code] = row
+    order = sorted((i for i in range(size) if trials[i] > 0), key=lambda i: labels[i])
+    ids = [labels[i] for i in order]
+    avail = None
+    if available is not None and all(t in available for t in ids):
+        avail = [bool(available[t]) for t in ids]
+    return TaskTable(
+        task_id=ids,
+        category=[cat_labels[cat_codes[first[i]]] for i in order],
+        substrate=[sub_labels[sub_codes[first[i]]] for i in order],
+        trials=[int(trials[i]) for i in order],
+        events={e: [int(round(c[i])) for i in order] for e, c in counts.items()},
+        correct_action_available=avail,
+    )
