@@ -54,6 +54,7 @@ __all__ = [
     "bundle_content_hash",
     "bundle_measured_hash",
     "identity_problem",
+    "listed_reference",
     "load_references",
     "main",
     "reference_listing",
@@ -110,6 +111,23 @@ def load_references(path: Path = REFERENCE_FILE) -> Mapping[str, Reference]:
 @lru_cache(maxsize=8)
 def _load(path: Path, mtime_ns: int, size: int) -> Mapping[str, Reference]:
     return _parse(json.loads(path.read_text(encoding="utf-8")), str(path))
+
+
+def listed_reference(
+    content_hash: str | None, folder: str, path: Path | None = None
+) -> tuple[Reference | None, str]:
+    """Return the reference ``content_hash`` is listed as (None when it is not one), and why
+    not when it is listed under another folder than ``folder`` (else an empty reason).
+
+    ``path`` is the list (default: :data:`REFERENCE_FILE`). A listed reference's bytes are
+    the maintainers': the one bundle whose screen re-run may be a sample
+    (:func:`verifier.reproduce.rerun_pairs`) and that a re-run may rank unsigned.
+    """
+    listed = load_references(path) if path else load_references()
+    entry = listed.get(content_hash) if content_hash is not None else None
+    if entry is not None and entry.folder != folder:
+        return None, f" (it is listed as {entry.folder!r}, not here)"
+    return entry, ""
 
 
 def identity_problem(system: SystemInfo, has_readme: bool) -> str | None:

@@ -1,0 +1,213 @@
+"""Reproduction records: a re-run done once, signed by the board CI, read by later builds.
+
+Both paths run with the private Sigstore instance: a bundle with a valid record is
+judged by it (its note says so; ``--reproduce`` re-runs it anyway), a bundle without
+one is re-run, and a record that is forged, for other bytes, signed by another
+identity, truncated or expired refuses its bundle by a named finding. A bundle that
+needs a re-run this machine cannot do is refused alone (``reproduce.unavailable``),
+never stopping the others, and the site build names it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sigstore_testroot import GITHUB_ACTIONS, GOOGLE, SigstoreTestInstance, shared_instance
+from sigstore_testroot.bundles import write_bundle
+
+from effectbench.cli import main
+from effectbench.findings import Family
+from verifier.api import VerifyOptions, verify_bundle, verify_path
+from verifier.records import RecordPolicy, read_record, record_key, signed_record_file
+from verifier.references import bundle_content_hash
+
+CI = "https://github.com/board/effectbench/.github/workflows/deploy-site.yml@refs/heads/main"
+ROOT = Path(__file__).resolve().parents[1]
+WEB_REFERENCE = ROOT / "submissions" / "2026-12-01_screen-only-clinic-web"
+
+
+@pytest.fixture(scope="module")
+def instance() -> SigstoreTestInstance:
+    return shared_instance()
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Machine-local records and keys in this test's own cache home."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    from effectbench.sealed import default_seal
+
+    default_seal.cache_clear()
+
+
+def _bundle(folder: Path, baseline: str = "screen_only") -> Path:
+    return write_bundle(
+        folder, identity=None, issuer=None, baseline=baseline, trials=3, readme=None
+    )
+
+
+def _record_args(instance: SigstoreTestInstance, records: Path) -> list[str]:
+    return [
+        "--records",
+        str(records),
+        "--record-signer",
+        CI,
+        GITHUB_ACTIONS,
+        "--record-trust-config",
+        str(instance.trust_config_path),
+    ]
+
+
+def _reproduce(instance: SigstoreTestInstance, records: Path, *paths: Path, token: str) -> int:
+    args = ["reproduce", *map(str, paths), "--sign", "--identity-token", token]
+    args += ["--trust-config", str(instance.trust_config_path)]
+    return main([*args, *_record_args(instance, records)])
+
+
+def _policy(instance: SigstoreTestInstance, records: Path, **kw: object) -> RecordPolicy:
+    signers = ((CI, GITHUB_ACTIONS),)
+    return RecordPolicy(records, signers, instance.trust_config_path, **kw)  # type: ignore[arg-type]
+
+
+def _ci_token(instance: SigstoreTestInstance) -> str:
+    return instance.github_actions_token(CI.removeprefix("https://github.com/"))
+
+
+def test_a_signed_record_replaces_the_re_run_and_reproduce_forces_it(
+    tmp_path: Path, instance: SigstoreTestInstance, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = _bundle(tmp_path / "subs" / "2026-12-01_demo")
+    records = tmp_path / "reproductions"
+    assert _reproduce(instance, records, bundle, token=_ci_token(instance)) == 0
+    assert "reproduced, 27/27 rows re-run" in capsys.readouterr().out
+    (record,) = records.iterdir()
+    assert record.name == f"{bundle_content_hash(bundle)[7:]}.reproduction.sigstore.json"
+    options = VerifyOptions(allow_unsigned=True, records=_policy(instance, records))
+    report = verify_bundle(bundle, options)
+    step = report.check(Family.REPRODUCE)
+    assert report.reproduced is True and report.accepted
+    assert f"from the reproduction record signed by {CI}" in step.note
+    assert report.reproduced_rows == report.n_rows == 27
+    forced = verify_bundle(bundle, VerifyOptions(allow_unsigned=True, force_reproduce=True))
+    assert forced.reproduced is True and "record" not in forced.check(Family.REPRODUCE).note
+    # a second `reproduce` keeps the valid record instead of re-running
+    assert _reproduce(instance, records, bundle, token=_ci_token(instance)) == 0
+    assert "has a valid record" in capsys.readouterr().out
+
+
+def _refusal(bundle: Path, policy: RecordPolicy) -> set[str]:
+    report = verify_bundle(bundle, VerifyOptions(allow_unsigned=True, records=policy))
+    assert not report.accepted and report.reproduced is False
+    return {f.check for f in report.check(Family.REPRODUCE).findings}
+
+
+def test_a_record_that_cannot_be_used_refuses_its_bundle_by_name(
+    tmp_path: Path, instance: SigstoreTestInstance
+) -> None:
+    first = _bundle(tmp_path / "subs" / "2026-12-01_first")
+    second = _bundle(tmp_path / "subs" / "2026-12-01_second", baseline="effect_verified")
+    records = tmp_path / "reproductions"
+    assert _reproduce(instance, records, first, second, token=_ci_token(instance)) == 0
+    policy = _policy(instance, records)
+    own = signed_record_file(records, _key(second))
+    good = own.read_bytes()
+
+    # forged: the signed statement altered after signing
+    doc = json.loads(good)
+    payload = json.loads(base64.b64decode(doc["dsseEnvelope"]["payload"]))
+    payload["predicate"]["rows_rerun"] = 1
+    doc["dsseEnvelope"]["payload"] = base64.b64encode(json.dumps(payload).encode()).decode()
+    own.write_text(json.dumps(doc))
+    assert _refusal(second, policy) == {"reproduce.record_forged"}
+    # truncated
+    own.write_bytes(good[: len(good) // 2])
+    assert _refusal(second, policy) == {"reproduce.record_malformed"}
+    # for other bytes: the first bundle's valid record under the second's name
+    own.write_bytes(signed_record_file(records, _key(first)).read_bytes())
+    assert _refusal(second, policy) == {"reproduce.record_subject"}
+    # expired: judged 401 days on
+    own.write_bytes(good)
+    later = _policy(instance, records, now=datetime.now(UTC) + timedelta(days=401))
+    assert _refusal(second, later) == {"reproduce.record_expired"}
+    # signed by another identity: alice may sign, but the policy lists only the CI
+    alice = "alice@example.org"
+    code = main(
+        [
+            "reproduce",
+            str(second),
+            "--all",
+            "--sign",
+            "--identity-token",
+            instance.email_token(alice),
+            "--trust-config",
+            str(instance.trust_config_path),
+            *_record_args(instance, records),
+            "--record-signer",
+            alice,
+            GOOGLE,
+        ]
+    )
+    assert code == 0 and own.read_bytes() != good
+    assert _refusal(second, policy) == {"reproduce.record_signer"}
+    assert read_record(_key(second), policy).problem is not None
+    # the right record again: accepted
+    own.write_bytes(good)
+    assert verify_bundle(second, VerifyOptions(allow_unsigned=True, records=policy)).accepted
+
+
+def _key(bundle: Path):  # type: ignore[no-untyped-def]
+    from effectbench.bundle import Submission
+
+    header = Submission.model_validate_json((bundle / "submission.json").read_bytes())
+    return record_key(header, bundle_content_hash(bundle), bundle.name)
+
+
+def test_a_machine_record_serves_this_machine_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = _bundle(tmp_path / "subs" / "2026-12-01_local")
+    records = tmp_path / "reproductions"
+    assert main(["reproduce", str(bundle), "--records", str(records)]) == 0
+    assert not records.exists()  # nothing signed: sealed in this machine's cache home
+    policy = RecordPolicy(records, local=True)
+    report = verify_bundle(bundle, VerifyOptions(allow_unsigned=True, records=policy))
+    assert "record this machine's own re-run" in report.check(Family.REPRODUCE).note
+    # the same cache home with another machine's key: the record is not trusted
+    (tmp_path / "cache" / "effectbench" / "cache.key").write_bytes(b"k" * 32)
+    from effectbench.sealed import default_seal
+
+    default_seal.cache_clear()
+    assert _refusal(bundle, policy) == {"reproduce.record_forged"}
+
+
+def test_a_missing_component_refuses_only_the_bundles_that_need_it(
+    tmp_path: Path,
+    instance: SigstoreTestInstance,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    subs = tmp_path / "subs"
+    demo = _bundle(subs / "2026-12-01_demo")
+    shutil.copytree(WEB_REFERENCE, subs / WEB_REFERENCE.name)
+    records = tmp_path / "reproductions"
+    assert _reproduce(instance, records, demo, token=_ci_token(instance)) == 0
+    monkeypatch.setenv("EFFECTBENCH_CHROMIUM", str(tmp_path / "no-chromium"))
+    policy = _policy(instance, records)
+    by_name = {
+        Path(r.path).name: r
+        for r in verify_path(subs, VerifyOptions(allow_unsigned=True, records=policy))
+    }
+    assert by_name["2026-12-01_demo"].accepted  # judged by its record
+    web = by_name[WEB_REFERENCE.name]
+    (finding,) = web.check(Family.REPRODUCE).findings
+    assert finding.check == "reproduce.unavailable" and not web.accepted
+    assert "Chromium is missing" in finding.message and "make reproduce" in finding.message
+    capsys.readouterr()
+    code = main(["verify", str(subs), "--allow-unsigned", *_record_args(instance, records)])
+    assert code == 1  # a refusal, not "unreadable" (2): the other bundle was verified
+    assert "1 of 2 accepted" in capsys.readouterr().out
