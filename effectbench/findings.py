@@ -378,6 +378,11 @@ class CheckId(StrEnum):
         "the reproduction record's signature does not verify (altered or forged) or does not "
         "chain to the trusted root, or a machine-local record's seal is not this machine's",
     )
+    REPRODUCE_RECORD_UNLISTED = (
+        "reproduce.record_unlisted",
+        "an unsigned (maintainers') reproduction record whose bytes the reference list does not "
+        "give for this bundle (altered, replaced, or for a bundle that is no listed reference)",
+    )
     REPRODUCE_RECORD_SIGNER = (
         "reproduce.record_signer",
         "the reproduction record is signed by an identity the record policy does not list",

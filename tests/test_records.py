@@ -5,12 +5,15 @@ judged by it (its note says so; ``--reproduce`` re-runs it anyway), a bundle wit
 one is re-run, and a record that is forged, for other bytes, signed by another
 identity, truncated or expired refuses its bundle by a named finding. A bundle that
 needs a re-run this machine cannot do is refused alone (``reproduce.unavailable``),
-never stopping the others, and the site build names it.
+never stopping the others, and the site build names it. A listed reference's record is
+the maintainers' (unsigned): read only when the reference list gives its digest, byte for
+byte, for that very bundle.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import shutil
 from datetime import UTC, datetime, timedelta
@@ -19,12 +22,19 @@ from pathlib import Path
 import pytest
 from sigstore_testroot import GITHUB_ACTIONS, GOOGLE, SigstoreTestInstance, shared_instance
 from sigstore_testroot.bundles import write_bundle
+from support.bundles import list_references
 
 from effectbench.cli import main
 from effectbench.findings import Family
 from verifier.api import VerifyOptions, verify_bundle, verify_path
-from verifier.records import RecordPolicy, read_record, record_key, signed_record_file
-from verifier.references import bundle_content_hash
+from verifier.records import (
+    RecordPolicy,
+    maintainer_record_file,
+    read_record,
+    record_key,
+    signed_record_file,
+)
+from verifier.references import bundle_content_hash, load_references
 
 CI = "https://github.com/board/effectbench/.github/workflows/deploy-site.yml@refs/heads/main"
 ROOT = Path(__file__).resolve().parents[1]
@@ -211,3 +221,116 @@ def test_a_missing_component_refuses_only_the_bundles_that_need_it(
     code = main(["verify", str(subs), "--allow-unsigned", *_record_args(instance, records)])
     assert code == 1  # a refusal, not "unreadable" (2): the other bundle was verified
     assert "1 of 2 accepted" in capsys.readouterr().out
+
+
+def _maintained(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, Path, Path]:
+    """Two listed references (no record yet), each re-run once by `effectbench reproduce`."""
+    first = _bundle(tmp_path / "subs" / "2026-12-01_first")
+    second = _bundle(tmp_path / "subs" / "2026-12-01_second", baseline="effect_verified")
+    listing = list_references(tmp_path / "references.json", [first, second])
+    records = tmp_path / "reproductions"
+    args = ["reproduce", str(tmp_path / "subs"), "--records", str(records)]
+    assert main([*args, "--references", str(listing)]) == 0
+    out = capsys.readouterr().out
+    assert "recorded 2, kept 0" in out and f"listed 2 maintainers' record(s) in {listing}" in out
+    return first, second, listing
+
+
+def _listed_options(records: Path, listing: Path) -> VerifyOptions:
+    return VerifyOptions(allow_unsigned=True, records=RecordPolicy(records), references=listing)
+
+
+def test_a_listed_references_record_is_the_maintainers_and_the_list_gives_its_digest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second, listing = _maintained(tmp_path, capsys)
+    records = tmp_path / "reproductions"
+    listed = load_references(listing)
+    for bundle in (first, second):
+        path = maintainer_record_file(records, _key(bundle))
+        entry = listed[bundle_content_hash(bundle)]
+        assert entry.record == "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    # judged by its record, unsigned, with no re-run: the re-run's code is not even reachable
+    import verifier.reproduce
+
+    def no_rerun(*_: object, **__: object) -> None:
+        raise AssertionError("re-ran a bundle that has a listed record")
+
+    monkeypatch.setattr(verifier.reproduce, "reproduce", no_rerun)
+    report = verify_bundle(second, _listed_options(records, listing))
+    assert report.accepted and report.reproduced is True, report
+    assert "listed in the maintainers' reference list" in report.check(Family.REPRODUCE).note
+    # a second `reproduce` keeps both records and leaves the list as it is
+    before = listing.read_bytes()
+    args = ["reproduce", str(tmp_path / "subs"), "--records", str(records)]
+    assert main([*args, "--references", str(listing)]) == 0
+    assert "recorded 0, kept 2" in capsys.readouterr().out
+    assert listing.read_bytes() == before
+
+
+def test_a_maintainers_record_the_list_does_not_give_is_refused_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second, listing = _maintained(tmp_path, capsys)
+    records = tmp_path / "reproductions"
+    options = _listed_options(records, listing)
+    own = maintainer_record_file(records, _key(second))
+    good = own.read_bytes()
+
+    def refusal() -> tuple[set[str], str]:
+        report = verify_bundle(second, options)
+        assert not report.accepted and report.reproduced is False
+        findings = report.check(Family.REPRODUCE).findings
+        return {f.check for f in findings}, " ".join(f.message for f in findings)
+
+    # altered: one number changed, so its bytes are no longer the listed ones
+    own.write_bytes(good.replace(b'"rows_rerun": 27', b'"rows_rerun": 1'))
+    checks, message = refusal()
+    assert checks == {"reproduce.record_unlisted"}
+    assert "not the one the maintainers' reference list gives" in message
+    # for other bytes: the first bundle's record under the second's name...
+    own.write_bytes(maintainer_record_file(records, _key(first)).read_bytes())
+    assert refusal()[0] == {"reproduce.record_unlisted"}
+    # ...even with the list changed to give that record's digest: its subject is another bundle
+    doc = json.loads(listing.read_text())
+    digests = {e["content_hash"]: e["record"] for e in doc["bundles"]}
+    for entry in doc["bundles"]:
+        entry["record"] = digests[bundle_content_hash(first)]
+    listing.write_text(json.dumps(doc))
+    assert refusal()[0] == {"reproduce.record_subject"}
+    # a bundle the list does not name: its unsigned record is refused, never believed
+    listing.write_text(json.dumps({"bundles": []}))
+    own.write_bytes(good)
+    checks, message = refusal()
+    assert checks == {"reproduce.record_unlisted"} and "gives no record for" in message
+
+
+def test_a_removed_record_names_its_bundle_and_make_reproduce(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The screen reference's listed record gone: on a machine without Chromium the build
+    refuses that bundle alone, by name, and says make reproduce; the others stay ranked."""
+    from verifier.records import Reproduction, write_maintainer_record
+    from verifier.references import list_records
+
+    subs = tmp_path / "subs"
+    web = subs / WEB_REFERENCE.name
+    shutil.copytree(WEB_REFERENCE, web)
+    demo = _bundle(subs / "2026-12-01_demo")
+    listing = list_references(tmp_path / "references.json", [web, demo])
+    records = tmp_path / "reproductions"
+    digests = {}
+    for bundle, rows in ((web, 12), (demo, 27)):
+        result = Reproduction(True, rows, 81 if bundle is web else 27)
+        _, digests[bundle_content_hash(bundle)] = write_maintainer_record(
+            records, _key(bundle), result
+        )
+    assert sorted(list_records(digests, listing)) == sorted([web.name, demo.name])
+    monkeypatch.setenv("EFFECTBENCH_CHROMIUM", str(tmp_path / "no-chromium"))
+    options = _listed_options(records, listing)
+    assert all(r.accepted for r in verify_path(subs, options))  # no browser needed
+    maintainer_record_file(records, _key(web)).unlink()
+    by_name = {Path(r.path).name: r for r in verify_path(subs, options)}
+    assert by_name[demo.name].accepted
+    (finding,) = by_name[web.name].check(Family.REPRODUCE).findings
+    assert finding.check == "reproduce.unavailable" and "make reproduce" in finding.message

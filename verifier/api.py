@@ -60,6 +60,7 @@ __all__ = [
 ]
 
 RANKING_NOTE = "runs across bundles (a folder of bundles, or the site build)"
+RECORDS_ONLY_NOTE = "not re-run: no reproduction record, and only its hashes are asked for here"
 """What a single bundle's report says of the ``ranking`` step."""
 _HEADER_RULES = {
     "missing": CheckId.STRUCTURE_MISSING_FIELD,
@@ -91,6 +92,11 @@ class VerifyOptions:
     """Where reproduction records are read and whose count (:mod:`verifier.records`)."""
     force_reproduce: bool = False
     """Re-run even a bundle that has a valid reproduction record (``--reproduce``)."""
+    records_only: bool = False
+    """Judge reproduction by records alone: a bundle without one is not re-run and its
+    reproduction stays undecided (``reproduced`` None). Only for bundles whose verdict is
+    not what is asked: the base branch's bundles in the pull-request check
+    (:mod:`verifier.pr`), which rank the pull request's by their hashes and verified times."""
 
 
 # --------------------------------------------------------------------------- the steps
@@ -297,14 +303,17 @@ def _check_reproduction(
         if sub.kind == "bundle" and sub.content_hash is not None
         else None
     )
+    reference, _ = listed_reference(sub.content_hash, sub.path.name, options.references)
     if key is not None and not options.force_reproduce:
-        found = read_record(key, options.records)
+        listed = reference.record or None if reference is not None else None
+        found = read_record(key, options.records, listed)
         if found.problem is not None:
             sink.add(found.problem)
             return _Reproduction(False, Step(True))
         if found.reproduction is not None:
             return _replayed(header, found.reproduction, found.source, sink)
-    reference, _ = listed_reference(sub.content_hash, sub.path.name, options.references)
+    if options.records_only:
+        return _Reproduction(None, Step(True, RECORDS_ONLY_NOTE))
     rerun = _reproduce.reproduce(
         header,
         declared.pack,

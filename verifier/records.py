@@ -12,15 +12,26 @@ subject is the bundle's content hash and whose predicate says what the re-run fo
   under the pinned root (or a private ``trust_config``) and an identity policy, the
   (identity, issuer) pairs of :data:`SIGNERS_FILE` plus any given on the command line
   (the deploy workflow adds its own GitHub identity). What the board publishes from.
+* **maintainers'** (``<records>/<hex>.reproduction.json``): the plain statement of a
+  listed reference bundle's re-run, committed in ``reproductions/``. Its trust is the
+  reference list's: :data:`verifier.references.REFERENCE_FILE` (reviewed code, which the
+  pull-request check refuses to see changed by a submission) gives, beside each reference's
+  content hash and measured hash, the sha256 of its record's bytes (:func:`record_digest`);
+  a record whose bytes are not the listed ones, or for a bundle the list does not give a
+  record for, is refused (``reproduce.record_unlisted``). ``effectbench reproduce`` (``make
+  reproduce``) writes them and their digests into the list; what the board CI signs is
+  for everything else.
 * **machine-local** (``$XDG_CACHE_HOME/effectbench/reproductions/<hex>.reproduction.local.json``):
   the same statement sealed with this machine's cache key (:mod:`effectbench.sealed`),
   written by ``effectbench reproduce`` without ``--sign``; trusted on this machine only,
   like every other cache entry, so a local ``make reproduce`` then ``make site`` works
   without any identity.
 
-:func:`read_record` finds a bundle's record by its content hash, signed first. A record
-that is there but cannot be used refuses the bundle with a named finding (never a
-silent re-run): ``reproduce.record_malformed`` (truncated, not JSON, not a record),
+:func:`read_record` finds a bundle's record by its content hash: the maintainers' first,
+then the signed one, then this machine's. A record that is there but cannot be used refuses
+the bundle with a named finding (never a silent re-run): ``reproduce.record_malformed``
+(truncated, not JSON, not a record), ``reproduce.record_unlisted`` (a maintainers' record
+the reference list does not give, byte for byte, for this bundle),
 ``reproduce.record_forged`` (the signature or seal does not verify),
 ``reproduce.record_signer`` (an identity the policy does not list),
 ``reproduce.record_subject`` (a record for other bytes), ``reproduce.record_expired``
@@ -59,11 +70,14 @@ __all__ = [
     "Reproduction",
     "load_signers",
     "local_record_file",
+    "maintainer_record_file",
     "read_record",
+    "record_digest",
     "record_key",
     "records_fingerprint",
     "signed_record_file",
     "write_local_record",
+    "write_maintainer_record",
     "write_signed_record",
 ]
 
@@ -78,6 +92,7 @@ MAX_RECORD_BYTES = 1 << 20
 """A record is a few kilobytes (a certificate, a log entry, at most 20 findings)."""
 SIGNED_SUFFIX = ".reproduction.sigstore.json"
 LOCAL_SUFFIX = ".reproduction.local.json"
+MAINTAINER_SUFFIX = ".reproduction.json"
 SIGNERS_FILE = Path(__file__).resolve().with_name("record_signers.json")
 """The identities whose signed records the verifier accepts (part of the verifier's code)."""
 KEEP = 20
@@ -157,6 +172,16 @@ class RecordRead:
 def signed_record_file(records: Path, key: RecordKey) -> Path:
     """The signed record of ``key`` in folder ``records``."""
     return records / f"{key.hex}{SIGNED_SUFFIX}"
+
+
+def maintainer_record_file(records: Path, key: RecordKey) -> Path:
+    """The maintainers' record of ``key`` in folder ``records`` (a listed reference's)."""
+    return records / f"{key.hex}{MAINTAINER_SUFFIX}"
+
+
+def record_digest(raw: bytes) -> str:
+    """Return the digest the reference list gives for a maintainers' record of bytes ``raw``."""
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
 def local_record_file(key: RecordKey) -> Path:
@@ -326,21 +351,60 @@ def _read_local(path: Path, key: RecordKey, now: datetime, seal: CacheSeal) -> R
     if data is None:
         message = "its seal is not this machine's (a machine-local record is never copied)"
         return _problem(CheckId.REPRODUCE_RECORD_FORGED, message, path)
+    return _unsigned_read(data, key, path, now, "this machine's own re-run at {}")
+
+
+def _unsigned_read(
+    data: bytes, key: RecordKey, path: Path, now: datetime, source: str
+) -> RecordRead:
+    """Read an unsigned statement (its seal or listing checked already): its own ``made_at``
+    dates it; ``source`` says who made it (``{}``: when)."""
     try:
         doc = json.loads(data)
-        made = datetime.fromisoformat(doc["predicate"]["made_at"].replace("Z", "+00:00"))
+        made_at = doc["predicate"]["made_at"]
+        made = datetime.fromisoformat(made_at.replace("Z", "+00:00"))
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         return _problem(CheckId.REPRODUCE_RECORD_MALFORMED, f"not a record ({exc})", path)
     found = _result(doc, key, path, made, now)
     if isinstance(found, RecordRead):
         return found
-    return RecordRead(found, source=f"this machine's own re-run at {doc['predicate']['made_at']}")
+    return RecordRead(found, source=source.format(made_at))
 
 
-def read_record(key: RecordKey, policy: RecordPolicy) -> RecordRead:
-    """Find and check the record of ``key``: the signed one, else this machine's."""
+def _read_maintainer(path: Path, key: RecordKey, listed: str | None, now: datetime) -> RecordRead:
+    raw = _read_bounded(path)
+    if isinstance(raw, RecordRead):
+        return raw
+    digest = record_digest(raw)
+    if listed is None:
+        message = (
+            "an unsigned record for a bundle the maintainers' reference list gives no record "
+            "for (only a listed reference's record may be unsigned; any other is signed by the "
+            "board CI)"
+        )
+        return _problem(CheckId.REPRODUCE_RECORD_UNLISTED, message, path)
+    if digest != listed:
+        message = (
+            f"its digest {digest} is not the one the maintainers' reference list gives for this "
+            f"reference ({listed}): the record was altered or replaced; run make reproduce to "
+            "re-run the reference and list its record again"
+        )
+        return _problem(CheckId.REPRODUCE_RECORD_UNLISTED, message, path)
+    return _unsigned_read(raw, key, path, now, "listed in the maintainers' reference list, made {}")
+
+
+def read_record(key: RecordKey, policy: RecordPolicy, listed: str | None = None) -> RecordRead:
+    """Find and check the record of ``key``: the maintainers', else the signed one, else this
+    machine's.
+
+    ``listed`` is the record digest the reference list gives for this bundle (None when it
+    is no listed reference, or the list gives no record for it).
+    """
     now = policy.now or datetime.now(UTC)
     if policy.records is not None:
+        maintained = maintainer_record_file(policy.records, key)
+        if maintained.exists() or maintained.is_symlink():
+            return _read_maintainer(maintained, key, listed, now)
         signed = signed_record_file(policy.records, key)
         if signed.exists() or signed.is_symlink():
             return _read_signed(signed, key, policy, now)
@@ -390,6 +454,21 @@ def write_signed_record(
     return path
 
 
+def write_maintainer_record(
+    records: Path, key: RecordKey, result: Reproduction
+) -> tuple[Path, str]:
+    """Write ``key``'s maintainers' record into ``records``; return it and its digest (which
+    the reference list must give for it to be read: :func:`verifier.references.list_records`)."""
+    body = statement(key, result, datetime.now(UTC))
+    raw = (json.dumps(body, sort_keys=True, indent=2) + "\n").encode()
+    records.mkdir(parents=True, exist_ok=True)
+    path = maintainer_record_file(records, key)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(raw)
+    tmp.replace(path)
+    return path, record_digest(raw)
+
+
 def write_local_record(key: RecordKey, result: Reproduction) -> Path:
     """Seal ``key``'s record with this machine's key into the cache home."""
     body = json.dumps(statement(key, result, datetime.now(UTC)), sort_keys=True).encode()
@@ -410,7 +489,9 @@ def records_fingerprint(policy: RecordPolicy) -> str:
         digest.update(f"{folder}\0".encode())
         try:
             names = sorted(
-                p for p in folder.iterdir() if p.name.endswith((SIGNED_SUFFIX, LOCAL_SUFFIX))
+                p
+                for p in folder.iterdir()
+                if p.name.endswith((SIGNED_SUFFIX, LOCAL_SUFFIX, MAINTAINER_SUFFIX))
             )
         except OSError:
             continue

@@ -156,7 +156,7 @@ def add_bundle_paths(parser: argparse.ArgumentParser) -> None:
 
 
 RECORDS_DEFAULT = "reproductions"
-"""The folder of signed reproduction records (beside ``submissions/`` in the repository)."""
+"""The folder of reproduction records (beside ``submissions/`` in the repository)."""
 
 
 def add_record_options(parser: argparse.ArgumentParser, *, force: bool = True) -> None:
@@ -166,8 +166,8 @@ def add_record_options(parser: argparse.ArgumentParser, *, force: bool = True) -
         "--records",
         default=RECORDS_DEFAULT,
         metavar="DIR",
-        help="the folder of signed reproduction records (default: %(default)s); this "
-        "machine's own records (effectbench reproduce without --sign) are read too",
+        help="the folder of reproduction records: the listed references' (maintainers') and "
+        "the signed ones (default: %(default)s); this machine's own records are read too",
     )
     parser.add_argument(
         "--record-signer",

@@ -1,5 +1,6 @@
 """Command ``reproduce``: re-run the shipped-baseline bundles that have no valid record, and
-record each re-run (signed with Sigstore, or sealed for this machine)."""
+record each re-run: a listed reference's as the maintainers' record (its digest written into
+the reference list), any other bundle's signed with Sigstore or sealed for this machine."""
 
 from __future__ import annotations
 
@@ -22,7 +23,39 @@ def _folders(paths: list[Path]) -> list[Path]:
     return out
 
 
+def _reference_list(args: argparse.Namespace) -> Path:
+    from effectbench.errors import UsageError
+    from verifier.references import REFERENCE_FILE, load_references
+
+    path: Path = args.references or REFERENCE_FILE
+    try:
+        load_references(path)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"--references {path}: not a reference list ({exc})") from None
+    return path
+
+
+def _prune(records: Path, listing: Path) -> list[Path]:
+    """Remove the maintainers' records in ``records`` that no entry of ``listing`` gives (a
+    re-made reference's old ones); return them."""
+    from verifier.records import MAINTAINER_SUFFIX
+    from verifier.references import load_references
+
+    listed = {
+        ref.content_hash.removeprefix("sha256:")
+        for ref in load_references(listing).values()
+        if ref.record
+    }
+    gone = []
+    for path in sorted(records.glob(f"*{MAINTAINER_SUFFIX}")):
+        if path.name.removesuffix(MAINTAINER_SUFFIX) not in listed and not path.is_symlink():
+            path.unlink()
+            gone.append(path)
+    return gone
+
+
 def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from effectbench.bundle import Submission
     from effectbench.findings import CheckId, Family
     from verifier.api import VerifyOptions, verify_bundle
     from verifier.records import (
@@ -30,28 +63,36 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         read_record,
         record_key,
         write_local_record,
+        write_maintainer_record,
         write_signed_record,
     )
-    from verifier.references import bundle_content_hash
+    from verifier.references import bundle_content_hash, list_records, listed_reference
 
     policy = record_policy(args)
+    listing = _reference_list(args)
+    records = Path(args.records)
     trust = Path(args.trust_config) if args.trust_config else None
     options = VerifyOptions(
-        allow_unsigned=True, trust_config=trust, force_reproduce=True, records=policy
+        allow_unsigned=True,
+        trust_config=trust,
+        force_reproduce=True,
+        records=policy,
+        references=listing,
     )
     failed = recorded = kept = 0
+    digests: dict[str, str] = {}
     for folder in _folders(args.paths):
         name = folder.name
+        content = bundle_content_hash(folder)
+        reference, _ = listed_reference(content, name, listing)
         if not args.all:
-            from effectbench.bundle import Submission
-
             try:
                 header = Submission.model_validate_json((folder / "submission.json").read_bytes())
             except (OSError, ValueError):
                 header = None
             if header is not None and header.system.baseline is not None:
-                key = record_key(header, bundle_content_hash(folder), name)
-                found = read_record(key, policy)
+                listed = reference.record or None if reference is not None else None
+                found = read_record(record_key(header, content, name), policy, listed)
                 if found.reproduction is not None:
                     kept += 1
                     print(f"{name}: has a valid record ({found.source}); kept (--all re-runs it)")
@@ -78,18 +119,28 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         key = record_key(report.submission, report.content_hash or "", name)
         if args.sign:
             path = write_signed_record(
-                Path(args.records),
+                records,
                 key,
                 result,
                 identity_token=args.identity_token,
                 trust_config=trust,
                 signers=policy.signers,
             )
+        elif reference is not None:
+            path, digests[key.content_hash] = write_maintainer_record(records, key, result)
         else:
             path = write_local_record(key, result)
         recorded += 1
         verdict = "reproduced" if result.reproduced else f"did NOT reproduce ({step.n_findings})"
         print(f"{name}: {verdict}, {result.rows_rerun}/{result.n_rows} rows re-run; {path}")
+    if digests:
+        changed = list_records(digests, listing)
+        print(
+            f"listed {len(changed)} maintainers' record(s) in {listing}: commit it with "
+            f"{records}/ (a reviewed change; the pull-request check refuses it from a submitter)"
+        )
+        for path in _prune(records, listing):
+            print(f"removed {path}: no listed reference's record any more")
     print(f"recorded {recorded}, kept {kept}, could not re-run {failed}")
     return 1 if failed else 0
 
@@ -114,14 +165,22 @@ def register(sub: Any) -> None:
         "--sign",
         action="store_true",
         help="sign each record with Sigstore into --records (the identity: --identity-token, "
-        "ambient CI credentials, or the browser flow); without it the record is sealed for "
-        "this machine only (its cache home)",
+        "ambient CI credentials, or the browser flow); without it a listed reference's record "
+        "is the maintainers' (written into --records, its digest into the reference list) and "
+        "any other bundle's is sealed for this machine only (its cache home)",
     )
     p.add_argument("--identity-token", metavar="TOKEN", help="an OIDC identity token to sign with")
     p.add_argument(
         "--trust-config",
         metavar="FILE",
         help="a private Sigstore instance's trust configuration (tests); default: production",
+    )
+    p.add_argument(
+        "--references",
+        type=Path,
+        metavar="FILE",
+        help="the maintainers' reference list whose records are written (default: the "
+        "verifier's own, verifier/reference_bundles.json)",
     )
     add_record_options(p, force=False)
     p.set_defaults(func=_cmd_reproduce)
