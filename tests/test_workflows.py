@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -305,3 +306,44 @@ def test_a_pull_request_is_ranked_against_the_base_branchs_bundles(tmp_path: Pat
     status, summary, _ = _run_step(tmp_path, base, _trust())
     assert status == 1, summary
     assert "ranking.duplicate" in summary and "2026-12-01_alice" in summary
+
+
+def test_the_base_branchs_bundles_rank_the_pull_request_without_a_re_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Alice's signed bundle claiming a shipped baseline is on the base; Mallory re-signs its
+    rows. Only Mallory's bundle is re-run: Alice's counts by its hashes and signing time."""
+    import verifier.reproduce
+    from verifier.pr import main as pr_main
+
+    instance = shared_instance()
+    bundles: dict[str, Path] = {}
+    for who, day in (("alice", "01"), ("mallory", "09")):
+        folder = tmp_path / "made" / f"2026-12-{day}_{who}"
+        if not bundles:
+            make_bundle(folder, "retry_on_error", trials=4, signer=(f"{who}@example.org", GOOGLE))
+        else:
+            shutil.copytree(bundles["alice"], folder)
+            (folder / "submission.sigstore.json").unlink()
+            data = read_submission(folder)
+            data["signer"] = {"identity": f"{who}@example.org", "issuer": GOOGLE}
+            write_submission(folder, data)
+        token = instance.email_token(f"{who}@example.org")
+        sign_bundle(folder, identity_token=token, trust_config=instance.trust_config_path)
+        bundles[who] = folder
+    pr, base = _copy_pull_request(tmp_path, bundles["alice"], bundles["mallory"])
+    rerun = verifier.reproduce.reproduce
+    seen: list[str] = []
+
+    def counted(header: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(str(header.signer.identity))
+        return rerun(header, *args, **kwargs)
+
+    monkeypatch.setattr(verifier.reproduce, "reproduce", counted)
+    monkeypatch.chdir(tmp_path)  # no reproductions/ here: the base's bundle has no record
+    args = ["--base", base, "--checkout", str(pr), "--trust-config"]
+    assert pr_main([*args, str(instance.trust_config_path)]) == 1
+    out = capsys.readouterr().out
+    assert "ranking.duplicate" in out and "2026-12-01_alice" in out
+    assert "re-ran 'retry_on_error': all 36 rows identical" in out  # Mallory's, re-run
+    assert seen == ["mallory@example.org"]
