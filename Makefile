@@ -31,8 +31,10 @@ site: setup-site  # from the reproduction records: no browser, X server or compi
 	$(BIN)/effectbench site build
 
 # Re-run every shipped-baseline bundle without a valid reproduction record (Chromium, Xvfb,
-# Xvnc) and record it: sealed for this machine, or signed with REPRODUCE_FLAGS=--sign (the
-# board CI's identity; --identity-token TOKEN elsewhere) into reproductions/.
+# Xvnc) and record it: a listed reference's as the maintainers' record in reproductions/, its
+# digest written into verifier/reference_bundles.json (commit both); any other bundle's sealed
+# for this machine, or signed with REPRODUCE_FLAGS=--sign (the board CI's identity;
+# --identity-token TOKEN elsewhere) into reproductions/.
 reproduce: setup-screens
 	$(BIN)/effectbench reproduce submissions $(REPRODUCE_FLAGS)
 
