@@ -334,3 +334,18 @@ def test_a_removed_record_names_its_bundle_and_make_reproduce(
     assert by_name[demo.name].accepted
     (finding,) = by_name[web.name].check(Family.REPRODUCE).findings
     assert finding.check == "reproduce.unavailable" and "make reproduce" in finding.message
+
+
+def test_a_records_folder_that_cannot_be_written_is_one_line_and_lists_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = _bundle(tmp_path / "subs" / "2026-12-01_first")
+    listing = list_references(tmp_path / "references.json", [bundle])
+    before = listing.read_bytes()
+    blocked = tmp_path / "reproductions"
+    blocked.write_text("a file, not a folder\n")
+    args = ["reproduce", str(bundle), "--records", str(blocked), "--references", str(listing)]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot write" in err[0] and str(blocked) in err[0], err
+    assert listing.read_bytes() == before and blocked.read_text() == "a file, not a folder\n"

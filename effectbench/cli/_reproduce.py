@@ -56,6 +56,7 @@ def _prune(records: Path, listing: Path) -> list[Path]:
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from effectbench.bundle import Submission
+    from effectbench.errors import DataError
     from effectbench.findings import CheckId, Family
     from verifier.api import VerifyOptions, verify_bundle
     from verifier.records import (
@@ -127,14 +128,20 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
                 signers=policy.signers,
             )
         elif reference is not None:
-            path, digests[key.content_hash] = write_maintainer_record(records, key, result)
+            try:
+                path, digests[key.content_hash] = write_maintainer_record(records, key, result)
+            except OSError as exc:
+                raise DataError(f"cannot write: {exc.strerror or exc}", file=str(records)) from None
         else:
             path = write_local_record(key, result)
         recorded += 1
         verdict = "reproduced" if result.reproduced else f"did NOT reproduce ({step.n_findings})"
         print(f"{name}: {verdict}, {result.rows_rerun}/{result.n_rows} rows re-run; {path}")
     if digests:
-        changed = list_records(digests, listing)
+        try:
+            changed = list_records(digests, listing)
+        except OSError as exc:
+            raise DataError(f"cannot write: {exc.strerror or exc}", file=str(listing)) from None
         print(
             f"listed {len(changed)} maintainers' record(s) in {listing}: commit it with "
             f"{records}/ (a reviewed change; the pull-request check refuses it from a submitter)"
