@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from effectbench.cli._args import add_bundle_paths
+from effectbench.cli._args import add_bundle_paths, add_record_options, record_policy
 
 
 def cost_prices(text: str) -> Any:
@@ -36,7 +36,12 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     from verifier.ranking import rank_across
 
     costs = args.costs or DEFAULT_COSTS
-    options = VerifyOptions(allow_unsigned=args.allow_unsigned, reproduce=not args.no_reproduce)
+    options = VerifyOptions(
+        allow_unsigned=args.allow_unsigned,
+        reproduce=not args.no_reproduce,
+        records=record_policy(args),
+        force_reproduce=args.reproduce,
+    )
     reports = []
     for path in args.paths:
         reports.extend(verify_path(path, options))
@@ -108,5 +113,6 @@ def register(sub: Any) -> None:
         "--allow-unsigned", action="store_true", help="rank unsigned bundles as previews"
     )
     p.add_argument("--no-reproduce", action="store_true", help="do not re-run shipped baselines")
+    add_record_options(p)
     p.add_argument("--json", action="store_true", help="print the boards as JSON")
     p.set_defaults(func=_cmd_rank)

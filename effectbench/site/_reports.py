@@ -33,6 +33,7 @@ from effectbench.site._cache import CacheSeal, default_seal
 from effectbench.site._pool import Workers
 from effectbench.site._rows import rows_table
 from verifier.api import VerifyOptions, bundle_folders, is_bundle, verify_bundle, verify_path
+from verifier.records import RecordPolicy, records_fingerprint
 from verifier.report import BundleReport
 
 VERIFY_DEPENDENCIES = ("pydantic", "pandas", "numpy", "orjson", "sigstore", "cryptography")
@@ -176,6 +177,9 @@ class _VerifyJob:
     """Where to keep the bundle's flattened rows if it is accepted (None: do not)."""
     trust_config: str | None = None
     """A private Sigstore trust configuration (None: the pinned production root)."""
+    records: RecordPolicy = RecordPolicy()
+    """Where reproduction records are read (:mod:`verifier.records`)."""
+    force_reproduce: bool = False
 
 
 def _verify_jobs(jobs: list[_VerifyJob]) -> list[bytes]:
@@ -185,7 +189,11 @@ def _verify_jobs(jobs: list[_VerifyJob]) -> list[bytes]:
         bundle = Path(job.bundle)
         trust = Path(job.trust_config) if job.trust_config is not None else None
         options = VerifyOptions(
-            allow_unsigned=job.allow_unsigned, trust_config=trust, folder_rule=True
+            allow_unsigned=job.allow_unsigned,
+            trust_config=trust,
+            folder_rule=True,
+            records=job.records,
+            force_reproduce=job.force_reproduce,
         )
         report = verify_bundle(bundle, options)
         episodes = bundle / EPISODES_FILE
@@ -211,6 +219,8 @@ def verify_submissions(
     workers: Workers | None = None,
     rows_dir: Path | None = None,
     trust_config: Path | None = None,
+    records: RecordPolicy | None = None,
+    force_reproduce: bool = False,
 ) -> list[BundleReport]:
     """Run the verifier over every bundle in ``submissions`` (the site's only data source).
 
@@ -220,8 +230,11 @@ def verify_submissions(
     are byte-identical to an earlier run reuses that run's report (local rebuilds);
     without it (CI) every bundle is verified afresh. Many bundles are verified on ``workers``. With
     ``rows_dir``, the flattened rows of each newly verified, accepted bundle are kept
-    there (keyed by the content of its ``episodes.jsonl``).
+    there (keyed by the content of its ``episodes.jsonl``). ``records`` says where
+    reproduction records are read (a report is reused only under the same records);
+    ``force_reproduce`` re-runs every reproducible bundle and reuses no report.
     """
+    records = records or RecordPolicy()
     if not submissions.is_dir():
         raise DataError("the submissions folder does not exist", file=str(submissions))
     trust = trust_key(trust_config)  # also: an unreadable trust file is a clear error up front
@@ -230,12 +243,21 @@ def verify_submissions(
     except PermissionError as exc:
         raise DataError(f"cannot read: {exc.strerror}", file=str(submissions)) from None
     if single:
-        options = VerifyOptions(allow_unsigned=allow_unsigned, trust_config=trust_config)
+        options = VerifyOptions(
+            allow_unsigned=allow_unsigned,
+            trust_config=trust_config,
+            records=records,
+            force_reproduce=force_reproduce,
+        )
         return list(verify_path(submissions, options))
     bundles = _bundles(submissions)
     if not bundles:
         return []  # nothing submitted yet: an empty leaderboard, not an error
+    if force_reproduce:
+        cache_dir = None  # a forced re-run reuses no report
     code = _code_fingerprint() if cache_dir is not None else ""
+    if cache_dir is not None:
+        trust += "\0" + records_fingerprint(records)
     if cache_dir is not None:
         cache_dir.mkdir(parents=True, exist_ok=True)
     reports: list[BundleReport | None] = [None] * len(bundles)
@@ -253,7 +275,8 @@ def verify_submissions(
             if report is not None:
                 reports[i] = report
                 continue
-        todo.append((i, cached, _VerifyJob(str(bundle), allow_unsigned, rows_at, trust_at)))
+        job = _VerifyJob(str(bundle), allow_unsigned, rows_at, trust_at, records, force_reproduce)
+        todo.append((i, cached, job))
     jobs = [job for _, _, job in todo]
     results: Iterable[bytes]
     weight = sum(SCREEN_WEIGHT if (Path(j.bundle) / FRAMES_DIR).is_dir() else 1 for j in jobs)
