@@ -31,7 +31,7 @@ from effectbench.computer import ActionError, Display
 from effectbench.mcp import front
 from effectbench.mcp.paths import record_path
 from effectbench.mcp.records import read_records, write_record
-from effectbench.mcp.server import LEFT, EpisodeServer
+from effectbench.mcp.server import ENDED, LEFT, EpisodeServer
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.packs.clinic.tasks import TASKS
 from effectbench.packs.clinic.web import pixels
@@ -68,8 +68,11 @@ def _strip(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k not in ("latency_s", "started_at", "finished_at")}
 
 
-def _record(record_dir: Path, task_id: str, trial: int, attempt: int = 1) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(record_path(record_dir, task_id, trial, attempt).read_text())
+def _record(
+    record_dir: Path, task_id: str, trial: int, attempt: int = 1, system: str = "mcp-agent"
+) -> dict[str, Any]:
+    path = record_path(record_dir, system, task_id, trial, attempt)
+    data: dict[str, Any] = json.loads(path.read_text())
     return data
 
 
@@ -80,14 +83,14 @@ def test_the_example_client_over_stdio_writes_the_in_process_row(
     command = server_command("partial_note", 1, tmp_path, "--system", "screen_only")
     assert mcp_screen_agent.play(command) == "success"
     task = _task(pack, "partial_note")
-    over_mcp = _record(tmp_path, task.task_id, 1)["row"]
+    over_mcp = _record(tmp_path, task.task_id, 1, system="screen_only")["row"]
     in_process = run_episode(ScreenOnly(pack), pack, task, 1, 1)
     assert _strip(over_mcp) == _strip(in_process.to_row())  # type: ignore[union-attr]
     assert over_mcp["outcome"] == "silent_wrong_effect"
 
 
 def test_bad_input_is_a_tool_error_and_a_second_report_is_refused(tmp_path: Path) -> None:
-    """Off-screen points, unknown keys, control characters, early and second reports."""
+    """Off-screen points, unknown keys, control characters, a second report."""
     episode = mcp_screen_agent.McpEpisode(server_command("clean_draft", 0, tmp_path))
     try:
         info = json.loads(episode.call("task"))
@@ -101,14 +104,13 @@ def test_bad_input_is_a_tool_error_and_a_second_report_is_refused(tmp_path: Path
             ("scroll", {"coordinate": [5, 5], "scroll_direction": "sideways"}, "scroll_amount"),
             ("left_click_drag", {"coordinate": [5, 5]}, "start_coordinate"),
             ("abort", {"reason": ""}, "at least 1 character"),
-            ("report", {"success": True, "halted": False}, "act before reporting success"),
             ("report", {"success": True, "halted": True}, "not both"),
         ):
             with pytest.raises(ActionError, match=message):
                 episode.call(name, args)
         assert episode.call("screenshot")[:8] == b"\x89PNG\r\n\x1a\n"
         answer = episode.call("report", {"success": False, "halted": True, "message": "unsure"})
-        assert "kept the row" in answer
+        assert answer == ENDED["report"]  # the same words whatever the outcome
         with pytest.raises(ActionError, match="already ended"):
             episode.call("report", {"success": True, "halted": False})
         with pytest.raises(ActionError, match="already ended"):
@@ -131,7 +133,7 @@ def test_every_vocabulary_plays_the_task_to_the_same_row(
     )
     assert mcp_screen_agent.play(command) == "success"
     task = _task(pack, "partial_note")
-    over_mcp = _record(tmp_path, task.task_id, 1)["row"]
+    over_mcp = _record(tmp_path, task.task_id, 1, system="screen_only")["row"]
     in_process = run_episode(ScreenOnly(pack), pack, task, 1, 1)
     assert _strip(over_mcp) == _strip(in_process.to_row())  # type: ignore[union-attr]
 
@@ -248,7 +250,7 @@ def test_a_report_with_model_calls_carries_their_cost_marked_as_reported(
         answer = episode.call(
             "report", {"success": False, "halted": True, "message": "halt", "model_calls": calls}
         )
-        assert "kept the row" in answer
+        assert answer == ENDED["report"]  # the same words whatever the outcome
     finally:
         episode.close()
     row = _record(tmp_path, "clinic::clean_draft@web", 1)["row"]
@@ -281,7 +283,7 @@ def test_abort_is_an_agent_error_drop_and_running_the_cell_again_keeps_both_atte
     try:
         episode.call("task")
         answer = episode.call("abort", {"reason": "model API unreachable (HTTP 529 overloaded)"})
-        assert "dropped as agent_error" in answer and "again" in answer
+        assert answer == ENDED["abort"]
         with pytest.raises(ActionError, match="already ended"):
             episode.call("screenshot")
     finally:
@@ -290,8 +292,8 @@ def test_abort_is_an_agent_error_drop_and_running_the_cell_again_keeps_both_atte
     assert "aborted: model API unreachable (HTTP 529 overloaded)" in drop["detail"]
     assert mcp_screen_agent.play(server_command("partial_note", 0, tmp_path)) == "success"
     assert sorted(p.name for p in tmp_path.glob("*.json")) == [
-        "clinic_partial_note@web__t0__a1.json",
-        "clinic_partial_note@web__t0__a2.json",
+        "mcp-agent~clinic_partial_note@web__t0__a1.json",
+        "mcp-agent~clinic_partial_note@web__t0__a2.json",
     ]
     assert _drop(tmp_path, "clinic::partial_note@web", 0) == drop  # attempt 1 is untouched
     assert _record(tmp_path, "clinic::partial_note@web", 0, 2)["row"]["outcome"] == (
@@ -505,3 +507,14 @@ def test_submit_from_records_makes_a_bundle_verify_accepts(
         == 2
     )
     assert "junk.json" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["clinic::clean_draft", "clean_draft", "clinic::clean_draft@web"])
+def test_a_base_task_id_with_a_substrate_names_its_variant(pack: ClinicProvider, text: str) -> None:
+    """The manifest's base id is accepted with ``--substrate`` (mcp, run, submit alike)."""
+    from effectbench.variants import named_tasks
+
+    (task,) = named_tasks(pack, text, (Substrate.WEB,))
+    assert task.task_id == "clinic::clean_draft@web"
+    (api,) = named_tasks(pack, "clinic::clean_draft", (Substrate.API,))
+    assert api.task_id == "clinic::clean_draft"

@@ -119,7 +119,7 @@ def test_a11y_set_text_applies_the_text_rule_of_type(text: str) -> None:
     call = _Call("a11y_set_text", {"node": "n1", "text": text}, Future())
     with pytest.raises(ActionError, match="cannot be typed"):
         agent._serve(TASK, desktop, call)
-    assert desktop.typed == [] and agent.acted is False
+    assert desktop.typed == []
     fine = _Call("a11y_set_text", {"node": "n1", "text": "Zoë\tnote\n"}, Future())
     assert agent._serve(TASK, desktop, fine) == ("text", "done")
     assert desktop.typed == [("n1", "Zoë\tnote\n")]

@@ -28,8 +28,15 @@ halt. A client that leaves has its drop written at once, before the episode is
 torn down. ``report`` and ``abort`` are answered once the attempt's file holds
 the outcome.
 
-Tool errors (``isError`` results): a malformed or refused action, a success
-report before any action, a second report, any call after the end.
+The harness answers tool calls and records the claim, nothing else: no answer
+depends on the record or on what the agent did so far (a success reported
+before any action is recorded as claimed, and scored as the phantom it is, as
+through every other door). Tool errors (``isError`` results) come from a call's
+own arguments (a malformed or refused action, a report both successful and
+halted) or from a call after the episode's end.
+
+A call the client gave up on (its request cancelled, or the client gone) is
+never performed, and its answer is never set: the episode thread skips it.
 """
 
 from __future__ import annotations
@@ -48,7 +55,6 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
 
-from effectbench.attempts import may_retry
 from effectbench.computer import AccessibleComputerEnv, ActionError, ComputerEnv, checks
 from effectbench.mcp.records import claim_attempt, finish_attempt
 from effectbench.mcp.vocabulary import DEFAULT, VOCABULARIES, Vocabulary
@@ -101,6 +107,28 @@ def model_calls(reported: list[Mapping[str, Any]]) -> tuple[ModelCall, ...]:
     return tuple(calls)
 
 
+ENDED = {
+    "report": "report recorded; the episode is over",
+    "abort": "abort recorded; the episode is over (it is never scored; run it again)",
+}
+"""The answer to each ending call: a receipt of the call, never a word on the outcome."""
+
+
+def settle(future: concurrent.futures.Future[Any], answer: Any) -> None:
+    """Give ``future`` its answer (an exception is raised to the caller), unless it has one.
+
+    A future the client's side cancelled (its request was cancelled, or the client
+    left) already has its ending: setting another would raise ``InvalidStateError``.
+    """
+    try:
+        if isinstance(answer, BaseException):
+            future.set_exception(answer)
+        else:
+            future.set_result(answer)
+    except concurrent.futures.InvalidStateError:
+        pass  # cancelled or answered meanwhile: nobody waits for this answer
+
+
 @dataclass
 class _Call:
     name: str
@@ -132,7 +160,6 @@ class RemoteAgent:
         self.calls: queue.Queue[_Call] = queue.Queue()
         self.timeout_s = timeout_s
         self.vocabulary = vocabulary
-        self.acted = False
         self.started = False
         """Whether the agent was ever handed the episode (then it cannot be re-provisioned)."""
         self.ending: str | None = None
@@ -173,33 +200,29 @@ class RemoteAgent:
                     message=f"no report within {self.timeout_s:g} s: the episode timed out",
                 )
             if call.name == _STOP:
-                call.future.set_result(None)
+                settle(call.future, None)
                 self.end("left")
                 raise AgentError(LEFT)
+            if not call.future.set_running_or_notify_cancel():
+                continue  # the client gave up on this call: it is never performed
             try:
                 result = self._serve(task, env, call)
             except Exception as exc:  # noqa: BLE001 - every failure goes back to the client
-                call.future.set_exception(exc)
+                settle(call.future, exc)
                 continue
-            if isinstance(result, Attempt):
-                if not self.end("report"):
-                    call.future.set_exception(EpisodeOver("the episode is over"))
+            if isinstance(result, Attempt | AgentError):
+                if not self.end("report" if isinstance(result, Attempt) else "abort"):
+                    settle(call.future, EpisodeOver("the episode is over"))
                     raise AgentError(LEFT)
                 self.pending = call.future
+                if isinstance(result, AgentError):
+                    raise result
                 return result
-            if isinstance(result, AgentError):
-                if not self.end("abort"):
-                    call.future.set_exception(EpisodeOver("the episode is over"))
-                    raise AgentError(LEFT)
-                self.pending = call.future
-                raise result
-            call.future.set_result(result)
+            settle(call.future, result)
 
     def _report(self, report: AgentReport, calls: tuple[ModelCall, ...] = ()) -> Attempt:
         if report.reported_success and report.halted:
             raise ActionError("a report is either success or halted, not both")
-        if report.reported_success and not self.acted:
-            raise ActionError("nothing has been done yet: act before reporting success")
         return Attempt(report=report, model_calls=calls)
 
     def _serve(self, task: AgentTask, env: ComputerEnv, call: _Call) -> Any:
@@ -229,7 +252,6 @@ class RemoteAgent:
         out = self.vocabulary.perform(env, call.name, args)
         if out.report is not None:  # computer_13's DONE and FAIL
             return self._report(out.report)
-        self.acted = True
         if out.image is not None:
             return ("image", out.image)
         return ("text", out.text or "")
@@ -257,7 +279,6 @@ class RemoteAgent:
             env.a11y_set_text(node, checks.text(text))  # the text rule `type` applies
         else:
             raise ActionError("a11y_set_text needs text")
-        self.acted = True
         return ("text", "done")
 
 
@@ -350,15 +371,12 @@ class EpisodeServer:
 
     def _answer_ending(self, outcome: EpisodeRecord | DroppedEpisode | None) -> None:
         future = self.agent.pending
-        if future is None or future.done():
+        if future is None:
             return
-        if isinstance(outcome, EpisodeRecord):
-            future.set_result(("ended", "reported; the harness judged the record and kept the row"))
-        elif isinstance(outcome, DroppedEpisode):
-            again = " (run this episode again)" if may_retry(outcome.reason) else ""
-            future.set_result(("ended", f"the episode is dropped as {outcome.reason.value}{again}"))
-        else:
-            future.set_exception(EpisodeOver("the episode could not be recorded"))
+        if outcome is None:
+            settle(future, EpisodeOver("the episode could not be recorded"))
+        else:  # the same answer whatever the outcome: the agent is never told how it went
+            settle(future, ("ended", ENDED[self.agent.ending or "report"]))
 
     def _drain(self) -> None:
         while True:
@@ -366,8 +384,7 @@ class EpisodeServer:
                 call = self.agent.calls.get_nowait()
             except queue.Empty:
                 return
-            if not call.future.done():
-                call.future.set_exception(EpisodeOver("the episode is over"))
+            settle(call.future, EpisodeOver("the episode is over"))
 
     def _record(self, outcome: EpisodeRecord | DroppedEpisode, *, final: bool) -> None:
         with self._write:
