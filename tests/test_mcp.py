@@ -449,6 +449,36 @@ def test_a_client_that_leaves_right_after_initialize_leaves_an_agent_error_drop(
     assert front.MISMATCH not in err.decode()
 
 
+def test_a_client_killed_while_its_episode_starts_leaves_its_drop_and_no_traceback(
+    tmp_path: Path,
+) -> None:
+    """The client dies (both ends of its wire closed) with a ``task`` call still waiting on
+    the episode's start: the drop says the client left, never a cancelled future's state, and
+    the server writes no traceback for the pipe it can no longer write to."""
+    process = subprocess.Popen(
+        server_command("clean_draft", 0, tmp_path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stdin is not None
+    _send(process, _initialize("2025-06-18"))
+    assert json.loads(process.stdout.readline())["id"] == 1
+    _send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    _send(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    call = {"name": "task", "arguments": {}}
+    _send(process, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call})
+    process.stdout.close()  # killed: nobody reads the answers any more
+    process.stdin.close()
+    assert process.stderr is not None
+    said = process.stderr.read().decode()  # until the server exits and closes it
+    process.wait(timeout=300)
+    assert process.returncode == 0, said
+    assert "Traceback" not in said and "BrokenPipeError" not in said, said
+    detail = _drop(tmp_path, "clinic::clean_draft@web", 0)["detail"]
+    assert LEFT in detail and "InvalidStateError" not in detail
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -487,7 +517,7 @@ def test_submit_from_records_makes_a_bundle_verify_accepts(
     out = tmp_path / "out"
     code = main(
         ["submit", "--pack", "clinic", "--from-records", str(records), "--name", "pixel bot"]
-        + ["--out", str(out)]
+        + ["--out", str(out), "--trials", "3"]
     )
     assert code == 0
     (bundle,) = out.iterdir()

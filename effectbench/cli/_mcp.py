@@ -40,7 +40,6 @@ def _prepare(args: argparse.Namespace) -> Callable[[], None]:
     task = next((t for t in named if t.substrate is substrate), None)
     if task is None:
         raise UsageError(f"pack {pack.name!r} has no task {args.task!r} on {substrate.value}")
-    from effectbench.mcp.app import build, serve
     from effectbench.mcp.server import EpisodeServer
 
     episode = EpisodeServer(
@@ -52,9 +51,18 @@ def _prepare(args: argparse.Namespace) -> Callable[[], None]:
         name=args.system,
         vocabulary=args.vocabulary,
     )
-    episode.claim()  # a cell whose attempt completed is refused here, in one line
-    app = build(episode)
-    episode.start()  # provisioning starts now; the SDK serves once this returns
+    # the attempt's file first (a client that leaves from now on leaves its drop; a cell
+    # whose attempt completed is refused here, in one line), then the episode is provisioned
+    # while the SDK is imported; the SDK serves once this returns
+    episode.claim()
+    episode.start()
+    try:
+        from effectbench.mcp.app import build, serve
+
+        app = build(episode)
+    except BaseException:
+        episode.stop()
+        raise
     return lambda: asyncio.run(serve(app, episode))
 
 

@@ -136,6 +136,8 @@ class _Front:
         self.sent: dict[str, Any] = {}
         """The result answered here, compared with the SDK's own when it comes."""
         self.stop = threading.Event()
+        self.gone = False
+        """Whether the client's end of the wire is closed (nothing more reaches it)."""
         self._lock = threading.Lock()
         self._decided = False
 
@@ -163,9 +165,8 @@ class _Front:
             self.sent = initialize_result(message["params"]["protocolVersion"])
             answer = {"jsonrpc": "2.0", "id": message["id"], "result": self.sent}
             data = json.dumps(answer, separators=(",", ":")).encode() + b"\n"
-            with self._lock:
-                self.answered = message["id"]
-                _write_all(self.wire_out, data)
+            self.answered = message["id"]
+            self._forward(data)
 
     def pump_out(self) -> None:
         """SDK -> client: every message but the SDK's answer to an early ``initialize``."""
@@ -183,8 +184,23 @@ class _Front:
                     if message.get("result") != self.sent:  # the SDK answers otherwise: say so
                         _write_all(2, f"{MISMATCH}: {line.decode()[:2000]}".encode() + b"\n")
                     continue
+            self._forward(line)
+
+    def _forward(self, line: bytes) -> None:
+        """Pass one of the SDK's messages to the client; a client gone drops it silently.
+
+        A client killed mid-episode closes its end of the wire: writing to it fails
+        (``EPIPE``). Nobody is left to read what the SDK says, so every later message is
+        dropped too (still read from the SDK, which never blocks on a full pipe); the
+        episode ends through the end of the client's input, as when a client leaves.
+        """
+        if self.gone:
+            return
+        try:
             with self._lock:
                 _write_all(self.wire_out, line)
+        except OSError:
+            self.gone = True
 
 
 def serve(prepare: Callable[[], Callable[[], None]]) -> None:
