@@ -285,6 +285,8 @@ def _check_reproduction(
     refused = (Family.SPEC, Family.RESCORE, Family.RECEIPT, Family.CLAIMS)
     if pack_refused or any(sink.failed(f) for f in refused):
         return _Reproduction(False, Step(True, "not run: the bundle is refused already"))
+    frames = _reproduce.FrameMatch()
+    with_receipts = header.effectbench_bundle_version > 1
     reproduced = _reproduce.reproduce(
         header,
         declared.pack,
@@ -293,11 +295,15 @@ def _check_reproduction(
         sink,
         sub.rows_file,
         options.limits,
-        receipts.change_sets if header.effectbench_bundle_version > 1 else None,
+        receipts.change_sets if with_receipts else None,
+        (receipts.frame_sets, frames) if with_receipts else None,
     )
     if not reproduced:
         return _Reproduction(False, Step(True))
-    note = f"re-ran {header.system.baseline!r}: {checker.n_rows} rows identical (timings aside)"
+    note = (
+        f"re-ran {header.system.baseline!r}: {checker.n_rows} rows identical (timings aside)"
+        + frames.note()
+    )
     return _Reproduction(True, Step(note=note))
 
 

@@ -87,6 +87,8 @@ class ReceiptResult:
     """Per row, in file order: a change outside the task's allowance (None when unknown)."""
     change_sets: dict[tuple[str, int], str] = field(default_factory=dict)
     """Per (task, trial): the digest of its receipt's change set (for reproduction)."""
+    frame_sets: dict[tuple[str, int], tuple[str, ...]] = field(default_factory=dict)
+    """Per (task, trial) on a screen: its receipt's frame names in order (for reproduction)."""
 
 
 def change_set_digest(receipt: Receipt) -> str:
@@ -166,6 +168,7 @@ class ReceiptChecker:
         self._budget = FrameBudget(limits.max_bundle_frame_pixels)
         self.collateral: list[bool] | None = []
         self.change_sets: dict[tuple[str, int], str] = {}
+        self.frame_sets: dict[tuple[str, int], tuple[str, ...]] = {}
         self.episode_ids: Mapping[str, int] = {}
         """Every row's episode id (to tell a receipt of no row from one out of place)."""
 
@@ -261,6 +264,8 @@ class ReceiptChecker:
         self._check_frames(line, receipt, task)
         if receipt.changes is not None:
             self.change_sets[(row.task_id, row.trial)] = change_set_digest(receipt)
+        if receipt.frames:
+            self.frame_sets[(row.task_id, row.trial)] = tuple(f.name for f in receipt.frames)
         if self.collateral is not None:
             if receipt.collateral is None:
                 self.collateral = None
@@ -654,4 +659,6 @@ def check_receipts(
         checker.pair(line, row, raw)
     checker.finish()
     note = f"{n} receipts, {len(checker.named)} frames"
-    return ReceiptResult(Step(note=note), checker.collateral, checker.change_sets)
+    return ReceiptResult(
+        Step(note=note), checker.collateral, checker.change_sets, checker.frame_sets
+    )
