@@ -17,8 +17,10 @@ answer for the same request. A first request that is not a well-formed
 ``initialize`` (another protocol era, a malformed one) waits for the SDK.
 
 If the client leaves before the episode is prepared, the SDK still gets every
-message and the end of input, so the episode ends as a recorded halt, as it
-would have had the SDK answered first.
+message and the end of input, so the episode ends as the ``agent_error`` drop of a
+client that left, as it would have had the SDK answered first. A client killed
+outright (its end of the wire closed) gets nothing more: what the SDK says after that
+is read and dropped, never a traceback.
 """
 
 from __future__ import annotations
