@@ -245,7 +245,7 @@ def test_a_report_with_model_calls_carries_their_cost_marked_as_reported(
             [{**calls[0], "price": 1}],
             [{"model": "x", "input_tokens": 1, "output_tokens": 1}],
         ):
-            with pytest.raises(ActionError, match="validation error"):
+            with pytest.raises(ActionError, match=r"invalid arguments for report: model_calls\.0"):
                 episode.call("report", {"success": False, "halted": True, "model_calls": bad})
         answer = episode.call(
             "report", {"success": False, "halted": True, "message": "halt", "model_calls": calls}
@@ -325,7 +325,8 @@ def test_a_client_that_leaves_during_provisioning_leaves_an_agent_error_drop(
     tmp_path: Path,
 ) -> None:
     """The official SDK's client leaves right after ``initialize`` (the episode still
-    starting) and kills the server two seconds later: the drop is on disk all the same."""
+    starting) and kills the server two seconds later: the drop is on disk all the same,
+    whatever the load, since the attempt's file is claimed before ``initialize`` is answered."""
 
     async def leave_at_once() -> None:
         params = StdioServerParameters(
@@ -356,25 +357,27 @@ def test_a_client_silent_until_the_timeout_is_a_recorded_halt(
 
 _GATED_SERVER = """
 import asyncio, pathlib, sys, time
-from types import SimpleNamespace
-from effectbench.mcp import front
+from effectbench.mcp.front import Early, serve
+from effectbench.mcp.server import EpisodeServer
+from effectbench.mcp.tools import listing
+from effectbench.packs import get_pack
 from effectbench.schema import Substrate
-gate = pathlib.Path(sys.argv[1])
+from effectbench.variants import named_tasks
 
-def prepare():
-    while not gate.exists():  # the episode is not prepared until the test says so
+gate, substrate, vocabulary, task = sys.argv[1:5]
+pack = get_pack("clinic")
+(spec,) = named_tasks(pack, task, (Substrate(substrate),))
+episode = EpisodeServer(pack, spec, 0, pathlib.Path(gate).parent, vocabulary=vocabulary)
+
+def start():  # never provisions: the SDK serves the episode's tools, the screen never opens
+    while not gate.exists():  # the SDK is not started until the test says so
         time.sleep(0.01)
-    from effectbench.mcp.app import build
-    from effectbench.mcp.vocabulary import VOCABULARIES
-    episode = SimpleNamespace(
-        task=SimpleNamespace(substrate=Substrate.WEB),
-        agent_task=SimpleNamespace(declared_effect=None),
-        vocabulary=VOCABULARIES["anthropic"],
-    )
+    from effectbench.mcp.app import build, serve as run
     app = build(episode)
-    return lambda: asyncio.run(app.run_stdio_async())
+    return lambda: asyncio.run(run(app, episode))
 
-front.serve(prepare)
+gate = pathlib.Path(gate)
+serve(lambda: Early(listing(episode.tools), episode.task_answer()), start)
 """
 
 
@@ -390,44 +393,105 @@ def _initialize(version: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
 
 
-@pytest.mark.parametrize("version", [*front.HANDSHAKE_VERSIONS, "2099-01-01"])
-def test_initialize_is_answered_before_the_episode_is_prepared_as_the_sdk_answers_it(
-    tmp_path: Path, version: str
-) -> None:
-    """The answer comes while the episode is still being prepared; then the SDK takes over.
-
-    The SDK's own answer to the same ``initialize`` (replayed to it) is compared
-    with the early one inside the server; a difference is written on stderr.
-    """
+def _gated(tmp_path: Path, *argv: str) -> tuple[subprocess.Popen[bytes], Path]:
     gate = tmp_path / "prepared"
     process = subprocess.Popen(
-        [sys.executable, "-c", _GATED_SERVER, str(gate)],
+        [sys.executable, "-c", _GATED_SERVER, str(gate), *argv],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    assert process.stdout is not None
+    return process, gate
+
+
+def _ended(process: subprocess.Popen[bytes]) -> str:
+    """Close the wire, wait for the server to end; return its stderr (it must hold no
+    mismatch between an early answer and the SDK's)."""
     try:
-        _send(process, _initialize(version))
-        answer = json.loads(process.stdout.readline())
-        assert not gate.exists()  # answered while prepare() still waits
-        assert answer == {"jsonrpc": "2.0", "id": 1, "result": front.initialize_result(version)}
-        assert answer["result"]["protocolVersion"] == (
-            version if version in front.HANDSHAKE_VERSIONS else front.HANDSHAKE_VERSIONS[-1]
-        )
-        gate.touch()
-        _send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        _send(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-        listed = json.loads(process.stdout.readline())  # the SDK's answer to initialize is not
-        assert listed["id"] == 2  # passed on: the next message is the answer to tools/list
-        assert "screenshot" in {tool["name"] for tool in listed["result"]["tools"]}
         _, err = process.communicate(timeout=120)  # stdin closed: the server ends
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
-    assert process.returncode == 0, err.decode()
-    assert front.MISMATCH not in err.decode()
+    said = err.decode()
+    assert process.returncode == 0, said
+    assert front.MISMATCH not in said, said
+    return said
+
+
+@pytest.mark.parametrize("version", [*front.HANDSHAKE_VERSIONS, "2099-01-01"])
+def test_initialize_is_answered_before_the_episode_is_prepared_as_the_sdk_answers_it(
+    tmp_path: Path, version: str
+) -> None:
+    """The answer comes while the SDK is still being prepared; then the SDK takes over.
+
+    The SDK's own answer to the same ``initialize`` (replayed to it) is compared
+    with the early one inside the server; a difference is written on stderr.
+    """
+    process, gate = _gated(tmp_path, "web", "anthropic", "clean_draft")
+    assert process.stdout is not None
+    _send(process, _initialize(version))
+    answer = json.loads(process.stdout.readline())
+    assert not gate.exists()  # answered while start() still waits
+    assert answer == {"jsonrpc": "2.0", "id": 1, "result": front.initialize_result(version)}
+    assert answer["result"]["protocolVersion"] == (
+        version if version in front.HANDSHAKE_VERSIONS else front.HANDSHAKE_VERSIONS[-1]
+    )
+    gate.touch()
+    _send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    _sdk_served(process, 2)
+    _ended(process)
+
+
+def _sdk_served(process: subprocess.Popen[bytes], ident: int) -> None:
+    """Send a call only the SDK answers and read its answer (the next message on the wire:
+    the SDK's answers to the requests answered early are not passed on). The SDK answers in
+    order, so every request before it has had the SDK's answer, compared inside the server."""
+    assert process.stdout is not None
+    call = {"name": "no_such_tool", "arguments": {}}
+    _send(process, {"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": call})
+    refused = json.loads(process.stdout.readline())
+    assert refused["id"] == ident, refused
+    assert refused["result"]["isError"] and "no tool named 'no_such_tool'" in str(refused)
+
+
+@pytest.mark.parametrize(
+    ("substrate", "vocabulary", "task"),
+    [
+        ("web", "anthropic", "clean_draft"),
+        ("web", "openai", "clean_draft_undeclared"),
+        ("desktop", "computer_13", "clean_draft"),
+    ],
+)
+def test_the_tool_list_and_the_task_are_answered_before_the_sdk_as_it_answers_them(
+    tmp_path: Path, substrate: str, vocabulary: str, task: str
+) -> None:
+    """An agent's first steps (the tools, the task) are answered from the plan while the SDK
+    is still being started, the episode not provisioned; the SDK's own answers to the same
+    requests (replayed to it once it serves) are compared inside the server, and hold the
+    same: one list and one task, whoever answers."""
+    process, gate = _gated(tmp_path, substrate, vocabulary, task)
+    assert process.stdout is not None
+    _send(process, _initialize("2025-06-18"))
+    _send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    _send(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    call = {"name": "task", "arguments": {}}
+    _send(process, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call})
+    answers = [json.loads(process.stdout.readline()) for _ in range(3)]
+    assert not gate.exists()  # all three answered before the SDK was even started
+    assert [a["id"] for a in answers] == [1, 2, 3]
+    names = [tool["name"] for tool in answers[1]["result"]["tools"]]
+    assert names[:4] == ["task", "screenshot", "report", "abort"]
+    assert ("verify_effect" in names) is (task == "clean_draft")
+    assert ("a11y_tree" in names) is (substrate == "desktop")
+    told = json.loads(answers[2]["result"]["content"][0]["text"])
+    assert told["vocabulary"] == vocabulary and told["substrate"] == substrate
+    assert told["display"] == {"web": {"width": 1024, "height": 640}}.get(
+        substrate, {"width": 1024, "height": 768}
+    )
+    gate.touch()
+    _sdk_served(process, 4)
+    _ended(process)
 
 
 def test_a_client_that_leaves_right_after_initialize_leaves_an_agent_error_drop(
