@@ -344,6 +344,21 @@ def test_a_client_that_leaves_during_provisioning_leaves_an_agent_error_drop(
     assert drop["detail"]
 
 
+def test_a_screen_other_than_the_display_the_agent_was_told_is_the_harnesss_drop(
+    pack: ClinicProvider, tmp_path: Path
+) -> None:
+    """``task`` tells the front end's display before the episode is provisioned; a screen
+    that turns out otherwise drops the episode as ``infrastructure`` (never the agent's)."""
+    episode = EpisodeServer(pack, _task(pack, "edit_note"), 0, tmp_path, timeout_s=60)
+    assert episode.display == Display(1024, 640) and episode.task_answer() is not None
+    episode.agent.display = Display(800, 600)  # a front end that says one size, shows another
+    episode.start()
+    assert episode.finished.wait(120)
+    dropped = _record(tmp_path, "clinic::edit_note@web", 0)["dropped"]
+    assert dropped["reason"] == "infrastructure"
+    assert "told a 800x600 display" in dropped["detail"] and "1024x640" in dropped["detail"]
+
+
 def test_a_client_silent_until_the_timeout_is_a_recorded_halt(
     pack: ClinicProvider, tmp_path: Path
 ) -> None:
