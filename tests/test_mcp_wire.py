@@ -110,7 +110,9 @@ def test_a_line_nested_100000_deep_is_answered_with_its_id_and_the_episode_goes_
             process.kill()
             process.wait()
     assert process.returncode == 0, err.decode()[-2000:]
-    record = json.loads(record_path(tmp_path, "mcp-agent", "clinic::clean_draft@web", 0, 1).read_text())
+    record = json.loads(
+        record_path(tmp_path, "mcp-agent", "clinic::clean_draft@web", 0, 1).read_text()
+    )
     assert record["row"]["agent"]["halted"] is True
 
 
