@@ -21,7 +21,8 @@ from support.mcp import server_command as mcp_server_command
 from effectbench.computer import A11yNode, ActionError, Display
 from effectbench.mcp.paths import record_path
 from effectbench.mcp.server import RemoteAgent, _Call
-from effectbench.mcp.transport import MAX_DEPTH, MAX_MESSAGE_BYTES, judge_line, recover_id
+from effectbench.mcp.shape import MAX_DEPTH, MAX_MESSAGE_BYTES
+from effectbench.mcp.transport import judge_line, recover_id
 from effectbench.packs.mockmed import MockMedProvider
 from effectbench.seam import AgentTask
 

@@ -40,6 +40,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from effectbench.mcp.shape import MAX_MESSAGE_BYTES, too_deep
+
 SERVER_NAME = "effectbench-episode"
 INSTRUCTIONS = (
     "One EffectBench episode. Call `task` for the goal, the referral, the display and the "
@@ -141,10 +143,15 @@ def _lines(fd: int, stop: threading.Event) -> Any:
 
 
 def _request(line: bytes) -> dict[str, Any] | None:
-    """Return ``line`` as a JSON-RPC 2.0 request with a usable id, or None."""
+    """Return ``line`` as a JSON-RPC 2.0 request with a usable id, or None.
+
+    A line over the wire's bounds is never parsed here: the transport behind answers it.
+    """
+    if len(line) > MAX_MESSAGE_BYTES or too_deep(line):
+        return None
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return None
