@@ -77,14 +77,20 @@ def _packs() -> str:
 
 def _baselines() -> str:
     from effectbench.baselines import baseline_names
+    from effectbench.errors import UsageError
     from effectbench.packs import installed, pack_class
 
     names: dict[str, list[str]] = {}  # one entry per pack, aliases together
     for name, entry in installed().items():
         names.setdefault(entry.target, []).append(name)
-    return "; ".join(
-        f"{' / '.join(n)}: {', '.join(baseline_names(pack_class(n[0])))}" for n in names.values()
-    )
+    shown = []
+    for n in names.values():
+        try:  # a broken plug-in is named, not fatal: effectbench packs says why
+            arms = ", ".join(baseline_names(pack_class(n[0])))
+        except UsageError:
+            arms = "cannot be loaded (see effectbench packs)"
+        shown.append(f"{' / '.join(n)}: {arms}")
+    return "; ".join(shown)
 
 
 def _splits() -> str:
