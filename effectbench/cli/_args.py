@@ -159,3 +159,33 @@ def add_bundle_paths(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="a bundle folder, an upstream document, or a folder of bundles",
     )
+
+
+def add_accepted(parser: argparse.ArgumentParser) -> None:
+    """Add ``--accepted FILE``: the accepted-packs list to hold bundles to (verify, site)."""
+    from pathlib import Path
+
+    parser.add_argument(
+        "--accepted",
+        type=Path,
+        metavar="FILE",
+        help="the accepted packs (of other distributions) to hold bundles to, for a local board "
+        "(default: the verifier's own list, $EFFECTBENCH_ACCEPTED_PACKS)",
+    )
+
+
+def use_accepted(path: Any) -> None:
+    """Hold this run's bundles to the list at ``path`` (None: the default); a file that is no
+    list is a one-line error. It is set in the environment, for worker processes too."""
+    import os
+
+    from effectbench.errors import UsageError
+    from verifier.accepted import ACCEPTED_ENV, load_accepted
+
+    if path is None:
+        return
+    try:
+        load_accepted(path)
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise UsageError(f"--accepted {path}: not a list of accepted packs ({exc})") from None
+    os.environ[ACCEPTED_ENV] = str(path.resolve())

@@ -2,7 +2,8 @@
 
 Each pack's module is imported (its provider is not built): a pack that fails to import, or a
 name two distributions claim, is one line saying why, and the command exits 1; the others are
-listed as usual.
+listed as usual. ``--entry NAME`` prints the accepted-packs list entry of an installed pack
+(:mod:`verifier.accepted`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,27 @@ from typing import Any
 from effectbench.cli._args import print_json
 
 
+def _cmd_entry(name: str) -> int:
+    from dataclasses import asdict
+
+    from effectbench.errors import UsageError
+    from effectbench.packs import installed, pack_class
+    from verifier.accepted import entry_of
+
+    pack_class(name)  # a name unknown, claimed twice or broken: one line
+    try:
+        entry = entry_of(installed()[name])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    print_json({"packs": [asdict(entry)]})
+    return 0
+
+
 def _cmd_packs(args: argparse.Namespace) -> int:
     from effectbench.packs import installed, problem
+
+    if args.entry is not None:
+        return _cmd_entry(args.entry)
 
     by_target: dict[str, list[str]] = {}
     for name, entry in installed().items():
@@ -50,4 +70,10 @@ def register(sub: Any) -> None:
         help="list the installed packs (entry-point group effectbench.packs), with versions",
     )
     p.add_argument("--json", action="store_true", help="print the list as JSON")
+    p.add_argument(
+        "--entry",
+        metavar="NAME",
+        help="print an accepted-packs list holding the installed pack NAME as it is (its "
+        "distribution, version and code digest): the entry a pull request adds",
+    )
     p.set_defaults(func=_cmd_packs)
