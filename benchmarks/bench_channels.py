@@ -27,12 +27,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from effectbench.baselines import get_baseline
-from effectbench.executors.worker import from_wire, to_wire
 from effectbench.kit.http import ServiceClient
 from effectbench.packs import get_pack
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.packs.clinic.service import Channel
-from effectbench.runner import Cell, evaluate, rejudge
+from effectbench.run.executors.worker import from_wire, to_wire
+from effectbench.run.runner import Cell, evaluate, rejudge
 from effectbench.screens.rfb import RfbClient
 from effectbench.screens.xdisplay import open_display
 from effectbench.screens.xsession import XSession, write_xauthority

@@ -23,8 +23,8 @@ from typing import Any
 from effectbench.baselines import get_baseline
 from effectbench.kit.http import ServiceClient
 from effectbench.packs.clinic import ClinicProvider, audit_pack
-from effectbench.parallel import evaluate_parallel
-from effectbench.runner import evaluate, run_episode
+from effectbench.run.parallel import evaluate_parallel
+from effectbench.run.runner import evaluate, run_episode
 from effectbench.schema import Substrate
 from effectbench.seam import AgentTask
 

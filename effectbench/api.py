@@ -87,7 +87,7 @@ from effectbench.kit.tables import Reading, TableOracle, judge_tables
 from effectbench.manifest import SEQUESTERED, fingerprint, manifest_of
 from effectbench.packs import ENTRY_POINT_GROUP, get_pack, register
 from effectbench.reachability import ANY_STATE, Reachable
-from effectbench.runner import RunResult, evaluate
+from effectbench.run.runner import RunResult, evaluate
 from effectbench.schema import (
     AgentReport,
     Category,

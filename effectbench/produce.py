@@ -43,7 +43,7 @@ from effectbench.errors import DataError, UsageError
 from effectbench.manifest import fingerprint
 from effectbench.metrics import episode_frame, summarize
 from effectbench.packs import get_pack
-from effectbench.runner import RunResult, evaluate
+from effectbench.run.runner import RunResult, evaluate
 from effectbench.schema import EpisodeRecord, Split
 from effectbench.seam import BenchmarkProvider
 from effectbench.strictjson import StrictJSONError, load_document

@@ -34,7 +34,7 @@ from effectbench.packs.clinic.db import template_path
 from effectbench.packs.clinic.oracle import SCHEMA, read_database
 from effectbench.packs.clinic.service import default_read_handler
 from effectbench.packs.clinic.tasks import TASKS
-from effectbench.runner import evaluate
+from effectbench.run.runner import evaluate
 from effectbench.schema import (
     AgentReport,
     Category,

@@ -15,8 +15,8 @@ from effectbench.errors import UsageError
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.packs.clinic.attestation import ATTESTATION, AuditHandoff, audits_run
 from effectbench.packs.clinic.oracle import SqliteOracle
-from effectbench.parallel import evaluate_parallel
-from effectbench.runner import evaluate
+from effectbench.run.parallel import evaluate_parallel
+from effectbench.run.runner import evaluate
 from effectbench.schema import AgentReport, Substrate
 from effectbench.seam import AgentTask, EnvHandle
 

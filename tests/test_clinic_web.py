@@ -29,7 +29,7 @@ from effectbench.packs.clinic import ClinicProvider
 from effectbench.packs.clinic.oracle import SqliteOracle
 from effectbench.packs.clinic.web import layout
 from effectbench.packs.clinic.web.pixels import banner_status
-from effectbench.runner import DroppedEpisode, evaluate, run_episode
+from effectbench.run.runner import DroppedEpisode, evaluate, run_episode
 from effectbench.schema import AgentReport, Category, DropReason, Substrate, TaskSpec
 from effectbench.screens.browser import chromium_pids, shared_browser
 from effectbench.seam import AgentTask

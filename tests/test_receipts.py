@@ -38,7 +38,6 @@ from effectbench.changes import change_set, collateral
 from effectbench.cli import main
 from effectbench.effects import Effect, EffectKind
 from effectbench.findings import CheckId, Family
-from effectbench.journal import retire_journal
 from effectbench.kit.audit import attacks
 from effectbench.kit.sqlite import attack_file
 from effectbench.metrics import COLLATERAL_COLUMN, episode_frame, task_rate, task_table
@@ -51,7 +50,8 @@ from effectbench.packs.clinic.store import EDIT_FAULTS, MECHANISMS, SAVE_FAULTS
 from effectbench.packs.mockmed import MockMedProvider
 from effectbench.receipts.collect import evidence_of
 from effectbench.receipts.model import Receipt
-from effectbench.runner import evaluate
+from effectbench.run.journal import retire_journal
+from effectbench.run.runner import evaluate
 from verifier.api import VerifyOptions, verify_bundle
 
 UNSIGNED = VerifyOptions(allow_unsigned=True, reproduce=False)

@@ -31,7 +31,7 @@ from effectbench.packs.clinic.desktop import layout as desktop_layout
 from effectbench.packs.clinic.web import layout as web_layout
 from effectbench.receipts.collect import evidence_of
 from effectbench.receipts.model import Receipt
-from effectbench.runner import run_episode
+from effectbench.run.runner import run_episode
 from effectbench.schema import EpisodeRecord, Substrate
 from verifier.api import VerifyOptions, verify_bundle
 

@@ -23,7 +23,7 @@ from effectbench.bundle import RECEIPTS_FILE, SUBMISSION_FILE, SubmissionHeader
 from effectbench.findings import CheckId, Family
 from effectbench.hashing import canonical_hash
 from effectbench.receipts.collect import evidence_of
-from effectbench.runner import evaluate
+from effectbench.run.runner import evaluate
 from effectbench.schema import EpisodeRecord
 from effectbench.seam import BenchmarkProvider, ChecksFrontEnds, is_deterministic
 from verifier.limits import Limits

@@ -52,14 +52,14 @@ def _one_of(kind: str, text: str, names: Sequence[str]) -> str:
 
 def executor_name(text: str) -> str:
     """Parse where episodes run (``local``, ``dask``), checked against the executors."""
-    from effectbench.executors import EXECUTORS
+    from effectbench.run.executors import EXECUTORS
 
     return _one_of("executor", text, EXECUTORS)
 
 
 def progress_mode(text: str) -> str:
     """Parse a progress mode (``auto``, ``bar``, ``lines``, ``off``)."""
-    from effectbench.executors.progress import MODES
+    from effectbench.run.executors.progress import MODES
 
     return _one_of("progress mode", text, MODES)
 
@@ -100,13 +100,13 @@ def _splits() -> str:
 
 
 def _executors() -> str:
-    from effectbench.executors import EXECUTORS
+    from effectbench.run.executors import EXECUTORS
 
     return ", ".join(EXECUTORS)
 
 
 def _progress_modes() -> str:
-    from effectbench.executors.progress import MODES
+    from effectbench.run.executors.progress import MODES
 
     return ", ".join(MODES)
 

@@ -36,7 +36,7 @@ from effectbench.effects import contract_hash
 from effectbench.errors import EffectBenchError
 from effectbench.hashing import canonical_hash
 from effectbench.reachability import reachable
-from effectbench.runner import read_verdict
+from effectbench.run.runner import read_verdict
 from effectbench.schema import (
     Category,
     OracleVerdict,
