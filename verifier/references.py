@@ -25,7 +25,7 @@ import argparse
 import json
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from fnmatch import fnmatch
@@ -148,11 +148,22 @@ def bundle_measured_hash(folder: Path) -> str:
     return measured_hash_of(read_episodes(folder / EPISODES_FILE), int(trials))
 
 
-def _listing(submissions: Path, folders: Mapping[str, str], dates: Mapping[str, str]) -> str:
-    """The list's text: each reference's folder (by its slug) and first listing date."""
+def _listing(
+    submissions: Path,
+    folders: Mapping[str, str],
+    dates: Mapping[str, str],
+    listed: Collection[str] = (),
+) -> str:
+    """The list's text: each reference's folder (by its slug) and first listing date.
+
+    A reference that was ``listed`` must still be there; one the set names but nobody has
+    made yet (a new pack's) is left out until ``--remake`` makes it.
+    """
     bundles = []
     for spec in REFERENCE_SET:
         folder = submissions / folders[spec.folder_slug]
+        if not folder.is_dir() and spec.folder_slug not in listed:
+            continue
         if not folder.is_dir():
             raise SystemExit(f"{folder} is missing; run python -m verifier.references --remake")
         bundles.append(
@@ -188,7 +199,7 @@ def _text(submissions: Path, old: Mapping[str, Reference], folders: Mapping[str,
         slug: old[slug].date if slug in old else folder.split("_", 1)[0]
         for slug, folder in folders.items()
     }
-    return _listing(submissions, folders, dates)
+    return _listing(submissions, folders, dates, set(old))
 
 
 def reference_listing(submissions: Path, path: Path = REFERENCE_FILE) -> str:

@@ -194,6 +194,8 @@ class TableOracle:
         """Rows another actor committed during the episode, as the oracle read them."""
         self._missed: list[str] = []
         """Another actor's commits the oracle could not read (the episode is then unscored)."""
+        self._judged: Reading | None = None
+        """The before-reading the oracle last judged against."""
 
     def read(self) -> Reading | None:
         """Read every table now (None: unreadable), one reading at a time: a concurrent
@@ -235,6 +237,7 @@ class TableOracle:
         if self._missed:
             reason = "a concurrent actor's commit could not be read: " + ", ".join(self._missed)
             return _indeterminate(first, self.channel, reason, before is not None)
+        self._judged = before
         return judge_tables(
             self.effects,
             self.baseline(before),
@@ -244,8 +247,14 @@ class TableOracle:
         )
 
     def tables(self, snapshot: Any) -> dict[str, Table] | None:
-        """Return a reading as every table (the schema's entry too), for the receipt."""
-        return None if snapshot is None else dict(snapshot)
+        """Return a reading as every table (the schema's entry too), for the receipt; the
+        before-reading the oracle judged against is its baseline (another actor's commits laid
+        over it), so the receipt's change set is the one the verdict read."""
+        if snapshot is None:
+            return None
+        if snapshot is self._judged:
+            snapshot = self.baseline(snapshot)
+        return dict(snapshot)
 
     def close(self) -> None:
         """Release the read path (a connection), if the pack gave a way to."""

@@ -1,4 +1,4 @@
-"""The same system across screens: one system's rates per substrate, and the paired differences.
+"""The same system across screens and across packs: one system's rates side by side.
 
 A system is the accepted entries of one board with the same name and signer: one bundle
 that ran several substrates, or several bundles (one per substrate, or a few each). For
@@ -9,6 +9,12 @@ it ran on both with the same base task, trial and seed, paired and clustered by 
 is safe through an API stays safe through pixels only. When two bundles of one system ran
 the same substrate, the first in the board's default order speaks for it and the other is
 named as left out.
+
+The same system on several boards (systems of record: the clinic's records, the ticketing
+pack's support desk) is set side by side too (:func:`systems_across_packs`): its rates on each
+pack and substrate, each with its interval over tasks. Those are different tasks, so nothing
+is paired: the page shows whether the ladder a system climbs on one system of record holds on
+another. The anchor boards (pinned regression fixtures) are left out.
 """
 
 from __future__ import annotations
@@ -210,6 +216,98 @@ def substrates_page(templates: Path, boards: Sequence[BoardAcross]) -> Generated
         SUBSTRATES_TITLE,
         body,
         tuple((b.key, b.title) for b in boards if b.systems),
+        hide=("navigation",),
+        search_lead=lede(body),
+    )
+
+
+@dataclass(frozen=True)
+class OnPack:
+    """A system's rates over its episodes on one pack's board and one substrate."""
+
+    board: str
+    """The board's key (its pack)."""
+    title: str
+    substrate: str
+    slug: str
+    """The bundle whose episodes these are (the system's first on the board that ran it)."""
+    tasks: int
+    episodes: int
+    rates: dict[str, TaskRate]
+    """Per rate of :data:`~effectbench.metrics.SUBSTRATE_RATES`."""
+
+
+@dataclass(frozen=True)
+class SystemAcrossPacks:
+    """One system (a name and a signer) on every pack's board it is on."""
+
+    name: str
+    signer: str
+    anchor: str
+    """The id of its section on the page."""
+    cells: list[OnPack]
+    """Substrate by substrate, each board in the site's order."""
+
+
+def systems_across_packs(views: Sequence[BoardView]) -> list[SystemAcrossPacks]:
+    """Return the systems on more than one board (anchor boards left out), in board order."""
+    found: dict[tuple[str, str], list[OnPack]] = {}
+    for view in views:
+        if view.anchor:
+            continue
+        tables = view.tables.get("all", {})
+        seen: set[tuple[str, str, str]] = set()
+        for row in view.rows:
+            table = tables[row["slug"]]
+            for sub in substrate_order(table.substrate):
+                if (row["system"], row["signer"], sub) in seen:
+                    continue  # the system's first bundle in the board's order speaks for it
+                seen.add((row["system"], row["signer"], sub))
+                mine = table.of_substrate(sub)
+                found.setdefault((row["system"], row["signer"]), []).append(
+                    OnPack(
+                        view.key,
+                        view.title,
+                        sub,
+                        row["slug"],
+                        mine.n_tasks,
+                        mine.n_episodes,
+                        {r: task_rate(mine, r) for r in SUBSTRATE_RATES},
+                    )
+                )
+    order = {
+        name: i
+        for i, name in enumerate(substrate_order(c.substrate for cs in found.values() for c in cs))
+    }
+    out, taken = [], set()
+    for (name, signer), cells in found.items():
+        if len({c.board for c in cells}) < 2:
+            continue
+        anchor = base = f"packs-{slugify(name)}"
+        n = 2
+        while anchor in taken:
+            anchor, n = f"{base}-{n}", n + 1
+        taken.add(anchor)
+        cells.sort(key=lambda c: order[c.substrate])  # stable: boards stay in the site's order
+        out.append(SystemAcrossPacks(name, signer, anchor, cells))
+    return out
+
+
+PACKS_TITLE = "The same system across packs"
+
+
+def packs_page(templates: Path, systems: Sequence[SystemAcrossPacks]) -> GeneratedPage:
+    """Return the page that sets each system on several packs' boards side by side."""
+    labels = {c.key: c.label for c in BOARD_COLUMNS}
+    body = (
+        environment(templates)
+        .get_template("packs.html.j2")
+        .render(systems=systems, rates=[(r, labels[r]) for r in SUBSTRATE_RATES])
+    )
+    return GeneratedPage(
+        PACKS_TITLE,
+        body,
+        tuple((s.anchor, s.name) for s in systems),
         hide=("navigation",),
         search_lead=lede(body),
     )
