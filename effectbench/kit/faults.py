@@ -67,15 +67,18 @@ class FaultCatalogue:
     """Save faults under which every save inserts two rows (never one)."""
     never_lands: frozenset[str] = frozenset()
     """Edit faults under which the edited row is never written."""
-    delivered_twice: frozenset[str] = frozenset()
-    """Faults under which one save reaches the service twice."""
     deduplicated: frozenset[str] = frozenset()
-    """Faults under which the service honours the form's idempotency key."""
+    """Faults under which one save reaches the service twice and the service honours the
+    form's idempotency key (a re-post de-duplicated, or only some of its rows)."""
     names: tuple[str, ...] = field(init=False)
+    delivered_twice: frozenset[str] = field(init=False)
+    """Faults under which one save reaches the service twice: those that write twice and those
+    de-duplicated."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "names", tuple(self.mechanisms))
-        named = self.writes_twice | self.never_lands | self.delivered_twice | self.deduplicated
+        object.__setattr__(self, "delivered_twice", self.writes_twice | self.deduplicated)
+        named = self.writes_twice | self.never_lands | self.deduplicated
         unknown = sorted(named - set(self.names))
         if unknown:
             raise ValueError(f"{self.pack}: faults without a mechanism: {', '.join(unknown)}")

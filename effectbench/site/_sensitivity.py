@@ -111,6 +111,22 @@ def _frame(rows: pa.Table, substrate: str) -> tuple[pd.DataFrame, list[int], lis
     return frame, part.column("trial").to_pylist(), part.column("seed").to_pylist()
 
 
+def _on(substrate: str, slug: str, table: TaskTable) -> OnSubstrate:
+    """Return a bundle's rates over its episodes on ``substrate``."""
+    mine = table.of_substrate(substrate)
+    rates = {r: task_rate(mine, r) for r in SUBSTRATE_RATES}
+    return OnSubstrate(substrate, slug, mine.n_tasks, mine.n_episodes, rates)
+
+
+def _anchor(base: str, taken: set[str]) -> str:
+    """Return ``base``, or ``base-N`` when it is taken already (and take it)."""
+    anchor, n = base, 2
+    while anchor in taken:
+        anchor, n = f"{base}-{n}", n + 1
+    taken.add(anchor)
+    return anchor
+
+
 def _system(
     board_key: str,
     name: str,
@@ -131,16 +147,7 @@ def _system(
     subs = substrate_order(chosen)
     if len(subs) < 2:
         return None
-    on = [
-        OnSubstrate(
-            substrate=sub,
-            slug=chosen[sub],
-            tasks=(mine := tables[chosen[sub]].of_substrate(sub)).n_tasks,
-            episodes=mine.n_episodes,
-            rates={r: task_rate(mine, r) for r in SUBSTRATE_RATES},
-        )
-        for sub in subs
-    ]
+    on = [_on(sub, chosen[sub], tables[chosen[sub]]) for sub in subs]
     parts = [_frame(rows_of[chosen[sub]], sub) for sub in subs]
     frame = pd.concat([p[0] for p in parts], ignore_index=True)
     trials = [t for p in parts for t in p[1]]
@@ -157,12 +164,9 @@ def _system(
         for i, earlier in enumerate(subs)
         for later in subs[i + 1 :]
     ]
-    anchor = base = f"{board_key}-{slugify(name)}"
-    n = 2
-    while anchor in taken:
-        anchor, n = f"{base}-{n}", n + 1
-    taken.add(anchor)
-    return SystemAcross(name, signer, anchor, on, pairs, left_out)
+    return SystemAcross(
+        name, signer, _anchor(f"{board_key}-{slugify(name)}", taken), on, pairs, left_out
+    )
 
 
 def board_across(view: BoardView, rows_of: dict[str, pa.Table]) -> BoardAcross:
@@ -223,18 +227,14 @@ def substrates_page(templates: Path, boards: Sequence[BoardAcross]) -> Generated
 
 @dataclass(frozen=True)
 class OnPack:
-    """A system's rates over its episodes on one pack's board and one substrate."""
+    """A system's rates on one pack's board and one substrate."""
 
     board: str
     """The board's key (its pack)."""
     title: str
-    substrate: str
-    slug: str
-    """The bundle whose episodes these are (the system's first on the board that ran it)."""
-    tasks: int
-    episodes: int
-    rates: dict[str, TaskRate]
-    """Per rate of :data:`~effectbench.metrics.SUBSTRATE_RATES`."""
+    on: OnSubstrate
+    """Its rates there, over the episodes of the system's first bundle on the board that ran
+    the substrate."""
 
 
 @dataclass(frozen=True)
@@ -263,33 +263,22 @@ def systems_across_packs(views: Sequence[BoardView]) -> list[SystemAcrossPacks]:
                 if (row["system"], row["signer"], sub) in seen:
                     continue  # the system's first bundle in the board's order speaks for it
                 seen.add((row["system"], row["signer"], sub))
-                mine = table.of_substrate(sub)
                 found.setdefault((row["system"], row["signer"]), []).append(
-                    OnPack(
-                        view.key,
-                        view.title,
-                        sub,
-                        row["slug"],
-                        mine.n_tasks,
-                        mine.n_episodes,
-                        {r: task_rate(mine, r) for r in SUBSTRATE_RATES},
-                    )
+                    OnPack(view.key, view.title, _on(sub, row["slug"], table))
                 )
     order = {
         name: i
-        for i, name in enumerate(substrate_order(c.substrate for cs in found.values() for c in cs))
+        for i, name in enumerate(
+            substrate_order(c.on.substrate for cs in found.values() for c in cs)
+        )
     }
-    out, taken = [], set()
+    out: list[SystemAcrossPacks] = []
+    taken: set[str] = set()
     for (name, signer), cells in found.items():
         if len({c.board for c in cells}) < 2:
             continue
-        anchor = base = f"packs-{slugify(name)}"
-        n = 2
-        while anchor in taken:
-            anchor, n = f"{base}-{n}", n + 1
-        taken.add(anchor)
-        cells.sort(key=lambda c: order[c.substrate])  # stable: boards stay in the site's order
-        out.append(SystemAcrossPacks(name, signer, anchor, cells))
+        cells.sort(key=lambda c: order[c.on.substrate])  # stable: boards keep the site's order
+        out.append(SystemAcrossPacks(name, signer, _anchor(f"packs-{slugify(name)}", taken), cells))
     return out
 
 

@@ -82,7 +82,6 @@ CATALOGUE = FaultCatalogue(
     MECHANISMS,
     writes_twice=frozenset(("duplicate", "double_delivery")),
     never_lands=frozenset(("noop_edit", "wrong_row")),
-    delivered_twice=frozenset(("duplicate", "double_delivery", "idempotent", "double_charge")),
     deduplicated=frozenset(("idempotent", "double_charge")),
 )
 """What each fault does: its sentence, the states it leaves reachable, how a save is delivered."""

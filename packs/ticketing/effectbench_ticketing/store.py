@@ -59,7 +59,6 @@ CATALOGUE = FaultCatalogue(
     MECHANISMS,
     writes_twice=frozenset(("duplicate", "double_delivery")),
     never_lands=frozenset(("noop_reassign", "wrong_row")),
-    delivered_twice=frozenset(("duplicate", "double_delivery", "idempotent", "double_credit")),
     deduplicated=frozenset(("idempotent", "double_credit")),
 )
 """What each fault does: its sentence, the states it leaves reachable, how a save is delivered."""
