@@ -42,7 +42,9 @@ __all__ = ["Action", "HttpEnv", "RestReadback", "ServiceClient", "screen_of"]
 class ServiceClient:
     """One keep-alive HTTP/1.1 connection to a pack's service, admitted by ``channel``."""
 
-    def __init__(self, channel: Channel, service: str = "record service", timeout: float = 5.0):
+    def __init__(
+        self, channel: Channel, service: str = "record service", timeout: float = 5.0
+    ) -> None:
         self._port = channel.port
         self._admit = channel.headers()
         self._service = service

@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from effectbench.episode_http import RecordService
-from effectbench.kit.audit import AuditResult
 from effectbench.kit.sqlite import SqlitePack
-from effectbench.packs.clinic.attestation import ATTESTATION, audit_pack
+from effectbench.packs.clinic.attestation import ATTESTATION
 from effectbench.packs.clinic.audit import PLAN
 from effectbench.packs.clinic.db import SURFACES, TEMPLATE, TEMPLATE_DIGEST
 from effectbench.packs.clinic.frontends import FRONT_ENDS
@@ -59,10 +58,6 @@ class ClinicProvider(SqlitePack):
     def definitions(self) -> Sequence[ClinicTask]:
         """The task catalogue (27 dev, 3 sequestered)."""
         return TASKS
-
-    def run_audit(self, oracle_factory: Any) -> dict[str, AuditResult]:
-        """The live adversarial audit of ``oracle_factory`` (once per process)."""
-        return audit_pack(oracle_factory)
 
     def store(self, definition: ClinicTask, path: Path) -> ClinicStore:
         """The app's state for one episode: its file and its task's fault."""

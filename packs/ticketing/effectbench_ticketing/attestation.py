@@ -10,7 +10,7 @@ and EffectBench's judge and audit).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from effectbench.api import Attestation, AuditResult, iter_tasks, run_audit
@@ -35,12 +35,16 @@ ATTESTATION = Attestation(
 
 
 def audit_pack(
-    cluster: Cluster, oracle: Login, oracle_factory: Callable[..., Any] = PostgresOracle
+    cluster: Cluster,
+    oracle: Login,
+    oracle_factory: Callable[..., Any] = PostgresOracle,
+    definitions: Sequence[Any] = TASKS,
 ) -> dict[str, AuditResult]:
-    """Return the live adversarial audit of ``oracle_factory`` over every task (run once)."""
+    """Return the live adversarial audit of ``oracle_factory`` over ``definitions`` (the task
+    catalogue by default; run once per process)."""
 
     def run() -> dict[str, AuditResult]:
         with bench(cluster, oracle, oracle_factory) as database:
-            return run_audit(database, PLAN, list(iter_tasks(TASKS)))
+            return run_audit(database, PLAN, list(iter_tasks(definitions)))
 
     return ATTESTATION.results(oracle_factory, run)

@@ -142,7 +142,7 @@ class DatabaseBench:
 
     errors: tuple[type[Exception], ...] = (psycopg.Error,)
 
-    def __init__(self, cluster: Cluster, oracle: Login, oracle_factory: Callable[..., Any]):
+    def __init__(self, cluster: Cluster, oracle: Login, oracle_factory: Callable[..., Any]) -> None:
         self._cluster = cluster
         self._oracle = oracle
         self._factory = oracle_factory

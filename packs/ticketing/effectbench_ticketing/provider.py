@@ -74,7 +74,7 @@ class TicketingProvider(RecordPack):
 
     def run_audit(self, oracle_factory: Any) -> dict[str, AuditResult]:
         """The live adversarial audit of ``oracle_factory`` on this cluster (once per process)."""
-        return audit_pack(self.cluster, self.roles.oracle, oracle_factory)
+        return audit_pack(self.cluster, self.roles.oracle, oracle_factory, self.definitions())
 
     def _connector(
         self, login: Login, database: str, *, autocommit: bool = False
