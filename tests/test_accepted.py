@@ -148,7 +148,9 @@ def test_the_workflows_and_make_site_install_the_accepted_packs_with_the_one_scr
     workflows = ROOT / ".github" / "workflows"
     for name in ("deploy-site.yml", "verify-pr.yml"):
         text = (workflows / name).read_text()
-        assert text.count("python scripts/install_packs.py --locked\n") == 1, name
+        assert "bash scripts/install-verifier " in text, name
+    installer = (ROOT / "scripts" / "install-verifier").read_text()
+    assert installer.count('"$py" scripts/install_packs.py --locked\n') == 1
     packs = (workflows / "packs.yml").read_text()
     assert "packs/**" in packs and "scripts/install_packs.py --pack-check" in packs
     setup = (ROOT / "scripts" / "setup-venv").read_text()
