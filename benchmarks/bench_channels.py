@@ -27,12 +27,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from effectbench.baselines import get_baseline
-from effectbench.executors.worker import from_wire, to_wire
+from effectbench.kit.http import ServiceClient
 from effectbench.packs import get_pack
 from effectbench.packs.clinic import ClinicProvider
-from effectbench.packs.clinic.env import _Client
 from effectbench.packs.clinic.service import Channel
-from effectbench.runner import Cell, evaluate, rejudge
+from effectbench.run.executors.worker import from_wire, to_wire
+from effectbench.run.runner import Cell, evaluate, rejudge
 from effectbench.screens.rfb import RfbClient
 from effectbench.screens.xdisplay import open_display
 from effectbench.screens.xsession import XSession, write_xauthority
@@ -60,11 +60,13 @@ def record_service(repeats: int) -> dict[str, list[float]]:
         with pack.provision(task, 0, pack.trial_params(task, 0)):
             channel = pack.service.channel
             assert channel is not None
-            client = _Client(channel)
+            client = ServiceClient(channel)
             path = "/api/patients?name=Jonas%20Berg"
             admitted = _timed(lambda: client.call("GET", path), repeats)
             client.close()
-            stranger = _Client(Channel(channel.port, "not the episode's secret", channel.header))
+            stranger = ServiceClient(
+                Channel(channel.port, "not the episode's secret", channel.header)
+            )
             refused = _timed(lambda: stranger.call("GET", path), repeats)
             stranger.close()
     return {

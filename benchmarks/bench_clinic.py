@@ -21,10 +21,10 @@ from collections import defaultdict
 from typing import Any
 
 from effectbench.baselines import get_baseline
+from effectbench.kit.http import ServiceClient
 from effectbench.packs.clinic import ClinicProvider, audit_pack
-from effectbench.packs.clinic.env import _Client
-from effectbench.parallel import evaluate_parallel
-from effectbench.runner import evaluate, run_episode
+from effectbench.run.parallel import evaluate_parallel
+from effectbench.run.runner import evaluate, run_episode
 from effectbench.schema import Substrate
 from effectbench.seam import AgentTask
 
@@ -87,7 +87,7 @@ def http_round_trip(pack: ClinicProvider, n: int = 200) -> list[float]:
     task = pack.tasks()[0]
     with pack.provision(task, 0, pack.trial_params(task, 0)):
         assert pack.service.channel is not None
-        client = _Client(pack.service.channel)
+        client = ServiceClient(pack.service.channel)
         times = []
         for _ in range(n):
             t0 = time.perf_counter()

@@ -16,7 +16,7 @@ from effectbench.baselines import REFERENCE_BASELINES, get_baseline
 from effectbench.classify import classify
 from effectbench.metrics import FRAME_COLUMNS, episode_frame, frame_from_columns, summarize
 from effectbench.packs.mockmed import MockMedProvider
-from effectbench.runner import evaluate
+from effectbench.run.runner import evaluate
 from effectbench.schema import Category, TrueState
 
 

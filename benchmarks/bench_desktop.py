@@ -33,7 +33,7 @@ from typing import Any
 
 from effectbench.baselines import get_baseline
 from effectbench.packs.clinic import ClinicProvider
-from effectbench.runner import DroppedEpisode, run_episode
+from effectbench.run.runner import DroppedEpisode, run_episode
 from effectbench.schema import Split, Substrate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -31,7 +31,7 @@ from effectbench.integrations.inspect_ai.episodes import close_pools, release_th
 from effectbench.integrations.inspect_ai.importer import import_log
 from effectbench.integrations.inspect_ai.tasks import select_tasks
 from effectbench.packs.clinic import ClinicProvider
-from effectbench.runner import RunResult, evaluate
+from effectbench.run.runner import RunResult, evaluate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "inspect_support"))
 from scripted import ScriptedSystem, mock_outputs  # noqa: E402

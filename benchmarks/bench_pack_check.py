@@ -1,11 +1,12 @@
 """Benchmark ``effectbench pack check``: wall time of the audit per pack and substrate.
 
 For each pack, prints the median of several audits (tasks, episodes run, seconds) and
-the pack's construction time (the clinic runs its own adversarial audit when built).
-Prints figures, asserts nothing; the load average is printed beside them (the machine
-may be shared).
+the pack's construction time (the clinic and the ticketing pack run their own adversarial
+audit when built). Prints figures, asserts nothing; the load average is printed beside them
+(the machine may be shared).
 
     .venv/bin/python benchmarks/bench_pack_check.py [--runs 3] [--substrate web]
+        [--packs mockmed,clinic,ticketing]
 """
 
 from __future__ import annotations
@@ -24,10 +25,14 @@ def main() -> None:
     """Audit each pack ``--runs`` times and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--substrate", default=None, help="for the clinic (default: api)")
+    parser.add_argument(
+        "--substrate", default=None, help="for the clinic and ticketing (default: api)"
+    )
+    parser.add_argument("--packs", default="mockmed,clinic", help="which packs, comma-separated")
     opts = parser.parse_args()
     print(f"load average {os.getloadavg()} on {os.cpu_count()} cores")
-    for name, substrate in (("mockmed", None), ("clinic", opts.substrate)):
+    for name in opts.packs.split(","):
+        substrate = None if name == "mockmed" else opts.substrate
         t0 = time.perf_counter()
         pack = get_pack(name)
         built = time.perf_counter() - t0

@@ -33,12 +33,12 @@ import orjson
 from distributed import LocalCluster
 
 from effectbench.baselines import get_baseline
-from effectbench.executors import Executor, execute
-from effectbench.executors.dask_cluster import DaskExecutor
-from effectbench.executors.local import LocalExecutor
-from effectbench.journal import FORMAT, FORMAT_VERSION, Journal, read_journal
 from effectbench.packs.clinic import ClinicProvider
-from effectbench.runner import Cell, RunPlan
+from effectbench.run.executors import Executor, execute
+from effectbench.run.executors.dask_cluster import DaskExecutor
+from effectbench.run.executors.local import LocalExecutor
+from effectbench.run.journal import FORMAT, FORMAT_VERSION, Journal, read_journal
+from effectbench.run.runner import Cell, RunPlan
 from effectbench.schema import EpisodeRecord
 from effectbench.variants import tasks_on
 

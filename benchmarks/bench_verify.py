@@ -42,7 +42,7 @@ from effectbench.bundle import (
 )
 from effectbench.manifest import fingerprint
 from effectbench.packs import get_pack
-from effectbench.runner import evaluate
+from effectbench.run.runner import evaluate
 from effectbench.schema import TaskSpec
 from effectbench.seam import BenchmarkProvider
 from verifier.rows import RowChecker

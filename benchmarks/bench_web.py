@@ -26,8 +26,8 @@ from pathlib import Path
 from effectbench.baselines import get_baseline
 from effectbench.metrics import episode_frame, summarize
 from effectbench.packs.clinic import ClinicProvider
-from effectbench.parallel import evaluate_parallel
-from effectbench.runner import evaluate
+from effectbench.run.parallel import evaluate_parallel
+from effectbench.run.runner import evaluate
 from effectbench.schema import Substrate
 from effectbench.screens.browser import shared_browser
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from effectbench.effects import Effect, EffectKind, Param, contract_hash
     from effectbench.judge import judge, judge_contract
     from effectbench.metrics import Results, episode_frame, summarize, wilson
-    from effectbench.runner import RunResult, evaluate
+    from effectbench.run.runner import RunResult, evaluate
     from effectbench.schema import (
         AgentReport,
         Category,
@@ -79,7 +79,7 @@ _HOMES = {
     **dict.fromkeys(("Effect", "EffectKind", "Param", "contract_hash"), "effectbench.effects"),
     **dict.fromkeys(("judge", "judge_contract"), "effectbench.judge"),
     **dict.fromkeys(("Results", "episode_frame", "summarize", "wilson"), "effectbench.metrics"),
-    **dict.fromkeys(("RunResult", "evaluate"), "effectbench.runner"),
+    **dict.fromkeys(("RunResult", "evaluate"), "effectbench.run.runner"),
     **dict.fromkeys(
         (
             "AgentReport",

@@ -17,6 +17,17 @@ provider under the ``effectbench.packs`` entry-point group, and passes
 Everything here is re-exported from the module that defines it; the names and their
 meaning follow SPEC.md. Optional capabilities of a pack are the protocols of
 :mod:`effectbench.seam` (re-exported here), asked with ``isinstance``.
+
+A pack with a real system of record (a database behind an HTTP service) is built on the
+pack kit (:mod:`effectbench.kit`), also re-exported here, and keeps only its domain:
+:class:`RecordPack` (the provider), :class:`TableOracle` and :func:`judge_tables` (the oracle
+on :mod:`effectbench.changes`), :class:`HttpEnv`, :class:`Action` and :class:`RestReadback`
+(the agent's actions and the product's readback), :class:`RecordService` and :class:`Route`
+(routes and pages on the episode service), :class:`FrontEnds`, :class:`ApiFrontEnd` and
+:class:`WebFrontEnd` (the front-end registry), :class:`FaultCatalogue` and :mod:`faults`
+(fault injection), :class:`AuditPlan`, :func:`run_audit` and :class:`Attestation` (the audit
+harness), and :mod:`pages`, :mod:`pixels` and :mod:`sqlite` (web pages in a fixed frame, the
+pixel bot, an SQLite record).
 """
 
 from __future__ import annotations
@@ -25,7 +36,17 @@ from effectbench.baselines import EffectVerifiedAll, baseline_names, get_baselin
 from effectbench.changes import AllowedChange, ChangeSet, RowChange, Table, allowed_by_contract
 from effectbench.computer import ComputerEnv, Display
 from effectbench.effects import Effect, EffectKind, Param, contract_hash
-from effectbench.episode_http import Channel, EpisodeHandler, EpisodeService, Reply
+from effectbench.episode_http import (
+    Channel,
+    EpisodeHandler,
+    EpisodeService,
+    Page,
+    RecordService,
+    Reply,
+    Request,
+    Route,
+    default_read_handler,
+)
 from effectbench.errors import InfrastructureError, UsageError
 from effectbench.frontends import (
     ALL_SURFACES,
@@ -43,10 +64,30 @@ from effectbench.frontends import (
 )
 from effectbench.hashing import canonical_hash, trial_tag
 from effectbench.judge import judge_contract, matches
+from effectbench.kit import faults, pages, pixels, sqlite
+from effectbench.kit.audit import (
+    ATTACKS,
+    POSITIVE,
+    SHADOW,
+    Attestation,
+    AuditHandoff,
+    AuditPlan,
+    AuditResult,
+    Db,
+    Write,
+    attacks,
+    iter_tasks,
+    run_audit,
+)
+from effectbench.kit.faults import FaultCatalogue
+from effectbench.kit.frontends import ApiFrontEnd, FrontEnds, WebFrontEnd
+from effectbench.kit.http import Action, HttpEnv, RestReadback, ServiceClient, screen_of
+from effectbench.kit.provider import CatalogueTask, Record, RecordPack, TaskDefinition
+from effectbench.kit.tables import Reading, TableOracle, judge_tables
 from effectbench.manifest import SEQUESTERED, fingerprint, manifest_of
 from effectbench.packs import ENTRY_POINT_GROUP, get_pack, register
 from effectbench.reachability import ANY_STATE, Reachable
-from effectbench.runner import RunResult, evaluate
+from effectbench.run.runner import RunResult, evaluate
 from effectbench.schema import (
     AgentReport,
     Category,
@@ -97,6 +138,43 @@ from effectbench.seam import (
 )
 
 __all__ = [
+    "ATTACKS",
+    "POSITIVE",
+    "SHADOW",
+    "CatalogueTask",
+    "Action",
+    "ApiFrontEnd",
+    "Attestation",
+    "AuditHandoff",
+    "AuditPlan",
+    "AuditResult",
+    "Db",
+    "FaultCatalogue",
+    "FrontEnds",
+    "HttpEnv",
+    "Page",
+    "Reading",
+    "Record",
+    "RecordPack",
+    "RecordService",
+    "Request",
+    "RestReadback",
+    "Route",
+    "ServiceClient",
+    "TableOracle",
+    "TaskDefinition",
+    "WebFrontEnd",
+    "Write",
+    "attacks",
+    "default_read_handler",
+    "faults",
+    "iter_tasks",
+    "judge_tables",
+    "pages",
+    "pixels",
+    "run_audit",
+    "screen_of",
+    "sqlite",
     "ALL_SURFACES",
     "PRODUCT",
     "Channel",

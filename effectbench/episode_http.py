@@ -14,25 +14,45 @@ ends. Mounting draws a fresh secret (:class:`Channel`), and the one admission ru
 * a ``POST`` or ``PATCH`` carrying JSON to ``/api/`` or a URL-encoded form to a page.
 
 So another local user, another episode's client, or a web page's no-preflight ``text/plain``
-post reaches nothing. A pack subclasses :class:`EpisodeHandler` for its routes; its oracle
-never comes through here (it reads the record by its own path).
+post reaches nothing. The pack's oracle never comes through here (it reads the record by its
+own path).
+
+A pack declares what it serves rather than writing a handler: a :class:`RecordService` lists
+its JSON :class:`Route` values (method, path pattern, the store's answer) and names the module
+of its web pages (``handle_get(store, path)`` and ``handle_post(store, path, body)``, each
+returning a :class:`Page`); every path outside ``/api/`` is a page, so the web UI and the JSON
+actions reach the same mounted store. A pack may still subclass :class:`EpisodeHandler` for
+routes of another shape.
 """
 
 from __future__ import annotations
 
 import hmac
 import html
+import importlib
 import json
 import secrets
 import sys
 import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar, Generic, Self, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
-__all__ = ["MAX_BODY", "Channel", "EpisodeHandler", "EpisodeService", "Reply"]
+__all__ = [
+    "MAX_BODY",
+    "Channel",
+    "EpisodeHandler",
+    "EpisodeService",
+    "Page",
+    "RecordService",
+    "Reply",
+    "Request",
+    "Route",
+    "default_read_handler",
+]
 
 MAX_BODY = 64 * 1024
 """The largest body a service reads (a form or a JSON object)."""
@@ -308,3 +328,177 @@ class EpisodeService(Generic[S]):
         """Stop serving the current episode's store."""
         self.mounted = None
         self.channel = None
+
+
+# -- declared routes: what a kit-built pack serves ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class Page:
+    """An HTML answer of a pack's web app: the HTTP status and the document."""
+
+    http_status: int
+    document: str
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a route's answer is given besides the mounted store."""
+
+    path: str
+    """The request's path as sent (query included)."""
+    args: Mapping[str, Any]
+    """The pattern's named parts (as sent, not decoded; ``{name:int}`` ones as integers)."""
+    query: Mapping[str, str]
+    """The query's first value of each name."""
+    form: Mapping[str, Any]
+    """The JSON body of a POST or PATCH (empty for a GET)."""
+
+
+Answer = Callable[[Any, Request], Reply]
+"""A route's answer: the mounted store and the request in, the reply out."""
+
+
+@dataclass(frozen=True)
+class Route:
+    """One JSON route: a method, a path pattern (``/api/tickets/{id:int}/reassign``), an answer.
+
+    A ``{name}`` part matches any one part of the path; ``{name:int}`` only digits.
+    """
+
+    method: str
+    pattern: str
+    answer: Answer
+
+    def match(self, method: str, parts: list[str]) -> dict[str, Any] | None:
+        """Return the named parts when this route serves ``method`` on ``parts``, else None."""
+        want = self.pattern.strip("/").split("/")
+        if method != self.method or len(want) != len(parts):
+            return None
+        args: dict[str, Any] = {}
+        for pattern, part in zip(want, parts, strict=True):
+            if not (pattern.startswith("{") and pattern.endswith("}")):
+                if pattern != part:
+                    return None
+                continue
+            name, _, kind = pattern[1:-1].partition(":")
+            if kind == "int":
+                if not part.isdigit():
+                    return None
+                args[name] = int(part)
+            else:
+                args[name] = part
+        return args
+
+
+class _Pages(Protocol):
+    def handle_get(self, store: Any, path: str) -> Page: ...
+
+    def handle_post(self, store: Any, path: str, body: str) -> Page: ...
+
+
+def _first(query: str) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(query).items() if v}
+
+
+class _RoutedHandler(EpisodeHandler):
+    """Serves a :class:`RecordService`'s routes and pages under the admission rule."""
+
+    server: Any
+
+    @property
+    def _service(self) -> RecordService[Any]:
+        service: RecordService[Any] = self.server.service
+        return service
+
+    def _web(self) -> bool:
+        """Answer a web-app request (any path outside ``/api/``); say whether it was one."""
+        if self.is_api():
+            return False
+        service = self._service
+        raw = self.read_body() if self.command == "POST" else b""
+        pages = service.web_pages()
+        if service.mounted is None:
+            self.send_notice(503, f"No {service.noun} is mounted")
+        elif raw is None:
+            self.send_notice(413, "Form too large")
+        elif pages is None:
+            self.send_notice(404, f"No page {urlsplit(self.path).path}")
+        else:
+            page = (
+                pages.handle_post(service.mounted, self.path, raw.decode("utf-8", "replace"))
+                if self.command == "POST"
+                else pages.handle_get(service.mounted, self.path)
+            )
+            self.send_page(page.http_status, page.document)
+        return True
+
+    def do_GET(self) -> None:  # noqa: N802
+        """Route a read (a page, or a JSON read through the service's read handler)."""
+        if self.admitted() and not self._web():
+            self.send_reply(self._service.read_handler(self))
+
+    def _write(self) -> None:
+        service = self._service
+        form = self.read_json()
+        if service.mounted is None:
+            self.send_reply(Reply(503, "error", f"no {service.noun} is mounted"))
+        elif form is None:
+            self.send_reply(Reply(400, "error", "the form is not a JSON object"))
+        else:
+            self.send_reply(service.answer(self.command, self.path, form))
+
+    def do_POST(self) -> None:  # noqa: N802
+        """Route a save (a form post to a page, or a JSON save)."""
+        if self.admitted() and not self._web():
+            self._write()
+
+    def do_PATCH(self) -> None:  # noqa: N802
+        """Route an edit (JSON only)."""
+        if self.admitted():
+            self._write()
+
+
+def default_read_handler(handler: BaseHTTPRequestHandler) -> Reply:
+    """Answer a JSON GET from the mounted store (a :class:`RecordService`'s read path)."""
+    service: RecordService[Any] = handler.server.service  # type: ignore[attr-defined]
+    return service.answer("GET", handler.path, {})
+
+
+class RecordService(EpisodeService[S]):
+    """An episode service that serves declared routes and pages (see the module's docstring).
+
+    A pack sets :attr:`routes`, :attr:`pages` (the module of its web app, imported by the
+    first page asked for: an api-only episode never loads it), :attr:`noun` (what is mounted,
+    in refusals) and the :class:`EpisodeService` attributes.
+    """
+
+    handler: ClassVar[type[EpisodeHandler]] = _RoutedHandler
+    routes: ClassVar[tuple[Route, ...]] = ()
+    pages: ClassVar[str | None] = None
+    noun: ClassVar[str] = "record"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.read_handler: Callable[[BaseHTTPRequestHandler], Reply] = default_read_handler
+        """The JSON GET handler; tests replace it to show the oracle never reads through it."""
+
+    def web_pages(self) -> _Pages | None:
+        """Return the web app's module (None: the pack has no web app)."""
+        if self.pages is None:
+            return None
+        module: Any = importlib.import_module(self.pages)
+        return module  # type: ignore[no-any-return]
+
+    def answer(self, method: str, path: str, form: Mapping[str, Any]) -> Reply:
+        """Answer a JSON request by the first route that matches it."""
+        store = self.mounted
+        if store is None:
+            return Reply(503, "error", f"no {self.noun} is mounted")
+        url = urlsplit(path)
+        parts = url.path.strip("/").split("/")
+        for route in self.routes:
+            args = route.match(method, parts)
+            if args is not None:
+                return route.answer(store, Request(path, args, _first(url.query), form))
+        return Reply(404, "error", f"no route {path}")

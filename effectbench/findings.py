@@ -137,6 +137,10 @@ class CheckId(StrEnum):
     SPEC_MINOR_NEWER = "spec.minor_newer", "the SPEC minor version is newer than the leaderboard's"
 
     PACK_UNKNOWN = "pack.unknown", "the declared pack is not known here"
+    PACK_NOT_ACCEPTED = (
+        "pack.not_accepted",
+        "the declared pack is not on the accepted list at the version and code installed here",
+    )
     PACK_FINGERPRINT = (
         "pack.fingerprint",
         "the declared pack fingerprint differs from the released pack's",

@@ -43,7 +43,7 @@ from effectbench.errors import DataError, UsageError
 from effectbench.manifest import fingerprint
 from effectbench.metrics import episode_frame, summarize
 from effectbench.packs import get_pack
-from effectbench.runner import RunResult, evaluate
+from effectbench.run.runner import RunResult, evaluate
 from effectbench.schema import EpisodeRecord, Split
 from effectbench.seam import BenchmarkProvider
 from effectbench.strictjson import StrictJSONError, load_document
@@ -233,7 +233,7 @@ SCREEN_TRIALS = 3
 """Trials of a reference on a screen substrate: the fewest a ranked entry has
 (``pack.min_trials``); each screen episode costs a browser or a display."""
 
-_CLINIC_ARMS = (
+_CLINIC_ARMS = (  # the ladder of every pack with a real system of record
     ("screen-only", "screen_only"),
     ("effect-verified", "effect_verified"),
     ("effect-verified-all", "effect_verified_all"),
@@ -256,11 +256,17 @@ REFERENCE_SET: tuple[ReferenceSpec, ...] = (
         for screen in ("web", "desktop", "remote_display")
         for slug, arm in _CLINIC_ARMS
     ),
+    *(ReferenceSpec(f"{slug}-ticketing", "ticketing", arm) for slug, arm in _CLINIC_ARMS),
+    *(
+        ReferenceSpec(f"{slug}-ticketing-web", "ticketing", arm, SCREEN_TRIALS, substrate="web")
+        for slug, arm in _CLINIC_ARMS
+    ),
 )
 """The reference bundles in ``submissions/`` (re-made by ``python -m verifier.references
---remake``): MockMed's four baselines, and the clinic's three arms through its API and
-through each of its screens (web, desktop, remote display), so every substrate has a
-ladder on the board."""
+--remake``): MockMed's four baselines, the clinic's three arms through its API and through
+each of its screens (web, desktop, remote display), and the ticketing pack's three arms
+through its API and its web app, so every substrate of both systems of record has a ladder
+on the board (``--remake --only '*-ticketing*'`` makes the ticketing pack's alone)."""
 
 
 def reference_bundle(spec: ReferenceSpec, folder: Path) -> Path:

@@ -7,20 +7,24 @@ runs it the same way):
 * ``docs/verifier-report.md``: its table of check ids (the registry in ``effectbench.findings``);
 * ``docs/pack-authors.md``: its table of ``pack check`` finding ids (``conformance.ids``);
 * ``docs/submission.schema.json``: the JSON Schema of ``submission.json``;
-* ``docs/packs/``: each pack's public manifest and reachable-state table;
+* ``docs/packs/``: each pack's public manifest and reachable-state table (the core's packs and
+  every accepted pack's; ``--core``: the core's only, for a machine without the accepted packs'
+  servers);
+* ``verifier/accepted_packs.json``: the accepted packs (``packs/*``) with their code's digest;
 * ``verifier/reference_bundles.json``: the reference bundles in ``submissions/`` by content and
   measured hash (``python -m verifier.references --remake`` re-runs them first), each keeping
   its record digest while its bytes are unchanged (``make reproduce`` writes those);
 * ``effectbench/_showable_table.py``: the characters a shown text may hold, from the pinned
   Unicode database (``unicodedata2``, in the test extra).
 
-usage: python scripts/generate.py [--check]
+usage: python scripts/generate.py [--check] [--core]
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from json import loads
 from pathlib import Path
 
 from effectbench.bundle import schema_text
@@ -28,13 +32,15 @@ from effectbench.conformance.ids import with_audit_table
 from effectbench.findings import with_check_table
 from effectbench.reachability import pack_documents
 from effectbench.showable import generated_table
+from verifier.accepted import ACCEPTED_FILE, accepted_listing
 from verifier.references import REFERENCE_FILE, reference_listing
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def generated_files(root: Path = ROOT) -> dict[Path, str]:
-    """Return every generated file of the repository at ``root`` with the text it must hold."""
+def generated_files(root: Path = ROOT, *, core: bool = False) -> dict[Path, str]:
+    """Return every generated file of the repository at ``root`` with the text it must hold
+    (``core``: no document of a pack of another distribution)."""
     docs = root / "docs"
     report = docs / "verifier-report.md"
     guide = docs / "pack-authors.md"
@@ -44,15 +50,21 @@ def generated_files(root: Path = ROOT) -> dict[Path, str]:
         docs / "submission.schema.json": schema_text(),
     }
     files.update({docs / "packs" / name: text for name, text in pack_documents().items()})
+    listing = files[ACCEPTED_FILE] = accepted_listing(root)
+    for distribution in (
+        [] if core else sorted({p["distribution"] for p in loads(listing)["packs"]})
+    ):
+        documents = pack_documents(distribution)
+        files.update({docs / "packs" / name: text for name, text in documents.items()})
     files[REFERENCE_FILE] = reference_listing(root / "submissions")
     files[root / "effectbench" / "_showable_table.py"] = generated_table()
     return files
 
 
-def stale_files(root: Path = ROOT) -> list[Path]:
+def stale_files(root: Path = ROOT, *, core: bool = False) -> list[Path]:
     """Return the generated files whose committed text differs from what the code makes."""
     out = []
-    for path, text in generated_files(root).items():
+    for path, text in generated_files(root, core=core).items():
         current = path.read_text(encoding="utf-8") if path.is_file() else None
         if current != text:
             out.append(path)
@@ -62,12 +74,13 @@ def stale_files(root: Path = ROOT) -> list[Path]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Write every generated file (``--check``: compare only; 1 when any is stale)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    core = "--core" in args
     if "--check" in args:
-        stale = stale_files()
+        stale = stale_files(core=core)
         for path in stale:
             print(f"{path.relative_to(ROOT)} is stale: run make generate", file=sys.stderr)
         return 1 if stale else 0
-    for path, text in generated_files().items():
+    for path, text in generated_files(core=core).items():
         current = path.read_text(encoding="utf-8") if path.is_file() else None
         if current != text:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -12,13 +12,13 @@ from support.bundles import read_submission, write_submission
 
 from effectbench.attempts import EarlierAttempt, Ending, attempt_problems
 from effectbench.bundle import SystemInfo
-from effectbench.executors import execute
-from effectbench.executors.local import LocalExecutor
-from effectbench.journal import Journal
 from effectbench.packs.mockmed import MockMedProvider
 from effectbench.produce import make_submission
 from effectbench.produce import write_submission as write_bundle
-from effectbench.runner import RunPlan
+from effectbench.run.executors import execute
+from effectbench.run.executors.local import LocalExecutor
+from effectbench.run.journal import Journal
+from effectbench.run.runner import RunPlan
 from effectbench.schema import AgentReport, Split
 from effectbench.seam import AgentError, AgentTask
 from verifier.api import VerifyOptions, verify_bundle

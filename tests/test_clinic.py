@@ -24,15 +24,17 @@ from effectbench.cli import main
 from effectbench.effects import Effect, EffectKind
 from effectbench.episode_http import Reply
 from effectbench.judge import judge_contract
+from effectbench.kit.audit import ATTACKS, POSITIVE, attacks
+from effectbench.kit.tables import Reading, judge_tables
 from effectbench.manifest import SEQUESTERED, fingerprint
 from effectbench.packs import get_pack
 from effectbench.packs.clinic import ClinicProvider, audit_pack
-from effectbench.packs.clinic.audit import ATTACKS, POSITIVE, attacks
+from effectbench.packs.clinic.audit import PLAN
 from effectbench.packs.clinic.db import template_path
-from effectbench.packs.clinic.oracle import Snapshot, judge_record, read_database
+from effectbench.packs.clinic.oracle import SCHEMA, read_database
 from effectbench.packs.clinic.service import default_read_handler
-from effectbench.packs.clinic.tasks import TASKS, effects_of, params_of
-from effectbench.runner import evaluate
+from effectbench.packs.clinic.tasks import TASKS
+from effectbench.run.runner import evaluate
 from effectbench.schema import (
     AgentReport,
     Category,
@@ -254,8 +256,8 @@ def test_the_audit_passes_and_sets_the_flag(pack: ClinicProvider) -> None:
     required |= {"prior_trial_row", "collateral_write", "collateral_loss", "write_then_revert"}
     assert required <= set(ATTACKS) and POSITIVE not in ATTACKS
     task = TASKS[0]
-    effects, params, prior = effects_of(task), params_of(task, 1), params_of(task, 0)
-    catalogue = attacks(effects, params, effects, prior)
+    effects, params, prior = task.effects(), task.params(1), task.params(0)
+    catalogue = attacks(PLAN, effects, params, effects, prior)
     assert next(iter(catalogue)) == POSITIVE and set(catalogue) == {POSITIVE, *ATTACKS}
 
 
@@ -267,10 +269,10 @@ class _NoDeltaOracle:
     def __init__(self, path: Path, effects: Sequence[Effect], alive: Any) -> None:
         self._path, self._effects = path, tuple(effects)
 
-    def snapshot(self) -> Snapshot | None:
+    def snapshot(self) -> Reading | None:
         return read_database(self._path)
 
-    def judge(self, before: Snapshot | None) -> OracleVerdict:
+    def judge(self, before: Reading | None) -> OracleVerdict:
         after = read_database(self._path)
         verdict: OracleVerdict | None = None
         for effect in self._effects:
@@ -288,14 +290,14 @@ class _RecordsOnlyOracle(_NoDeltaOracle):
 
     channel = "weak:records-only"
 
-    def snapshot(self) -> Snapshot | None:
+    def snapshot(self) -> Reading | None:
         full = read_database(self._path)
         return None if full is None else {"encounters": full["encounters"]}
 
-    def judge(self, before: Snapshot | None) -> OracleVerdict:
+    def judge(self, before: Reading | None) -> OracleVerdict:
         full = read_database(self._path)
         after = None if full is None else {"encounters": full["encounters"]}
-        return judge_record(self._effects, before, after, channel=self.channel)
+        return judge_tables(self._effects, before, after, channel=self.channel, schema=SCHEMA)
 
 
 class _PayloadBlindOracle(_NoDeltaOracle):
@@ -303,10 +305,10 @@ class _PayloadBlindOracle(_NoDeltaOracle):
 
     channel = "weak:payload-blind"
 
-    def judge(self, before: Snapshot | None) -> OracleVerdict:
+    def judge(self, before: Reading | None) -> OracleVerdict:
         counts = [e for e in self._effects if e.kind is EffectKind.RECORD_WRITTEN]
         after = read_database(self._path)
-        return judge_record(counts, before, after, channel=self.channel)
+        return judge_tables(counts, before, after, channel=self.channel, schema=SCHEMA)
 
 
 @pytest.mark.parametrize(

@@ -13,10 +13,10 @@ from effectbench.baselines import get_baseline
 from effectbench.cli import main
 from effectbench.errors import UsageError
 from effectbench.packs.clinic import ClinicProvider
-from effectbench.packs.clinic.attestation import AUDIT_KEY, AuditHandoff, audits_run
+from effectbench.packs.clinic.attestation import ATTESTATION, AuditHandoff, audits_run
 from effectbench.packs.clinic.oracle import SqliteOracle
-from effectbench.parallel import evaluate_parallel
-from effectbench.runner import evaluate
+from effectbench.run.parallel import evaluate_parallel
+from effectbench.run.runner import evaluate
 from effectbench.schema import AgentReport, Substrate
 from effectbench.seam import AgentTask, EnvHandle
 
@@ -101,7 +101,7 @@ class _ForeignHandoff(ClinicProvider):
     def worker_handoff(self) -> AuditHandoff:
         handoff = super().worker_handoff()
         assert handoff is not None
-        return AuditHandoff("sha256:" + "0" * 64, handoff.results)
+        return AuditHandoff(handoff.owner, "sha256:" + "0" * 64, handoff.results)
 
 
 def _audits_in_workers(provider: ClinicProvider) -> set[str]:
@@ -126,9 +126,9 @@ def test_workers_audit_for_themselves_when_the_handoff_key_differs() -> None:
 
 def test_a_handoff_is_installed_only_under_this_processes_key(pack: ClinicProvider) -> None:
     handoff = pack.worker_handoff()
-    assert handoff is not None and handoff.key == AUDIT_KEY
+    assert handoff is not None and handoff.key == ATTESTATION.key
     assert handoff.results == pack.audit
-    assert AuditHandoff("sha256:" + "0" * 64, {}).install() is False
+    assert AuditHandoff(ATTESTATION.owner, "sha256:" + "0" * 64, {}).install() is False
     # This process already holds its own audit: a handoff never replaces it.
     assert handoff.install() is False
     other = ClinicProvider(oracle_factory=_OtherOracle)

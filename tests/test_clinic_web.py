@@ -24,11 +24,12 @@ from support.clinic import ARMS, PREDICTED, SWER
 from effectbench.baselines import ScreenOnly, get_baseline
 from effectbench.cli import main
 from effectbench.computer import ComputerEnv, images
+from effectbench.kit.pages import BANNER_RGB
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.packs.clinic.oracle import SqliteOracle
 from effectbench.packs.clinic.web import layout
 from effectbench.packs.clinic.web.pixels import banner_status
-from effectbench.runner import DroppedEpisode, evaluate, run_episode
+from effectbench.run.runner import DroppedEpisode, evaluate, run_episode
 from effectbench.schema import AgentReport, Category, DropReason, Substrate, TaskSpec
 from effectbench.screens.browser import chromium_pids, shared_browser
 from effectbench.seam import AgentTask
@@ -125,7 +126,7 @@ def test_a_green_banner_on_screen_while_the_oracle_refutes_every_fault_category(
         assert images.size(shot) == (1024, 640)
         assert banner_status(shot) == "success", row.task_id
         x0, y0, x1, y1 = layout.BANNER.region()
-        assert images.dominant(images.pixels(shot), (x0, y0, x1, y1)) == layout.SUCCESS_RGB
+        assert images.dominant(images.pixels(shot), (x0, y0, x1, y1)) == BANNER_RGB["success"]
         assert row.outcome.value == SWER and row.oracle.verdict.value == "refuted"
         seen.add(row.category)
     assert seen == set(Category) - {Category.CONTROL}

@@ -77,6 +77,7 @@ def test_the_command_prints_a_summary_and_exits_0(capsys: pytest.CaptureFixture[
     assert out.startswith("pack mockmed-anchor passes (9 tasks on web, 0 sequestered; 54 ")
     assert "load average" in out
     assert "note: other_table not applicable on 9 task(s)" in err
+    assert "pack check mockmed: 9/9 tasks, 54 episodes\n" in err  # its progress, once at the end
 
 
 def test_the_json_report(capsys: pytest.CaptureFixture[str]) -> None:

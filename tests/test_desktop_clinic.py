@@ -28,7 +28,7 @@ from effectbench.packs.clinic import ClinicProvider
 from effectbench.packs.clinic.desktop import pixel_driver
 from effectbench.packs.clinic.frontends import variant_id
 from effectbench.packs.clinic.tasks import TASKS
-from effectbench.runner import DroppedEpisode, run_episode
+from effectbench.run.runner import DroppedEpisode, run_episode
 from effectbench.schema import AgentReport, DropReason, EpisodeRecord, Outcome, Substrate, TaskSpec
 from effectbench.screens._supervisor import descendants
 from effectbench.screens.processes import exited

@@ -364,7 +364,7 @@ def test_an_agent_that_claims_success_at_once_is_the_same_phantom_through_every_
     from effectbench.integrations.inspect_ai.episodes import close_pools, release_thread
     from effectbench.mcp.paths import record_path
     from effectbench.packs.clinic import ClinicProvider
-    from effectbench.runner import run_episode
+    from effectbench.run.runner import run_episode
 
     sys.path.insert(0, str(ROOT / "examples"))
     import anthropic_computer_agent

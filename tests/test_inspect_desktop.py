@@ -23,7 +23,7 @@ from inspect_support.screens import assert_same_as_the_runner, eval_clinic
 from effectbench.baselines import get_baseline
 from effectbench.integrations.inspect_ai.episodes import close_pools, live_count
 from effectbench.packs.clinic import ClinicProvider
-from effectbench.runner import evaluate
+from effectbench.run.runner import evaluate
 from effectbench.screens._supervisor import descendants
 
 pytestmark = pytest.mark.desktop

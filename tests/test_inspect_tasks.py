@@ -32,7 +32,7 @@ from effectbench.integrations.inspect_ai.tasks import metric_values, select_task
 from effectbench.metrics import episode_frame, summarize
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.packs.mockmed import MockMedProvider
-from effectbench.runner import INFRA_RETRIES, evaluate
+from effectbench.run.runner import INFRA_RETRIES, evaluate
 from effectbench.schema import Split, Substrate, TaskSpec
 from effectbench.seam import Episode
 

@@ -19,7 +19,7 @@ from support.screens import browsers_gone
 from effectbench.baselines import get_baseline
 from effectbench.integrations.inspect_ai.episodes import close_pools, live_count, release_thread
 from effectbench.packs.clinic import ClinicProvider
-from effectbench.runner import RunResult, evaluate
+from effectbench.run.runner import RunResult, evaluate
 from effectbench.schema import Category
 
 TASKS = (

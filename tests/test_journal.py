@@ -27,13 +27,13 @@ from support.journal import untimed, untimed_bundle, untimed_results
 from effectbench.baselines import get_baseline
 from effectbench.cli import main
 from effectbench.errors import DataError
-from effectbench.executors import RunStopped, execute
-from effectbench.executors.local import LocalExecutor
-from effectbench.executors.progress import ProgressReport, progress_for
-from effectbench.journal import Journal, read_journal
 from effectbench.metrics import episode_frame, summarize
 from effectbench.packs.mockmed import MockMedProvider
-from effectbench.runner import RunPlan, RunResult, evaluate
+from effectbench.run.executors import RunStopped, execute
+from effectbench.run.executors.local import LocalExecutor
+from effectbench.run.executors.progress import ProgressReport, progress_for
+from effectbench.run.journal import Journal, read_journal
+from effectbench.run.runner import RunPlan, RunResult, evaluate
 
 RUN = ["run", "--pack", "mockmed", "--trials", "3", "--progress", "off", "--json"]
 EFFECTBENCH = str(Path(sys.executable).with_name("effectbench"))

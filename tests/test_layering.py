@@ -107,7 +107,7 @@ def test_no_module_imports_a_layer_above_its_own() -> None:
 @pytest.mark.parametrize(
     ("module", "source", "bad"),
     [
-        ("effectbench.runner", "import verifier.api", "verifier.api"),
+        ("effectbench.run.runner", "import verifier.api", "verifier.api"),
         (
             "effectbench.metrics",
             "def f():\n    from effectbench.site import build_site",
@@ -134,7 +134,7 @@ def test_the_check_sees_every_kind_of_upward_import(module: str, source: str, ba
     [
         ("effectbench.cli._run", "import verifier.api\nfrom effectbench.site import build_site"),
         ("effectbench.site.build", "from verifier.report import BundleReport"),
-        ("verifier.api", "from effectbench.runner import evaluate\nimport pandas"),
+        ("verifier.api", "from effectbench.run.runner import evaluate\nimport pandas"),
         ("effectbench.site._pages", "from . import _charts"),
     ],
 )

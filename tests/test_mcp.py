@@ -35,7 +35,7 @@ from effectbench.mcp.server import ENDED, LEFT, EpisodeServer
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.packs.clinic.tasks import TASKS
 from effectbench.packs.clinic.web import pixels
-from effectbench.runner import run_episode
+from effectbench.run.runner import run_episode
 from effectbench.schema import (
     COST_REPORTED_KEY,
     COST_REPORTED_VALUE,

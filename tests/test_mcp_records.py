@@ -30,7 +30,7 @@ from effectbench.mcp.paths import record_path
 from effectbench.mcp.records import claim_attempt, read_records, write_record
 from effectbench.mcp.server import LEFT, EpisodeServer
 from effectbench.packs.mockmed import MockMedProvider
-from effectbench.runner import DroppedEpisode, run_episode
+from effectbench.run.runner import DroppedEpisode, run_episode
 from effectbench.schema import DropReason, EpisodeRecord, TaskSpec
 from effectbench.seam import Episode
 from verifier.api import VerifyOptions, verify_bundle

@@ -109,10 +109,10 @@ def test_every_command_of_the_guide_runs(tmp_path: Path) -> None:
         )
         assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
         outputs[command] = done.stdout + done.stderr
-    assert len(commands) == 10
+    assert len(commands) == 11
     assert "shelf\tshelf 0.1.0\tshelf_pack:ShelfProvider" in outputs["effectbench packs"]
     assert outputs["effectbench pack check shelf"].startswith(
-        "pack shelf passes (3 tasks on api, 0 sequestered; 21 episodes"
+        "pack shelf passes (3 tasks on api, 0 sequestered; 42 episodes"
     )
     (bundle,) = (work / "submissions").iterdir()
     assert (bundle / "submission.sigstore.json").is_file()

@@ -14,7 +14,7 @@ from effectbench.bundle import RunInfo, Submission, SystemInfo
 from effectbench.packs import get_pack
 from effectbench.produce import bundle_folder, make_submission
 from effectbench.produce import write_submission as write_bundle_folder
-from effectbench.runner import DroppedEpisode, RunResult, evaluate
+from effectbench.run.runner import DroppedEpisode, RunResult, evaluate
 from effectbench.schema import DropReason, Split
 from verifier.api import VerifyOptions, verify_bundle
 

@@ -39,18 +39,20 @@ from effectbench.changes import change_set, collateral
 from effectbench.cli import main
 from effectbench.effects import Effect, EffectKind
 from effectbench.findings import CheckId, Family
-from effectbench.journal import retire_journal
+from effectbench.kit.audit import attacks
+from effectbench.kit.sqlite import attack_file
 from effectbench.metrics import COLLATERAL_COLUMN, episode_frame, task_rate, task_table
 from effectbench.packs import get_pack
 from effectbench.packs.clinic import ClinicProvider
-from effectbench.packs.clinic.audit import attacks, write_file
+from effectbench.packs.clinic.audit import PLAN
 from effectbench.packs.clinic.db import provision_copy
 from effectbench.packs.clinic.oracle import SqliteOracle
 from effectbench.packs.clinic.store import EDIT_FAULTS, MECHANISMS, SAVE_FAULTS
 from effectbench.packs.mockmed import MockMedProvider
 from effectbench.receipts.collect import evidence_of
 from effectbench.receipts.model import Receipt
-from effectbench.runner import evaluate
+from effectbench.run.journal import retire_journal
+from effectbench.run.runner import evaluate
 from verifier.api import VerifyOptions, verify_bundle
 from verifier.frames import FrameBudget, pixel_problem, read_header
 from verifier.limits import Limits
@@ -155,12 +157,12 @@ def test_collateral_marks_agree_with_the_clinic_oracles_audit_of_the_delta(
     params = pack.trial_params(task, 0)
     effects = [e.resolve(params) for e in task.expected_effect]
     allowed = pack.allowed_changes(task, params)
-    for name, attack in attacks(effects, params).items():
+    for name, attack in attacks(PLAN, effects, params).items():
         path = provision_copy(tmp_path / f"{name}.sqlite")
         oracle = SqliteOracle(path, effects, lambda: True)
         before = oracle.snapshot()
         for write in attack.writes:
-            write_file(path, write)
+            attack_file(path, write)
         verdict = oracle.judge(before)
         old, new = oracle.tables(before), oracle.tables(oracle.snapshot())
         assert old is not None and new is not None

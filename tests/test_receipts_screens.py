@@ -25,12 +25,13 @@ from support.bundles import copy_bundle, edit_receipts, read_receipts, read_rows
 from effectbench.baselines import get_baseline
 from effectbench.cli import main
 from effectbench.computer import images
+from effectbench.kit.pages import BANNER_RGB
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.packs.clinic.desktop import layout as desktop_layout
 from effectbench.packs.clinic.web import layout as web_layout
 from effectbench.receipts.collect import evidence_of
 from effectbench.receipts.model import Receipt
-from effectbench.runner import run_episode
+from effectbench.run.runner import run_episode
 from effectbench.schema import EpisodeRecord, Substrate
 from verifier.api import VerifyOptions, verify_bundle
 
@@ -103,7 +104,7 @@ def _refused(bundle: Path, tmp_path: Path) -> None:
 @pytest.mark.web
 def test_submit_on_the_web_writes_a_receipt_per_row_with_the_banner_frame(tmp_path: Path) -> None:
     bundle = _submit(tmp_path / "subs", "web")
-    _check_bundle(bundle, web_layout.BANNER.region(), web_layout.SUCCESS_RGB)
+    _check_bundle(bundle, web_layout.BANNER.region(), BANNER_RGB["success"])
     _refused(bundle, tmp_path)
 
 

@@ -14,7 +14,7 @@ from effectbench.baselines import get_baseline
 from effectbench.effects import EffectKind
 from effectbench.metrics import episode_frame, summarize, transactional_faults_mishandled
 from effectbench.packs.mockmed import MockMedProvider, Oracle
-from effectbench.runner import REREADS, evaluate
+from effectbench.run.runner import REREADS, evaluate
 from effectbench.schema import AgentReport, DropReason, ModelCall, OracleVerdict, TaskSpec, Verdict
 from effectbench.seam import AgentTask, Attempt, EnvHandle, Episode
 

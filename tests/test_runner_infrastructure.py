@@ -10,7 +10,7 @@ from typing import Any
 from effectbench.baselines import get_baseline
 from effectbench.errors import InfrastructureError
 from effectbench.packs.mockmed import MockMedProvider
-from effectbench.runner import INFRA_RETRIES, DroppedEpisode, evaluate, run_episode
+from effectbench.run.runner import INFRA_RETRIES, DroppedEpisode, evaluate, run_episode
 from effectbench.schema import AgentReport, DropReason, EpisodeRecord, TaskSpec
 from effectbench.seam import AgentTask, Episode
 

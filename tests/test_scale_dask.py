@@ -49,11 +49,11 @@ from effectbench import SPEC_VERSION
 from effectbench.baselines import get_baseline
 from effectbench.cli import build_parser, main
 from effectbench.errors import UsageError
-from effectbench.executors import execute
-from effectbench.executors.dask_cluster import DaskExecutor
-from effectbench.executors.worker import Outcome
 from effectbench.packs import get_pack
-from effectbench.runner import RunPlan, RunResult, evaluate
+from effectbench.run.executors import execute
+from effectbench.run.executors.dask_cluster import DaskExecutor
+from effectbench.run.executors.worker import Outcome
+from effectbench.run.runner import RunPlan, RunResult, evaluate
 from effectbench.schema import DropReason
 from effectbench.variants import choose, tasks_on
 

@@ -24,7 +24,7 @@ from effectbench.computer import A11yNode, AccessibleComputerEnv, ActionError, C
 from effectbench.packs.clinic.db import provision_copy, scratch_dir
 from effectbench.packs.clinic.desktop import a11y_driver
 from effectbench.packs.clinic.desktop import layout as L
-from effectbench.packs.clinic.service import Channel, RecordService
+from effectbench.packs.clinic.service import Channel, ClinicService
 from effectbench.packs.clinic.store import ClinicStore, Fault
 from effectbench.screens import xsession
 from effectbench.screens.processes import exited
@@ -45,7 +45,7 @@ def service() -> Iterator[Channel]:
     """A record service with the clinic's template state mounted (no fault): its channel."""
     folder = scratch_dir("effectbench-test-screens-")
     store = ClinicStore(provision_copy(folder / "clinic.sqlite"), Fault())
-    running = RecordService().start()
+    running = ClinicService().start()
     yield running.mount(store)
     running.stop()
     store.close()

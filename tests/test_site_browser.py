@@ -973,6 +973,7 @@ AXE_PAGES = (
     "charts.html",
     "compare.html?board={mockmed}&a={screen}&b={halt}",
     "substrates.html",
+    "packs.html",
     "submissions/{screen}.html",
     "refused.html",
     "downloads.html",

@@ -28,7 +28,7 @@ from effectbench.manifest import fingerprint
 from effectbench.metrics import episode_frame, summarize
 from effectbench.packs import get_pack
 from effectbench.produce import write_submission as write_bundle_folder
-from effectbench.runner import evaluate
+from effectbench.run.runner import evaluate
 from effectbench.site import build_site
 from effectbench.site._outdir import MARKER, locked
 from effectbench.site._reports import verify_submissions

@@ -16,7 +16,7 @@ from effectbench.baselines import ScreenOnly
 from effectbench.cli import main
 from effectbench.mcp.records import write_record
 from effectbench.packs.clinic import ClinicProvider
-from effectbench.runner import run_episode
+from effectbench.run.runner import run_episode
 from effectbench.schema import Substrate
 
 MEMORY_BOUND = 64 * 1024 * 1024

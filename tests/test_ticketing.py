@@ -24,19 +24,21 @@ import psycopg
 import pytest
 from effectbench_ticketing import TicketingProvider
 from effectbench_ticketing.attestation import audit_pack
-from effectbench_ticketing.audit import ATTACKS, POSITIVE
 from effectbench_ticketing.db import TEMPLATE
-from effectbench_ticketing.oracle import PostgresOracle, Snapshot, judge_record, read_database
+from effectbench_ticketing.oracle import SCHEMA, PostgresOracle, read_database
 from effectbench_ticketing.service import COOKIE, SECRET_HEADER, default_read_handler
 from support.ticketing import ARMS, PREDICTED, SWER, everything, short
 
 from effectbench.api import (
+    ATTACKS,
+    POSITIVE,
     AgentReport,
     AgentTask,
     Category,
     DropReason,
     EffectKind,
     OracleVerdict,
+    Reading,
     Reply,
     Split,
     Substrate,
@@ -46,6 +48,7 @@ from effectbench.api import (
     fingerprint,
     get_baseline,
     judge_contract,
+    judge_tables,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -389,9 +392,9 @@ class _NoDeltaOracle(PostgresOracle):
     """A weakened oracle: judges the declared effects per table, never the rest."""
 
     def judge(self, before: Any) -> OracleVerdict:
-        after = self._read()
+        after = self.read()
         verdict: OracleVerdict | None = None
-        for effect in self._effects:
+        for effect in self.effects:
             rows = [list(s[str(effect.surface)].rows) if s else None for s in (before, after)]
             verdict = judge_contract([effect], rows[0], rows[1], channel="weak")
             if verdict.verdict is not Verdict.CONFIRMED:
@@ -404,8 +407,8 @@ class _PayloadBlindOracle(PostgresOracle):
     """A weakened oracle that checks which rows were written, never what they hold."""
 
     def judge(self, before: Any) -> OracleVerdict:
-        counts = [e for e in self._effects if e.kind is EffectKind.RECORD_WRITTEN]
-        return judge_record(counts, before, self._read(), channel="weak")
+        counts = [e for e in self.effects if e.kind is EffectKind.RECORD_WRITTEN]
+        return judge_tables(counts, before, self.read(), channel="weak", schema=SCHEMA)
 
 
 @pytest.mark.slow
@@ -616,7 +619,7 @@ def test_the_manifest_redacts_the_test_split(pack: TicketingProvider) -> None:
     assert fingerprint(manifest) == fingerprint(pack.manifest())
 
 
-def _read(snapshot: Snapshot | None) -> Sequence[str]:
+def _read(snapshot: Reading | None) -> Sequence[str]:
     return sorted(snapshot or {})
 
 

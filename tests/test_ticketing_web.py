@@ -18,21 +18,26 @@ from typing import Any
 import pytest
 from effectbench_ticketing import TicketingProvider
 from effectbench_ticketing.oracle import PostgresOracle
-from effectbench_ticketing.web import layout, screen
+from effectbench_ticketing.web import layout
 from effectbench_ticketing.web.app import stylesheet
-from effectbench_ticketing.web.frontend import VIEWPORT
-from effectbench_ticketing.web.pixels import banner_status
 from support.ticketing import ARMS, PREDICTED, SWER, everything, short
 
 from effectbench.api import (
     AgentReport,
     AgentTask,
     Category,
+    ComputerEnv,
     DropReason,
     Substrate,
     TaskSpec,
+    browser_pids,
+    close_browser,
+    dominant_colour,
     evaluate,
     get_baseline,
+    pages,
+    pixels,
+    screenshot_size,
 )
 from effectbench.screens.browser import shared_browser
 
@@ -60,7 +65,7 @@ def pack() -> Iterator[TicketingProvider]:
     provider = TicketingProvider()
     yield provider
     provider.close()
-    screen.close_browser()
+    close_browser()
 
 
 def _web(pack: TicketingProvider, names: tuple[str, ...] = LEAN) -> list[TaskSpec]:
@@ -123,9 +128,9 @@ def test_a_green_banner_while_the_oracle_refutes_every_fault_category(
         if row.category is Category.CONTROL:
             continue
         shot = _Watched.shots[row.task_id]
-        assert screen.png_size(shot) == (1024, 640)
-        assert banner_status(shot) == "success", row.task_id
-        assert screen.dominant(shot, layout.BANNER.region()) == layout.SUCCESS_RGB
+        assert screenshot_size(shot) == (1024, 640)
+        assert pixels.banner_status(shot) == "success", row.task_id
+        assert dominant_colour(shot, pages.BANNER.region()) == pages.BANNER_RGB["success"]
         assert row.outcome.value == SWER and row.oracle.verdict.value == "refuted"
         seen.add(row.category)
     assert seen == set(Category) - {Category.CONTROL}
@@ -140,7 +145,7 @@ def test_nothing_the_env_returns_reaches_the_page_the_database_or_the_oracle(
     task = _web(pack, ("clean_open",))[0]
     with pack.provision(task, 0, pack.trial_params(task, 0)) as episode:
         env = episode.env
-        assert isinstance(env, screen.ComputerEnv)
+        assert isinstance(env, ComputerEnv)
         calls: Any = env
         returned: list[object] = [
             calls.screenshot(),
@@ -175,7 +180,7 @@ def test_a_killed_browser_is_an_infrastructure_drop_never_a_halt(pack: Ticketing
 
         def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport:
             attempts.append(task.task_id)
-            for pid in screen.browser_pids():
+            for pid in browser_pids():
                 os.kill(pid, signal.SIGKILL)
             baseline("screen_only", pack).run(task, env, params)
             return AgentReport(reported_success=True, halted=False, message="claimed")
@@ -198,7 +203,7 @@ def _bounding_box(selector: str) -> Callable[[Any], Awaitable[Any]]:
 
 def test_the_recorded_layout_is_what_the_browser_draws(pack: TicketingProvider) -> None:
     css = stylesheet()
-    for box in (layout.SEARCH_NAME, layout.SUBJECT, layout.SAVE, layout.COMMENT, layout.BANNER):
+    for box in (layout.SEARCH_NAME, layout.SUBJECT, layout.SAVE, layout.COMMENT, pages.BANNER):
         assert f"left:{box.x}px;top:{box.y}px;width:{box.w}px;height:{box.h}px" in css
     task = _web(pack, ("clean_open",))[0]
     with pack.provision(task, 0, pack.trial_params(task, 0)):
@@ -206,7 +211,7 @@ def test_the_recorded_layout_is_what_the_browser_draws(pack: TicketingProvider) 
         assert channel is not None
         # The harness's own browser session (the agent never gets one): its page runs on the
         # browser's loop thread, so each read is a call made there.
-        page = shared_browser().open(VIEWPORT, channel.entry_url())
+        page = shared_browser().open(pages.VIEWPORT, channel.entry_url())
         try:
             for path, boxes in (
                 ("/", {"#q-name": layout.SEARCH_NAME, "#open-id": layout.OPEN_TICKET_ID}),

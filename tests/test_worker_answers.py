@@ -1,8 +1,8 @@
 """What a worker may answer for a cell, and how the driver re-judges it (any executor).
 
-A worker answers in plain text (:func:`~effectbench.executors.worker.to_wire`),
+A worker answers in plain text (:func:`~effectbench.run.executors.worker.to_wire`),
 which the driver reads strictly as a row or drop of the cell it asked for, and
-:func:`~effectbench.runner.rejudge` builds each row again from its readings
+:func:`~effectbench.run.runner.rejudge` builds each row again from its readings
 with the one truth table: a label, identity or derived number changed on the
 way refuses the run before the row is journalled.
 """
@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from effectbench.baselines import get_baseline
-from effectbench.executors import execute
-from effectbench.executors.worker import (
+from effectbench.packs import get_pack
+from effectbench.run.executors import execute
+from effectbench.run.executors.worker import (
     MAX_ANSWER_CHARS,
     ForgedRow,
     Outcome,
@@ -25,9 +26,8 @@ from effectbench.executors.worker import (
     from_wire,
     to_wire,
 )
-from effectbench.journal import Journal, read_journal
-from effectbench.packs import get_pack
-from effectbench.runner import Cell, DroppedEpisode, RunPlan, evaluate, rejudge
+from effectbench.run.journal import Journal, read_journal
+from effectbench.run.runner import Cell, DroppedEpisode, RunPlan, evaluate, rejudge
 from effectbench.schema import DropReason, EpisodeRecord, SwerVariant
 from effectbench.schema import Outcome as Label
 

@@ -10,14 +10,21 @@ Modules, in the order a submission meets them:
 
 * :mod:`verifier.api`: the entry points and the list of steps, one per family;
 * :mod:`verifier.inputs`: opening a bundle folder or an upstream document safely;
-* :mod:`verifier.spec`, :mod:`verifier.pack`: the declaration (``spec``, ``pack``);
+* :mod:`verifier.spec`, :mod:`verifier.pack`: the declaration (``spec``, ``pack``), the pack
+  held to :mod:`verifier.accepted` (the accepted packs of other distributions);
 * :mod:`verifier.scan`, :mod:`verifier.rows`, :mod:`verifier.rowschema`,
   :mod:`verifier.rescore`: every row (``structure``, ``pack``, ``rescore``);
+* :mod:`verifier.receipts`: every row's receipt derived again (``receipt``), the frames'
+  image formats and pixel bounds checked by :mod:`verifier.frames`;
 * :mod:`verifier.claims`: the claimed results block (``claims``);
-* :mod:`verifier.reproduce`: re-running a shipped baseline (``reproduce``);
 * :mod:`verifier.signature`: the signature step (``signature``);
+* :mod:`verifier.reproduce`: re-running a shipped baseline (``reproduce``), the reference
+  bundles it may rank listed by :mod:`verifier.references`, a re-run kept as a reproduction
+  record by :mod:`verifier.records`;
+* :mod:`verifier.ranking`: what is checked across bundles (copies, withdrawals: ``ranking``);
 * :mod:`verifier.report`: findings per family, the status rule, the report;
-* :mod:`verifier.limits`: size limits.
+* :mod:`verifier.limits`: size limits;
+* :mod:`verifier.pr`: the pull-request workflow's step (the changed bundles, their summary).
 
 Check ids come from the registry :class:`effectbench.findings.CheckId`.
 """

@@ -23,6 +23,7 @@ from effectbench.packs import get_pack
 from effectbench.reachability import ANY_STATE, reachable
 from effectbench.schema import TrueState
 from effectbench.seam import BenchmarkProvider, is_deterministic
+from verifier.accepted import acceptance_problem
 from verifier.report import FindingSink
 from verifier.rowschema import Problem
 
@@ -79,6 +80,9 @@ def check_pack(
     except UsageError as exc:
         sink.emit(CheckId.PACK_UNKNOWN, exc.diagnostics(), file, None, fields["pack.name"])
         return None, None
+    refused = acceptance_problem(ref.name)
+    if refused is not None:
+        sink.emit(CheckId.PACK_NOT_ACCEPTED, refused, file, None, fields["pack.name"])
     actual = fingerprint(pack.manifest())
     if ref.fingerprint != actual:
         sink.emit(

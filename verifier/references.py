@@ -33,7 +33,7 @@ import argparse
 import json
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from fnmatch import fnmatch
@@ -197,13 +197,20 @@ def _listing(
     folders: Mapping[str, str],
     dates: Mapping[str, str],
     records: Mapping[str, str],
+    listed: Collection[str] = (),
 ) -> str:
     """The list's text: each reference's folder (by its slug), first listing date and, while
     its bytes are the ones it was recorded for, its record's digest (``records``, by content
-    hash: a re-made bundle has no record until it is re-run)."""
+    hash: a re-made bundle has no record until it is re-run).
+
+    A reference that was ``listed`` must still be there; one the set names but nobody has
+    made yet (a new pack's) is left out until ``--remake`` makes it.
+    """
     bundles = []
     for spec in REFERENCE_SET:
         folder = submissions / folders[spec.folder_slug]
+        if not folder.is_dir() and spec.folder_slug not in listed:
+            continue
         if not folder.is_dir():
             raise SystemExit(f"{folder} is missing; run python -m verifier.references --remake")
         content = bundle_content_hash(folder)
@@ -237,7 +244,7 @@ def _text(submissions: Path, old: Mapping[str, Reference], folders: Mapping[str,
         for slug, folder in folders.items()
     }
     records = {r.content_hash: r.record for r in old.values()}
-    return _listing(submissions, folders, dates, records)
+    return _listing(submissions, folders, dates, records, set(old))
 
 
 def list_records(records: Mapping[str, str], path: Path = REFERENCE_FILE) -> list[str]:

@@ -34,7 +34,7 @@ from effectbench.findings import CheckId, Family
 from effectbench.frontends import require_substrate
 from effectbench.hashing import canonical_hash
 from effectbench.receipts.collect import evidence_of
-from effectbench.runner import evaluate
+from effectbench.run.runner import evaluate
 from effectbench.schema import EpisodeRecord
 from effectbench.seam import BenchmarkProvider, ChecksFrontEnds, is_deterministic
 from verifier.limits import Limits

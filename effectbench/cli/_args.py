@@ -52,14 +52,14 @@ def _one_of(kind: str, text: str, names: Sequence[str]) -> str:
 
 def executor_name(text: str) -> str:
     """Parse where episodes run (``local``, ``dask``), checked against the executors."""
-    from effectbench.executors import EXECUTORS
+    from effectbench.run.executors import EXECUTORS
 
     return _one_of("executor", text, EXECUTORS)
 
 
 def progress_mode(text: str) -> str:
     """Parse a progress mode (``auto``, ``bar``, ``lines``, ``off``)."""
-    from effectbench.executors.progress import MODES
+    from effectbench.run.executors.progress import MODES
 
     return _one_of("progress mode", text, MODES)
 
@@ -77,14 +77,20 @@ def _packs() -> str:
 
 def _baselines() -> str:
     from effectbench.baselines import baseline_names
+    from effectbench.errors import UsageError
     from effectbench.packs import installed, pack_class
 
     names: dict[str, list[str]] = {}  # one entry per pack, aliases together
     for name, entry in installed().items():
         names.setdefault(entry.target, []).append(name)
-    return "; ".join(
-        f"{' / '.join(n)}: {', '.join(baseline_names(pack_class(n[0])))}" for n in names.values()
-    )
+    shown = []
+    for n in names.values():
+        try:  # a broken plug-in is named, not fatal: effectbench packs says why
+            arms = ", ".join(baseline_names(pack_class(n[0])))
+        except UsageError:
+            arms = "cannot be loaded (see effectbench packs)"
+        shown.append(f"{' / '.join(n)}: {arms}")
+    return "; ".join(shown)
 
 
 def _splits() -> str:
@@ -94,13 +100,13 @@ def _splits() -> str:
 
 
 def _executors() -> str:
-    from effectbench.executors import EXECUTORS
+    from effectbench.run.executors import EXECUTORS
 
     return ", ".join(EXECUTORS)
 
 
 def _progress_modes() -> str:
-    from effectbench.executors.progress import MODES
+    from effectbench.run.executors.progress import MODES
 
     return ", ".join(MODES)
 
@@ -206,3 +212,33 @@ def record_policy(args: argparse.Namespace) -> Any:
         trust_config=Path(trust) if trust else None,
         local=True,
     )
+
+
+def add_accepted(parser: argparse.ArgumentParser) -> None:
+    """Add ``--accepted FILE``: the accepted-packs list to hold bundles to (verify, site)."""
+    from pathlib import Path
+
+    parser.add_argument(
+        "--accepted",
+        type=Path,
+        metavar="FILE",
+        help="the accepted packs (of other distributions) to hold bundles to, for a local board "
+        "(default: the verifier's own list, $EFFECTBENCH_ACCEPTED_PACKS)",
+    )
+
+
+def use_accepted(path: Any) -> None:
+    """Hold this run's bundles to the list at ``path`` (None: the default); a file that is no
+    list is a one-line error. It is set in the environment, for worker processes too."""
+    import os
+
+    from effectbench.errors import UsageError
+    from verifier.accepted import ACCEPTED_ENV, load_accepted
+
+    if path is None:
+        return
+    try:
+        load_accepted(path)
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise UsageError(f"--accepted {path}: not a list of accepted packs ({exc})") from None
+    os.environ[ACCEPTED_ENV] = str(path.resolve())

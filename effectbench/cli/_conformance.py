@@ -2,7 +2,9 @@
 
 Prints one line per finding (``id``, the task or ``(pack)``, the attestation it fails,
 what was seen) and a summary; ``--json`` prints the report instead. Exit 0 when the
-pack passes, 1 when any finding was made (``docs/pack-authors.md`` lists the ids).
+pack passes, 1 when any finding was made (``docs/pack-authors.md`` lists the ids). While it
+runs, the tasks done so far are shown on stderr (on a terminal after each task, otherwise a
+line every 30 s).
 """
 
 from __future__ import annotations
@@ -10,9 +12,30 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
+from collections.abc import Callable
 from typing import Any
 
 from effectbench.cli._args import positive_int, print_json
+
+PROGRESS_EVERY_S = 30.0
+"""How often a line of progress is written when stderr is not a terminal."""
+
+
+def _progress(name: str) -> Callable[[int, int, int], None]:
+    terminal = sys.stderr.isatty()
+    shown = [time.monotonic()]
+
+    def show(done: int, total: int, episodes: int) -> None:
+        now = time.monotonic()
+        if not terminal and now - shown[0] < PROGRESS_EVERY_S and done < total:
+            return
+        shown[0] = now
+        line = f"pack check {name}: {done}/{total} tasks, {episodes} episodes"
+        end = "" if terminal and done < total else "\n"
+        print(("\r" if terminal else "") + line, end=end, file=sys.stderr, flush=True)
+
+    return show
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
@@ -25,7 +48,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
         raise UsageError("--trials: trial-unique payloads need at least 2 trials to compare")
     pack = get_pack(args.name)
     try:
-        report = check_pack(pack, substrate=args.substrate, trials=args.trials)
+        report = check_pack(
+            pack, substrate=args.substrate, trials=args.trials, progress=_progress(args.name)
+        )
     finally:
         if isinstance(pack, Closable):
             pack.close()

@@ -1,4 +1,10 @@
-"""Command ``packs``: the packs installed in this environment (entry points, nothing imported)."""
+"""Command ``packs``: the packs installed in this environment, and any that cannot be used.
+
+Each pack's module is imported (its provider is not built): a pack that fails to import, or a
+name two distributions claim, is one line saying why, and the command exits 1; the others are
+listed as usual. ``--entry NAME`` prints the accepted-packs list entry of an installed pack
+(:mod:`verifier.accepted`).
+"""
 
 from __future__ import annotations
 
@@ -8,32 +14,53 @@ from typing import Any
 from effectbench.cli._args import print_json
 
 
+def _cmd_entry(name: str) -> int:
+    from dataclasses import asdict
+
+    from effectbench.errors import UsageError
+    from effectbench.packs import installed, pack_class
+    from verifier.accepted import entry_of
+
+    pack_class(name)  # a name unknown, claimed twice or broken: one line
+    try:
+        entry = entry_of(installed()[name])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    print_json({"packs": [asdict(entry)]})
+    return 0
+
+
 def _cmd_packs(args: argparse.Namespace) -> int:
-    from effectbench.packs import installed
+    from effectbench.packs import installed, problem
+
+    if args.entry is not None:
+        return _cmd_entry(args.entry)
 
     by_target: dict[str, list[str]] = {}
     for name, entry in installed().items():
         by_target.setdefault(entry.target, []).append(name)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for names in by_target.values():
         entry = installed()[names[0]]
-        rows.append(
-            {
-                "names": names,
-                "distribution": entry.distribution,
-                "version": entry.version,
-                "provider": entry.target,
-            }
-        )
+        row: dict[str, Any] = {
+            "names": names,
+            "distribution": entry.distribution,
+            "version": entry.version,
+            "provider": entry.target,
+        }
+        error = problem(names[0])
+        if error is not None:
+            row["error"] = error
+        rows.append(row)
     if args.json:
         print_json(rows)
-        return 0
-    for row in rows:
+    for row in [] if args.json else rows:
         source = (
             f"{row['distribution']} {row['version']}" if row["distribution"] else "this process"
         )
-        print(f"{' / '.join(row['names'])}\t{source}\t{row['provider']}")
-    return 0
+        error = f"\tcannot be used: {row['error']}" if "error" in row else ""
+        print(f"{' / '.join(row['names'])}\t{source}\t{row['provider']}{error}")
+    return 1 if any("error" in row for row in rows) else 0
 
 
 def register(sub: Any) -> None:
@@ -43,4 +70,10 @@ def register(sub: Any) -> None:
         help="list the installed packs (entry-point group effectbench.packs), with versions",
     )
     p.add_argument("--json", action="store_true", help="print the list as JSON")
+    p.add_argument(
+        "--entry",
+        metavar="NAME",
+        help="print an accepted-packs list holding the installed pack NAME as it is (its "
+        "distribution, version and code digest): the entry a pull request adds",
+    )
     p.set_defaults(func=_cmd_packs)

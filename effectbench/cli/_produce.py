@@ -18,7 +18,7 @@ from effectbench.findings import Family
 if TYPE_CHECKING:
     from effectbench.bundle import SignerDecl
     from effectbench.metrics import Results
-    from effectbench.runner import RunResult
+    from effectbench.run.runner import RunResult
 
 T = TypeVar("T")
 
@@ -77,8 +77,8 @@ def read_declaration(args: argparse.Namespace) -> tuple[SignerDecl | None, str |
 
 def _cmd_submit(args: argparse.Namespace) -> int:
     from effectbench.bundle import MAX_TRIALS, SystemInfo
-    from effectbench.journal import retire_journal
     from effectbench.produce import bundle_folder, make_submission, now, write_submission
+    from effectbench.run.journal import retire_journal
     from effectbench.schema import Split
 
     # everything the bundle declares is checked before the run

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import importlib
-import os
 import sys
-from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,11 +14,10 @@ from effectbench.cli._args import (
     progress_mode,
     split_name,
 )
-from effectbench.errors import UsageError
 
 if TYPE_CHECKING:
     from effectbench.metrics import Results
-    from effectbench.runner import RunResult
+    from effectbench.run.runner import RunResult
     from effectbench.seam import BenchmarkProvider, SystemUnderTest
 
 PINNED: dict[str, dict[str, tuple[int, int] | int]] = {
@@ -29,39 +25,6 @@ PINNED: dict[str, dict[str, tuple[int, int] | int]] = {
     "effect_verified": {"swer": (0, 90), "over_halt": (0, 90)},
 }
 """SPEC 6: the MockMed anchor's pinned values at 10 trials (a regression anchor)."""
-
-
-def load_sut(spec: str) -> SystemUnderTest:
-    """Import ``module:attr``; an attribute that is a class or factory is called once.
-
-    The module is looked up on ``sys.path`` with the current folder first, as
-    ``python -m`` does: a module beside you imports.
-    """
-    from effectbench.seam import SystemUnderTest
-
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise UsageError(f"--sut takes module:attr, got {spec!r}")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        obj: Any = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise UsageError(f"cannot load system under test {spec!r}: {exc}") from None
-    if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "run")):
-        obj = obj()
-    if not isinstance(obj, SystemUnderTest):
-        raise UsageError(f"{spec!r} is not a system under test (needs .name and .run())")
-    return obj
-
-
-def resolve_sut(baseline: str | None, sut: str | None, pack: BenchmarkProvider) -> SystemUnderTest:
-    """Return the system named by ``--baseline`` or ``--sut`` (exactly one is given)."""
-    from effectbench.baselines import get_baseline
-
-    if (baseline is None) == (sut is None):
-        raise UsageError("give exactly one of --baseline NAME or --sut module:attr")
-    return get_baseline(baseline, pack) if baseline is not None else load_sut(str(sut))
 
 
 def add_system_arguments(p: argparse.ArgumentParser) -> None:
@@ -123,53 +86,31 @@ def add_system_arguments(p: argparse.ArgumentParser) -> None:
 def run_system(
     args: argparse.Namespace, *, default_journal: Path | None = None
 ) -> tuple[BenchmarkProvider, SystemUnderTest, RunResult]:
-    """Run the system the options of :func:`add_system_arguments` name; refuse an empty run.
+    """Run the system the options of :func:`add_system_arguments` name (:func:`effectbench.run.
+    run` with them as plain arguments); each finished episode goes to the journal
+    (``--journal``, else ``default_journal`` unless resuming) before the next is taken."""
+    from effectbench.run import run
 
-    Each finished episode goes to the journal (``--journal``, else
-    ``default_journal`` unless resuming) before the next is taken.
-    """
-    from effectbench.executors import execute, get_executor
-    from effectbench.executors.progress import progress_for
-    from effectbench.journal import open_journal
-    from effectbench.packs import get_pack
-    from effectbench.runner import RunPlan
-    from effectbench.seam import ChecksFrontEnds
-    from effectbench.variants import choose, named_tasks, tasks_on
+    def notice(text: str) -> None:
+        print(f"effectbench: {text}", file=sys.stderr)
 
-    pack = get_pack(args.pack)
-    sut = resolve_sut(args.baseline, args.sut, pack)
-    substrates = choose(pack, getattr(args, "substrate", None))
-    if isinstance(pack, ChecksFrontEnds):
-        for substrate in substrates:
-            pack.front_end(substrate)  # a missing system package says so now, in one line
-    one = getattr(args, "task", None)
-    if one is not None:
-        tasks = named_tasks(pack, one, substrates, args.split)
-        if not tasks:
-            on = ", ".join(s.value for s in substrates)
-            raise UsageError(
-                f"--task {one}: pack {pack.name!r} has no such task in split {args.split!r} "
-                f"on {on} (effectbench manifest --pack {pack.name} lists them)"
-            )
-    else:
-        tasks = tasks_on(pack, substrates, args.split)
-    if not tasks:
-        raise UsageError(f"pack {pack.name!r} has no task in split {args.split!r}")
-    plan = RunPlan.build(sut, pack, trials=args.trials, tasks=tasks)
-    executor = get_executor(args.executor, workers=args.workers, scheduler=args.scheduler)
-    start = args.journal if args.journal is not None or args.resume else default_journal
-    journal = open_journal(plan, journal=start, resume=args.resume)
-    with journal if journal is not None else nullcontext():
-        if journal is not None and journal.torn_line is not None:
-            print(
-                f"effectbench: {journal.path}:{journal.torn_line}: last line was cut off "
-                "mid-write; its episode runs again",
-                file=sys.stderr,
-            )
-        run = execute(plan, executor, journal=journal, progress=progress_for(args.progress))
-    if not run.rows:
-        raise UsageError(f"no episode of {sut.name} on {pack.name} could be scored")
-    return pack, sut, run
+    done = run(
+        args.pack,
+        baseline=args.baseline,
+        sut=args.sut,
+        trials=args.trials,
+        split=args.split,
+        substrates=getattr(args, "substrate", None),
+        task=getattr(args, "task", None),
+        executor=args.executor,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        journal=args.journal if args.journal is not None or args.resume else default_journal,
+        resume=args.resume,
+        progress=args.progress,
+        notice=notice,
+    )
+    return done.pack, done.system, done.result
 
 
 def _cmd_reference(args: argparse.Namespace) -> int:
@@ -178,7 +119,7 @@ def _cmd_reference(args: argparse.Namespace) -> int:
     from effectbench.metrics import episode_frame, summarize, transactional_faults_mishandled
     from effectbench.packs import get_pack
     from effectbench.report import format_results
-    from effectbench.runner import evaluate
+    from effectbench.run.runner import evaluate
 
     pack = get_pack("mockmed")
     ok = True

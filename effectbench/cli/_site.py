@@ -8,7 +8,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from effectbench.cli._args import add_record_options, port_number, positive_int, record_policy
+from effectbench.cli._args import (
+    add_accepted,
+    add_record_options,
+    port_number,
+    positive_int,
+    record_policy,
+    use_accepted,
+)
 from effectbench.errors import UsageError
 from effectbench.filenames import site_cache_home
 
@@ -38,6 +45,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
         trust_config = Path(args.trust_config).resolve()
         if not trust_config.is_file():
             raise UsageError(f"--trust-config {args.trust_config} is not a file")
+    use_accepted(args.accepted)
     _mkdocs_logging(args.verbose)
     summary = build_site(
         Path(args.submissions),
@@ -120,6 +128,7 @@ def register(sub: Any) -> None:
         help="verify signatures against this Sigstore trust configuration (a private "
         "instance, e.g. the tests'); default: the verifier's pinned production root",
     )
+    add_accepted(p)
     p.add_argument(
         "--cache-dir",
         metavar="DIR",

@@ -7,7 +7,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from effectbench.cli._args import add_bundle_paths, add_record_options, positive_int, record_policy
+from effectbench.cli._args import (
+    add_accepted,
+    add_bundle_paths,
+    add_record_options,
+    positive_int,
+    record_policy,
+    use_accepted,
+)
 from effectbench.errors import UsageError
 from effectbench.filenames import EPISODES_FILE, RECEIPTS_FILE, SUBMISSION_FILE
 from verifier.limits import Limits
@@ -45,6 +52,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--references {args.references}: not a reference list ({exc})"
             ) from None
+    use_accepted(args.accepted)
     limits = Limits(**{field: getattr(args, field) for _, field, _ in LIMIT_OPTIONS})
     options = VerifyOptions(
         allow_unsigned=args.allow_unsigned,
@@ -96,6 +104,7 @@ def register(sub: Any) -> None:
         help="the maintainers' reference list (unsigned bundles ranked by reproduction); "
         "default: the verifier's own",
     )
+    add_accepted(p)
     p.add_argument("--show", type=positive_int, default=5, help="findings shown per check")
     defaults = Limits()
     for flag, field, meaning in LIMIT_OPTIONS:

@@ -36,7 +36,7 @@ from effectbench.effects import contract_hash
 from effectbench.errors import EffectBenchError
 from effectbench.hashing import canonical_hash
 from effectbench.reachability import reachable
-from effectbench.runner import read_verdict
+from effectbench.run.runner import read_verdict
 from effectbench.schema import (
     Category,
     OracleVerdict,
@@ -160,14 +160,24 @@ def _described(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+Progress = Callable[[int, int, int], None]
+"""Told after each task: tasks done, tasks in all, episodes run so far."""
+
+
 class _Audit:
     def __init__(
-        self, pack: BenchmarkProvider, tasks: Sequence[TaskSpec], trials: int, report: Report
+        self,
+        pack: BenchmarkProvider,
+        tasks: Sequence[TaskSpec],
+        trials: int,
+        report: Report,
+        progress: Progress | None = None,
     ) -> None:
         self.pack = pack
         self.tasks = tasks
         self.trials = trials
         self.report = report
+        self.progress = progress
         self.positives = 0
         self.unoffered: dict[str, list[TaskSpec]] = {}
 
@@ -403,13 +413,15 @@ class _Audit:
 
     def run(self) -> None:
         self.attestations()
-        for task in self.tasks:
+        for done, task in enumerate(self.tasks, 1):
             params = self.payload(task)
             moves = self.moves_of(task)
             self.do_nothing(task, params[0])
             if isinstance(self.pack, ScriptedPack):
                 self.scripted(task, params)
             self.red_team(task, params[0], moves)
+            if self.progress is not None:
+                self.progress(done, len(self.tasks), self.report.episodes)
         self.pack_level()
 
     def pack_level(self) -> None:
@@ -470,10 +482,15 @@ def _first_repeat(keys: Sequence[object]) -> tuple[int, int]:
 
 
 def check_pack(
-    pack: BenchmarkProvider, *, substrate: str | None = None, trials: int = TRIALS
+    pack: BenchmarkProvider,
+    *,
+    substrate: str | None = None,
+    trials: int = TRIALS,
+    progress: Progress | None = None,
 ) -> Report:
     """Audit ``pack`` on the substrates ``substrate`` names (``--substrate``; None: the
-    pack's default) and return what was found; an empty report passes."""
+    pack's default) and return what was found; an empty report passes. ``progress`` is told
+    after each task (the command line shows it)."""
     if trials < 2:
         raise ValueError("trial-unique payloads need at least 2 trials to compare")
     substrates = choose(pack, substrate)
@@ -485,6 +502,6 @@ def check_pack(
     report.tasks = len(tasks)
     report.sequestered = sum(t.split is Split.TEST for t in tasks)
     clock = time.perf_counter()
-    _Audit(pack, tasks, trials, report).run()
+    _Audit(pack, tasks, trials, report, progress).run()
     report.seconds = time.perf_counter() - clock
     return report

@@ -45,7 +45,7 @@ from effectbench.errors import DataError, UsageError
 from effectbench.mcp.paths import RECORD_NAME, record_path, safe_name, system_part
 from effectbench.receipts.collect import evidence_of, with_evidence
 from effectbench.receipts.files import FRAMES_DIR, evidence_from_json, evidence_json, write_frames
-from effectbench.runner import DroppedEpisode, RunResult
+from effectbench.run.runner import DroppedEpisode, RunResult
 from effectbench.schema import DropReason, EpisodeRecord, Split, Substrate
 from effectbench.seam import BenchmarkProvider
 from effectbench.strictjson import StrictJSONError, loads_strict

@@ -2,7 +2,7 @@
 
 The episode runs on one dedicated thread (screens such as the shared browser
 are bound to the thread that made them) through the runner's
-:func:`~effectbench.runner.run_episode`, so provisioning, the oracle's
+:func:`~effectbench.run.runner.run_episode`, so provisioning, the oracle's
 snapshots, the health check, the labelling and the row are exactly those of an
 in-process run. The system under test in that run is :class:`RemoteAgent`: it
 waits for the client's tool calls, performs each on the episode's
@@ -65,7 +65,7 @@ from effectbench.mcp.tools import (
     text_result,
 )
 from effectbench.mcp.vocabulary import DEFAULT, VOCABULARIES, Vocabulary
-from effectbench.runner import INFRA_RETRIES, DroppedEpisode, run_episode
+from effectbench.run.runner import INFRA_RETRIES, DroppedEpisode, run_episode
 from effectbench.schema import (
     COST_REPORTED_KEY,
     COST_REPORTED_VALUE,

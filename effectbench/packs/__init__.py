@@ -15,6 +15,11 @@ name is the provider's own ``name`` (its manifest's suite name, what bundles
 declare; :func:`canonical_pack`): a pack is registered under its suite name, and
 any other name is an alias. :func:`register` adds a pack in this process
 only (tests, notebooks).
+
+A broken plug-in stays the problem of the name it claims: a pack whose module cannot be
+imported, or a name two distributions claim (:attr:`InstalledPack.rivals`), is refused in one
+line when that name is used (:func:`pack_class`) and reported by ``effectbench packs``
+(:func:`problem`); every other pack and command works as before.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib.metadata import entry_points
 from typing import Any
@@ -50,6 +55,23 @@ class InstalledPack:
     """That distribution's version."""
     factory: PackFactory | None = None
     """The factory itself, for a pack registered in this process."""
+    rivals: tuple[InstalledPack, ...] = ()
+    """Other distributions that claim the same name (then the name is refused)."""
+
+    def describe(self) -> str:
+        """Return where the pack comes from: distribution, version and provider."""
+        source = f"{self.distribution} {self.version}" if self.distribution else "this process"
+        return f"{source} ({self.target})"
+
+    def claimed(self) -> str | None:
+        """Return why the name cannot be used because other distributions claim it too."""
+        if not self.rivals:
+            return None
+        claims = " and ".join(p.describe() for p in (self, *self.rivals))
+        return (
+            f"pack name {self.name!r} is claimed by {len(self.rivals) + 1} distributions: "
+            f"{claims}; uninstall all but one of them"
+        )
 
     def load(self) -> PackFactory:
         """Import the pack's module and return its provider factory."""
@@ -60,10 +82,11 @@ class InstalledPack:
             found: Any = importlib.import_module(module)
             for part in attribute.split("."):
                 found = getattr(found, part)
-        except (ImportError, AttributeError) as exc:
+        except Exception as exc:  # noqa: BLE001 - a plug-in's import may raise anything
+            why = str(exc) if isinstance(exc, ImportError | AttributeError) else repr(exc)
             raise UsageError(
                 f"pack {self.name!r} ({self.target}, from {self.distribution or 'this process'}) "
-                f"cannot be loaded: {exc}"
+                f"cannot be loaded: {why}"
             ) from None
         if not callable(found):
             raise UsageError(f"pack {self.name!r}: {self.target} is not a provider factory")
@@ -76,19 +99,19 @@ _registered: dict[str, InstalledPack] = {}
 
 @cache
 def _from_entry_points() -> dict[str, InstalledPack]:
-    found: dict[str, InstalledPack] = {}
+    claims: dict[str, list[InstalledPack]] = {}
     for point in entry_points(group=ENTRY_POINT_GROUP):
         dist = point.dist
-        found.setdefault(
-            point.name,
-            InstalledPack(
-                name=point.name,
-                target=point.value,
-                distribution=dist.name if dist is not None else "",
-                version=dist.version if dist is not None else "",
-            ),
+        claim = InstalledPack(
+            name=point.name,
+            target=point.value,
+            distribution=dist.name if dist is not None else "",
+            version=dist.version if dist is not None else "",
         )
-    return found
+        mine = claims.setdefault(point.name, [])
+        if all(c.distribution != claim.distribution for c in mine):
+            mine.append(claim)
+    return {name: replace(first, rivals=tuple(rest)) for name, (first, *rest) in claims.items()}
 
 
 def installed() -> dict[str, InstalledPack]:
@@ -105,6 +128,9 @@ def pack_names() -> list[str]:
 def _entry(name: str) -> InstalledPack:
     packs = installed()
     if name in packs:
+        claimed = packs[name].claimed()
+        if claimed is not None:
+            raise UsageError(claimed)
         return packs[name]
     known = ", ".join(packs) or "none (is effectbench installed? pip install -e .)"
     raise UsageError(f"unknown pack {name!r}; installed packs: {known}")
@@ -121,6 +147,16 @@ def pack_class(name: str) -> PackFactory:
     if entry.target not in _loaded:
         _loaded[entry.target] = entry.load()
     return _loaded[entry.target]
+
+
+def problem(name: str) -> str | None:
+    """Return why the installed pack ``name`` cannot be used (its name claimed twice, its module
+    not importable), or None when it loads; imports the pack's module, builds nothing."""
+    try:
+        pack_class(name)
+    except UsageError as exc:
+        return str(exc)
+    return None
 
 
 def get_pack(name: str) -> BenchmarkProvider:

@@ -32,6 +32,7 @@ from effectbench.packs import InstalledPack, installed
 from effectbench.site._cache import CacheSeal, default_seal
 from effectbench.site._pool import Workers
 from effectbench.site._rows import rows_table
+from verifier.accepted import accepted_file
 from verifier.api import VerifyOptions, bundle_folders, is_bundle, verify_bundle, verify_path
 from verifier.records import RecordPolicy, records_fingerprint
 from verifier.report import BundleReport
@@ -82,6 +83,8 @@ def _code_fingerprint() -> str:
         digest.update(
             f"pack {pack.name} {pack.target} {pack.distribution} {pack.version}\0".encode()
         )
+    listed = accepted_file()  # so does the list the packs are held to
+    digest.update(listed.read_bytes() if listed.is_file() else b"no accepted list")
     return digest.hexdigest()
 
 

@@ -1,4 +1,4 @@
-"""The same system across screens: one system's rates per substrate, and the paired differences.
+"""The same system across screens and across packs: one system's rates side by side.
 
 A system is the accepted entries of one board with the same name and signer: one bundle
 that ran several substrates, or several bundles (one per substrate, or a few each). For
@@ -9,6 +9,12 @@ it ran on both with the same base task, trial and seed, paired and clustered by 
 is safe through an API stays safe through pixels only. When two bundles of one system ran
 the same substrate, the first in the board's default order speaks for it and the other is
 named as left out.
+
+The same system on several boards (systems of record: the clinic's records, the ticketing
+pack's support desk) is set side by side too (:func:`systems_across_packs`): its rates on each
+pack and substrate, each with its interval over tasks. Those are different tasks, so nothing
+is paired: the page shows whether the ladder a system climbs on one system of record holds on
+another. The anchor boards (pinned regression fixtures) are left out.
 """
 
 from __future__ import annotations
@@ -105,6 +111,22 @@ def _frame(rows: pa.Table, substrate: str) -> tuple[pd.DataFrame, list[int], lis
     return frame, part.column("trial").to_pylist(), part.column("seed").to_pylist()
 
 
+def _on(substrate: str, slug: str, table: TaskTable) -> OnSubstrate:
+    """Return a bundle's rates over its episodes on ``substrate``."""
+    mine = table.of_substrate(substrate)
+    rates = {r: task_rate(mine, r) for r in SUBSTRATE_RATES}
+    return OnSubstrate(substrate, slug, mine.n_tasks, mine.n_episodes, rates)
+
+
+def _anchor(base: str, taken: set[str]) -> str:
+    """Return ``base``, or ``base-N`` when it is taken already (and take it)."""
+    anchor, n = base, 2
+    while anchor in taken:
+        anchor, n = f"{base}-{n}", n + 1
+    taken.add(anchor)
+    return anchor
+
+
 def _system(
     board_key: str,
     name: str,
@@ -125,16 +147,7 @@ def _system(
     subs = substrate_order(chosen)
     if len(subs) < 2:
         return None
-    on = [
-        OnSubstrate(
-            substrate=sub,
-            slug=chosen[sub],
-            tasks=(mine := tables[chosen[sub]].of_substrate(sub)).n_tasks,
-            episodes=mine.n_episodes,
-            rates={r: task_rate(mine, r) for r in SUBSTRATE_RATES},
-        )
-        for sub in subs
-    ]
+    on = [_on(sub, chosen[sub], tables[chosen[sub]]) for sub in subs]
     parts = [_frame(rows_of[chosen[sub]], sub) for sub in subs]
     frame = pd.concat([p[0] for p in parts], ignore_index=True)
     trials = [t for p in parts for t in p[1]]
@@ -151,12 +164,9 @@ def _system(
         for i, earlier in enumerate(subs)
         for later in subs[i + 1 :]
     ]
-    anchor = base = f"{board_key}-{slugify(name)}"
-    n = 2
-    while anchor in taken:
-        anchor, n = f"{base}-{n}", n + 1
-    taken.add(anchor)
-    return SystemAcross(name, signer, anchor, on, pairs, left_out)
+    return SystemAcross(
+        name, signer, _anchor(f"{board_key}-{slugify(name)}", taken), on, pairs, left_out
+    )
 
 
 def board_across(view: BoardView, rows_of: dict[str, pa.Table]) -> BoardAcross:
@@ -210,6 +220,83 @@ def substrates_page(templates: Path, boards: Sequence[BoardAcross]) -> Generated
         SUBSTRATES_TITLE,
         body,
         tuple((b.key, b.title) for b in boards if b.systems),
+        hide=("navigation",),
+        search_lead=lede(body),
+    )
+
+
+@dataclass(frozen=True)
+class OnPack:
+    """A system's rates on one pack's board and one substrate."""
+
+    board: str
+    """The board's key (its pack)."""
+    title: str
+    on: OnSubstrate
+    """Its rates there, over the episodes of the system's first bundle on the board that ran
+    the substrate."""
+
+
+@dataclass(frozen=True)
+class SystemAcrossPacks:
+    """One system (a name and a signer) on every pack's board it is on."""
+
+    name: str
+    signer: str
+    anchor: str
+    """The id of its section on the page."""
+    cells: list[OnPack]
+    """Substrate by substrate, each board in the site's order."""
+
+
+def systems_across_packs(views: Sequence[BoardView]) -> list[SystemAcrossPacks]:
+    """Return the systems on more than one board (anchor boards left out), in board order."""
+    found: dict[tuple[str, str], list[OnPack]] = {}
+    for view in views:
+        if view.anchor:
+            continue
+        tables = view.tables.get("all", {})
+        seen: set[tuple[str, str, str]] = set()
+        for row in view.rows:
+            table = tables[row["slug"]]
+            for sub in substrate_order(table.substrate):
+                if (row["system"], row["signer"], sub) in seen:
+                    continue  # the system's first bundle in the board's order speaks for it
+                seen.add((row["system"], row["signer"], sub))
+                found.setdefault((row["system"], row["signer"]), []).append(
+                    OnPack(view.key, view.title, _on(sub, row["slug"], table))
+                )
+    order = {
+        name: i
+        for i, name in enumerate(
+            substrate_order(c.on.substrate for cs in found.values() for c in cs)
+        )
+    }
+    out: list[SystemAcrossPacks] = []
+    taken: set[str] = set()
+    for (name, signer), cells in found.items():
+        if len({c.board for c in cells}) < 2:
+            continue
+        cells.sort(key=lambda c: order[c.on.substrate])  # stable: boards keep the site's order
+        out.append(SystemAcrossPacks(name, signer, _anchor(f"packs-{slugify(name)}", taken), cells))
+    return out
+
+
+PACKS_TITLE = "The same system across packs"
+
+
+def packs_page(templates: Path, systems: Sequence[SystemAcrossPacks]) -> GeneratedPage:
+    """Return the page that sets each system on several packs' boards side by side."""
+    labels = {c.key: c.label for c in BOARD_COLUMNS}
+    body = (
+        environment(templates)
+        .get_template("packs.html.j2")
+        .render(systems=systems, rates=[(r, labels[r]) for r in SUBSTRATE_RATES])
+    )
+    return GeneratedPage(
+        PACKS_TITLE,
+        body,
+        tuple((s.anchor, s.name) for s in systems),
         hide=("navigation",),
         search_lead=lede(body),
     )

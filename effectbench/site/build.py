@@ -76,7 +76,13 @@ from effectbench.site._receipts import FRAMES_POLICY, Published, publish_receipt
 from effectbench.site._render import ChartCache, ChartRenderer, VlConvertRenderer, inline_svg
 from effectbench.site._reports import verify_submissions
 from effectbench.site._rows import matrix, rows_tables
-from effectbench.site._sensitivity import BoardAcross, boards_across, substrates_page
+from effectbench.site._sensitivity import (
+    BoardAcross,
+    boards_across,
+    packs_page,
+    substrates_page,
+    systems_across_packs,
+)
 from effectbench.site._tables import Board, boards, cells_rows, substrate_order
 from effectbench.site._withdrawn import Withdrawn, name_withdrawn, read_withdrawn
 from verifier.ranking import rank_across
@@ -539,6 +545,7 @@ class _SiteBuild:
         self.pages["compare.md"] = compare_page(t, self.views)
         self.pages["episode.md"] = episode_page(t, FRAMES_POLICY)
         self.pages["substrates.md"] = substrates_page(t, self.across)
+        self.pages["packs.md"] = packs_page(t, systems_across_packs(self.views))
         self.texts.update(compare_scripts(self.views, self.rows_of, self.receipts.slugs))
         self.texts.update(board_scripts(self.views))
         self.pages["refused.md"] = refused_page(t, self.refused, self.withdrawn)

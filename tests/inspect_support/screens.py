@@ -11,7 +11,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import get_model
 
 from effectbench.integrations.inspect_ai import SCORER_NAME
-from effectbench.runner import RunResult
+from effectbench.run.runner import RunResult
 from inspect_support.scripted import mock_outputs
 
 

@@ -17,7 +17,7 @@ import json
 import os
 from typing import Any
 
-from effectbench.executors import worker
+from effectbench.run.executors import worker
 from effectbench.schema import EpisodeRecord, Outcome, SwerVariant
 from scale_support.rogue_answer import Planted
 

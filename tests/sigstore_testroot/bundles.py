@@ -14,7 +14,7 @@ from effectbench.bundle import write_bundle as _write_bundle
 from effectbench.manifest import fingerprint
 from effectbench.metrics import episode_frame, summarize
 from effectbench.packs import get_pack
-from effectbench.runner import evaluate
+from effectbench.run.runner import evaluate
 from effectbench.schema import EpisodeRecord
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from effectbench.effects import Effect
 from effectbench.judge import judge_contract
+from effectbench.kit.tables import Reading, judge_tables
 from effectbench.packs.clinic.env import ClinicEnv
-from effectbench.packs.clinic.oracle import Snapshot, judge_record
 from effectbench.packs.clinic.provider import ClinicProvider
 from effectbench.packs.mockmed import (
     EFFECT,
@@ -30,7 +30,7 @@ from effectbench.packs.mockmed import (
 )
 from effectbench.reachability import Reachable
 from effectbench.schema import Category, OracleVerdict, Substrate, TaskSpec
-from effectbench.seam import Episode, Screen
+from effectbench.seam import Adversary, Episode, NotApplicable, Screen
 
 # -- isolated_from_agent: the oracle reads through the agent's own connection -------------
 
@@ -44,13 +44,13 @@ class AgentConnectionOracle:
         self._reader = env.all_surfaces_verifier()  # holds the env's own HTTP client
         self._effects = tuple(effects)
 
-    def snapshot(self) -> Snapshot | None:
+    def snapshot(self) -> Reading | None:
         """Read the surfaces now."""
-        return self._reader._read()
+        return self._reader.read()
 
     def judge(self, before: Any) -> OracleVerdict:
         """Read again and judge the contract and the delta."""
-        return judge_record(self._effects, before, self._reader._read(), channel=self.channel)
+        return judge_tables(self._effects, before, self._reader.read(), channel=self.channel)
 
 
 class SharedConnectionClinic(ClinicProvider):
@@ -62,6 +62,13 @@ class SharedConnectionClinic(ClinicProvider):
     def tasks(self) -> Sequence[TaskSpec]:
         """Four of the clinic's tasks (a sequestered one among them), on every substrate."""
         return [t for t in super().tasks() if t.task_id.split("@")[0] in self.KEPT]
+
+    def red_team(self, task: TaskSpec) -> Mapping[str, Adversary | NotApplicable]:
+        """The clinic's moves but the schema write: an oracle reading REST surfaces cannot see
+        the schema, which is not the one attestation this copy breaks."""
+        moves = dict(super().red_team(task))
+        moves["collateral_schema"] = NotApplicable("this copy's oracle reads REST surfaces only")
+        return moves
 
     @contextmanager
     def provision(self, task: TaskSpec, trial: int, params: Mapping[str, Any]) -> Iterator[Episode]:

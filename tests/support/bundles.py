@@ -16,7 +16,7 @@ from effectbench.bundle import Submission, write_bundle
 from effectbench.manifest import fingerprint
 from effectbench.metrics import episode_frame, summarize
 from effectbench.packs import get_pack
-from effectbench.runner import evaluate
+from effectbench.run.runner import evaluate
 from verifier.references import bundle_content_hash
 
 

@@ -16,7 +16,7 @@ from effectbench.cli import main
 from effectbench.manifest import manifest_of
 from effectbench.packs.mockmed import MockMedProvider
 from effectbench.produce import REFERENCE_SET, ReferenceSpec, make_submission, write_submission
-from effectbench.runner import evaluate
+from effectbench.run.runner import evaluate
 from effectbench.schema import AgentReport, Split, Substrate
 from effectbench.seam import AgentTask, Attempt, EnvHandle, SystemUnderTest
 
@@ -43,9 +43,13 @@ re-runs a sample of its rows in Chromium or under X, so only the shipped site's 
 API_REFERENCES = [
     b
     for b in sorted(REFERENCE.iterdir())
-    if (b / "submission.json").is_file() and b not in SCREEN_REFERENCES
+    if (b / "submission.json").is_file()
+    and b not in SCREEN_REFERENCES
+    and (spec := _spec_of(b)) is not None
+    and spec.pack in ("mockmed", "clinic")
 ]
-"""The other reference bundles (MockMed's and the clinic's API runs): the site fixtures' base."""
+"""The core packs' other reference bundles (MockMed's and the clinic's API runs): the site
+fixtures' base (the ticketing pack's re-run on a PostgreSQL server: the shipped site's test)."""
 
 
 def copy_references(dest: Path) -> Path:

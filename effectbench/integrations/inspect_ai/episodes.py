@@ -32,7 +32,7 @@ from effectbench.computer import ActionError
 from effectbench.errors import InfrastructureError
 from effectbench.packs import get_pack
 from effectbench.receipts.collect import Recording
-from effectbench.runner import INFRA_RETRIES
+from effectbench.run.runner import INFRA_RETRIES
 from effectbench.schema import AgentReport, TaskSpec
 from effectbench.seam import AgentTask, BenchmarkProvider, Closable, Episode, ProductVerifier
 
@@ -213,7 +213,7 @@ async def open_episode(key: str, pack: str, task_id: str, trial: int, seed: int)
 
     Like the runner, a provisioning that raises
     :class:`~effectbench.errors.InfrastructureError` is tried again up to
-    :data:`~effectbench.runner.INFRA_RETRIES` more times; then the error
+    :data:`~effectbench.run.runner.INFRA_RETRIES` more times; then the error
     propagates (the sample errors and is dropped as ``infrastructure``).
     """
     thread = _thread()

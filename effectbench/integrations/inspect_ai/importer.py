@@ -5,7 +5,7 @@ written: it must be a log of one of this integration's tasks at this task
 version, on the installed pack (same fingerprint, same SPEC), finished, with a
 sample for every (task, trial) of the split. Each trial's row is rebuilt from
 what the log recorded (the agent's report, the oracle's reading, the model
-calls of the sample) by :func:`effectbench.runner.episode_row`, the runner's
+calls of the sample) by :func:`effectbench.run.runner.episode_row`, the runner's
 own row builder; a score that contradicts its recorded reading, or metrics
 that contradict the samples, mean the log was edited after the run and it is
 refused. A sample that errored (never scored) is a dropped pair with its reason:
@@ -55,7 +55,7 @@ from effectbench.metrics import Results, episode_frame, summarize
 from effectbench.produce import bundle_folder, make_submission, write_submission
 from effectbench.receipts.collect import Evidence, with_evidence
 from effectbench.receipts.files import evidence_from_inline
-from effectbench.runner import DroppedEpisode, RunResult, episode_row
+from effectbench.run.runner import DroppedEpisode, RunResult, episode_row
 from effectbench.schema import (
     AgentReport,
     DropReason,

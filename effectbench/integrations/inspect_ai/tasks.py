@@ -6,7 +6,7 @@ Per sample run: ``setup`` provisions a fresh episode through the pack's
 provider (trial = epoch - 1, seeded like the runner) and hands the agent the
 pack's actions as tools; the default solver lets the model call them until it
 reports; the scorer reads the independent oracle and labels the trial with
-:func:`effectbench.runner.episode_row` (the runner's own row builder, hence
+:func:`effectbench.run.runner.episode_row` (the runner's own row builder, hence
 :func:`~effectbench.classify.classify`); ``cleanup`` tears the episode down,
 on errors too. The metrics are :func:`effectbench.metrics.summarize` over the
 trials' rows.
@@ -61,7 +61,7 @@ from effectbench.manifest import fingerprint
 from effectbench.metrics import Results, episode_frame, summarize
 from effectbench.receipts.collect import evidence_of
 from effectbench.receipts.files import evidence_inline
-from effectbench.runner import DroppedEpisode, episode_row, read_verdict
+from effectbench.run.runner import DroppedEpisode, episode_row, read_verdict
 from effectbench.schema import AgentReport, OracleVerdict, Outcome, Split, TaskSpec
 from effectbench.seam import BenchmarkProvider
 from effectbench.variants import choose, tasks_on

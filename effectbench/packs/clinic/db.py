@@ -1,24 +1,18 @@
-"""The clinic's system of record: the SQLite schema, its seed rows and the template file.
+"""The clinic's system of record: the SQLite schema and its seed rows.
 
-Every episode gets its own database file, provisioned by copying one template
-file that is built once per process from :data:`SCHEMA` and :data:`SEED` (never
-by replaying inserts per episode). The template holds the seed state of every
-task at once, so a fresh copy is the initial state of any trial.
+Every episode gets its own database file, a copy of one template file the kit builds once
+per process from :data:`SCHEMA` and the seed rows (:data:`TEMPLATE`, never by replaying
+inserts per episode). The template holds the seed state of every task at once, so a fresh
+copy is the initial state of any trial.
 """
 
 from __future__ import annotations
 
-import multiprocessing.util
-import os
-import re
-import shutil
 import sqlite3
-import tempfile
-import threading
-from pathlib import Path
 from typing import Any
 
 from effectbench.hashing import canonical_hash
+from effectbench.kit.sqlite import SCRATCH_ENV, Template, scratch_dir, sweep_scratch
 
 SCHEMA = """
 CREATE TABLE patients (
@@ -98,106 +92,30 @@ SEED: dict[str, Any] = {
 TEMPLATE_DIGEST = canonical_hash(SEED)
 """A stable identity of the template's content (independent of SQLite's file bytes)."""
 
-SHM = Path("/dev/shm")
-"""RAM-backed storage for the database files, used where it is writable."""
 
-SCRATCH_ENV = "EFFECTBENCH_SCRATCH_DIR"
-"""Names another folder for the database files (a test's, or a disk with more room)."""
-
-_lock = threading.Lock()
-_template: Path | None = None
-
-
-def _build(path: Path) -> None:
-    conn = sqlite3.connect(path, isolation_level=None)
-    try:
-        conn.executescript(SCHEMA)
-        conn.execute("BEGIN")
-        conn.executemany("INSERT INTO patients VALUES (?, ?, ?, ?, ?)", PATIENTS)
-        conn.executemany("INSERT INTO encounters VALUES (?, ?, ?, ?, ?, ?)", ENCOUNTERS)
-        conn.executemany("INSERT INTO billing VALUES (?, ?, ?, ?, ?, ?)", BILLING)
-        conn.execute("COMMIT")
-    finally:
-        conn.close()
+def _build(conn: sqlite3.Connection) -> None:
+    conn.executescript(SCHEMA)
+    conn.execute("BEGIN")
+    conn.executemany("INSERT INTO patients VALUES (?, ?, ?, ?, ?)", PATIENTS)
+    conn.executemany("INSERT INTO encounters VALUES (?, ?, ?, ?, ?, ?)", ENCOUNTERS)
+    conn.executemany("INSERT INTO billing VALUES (?, ?, ?, ?, ?, ?)", BILLING)
+    conn.execute("COMMIT")
 
 
-SCRATCH_NAME = re.compile(r"effectbench-clinic-[a-z-]*?pid(\d+)-[a-z0-9_]{8}")
-"""The name of a scratch folder: its prefix, the pid of the process that made it, a suffix."""
+TEMPLATE = Template("clinic", _build)
+"""This process's template file, built on first use and copied per episode."""
+template_path = TEMPLATE.path
+provision_copy = TEMPLATE.copy
 
-
-def scratch_base() -> Path:
-    """Return the folder scratch folders are made in (``$EFFECTBENCH_SCRATCH_DIR``, else
-    ``/dev/shm`` where writable, else the system's temporary folder)."""
-    chosen = os.environ.get(SCRATCH_ENV)
-    if chosen:
-        return Path(chosen)
-    return SHM if SHM.is_dir() and os.access(SHM, os.W_OK) else Path(tempfile.gettempdir())
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: alive, and not ours to judge
-        return True
-    return True
-
-
-def sweep_scratch(base: Path) -> list[Path]:
-    """Remove the scratch folders in ``base`` that a process killed before its cleanup
-    left: this user's, named after a process that no longer runs. Return them."""
-    removed: list[Path] = []
-    uid = os.getuid()
-    try:
-        entries = list(os.scandir(base))
-    except OSError:
-        return removed
-    for entry in entries:
-        found = SCRATCH_NAME.fullmatch(entry.name)
-        try:  # its owner (or another sweep) may remove it while we look
-            if found is None or not entry.is_dir(follow_symlinks=False):
-                continue
-            owner = entry.stat(follow_symlinks=False).st_uid
-        except OSError:
-            continue
-        if owner != uid or _alive(int(found.group(1))):
-            continue
-        shutil.rmtree(entry.path, ignore_errors=True)
-        removed.append(Path(entry.path))
-    return removed
-
-
-def scratch_dir(prefix: str) -> Path:
-    """Make a private folder for database files: RAM-backed ``/dev/shm`` where available.
-
-    Episode files are throwaway copies; keeping them off the disk removes the
-    fsync of every commit from the episode's time. The process that made a folder
-    removes it (see the callers); the folders of a process killed before it could are
-    removed by the next process that makes one (:func:`sweep_scratch`), so none piles up.
-    """
-    base = scratch_base()
-    sweep_scratch(base)
-    return Path(tempfile.mkdtemp(prefix=f"{prefix}pid{os.getpid()}-", dir=base))
-
-
-def template_path() -> Path:
-    """Return this process's template database file, building it on first use."""
-    global _template
-    with _lock:
-        if _template is None or not _template.exists():
-            folder = scratch_dir("effectbench-clinic-template-")
-            path = folder / "template.sqlite"
-            _build(path)
-            _template = path
-            # Runs at interpreter exit and at a multiprocessing worker's exit alike.
-            multiprocessing.util.Finalize(
-                None, shutil.rmtree, args=(folder,), kwargs={"ignore_errors": True}, exitpriority=1
-            )
-        return _template
-
-
-def provision_copy(dest: Path) -> Path:
-    """Copy the template to ``dest`` (a fresh database file) and return ``dest``."""
-    shutil.copyfile(template_path(), dest)
-    return dest
+__all__ = [
+    "SCHEMA",
+    "SCRATCH_ENV",
+    "SEED",
+    "SURFACES",
+    "TEMPLATE",
+    "TEMPLATE_DIGEST",
+    "provision_copy",
+    "scratch_dir",
+    "sweep_scratch",
+    "template_path",
+]

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from effectbench.episode_http import Reply
+from effectbench.kit.faults import FaultCatalogue, failed, normalised, previous, refused, settled
 from effectbench.packs.clinic.db import SURFACES
-from effectbench.schema import TrueState
 
 SAVE_FAULTS = (
     "none",
@@ -77,31 +77,14 @@ MECHANISMS = {
 }
 """How each fault is injected, one sentence each (every receipt of a task shows its own)."""
 
-NEVER_PERSISTS = frozenset(("session", "validation", "noop", "optimistic"))
-"""Save faults under which no save reaches the tables (refused, previewed, rolled back)."""
-WRITES_TWICE = frozenset(("duplicate", "double_delivery"))
-"""Save faults under which every save inserts two encounters (never one)."""
-EDIT_NEVER_LANDS = frozenset(("noop_edit", "wrong_row"))
-"""Edit faults under which the edited encounter's note is never written."""
-
-
-def reachable_states(fault: str, *, inserts: bool) -> frozenset[TrueState]:
-    """Return the true states an honest episode can read under ``fault``.
-
-    ``inserts`` says whether the contract asks for new encounters (a draft or a
-    signed encounter; new rows only count) rather than an edit of an existing
-    one. Only what :class:`ClinicStore` makes impossible is excluded: a new
-    encounter is never correct when no save persists or every save writes two;
-    an edit is never correct when it never lands on its encounter. Everything
-    else an agent might reach by other actions (an edit repairing a partial
-    save, for instance) stays reachable.
-    """
-    everything = frozenset((TrueState.CORRECT, TrueState.WRONG_PERSISTED, TrueState.ABSENT))
-    if inserts and fault in NEVER_PERSISTS | WRITES_TWICE:
-        return everything - {TrueState.CORRECT}
-    if not inserts and fault in EDIT_NEVER_LANDS:
-        return everything - {TrueState.CORRECT}
-    return everything
+CATALOGUE = FaultCatalogue(
+    "clinic",
+    MECHANISMS,
+    writes_twice=frozenset(("duplicate", "double_delivery")),
+    never_lands=frozenset(("noop_edit", "wrong_row")),
+    deduplicated=frozenset(("idempotent", "double_charge")),
+)
+"""What each fault does: its sentence, the states it leaves reachable, how a save is delivered."""
 
 
 CHARGE_CENTS = {"99213": 9200, "99214": 13500, "99284": 31000}
@@ -119,8 +102,7 @@ class Fault:
     """The demographics value the app's stale cache writes back (``stale_allergies``)."""
 
     def __post_init__(self) -> None:
-        if self.name not in SAVE_FAULTS + EDIT_FAULTS:
-            raise ValueError(f"unknown clinic fault {self.name!r}")
+        CATALOGUE.check(self.name)
 
 
 def _rows(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
@@ -196,8 +178,7 @@ class ClinicStore:
             ).fetchone()
             return None if row is None else str(row[0])
         if self.fault.name == "mrn_normalized":
-            prefix, _, digits = mrn.partition("-")
-            mrn = f"{prefix}-{digits.lstrip('0') or '0'}"
+            mrn = normalised(mrn)
         row = self._conn.execute("SELECT mrn FROM patients WHERE mrn = ?", (mrn,)).fetchone()
         return None if row is None else str(row[0])
 
@@ -247,10 +228,9 @@ class ClinicStore:
         fault = self.fault.name
         shown = str(form.get("name", "")) or str(form.get("mrn", ""))
         saved = Reply(201, "success", f"Encounter saved for {shown}")
-        if fault == "session":
-            return Reply(401, "error", "Your session expired; please sign in again")
-        if fault == "validation":
-            return Reply(422, "error", "The server rejected the encounter: type not accepted")
+        refusal = refused(fault, "encounter", "type not accepted")
+        if refusal is not None:
+            return refusal
         if fault == "noop":
             return saved  # the Save button posted to the preview endpoint: no table is touched
         with self._lock:
@@ -272,11 +252,8 @@ class ClinicStore:
                         "UPDATE patients SET allergies = ? WHERE mrn = ?",
                         (self.fault.stale_allergies, mrn),
                     )
-                twice = ("duplicate", "double_delivery", "idempotent", "double_charge")
-                deliveries = 2 if fault in twice else 1
-                dedupe = fault in ("idempotent", "double_charge")
-                for _ in range(deliveries):
-                    self._deliver(mrn, form, dedupe=dedupe)
+                for _ in range(CATALOGUE.deliveries(fault)):
+                    self._deliver(mrn, form, dedupe=CATALOGUE.dedupes(fault))
                 if fault == "optimistic":
                     self._conn.execute("ROLLBACK")  # the commit is rejected after the paint
                     return saved
@@ -284,10 +261,8 @@ class ClinicStore:
             except sqlite3.Error as exc:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
-                return Reply(500, "error", f"The encounter could not be saved ({exc})")
-        if fault == "timeout":
-            return Reply(504, "error", "Request timed out; the encounter may not have been saved")
-        return saved
+                return failed("encounter", exc)
+        return settled(fault, "encounter", saved)
 
     def edit(self, encounter_id: int, form: Mapping[str, Any]) -> Reply:
         """Handle Save on an existing encounter's note; return the app's reply."""
@@ -295,7 +270,7 @@ class ClinicStore:
         saved = Reply(200, "success", f"Encounter {encounter_id} updated")
         if fault == "noop_edit":
             return saved  # the edit went to the autosave preview, never to the table
-        target = encounter_id - 1 if fault == "wrong_row" else encounter_id
+        target = previous(encounter_id) if fault == "wrong_row" else encounter_id
         with self._lock:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
@@ -310,5 +285,5 @@ class ClinicStore:
             except sqlite3.Error as exc:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
-                return Reply(500, "error", f"The encounter could not be saved ({exc})")
+                return failed("encounter", exc)
         return saved

@@ -22,6 +22,7 @@ from typing import Any
 
 from effectbench.effects import Effect, EffectKind, Param
 from effectbench.hashing import trial_tag
+from effectbench.kit.provider import CatalogueTask
 from effectbench.packs.clinic.store import Fault
 from effectbench.schema import Category, Split
 from effectbench.seam import Screen
@@ -61,8 +62,11 @@ NORA_1971 = Patient("Nora Haddad", "1971-12-29", "M-0802")
 
 
 @dataclass(frozen=True)
-class ClinicTask:
+class ClinicTask(CatalogueTask):
     """One task's definition: its shape, target, fault and axes."""
+
+    PACK = "clinic"
+    GOALS = GOALS
 
     name: str
     title: str
@@ -78,19 +82,63 @@ class ClinicTask:
     encounter_id: int | None = None
 
     @property
-    def task_id(self) -> str:
-        """Return the task's id."""
-        return f"clinic::{self.name}"
-
-    @property
-    def refusal_control(self) -> bool:
-        """A control whose referral names a stale or ambiguous chart: every write is wrong."""
-        return self.category is Category.CONTROL and not self.available
-
-    @property
     def reversible(self) -> bool:
         """A draft or an edit can be undone; a signed, billed encounter cannot."""
         return self.kind != "sign"
+
+    def effects(self) -> tuple[Effect, ...]:
+        """Return the task's declared contract (unresolved; bound per trial)."""
+        if self.kind == "edit":
+            return _encounter_edit()
+        if self.kind == "sign":
+            return _encounter_insert("signed") + _billing_insert()
+        return _encounter_insert("draft")
+
+    def params(self, trial: int) -> dict[str, Any]:
+        """Return the trial-unique payload and the referral for trial ``trial``."""
+        tag = trial_tag(self.task_id, trial)
+        params: dict[str, Any] = {
+            "patient_name": self.patient.name,
+            "dob": self.patient.dob,
+            "mrn": self.patient.mrn,
+            "type": self.encounter_type,
+            "note": f"{self.encounter_type.lower()} note {tag}",
+            "idempotency_key": f"key-{tag}",
+        }
+        if self.kind == "sign":
+            params["charge_code"] = self.charge_code
+            params["claim_ref"] = f"CLM-{tag}"
+        if self.kind == "edit":
+            params["encounter_id"] = str(self.encounter_id)
+            params["note"] = f"corrected note {tag}"
+        return params
+
+    def wiring(self) -> dict[str, Any]:
+        """Return the public payload wiring: the referral and which parameter feeds which column."""
+        columns = {
+            "note": "encounters.note",
+            "mrn": "encounters.patient_mrn",
+            "type": "encounters.type",
+        }
+        if self.kind == "sign":
+            columns |= {"claim_ref": "billing.claim_ref", "charge_code": "billing.code"}
+        if self.kind == "edit":
+            columns = {"note": "encounters.note", "encounter_id": "encounters.id"}
+        return {
+            "referral": {
+                "patient_name": self.patient.name,
+                "dob": self.patient.dob,
+                "mrn": self.patient.mrn,
+                "encounter_id": self.encounter_id,
+            },
+            "params": columns,
+            "fault_boundary": "persistence",
+        }
+
+    def brief(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The referral the agent is given: who, born when, which chart, what to record."""
+        keys = ("patient_name", "dob", "mrn", "type", "encounter_id")
+        return {k: params[k] for k in keys if k in params}
 
 
 C = Category
@@ -448,58 +496,6 @@ def _encounter_edit() -> tuple[Effect, ...]:
             key_field="id",
         ),
     )
-
-
-def effects_of(task: ClinicTask) -> tuple[Effect, ...]:
-    """Return the task's declared contract (unresolved; bound per trial)."""
-    if task.kind == "edit":
-        return _encounter_edit()
-    if task.kind == "sign":
-        return _encounter_insert("signed") + _billing_insert()
-    return _encounter_insert("draft")
-
-
-def params_of(task: ClinicTask, trial: int) -> dict[str, Any]:
-    """Return the trial-unique payload and the referral of ``task`` for trial ``trial``."""
-    tag = trial_tag(task.task_id, trial)
-    params: dict[str, Any] = {
-        "patient_name": task.patient.name,
-        "dob": task.patient.dob,
-        "mrn": task.patient.mrn,
-        "type": task.encounter_type,
-        "note": f"{task.encounter_type.lower()} note {tag}",
-        "idempotency_key": f"key-{tag}",
-    }
-    if task.kind == "sign":
-        params["charge_code"] = task.charge_code
-        params["claim_ref"] = f"CLM-{tag}"
-    if task.kind == "edit":
-        params["encounter_id"] = str(task.encounter_id)
-        params["note"] = f"corrected note {tag}"
-    return params
-
-
-def wiring_of(task: ClinicTask) -> dict[str, Any]:
-    """Return the public payload wiring: the referral and which parameter feeds which column."""
-    columns = {
-        "note": "encounters.note",
-        "mrn": "encounters.patient_mrn",
-        "type": "encounters.type",
-    }
-    if task.kind == "sign":
-        columns |= {"claim_ref": "billing.claim_ref", "charge_code": "billing.code"}
-    if task.kind == "edit":
-        columns = {"note": "encounters.note", "encounter_id": "encounters.id"}
-    return {
-        "referral": {
-            "patient_name": task.patient.name,
-            "dob": task.patient.dob,
-            "mrn": task.patient.mrn,
-            "encounter_id": task.encounter_id,
-        },
-        "params": columns,
-        "fault_boundary": "persistence",
-    }
 
 
 def attempt(env: Any, task: ClinicTask, params: Mapping[str, Any]) -> Screen:

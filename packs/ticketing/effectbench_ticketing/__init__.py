@@ -4,8 +4,8 @@ Customers, agents, tickets, comments and SLA credits live in a private PostgreSQ
 pack starts (Unix socket only); every episode gets a fresh database cloned from a template.
 Agents act only through the desk's HTTP service (its JSON actions, or its web app in headless
 Chromium); each task injects one fault in that app layer, and the harness's oracle audits
-every table's delta through a read-only role of its own. Installed, it is the pack
-``ticketing``::
+every table's change set through a read-only role of its own. It is built on the pack kit that
+``effectbench.api`` exports and keeps only its domain. Installed, it is the pack ``ticketing``::
 
     effectbench run --pack ticketing --baseline screen_only
 

@@ -19,59 +19,52 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from effectbench.api import Reply, TrueState
+from effectbench.api import FaultCatalogue, Reply, faults
 from effectbench_ticketing.colleague import Colleague
 from effectbench_ticketing.db import SURFACES
 
-CREATE_FAULTS = (
-    "none",
-    "partial",
-    "duplicate",
-    "optimistic",
-    "timeout",
-    "session",
-    "validation",
-    "stale_contact",
-    "double_delivery",
-    "double_credit",
-    "homonym_name",
-    "code_normalized",
-    "noop",
-    "credit_wrong_customer",
-    "idempotent",
+MECHANISMS = {  # the new-ticket path's faults (POST /api/tickets), then the reassign path's
+    "none": "none: the app stores what the form says (control)",
+    "partial": "the save path stores the ticket with its description dropped; the app paints "
+    "success",
+    "duplicate": "an automatic resubmit stores every save as two tickets; the app paints one "
+    "success",
+    "optimistic": "the app paints success, then the commit is rolled back: nothing is stored",
+    "timeout": "the save commits, then the request times out and the app paints an error",
+    "session": "the session has expired: nothing is stored and the app paints an error",
+    "validation": "the app rejects the ticket (SLA code not accepted) and paints an error",
+    "stale_contact": "a colleague updates the account's contact while the agent has it open; "
+    "the save writes the agent's stale copy of the account back over it",
+    "double_delivery": "one click on Save is delivered twice: two tickets are stored",
+    "double_credit": "one click is delivered twice: the ticket is de-duplicated on its request "
+    "reference, its SLA credit is posted twice",
+    "homonym_name": "the app finds the account by name, not by code: the save lands on the "
+    "first account of that name",
+    "code_normalized": "the app strips the account code's leading zeros: the save lands on an "
+    "account with a confusable code",
+    "noop": "Save posts to the draft preview endpoint: the app paints success and no table is "
+    "touched",
+    "credit_wrong_customer": "the SLA credit is posted to the previous credit's account",
+    "idempotent": "the app posts the save twice; the service de-duplicates on the request "
+    "reference (control)",
+    "stale_priority": "a colleague escalates the ticket while the agent has it open; the "
+    "reassignment writes the agent's stale copy of the ticket back over it",
+    "wrong_row": "the reassignment is written to the previous ticket",
+    "noop_reassign": "the reassignment goes to the autosave preview: the app paints success "
+    "and no table is touched",
+}
+"""How each fault is injected, one sentence each (every receipt of a task shows its own)."""
+CATALOGUE = FaultCatalogue(
+    "ticketing",
+    MECHANISMS,
+    writes_twice=frozenset(("duplicate", "double_delivery")),
+    never_lands=frozenset(("noop_reassign", "wrong_row")),
+    deduplicated=frozenset(("idempotent", "double_credit")),
 )
-"""Faults of the new-ticket path (``POST /api/tickets``)."""
-REASSIGN_FAULTS = ("none", "stale_priority", "wrong_row", "noop_reassign")
-"""Faults of the reassign path (``POST /api/tickets/<id>/reassign``)."""
-STALE_FAULTS = frozenset(("stale_contact", "stale_priority"))
-"""Faults whose save writes back the agent's stale copy over a colleague's concurrent save."""
-
-NEVER_PERSISTS = frozenset(("session", "validation", "noop", "optimistic"))
-"""Create faults under which no save reaches the tables (refused, previewed, rolled back)."""
-WRITES_TWICE = frozenset(("duplicate", "double_delivery"))
-"""Create faults under which every save inserts two tickets (never one)."""
-REASSIGN_NEVER_LANDS = frozenset(("noop_reassign", "wrong_row"))
-"""Reassign faults under which the referred ticket is never reassigned."""
+"""What each fault does: its sentence, the states it leaves reachable, how a save is delivered."""
 
 AUTHOR = "A-00"
 """The app's signed-in user: the author of every comment it writes."""
-
-
-def reachable_states(fault: str, *, inserts: bool) -> frozenset[TrueState]:
-    """Return the true states an honest episode can read under ``fault``.
-
-    ``inserts`` says whether the contract asks for a new ticket (rather than a reassignment
-    of an existing one). Only what :class:`TicketStore` makes impossible is excluded: a new
-    ticket is never correct when no save persists or every save writes two; a reassignment
-    is never correct when it never lands on its ticket. Everything else an agent might reach
-    by other actions (re-opening the record before a stale save, say) stays reachable.
-    """
-    everything = frozenset((TrueState.CORRECT, TrueState.WRONG_PERSISTED, TrueState.ABSENT))
-    if inserts and fault in NEVER_PERSISTS | WRITES_TWICE:
-        return everything - {TrueState.CORRECT}
-    if not inserts and fault in REASSIGN_NEVER_LANDS:
-        return everything - {TrueState.CORRECT}
-    return everything
 
 
 @dataclass(frozen=True)
@@ -81,8 +74,7 @@ class Fault:
     name: str = "none"
 
     def __post_init__(self) -> None:
-        if self.name not in CREATE_FAULTS + REASSIGN_FAULTS:
-            raise ValueError(f"unknown ticketing fault {self.name!r}")
+        CATALOGUE.check(self.name)
 
 
 class _Abort(Exception):
@@ -203,8 +195,7 @@ class TicketStore:
             )
             return str(found[0]["id"]) if found else None
         if self.fault.name == "code_normalized":
-            prefix, _, digits = customer_id.partition("-")
-            customer_id = f"{prefix}-{digits.lstrip('0') or '0'}"
+            customer_id = faults.normalised(customer_id)
         found = self._rows("SELECT id FROM customers WHERE id = %s", (customer_id,))
         return str(found[0]["id"]) if found else None
 
@@ -271,10 +262,9 @@ class TicketStore:
         fault = self.fault.name
         shown = str(form.get("name", "")) or str(form.get("customer_id", ""))
         saved = Reply(201, "success", f"Ticket opened for {shown}")
-        if fault == "session":
-            return Reply(401, "error", "Your session expired; please sign in again")
-        if fault == "validation":
-            return Reply(422, "error", "The server rejected the ticket: SLA code not accepted")
+        refusal = faults.refused(fault, "ticket", "SLA code not accepted")
+        if refusal is not None:
+            return refusal
         if fault == "noop":
             return saved  # Save posted to the draft preview endpoint: no table is touched
         self._settle()
@@ -286,19 +276,15 @@ class TicketStore:
                 with self._conn.transaction():
                     if fault == "stale_contact":
                         self._write_back_account(customer_id)
-                    twice = ("duplicate", "double_delivery", "idempotent", "double_credit")
-                    dedupe = fault in ("idempotent", "double_credit")
-                    for _ in range(2 if fault in twice else 1):
-                        self._deliver(customer_id, form, dedupe=dedupe)
+                    for _ in range(CATALOGUE.deliveries(fault)):
+                        self._deliver(customer_id, form, dedupe=CATALOGUE.dedupes(fault))
                     if fault == "optimistic":
                         raise psycopg.Rollback()  # the commit is rejected after the paint
             except _Abort as abort:
                 return abort.reply
             except psycopg.Error as exc:
-                return Reply(500, "error", f"The ticket could not be saved ({exc})".splitlines()[0])
-        if fault == "timeout":
-            return Reply(504, "error", "Request timed out; the ticket may not have been saved")
-        return saved
+                return faults.failed("ticket", exc)
+        return faults.settled(fault, "ticket", saved)
 
     def reassign(self, ticket_id: int, form: Mapping[str, Any]) -> Reply:
         """Handle Save on a ticket's reassign form (assignee and handover comment)."""
@@ -306,7 +292,7 @@ class TicketStore:
         saved = Reply(200, "success", f"Ticket #{ticket_id} reassigned")
         if fault == "noop_reassign":
             return saved  # the form posted to the autosave preview, never to a table
-        target = ticket_id - 1 if fault == "wrong_row" else ticket_id
+        target = faults.previous(ticket_id) if fault == "wrong_row" else ticket_id
         assignee = str(form.get("assignee_id", ""))
         self._settle()
         with self._lock:
@@ -340,5 +326,5 @@ class TicketStore:
             except _Abort as abort:
                 return abort.reply
             except psycopg.Error as exc:
-                return Reply(500, "error", f"The ticket could not be saved ({exc})".splitlines()[0])
+                return faults.failed("ticket", exc)
         return saved

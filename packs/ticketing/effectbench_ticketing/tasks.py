@@ -22,7 +22,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from effectbench.api import Category, Effect, EffectKind, Param, Screen, Split, trial_tag
+from effectbench.api import (
+    CatalogueTask,
+    Category,
+    Effect,
+    EffectKind,
+    Param,
+    Screen,
+    Split,
+    trial_tag,
+)
 from effectbench_ticketing.colleague import ConcurrentWrite
 from effectbench_ticketing.store import Fault
 
@@ -65,8 +74,11 @@ NEW_CONTACT = ConcurrentWrite(
 
 
 @dataclass(frozen=True)
-class TicketingTask:
+class TicketingTask(CatalogueTask):
     """One task's definition: its shape, target, fault and axes."""
+
+    PACK = "ticketing"
+    GOALS = GOALS
 
     name: str
     title: str
@@ -86,19 +98,77 @@ class TicketingTask:
     """The colleague's save during the episode (stale-overwrite tasks)."""
 
     @property
-    def task_id(self) -> str:
-        """Return the task's id."""
-        return f"ticketing::{self.name}"
-
-    @property
-    def refusal_control(self) -> bool:
-        """A control whose request names a stale or ambiguous account: every write is wrong."""
-        return self.category is Category.CONTROL and not self.available
-
-    @property
     def reversible(self) -> bool:
         """A ticket or a reassignment can be undone; a posted credit cannot."""
         return self.kind != "credit"
+
+    def effects(self) -> tuple[Effect, ...]:
+        """Return the task's declared contract (unresolved; bound per trial)."""
+        if self.kind == "reassign":
+            return _reassignment()
+        if self.kind == "credit":
+            return _ticket_insert() + _credit_insert()
+        return _ticket_insert()
+
+    def params(self, trial: int) -> dict[str, Any]:
+        """Return the trial-unique payload and the request for trial ``trial``."""
+        tag = trial_tag(self.task_id, trial)
+        params: dict[str, Any] = {
+            "customer_name": self.customer.name,
+            "domain": self.customer.domain,
+            "customer_id": self.customer.code,
+        }
+        if self.kind == "reassign":
+            params |= {
+                "ticket_id": str(self.ticket_id),
+                "assignee_id": self.assignee_id,
+                "comment": f"handover note {tag}",
+            }
+            return params
+        params |= {
+            "subject": self.subject,
+            "priority": self.priority,
+            "description": f"reported issue {tag}",
+            "idempotency_key": f"key-{tag}",
+        }
+        if self.kind == "credit":
+            params |= {"sla_code": self.sla_code, "credit_ref": f"CR-{tag}"}
+        return params
+
+    def brief(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Return what the agent is told beside the goal (the request, never the wiring)."""
+        keys: tuple[str, ...] = ("customer_name", "domain", "customer_id", "subject", "priority")
+        keys += ("ticket_id",)
+        keys += ("assignee_id", "sla_code")
+        return {k: params[k] for k in keys if k in params}
+
+    def wiring(self) -> dict[str, Any]:
+        """Return the public payload wiring: the request and which parameter feeds which column."""
+        columns = {
+            "customer_id": "tickets.customer_id",
+            "subject": "tickets.subject",
+            "description": "tickets.description",
+            "priority": "tickets.priority",
+        }
+        if self.kind == "credit":
+            columns |= {"credit_ref": "credits.credit_ref", "sla_code": "credits.sla_code"}
+        if self.kind == "reassign":
+            columns = {
+                "ticket_id": "tickets.id, comments.ticket_id",
+                "assignee_id": "tickets.assignee_id",
+                "comment": "comments.body",
+            }
+        return {
+            "request": {
+                "customer_name": self.customer.name,
+                "domain": self.customer.domain,
+                "customer_id": self.customer.code,
+                "ticket_id": self.ticket_id,
+            },
+            "params": columns,
+            "concurrent_writer": None if self.concurrent is None else self.concurrent.describe(),
+            "fault_boundary": "application",
+        }
 
 
 C = Category
@@ -258,78 +328,6 @@ def _reassignment() -> tuple[Effect, ...]:
             **new_comment,
         ),
     )
-
-
-def effects_of(task: TicketingTask) -> tuple[Effect, ...]:
-    """Return the task's declared contract (unresolved; bound per trial)."""
-    if task.kind == "reassign":
-        return _reassignment()
-    if task.kind == "credit":
-        return _ticket_insert() + _credit_insert()
-    return _ticket_insert()
-
-
-def params_of(task: TicketingTask, trial: int) -> dict[str, Any]:
-    """Return the trial-unique payload and the request of ``task`` for trial ``trial``."""
-    tag = trial_tag(task.task_id, trial)
-    params: dict[str, Any] = {
-        "customer_name": task.customer.name,
-        "domain": task.customer.domain,
-        "customer_id": task.customer.code,
-    }
-    if task.kind == "reassign":
-        params |= {
-            "ticket_id": str(task.ticket_id),
-            "assignee_id": task.assignee_id,
-            "comment": f"handover note {tag}",
-        }
-        return params
-    params |= {
-        "subject": task.subject,
-        "priority": task.priority,
-        "description": f"reported issue {tag}",
-        "idempotency_key": f"key-{tag}",
-    }
-    if task.kind == "credit":
-        params |= {"sla_code": task.sla_code, "credit_ref": f"CR-{tag}"}
-    return params
-
-
-def request_of(task: TicketingTask, params: Mapping[str, Any]) -> dict[str, Any]:
-    """Return what the agent is told beside the goal: the request, never the payload's wiring."""
-    keys: tuple[str, ...] = ("customer_name", "domain", "customer_id", "subject", "priority")
-    keys += ("ticket_id",)
-    keys += ("assignee_id", "sla_code")
-    return {k: params[k] for k in keys if k in params}
-
-
-def wiring_of(task: TicketingTask) -> dict[str, Any]:
-    """Return the public payload wiring: the request and which parameter feeds which column."""
-    columns = {
-        "customer_id": "tickets.customer_id",
-        "subject": "tickets.subject",
-        "description": "tickets.description",
-        "priority": "tickets.priority",
-    }
-    if task.kind == "credit":
-        columns |= {"credit_ref": "credits.credit_ref", "sla_code": "credits.sla_code"}
-    if task.kind == "reassign":
-        columns = {
-            "ticket_id": "tickets.id, comments.ticket_id",
-            "assignee_id": "tickets.assignee_id",
-            "comment": "comments.body",
-        }
-    return {
-        "request": {
-            "customer_name": task.customer.name,
-            "domain": task.customer.domain,
-            "customer_id": task.customer.code,
-            "ticket_id": task.ticket_id,
-        },
-        "params": columns,
-        "concurrent_writer": None if task.concurrent is None else task.concurrent.describe(),
-        "fault_boundary": "application",
-    }
 
 
 def attempt(env: Any, task: TicketingTask, params: Mapping[str, Any]) -> Screen:

@@ -32,15 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from effectbench.computer import Display
-from effectbench.frontends import (
-    ALL_SURFACES,
-    PRODUCT,
-    FrontEndSession,
-    require_substrate,
-    x_session,
-)
+from effectbench.frontends import FrontEndSession, require_substrate, x_session
+from effectbench.kit.http import ServiceClient
 from effectbench.packs.clinic.desktop import layout as L
-from effectbench.packs.clinic.env import ClinicEnv, RestVerifier
+from effectbench.packs.clinic.env import ClinicEnv
 from effectbench.packs.clinic.service import SECRET_HEADER, Channel
 from effectbench.packs.clinic.tasks import ClinicTask
 from effectbench.schema import Substrate
@@ -51,22 +46,6 @@ APP = Path(__file__).with_name("app.py")
 SECRET_ENV = "CLINIC_EPISODE_SECRET"
 """The app's environment variable that holds the episode's secret."""
 APP_START_TIMEOUT_S = 20.0
-
-
-class _Readback:
-    """The product's REST readbacks, held apart from any action the agent could take."""
-
-    def __init__(self, channel: Channel, referral: Mapping[str, Any]) -> None:
-        self._rest = ClinicEnv(channel, dict(referral))
-
-    def encounters(self) -> RestVerifier:
-        return self._rest.product_effect_verifier()
-
-    def all_surfaces(self) -> RestVerifier:
-        return self._rest.all_surfaces_verifier()
-
-    def close(self) -> None:
-        self._rest.close()
 
 
 def app_command(channel: Channel, referral: Mapping[str, Any]) -> tuple[list[str], dict[str, str]]:
@@ -108,8 +87,9 @@ class _ScreenFrontEnd:
     def session(self, channel: Channel, referral: Mapping[str, Any]) -> Iterator[FrontEndSession]:
         """Start the episode's X session and the app on it; yield the agent's env."""
         argv, app_env = app_command(channel, referral)
-        readback = _Readback(channel, referral)
-        readbacks = {PRODUCT: readback.encounters, ALL_SURFACES: readback.all_surfaces}
+        # The product's readbacks, on a connection apart from any action the agent could take.
+        client = ServiceClient(channel, ClinicEnv.SERVICE)
+        readbacks = ClinicEnv.readbacks(client)
         try:
             with x_session(
                 self.substrate,
@@ -120,7 +100,7 @@ class _ScreenFrontEnd:
             ) as session:
                 yield session
         finally:
-            readback.close()
+            client.close()
 
 
 class DesktopFrontEnd(_ScreenFrontEnd):

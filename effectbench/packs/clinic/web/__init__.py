@@ -1,9 +1,9 @@
-"""The clinic's web substrate: a server-rendered app, its browser front end, pixel bots.
+"""The clinic's web substrate: a server-rendered app and its pixel bot, in the kit's frame.
 
-* :mod:`.layout`: the fixed 1024x640 layout the pages and the bots share;
+* :mod:`.layout`: where the clinic's controls sit in the kit's fixed 1024x640 frame;
 * :mod:`.app`: the HTML pages, served by the record service over the same store;
-* :mod:`.frontend`: the ``web`` front end (a fresh browser context per episode
-  in the worker's shared Chromium, a pixel-only :class:`~effectbench.computer.ComputerEnv`);
-* :mod:`.pixels`: the baselines' scripted attempt, by recorded coordinates and
-  screen changes, never by the DOM.
+* :mod:`.pixels`: the baselines' scripted attempt, by recorded coordinates and screen
+  changes, never by the DOM.
+
+The ``web`` front end itself is the kit's (:class:`effectbench.kit.frontends.WebFrontEnd`).
 """

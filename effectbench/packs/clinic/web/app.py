@@ -19,19 +19,19 @@ The banner is painted from the store's :class:`~effectbench.packs.clinic.store.R
 
 from __future__ import annotations
 
-import html
 import itertools
 import weakref
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import quote, urlsplit
 
-from effectbench.episode_http import Reply
+from effectbench.episode_http import Page, Reply
+from effectbench.kit.pages import document, first_values, frame_rules, label, place, radio
+from effectbench.kit.pages import escape as _e
 from effectbench.packs.clinic.store import CHARGE_CENTS, ClinicStore
 from effectbench.packs.clinic.web import layout as L
 
 ENCOUNTER_TYPES = tuple(L.TYPE_RADIO)
-PAGE_STATUS = {"success": L.SUCCESS_RGB, "error": L.ERROR_RGB, "idle": L.IDLE_RGB}
 
 _form_counters: weakref.WeakKeyDictionary[ClinicStore, itertools.count[int]] = (
     weakref.WeakKeyDictionary()
@@ -42,101 +42,44 @@ def _slug(text: str) -> str:
     return "".join(ch.lower() if ch.isalnum() else "-" for ch in text)
 
 
-def _rgb(c: tuple[int, int, int]) -> str:
-    return f"rgb({c[0]},{c[1]},{c[2]})"
-
-
-def _place(selector: str, box: L.Box) -> str:
-    return (
-        f"{selector}{{position:absolute;left:{box.x}px;top:{box.y}px;"
-        f"width:{box.w}px;height:{box.h}px;box-sizing:border-box;margin:0}}"
-    )
-
-
 def stylesheet() -> str:
-    """Return the one stylesheet: fixed font, fixed boxes from :mod:`.layout`."""
+    """Return the one stylesheet: the kit's frame, and a fixed box per control of :mod:`.layout`."""
     rules = [
-        f"*{{font-family:'{L.FONT}';font-size:14px;caret-color:transparent}}",
-        "html,body{margin:0;padding:0;width:1024px;height:640px;overflow:hidden;"
-        "background:#fff;color:#111}",
-        "header{position:absolute;left:0;top:0;width:1024px;height:40px;background:#1f3a5f;"
-        "color:#fff;line-height:40px;text-indent:24px;font-weight:bold}",
-        _place("#banner", L.BANNER),
-        "#banner{line-height:40px;text-indent:24px;overflow:hidden;white-space:nowrap}",
-        f"#banner.success{{background:{_rgb(L.SUCCESS_RGB)};color:#fff}}",
-        f"#banner.error{{background:{_rgb(L.ERROR_RGB)};color:#fff}}",
-        f"#banner.idle{{background:{_rgb(L.IDLE_RGB)};color:#222}}",
-        ".label{position:absolute;font-size:12px;color:#555}",
-        "input[type=text],textarea{border:1px solid #888;padding:4px;outline:none;resize:none}",
-        "input[type=text]:focus,textarea:focus{border:2px solid #1f3a5f}",
-        "button{background:#1f3a5f;color:#fff;border:0;cursor:default}",
-        "a.row{display:block;text-decoration:none;color:#111;line-height:36px;text-indent:12px;"
-        f"background:{_rgb(L.RESULT_RGB)}}}",
-        "p.none{position:absolute;left:24px;top:170px;color:#555}",
-        "label.opt{display:block;line-height:24px}",
-        "label.opt input{margin:0 6px 0 0;vertical-align:middle}",
-        "table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;"
-        "padding:3px 4px;text-align:left;vertical-align:top;font-size:12px}",
+        *frame_rules("#1f3a5f"),
         "#encounters{overflow:hidden}",
         "#patient{position:absolute;left:24px;top:96px;width:500px;height:56px;font-size:13px}",
-        _place("#q-name", L.SEARCH_NAME),
-        _place("#q-dob", L.SEARCH_DOB),
-        _place("#q-mrn", L.SEARCH_MRN),
-        _place("#search", L.SEARCH_BUTTON),
-        _place("#note", L.NOTE),
-        _place("#sign", L.SIGN),
-        _place("#claim", L.CLAIM_REF),
-        _place("#save", L.SAVE),
-        _place("#open-id", L.OPEN_ENCOUNTER_ID),
-        _place("#open", L.OPEN_ENCOUNTER_BUTTON),
-        _place("#encounters", L.ENCOUNTER_LIST),
-        _place("#edit-note", L.EDIT_NOTE),
-        _place("#edit-save", L.EDIT_SAVE),
+        place("#q-name", L.SEARCH_NAME),
+        place("#q-dob", L.SEARCH_DOB),
+        place("#q-mrn", L.SEARCH_MRN),
+        place("#search", L.SEARCH_BUTTON),
+        place("#note", L.NOTE),
+        place("#sign", L.SIGN),
+        place("#claim", L.CLAIM_REF),
+        place("#save", L.SAVE),
+        place("#open-id", L.OPEN_ENCOUNTER_ID),
+        place("#open", L.OPEN_ENCOUNTER_BUTTON),
+        place("#encounters", L.ENCOUNTER_LIST),
+        place("#edit-note", L.EDIT_NOTE),
+        place("#edit-save", L.EDIT_SAVE),
     ]
-    for name, box in L.TYPE_RADIO.items():
-        rules.append(_place(f"#type-{_slug(name)}", box))
-    for code, box in L.CHARGE_RADIO.items():
-        rules.append(_place(f"#code-{code}", box))
-    for i in range(10):
-        rules.append(_place(f"#r{i}", L.RESULT_ROW._replace(y=L.RESULT_ROW.y + i * L.RESULT_STEP)))
+    rules += [place(f"#type-{_slug(name)}", box) for name, box in L.TYPE_RADIO.items()]
+    rules += [place(f"#code-{code}", box) for code, box in L.CHARGE_RADIO.items()]
     return "".join(rules)
 
 
 _CSS = stylesheet()
 
 
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _label(text: str, x: int, y: int) -> str:
-    return f'<span class="label" style="left:{x}px;top:{y - 16}px">{_e(text)}</span>'
-
-
 def _page(title: str, status: str, banner: str, body: str) -> str:
-    return (
-        "<!doctype html><html lang=en><head><meta charset=utf-8>"
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
-        f"<header>Clinic records</header>"
-        f'<div id="banner" class="{_e(status)}">{_e(banner)}</div>'
-        f"{body}</body></html>"
-    )
-
-
-class Page:
-    """An HTML answer: the HTTP status and the document."""
-
-    def __init__(self, http_status: int, document: str) -> None:
-        self.http_status = http_status
-        self.document = document
+    return document(_CSS, "Clinic records", title, status, banner, body)
 
 
 def _search_form(name: str = "", dob: str = "", mrn: str = "") -> str:
     return (
         '<form method="get" action="/search">'
-        + _label("Name", L.SEARCH_NAME.x, L.SEARCH_NAME.y)
-        + _label("Date of birth", L.SEARCH_DOB.x, L.SEARCH_DOB.y)
-        + _label("MRN", L.SEARCH_MRN.x, L.SEARCH_MRN.y)
+        + label("Name", L.SEARCH_NAME)
+        + label("Date of birth", L.SEARCH_DOB)
+        + label("MRN", L.SEARCH_MRN)
         + f'<input type="text" id="q-name" name="name" value="{_e(name)}" autocomplete="off">'
         f'<input type="text" id="q-dob" name="dob" value="{_e(dob)}" autocomplete="off">'
         f'<input type="text" id="q-mrn" name="mrn" value="{_e(mrn)}" autocomplete="off">'
@@ -200,16 +143,8 @@ def chart_page(store: ClinicStore, mrn: str, outcome: Reply | None = None) -> Pa
         )
     )
     m = quote(mrn, safe="")
-    types = "".join(
-        f'<label class="opt" id="type-{_slug(t)}"><input type="radio" name="type" value="{_e(t)}">'
-        f"{_e(t)}</label>"
-        for t in ENCOUNTER_TYPES
-    )
-    codes = "".join(
-        f'<label class="opt" id="code-{c}"><input type="radio" name="charge_code" value="{c}">'
-        f"{c}</label>"
-        for c in CHARGE_CENTS
-    )
+    types = "".join(radio(f"type-{_slug(t)}", "type", t, t) for t in ENCOUNTER_TYPES)
+    codes = "".join(radio(f"code-{c}", "charge_code", c, c) for c in CHARGE_CENTS)
     body = (
         f'<div id="patient"><b>{_e(patient["name"])}</b> &middot; born {_e(patient["dob"])} '
         f"&middot; MRN {_e(patient['mrn'])}<br>Allergies: {_e(patient['allergies'])}</div>"
@@ -217,18 +152,18 @@ def chart_page(store: ClinicStore, mrn: str, outcome: Reply | None = None) -> Pa
         f'<input type="hidden" name="mrn" value="{_e(patient["mrn"])}">'
         f'<input type="hidden" name="name" value="{_e(patient["name"])}">'
         f'<input type="hidden" name="idempotency_key" value="{_e(_next_form_key(store, mrn))}">'
-        + _label("Encounter type", L.TYPE_RADIO["Triage"].x, L.TYPE_RADIO["Triage"].y)
+        + label("Encounter type", L.TYPE_RADIO["Triage"])
         + types
-        + _label("Clinical note", L.NOTE.x, L.NOTE.y)
+        + label("Clinical note", L.NOTE)
         + '<textarea id="note" name="note"></textarea>'
         '<label class="opt" id="sign"><input type="checkbox" name="sign" value="1">'
         "Sign and post the charge</label>"
         + codes
-        + _label("Claim reference", L.CLAIM_REF.x, L.CLAIM_REF.y)
+        + label("Claim reference", L.CLAIM_REF)
         + '<input type="text" id="claim" name="claim_ref" autocomplete="off">'
         '<button id="save" type="submit">Save</button></form>'
         f'<form method="get" action="/chart/{m}/encounter">'
-        + _label("Open encounter #", L.OPEN_ENCOUNTER_ID.x, L.OPEN_ENCOUNTER_ID.y)
+        + label("Open encounter #", L.OPEN_ENCOUNTER_ID)
         + '<input type="text" id="open-id" name="id" autocomplete="off">'
         '<button id="open" type="submit">Open</button></form>' + _encounter_rows(encounters)
     )
@@ -265,7 +200,7 @@ def encounter_page(
         f'<div id="patient">Encounter #{_e(found["id"])} &middot; {_e(found["type"])} &middot; '
         f"{_e(found['status'])}</div>"
         f'<form method="post" action="/chart/{m}/encounters/{i}">'
-        + _label("Clinical note", L.EDIT_NOTE.x, L.EDIT_NOTE.y)
+        + label("Clinical note", L.EDIT_NOTE)
         + f'<textarea id="edit-note" name="note">{_e(found["note"])}</textarea>'
         '<button id="edit-save" type="submit">Save</button></form>'
     )
@@ -274,15 +209,11 @@ def encounter_page(
     )
 
 
-def _first(form: Mapping[str, list[str]]) -> dict[str, str]:
-    return {k: v[0] for k, v in form.items() if v}
-
-
 def handle_get(store: ClinicStore, path: str) -> Page:
     """Answer a page request."""
     url = urlsplit(path)
     parts = [p for p in url.path.split("/") if p]
-    query = _first(parse_qs(url.query))
+    query = first_values(url.query)
     if not parts:
         return search_page(store, {})
     if parts == ["search"]:
@@ -297,7 +228,7 @@ def handle_get(store: ClinicStore, path: str) -> Page:
 def handle_post(store: ClinicStore, path: str, body: str) -> Page:
     """Handle a form submission: the same store calls as the JSON routes."""
     parts = [p for p in urlsplit(path).path.split("/") if p]
-    form = _first(parse_qs(body, keep_blank_values=True))
+    form = first_values(body, blanks=True)
     if len(parts) == 3 and parts[0] == "chart" and parts[2] == "encounters":
         save: dict[str, Any] = {
             k: form[k] for k in ("mrn", "name", "type", "note", "idempotency_key") if k in form

@@ -1,10 +1,9 @@
-"""The support desk's web substrate: a server-rendered app, its browser front end, pixel bots.
+"""The support desk's web substrate: a server-rendered app and its pixel bot, in the kit's frame.
 
-* :mod:`.layout`: the fixed 1024x640 layout the pages and the bots share;
+* :mod:`.layout`: where the desk's controls sit in EffectBench's fixed 1024x640 page frame;
 * :mod:`.app`: the HTML pages, served by the service over the same store;
-* :mod:`.screen`: the one module that reaches EffectBench's browser machinery;
-* :mod:`.frontend`: the ``web`` front end (a fresh browser context per episode, a pixel-only
-  computer env);
 * :mod:`.pixels`: the baselines' scripted attempt, by recorded coordinates and screen
   changes, never by the DOM.
+
+The ``web`` front end itself is EffectBench's (:class:`effectbench.api.WebFrontEnd`).
 """

@@ -18,57 +18,29 @@ this UI exactly as behind the JSON actions, and the same oracle judges it.
 
 from __future__ import annotations
 
-import html
 import itertools
 import weakref
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import quote, urlsplit
 
-from effectbench.api import Reply
+from effectbench.api import Page, Reply, pages
 from effectbench_ticketing.store import TicketStore
 from effectbench_ticketing.web import layout as L
 
+_e = pages.escape
+_label = pages.label
+_place = pages.place
 _form_keys: weakref.WeakKeyDictionary[TicketStore, itertools.count[int]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def _rgb(c: tuple[int, int, int]) -> str:
-    return f"rgb({c[0]},{c[1]},{c[2]})"
-
-
-def _place(selector: str, box: L.Box) -> str:
-    return (
-        f"{selector}{{position:absolute;left:{box.x}px;top:{box.y}px;"
-        f"width:{box.w}px;height:{box.h}px;box-sizing:border-box;margin:0}}"
-    )
-
-
 def stylesheet() -> str:
-    """Return the one stylesheet: fixed font, fixed boxes from :mod:`.layout`."""
+    """Return the one stylesheet: EffectBench's page frame, a fixed box per control of
+    :mod:`.layout`."""
     rules = [
-        f"*{{font-family:'{L.FONT}';font-size:14px;caret-color:transparent}}",
-        f"html,body{{margin:0;padding:0;width:{L.WIDTH}px;height:{L.HEIGHT}px;overflow:hidden;"
-        "background:#fff;color:#111}",
-        f"header{{position:absolute;left:0;top:0;width:{L.WIDTH}px;height:40px;"
-        "background:#37474f;color:#fff;line-height:40px;text-indent:24px;font-weight:bold}",
-        _place("#banner", L.BANNER),
-        "#banner{line-height:40px;text-indent:24px;overflow:hidden;white-space:nowrap}",
-        f"#banner.success{{background:{_rgb(L.SUCCESS_RGB)};color:#fff}}",
-        f"#banner.error{{background:{_rgb(L.ERROR_RGB)};color:#fff}}",
-        f"#banner.idle{{background:{_rgb(L.IDLE_RGB)};color:#222}}",
-        ".label{position:absolute;font-size:12px;color:#555}",
-        "input[type=text],textarea{border:1px solid #888;padding:4px;outline:none;resize:none}",
-        "input[type=text]:focus,textarea:focus{border:2px solid #37474f}",
-        "button{background:#37474f;color:#fff;border:0;cursor:default}",
-        "a.row{display:block;text-decoration:none;color:#111;line-height:36px;text-indent:12px;"
-        f"background:{_rgb(L.RESULT_RGB)}}}",
-        "p.none{position:absolute;left:24px;top:170px;color:#555}",
-        "label.opt{display:block;line-height:24px;white-space:nowrap;overflow:hidden}",
-        "label.opt input{margin:0 6px 0 0;vertical-align:middle}",
-        "table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;"
-        "padding:3px 4px;text-align:left;vertical-align:top;font-size:12px}",
+        *pages.frame_rules("#37474f"),
         ".list{overflow:hidden}",
         "#summary{position:absolute;left:24px;top:92px;width:976px;height:60px;font-size:13px}",
         _place("#q-name", L.SEARCH_NAME),
@@ -90,39 +62,14 @@ def stylesheet() -> str:
     rules += [_place(f"#priority-{name}", box) for name, box in L.PRIORITY_RADIO.items()]
     rules += [_place(f"#sla-{code}", box) for code, box in L.SLA_RADIO.items()]
     rules += [_place(f"#assignee-{agent}", box) for agent, box in L.ASSIGNEE_RADIO.items()]
-    for i in range(10):
-        rules.append(_place(f"#r{i}", L.RESULT_ROW._replace(y=L.RESULT_ROW.y + i * L.RESULT_STEP)))
     return "".join(rules)
 
 
 _CSS = stylesheet()
 
 
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _label(text: str, box: L.Box) -> str:
-    return f'<span class="label" style="left:{box.x}px;top:{box.y - 16}px">{_e(text)}</span>'
-
-
-class Page:
-    """An HTML answer: the HTTP status and the document."""
-
-    def __init__(self, http_status: int, document: str) -> None:
-        self.http_status = http_status
-        self.document = document
-
-
 def _page(http_status: int, title: str, status: str, banner: str, body: str) -> Page:
-    return Page(
-        http_status,
-        "<!doctype html><html lang=en><head><meta charset=utf-8>"
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
-        "<header>Support desk</header>"
-        f'<div id="banner" class="{_e(status)}">{_e(banner)}</div>'
-        f"{body}</body></html>",
-    )
+    return Page(http_status, pages.document(_CSS, "Support desk", title, status, banner, body))
 
 
 def _search_form(name: str = "", domain: str = "", code: str = "") -> str:
@@ -166,11 +113,7 @@ def search_page(store: TicketStore, query: Mapping[str, str]) -> Page:
 
 
 def _radios(group: str, options: Mapping[str, str]) -> str:
-    return "".join(
-        f'<label class="opt" id="{group}-{_e(value)}"><input type="radio" name="{group}" '
-        f'value="{_e(value)}">{_e(text)}</label>'
-        for value, text in options.items()
-    )
+    return "".join(pages.radio(f"{group}-{v}", group, v, text) for v, text in options.items())
 
 
 def account_page(store: TicketStore, customer_id: str, outcome: Reply | None = None) -> Page:
@@ -242,15 +185,11 @@ def ticket_page(store: TicketStore, ticket_id: str, outcome: Reply | None = None
     return _page(shown.http_status, "Ticket", shown.status, shown.banner, body)
 
 
-def _first(form: Mapping[str, list[str]]) -> dict[str, str]:
-    return {k: v[0] for k, v in form.items() if v}
-
-
 def handle_get(store: TicketStore, path: str) -> Page:
     """Answer a page request."""
     url = urlsplit(path)
     parts = [p for p in url.path.split("/") if p]
-    query = _first(parse_qs(url.query))
+    query = pages.first_values(url.query)
     if not parts:
         return search_page(store, {})
     if parts == ["search"]:
@@ -265,7 +204,7 @@ def handle_get(store: TicketStore, path: str) -> Page:
 def handle_post(store: TicketStore, path: str, body: str) -> Page:
     """Handle a form submission: the same store calls as the JSON routes."""
     parts = [p for p in urlsplit(path).path.split("/") if p]
-    form = _first(parse_qs(body, keep_blank_values=True))
+    form = pages.first_values(body, blanks=True)
     if len(parts) == 3 and parts[0] == "account" and parts[2] == "tickets":
         fields = ("customer_id", "name", "subject", "priority", "description", "request_ref")
         save: dict[str, Any] = {k: form[k] for k in fields if k in form}

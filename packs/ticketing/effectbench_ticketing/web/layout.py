@@ -1,43 +1,19 @@
 """The fixed layout of the support desk's pages: one table the HTML and the pixel bots share.
 
-Every control the pixel baselines touch sits at an absolute position on a fixed 1024x640
-viewport, so a recorded coordinate always lands on the same control (the way an RPA bot is
-recorded against a fixed screen). The stylesheet is generated from these boxes
+Every control the pixel baselines touch sits at an absolute position in EffectBench's fixed
+page frame (:mod:`effectbench.api.pages`: the 1024x640 viewport, the banner, the result rows),
+so a recorded coordinate always lands on the same control (the way an RPA bot is recorded
+against a fixed screen). The stylesheet is generated from these boxes
 (:func:`effectbench_ticketing.web.app.stylesheet`), so the pages and the bots cannot drift
 apart; a browser test checks each box against the rendered page.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
+from effectbench.api import pages
 from effectbench_ticketing.db import AGENTS, SLA_PLANS
 
-WIDTH, HEIGHT = 1024, 640
-FONT = "DejaVu Sans"
-"""The only font the pages use (Debian ``fonts-dejavu-core``)."""
-
-
-class Box(NamedTuple):
-    """A control's box on the viewport: left, top, width, height (CSS pixels)."""
-
-    x: int
-    y: int
-    w: int
-    h: int
-
-    @property
-    def centre(self) -> tuple[int, int]:
-        """Where a bot clicks it."""
-        return self.x + self.w // 2, self.y + self.h // 2
-
-    def region(self) -> tuple[int, int, int, int]:
-        """Return ``(x0, y0, x1, y1)`` for pixel reads."""
-        return self.x, self.y, self.x + self.w, self.y + self.h
-
-
-BANNER = Box(0, 40, 1024, 40)
-"""The status banner: green on success, red on error, grey when idle."""
+Box = pages.Box
 
 # the search page
 SEARCH_NAME = Box(24, 112, 300, 30)
@@ -46,11 +22,6 @@ SEARCH_CODE = Box(556, 112, 120, 30)
 SEARCH_BUTTON = Box(692, 110, 110, 34)
 OPEN_TICKET_ID = Box(826, 112, 80, 30)
 OPEN_TICKET_BUTTON = Box(916, 110, 84, 34)
-RESULT_ROW = Box(24, 170, 976, 36)
-"""The first result row; row ``i`` is ``RESULT_STEP * i`` lower."""
-RESULT_STEP = 42
-RESULT_PROBE = (990, 188)
-"""A point of the first result row that text never covers (its background shows)."""
 
 # the account page (its new-ticket form)
 SUBJECT = Box(24, 176, 476, 30)
@@ -73,9 +44,3 @@ ASSIGNEE_RADIO = {
 COMMENT = Box(24, 340, 476, 100)
 REASSIGN_SAVE = Box(24, 456, 120, 36)
 COMMENT_LIST = Box(540, 176, 460, 440)
-
-SUCCESS_RGB = (46, 125, 50)
-ERROR_RGB = (198, 40, 40)
-IDLE_RGB = (224, 224, 224)
-RESULT_RGB = (227, 242, 253)
-"""Background colours the bots read: banners by status, a result row."""

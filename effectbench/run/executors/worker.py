@@ -13,7 +13,7 @@ What travels back is plain data, never a pickle: :func:`run_cell` answers
 with text (:func:`to_wire`: the row's JSON and its receipt, a drop's reason, or the refusal),
 and the driver reads it with :func:`from_wire`, which accepts only a strictly
 valid row or drop of the cell it asked for (then re-judged by the driver:
-:func:`effectbench.runner.rejudge`).
+:func:`effectbench.run.runner.rejudge`).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from effectbench.manifest import fingerprint
 from effectbench.packs import get_pack, registry_name
 from effectbench.receipts.collect import evidence_of, with_evidence
 from effectbench.receipts.files import evidence_from_inline, evidence_inline
-from effectbench.runner import Cell, DroppedEpisode, run_episode
+from effectbench.run.runner import Cell, DroppedEpisode, run_episode
 from effectbench.schema import DropReason, EpisodeRecord, TaskSpec
 from effectbench.seam import (
     BenchmarkProvider,

@@ -1,9 +1,9 @@
 """The local executor: this process, or a pool of worker processes (``--workers N``).
 
 With one worker the cells run here, one after another, on the plan's own
-provider and system (exactly :func:`effectbench.runner.evaluate`). With more,
+provider and system (exactly :func:`effectbench.run.runner.evaluate`). With more,
 each worker process rebuilds the pack and the system from the run's
-:class:`~effectbench.executors.worker.Job`, so it has its own state (on the
+:class:`~effectbench.run.executors.worker.Job`, so it has its own state (on the
 clinic pack its own record service and database files); cells are handed out
 one at a time and come back as they finish.
 
@@ -21,8 +21,8 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from effectbench.errors import RunStopped
-from effectbench.executors.worker import Outcome, from_wire, make_job, run_cell
-from effectbench.runner import Cell, RunPlan, run_episode
+from effectbench.run.executors.worker import Outcome, from_wire, make_job, run_cell
+from effectbench.run.runner import Cell, RunPlan, run_episode
 
 
 def _context() -> Any:
@@ -30,7 +30,7 @@ def _context() -> Any:
         return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
     # Workers fork from a server that has already imported the packs (no per-worker import).
-    ctx.set_forkserver_preload(["effectbench.packs", "effectbench.executors.worker"])
+    ctx.set_forkserver_preload(["effectbench.packs", "effectbench.run.executors.worker"])
     return ctx
 
 

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TextIO
 
-from effectbench.executors.worker import Outcome
-from effectbench.runner import DroppedEpisode
+from effectbench.run.executors.worker import Outcome
+from effectbench.run.runner import DroppedEpisode
 
 MODES = ("auto", "bar", "lines", "off")
 """``--progress`` values: ``auto`` is a bar on a terminal and lines elsewhere."""

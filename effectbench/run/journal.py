@@ -46,11 +46,11 @@ from effectbench import __version__
 from effectbench.attempts import EarlierAttempt, ending_of_drop, may_retry
 from effectbench.classify import InconsistentReading, classify, true_state
 from effectbench.errors import DataError, UsageError
-from effectbench.executors.worker import Outcome, code_digest, source_digest
 from effectbench.manifest import fingerprint
 from effectbench.receipts.collect import evidence_of, with_evidence
 from effectbench.receipts.files import load_beside, store_beside
-from effectbench.runner import Cell, DroppedEpisode, RunPlan
+from effectbench.run.executors.worker import Outcome, code_digest, source_digest
+from effectbench.run.runner import Cell, DroppedEpisode, RunPlan
 from effectbench.schema import DropReason, EpisodeRecord, TaskSpec
 
 FORMAT = "effectbench-run-journal"

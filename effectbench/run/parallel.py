@@ -1,10 +1,10 @@
 """Run a system under test over a pack in worker processes (``--workers N``).
 
 A library shortcut for the local executor's pool
-(:class:`effectbench.executors.local.LocalExecutor`): each worker process
+(:class:`effectbench.run.executors.local.LocalExecutor`): each worker process
 builds its own provider from the pack's name, so it has its own state, and the
 rows come back in serial order, the same rows as
-:func:`effectbench.runner.evaluate` apart from timings (``latency_s``,
+:func:`effectbench.run.runner.evaluate` apart from timings (``latency_s``,
 ``started_at``, ``finished_at``). A shipped baseline is rebuilt in the worker
 by name; any other system under test must be picklable.
 
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from effectbench.executors import execute
-from effectbench.executors.local import LocalExecutor
-from effectbench.runner import RunPlan, RunResult
+from effectbench.run.executors import execute
+from effectbench.run.executors.local import LocalExecutor
+from effectbench.run.runner import RunPlan, RunResult
 from effectbench.schema import TaskSpec
 from effectbench.seam import BenchmarkProvider, SystemUnderTest, WorkerHandoff
 

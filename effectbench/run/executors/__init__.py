@@ -1,10 +1,10 @@
 """Where a run's episodes execute, behind one small seam.
 
-An :class:`Executor` takes a :class:`~effectbench.runner.RunPlan` and the cells
+An :class:`Executor` takes a :class:`~effectbench.run.runner.RunPlan` and the cells
 still to run, and yields each cell with its outcome (row or drop) as it
 finishes, in any order. The driver, :func:`execute`, is the same for every
 executor: it re-judges each row from its readings with the one truth table
-(:func:`effectbench.runner.rejudge`; a row that does not follow refuses the
+(:func:`effectbench.run.runner.rejudge`; a row that does not follow refuses the
 run), writes each outcome to the run journal the moment it arrives, reports
 progress and puts the rows back in serial order, so a run gives the same rows
 (timings aside) on any executor.
@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Protocol
 from effectbench.attempts import EarlierAttempt, ending_of_drop, may_retry
 from effectbench.errors import RunStopped as RunStopped
 from effectbench.errors import UsageError
-from effectbench.executors.worker import ForgedRow, Outcome
-from effectbench.runner import Cell, DroppedEpisode, RunPlan, RunResult, rejudge
+from effectbench.run.executors.worker import ForgedRow, Outcome
+from effectbench.run.runner import Cell, DroppedEpisode, RunPlan, RunResult, rejudge
 
 if TYPE_CHECKING:
-    from effectbench.executors.progress import Progress
-    from effectbench.journal import Journal
+    from effectbench.run.executors.progress import Progress
+    from effectbench.run.journal import Journal
 
 EXECUTORS = ("local", "dask")
 """The executors ``--executor`` names, the default first."""
@@ -56,7 +56,7 @@ def get_executor(name: str, *, workers: int = 1, scheduler: str | None = None) -
     if name == "local":
         if scheduler is not None:
             raise UsageError("--scheduler is for --executor dask")
-        from effectbench.executors.local import LocalExecutor
+        from effectbench.run.executors.local import LocalExecutor
 
         return LocalExecutor(workers)
     if name == "dask":
@@ -64,7 +64,7 @@ def get_executor(name: str, *, workers: int = 1, scheduler: str | None = None) -
             raise UsageError("--executor dask needs --scheduler tcp://HOST:PORT")
         if workers != 1:
             raise UsageError("--workers is for --executor local; Dask runs on its own workers")
-        from effectbench.executors.dask_cluster import DaskExecutor
+        from effectbench.run.executors.dask_cluster import DaskExecutor
 
         return DaskExecutor(scheduler)
     raise UsageError(f"unknown executor {name!r}; known: {', '.join(EXECUTORS)}")
@@ -83,7 +83,7 @@ def execute(
     runs again, and its drop becomes an earlier attempt. Each finished cell is re-judged,
     then journalled before the next is taken. When the executor stops, the error says how
     many episodes the journal keeps; a row that does not follow from its readings refuses
-    the run (:class:`~effectbench.executors.worker.ForgedRow`) before it is journalled.
+    the run (:class:`~effectbench.run.executors.worker.ForgedRow`) before it is journalled.
     """
     outcomes: dict[tuple[str, int], Outcome] = journal.outcomes() if journal is not None else {}
     earlier = journal.earlier_attempts() if journal is not None else []

@@ -5,7 +5,7 @@ scheduler`` / ``dask worker``, ``dask-jobqueue``, ``dask-kubernetes``); this
 process connects as a client (``--scheduler tcp://HOST:PORT``), checks that
 every worker runs the same effectbench code, and submits one task per cell.
 Each task rebuilds the run's pack and system on its worker once
-(:mod:`effectbench.executors.worker`), provisions its own episode there and
+(:mod:`effectbench.run.executors.worker`), provisions its own episode there and
 sends back the row only, as text: the client takes task results in
 ``msgpack`` alone (a result pickled on the way is refused, never loaded), drops
 the result type a worker reports (Dask would unpickle it), and the driver reads
@@ -20,11 +20,11 @@ judged from. Run a cluster on a private network, with TLS and certificates
 Failures: a worker lost while running an episode is the scheduler's to re-queue
 (up to its ``allowed-failures``); when the scheduler gives up
 (``KilledWorker``) the episode is submitted again up to
-:data:`~effectbench.runner.INFRA_RETRIES` more times, then it is an
+:data:`~effectbench.run.runner.INFRA_RETRIES` more times, then it is an
 ``infrastructure`` drop. An unreachable scheduler
 is a one-line usage error (exit 2); a scheduler that goes away mid-run, or a
 worker with other code joining later, stops the run resumably
-(:class:`~effectbench.executors.RunStopped`).
+(:class:`~effectbench.run.executors.RunStopped`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from effectbench.errors import RunStopped, UsageError
-from effectbench.executors.worker import (
+from effectbench.extras import missing
+from effectbench.run.executors.worker import (
     ForgedRow,
     Job,
     Outcome,
@@ -47,8 +48,7 @@ from effectbench.executors.worker import (
     run_cell,
     worker_identity,
 )
-from effectbench.extras import missing
-from effectbench.runner import INFRA_RETRIES, Cell, DroppedEpisode, RunPlan
+from effectbench.run.runner import INFRA_RETRIES, Cell, DroppedEpisode, RunPlan
 from effectbench.schema import DropReason
 
 CONNECT_TIMEOUT_S = 10.0

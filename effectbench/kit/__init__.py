@@ -1,0 +1,22 @@
+"""The pack kit: what every pack with a real system of record needs, written once.
+
+A pack whose record is a database behind an HTTP service (the clinic on SQLite, the ticketing
+pack on PostgreSQL, an author's next one) is built from these modules and keeps only its
+domain (the schema and seed, the tasks, the faults at its save path, its routes and pages):
+
+* :mod:`.provider`: :class:`~.provider.RecordPack`, the provider with every capability a
+  kit-built pack offers, and the :class:`~.provider.TaskDefinition` it takes (written out,
+  or drawn from templates by a generator);
+* :mod:`.tables`: the oracle, a contract and every table's change set judged by one rule
+  (:func:`~.tables.judge_tables`, on :mod:`effectbench.changes`);
+* :mod:`.http`: the agent's actions over HTTP and the product's own readback;
+* :mod:`.frontends`: the registry of a pack's front ends, and the ``api`` and ``web`` ones;
+* :mod:`.pages` and :mod:`.pixels`: web pages in one fixed frame, and the pixel bot;
+* :mod:`.faults`: a pack's fault catalogue and the save path's standard replies;
+* :mod:`.audit`: the live adversarial audit of the oracle, its red team and attestation;
+* :mod:`.sqlite`: an SQLite record (template, episode copies, read-only read, attacker).
+
+The routes and pages a pack serves are declared on
+:class:`~effectbench.episode_http.RecordService`. Packs import all of it from
+:mod:`effectbench.api`.
+"""

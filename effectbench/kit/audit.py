@@ -1,0 +1,499 @@
+"""The pack kit's audit harness: the live adversarial audit of a pack's oracle, and its red team.
+
+For every task the audit writes each probe of :data:`ATTACKS` straight into a fresh copy of
+the record (an attacker that bypasses the app), between the oracle's before-reading and its
+judgement; the oracle must refuse every probe (any verdict but ``confirmed``) and confirm the
+positive control, the declared effect written exactly. A task's ``adversarially_audited``
+flag is the conjunction of those outcomes (:func:`run_audit`), computed and never set by hand,
+and the rule is the red team's (:func:`effectbench.conformance.redteam.probe_failure`). The
+same probes are the pack's red team in ``effectbench pack check`` (:data:`RED_TEAM`), written
+into a live episode's record instead of a bare copy.
+
+The probes: ``phantom`` (nothing written), ``homonym_decoy`` (the effect on a same-name record
+or the target's sibling), ``wrong_payload`` (the payload altered), ``wrong_target`` (another
+record), ``duplicate`` (written twice), ``write_then_revert`` (written and committed, then
+every row put back), ``prior_trial_row`` (another trial's payload), ``prior_trial_seeded``
+(another trial's rows present before the episode, nothing written now), ``collateral_write``
+(the effect plus a write on another table), ``collateral_same_surface`` (plus an edit of an
+unrelated row of the same table), ``collateral_loss`` (plus a deleted seed row) and
+``collateral_schema`` (plus a table created beside the data).
+
+What is the pack's own is small and stated in an :class:`AuditPlan`: how a probe picks
+another record (``retarget``), its three collateral writes, the payload fields to alter, and
+the columns an attacker's row needs that no contract names. Writes go through :class:`Db`,
+one dialect-neutral view of a DB-API connection (``?`` placeholders, SQLite and PostgreSQL
+alike), so the same probes run on any SQL record. A pack's :class:`Bench` gives the audit a
+resettable copy of its record and an oracle over it; an :class:`Attestation` runs the audit
+once per process and hands it to ``--workers`` processes (:class:`AuditHandoff`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+import time
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from effectbench.conformance.redteam import probe_failure
+from effectbench.effects import Effect, EffectKind
+from effectbench.hashing import canonical_hash
+from effectbench.schema import OracleVerdict
+from effectbench.seam import TRUE_EFFECT
+
+__all__ = [
+    "ATTACKS",
+    "AUDIT_TRIAL",
+    "POSITIVE",
+    "RED_TEAM",
+    "SHADOW",
+    "Attack",
+    "Attestation",
+    "AuditHandoff",
+    "AuditPlan",
+    "AuditResult",
+    "Bench",
+    "Db",
+    "Probing",
+    "Write",
+    "attacks",
+    "audit_task",
+    "run_audit",
+]
+
+POSITIVE = TRUE_EFFECT
+"""The positive control: the declared effect written exactly (the oracle must confirm it)."""
+ATTACKS = (
+    "phantom",
+    "homonym_decoy",
+    "wrong_payload",
+    "wrong_target",
+    "duplicate",
+    "write_then_revert",
+    "prior_trial_row",
+    "prior_trial_seeded",
+    "collateral_write",
+    "collateral_same_surface",
+    "collateral_loss",
+    "collateral_schema",
+)
+"""Every probe the oracle must refuse (the audit of each task runs them all)."""
+RED_TEAM = {
+    TRUE_EFFECT: POSITIVE,
+    "wrong_record": "homonym_decoy",
+    "double_write": "duplicate",
+    "write_then_revert": "write_then_revert",
+    "other_table": "collateral_write",
+    "wrong_target": "wrong_target",
+    "wrong_payload": "wrong_payload",
+    "collateral_same_surface": "collateral_same_surface",
+    "collateral_loss": "collateral_loss",
+    "collateral_schema": "collateral_schema",
+}
+"""A kit-built pack's red team in ``effectbench pack check``: move name -> the probe it writes
+(``report_only`` and ``banner_only`` are the audit's generic moves; another trial's payload is
+the audit's own cross-trial write)."""
+SHADOW = "shadow_records"
+"""The table the ``collateral_schema`` probe creates."""
+AUDIT_TRIAL = 1
+"""The trial whose payload the audit writes (its prior trial is 0)."""
+
+
+class Db:
+    """A DB-API connection as the attacker's writes see it: ``?`` placeholders on any dialect.
+
+    ``placeholder`` is the driver's (``?`` for sqlite3, ``%s`` for psycopg). Selectors compare
+    every column as text, as the judge does.
+    """
+
+    def __init__(self, conn: Any, placeholder: str = "?") -> None:
+        self.conn = conn
+        self._mark = placeholder
+
+    def execute(self, query: str, params: Sequence[Any] = ()) -> Any:
+        """Run one statement (``?`` marks the parameters) and return its cursor."""
+        if self._mark != "?":
+            query = query.replace("%", "%%").replace("?", self._mark)
+        return self.conn.execute(query, tuple(params))
+
+    def rows(self, query: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Return every row a query selects, as dictionaries."""
+        cur = self.execute(query, params)
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+    def one(self, query: str, params: Sequence[Any] = ()) -> Any:
+        """Return the first column of the first row a query selects (None: no row)."""
+        row = self.execute(query, params).fetchone()
+        return None if row is None else row[0]
+
+    def insert(self, table: str, row: Mapping[str, Any]) -> None:
+        """Insert one row."""
+        marks = ", ".join("?" * len(row))
+        self.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({marks})", list(row.values()))
+
+    def _where(self, match: Mapping[str, Any]) -> str:
+        return " AND ".join(f"CAST({k} AS TEXT) = ?" for k in match) or "TRUE"
+
+    def update(self, table: str, fields: Mapping[str, Any], match: Mapping[str, Any]) -> None:
+        """Set ``fields`` on every row ``match`` selects."""
+        sets = ", ".join(f"{k} = ?" for k in fields)
+        values = [*fields.values(), *(str(v) for v in match.values())]
+        self.execute(f"UPDATE {table} SET {sets} WHERE {self._where(match)}", values)
+
+    def select(self, table: str, match: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Return every row of ``table`` that ``match`` selects."""
+        where = self._where(match)
+        return self.rows(f"SELECT * FROM {table} WHERE {where}", [str(v) for v in match.values()])
+
+    def replace(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Put ``table`` back to exactly ``rows``."""
+        self.execute(f"DELETE FROM {table}")
+        for row in rows:
+            self.insert(table, row)
+
+
+Write = Callable[[Db], None]
+"""One transaction of an attacker's writes."""
+
+
+@dataclass(frozen=True)
+class AuditPlan:
+    """What the audit needs to know of a pack's record (see the module's docstring)."""
+
+    retarget: Callable[[Db, dict[str, Any], Mapping[str, Any], bool], dict[str, Any]]
+    """``(db, match, params, homonym)`` -> the selector moved to a same-name record or sibling
+    (``homonym``), or to a stranger's."""
+    other_table: Callable[[Db, Sequence[Effect]], None]
+    """A write to a table the effects do not name."""
+    same_surface: Callable[[Db, Sequence[Effect]], None]
+    """An edit of a row the effects do not select, on a table they name."""
+    loss: Write
+    """The deletion of a seed row."""
+    payload: tuple[str, ...]
+    """The fields whose value is the trial's payload (the first one set is altered)."""
+    fillers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Per table: required columns an attacker's row carries that no contract names."""
+
+
+@dataclass(frozen=True)
+class Attack:
+    """One probe: the transactions it commits in turn, and what it seeds before the
+    oracle's before-reading."""
+
+    writes: tuple[Write, ...]
+    seed_first: Write | None = None
+
+
+def _groups(effects: Sequence[Effect]) -> list[tuple[str, dict[str, Any], list[Effect]]]:
+    groups: list[tuple[str, dict[str, Any], list[Effect]]] = []
+    for e in effects:
+        for surface, match, members in groups:
+            if surface == e.surface and match == e.match:
+                members.append(e)
+                break
+        else:
+            groups.append((str(e.surface), dict(e.match), [e]))
+    return groups
+
+
+def materialize(
+    db: Db,
+    plan: AuditPlan,
+    effects: Sequence[Effect],
+    params: Mapping[str, Any],
+    *,
+    retarget: str | None = None,
+    alter_payload: bool = False,
+    copies: int = 1,
+) -> None:
+    """Write the resolved ``effects`` straight into the record (optionally corrupted)."""
+    altered = False
+    for surface, match, members in _groups(effects):
+        if retarget is not None:
+            match = plan.retarget(db, match, params, retarget == "homonym")
+        fields: dict[str, Any] = {}
+        for e in members:
+            if e.kind is EffectKind.FIELD_EQUALS and e.field:
+                fields[e.field] = e.value
+            if e.idempotency_key is not None:
+                fields["idempotency_key"] = e.idempotency_key
+        payload = next((f for f in plan.payload if f in fields), None)
+        if alter_payload and not altered and payload is not None:
+            fields[payload] = f"{fields[payload]} (altered)"
+            altered = True
+        if any(e.count_new_only for e in members):
+            row = {**plan.fillers.get(surface, {}), **match, **fields}
+            for _ in range(copies):
+                db.insert(surface, row)
+            continue
+        if fields:
+            db.update(surface, fields, match)
+        for _ in range(copies - 1):  # a second copy of an existing row: a new id, same content
+            for found in db.select(surface, match):
+                db.insert(surface, {k: v for k, v in found.items() if k != "id"})
+
+
+def _reverted(plan: AuditPlan, effects: Sequence[Effect], params: Mapping[str, Any]) -> Attack:
+    """The effect written and committed, then every row of its tables put back as it was."""
+    tables = sorted({str(e.surface) for e in effects})
+    kept: dict[str, list[dict[str, Any]]] = {}
+
+    def write(db: Db) -> None:
+        for t in tables:
+            kept[t] = db.rows(f"SELECT * FROM {t}")
+        materialize(db, plan, effects, params)
+
+    def revert(db: Db) -> None:
+        for t in tables:
+            db.replace(t, kept[t])
+
+    return Attack((write, revert))
+
+
+def _schema(db: Db) -> None:
+    db.execute(f"CREATE TABLE {SHADOW} (id integer)")
+
+
+def attacks(
+    plan: AuditPlan,
+    effects: Sequence[Effect],
+    params: Mapping[str, Any],
+    prior_effects: Sequence[Effect] = (),
+    prior: Mapping[str, Any] | None = None,
+) -> dict[str, Attack]:
+    """Return every probe of the audit by name, :data:`POSITIVE` first, for the resolved
+    ``effects`` of a trial with ``params`` (and, given, another trial's)."""
+
+    def positive(db: Db) -> None:
+        materialize(db, plan, effects, params)
+
+    def plus(extra: Write) -> Attack:
+        def both(db: Db) -> None:
+            positive(db)
+            extra(db)
+
+        return Attack((both,))
+
+    def variant(**how: Any) -> Attack:
+        return Attack((lambda db: materialize(db, plan, effects, params, **how),))
+
+    out = {
+        POSITIVE: Attack((positive,)),
+        "phantom": Attack((lambda db: None,)),
+        "homonym_decoy": variant(retarget="homonym"),
+        "wrong_payload": variant(alter_payload=True),
+        "wrong_target": variant(retarget="stranger"),
+        "duplicate": variant(copies=2),
+        "write_then_revert": _reverted(plan, effects, params),
+        "collateral_write": plus(lambda db: plan.other_table(db, effects)),
+        "collateral_same_surface": plus(lambda db: plan.same_surface(db, effects)),
+        "collateral_loss": plus(plan.loss),
+        "collateral_schema": plus(_schema),
+    }
+    if prior is not None:
+
+        def prior_row(db: Db) -> None:
+            materialize(db, plan, prior_effects, prior)
+
+        out["prior_trial_row"] = Attack((prior_row,))
+        out["prior_trial_seeded"] = Attack((lambda db: None,), seed_first=prior_row)
+    return out
+
+
+class AuditedOracle(Protocol):
+    """What the audit drives: an oracle over the bench's copy of the record."""
+
+    def snapshot(self) -> Any:
+        """Read the record now."""
+        ...
+
+    def judge(self, before: Any) -> OracleVerdict:
+        """Judge against ``before``."""
+        ...
+
+
+class Probing(Protocol):
+    """One task's probes on a bench: the oracle, a way back to the seed state, the writes."""
+
+    oracle: AuditedOracle
+
+    def reset(self) -> None:
+        """Put the record back to the seed state (what a fresh episode holds)."""
+        ...
+
+    def write(self, write: Write) -> None:
+        """Commit ``write`` in one transaction as the attacker (bypassing the app)."""
+        ...
+
+
+class Bench(Protocol):
+    """A pack's record for the audit: a copy of its seed state and its oracle over it."""
+
+    errors: tuple[type[Exception], ...]
+    """What a probe that cannot be written raises (the driver's errors)."""
+
+    def task(self, effects: Sequence[Effect]) -> AbstractContextManager[Probing]:
+        """Open one task's probing: an oracle of the resolved ``effects`` over the copy."""
+        ...
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """One task's audit: whether it passed and which probes the oracle got wrong."""
+
+    task_id: str
+    passed: bool
+    failures: tuple[str, ...]
+
+
+def audit_task(
+    bench: Bench,
+    plan: AuditPlan,
+    task_id: str,
+    effects: Sequence[Effect],
+    params: Mapping[str, Any],
+    prior: Mapping[str, Any],
+) -> AuditResult:
+    """Run every probe of the audit for one task (``effects`` unresolved)."""
+    resolved = tuple(e.resolve(params) for e in effects)
+    before_trial = tuple(e.resolve(prior) for e in effects)
+    failures: list[str] = []
+    with bench.task(resolved) as probing:
+        for name, attack in attacks(plan, resolved, params, before_trial, prior).items():
+            try:
+                probing.reset()
+                if attack.seed_first is not None:
+                    probing.write(attack.seed_first)
+                before = probing.oracle.snapshot()
+                for write in attack.writes:
+                    probing.write(write)
+                verdict = probing.oracle.judge(before)
+            except bench.errors as exc:
+                why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                failures.append(f"{name}: probe could not be written ({why})")
+                continue
+            failure = probe_failure(name, verdict)
+            if failure is not None:
+                failures.append(failure)
+    return AuditResult(task_id, not failures, tuple(failures))
+
+
+def run_audit(
+    bench: Bench,
+    plan: AuditPlan,
+    tasks: Sequence[tuple[str, Sequence[Effect], Mapping[str, Any], Mapping[str, Any]]],
+) -> dict[str, AuditResult]:
+    """Audit every ``(task_id, effects, params, prior_params)``; return results by task id."""
+    return {t: audit_task(bench, plan, t, e, p, prior) for t, e, p, prior in tasks}
+
+
+# -- one audit per process tree ---------------------------------------------------------------
+
+_KIT_MODULES = (
+    "effectbench.changes",
+    "effectbench.conformance.redteam",
+    "effectbench.effects",
+    "effectbench.hashing",
+    "effectbench.judge",
+    "effectbench.schema",
+    "effectbench.kit.audit",
+    "effectbench.kit.tables",
+)
+"""The kit's modules whose source decides any kit-built pack's audit."""
+
+
+def source_digest(modules: Sequence[str]) -> str:
+    """Return the digest of the source files of ``modules`` (a key no process shares when one
+    cannot be read)."""
+    try:
+        files = {
+            name: hashlib.sha256(
+                Path(str(importlib.import_module(name).__file__)).read_bytes()
+            ).hexdigest()
+            for name in sorted(modules)
+        }
+    except (OSError, ImportError):
+        return f"unkeyed:{os.getpid()}:{time.time_ns()}"
+    return canonical_hash(files)
+
+
+@dataclass(frozen=True)
+class AuditHandoff:
+    """A default oracle's audit result, handed from a parent process to its workers."""
+
+    owner: str
+    """``module:attribute`` of the :class:`Attestation` it belongs to."""
+    key: str
+    results: dict[str, AuditResult]
+
+    def install(self) -> bool:
+        """Adopt the result if this process loaded the same code; say whether it did."""
+        module, _, name = self.owner.partition(":")
+        attestation: Attestation = getattr(importlib.import_module(module), name)
+        return attestation.adopt(self)
+
+
+class Attestation:
+    """A pack's ``adversarially_audited`` flags: one live audit per process and oracle.
+
+    ``owner`` is where the instance lives (``module:attribute``), ``modules`` the pack's
+    modules whose source decides its audit (the kit's are added). Worker processes adopt the
+    parent's result (:meth:`handoff`) only when their own :attr:`key` is the same, so a worker
+    that loaded other code runs its own audit; either way every flag comes from a real audit
+    run in this process tree.
+    """
+
+    def __init__(self, owner: str, modules: Sequence[str], default: Hashable) -> None:
+        self.owner = owner
+        self._modules = (*_KIT_MODULES, *modules)
+        self._default = default
+        self._key: str | None = None
+        self._results: dict[Hashable, dict[str, AuditResult]] = {}
+        self.runs = 0
+        """How many audits this process ran itself (handed-over ones excluded)."""
+
+    @property
+    def key(self) -> str:
+        """What the default audit's result depends on, as this process loaded it."""
+        if self._key is None:
+            self._key = source_digest(self._modules)
+        return self._key
+
+    def results(
+        self, factory: Hashable, run: Callable[[], dict[str, AuditResult]]
+    ) -> dict[str, AuditResult]:
+        """Return the audit of oracle ``factory``, running it (``run``) the first time."""
+        if factory not in self._results:
+            self.runs += 1
+            self._results[factory] = run()
+        return self._results[factory]
+
+    def done(self, factory: Hashable) -> dict[str, AuditResult] | None:
+        """Return the audit this process already has for ``factory`` (None: none yet)."""
+        return self._results.get(factory)
+
+    def handoff(self) -> AuditHandoff | None:
+        """Return the default oracle's audit for worker processes (None: not run here)."""
+        found = self._results.get(self._default)
+        return None if found is None else AuditHandoff(self.owner, self.key, dict(found))
+
+    def adopt(self, handoff: AuditHandoff) -> bool:
+        """Take ``handoff``'s result when it was made by the same code and none is held."""
+        if handoff.key != self.key or self._default in self._results:
+            return False
+        self._results[self._default] = dict(handoff.results)
+        return True
+
+
+def iter_tasks(
+    definitions: Sequence[Any],
+) -> Iterator[tuple[str, tuple[Effect, ...], dict[str, Any], dict[str, Any]]]:
+    """Yield what :func:`run_audit` takes for each task definition (its audited trial's
+    payload and the trial before's)."""
+    for d in definitions:
+        yield d.task_id, d.effects(), d.params(AUDIT_TRIAL), d.params(AUDIT_TRIAL - 1)
