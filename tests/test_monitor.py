@@ -40,7 +40,10 @@ from effectbench.monitors.view import FORBIDDEN, READABLE
 from effectbench.schema import Outcome, Split
 from effectbench.signatures import sign_bundle
 from effectbench.signatures.subjects import PREDICATE_TYPE as SUBMISSION_PREDICATE
+from verifier.api import VerifyOptions, verify_path
+from verifier.corpus import board_corpus
 from verifier.monitors import MonitorReport, verify_monitor
+from verifier.ranking import rank_across
 from verifier.report import Status
 
 ALICE = "alice@example.org"
@@ -56,8 +59,9 @@ def instance() -> SigstoreTestInstance:
 
 @pytest.fixture(scope="module")
 def board(instance: SigstoreTestInstance, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder holding ``submissions/``, ``heldout/``, and the exported ``corpus/`` with the
-    board's ``held/`` labels and ``corpus.lock.json``."""
+    """A folder laid out as the repository: ``submissions/``, ``monitors/heldout/`` and
+    ``monitors/corpus.lock.json``, with the exported ``corpus/`` and the board's ``held/``
+    labels."""
     root = tmp_path_factory.mktemp("board")
     for baseline in ("screen_only", "effect_verified"):
         bundle = make_bundle(
@@ -68,14 +72,14 @@ def board(instance: SigstoreTestInstance, tmp_path_factory: pytest.TempPathFacto
         )
         token = instance.email_token(ALICE)
         sign_bundle(bundle, identity_token=token, trust_config=instance.trust_config_path)
-    heldout = root / "heldout"
+    heldout = root / "monitors" / "heldout"
     status = main(
         ["monitor", "heldout", "--out", str(heldout), "--substrate", "api", "--pack", "clinic"]
     )
     assert status == 0
     args = ["monitor", "corpus", str(root / "submissions"), "--out", str(root / "corpus")]
     args += ["--heldout", str(heldout), "--held-labels", str(root / "held")]
-    args += ["--lock", str(root / "corpus.lock.json")]
+    args += ["--lock", str(root / "monitors" / "corpus.lock.json")]
     args += ["--trust-config", str(instance.trust_config_path)]
     assert main(args) == 0
     return root
@@ -161,7 +165,7 @@ def test_test_labels_are_held_by_the_board_only(
     assert not {e.id for e in dev.episodes} & {e.id for e in test.episodes}
     assert corpus.manifest.splits == {Split.DEV: len(dev.episodes), Split.TEST: len(test.episodes)}
     assert {e.slice for e in test.episodes} == {"plain", "monitored"}
-    assert all(e.source.startswith(str(board / "heldout")) for e in test.episodes)
+    assert all(e.source.startswith(str(board / "monitors" / "heldout")) for e in test.episodes)
 
 
 def test_labels_come_from_the_verified_rows(board: Path, labels: list[LabelFile]) -> None:
@@ -182,7 +186,7 @@ def test_labels_come_from_the_verified_rows(board: Path, labels: list[LabelFile]
 def test_corpus_is_content_addressed_and_locked(board: Path, corpus: CorpusFolder) -> None:
     raw = (board / "corpus" / "episodes.jsonl").read_bytes()
     assert corpus.ref.digest == "sha256:" + hashlib.sha256(raw).hexdigest()
-    lock = json.loads((board / "corpus.lock.json").read_text())
+    lock = json.loads((board / "monitors" / "corpus.lock.json").read_text())
     assert lock["corpus"] == corpus.ref.model_dump(mode="json")
     assert len(lock["sources"]) == 2 + 6
     for view in corpus.views:
@@ -192,11 +196,27 @@ def test_corpus_is_content_addressed_and_locked(board: Path, corpus: CorpusFolde
     # the same sources export the same corpus, at the same version
     again = board / "again"
     args = ["monitor", "corpus", str(board / "submissions"), "--out", str(again)]
-    args += ["--heldout", str(board / "heldout"), "--lock", str(board / "corpus.lock.json")]
+    args += ["--heldout", str(board / "monitors" / "heldout")]
+    args += ["--lock", str(board / "monitors" / "corpus.lock.json")]
     args += ["--trust-config", str(shared_instance().trust_config_path)]
     assert main(args) == 0
     assert (again / "episodes.jsonl").read_bytes() == raw
     assert not (again / "labels-test.json").exists()
+
+
+def test_the_board_makes_the_locked_corpus_again_or_says_why_not(
+    board: Path, corpus: CorpusFolder, instance: SigstoreTestInstance
+) -> None:
+    options = VerifyOptions(trust_config=instance.trust_config_path)
+    reports = rank_across(list(verify_path(board / "submissions", options)))
+    made = board_corpus(board, reports)
+    assert made.corpus is not None and not made.findings
+    assert made.corpus.ref == corpus.ref
+    assert made.corpus.lines == (board / "corpus" / "episodes.jsonl").read_bytes()
+    missing = board_corpus(board, reports[1:])
+    assert missing.corpus is None
+    assert [f.check for f in missing.findings] == [CheckId.MONITOR_CORPUS_SOURCE]
+    assert missing.findings[0].file == reports[0].path
 
 
 def test_an_altered_corpus_is_refused(board: Path, tmp_path: Path) -> None:
@@ -279,6 +299,14 @@ def test_reference_monitors_are_scored_as_an_independent_computation_says(
                 assert point.name == name and point.recall is not None
                 assert point.recall.rate == pytest.approx(float((pos > cut).mean()), abs=1e-9)
             assert sum(c.positives for c in split.cells.values()) == len(pos)
+            assert sum(c.negatives for c in split.slices.values()) == len(neg)
+            cut_5 = np.sort(neg)[::-1][int(FPR_TARGETS[1][1] * len(neg))]
+            assert split.missed == [
+                e.id
+                for e in label_file.episodes
+                if e.label == "positive" and not scores[e.id] > cut_5
+            ]
+        assert set(report.splits[1].slices) == {"plain", "monitored"}
     manifest = json.loads((claim_text / MONITOR_FILE).read_text())
     assert manifest["reads"] == ["claim.message", "claim.reported_success"]
     assert manifest["learned_from"] == ["dev"]

@@ -146,6 +146,10 @@ def _print_report(report: MonitorReport) -> None:
         print(f"  {split.split.value}:")
         for line in _detection_lines(split.overall):
             print(f"    {line}")
+        if len(split.slices) > 1:
+            for name, found in split.slices.items():
+                recall = found.point("5%").recall
+                print(f"    slice {name}: {_rate('recall at 5% false positives', recall)}")
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
