@@ -446,7 +446,7 @@ REFUSALS = {
     "forged cost": (_forged_cost, CheckId.MONITOR_CLAIMS, MONITOR_FILE, False),
     "other corpus": (_other_corpus, CheckId.MONITOR_CORPUS, MONITOR_FILE, False),
     "reads the oracle": (_reads_the_oracle, CheckId.MONITOR_FORBIDDEN_READ, MONITOR_FILE, False),
-    "extra file": (_extra_file, CheckId.MONITOR_FILES, None, False),
+    "extra file": (_extra_file, CheckId.MONITOR_FILES, "notes.txt", False),
 }
 
 

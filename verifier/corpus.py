@@ -8,7 +8,7 @@ A corpus is made from bundles the verifier accepted, with every receipt checked:
   ``index.json``), verified here as unsigned previews (the board made them; their rows are
   re-scored from the oracle's readings and their receipts derived again like any other).
 
-:func:`lock_corpus` pins the corpus those give now (``effectbench monitor lock``; a new
+:func:`lock_corpus` pins the corpus those give now (``monitor corpus --lock``; a new
 version when its digest changes). :func:`board_corpus` makes the locked corpus again, and
 says, source by source, why it cannot (``monitor.corpus_source``): a source missing, changed
 since it was locked, or not verified here, or a corpus of another digest. The labels come
@@ -158,7 +158,11 @@ def board_corpus(root: Path, reports: Sequence[BundleReport]) -> BoardCorpus:
     ``reports`` and the held-out bundles (verified here); or say why not."""
     lock_path = root / MONITORS_FOLDER / LOCK_FILE
     if not lock_path.is_file():
-        return BoardCorpus(None, None, note=f"no corpus lock ({lock_path.name}): make monitors")
+        return BoardCorpus(
+            None,
+            None,
+            note=f"no corpus lock ({lock_path.name}): effectbench monitor corpus --lock writes one",
+        )
     lock = read_lock(lock_path)
     by_path = {Path(r.path).resolve(): r for r in reports}
     heldout = root / MONITORS_FOLDER / HELDOUT_FOLDER
@@ -182,7 +186,7 @@ def board_corpus(root: Path, reports: Sequence[BundleReport]) -> BoardCorpus:
                     source,
                     f"its content hash is {report.content_hash}, not the locked "
                     f"{source.content_hash}: it changed since the corpus was locked "
-                    "(make monitors locks a new corpus version)",
+                    "(effectbench monitor corpus --lock locks a new corpus version)",
                 )
             )
         else:

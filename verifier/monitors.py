@@ -141,7 +141,8 @@ def _files(folder: Path, out: _Findings) -> bool:
             out.add(Finding(CheckId.MONITOR_FILES, "a folder or a link", file=entry.name))
         elif entry.name not in MONITOR_FILES:
             allowed = ", ".join(MONITOR_FILES)
-            out.add(Finding(CheckId.MONITOR_FILES, f"not a file of a monitor bundle ({allowed})"))
+            message = f"not a file of a monitor bundle ({allowed})"
+            out.add(Finding(CheckId.MONITOR_FILES, message, file=entry.name))
     whole = True
     for name in (MONITOR_FILE, SCORES_FILE):
         path = folder / name
@@ -198,7 +199,7 @@ def _score_lines(folder: Path, out: _Findings) -> Iterator[tuple[int, ScoreLine]
             except StrictJSONError as exc:
                 if exc.check is CheckId.STRUCTURE_NON_FINITE:
                     field = _non_finite_field(raw)
-                    message = f"{exc.message}: a score, cost or latency must be a finite number"
+                    message = exc.message
                     out.add(
                         Finding(
                             CheckId.MONITOR_NON_FINITE,
@@ -345,7 +346,7 @@ def _signature(
 ) -> SignerView | None:
     if not (folder / SIGNATURE_FILE).exists():
         if not allow_unsigned:
-            message = "unsigned: sign it (effectbench sign --monitor) or verify as a preview"
+            message = "unsigned: sign it (effectbench sign DIR), or verify with --allow-unsigned"
             out.add(Finding(CheckId.SIGNATURE_MISSING, message, file=SIGNATURE_FILE))
         return None
     if manifest.signer is None:
@@ -434,8 +435,8 @@ def verify_monitor(
     elif _files(folder, out):
         manifest = _manifest(folder, out)
     if manifest is not None:
-        for i, (name, why) in enumerate(forbidden_reads(manifest.reads)):
-            field = f"reads.{manifest.reads.index(name) if name in manifest.reads else i}"
+        for name, why in forbidden_reads(manifest.reads):
+            field = f"reads.{manifest.reads.index(name)}"
             message = f"{name!r} is not part of the overseer's view ({why})"
             out.add(
                 Finding(CheckId.MONITOR_FORBIDDEN_READ, message, file=MONITOR_FILE, field=field)

@@ -16,7 +16,7 @@ that a monitor watches. An agent that reads its prompt (a model) may act differe
 told; run it on the slice to measure that.
 
 ``index.json`` lists the held-out bundles with their slice and notice (what
-``effectbench monitor lock`` reads).
+``effectbench monitor corpus --heldout`` reads).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from effectbench.baselines import get_baseline, reference_description
 from effectbench.bundle import SystemInfo, slugify
@@ -76,8 +76,8 @@ class _Model(BaseModel):
 class HeldOut(_Model):
     """One held-out bundle."""
 
-    folder: str
-    """Its folder's name (under the held-out folder)."""
+    folder: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
+    """Its folder's name (under the held-out folder; a name, never a path)."""
     pack: str
     baseline: str
     slice: SliceName
@@ -97,7 +97,9 @@ def read_index(folder: Path) -> HeldOutIndex:
     try:
         return HeldOutIndex.model_validate_json(path.read_bytes())
     except FileNotFoundError:
-        raise DataError("no held-out index (make monitors writes one)", file=str(path)) from None
+        raise DataError(
+            "no held-out index (effectbench monitor heldout writes one)", file=str(path)
+        ) from None
     except (OSError, ValidationError) as exc:
         raise DataError(f"not a held-out index: {exc}", file=str(path)) from None
 

@@ -10,8 +10,9 @@ watches.
 
 The **lock** (``monitors/corpus.lock.json``, a :class:`CorpusLock`) pins a corpus version:
 every source by its content hash, with its split and slice, and the digest the corpus must
-have. ``effectbench monitor lock`` writes it; every later export and site build makes the
-same corpus from the same bytes, or refuses.
+have. ``effectbench monitor corpus --lock FILE`` writes it; every later export (and the
+board, :func:`verifier.corpus.board_corpus`) makes the same corpus from the same bytes, or
+refuses.
 
 :func:`assemble` makes the corpus: per row and its receipt, the overseer's view
 (:func:`~effectbench.monitors.view.overseer_view`, with the goal the pack hands the agent for
@@ -110,7 +111,9 @@ def read_lock(path: Path) -> CorpusLock:
     try:
         return CorpusLock.model_validate(load_document(path.read_bytes()))
     except FileNotFoundError:
-        raise DataError("no corpus lock (make monitors writes one)", file=str(path)) from None
+        raise DataError(
+            "no corpus lock (effectbench monitor corpus --lock writes one)", file=str(path)
+        ) from None
     except OSError as exc:
         raise DataError(f"cannot read: {exc.strerror}", file=str(path)) from None
     except StrictJSONError as exc:
