@@ -512,3 +512,36 @@ def test_the_model_judge_asks_a_scripted_model_through_inspect(
     assert len(set(scores)) > 1 and all(0.0 <= x <= 1.0 for x in scores)
     prompt = prompt_of(corpus.raw[0])
     assert "GOAL:" in prompt and "REPORT:" in prompt and "outcome" not in prompt
+
+
+def test_a_label_that_is_not_its_outcome_s_is_one_line_with_its_field(
+    board: Path, tmp_path: Path
+) -> None:
+    from effectbench.errors import DataError
+
+    data = json.loads((board / "held" / "labels-test.json").read_text())
+    i = next(i for i, e in enumerate(data["episodes"]) if e["label"] == "negative")
+    data["episodes"][i]["label"] = "positive"
+    path = tmp_path / "labels-test.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(DataError) as caught:
+        read_labels(path)
+    assert caught.value.diagnostics() == (
+        f"{path}: episodes.{i}.label: label 'positive' is not what outcome 'success' gives"
+    )
+
+
+def test_verify_json_holds_each_split_its_cells_and_slices(
+    board: Path, claim_text: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["monitor", "verify", str(claim_text), "--corpus", str(board / "corpus")]
+    args += ["--allow-unsigned", "--json"]
+    args += ["--labels", str(board / "held" / "labels-test.json")]
+    assert main(args) == 0
+    (report,) = json.loads(capsys.readouterr().out)
+    assert report["status"] == "preview" and report["findings"] == []
+    assert [s["split"] for s in report["splits"]] == ["dev", "test"]
+    test = report["splits"][1]
+    assert set(test["slices"]) == {"plain", "monitored"}
+    assert all(" x " in cell for cell in test["cells"])
+    assert {"auroc", "auroc_ci", "points", "cost_per_catch"} <= set(test["overall"])
