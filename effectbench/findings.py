@@ -43,6 +43,8 @@ class Family(StrEnum):
     SIGNATURE = "signature"
     REPRODUCE = "reproduce"
     RANKING = "ranking"
+    MONITOR = "monitor"
+    """A monitor bundle's own checks (its scores, reads, corpus and labels)."""
 
 
 class CheckId(StrEnum):
@@ -418,6 +420,53 @@ class CheckId(StrEnum):
         "ranking.withdrawn",
         "the bundle's content hash (or rows hash) is on the maintainers' withdrawn list, or it "
         "measured the same as a withdrawn bundle",
+    )
+
+    MONITOR_FILES = (
+        "monitor.files",
+        "a monitor bundle lacks monitor.json or scores.jsonl, or holds another file, a folder "
+        "or a link",
+    )
+    MONITOR_MANIFEST = (
+        "monitor.manifest",
+        "monitor.json is not a monitor manifest (JSON, fields, types, lengths)",
+    )
+    MONITOR_SCORE_LINE = (
+        "monitor.score_line",
+        "a line of scores.jsonl is not a score (JSON, fields, types, length, too many lines)",
+    )
+    MONITOR_NON_FINITE = "monitor.non_finite", "a score, cost or latency is NaN or infinite"
+    MONITOR_MISSING_EPISODE = "monitor.missing_episode", "an episode of the corpus has no score"
+    MONITOR_DUPLICATE_EPISODE = (
+        "monitor.duplicate_episode",
+        "an episode is scored more than once",
+    )
+    MONITOR_UNKNOWN_EPISODE = (
+        "monitor.unknown_episode",
+        "a score for an episode the corpus does not hold",
+    )
+    MONITOR_FORBIDDEN_READ = (
+        "monitor.forbidden_read",
+        "the monitor declares it reads a field outside the overseer's view (what the oracle "
+        "read, the label, or what names the task, its fault or the system)",
+    )
+    MONITOR_CORPUS = (
+        "monitor.corpus",
+        "the scores are of another corpus (name, version or digest) than the board's",
+    )
+    MONITOR_LABELS = (
+        "monitor.labels",
+        "a label file does not match the corpus (another digest, or other episodes)",
+    )
+    MONITOR_CLAIMS = (
+        "monitor.claims",
+        "a measured or claimed number of monitor.json differs from the one recomputed from "
+        "the scores (over 1e-9)",
+    )
+    MONITOR_CORPUS_SOURCE = (
+        "monitor.corpus_source",
+        "a source bundle of the locked corpus is missing, changed since it was locked, or not "
+        "verified here, or the corpus made from them has another digest",
     )
 
 

@@ -24,7 +24,10 @@ Modules, in the order a submission meets them:
 * :mod:`verifier.ranking`: what is checked across bundles (copies, withdrawals: ``ranking``);
 * :mod:`verifier.report`: findings per family, the status rule, the report;
 * :mod:`verifier.limits`: size limits;
-* :mod:`verifier.pr`: the pull-request workflow's step (the changed bundles, their summary).
+* :mod:`verifier.pr`: the pull-request workflow's step (the changed bundles, their summary);
+* :mod:`verifier.corpus`, :mod:`verifier.monitors`: the monitor track: the board's corpus,
+  made from verified bundles only, and the verdict on a monitor bundle (its scores cover the
+  corpus; its metrics recomputed).
 
 Check ids come from the registry :class:`effectbench.findings.CheckId`.
 """

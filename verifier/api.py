@@ -45,7 +45,14 @@ from verifier.ranking import rank_across
 from verifier.receipts import ReceiptResult, check_receipts
 from verifier.records import RecordPolicy, Reproduction, read_record, record_key
 from verifier.references import listed_reference, load_references
-from verifier.report import BundleReport, FindingSink, Status, Step, decide_status
+from verifier.report import (
+    SUBMISSION_FAMILIES,
+    BundleReport,
+    FindingSink,
+    Status,
+    Step,
+    decide_status,
+)
 from verifier.rows import RowChecker
 from verifier.signature import SignatureResult, check_signature
 from verifier.spec import check_spec
@@ -394,7 +401,7 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
         Family.REPRODUCE: reproduction.step,
         Family.RANKING: Step(True, RANKING_NOTE),
     }
-    checks = [sink.report(family, steps[family]) for family in Family]
+    checks = [sink.report(family, steps[family]) for family in SUBMISSION_FAMILIES]
     status = decide_status(
         checks,
         signature_verified=signature.signer is not None,

@@ -33,9 +33,13 @@ TITLES = {
     Family.SIGNATURE: "Sigstore signature by the declared signer",
     Family.REPRODUCE: "shipped baseline re-run row for row on a deterministic pack",
     Family.RANKING: "not a copy of a bundle verified earlier, nor withdrawn (across bundles)",
+    Family.MONITOR: "a monitor bundle's scores cover its corpus once each, as declared",
 }
 
 
+SUBMISSION_FAMILIES = tuple(f for f in Family if f is not Family.MONITOR)
+"""The families a submission bundle's report holds, in order (a monitor bundle's report is
+:mod:`verifier.monitors`'s)."""
 NOT_APPLICABLE_SKIPS = frozenset((Family.RECEIPT, Family.REPRODUCE, Family.RANKING))
 """Families whose skipped step means "does not apply here" rather than "could not run"."""
 

@@ -15,6 +15,7 @@ it adds sets ``func(args) -> int``:
 :mod:`~effectbench.cli._rank`     ``rank``
 :mod:`~effectbench.cli._reproduce`  ``reproduce`` (re-run and record shipped baselines)
 :mod:`~effectbench.cli._site`     ``site build``, ``site serve``
+:mod:`~effectbench.cli._monitor`  ``monitor heldout|corpus|run|verify`` (the monitor track)
 ============================  =============================================
 
 The command line sits on top of every layer (engine <- verifier <- site <- CLI)
@@ -37,6 +38,7 @@ from effectbench.cli import (
     _conformance,
     _inspect,
     _mcp,
+    _monitor,
     _packs,
     _produce,
     _rank,
@@ -61,6 +63,7 @@ GROUPS = (
     _rank,
     _reproduce,
     _site,
+    _monitor,
 )
 """The command modules, in help order."""
 

@@ -1,4 +1,4 @@
-"""Command ``sign``: sign a submission bundle with Sigstore (keyless)."""
+"""Command ``sign``: sign a submission bundle, or a monitor bundle, with Sigstore (keyless)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,14 @@ def _cmd_sign(args: argparse.Namespace) -> int:
     from effectbench.signatures import load_policy, sign_bundle_checked  # sigstore: heavy
 
     token = args.identity_token or os.environ.get(TOKEN_ENV) or None
+    folder = Path(args.dir)
+    kind: dict[str, Any] = {}
+    if (folder / "monitor.json").is_file() and not (folder / "submission.json").exists():
+        from effectbench.monitors.bundle import MONITOR_FILE, PREDICATE_TYPE
+
+        kind = {"manifest": MONITOR_FILE, "predicate_type": PREDICATE_TYPE}
     path, check = sign_bundle_checked(
-        Path(args.dir), identity_token=token, trust_config=args.trust_config
+        folder, identity_token=token, trust_config=args.trust_config, **kind
     )
     signer = check.signer
     assert signer is not None  # sign_bundle_checked raises unless the signature verified
@@ -37,15 +43,18 @@ def register(sub: Any) -> None:
     """Add ``sign``."""
     p = sub.add_parser(
         "sign",
-        help="sign a submission bundle with Sigstore (writes submission.sigstore.json)",
+        help="sign a submission or monitor bundle with Sigstore (writes submission.sigstore.json)",
         description=(
             "Sign every file of a submission bundle with Sigstore keyless signing. The identity "
             "comes from --identity-token, else $SIGSTORE_IDENTITY_TOKEN, else ambient CI "
             "credentials (GitHub Actions with id-token: write), else the browser sign-in. "
-            "The token's identity must be the signer declared in submission.json."
+            "The token's identity must be the signer declared in submission.json (a monitor "
+            "bundle's: monitor.json)."
         ),
     )
-    p.add_argument("dir", metavar="DIR", help="the bundle folder (holds submission.json)")
+    p.add_argument(
+        "dir", metavar="DIR", help="the bundle folder (holds submission.json or monitor.json)"
+    )
     p.add_argument(
         "--identity-token",
         metavar="TOKEN",

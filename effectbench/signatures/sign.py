@@ -25,7 +25,7 @@ from sigstore.verify import Verifier
 from effectbench.bundle import SIGNATURE_FILE, SUBMISSION_FILE
 from effectbench.errors import DataError, SigningError
 from effectbench.signatures._text import first_line
-from effectbench.signatures.subjects import build_statement
+from effectbench.signatures.subjects import PREDICATE_TYPE, build_statement
 from effectbench.signatures.trust import trusted_verifier
 from effectbench.signatures.verify import SignatureCheck, check_signature_bytes
 
@@ -77,14 +77,14 @@ def certificate_identity(raw_token: str) -> tuple[list[str], str]:
     return candidates, token.federated_issuer
 
 
-def _declared_signer(bundle_dir: Path) -> tuple[str, str, str]:
-    """Return (identity, issuer, spec_version) declared in ``submission.json``."""
-    path = bundle_dir / SUBMISSION_FILE
+def _declared_signer(bundle_dir: Path, manifest: str) -> tuple[str, str, str]:
+    """Return (identity, issuer, spec_version) declared in the bundle's ``manifest``."""
+    path = bundle_dir / manifest
     name = str(path)
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise DataError(f"missing: a bundle needs {SUBMISSION_FILE}", file=name) from None
+        raise DataError(f"missing: a bundle needs {manifest}", file=name) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"cannot read: {exc}", file=name) from None
     except json.JSONDecodeError as exc:
@@ -186,11 +186,17 @@ def sign_bundle_checked(
     *,
     identity_token: str | None = None,
     trust_config: Path | None = None,
+    manifest: str = SUBMISSION_FILE,
+    predicate_type: str = PREDICATE_TYPE,
 ) -> tuple[Path, SignatureCheck]:
     """Sign ``bundle_dir`` and verify the result before writing it; return path and check.
 
+    ``manifest`` is the file that declares the signer and the SPEC version
+    (``submission.json``; a monitor bundle's ``monitor.json``) and ``predicate_type`` the
+    kind of bundle the signature vouches for.
+
     Refuses (:class:`SigningError`) when the token's certificate identity or
-    issuer differs from the signer declared in ``submission.json``, when the
+    issuer differs from the signer declared in ``manifest``, when the
     folder holds anything but regular files, or when the fresh signature does
     not verify offline (for production, against the pinned root). The
     leaderboard's issuer policy is not applied here; see
@@ -198,23 +204,24 @@ def sign_bundle_checked(
     """
     if not bundle_dir.is_dir():
         raise DataError("not a folder", file=str(bundle_dir))
-    identity, issuer, spec_version = _declared_signer(bundle_dir)
+    identity, issuer, spec_version = _declared_signer(bundle_dir, manifest)
     config, verifier = _load_signing_config(trust_config)
     raw_token = _identity_token(identity_token, config)
     token_identities, token_issuer = certificate_identity(raw_token)
     if identity not in token_identities or token_issuer != issuer:
         raise SigningError(
             f"refusing to sign {bundle_dir}: the identity token is for {token_identities[0]} "
-            f"(issuer {token_issuer}), but {SUBMISSION_FILE} declares signer {identity} "
+            f"(issuer {token_issuer}), but {manifest} declares signer {identity} "
             f"(issuer {issuer}); sign as the declared signer or correct signer in "
-            f"{SUBMISSION_FILE}"
+            f"{manifest}"
         )
     tmp = bundle_dir / f".{SIGNATURE_FILE}.tmp"
     if tmp.is_file() and not tmp.is_symlink():
         tmp.unlink()  # left by an interrupted run of ours; it must not become a subject
-    raw_bytes = _sign_dsse(
-        config, raw_token, build_statement(bundle_dir, spec_version=spec_version)
+    statement = build_statement(
+        bundle_dir, spec_version=spec_version, predicate_type=predicate_type
     )
+    raw_bytes = _sign_dsse(config, raw_token, statement)
     check = check_signature_bytes(
         bundle_dir,
         raw_bytes,
@@ -222,6 +229,7 @@ def sign_bundle_checked(
         issuer=issuer,
         verifier=verifier,
         leaderboard=None,
+        predicate_type=predicate_type,
     )
     if not check.verified:
         reasons = "; ".join(f"{f.check}: {f.message}" for f in check.findings)
@@ -237,15 +245,22 @@ def sign_bundle(
     *,
     identity_token: str | None = None,
     trust_config: Path | None = None,
+    manifest: str = SUBMISSION_FILE,
+    predicate_type: str = PREDICATE_TYPE,
 ) -> Path:
     """Sign ``bundle_dir`` with Sigstore; write and return ``submission.sigstore.json``.
 
     The identity comes from ``identity_token``, else ambient CI credentials
     (GitHub Actions with ``id-token: write``), else the interactive browser
     flow. ``trust_config`` selects a private Sigstore instance; by default the
-    public-good instance is used. See :func:`sign_bundle_checked`.
+    public-good instance is used. See :func:`sign_bundle_checked` (and its ``manifest`` and
+    ``predicate_type``, for a monitor bundle).
     """
     path, _ = sign_bundle_checked(
-        bundle_dir, identity_token=identity_token, trust_config=trust_config
+        bundle_dir,
+        identity_token=identity_token,
+        trust_config=trust_config,
+        manifest=manifest,
+        predicate_type=predicate_type,
     )
     return path

@@ -94,8 +94,13 @@ def scan_bundle(bundle_dir: Path) -> BundleFiles:
     )
 
 
-def build_statement(bundle_dir: Path, *, spec_version: str) -> dsse.Statement:
+def build_statement(
+    bundle_dir: Path, *, spec_version: str, predicate_type: str = PREDICATE_TYPE
+) -> dsse.Statement:
     """Return the in-toto Statement over every regular file of ``bundle_dir``.
+
+    ``predicate_type`` says what kind of bundle it is (a submission by default; a monitor
+    bundle has its own, so one kind's signature never vouches for the other).
 
     Raises :class:`SigningError` when the folder holds a symbolic link or a
     special file: a bundle is regular files only.
@@ -128,7 +133,7 @@ def build_statement(bundle_dir: Path, *, spec_version: str) -> dsse.Statement:
         return (
             dsse.StatementBuilder()
             .subjects(subjects)
-            .predicate_type(PREDICATE_TYPE)
+            .predicate_type(predicate_type)
             .predicate(predicate)
             .build()
         )
@@ -139,11 +144,14 @@ def build_statement(bundle_dir: Path, *, spec_version: str) -> dsse.Statement:
 # -- checking a signed statement against the folder --------------------------------------------
 
 
-def parse_subjects(payload: bytes) -> tuple[dict[str, str], list[Finding]]:
+def parse_subjects(
+    payload: bytes, predicate_type: str = PREDICATE_TYPE
+) -> tuple[dict[str, str], list[Finding]]:
     """Check a signed statement's types; return its subjects (name -> sha256) and any findings.
 
-    ``payload`` is the verified DSSE payload. Findings are ``signature.statement``
-    or ``signature.predicate_type``; the subjects are empty whenever a finding is.
+    ``payload`` is the verified DSSE payload; its predicate type must be ``predicate_type``.
+    Findings are ``signature.statement`` or ``signature.predicate_type``; the subjects are
+    empty whenever a finding is.
     """
 
     def bad(message: str, where: str | None = None) -> tuple[dict[str, str], list[Finding]]:
@@ -157,12 +165,12 @@ def parse_subjects(payload: bytes) -> tuple[dict[str, str], list[Finding]]:
         return bad("the signed payload is not an in-toto Statement object")
     if statement.get("_type") != STATEMENT_TYPE:
         return bad(f"expected _type {STATEMENT_TYPE!r}, got {statement.get('_type')!r}", "_type")
-    if statement.get("predicateType") != PREDICATE_TYPE:
+    if statement.get("predicateType") != predicate_type:
         return {}, [
             Finding(
                 CheckId.SIGNATURE_PREDICATE_TYPE,
                 f"the signed statement has predicate type {statement.get('predicateType')!r}, "
-                f"not an EffectBench submission ({PREDICATE_TYPE})",
+                f"not {predicate_type}",
                 file=SIGNATURE_FILE,
                 field="predicateType",
             )

@@ -30,7 +30,12 @@ from sigstore.verify import Verifier, policy
 from effectbench.bundle import SIGNATURE_FILE, SUBMISSION_FILE
 from effectbench.findings import CheckId, Finding
 from effectbench.signatures._text import first_line
-from effectbench.signatures.subjects import compare_subjects, parse_subjects, predicate_findings
+from effectbench.signatures.subjects import (
+    PREDICATE_TYPE,
+    compare_subjects,
+    parse_subjects,
+    predicate_findings,
+)
 from effectbench.signatures.trust import LeaderboardPolicy, load_policy, trusted_verifier
 
 __all__ = [
@@ -249,6 +254,7 @@ def check_signature_bytes(
     verifier: Verifier,
     leaderboard: LeaderboardPolicy | None,
     spec_version: str | None = None,
+    predicate_type: str = PREDICATE_TYPE,
 ) -> SignatureCheck:
     """Check the Sigstore bundle ``raw_bytes`` as the signature of folder ``bundle_dir``.
 
@@ -287,7 +293,7 @@ def check_signature_bytes(
             file=SIGNATURE_FILE,
         )
         return _refused(*findings, wrong)
-    declared, problems = parse_subjects(payload)
+    declared, problems = parse_subjects(payload, predicate_type)
     findings.extend(problems)
     if not problems:
         findings.extend(compare_subjects(bundle_dir, declared))
@@ -334,6 +340,7 @@ def verify_bundle_signature(
     trust_config: Path | None = None,
     policy_file: Path | None = None,
     spec_version: str | None = None,
+    predicate_type: str = PREDICATE_TYPE,
 ) -> SignatureCheck:
     """Verify ``bundle_dir/submission.sigstore.json`` offline against the declared signer.
 
@@ -341,7 +348,8 @@ def verify_bundle_signature(
     The trust root is the pinned production root unless ``trust_config`` names
     another (a ClientTrustConfig or TrustedRoot file); the accepted issuers come
     from the pinned leaderboard policy unless ``policy_file`` is given. With
-    ``spec_version`` (the declared one), the signed predicate must name it. Problems
+    ``spec_version`` (the declared one), the signed predicate must name it; the statement's
+    predicate type must be ``predicate_type`` (a submission's by default). Problems
     with the submission are returned as findings (family ``signature``); an
     unreadable trust root or policy file raises :class:`DataError`.
     """
@@ -358,6 +366,7 @@ def verify_bundle_signature(
         verifier=verifier,
         leaderboard=leaderboard,
         spec_version=spec_version,
+        predicate_type=predicate_type,
     )
 
 

@@ -12,10 +12,16 @@ answer is scripted and carries its usage explicitly.
   (MCP, the vendor loops, inspect, in process alike);
 * ``effectbench-mock/outage``: raises on every call, as a model API that is down:
   every sample errors, each an ``agent_error`` drop when the log is imported, and
-  the bundle is never ranked.
+  the bundle is never ranked;
+* ``effectbench-mock/judge``: a stand-in for the model a monitor asks
+  (:mod:`effectbench.monitors.judge`): it answers ``PROBABILITY: p`` with ``p`` drawn from
+  a hash of the prompt, so its answers are a coin flip, never a judgement: the monitor's
+  whole path (prompt, answer, parse, usage) runs offline, at chance.
 """
 
 from __future__ import annotations
+
+import hashlib
 
 from inspect_ai.model import (
     ChatMessage,
@@ -30,7 +36,7 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 from effectbench.integrations.inspect_ai.tools import REPORT_TOOL
 
 PROVIDER = "effectbench-mock"
-SCRIPTS = ("halt", "claim", "outage")
+SCRIPTS = ("halt", "claim", "outage", "judge")
 """The scripted models, by name (``effectbench-mock/halt``...)."""
 HALT_MESSAGE = "a scripted model that halts without acting (an offline smoke test)"
 CLAIM_MESSAGE = "done (a scripted model that claims success without acting)"
@@ -72,6 +78,9 @@ class ScriptedModel(ModelAPI):
         """Answer the conversation so far with the script's next move."""
         if self.model_name == "outage":
             raise ScriptedOutage(OUTAGE_MESSAGE)
+        read = sum(len(m.text) for m in input) // CHARS_PER_TOKEN
+        if self.model_name == "judge":
+            return _coin(input, read)
         if REPORT_TOOL not in {t.name for t in tools}:
             raise ValueError(
                 f"{PROVIDER}/{self.model_name} needs the {REPORT_TOOL} tool of an EffectBench task"
@@ -83,7 +92,6 @@ class ScriptedModel(ModelAPI):
             {"success": claims, "message": CLAIM_MESSAGE if claims else HALT_MESSAGE},
             content="Reporting success without acting." if claims else "Halting without acting.",
         )
-        read = sum(len(m.text) for m in input) // CHARS_PER_TOKEN
         output.usage = ModelUsage(
             input_tokens=read, output_tokens=20, total_tokens=read + 20, total_cost=0.0
         )
@@ -92,3 +100,14 @@ class ScriptedModel(ModelAPI):
     def should_retry(self, ex: Exception) -> bool:
         """Never: a scripted outage stays down."""
         return False
+
+
+def _coin(conversation: list[ChatMessage], read: int) -> ModelOutput:
+    """``effectbench-mock/judge``'s answer: a probability drawn from a hash of the prompt."""
+    digest = hashlib.sha256("\n".join(m.text for m in conversation).encode()).digest()
+    p = int.from_bytes(digest[:4], "big") / 2**32
+    output = ModelOutput.from_content(f"{PROVIDER}/judge", f"PROBABILITY: {p:.4f}")
+    output.usage = ModelUsage(
+        input_tokens=read, output_tokens=6, total_tokens=read + 6, total_cost=0.0
+    )
+    return output
