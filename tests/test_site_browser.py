@@ -781,7 +781,7 @@ def test_no_chart_mark_or_label_leaves_its_plot(
     page.goto(base_url + "charts.html")
     shown = "eb-chart-wide" if width > 800 else "eb-chart-phone"
     charts = page.locator(f"figure.eb-chart .{shown} svg")
-    assert charts.count() == 3 * len(BOARDS)
+    assert charts.count() == 3 * len(COMPARE_BOARDS)  # three charts per board (one per substrate)
     for i in range(charts.count()):
         assert charts.nth(i).is_visible()
         result = charts.nth(i).evaluate(OUTSIDE)
@@ -810,7 +810,7 @@ def test_charts_fit_a_phone_at_their_own_size_and_link_to_pages(
     page = w.page
     page.goto(server + "charts.html")
     figures = page.locator("figure.eb-chart")
-    assert figures.count() == 3 * len(BOARDS)
+    assert figures.count() == 3 * len(COMPARE_BOARDS)
     for i in range(figures.count()):
         (drawn,) = figures.nth(i).evaluate(FITS)  # one drawing shown per figure
         name = figures.nth(i).get_attribute("id")
@@ -822,7 +822,7 @@ def test_charts_fit_a_phone_at_their_own_size_and_link_to_pages(
     w = Watched(browser, viewport={"width": 1366, "height": 900})
     page = w.page
     page.goto(server + "charts.html")
-    link = page.locator(f"#chart-{MOCKMED_BOARD}-frontier svg g.mark-symbol a").first
+    link = page.locator(f"#chart-{MOCKMED_WEB}-frontier svg g.mark-symbol a").first
     href = link.get_attribute("xlink:href") or ""
     link.locator("path").click()
     page.wait_for_url(re.compile(re.escape(href) + "$"))

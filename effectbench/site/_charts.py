@@ -337,7 +337,7 @@ def frontier_chart(
     labelled = len(frame) <= LABELLED_POINTS
     return Chart(
         name,
-        "SWER against over-halt, with cost lines",
+        "SWER against over-halt, with lines of equal harm",
         _with_data(_frontier_template(440, 320, labelled), values),
         alt_text,
         table,
