@@ -73,7 +73,7 @@ def main() -> int:
     print(f"effectbench rank {args.submissions} (cache: {cache_home / 'effectbench' / 'site'})")
     if not args.cold and _reports(cache_home) == 0:
         print("  no cached report: run `make site` first (or pass --cold to time a cold run)")
-    walls = []
+    walls: list[float] = []
     try:
         for i in range(args.runs + (1 if args.cold else 0)):
             cached, load = _reports(cache_home), _load()

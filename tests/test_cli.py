@@ -248,6 +248,13 @@ def test_rank_reads_the_cached_reports_and_verifies_only_what_changed(
     reports = site_cache_home() / "reports"
     written = {p: p.stat().st_mtime_ns for p in reports.glob("*.json")}
     assert len(written) == 2
+    # the same folder spelled another way (as `site build` spells it, from the checkout):
+    # the same reports, each with the path as spelled now
+    monkeypatch.chdir(tmp_path)
+    told.clear()
+    relative = reports_of([Path("subs")], False, True, True, lambda d, t: told.append((d, t)))
+    assert told == [(2, 2)] and len(list(reports.glob("*.json"))) == 2
+    assert [r.path for r in relative] == [str(Path("subs") / Path(r.path).name) for r in first]
     # one bundle changes (a note added): only it is verified again
     (subs / "2026-12-01_always-halt" / "README.md").write_text("notes\n", encoding="utf-8")
     told.clear()
@@ -260,3 +267,54 @@ def test_rank_reads_the_cached_reports_and_verifies_only_what_changed(
     told.clear()
     reports_of([subs], True, False, True, lambda done, total: told.append((done, total)))
     assert told[0] == (0, 2) and len(list(reports.glob("*.json"))) == 5
+
+
+def _rank_in_a_terminal(argv: list[str], env: dict[str, str]) -> tuple[int, str, str]:
+    """Run ``effectbench rank`` with its stderr on a pseudo-terminal: (status, stdout, what the
+    terminal showed)."""
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    done = subprocess.Popen(
+        [sys.executable, "-m", "effectbench.cli", "rank", *argv],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env=env,
+    )
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the command closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    out, _ = done.communicate(timeout=300)
+    os.close(leader)
+    return done.returncode, out.decode(), shown.decode(errors="replace")
+
+
+def test_rank_shows_a_progress_bar_on_a_terminal_and_none_elsewhere(tmp_path: Path) -> None:
+    import os
+
+    subs = tmp_path / "subs"
+    for name in ("always-halt", "effect-verified"):
+        shutil.copytree(RANK_REFERENCE / f"2026-12-01_{name}", subs / f"2026-12-01_{name}")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "COLUMNS": "100"}
+    status, out, shown = _rank_in_a_terminal([str(subs)], env)
+    assert status == 0 and "effect_verified · web" in out
+    assert "verifying bundles" in shown  # the bar, on the terminal only
+    status, out, shown = _rank_in_a_terminal([str(subs), "--json"], env)
+    assert status == 0 and json.loads(out)[0]["substrate"] == "web"
+    assert shown == ""  # --json: quiet
+    piped = subprocess.run(
+        [sys.executable, "-m", "effectbench.cli", "rank", str(subs)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert piped.returncode == 0 and piped.stderr == ""  # not a terminal: quiet

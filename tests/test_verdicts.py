@@ -117,10 +117,6 @@ def _standings(tables: list[TaskTable], prices: Prices) -> list[Standing]:
     return [standing(f"s{i}", f"system {i}", t, prices) for i, t in enumerate(tables)]
 
 
-def _never_acts(s: Standing) -> bool:
-    return s.task_success == 0 and s.swer == 0 and s.record_wrong == 0
-
-
 @settings(max_examples=300, deadline=None)
 @given(boards(), any_prices)
 def test_order_respects_dominance_and_puts_acting_systems_above_never_acting_ones(

@@ -65,6 +65,7 @@ def _bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
     if not enabled:
         yield None
         return
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     with Progress(
@@ -73,7 +74,7 @@ def _bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         transient=True,
-        console=None,
+        console=Console(stderr=True),
     ) as bar:
         task = bar.add_task("verify", total=None)
 

@@ -166,7 +166,10 @@ def _report_key(
     # A report verified without re-running shipped baselines is kept apart (the site's and a
     # default ``rank``'s reports re-run them, and never read one that did not).
     mode = "" if reproduce else "\0no-reproduce"
-    digest = hashlib.sha256(f"{code}\0{bundle}\0{allow_unsigned}\0{trust}{mode}".encode())
+    # The folder where it is (its name is judged), however the command spelled it: `site
+    # build` from the checkout and `rank /abs/path/submissions` share one report.
+    where = bundle.resolve()
+    digest = hashlib.sha256(f"{code}\0{where}\0{allow_unsigned}\0{trust}{mode}".encode())
     for name, file_digest in digests.items():
         digest.update(f"{name}\0{file_digest}\0".encode())
     return digest.hexdigest()
@@ -270,8 +273,8 @@ def verify_submissions(
             cached = cache_dir / f"{key}.json" if key else None
         if cached is not None:
             report = _cached_report(seal, cached)
-            if report is not None:
-                reports[i] = report
+            if report is not None:  # the path as this run spells it (its files are read there)
+                reports[i] = report.model_copy(update={"path": str(bundle)})
                 continue
         todo.append(
             (i, cached, _VerifyJob(str(bundle), allow_unsigned, rows_at, trust_at, reproduce))
