@@ -55,7 +55,7 @@ from effectbench.metrics import (
 )
 from effectbench.packs import register
 from effectbench.site import build_site
-from effectbench.site._pages import break_even_text
+from effectbench.site._format import break_even_text
 from effectbench.site._tables import BOARD_COLUMNS
 from effectbench.verdicts import board_order, grain, rank_ranges, separation, standing
 

@@ -171,8 +171,7 @@ def board_json(b: Board) -> dict[str, Any]:
 
 
 def _print_board(b: Board, prices: Prices) -> None:
-    from effectbench.site._charts import signed
-    from effectbench.site._pages import break_even_text
+    from effectbench.site._format import break_even_text, signed
     from effectbench.site._tables import named
 
     facts = b.facts

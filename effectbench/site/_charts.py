@@ -9,7 +9,6 @@ the figure. Rendering the specs to SVG, and caching them, is
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +17,7 @@ import altair as alt
 import pandas as pd
 
 from effectbench.metrics import DEFAULT_PRICES, Prices
+from effectbench.site._format import signed
 
 FONT = "sans-serif"
 PADDING = {"left": 24, "right": 12, "top": 6, "bottom": 6}
@@ -71,17 +71,6 @@ class Chart:
 def pct(x: float) -> str:
     """Return a rate as a percentage with one decimal (``50.0%``)."""
     return f"{100 * x:.1f}%"
-
-
-def signed(x: Any) -> str:
-    """Return a net value per 100 tasks with its sign and one decimal (``+111.1``, ``-4.0``,
-    ``0.0``), as the board script writes it; ``—`` for none."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    text = f"{float(x):.1f}"
-    if text in ("-0.0", "0.0"):
-        return "0.0"
-    return text if text.startswith("-") else f"+{text}"
 
 
 def _config(chart: alt.TopLevelMixin) -> dict[str, Any]:

@@ -31,8 +31,9 @@ from effectbench.metrics import (
 )
 from effectbench.schema import Outcome
 from effectbench.showable import LAYOUT, make_showable
-from effectbench.site._charts import Chart, pct, signed
+from effectbench.site._charts import Chart, pct
 from effectbench.site._entries import Entry
+from effectbench.site._format import break_even_text, signed
 from effectbench.site._mkdocs import GeneratedPage
 from effectbench.site._tables import (
     BOARD_COLUMNS,
@@ -75,19 +76,6 @@ def _points(x: Any) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"
     return f"{100 * float(x):+.1f}"
-
-
-def break_even_text(x: Any) -> str:
-    """Return what a break-even value says (as the board script writes it): the value of a
-    correct effect above which the system beats doing nothing; empty when not known."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return ""
-    x = float(x)
-    if math.isinf(x):
-        return "never beats doing nothing"
-    if x == 0:
-        return "beats doing nothing at any value"
-    return f"break-even {x:.2f}" if x < 1 else f"break-even {x:.1f}"
 
 
 BREAK_AFTER = re.compile(r"([_\-./])")
