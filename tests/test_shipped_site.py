@@ -59,7 +59,7 @@ def test_clinic_rows_on_every_substrate_for_every_arm_and_the_ladder_holds(
     boards = shipped["clinic"]
     assert [b["substrate"] for b in boards] == list(SUBSTRATES)
     for b in boards:
-        assert b["key"] == f"spec1-clinic-{b['substrate'].replace('_', '-')}"
+        assert b["key"] == f"spec1-clinic-{b['substrate']}"
         entries = b["entries"]
         assert [e["system"] for e in entries] == list(reversed(ARMS)), b["key"]
         assert {e["substrate"] for e in entries} == {b["substrate"]}

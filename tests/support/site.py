@@ -40,7 +40,7 @@ def substrates_of(bundle: Path) -> list[str]:
 
 def boards_of_bundle(bundle: Path) -> list[str]:
     """The keys of the boards a bundle is on: its pack's anchor and each substrate it ran."""
-    return [f"{board_key_of(bundle)}-{s.replace('_', '-')}" for s in substrates_of(bundle)]
+    return [f"{board_key_of(bundle)}-{s}" for s in substrates_of(bundle)]
 
 
 def _spec_of(bundle: Path) -> ReferenceSpec | None:
