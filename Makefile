@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 SETUP := bash scripts/setup-venv
 FAST := not browser and not web and not desktop and not postgres and not slow
 
-.PHONY: setup setup-test setup-runtime setup-site reference site test test-fast lint generate bench clean
+.PHONY: setup setup-test setup-runtime setup-site setup-screens reference site reproduce test test-fast lint generate bench clean
 
 setup:  # everything `make test` needs: tests, linters, the desktop extra and Debian packages
 	@$(SETUP) dev "$(PY)" "$(VENV)"
@@ -18,14 +18,25 @@ setup-test:  # the runtime plus the test and lint tools, from wheels (no compile
 setup-runtime:  # only what building and running EffectBench needs
 	@$(SETUP) runtime "$(PY)" "$(VENV)"
 
-setup-site:  # the runtime with the screen substrates (web, desktop extras; Chromium, X servers)
+setup-site:  # what building the site from reproduction records needs: the runtime only
 	@$(SETUP) site "$(PY)" "$(VENV)"
+
+setup-screens:  # the runtime with the screen substrates (web, desktop extras; Chromium, X servers)
+	@$(SETUP) screens "$(PY)" "$(VENV)"
 
 reference: setup-runtime
 	$(BIN)/effectbench reference
 
-site: setup-site  # the verifier re-runs a sample of every screen bundle (Chromium, Xvfb, Xvnc)
+site: setup-site  # from the reproduction records: no browser, X server or compiler
 	$(BIN)/effectbench site build
+
+# Re-run every shipped-baseline bundle without a valid reproduction record (Chromium, Xvfb,
+# Xvnc) and record it: a listed reference's as the maintainers' record in reproductions/, its
+# digest written into verifier/reference_bundles.json (commit both); any other bundle's sealed
+# for this machine, or signed with REPRODUCE_FLAGS=--sign (the board CI's identity;
+# --identity-token TOKEN elsewhere) into reproductions/.
+reproduce: setup-screens
+	$(BIN)/effectbench reproduce submissions $(REPRODUCE_FLAGS)
 
 lint: setup-test
 	$(BIN)/ruff check .

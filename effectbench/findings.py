@@ -363,6 +363,39 @@ class CheckId(StrEnum):
         "reproduce.change_set",
         "the re-run's change set of a (task, trial) differs from its receipt's",
     )
+    REPRODUCE_UNAVAILABLE = (
+        "reproduce.unavailable",
+        "a re-run is needed (no reproduction record) but a component it needs is not installed "
+        "here (named, with how to install it; make reproduce)",
+    )
+    REPRODUCE_RECORD_MALFORMED = (
+        "reproduce.record_malformed",
+        "the reproduction record is not a readable record (truncated, not JSON, not a Sigstore "
+        "DSSE bundle, or fields missing)",
+    )
+    REPRODUCE_RECORD_FORGED = (
+        "reproduce.record_forged",
+        "the reproduction record's signature does not verify (altered or forged) or does not "
+        "chain to the trusted root, or a machine-local record's seal is not this machine's",
+    )
+    REPRODUCE_RECORD_UNLISTED = (
+        "reproduce.record_unlisted",
+        "an unsigned (maintainers') reproduction record whose bytes the reference list does not "
+        "give for this bundle (altered, replaced, or for a bundle that is no listed reference)",
+    )
+    REPRODUCE_RECORD_SIGNER = (
+        "reproduce.record_signer",
+        "the reproduction record is signed by an identity the record policy does not list",
+    )
+    REPRODUCE_RECORD_SUBJECT = (
+        "reproduce.record_subject",
+        "the reproduction record is for other bytes (its subject is not this bundle's content "
+        "hash)",
+    )
+    REPRODUCE_RECORD_EXPIRED = (
+        "reproduce.record_expired",
+        "the reproduction record is past its lifetime, or was made by another code or pack version",
+    )
 
     RANKING_DUPLICATE = (
         "ranking.duplicate",

@@ -9,7 +9,8 @@ runs it the same way):
 * ``docs/submission.schema.json``: the JSON Schema of ``submission.json``;
 * ``docs/packs/``: each pack's public manifest and reachable-state table;
 * ``verifier/reference_bundles.json``: the reference bundles in ``submissions/`` by content and
-  measured hash (``python -m verifier.references --remake`` re-runs them first);
+  measured hash (``python -m verifier.references --remake`` re-runs them first), each keeping
+  its record digest while its bytes are unchanged (``make reproduce`` writes those);
 * ``effectbench/_showable_table.py``: the characters a shown text may hold, from the pinned
   Unicode database (``unicodedata2``, in the test extra).
 

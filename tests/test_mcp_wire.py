@@ -19,8 +19,9 @@ from support.computer import RecordingScreen
 from support.mcp import server_command as mcp_server_command
 
 from effectbench.computer import A11yNode, ActionError, Display
+from effectbench.mcp.paths import record_path
 from effectbench.mcp.server import RemoteAgent, _Call
-from effectbench.mcp.transport import MAX_MESSAGE_BYTES, judge_line
+from effectbench.mcp.transport import MAX_DEPTH, MAX_MESSAGE_BYTES, judge_line, recover_id
 from effectbench.packs.mockmed import MockMedProvider
 from effectbench.seam import AgentTask
 
@@ -54,11 +55,80 @@ def test_malformed_and_oversized_messages_are_answered_with_json_rpc_errors(
     )
     answers = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
     errors = [(a.get("id"), a["error"]["code"]) for a in answers if "error" in a]
-    assert errors == [(None, -32700), (7, -32600), ("abc", -32600), (None, -32600), (None, -32600)]
+    assert errors == [(None, -32700), (7, -32600), ("abc", -32600), (None, -32600), (9, -32600)]
     too_long = answers[4]["error"]["message"]
     assert f"longer than {MAX_MESSAGE_BYTES} bytes" in too_long
     assert answers[5]["id"] == 3 and "result" in answers[5]  # the wire still works after them
     assert done.returncode == 0, done.stderr.decode()[-2000:]
+
+
+def _ask(process: subprocess.Popen[bytes], message: dict[str, Any] | bytes) -> None:
+    assert process.stdin is not None
+    line = message if isinstance(message, bytes) else json.dumps(message).encode()
+    process.stdin.write(line + b"\n")
+    process.stdin.flush()
+
+
+def _answer(process: subprocess.Popen[bytes], ident: int) -> dict[str, Any]:
+    """Read the wire until the answer to request ``ident`` (notifications skipped)."""
+    assert process.stdout is not None
+    while line := process.stdout.readline():
+        answer: dict[str, Any] = json.loads(line)
+        if answer.get("id") == ident:
+            return answer
+    raise AssertionError(f"the wire closed before answering request {ident}")
+
+
+@pytest.mark.web
+def test_a_line_nested_100000_deep_is_answered_with_its_id_and_the_episode_goes_on(
+    tmp_path: Path,
+) -> None:
+    """No parser recurses into the line: its id is found, the error names the limit, and
+    the same episode then takes the agent's report and records its row."""
+    deep = b"[" * 100_000 + b"]" * 100_000
+    line = b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": ' + deep + b"}"
+    process = subprocess.Popen(
+        _server(tmp_path), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        params = {"protocolVersion": "2025-06-18", "capabilities": {}}
+        params["clientInfo"] = {"name": "test", "version": "0"}
+        _ask(process, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+        assert "result" in _answer(process, 1)
+        _ask(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        _ask(process, line)
+        error = _answer(process, 2)["error"]
+        assert error["code"] == -32600 and f"deeper than {MAX_DEPTH} levels" in error["message"]
+        report = {"success": False, "halted": True, "message": "unsure"}
+        call = {"name": "report", "arguments": report}
+        _ask(process, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call})
+        answered = _answer(process, 3)
+        assert "result" in answered and not answered["result"].get("isError"), answered
+        _, err = process.communicate(timeout=300)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, err.decode()[-2000:]
+    record = json.loads(record_path(tmp_path, "clinic::clean_draft@web", 0, 1).read_text())
+    assert record["row"]["agent"]["halted"] is True
+
+
+@pytest.mark.parametrize(
+    ("line", "ident"),
+    [
+        (b'{"jsonrpc": "2.0", "id": 7, "params": [[[]]]}', 7),
+        (b'{"params": {"id": 3, "x": "\\"id\\": 4"}, "id": "top"}', "top"),
+        (b'{"\\u0069d": 11, "method": "x"', 11),
+        (b'{"id": 12345678901234567890}', None),  # too long to be an id we echo
+        (b'{"id": 1.5}', None),
+        (b'{"id": {"nested": 1}}', None),
+        (b'[{"id": 1}]', None),
+        (b'{"method": "x", "params": [1, 2', None),
+    ],
+)
+def test_the_id_of_a_line_is_recovered_without_parsing_it(line: bytes, ident: object) -> None:
+    assert recover_id(line) == ident
 
 
 def test_a_json_rpc_message_passes_the_wire_unchanged() -> None:

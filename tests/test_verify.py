@@ -192,6 +192,7 @@ def test_json_report_schema(baseline_bundles: dict[str, Path]) -> None:
         "tasks",
         "signer",
         "reproduced",
+        "reproduced_rows",
         "n_rows",
         "verified_at",
         "content_hash",

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -196,20 +197,53 @@ def test_every_workflow_pins_its_actions_keeps_no_credentials_and_has_time_limit
                 assert step["with"]["persist-credentials"] is False
 
 
-@pytest.mark.parametrize("name", ["verify-pr.yml", "deploy-site.yml"])
-def test_the_workflows_that_build_from_submissions_install_locked_dependencies(name: str) -> None:
-    text = (WORKFLOW.parent / name).read_text()
-    assert "--require-hashes" in text and "requirements/verify.txt" in text
-    lock = (ROOT / "requirements" / "verify.txt").read_text()
-    pyproject = (ROOT / "pyproject.toml").read_text()
+@pytest.mark.parametrize(
+    ("name", "job", "mode"),
+    [("verify-pr.yml", "verify", "screens"), ("deploy-site.yml", "reproduce", "screens"),
+     ("deploy-site.yml", "build", "light")],
+)  # fmt: skip
+def test_the_workflows_install_through_the_one_locked_script(
+    name: str, job: str, mode: str
+) -> None:
+    """Each job's install step is scripts/install-verifier (hash-locked; the screens mode
+    installs .ci/apt-packages, the list make and .ci/run install); the deploy build is light."""
+    steps = yaml.safe_load((WORKFLOW.parent / name).read_text())["jobs"][job]["steps"]
+    (step,) = [s for s in steps if s.get("name") == "Install the locked dependencies"]
+    assert f"bash scripts/install-verifier {mode} " in step["run"]
+    script = (ROOT / "scripts" / "install-verifier").read_text()
+    assert "--require-hashes" in script and "bash .ci/install-system-packages" in script
+
+
+@pytest.mark.parametrize(
+    ("lock", "extras"), [("verify.txt", ()), ("screens.txt", ("web", "desktop"))]
+)
+def test_the_locks_pin_what_pyproject_asks(lock: str, extras: tuple[str, ...]) -> None:
+    """Every dependency of the core (and of the extras a lock covers) is pinned, hashed, at
+    a version its specifier admits; a stale pin (a moved bound in pyproject) fails here."""
     import tomllib
 
-    deps = tomllib.loads(pyproject)["project"]["dependencies"]
-    for dep in deps:
-        name = dep.split(";")[0].split("[")[0]
-        for sep in "<>=!~ ":
-            name = name.split(sep)[0]
-        assert f"\n{name.lower().replace('_', '-')}==" in "\n" + lock.lower(), name
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = [*project["dependencies"]]
+    for extra in extras:
+        wanted += project["optional-dependencies"][extra]
+    text = (ROOT / "requirements" / lock).read_text()
+    pins = {}
+    for line in text.splitlines():
+        if line and line[0].isalnum() and "==" in line:
+            pkg, _, version = line.split(" ")[0].partition("==")
+            pins[pkg.lower().replace("_", "-")] = version
+    assert text.count("--hash=sha256:") >= len(pins)
+    for dep in wanted:
+        req = Requirement(dep)
+        pinned = pins.get(req.name.lower().replace("_", "-"))
+        assert pinned is not None, f"{lock} does not pin {req.name}"
+        assert req.specifier.contains(pinned, prereleases=True), (
+            f"{lock}: {req.name}=={pinned} vs {req}"
+        )
+    if not extras:  # the light stack has no browser, X or PyGObject client
+        assert not {"playwright", "pygobject", "python-xlib", "mcp"} & set(pins)
 
 
 def _copy_pull_request(tmp: Path, base_bundle: Path, copy: Path) -> tuple[Path, str]:
@@ -272,3 +306,44 @@ def test_a_pull_request_is_ranked_against_the_base_branchs_bundles(tmp_path: Pat
     status, summary, _ = _run_step(tmp_path, base, _trust())
     assert status == 1, summary
     assert "ranking.duplicate" in summary and "2026-12-01_alice" in summary
+
+
+def test_the_base_branchs_bundles_rank_the_pull_request_without_a_re_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Alice's signed bundle claiming a shipped baseline is on the base; Mallory re-signs its
+    rows. Only Mallory's bundle is re-run: Alice's counts by its hashes and signing time."""
+    import verifier.reproduce
+    from verifier.pr import main as pr_main
+
+    instance = shared_instance()
+    bundles: dict[str, Path] = {}
+    for who, day in (("alice", "01"), ("mallory", "09")):
+        folder = tmp_path / "made" / f"2026-12-{day}_{who}"
+        if not bundles:
+            make_bundle(folder, "retry_on_error", trials=4, signer=(f"{who}@example.org", GOOGLE))
+        else:
+            shutil.copytree(bundles["alice"], folder)
+            (folder / "submission.sigstore.json").unlink()
+            data = read_submission(folder)
+            data["signer"] = {"identity": f"{who}@example.org", "issuer": GOOGLE}
+            write_submission(folder, data)
+        token = instance.email_token(f"{who}@example.org")
+        sign_bundle(folder, identity_token=token, trust_config=instance.trust_config_path)
+        bundles[who] = folder
+    pr, base = _copy_pull_request(tmp_path, bundles["alice"], bundles["mallory"])
+    rerun = verifier.reproduce.reproduce
+    seen: list[str] = []
+
+    def counted(header: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(str(header.signer.identity))
+        return rerun(header, *args, **kwargs)
+
+    monkeypatch.setattr(verifier.reproduce, "reproduce", counted)
+    monkeypatch.chdir(tmp_path)  # no reproductions/ here: the base's bundle has no record
+    args = ["--base", base, "--checkout", str(pr), "--trust-config"]
+    assert pr_main([*args, str(instance.trust_config_path)]) == 1
+    out = capsys.readouterr().out
+    assert "ranking.duplicate" in out and "2026-12-01_alice" in out
+    assert "re-ran 'retry_on_error': all 36 rows identical" in out  # Mallory's, re-run
+    assert seen == ["mallory@example.org"]

@@ -43,7 +43,8 @@ from verifier.limits import Limits
 from verifier.pack import TaskFacts, check_drops, check_pack
 from verifier.ranking import rank_across
 from verifier.receipts import ReceiptResult, check_receipts
-from verifier.references import load_references
+from verifier.records import RecordPolicy, Reproduction, read_record, record_key
+from verifier.references import listed_reference, load_references
 from verifier.report import BundleReport, FindingSink, Status, Step, decide_status
 from verifier.rows import RowChecker
 from verifier.signature import SignatureResult, check_signature
@@ -59,6 +60,7 @@ __all__ = [
 ]
 
 RANKING_NOTE = "runs across bundles (a folder of bundles, or the site build)"
+RECORDS_ONLY_NOTE = "not re-run: no reproduction record, and only its hashes are asked for here"
 """What a single bundle's report says of the ``ranking`` step."""
 _HEADER_RULES = {
     "missing": CheckId.STRUCTURE_MISSING_FIELD,
@@ -86,6 +88,15 @@ class VerifyOptions:
     """The maintainers' reference list (default: :data:`verifier.references.REFERENCE_FILE`)."""
     folder_rule: bool = False
     """Hold the bundle folder's name to ``YYYY-MM-DD_slug`` (set for a folder of bundles)."""
+    records: RecordPolicy = field(default_factory=RecordPolicy)
+    """Where reproduction records are read and whose count (:mod:`verifier.records`)."""
+    force_reproduce: bool = False
+    """Re-run even a bundle that has a valid reproduction record (``--reproduce``)."""
+    records_only: bool = False
+    """Judge reproduction by records alone: a bundle without one is not re-run and its
+    reproduction stays undecided (``reproduced`` None). Only for bundles whose verdict is
+    not what is asked: the base branch's bundles in the pull-request check
+    (:mod:`verifier.pr`), which rank the pull request's by their hashes and verified times."""
 
 
 # --------------------------------------------------------------------------- the steps
@@ -111,8 +122,10 @@ class _Claims:
 @dataclass(frozen=True)
 class _Reproduction:
     reproduced: bool | None
-    """True when re-run row for row; None when it does not apply."""
+    """True when every re-run row matched; None when it does not apply."""
     step: Step
+    rows: int | None = None
+    """The rows the re-run compared (None when nothing was re-run)."""
 
 
 def _check_header(sub: Submitted, sink: FindingSink) -> SubmissionHeader | None:
@@ -285,7 +298,23 @@ def _check_reproduction(
     refused = (Family.SPEC, Family.RESCORE, Family.RECEIPT, Family.CLAIMS)
     if pack_refused or any(sink.failed(f) for f in refused):
         return _Reproduction(False, Step(True, "not run: the bundle is refused already"))
-    reproduced = _reproduce.reproduce(
+    key = (
+        record_key(header, sub.content_hash, sub.path.name)
+        if sub.kind == "bundle" and sub.content_hash is not None
+        else None
+    )
+    reference, _ = listed_reference(sub.content_hash, sub.path.name, options.references)
+    if key is not None and not options.force_reproduce:
+        listed = reference.record or None if reference is not None else None
+        found = read_record(key, options.records, listed)
+        if found.problem is not None:
+            sink.add(found.problem)
+            return _Reproduction(False, Step(True))
+        if found.reproduction is not None:
+            return _replayed(header, found.reproduction, found.source, sink)
+    if options.records_only:
+        return _Reproduction(None, Step(True, RECORDS_ONLY_NOTE))
+    rerun = _reproduce.reproduce(
         header,
         declared.pack,
         sub.rows_again(),
@@ -294,11 +323,32 @@ def _check_reproduction(
         sub.rows_file,
         options.limits,
         receipts.change_sets if header.effectbench_bundle_version > 1 else None,
+        sample_from=reference.content_hash if reference is not None else None,
     )
-    if not reproduced:
-        return _Reproduction(False, Step(True))
-    note = f"re-ran {header.system.baseline!r}: {checker.n_rows} rows identical (timings aside)"
-    return _Reproduction(True, Step(note=note))
+    if not rerun.reproduced:
+        return _Reproduction(False, Step(True), rerun.rows or None)
+    note = reproduced_note(header, rerun.rows, checker.n_rows)
+    return _Reproduction(True, Step(note=note), rerun.rows)
+
+
+def _replayed(
+    header: SubmissionHeader, record: Reproduction, source: str, sink: FindingSink
+) -> _Reproduction:
+    """The ``reproduce`` step as a valid record states it (its findings filed again)."""
+    for finding in record.findings:
+        sink.add(finding)
+    if not record.reproduced:
+        note = f"from the reproduction record {source}: the re-run did not match"
+        return _Reproduction(False, Step(True, note), record.rows_rerun or None)
+    note = f"{reproduced_note(header, record.rows_rerun, record.n_rows)}; from the reproduction "
+    note += f"record {source}"
+    return _Reproduction(True, Step(note=note), record.rows_rerun)
+
+
+def reproduced_note(header: SubmissionHeader, rerun: int, rows: int) -> str:
+    """The ``reproduce`` step's note for a re-run whose ``rerun`` rows of ``rows`` matched."""
+    which = f"all {rows} rows" if rerun == rows else f"{rerun} of {rows} rows (its sample)"
+    return f"re-ran {header.system.baseline!r}: {which} identical (timings aside)"
 
 
 def _submission(doc: object, header: SubmissionHeader | None) -> Submission | None:
@@ -360,6 +410,7 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
         tasks=claims.tasks,
         signer=signature.signer,
         reproduced=reproduction.reproduced,
+        reproduced_rows=reproduction.rows,
         n_rows=checker.n_rows,
         verified_at=signature.verified_at,
         content_hash=sub.content_hash,

@@ -44,5 +44,7 @@ class Limits:
     6 min on the clinic's API level; a larger baseline bundle is refused. The one budget
     (``--max-reproduce-rows``): a screen sample stays within it."""
     reproduce_screen_rows: int = 12
-    """Screen-substrate rows the ``reproduce`` check re-runs at most; beyond that a sample
-    of this size, chosen from the bundle's hash (each costs a browser episode)."""
+    """Screen-substrate rows the ``reproduce`` check re-runs of a listed reference bundle;
+    beyond that a sample of this size, chosen from its listed content hash (each costs a
+    browser episode). Any other bundle that claims a shipped baseline re-runs every row
+    (:func:`verifier.reproduce.rerun_pairs`)."""

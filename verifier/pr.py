@@ -10,9 +10,11 @@ separated, so any file name is read whole: spaces, quotes, globs, non-ASCII,
 newlines), verifies every bundle folder under ``submissions/`` that holds a
 change (the folder-name rule applies), ranks them against the base branch's
 ``submissions/`` and the maintainers' reference list (a copy of a bundle already on
-the board, or of a reference, is refused as the site would refuse it), and fails
-when a bundle is refused, a bundle is removed, a file outside a bundle folder
-changes (code, workflows, the reference list: a maintainer must review those) or
+the board, or of a reference, is refused as the site would refuse it; the base's
+bundles are judged by the base checkout's reproduction records and never re-run, since
+only their hashes and verified times rank the pull request's), and fails when a bundle
+is refused, a bundle is removed, a file outside a bundle folder changes (code,
+workflows, the reference list, ``reproductions/``: a maintainer must review those) or
 nothing can be read.
 The report goes to standard output and to ``$GITHUB_STEP_SUMMARY``; every name
 is quoted and every line is made inert, so no file name can issue a workflow
@@ -31,12 +33,13 @@ import sys
 import tarfile
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from effectbench.errors import EffectBenchError
 from verifier.api import VerifyOptions, verify_bundle
 from verifier.ranking import rank_across
+from verifier.records import RecordPolicy
 from verifier.references import load_references
 from verifier.report import BundleReport, format_report
 
@@ -119,14 +122,21 @@ def base_bundles(checkout: Path, base: str, into: Path) -> list[Path]:
 
 
 def _ranked(
-    checkout: Path, base: str, folders: Sequence[Path], options: VerifyOptions
+    checkout: Path, base: str, folders: Sequence[Path], options: VerifyOptions, records: Path
 ) -> dict[Path, BundleReport]:
-    """Verify ``folders`` and rank them against the base's bundles and the reference list."""
+    """Verify ``folders`` and rank them against the base's bundles and the reference list.
+
+    The base's bundles are on the board already: what ranks the pull request's against
+    them is their hashes and verified times, so none is re-run; each is judged by its
+    reproduction record in ``records`` (the base checkout's ``reproductions/``), or left
+    undecided without one (:attr:`VerifyOptions.records_only`).
+    """
     mine = [verify_bundle(folder, options) for folder in folders]
     names = {folder.name for folder in folders}
+    on_board = replace(options, records=RecordPolicy(records=records), records_only=True)
     with tempfile.TemporaryDirectory(prefix="effectbench-pr-base-") as tmp:
         theirs = [
-            verify_bundle(folder, options)
+            verify_bundle(folder, on_board)
             for folder in base_bundles(checkout, base, Path(tmp))
             if folder.name not in names  # the pull request's version replaces the base's
         ]
@@ -143,8 +153,13 @@ def _summary(lines: list[str]) -> None:
         fh.write("\n".join(lines) + "\n")
 
 
-def run(checkout: Path, base: str, options: VerifyOptions) -> int:
-    """Verify the pull request checked out at ``checkout``; print and summarise; return 0 or 1."""
+def run(
+    checkout: Path, base: str, options: VerifyOptions, records: Path = Path("reproductions")
+) -> int:
+    """Verify the pull request checked out at ``checkout``; print and summarise; return 0 or 1.
+
+    ``records`` is the base checkout's folder of reproduction records (for the base's bundles).
+    """
     changes = split_changes(changed_paths(checkout, base))
     status = 0
     summary = ["## EffectBench verifier report", ""]
@@ -171,7 +186,7 @@ def run(checkout: Path, base: str, options: VerifyOptions) -> int:
             if (checkout / SUBMISSIONS / name).is_dir()
             and not (checkout / SUBMISSIONS / name).is_symlink()
         ]
-        reports = _ranked(checkout, base, present, options)
+        reports = _ranked(checkout, base, present, options, records)
         for name in changes.bundles:
             folder = checkout / SUBMISSIONS / name
             if folder not in reports:
@@ -202,12 +217,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--checkout", type=Path, default=Path("pr"), help="the pull request")
     parser.add_argument("--trust-config", type=Path, help=argparse.SUPPRESS)  # tests only
     parser.add_argument("--references", type=Path, help=argparse.SUPPRESS)  # tests only
+    parser.add_argument(
+        "--records",
+        type=Path,
+        default=Path("reproductions"),
+        help="the base checkout's reproduction records, by which the base's bundles are judged "
+        "without a re-run (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     options = VerifyOptions(
         trust_config=args.trust_config, references=args.references, folder_rule=True
     )
     try:
-        return run(args.checkout, args.base, options)
+        return run(args.checkout, args.base, options, args.records)
     except EffectBenchError as exc:
         print(inert(f"verify-pr: {exc.diagnostics()}"), file=sys.stderr)
         return 2

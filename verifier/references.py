@@ -17,6 +17,14 @@ listed across remakes (the date ranks it: a copy signed between two remakes is n
 "earlier" than the reference), and holds the reference's measured hash
 (:func:`verifier.rows.measured_hash_of`), by which :mod:`verifier.ranking` refuses a
 copy of it however re-worded, re-seeded or re-fingerprinted.
+
+Each entry also holds the digest of the reference's **maintainers' reproduction record**
+(``reproductions/<hex>.reproduction.json``, :mod:`verifier.records`): the list is the
+maintainers' attestation of the record byte for byte, as it is of the bundle, so the site
+builds from it with no browser, X server or signing identity. Only ``effectbench reproduce``
+(``make reproduce``), right after it re-ran the reference, writes a digest
+(:func:`list_records`); re-listing keeps it while the bundle's bytes are unchanged and drops
+it when they change (a re-made bundle has no record until it is re-run).
 """
 
 from __future__ import annotations
@@ -54,6 +62,8 @@ __all__ = [
     "bundle_content_hash",
     "bundle_measured_hash",
     "identity_problem",
+    "list_records",
+    "listed_reference",
     "load_references",
     "main",
     "reference_listing",
@@ -77,6 +87,10 @@ class Reference:
     kept across remakes; never a folder name's)."""
     measured_hash: str = ""
     """What its rows measured (:func:`verifier.rows.measured_hash_of`); empty in an old list."""
+    record: str = ""
+    """The digest of its maintainers' reproduction record (:func:`verifier.records.record_digest`;
+    the record is read only when its bytes have this digest); empty until ``effectbench
+    reproduce`` has re-run this very bundle and listed its record."""
 
 
 def _parse(data: object, where: str) -> dict[str, Reference]:
@@ -91,6 +105,7 @@ def _parse(data: object, where: str) -> dict[str, Reference]:
             pack=str(item["pack"]),
             date=str(item["date"]),
             measured_hash=str(item.get("measured_hash") or ""),
+            record=str(item.get("record") or ""),
         )
         out[ref.content_hash] = ref
     return out
@@ -110,6 +125,23 @@ def load_references(path: Path = REFERENCE_FILE) -> Mapping[str, Reference]:
 @lru_cache(maxsize=8)
 def _load(path: Path, mtime_ns: int, size: int) -> Mapping[str, Reference]:
     return _parse(json.loads(path.read_text(encoding="utf-8")), str(path))
+
+
+def listed_reference(
+    content_hash: str | None, folder: str, path: Path | None = None
+) -> tuple[Reference | None, str]:
+    """Return the reference ``content_hash`` is listed as (None when it is not one), and why
+    not when it is listed under another folder than ``folder`` (else an empty reason).
+
+    ``path`` is the list (default: :data:`REFERENCE_FILE`). A listed reference's bytes are
+    the maintainers': the one bundle whose screen re-run may be a sample
+    (:func:`verifier.reproduce.rerun_pairs`) and that a re-run may rank unsigned.
+    """
+    listed = load_references(path) if path else load_references()
+    entry = listed.get(content_hash) if content_hash is not None else None
+    if entry is not None and entry.folder != folder:
+        return None, f" (it is listed as {entry.folder!r}, not here)"
+    return entry, ""
 
 
 def identity_problem(system: SystemInfo, has_readme: bool) -> str | None:
@@ -148,29 +180,45 @@ def bundle_measured_hash(folder: Path) -> str:
     return measured_hash_of(read_episodes(folder / EPISODES_FILE), int(trials))
 
 
-def _listing(submissions: Path, folders: Mapping[str, str], dates: Mapping[str, str]) -> str:
-    """The list's text: each reference's folder (by its slug) and first listing date."""
+ABOUT = (
+    "Unsigned bundles the leaderboard ranks by reproduction, each with the digest of its "
+    "maintainers' reproduction record in reproductions/; regenerate with python -m "
+    "verifier.references (--remake re-runs them), list the records with make reproduce"
+)
+
+
+def _text_of(bundles: Sequence[Mapping[str, str]]) -> str:
+    """The list file's text (one place, for the listing and the records written into it)."""
+    return json.dumps({"about": ABOUT, "bundles": list(bundles)}, indent=2) + "\n"
+
+
+def _listing(
+    submissions: Path,
+    folders: Mapping[str, str],
+    dates: Mapping[str, str],
+    records: Mapping[str, str],
+) -> str:
+    """The list's text: each reference's folder (by its slug), first listing date and, while
+    its bytes are the ones it was recorded for, its record's digest (``records``, by content
+    hash: a re-made bundle has no record until it is re-run)."""
     bundles = []
     for spec in REFERENCE_SET:
         folder = submissions / folders[spec.folder_slug]
         if not folder.is_dir():
             raise SystemExit(f"{folder} is missing; run python -m verifier.references --remake")
-        bundles.append(
-            {
-                "folder": folder.name,
-                "content_hash": bundle_content_hash(folder),
-                "measured_hash": bundle_measured_hash(folder),
-                "baseline": spec.baseline,
-                "pack": spec.pack,
-                "date": dates[spec.folder_slug],
-            }
-        )
-    doc = {
-        "about": "Unsigned bundles the leaderboard ranks by reproduction; regenerate with "
-        "python -m verifier.references (--remake re-runs them)",
-        "bundles": bundles,
-    }
-    return json.dumps(doc, indent=2) + "\n"
+        content = bundle_content_hash(folder)
+        entry = {
+            "folder": folder.name,
+            "content_hash": content,
+            "measured_hash": bundle_measured_hash(folder),
+            "baseline": spec.baseline,
+            "pack": spec.pack,
+            "date": dates[spec.folder_slug],
+        }
+        if records.get(content):
+            entry["record"] = records[content]
+        bundles.append(entry)
+    return _text_of(bundles)
 
 
 def _listed_by_slug(path: Path) -> dict[str, Reference]:
@@ -188,7 +236,28 @@ def _text(submissions: Path, old: Mapping[str, Reference], folders: Mapping[str,
         slug: old[slug].date if slug in old else folder.split("_", 1)[0]
         for slug, folder in folders.items()
     }
-    return _listing(submissions, folders, dates)
+    records = {r.content_hash: r.record for r in old.values()}
+    return _listing(submissions, folders, dates, records)
+
+
+def list_records(records: Mapping[str, str], path: Path = REFERENCE_FILE) -> list[str]:
+    """Give each listed reference in ``records`` (content hash to record digest) that digest
+    in the list at ``path``; return the folders whose entry changed. Only
+    ``effectbench reproduce`` calls this, right after it re-ran the reference and wrote the
+    record: the list never takes a digest from a file it did not see made."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    _parse(doc, str(path))  # a damaged list is an error here, not rewritten
+    changed = []
+    for entry in doc["bundles"]:
+        digest = records.get(entry["content_hash"])
+        if digest is not None and entry.get("record") != digest:
+            entry["record"] = digest
+            changed.append(str(entry["folder"]))
+    if changed:
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(_text_of(doc["bundles"]), encoding="utf-8")
+        tmp.replace(path)
+    return changed
 
 
 def reference_listing(submissions: Path, path: Path = REFERENCE_FILE) -> str:

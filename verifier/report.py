@@ -103,7 +103,7 @@ class BundleReport(BaseModel):
     """The results block recomputed from the rows (None when rows could not be read)."""
     signer: SignerView | None
     reproduced: bool | None
-    """True when re-run row for row; None when not applicable."""
+    """True when every re-run row matched; None when not applicable."""
     n_rows: int
     """Rows read from the episodes (valid or not)."""
     verified_at: str = ""
@@ -121,6 +121,10 @@ class BundleReport(BaseModel):
     measured_hash: str | None = None
     """The hash of what the rows measured (:meth:`verifier.rows.RowChecker.measured_hash`):
     equal for copies of one run whatever their free text, fingerprints or seeds."""
+    reproduced_rows: int | None = None
+    """How many of the ``n_rows`` rows the re-run compared (all of them, or a listed
+    reference's sample), by itself or by its record; None when nothing was re-run.
+    "Reproduced" means these rows only."""
     same_measurements_as: str | None = None
     """Set by the ranking rules: the path of a bundle verified earlier whose every
     (task, trial) measured the same (a near-identical entry, flagged on the board)."""

@@ -6,21 +6,32 @@ every field except the timings (``latency_s``, ``started_at``, ``finished_at``
 and a model call's ``latency_s``), which no re-run reproduces.
 
 The re-run covers the split's tasks on the substrates the bundle's rows name.
-Rows on a screen substrate (web, desktop, remote display) of a pack with real
-front ends cost a browser or a display each; beyond
-:attr:`~verifier.limits.Limits.reproduce_screen_rows` of them the verifier re-runs
-a sample of that size, chosen deterministically from the hash of the bundle's rows
-(the same bundle always gets the same sample), and compares those rows only.
+Which rows are re-run (:func:`rerun_pairs`) is never the submitter's choice. Every
+row is re-run, but for one kind of bundle: a maintainers' listed reference bundle
+(:mod:`verifier.references`, listed by content hash, outside ``submissions/``), whose
+rows on a screen substrate (web, desktop, remote display) of a pack with real front
+ends, beyond :attr:`~verifier.limits.Limits.reproduce_screen_rows` of them, are
+re-run as a sample of that size chosen from its listed content hash. A sample drawn
+from anything a submitter writes (its rows, their timings) can be ground: a submitter
+who varies a free field until the sample misses every forged row gets "reproduced"
+for rows nobody re-ran. A listed reference's bytes are fixed by the maintainers before
+it is listed, so its sample is fixed too; any other bundle that claims a shipped
+baseline pays for a re-run of every row (once: the re-run's signed record,
+:mod:`verifier.records`, serves every later build). The report says how many rows
+were re-run (``reproduced_rows`` of ``n_rows``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from effectbench.baselines import baseline_names, get_baseline
 from effectbench.bundle import RECEIPTS_FILE, SUBMISSION_FILE, SubmissionHeader
+from effectbench.errors import EffectBenchError
 from effectbench.findings import CheckId, Family
+from effectbench.frontends import require_substrate
 from effectbench.hashing import canonical_hash
 from effectbench.receipts.collect import evidence_of
 from effectbench.runner import evaluate
@@ -66,34 +77,65 @@ def applicable(header: SubmissionHeader, pack: BenchmarkProvider | None) -> str 
     return None
 
 
-def _screen_sample(
-    rows: list[tuple[int, dict[str, Any]]],
-    tasks: list[Any],
-    header: SubmissionHeader,
-    limits: Limits,
-    pack: BenchmarkProvider,
-) -> set[tuple[str, int]] | None:
-    """Return the (task, trial) pairs to re-run when the screen rows exceed the budget.
+@dataclass(frozen=True)
+class Rerun:
+    """How a re-run ended."""
 
-    Only a pack whose screen substrates run real front ends (:class:`ChecksFrontEnds`)
-    is sampled; MockMed's in-process "web" tasks cost no browser and are all re-run.
+    reproduced: bool
+    """Every re-run row matched (and the re-run dropped what the bundle declares)."""
+    rows: int
+    """The bundle's rows the re-run compared (all of them, or a listed reference's sample)."""
+
+
+def rerun_pairs(
+    tasks: Sequence[Any],
+    trials: int,
+    pack: BenchmarkProvider,
+    limits: Limits,
+    sample_from: str | None,
+) -> set[tuple[str, int]] | None:
+    """Return the (task, trial) pairs to re-run, or None for every one of them.
+
+    ``sample_from`` is a listed reference bundle's content hash (None for any other
+    bundle: every row is re-run). Only a listed reference on a pack whose screen
+    substrates run real front ends (:class:`ChecksFrontEnds`) with more screen rows
+    than :attr:`Limits.reproduce_screen_rows` is sampled; MockMed's in-process "web"
+    tasks cost no browser and are all re-run. Nothing a submitter writes (rows,
+    timings, free text) enters the choice.
+    """
+    if sample_from is None or not isinstance(pack, ChecksFrontEnds):
+        return None
+    screen = {t.task_id for t in tasks if t.substrate.is_screen}
+    pairs = [(t, trial) for t in sorted(screen) for trial in range(trials)]
+    if len(pairs) <= limits.reproduce_screen_rows:
+        return None
+    ranked = sorted(pairs, key=lambda p: canonical_hash([sample_from, p[0], p[1]]))
+    chosen = set(ranked[: limits.reproduce_screen_rows])
+    others = {
+        (t.task_id, trial) for t in tasks if t.task_id not in screen for trial in range(trials)
+    }
+    return chosen | others
+
+
+def missing_component(
+    tasks: Sequence[Any], pack: BenchmarkProvider, only: set[tuple[str, int]] | None
+) -> str | None:
+    """Return the one line naming what a re-run of ``tasks`` (``only`` those pairs) lacks
+    here (a Python extra, Chromium, an X server...), or None when it can run.
+
+    Only a pack with real front ends (:class:`ChecksFrontEnds`) needs anything for its
+    screen substrates; MockMed's in-process "web" tasks need nothing.
     """
     if not isinstance(pack, ChecksFrontEnds):
         return None
-    screen = {t.task_id for t in tasks if t.substrate.is_screen}
-    pairs = [(t, trial) for t in sorted(screen) for trial in range(header.trials_per_task)]
-    if len(pairs) <= limits.reproduce_screen_rows:
-        return None
-    digest = canonical_hash([row for _, row in rows])
-    ranked = sorted(pairs, key=lambda p: canonical_hash([digest, p[0], p[1]]))
-    chosen = set(ranked[: limits.reproduce_screen_rows])
-    others = {
-        (t.task_id, trial)
-        for t in tasks
-        if t.task_id not in screen
-        for trial in range(header.trials_per_task)
-    }
-    return chosen | others
+    wanted = {t.task_id for t in tasks} if only is None else {p[0] for p in only}
+    substrates = {t.substrate for t in tasks if t.task_id in wanted and t.substrate.is_screen}
+    for substrate in sorted(substrates, key=lambda s: s.value):
+        try:
+            require_substrate(substrate)
+        except EffectBenchError as exc:
+            return exc.diagnostics()
+    return None
 
 
 def _compare_change_sets(
@@ -131,8 +173,10 @@ def reproduce(
     file: str,
     limits: Limits,
     change_sets: Mapping[tuple[str, int], str] | None = None,
-) -> bool:
-    """Re-run the declared baseline and compare every row; return True when it reproduces.
+    sample_from: str | None = None,
+) -> Rerun:
+    """Re-run the declared baseline and compare its rows (:func:`rerun_pairs`: every one,
+    unless ``sample_from`` names a listed reference's content hash).
 
     With ``change_sets`` (each (task, trial)'s receipt's change-set digest) the re-run's
     change sets are compared too.
@@ -149,12 +193,12 @@ def reproduce(
             None,
             "system.baseline",
         )
-        return False
+        return Rerun(False, 0)
     rows = list(rows)
     split = header.pack.split.value
     named = {str(row.get("substrate")) for _, row in rows}
     tasks = [t for t in pack.tasks() if t.split.value == split and t.substrate.value in named]
-    sample = _screen_sample(rows, tasks, header, limits, pack)
+    sample = rerun_pairs(tasks, header.trials_per_task, pack, limits, sample_from)
     planned = len(sample) if sample is not None else len(tasks) * header.trials_per_task
     if max(planned, n_rows if sample is None else 0) > limits.max_reproduce_rows:
         sink.emit(
@@ -167,7 +211,19 @@ def reproduce(
             None,
             "trials_per_task",
         )
-        return False
+        return Rerun(False, 0)
+    missing = missing_component(tasks, pack, sample)
+    if missing is not None:
+        sink.emit(
+            CheckId.REPRODUCE_UNAVAILABLE,
+            f"this bundle has no reproduction record, and re-running {name!r} here is not "
+            f"possible: {missing}; run make reproduce (it installs the screens, re-runs the "
+            "bundle and records the result) or install what is named",
+            SUBMISSION_FILE,
+            None,
+            "system.baseline",
+        )
+        return Rerun(False, 0)
     run = evaluate(
         get_baseline(name, pack),
         pack,
@@ -220,4 +276,4 @@ def reproduce(
             "bundle lacks",
             file,
         )
-    return sink.counts[Family.REPRODUCE] == before
+    return Rerun(sink.counts[Family.REPRODUCE] == before, len(rows))

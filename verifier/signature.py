@@ -14,7 +14,7 @@ from pathlib import Path
 from effectbench.bundle import SIGNATURE_FILE, SUBMISSION_FILE, SubmissionHeader
 from effectbench.findings import CheckId, Family
 from verifier.inputs import Submitted
-from verifier.references import identity_problem, load_references
+from verifier.references import identity_problem, listed_reference
 from verifier.report import FindingSink, SignerView, Step
 
 
@@ -39,7 +39,6 @@ def _reproduced(
     Returns None (with its finding) when it is not one, so the unsigned rule applies.
     """
     problem = identity_problem(header.system, sub.has_readme)
-    listed = load_references(references) if references else load_references()
     if problem is not None:
         sink.emit(
             CheckId.SIGNATURE_REPRODUCED_IDENTITY,
@@ -50,9 +49,8 @@ def _reproduced(
             "system",
         )
         return None
-    entry = listed.get(sub.content_hash) if sub.content_hash is not None else None
-    if entry is None or entry.folder != sub.path.name:
-        where = f" (it is listed as {entry.folder!r}, not here)" if entry is not None else ""
+    entry, where = listed_reference(sub.content_hash, sub.path.name, references)
+    if entry is None:
         sink.emit(
             CheckId.SIGNATURE_REPRODUCED_UNLISTED,
             f"the rows re-ran row for row, but content hash {sub.content_hash} is not one of "
@@ -60,7 +58,7 @@ def _reproduced(
             SIGNATURE_FILE,
         )
         return None
-    note = "unsigned; ranked as a listed reference bundle that reproduced row for row"
+    note = "unsigned; ranked as a listed reference bundle whose re-run matched its rows"
     return SignatureResult(None, Step(True, note), ranked_unsigned=True, verified_at=entry.date)
 
 

@@ -13,6 +13,7 @@ it adds sets ``func(args) -> int``:
 :mod:`~effectbench.cli._sign`     ``sign``
 :mod:`~effectbench.cli._verify`   ``verify``
 :mod:`~effectbench.cli._rank`     ``rank``
+:mod:`~effectbench.cli._reproduce`  ``reproduce`` (re-run and record shipped baselines)
 :mod:`~effectbench.cli._site`     ``site build``, ``site serve``
 ============================  =============================================
 
@@ -39,6 +40,7 @@ from effectbench.cli import (
     _packs,
     _produce,
     _rank,
+    _reproduce,
     _run,
     _sign,
     _site,
@@ -47,7 +49,19 @@ from effectbench.cli import (
 from effectbench.cli._args import Parser
 from effectbench.errors import EffectBenchError
 
-GROUPS = (_run, _packs, _conformance, _produce, _inspect, _mcp, _sign, _verify, _rank, _site)
+GROUPS = (
+    _run,
+    _packs,
+    _conformance,
+    _produce,
+    _inspect,
+    _mcp,
+    _sign,
+    _verify,
+    _rank,
+    _reproduce,
+    _site,
+)
 """The command modules, in help order."""
 
 

@@ -153,3 +153,56 @@ def add_bundle_paths(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="a bundle folder, an upstream document, or a folder of bundles",
     )
+
+
+RECORDS_DEFAULT = "reproductions"
+"""The folder of reproduction records (beside ``submissions/`` in the repository)."""
+
+
+def add_record_options(parser: argparse.ArgumentParser, *, force: bool = True) -> None:
+    """Add where reproduction records are read and whose count (verify, rank, site build,
+    reproduce); with ``force``, ``--reproduce`` too."""
+    parser.add_argument(
+        "--records",
+        default=RECORDS_DEFAULT,
+        metavar="DIR",
+        help="the folder of reproduction records: the listed references' (maintainers') and "
+        "the signed ones (default: %(default)s); this machine's own records are read too",
+    )
+    parser.add_argument(
+        "--record-signer",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("IDENTITY", "ISSUER"),
+        help="also accept reproduction records signed by IDENTITY under OIDC issuer ISSUER "
+        "(repeatable; beside verifier/record_signers.json)",
+    )
+    parser.add_argument(
+        "--record-trust-config",
+        metavar="FILE",
+        help="check record signatures against this Sigstore trust configuration (a private "
+        "instance, e.g. the tests'); default: --trust-config, else the pinned root",
+    )
+    if force:
+        parser.add_argument(
+            "--reproduce",
+            action="store_true",
+            help="re-run every shipped-baseline bundle, even one with a valid reproduction record",
+        )
+
+
+def record_policy(args: argparse.Namespace) -> Any:
+    """The :class:`verifier.records.RecordPolicy` of the options :func:`add_record_options`
+    added (imported here: the verifier is heavy)."""
+    from pathlib import Path
+
+    from verifier.records import RecordPolicy
+
+    trust = args.record_trust_config or getattr(args, "trust_config", None)
+    return RecordPolicy(
+        records=Path(args.records),
+        signers=tuple((identity, issuer) for identity, issuer in args.record_signer),
+        trust_config=Path(trust) if trust else None,
+        local=True,
+    )

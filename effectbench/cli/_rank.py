@@ -16,11 +16,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from effectbench.cli._args import add_bundle_paths
+from effectbench.cli._args import add_bundle_paths, add_record_options, record_policy
 
 if TYPE_CHECKING:
     from effectbench.metrics import Prices
     from effectbench.site._tables import Board
+    from verifier.records import RecordPolicy
     from verifier.report import BundleReport
 
 
@@ -90,13 +91,20 @@ def reports_of(
     reproduce: bool,
     cache: bool,
     progress: Callable[[int, int], None] | None = None,
+    *,
+    records: RecordPolicy | None = None,
+    force_reproduce: bool = False,
 ) -> list[BundleReport]:
-    """Return the verifier's reports of ``paths`` (folders of bundles through the site's report
-    cache unless ``cache`` is false; single bundles and documents verified as they are)."""
+    """Return the verifier's reports of ``paths``: folders of bundles through the site build's
+    own :func:`effectbench.site.verify_submissions` and its report cache (unless ``cache`` is
+    false), single bundles and documents verified as they are; ``records`` and
+    ``force_reproduce`` as ``site build`` takes them."""
     from effectbench.filenames import site_cache_home
     from effectbench.site import verify_submissions
     from verifier.api import VerifyOptions, is_bundle, verify_path
+    from verifier.records import RecordPolicy
 
+    policy = records or RecordPolicy()
     reports: list[BundleReport] = []
     for path in paths:
         if path.is_dir() and not is_bundle(path):
@@ -105,12 +113,19 @@ def reports_of(
                     path,
                     allow_unsigned,
                     site_cache_home() / "reports" if cache else None,
+                    records=policy,
+                    force_reproduce=force_reproduce,
                     reproduce=reproduce,
                     progress=progress,
                 )
             )
         else:
-            options = VerifyOptions(allow_unsigned=allow_unsigned, reproduce=reproduce)
+            options = VerifyOptions(
+                allow_unsigned=allow_unsigned,
+                reproduce=reproduce,
+                records=policy,
+                force_reproduce=force_reproduce,
+            )
             reports.extend(verify_path(path, options))
     return reports
 
@@ -222,7 +237,13 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     show_bar = not args.json and sys.stderr.isatty()
     with _bar(show_bar) as progress:
         reports = reports_of(
-            args.paths, args.allow_unsigned, not args.no_reproduce, not args.no_cache, progress
+            args.paths,
+            args.allow_unsigned,
+            not args.no_reproduce,
+            not args.no_cache,
+            progress,
+            records=record_policy(args),
+            force_reproduce=args.reproduce,
         )
     reports = rank_across(reports)
     entries = [entry_from_report(r, s) for r, s in zip(reports, unique_slugs(reports), strict=True)]
@@ -280,7 +301,8 @@ def register(sub: Any) -> None:
         "--no-cache",
         action="store_true",
         help="verify every bundle afresh (default: reuse the reports `site build` and earlier "
-        "runs cached for the same bundle bytes, packs and code)",
+        "runs cached for the same bundle bytes, packs, code and records)",
     )
+    add_record_options(p)
     p.add_argument("--json", action="store_true", help="print the boards as JSON")
     p.set_defaults(func=_cmd_rank)

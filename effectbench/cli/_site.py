@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from effectbench.cli._args import port_number, positive_int
+from effectbench.cli._args import add_record_options, port_number, positive_int, record_policy
 from effectbench.errors import UsageError
 from effectbench.filenames import site_cache_home
 
@@ -48,6 +48,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
         cache_reports=not args.fresh,
         workers=args.workers,
         trust_config=trust_config,
+        records=record_policy(args),
+        force_reproduce=args.reproduce,
     )
     for line in summary.lines():
         print(line)
@@ -136,6 +138,7 @@ def register(sub: Any) -> None:
         help="worker processes for verification and charts (default: the CPUs, at most 4; "
         "1 keeps the build in one process)",
     )
+    add_record_options(p)
     p.set_defaults(func=_cmd_build)
 
     p = site_sub.add_parser("serve", help="serve the built site on 127.0.0.1 for a local preview")

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from effectbench.cli._args import add_bundle_paths, positive_int
+from effectbench.cli._args import add_bundle_paths, add_record_options, positive_int, record_policy
 from effectbench.errors import UsageError
 from effectbench.filenames import EPISODES_FILE, RECEIPTS_FILE, SUBMISSION_FILE
 from verifier.limits import Limits
@@ -51,6 +51,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         reproduce=not args.no_reproduce,
         limits=limits,
         references=args.references,
+        records=record_policy(args),
+        force_reproduce=args.reproduce,
     )
     reports = []
     for path in args.paths:
@@ -85,6 +87,7 @@ def register(sub: Any) -> None:
         help="a private Sigstore trust root (default: the pinned production root)",
     )
     p.add_argument("--no-reproduce", action="store_true", help="do not re-run shipped baselines")
+    add_record_options(p)
     p.add_argument(
         "--references",
         type=Path,

@@ -3,10 +3,17 @@
 The ``mcp`` SDK's stdio transport reads lines of any length and drops a line that is
 not a JSON-RPC message without a word to the client. Here each line is read with a
 bound (:data:`MAX_MESSAGE_BYTES`): a longer one is skipped to its end and answered
-with an *Invalid Request* error, a line that is not JSON with a *Parse error*, and
-JSON that is not a JSON-RPC 2.0 message with an *Invalid Request* (echoing its id
-when it has a usable one), as JSON-RPC 2.0 (section 5.1) asks. Valid lines go on to
-the SDK's transport unchanged.
+with an *Invalid Request* error, a line nested deeper than :data:`MAX_DEPTH` with an
+*Invalid Request* before any parser recurses into it, a line that is not JSON with a
+*Parse error*, and JSON that is not a JSON-RPC 2.0 message with an *Invalid Request*,
+as JSON-RPC 2.0 (section 5.1) asks. Valid lines go on to the SDK's transport unchanged.
+
+Every error answer carries the request's id when it can be recovered, so the client's
+call is answered instead of waiting until the episode's time runs out. A line too long
+or too deep to parse still has its id found (:func:`recover_id`) by one pass of a
+regular expression over its tokens, never a recursive parse: the top-level object's
+``"id"`` member, among the first :data:`MAX_MESSAGE_BYTES` bytes, when it is a string
+or an integer.
 
 While the episode is served, file descriptors 0 and 1 point at the null device and
 at standard error (as the SDK's own transport does), so nothing the episode's
@@ -17,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, BinaryIO, cast
@@ -29,8 +37,18 @@ from pydantic import ValidationError
 
 MAX_MESSAGE_BYTES = 1024 * 1024
 """Bytes of one incoming message (a line); a tool call's arguments are far smaller."""
+MAX_DEPTH = 64
+"""Deepest nesting of arrays and objects in one message (a tool call nests three or four);
+deeper lines are answered before any parser sees them, so none recurses without bound."""
+MAX_ID_CHARS = 256
+"""Characters of a string id that :func:`recover_id` echoes (a longer one is not echoed)."""
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+
+_TOKEN = re.compile(rb'"(?:[^"\\]++|\\.)*+"|[][{}:,]')
+"""A JSON string (escapes included) or one structural byte: the tokens that decide depth."""
+_INTEGER = re.compile(rb"\s*(-?(?:0|[1-9][0-9]{0,17}))\s*")
+"""An id written as an integer of at most 18 digits (what JSON-RPC clients send)."""
 
 
 def error_line(ident: str | int | None, code: int, message: str) -> str:
@@ -44,12 +62,96 @@ def _usable_id(data: Any) -> str | int | None:
     return ident if ok else None
 
 
+def _id_value(line: bytes, start: int) -> str | int | None:
+    """Return the member value starting at ``start`` of ``line`` when it is a usable id."""
+    number = _INTEGER.match(line, start)
+    if number is not None:
+        after = line[number.end() : number.end() + 1]
+        return int(number.group(1)) if after in (b",", b"}") else None
+    while line[start : start + 1].isspace():
+        start += 1
+    token = _TOKEN.match(line, start)
+    if token is None or not token.group().startswith(b'"'):
+        return None
+    try:
+        text = json.loads(token.group())
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return text if len(text) <= MAX_ID_CHARS else None
+
+
+def _is_id_name(token: bytes) -> bool:
+    if token == b'"id"':
+        return True
+    if len(token) > 32 or b"\\" not in token:  # an escaped spelling, e.g. "\u0069d"
+        return False
+    try:
+        return bool(json.loads(token) == "id")
+    except (ValueError, UnicodeDecodeError):
+        return False
+
+
+def recover_id(line: bytes) -> str | int | None:
+    """Return the top-level ``"id"`` of a JSON-RPC line without parsing it recursively.
+
+    One left-to-right pass over the line's tokens (strings and structural bytes),
+    keeping only the depth: a string at depth 1 right after ``{`` or ``,`` is a
+    member's name; the first one that reads ``"id"`` and is followed by ``:`` gives the
+    id, when its value is a string (of at most :data:`MAX_ID_CHARS` characters) or an
+    integer. Anything else (no object, no id, an id that is an object, a line cut off
+    before it) gives None. Work is linear in the line's length; memory is constant.
+    """
+    depth = 0
+    expect_name = named_id = False
+    for match in _TOKEN.finditer(line):
+        token = match.group()
+        if token in (b"{", b"["):
+            if depth == 0 and token == b"[":
+                return None  # a batch or an array: no single id
+            depth += 1
+            expect_name, named_id = depth == 1, False
+        elif token in (b"}", b"]"):
+            depth -= 1
+            if depth <= 0:
+                return None
+            expect_name = named_id = False
+        elif token == b",":
+            expect_name, named_id = depth == 1, False
+        elif token == b":":
+            if named_id:
+                return _id_value(line, match.end())
+            expect_name = False
+        else:
+            named_id = expect_name and _is_id_name(token)
+            expect_name = False
+    return None
+
+
+def too_deep(line: bytes, limit: int = MAX_DEPTH) -> bool:
+    """Return whether ``line`` nests arrays and objects deeper than ``limit`` (strings
+    skipped; one pass, no recursion)."""
+    depth = 0
+    for match in _TOKEN.finditer(line):
+        token = match.group()
+        if token in (b"{", b"["):
+            depth += 1
+            if depth > limit:
+                return True
+        elif token in (b"}", b"]"):
+            depth -= 1
+    return False
+
+
 def judge_line(line: bytes) -> str | None:
     """Return the error line that answers ``line``, or None when it is a JSON-RPC message."""
+    if too_deep(line):
+        message = f"Invalid Request: arrays and objects nested deeper than {MAX_DEPTH} levels"
+        return error_line(recover_id(line), INVALID_REQUEST, message)
     try:
         data = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
-        return error_line(None, PARSE_ERROR, "Parse error: the message is not JSON text")
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        message = "Parse error: the message is not JSON text"
+        return error_line(recover_id(line), PARSE_ERROR, message)
     try:
         types.jsonrpc_message_adapter.validate_python(data, by_name=False)
     except ValidationError:
@@ -101,7 +203,8 @@ class _In:
                 while (rest := await self._readline()) and not rest.endswith(b"\n"):
                     pass
                 message = f"Invalid Request: the message is longer than {self.max_bytes} bytes"
-                await self.out.write(error_line(None, INVALID_REQUEST, message) + "\n")
+                ident = recover_id(line[: self.max_bytes])
+                await self.out.write(error_line(ident, INVALID_REQUEST, message) + "\n")
                 continue
             if not line.strip():
                 continue

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from sigstore import dsse
 from sigstore.errors import Error
 from sigstore.models import ClientTrustConfig
 from sigstore.verify import Verifier
@@ -33,6 +34,7 @@ __all__ = [
     "certificate_identity",
     "sign_bundle",
     "sign_bundle_checked",
+    "sign_statement",
 ]
 
 GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
@@ -144,6 +146,41 @@ def _identity_token(identity_token: str | None, config: ClientTrustConfig) -> st
         raise SigningError(f"cannot obtain an identity token: {first_line(exc)}") from None
 
 
+def _sign_dsse(config: ClientTrustConfig, raw_token: str, statement: dsse.Statement) -> bytes:
+    """Sign ``statement`` as a DSSE envelope (Fulcio certificate, Rekor entry); return the
+    Sigstore bundle's JSON bytes."""
+    from sigstore.oidc import ExpiredIdentity, IdentityToken
+    from sigstore.sign import SigningContext
+
+    try:
+        context = SigningContext.from_trust_config(config)
+        with context.signer(IdentityToken(raw_token), cache=True) as signer:
+            return signer.sign_dsse(statement).to_json().encode()
+    except ExpiredIdentity:
+        raise SigningError("the identity token has expired; get a fresh one") from None
+    except Exception as exc:  # network and service errors of Fulcio/Rekor clients
+        if isinstance(exc, SigningError):
+            raise
+        raise SigningError(
+            f"Sigstore signing failed ({type(exc).__name__}): {first_line(exc)}"
+        ) from None
+
+
+def sign_statement(
+    statement: dsse.Statement,
+    *,
+    identity_token: str | None = None,
+    trust_config: Path | None = None,
+) -> tuple[bytes, list[str], str]:
+    """Sign any in-toto ``statement`` keyless (the token, ambient CI credentials or the
+    browser flow); return the Sigstore bundle's bytes and the certificate's identities and
+    issuer (what a verifier's identity policy will see)."""
+    config, _ = _load_signing_config(trust_config)
+    raw_token = _identity_token(identity_token, config)
+    identities, issuer = certificate_identity(raw_token)
+    return _sign_dsse(config, raw_token, statement), identities, issuer
+
+
 def sign_bundle_checked(
     bundle_dir: Path,
     *,
@@ -159,9 +196,6 @@ def sign_bundle_checked(
     leaderboard's issuer policy is not applied here; see
     :func:`effectbench.signatures.trust.load_policy`.
     """
-    from sigstore.oidc import ExpiredIdentity, IdentityToken
-    from sigstore.sign import SigningContext
-
     if not bundle_dir.is_dir():
         raise DataError("not a folder", file=str(bundle_dir))
     identity, issuer, spec_version = _declared_signer(bundle_dir)
@@ -178,20 +212,9 @@ def sign_bundle_checked(
     tmp = bundle_dir / f".{SIGNATURE_FILE}.tmp"
     if tmp.is_file() and not tmp.is_symlink():
         tmp.unlink()  # left by an interrupted run of ours; it must not become a subject
-    statement = build_statement(bundle_dir, spec_version=spec_version)
-    try:
-        context = SigningContext.from_trust_config(config)
-        with context.signer(IdentityToken(raw_token), cache=True) as signer:
-            bundle = signer.sign_dsse(statement)
-    except ExpiredIdentity:
-        raise SigningError("the identity token has expired; get a fresh one") from None
-    except Exception as exc:  # network and service errors of Fulcio/Rekor clients
-        if isinstance(exc, SigningError):
-            raise
-        raise SigningError(
-            f"Sigstore signing failed ({type(exc).__name__}): {first_line(exc)}"
-        ) from None
-    raw_bytes = bundle.to_json().encode()
+    raw_bytes = _sign_dsse(
+        config, raw_token, build_statement(bundle_dir, spec_version=spec_version)
+    )
     check = check_signature_bytes(
         bundle_dir,
         raw_bytes,

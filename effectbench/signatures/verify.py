@@ -15,6 +15,7 @@ from __future__ import annotations
 import binascii
 import json
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,8 +38,10 @@ __all__ = [
     "PAYLOAD_TYPE",
     "SignatureCheck",
     "SignerInfo",
+    "StatementProblem",
     "check_signature_bytes",
     "verify_bundle_signature",
+    "verify_statement",
 ]
 
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
@@ -356,3 +359,76 @@ def verify_bundle_signature(
         leaderboard=leaderboard,
         spec_version=spec_version,
     )
+
+
+class StatementProblem(Exception):
+    """Why a signed statement (not a bundle's signature) was not accepted."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        """``malformed`` (not a Sigstore DSSE bundle), ``untrusted`` (another Sigstore
+        instance), ``invalid`` (the signature does not verify: forged or altered) or
+        ``identity`` (signed by an identity the policy does not list)."""
+        self.message = message
+
+
+class _AnySigner:
+    """``policy.AnyOf`` over exact (identity, issuer) pairs, naming the signer it refuses."""
+
+    def __init__(self, signers: Sequence[tuple[str, str]]) -> None:
+        self._signers = list(signers)
+
+    def verify(self, cert: x509.Certificate) -> None:
+        issuer = cert_issuer(cert)
+        for identity, wanted in self._signers:
+            try:
+                policy.Identity(identity=identity, issuer=wanted).verify(cert)
+                return
+            except VerificationError:
+                continue
+        names = ", ".join(_cert_identities(cert)) or "no identity"
+        raise _SignerMismatch(
+            CheckId.SIGNATURE_WRONG_IDENTITY, f"signed by {names} (issuer {issuer!r})"
+        )
+
+
+def verify_statement(
+    raw_bytes: bytes, signers: Sequence[tuple[str, str]], trust_config: Path | None = None
+) -> tuple[dict[str, Any], SignerInfo]:
+    """Verify a Sigstore DSSE bundle over an in-toto Statement signed by one of ``signers``
+    ((identity, issuer) pairs) under the pinned root or ``trust_config``; return the
+    statement and who signed it when. Raises :class:`StatementProblem` saying why not."""
+    parsed = _parse_bundle(raw_bytes)
+    if isinstance(parsed, Finding):
+        raise StatementProblem("malformed", parsed.message)
+    raw, bundle = parsed
+    if not signers:
+        raise StatementProblem("identity", "the policy lists no signer")
+    try:
+        payload_type, payload = trusted_verifier(trust_config).verify_dsse(
+            bundle, _AnySigner(signers)
+        )
+    except VerificationError as exc:
+        if isinstance(exc, _SignerMismatch):
+            raise StatementProblem("identity", exc.message) from None
+        finding = _classify_verification_error(exc)
+        kind = "untrusted" if finding.check is CheckId.SIGNATURE_UNTRUSTED else "invalid"
+        raise StatementProblem(kind, finding.message) from None
+    except (Error, ValueError, TypeError, KeyError, x509.ExtensionNotFound) as exc:
+        raise StatementProblem("invalid", first_line(exc)) from None
+    if payload_type != PAYLOAD_TYPE:
+        raise StatementProblem("malformed", f"the signed payload type is {payload_type!r}")
+    try:
+        statement = json.loads(payload)
+    except ValueError:
+        raise StatementProblem("malformed", "the signed payload is not JSON") from None
+    if not isinstance(statement, dict):
+        raise StatementProblem("malformed", "the signed payload is not a JSON object")
+    cert = bundle.signing_certificate
+    signer = SignerInfo(
+        identity=(_cert_identities(cert) or [""])[0],
+        issuer=cert_issuer(cert) or "",
+        signed_at=_signing_time(raw, bundle),
+    )
+    return statement, signer

@@ -130,6 +130,8 @@ class Entry:
     declared_signer: dict[str, Any] | None = None
     signer: SignerView | None = None
     reproduced: bool | None = None
+    reproduced_rows: str = ""
+    """What a re-run compared when ``reproduced``: ``"12/81"`` (rows re-run / rows), else ""."""
     results: Results | None = None
     checks: tuple[CheckView, ...] = ()
     readme: str | None = None
@@ -320,6 +322,11 @@ def entry_from_report(report: BundleReport, slug: str | None = None) -> Entry:
         declared_signer=sub.get("signer"),
         signer=signer_view,
         reproduced=report.reproduced,
+        reproduced_rows=(
+            f"{report.reproduced_rows}/{report.n_rows}"
+            if report.reproduced and report.reproduced_rows is not None
+            else ""
+        ),
         results=results,
         checks=_checks(report),
         readme=_readme(path),

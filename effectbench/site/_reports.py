@@ -33,6 +33,7 @@ from effectbench.site._cache import CacheSeal, default_seal
 from effectbench.site._pool import Workers
 from effectbench.site._rows import rows_table
 from verifier.api import VerifyOptions, bundle_folders, is_bundle, verify_bundle, verify_path
+from verifier.records import RecordPolicy, records_fingerprint
 from verifier.report import BundleReport
 
 VERIFY_DEPENDENCIES = ("pydantic", "pandas", "numpy", "orjson", "sigstore", "cryptography")
@@ -183,8 +184,11 @@ class _VerifyJob:
     """Where to keep the bundle's flattened rows if it is accepted (None: do not)."""
     trust_config: str | None = None
     """A private Sigstore trust configuration (None: the pinned production root)."""
+    records: RecordPolicy = RecordPolicy()
+    """Where reproduction records are read (:mod:`verifier.records`)."""
+    force_reproduce: bool = False
     reproduce: bool = True
-    """Re-run shipped baselines on deterministic packs."""
+    """Re-run shipped baselines on deterministic packs (or read their records)."""
 
 
 def _verify_jobs(jobs: list[_VerifyJob]) -> list[bytes]:
@@ -197,6 +201,8 @@ def _verify_jobs(jobs: list[_VerifyJob]) -> list[bytes]:
             allow_unsigned=job.allow_unsigned,
             trust_config=trust,
             folder_rule=True,
+            records=job.records,
+            force_reproduce=job.force_reproduce,
             reproduce=job.reproduce,
         )
         report = verify_bundle(bundle, options)
@@ -223,6 +229,8 @@ def verify_submissions(
     workers: Workers | None = None,
     rows_dir: Path | None = None,
     trust_config: Path | None = None,
+    records: RecordPolicy | None = None,
+    force_reproduce: bool = False,
     reproduce: bool = True,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[BundleReport]:
@@ -238,8 +246,11 @@ def verify_submissions(
     are byte-identical to an earlier run reuses that run's report (local rebuilds);
     without it (CI) every bundle is verified afresh. Many bundles are verified on ``workers``. With
     ``rows_dir``, the flattened rows of each newly verified, accepted bundle are kept
-    there (keyed by the content of its ``episodes.jsonl``).
+    there (keyed by the content of its ``episodes.jsonl``). ``records`` says where
+    reproduction records are read (a report is reused only under the same records);
+    ``force_reproduce`` re-runs every reproducible bundle and reuses no report.
     """
+    records = records or RecordPolicy()
     if not submissions.is_dir():
         raise DataError("the submissions folder does not exist", file=str(submissions))
     trust = trust_key(trust_config)  # also: an unreadable trust file is a clear error up front
@@ -249,7 +260,11 @@ def verify_submissions(
         raise DataError(f"cannot read: {exc.strerror}", file=str(submissions)) from None
     if single:
         options = VerifyOptions(
-            allow_unsigned=allow_unsigned, trust_config=trust_config, reproduce=reproduce
+            allow_unsigned=allow_unsigned,
+            trust_config=trust_config,
+            records=records,
+            force_reproduce=force_reproduce,
+            reproduce=reproduce,
         )
         found = list(verify_path(submissions, options))
         if progress is not None:
@@ -258,7 +273,11 @@ def verify_submissions(
     bundles = _bundles(submissions)
     if not bundles:
         return []  # nothing submitted yet: an empty leaderboard, not an error
+    if force_reproduce:
+        cache_dir = None  # a forced re-run reuses no report
     code = _code_fingerprint() if cache_dir is not None else ""
+    if cache_dir is not None:
+        trust += "\0" + records_fingerprint(records)
     if cache_dir is not None:
         cache_dir.mkdir(parents=True, exist_ok=True)
     reports: list[BundleReport | None] = [None] * len(bundles)
@@ -276,9 +295,10 @@ def verify_submissions(
             if report is not None:  # the path as this run spells it (its files are read there)
                 reports[i] = report.model_copy(update={"path": str(bundle)})
                 continue
-        todo.append(
-            (i, cached, _VerifyJob(str(bundle), allow_unsigned, rows_at, trust_at, reproduce))
+        job = _VerifyJob(
+            str(bundle), allow_unsigned, rows_at, trust_at, records, force_reproduce, reproduce
         )
+        todo.append((i, cached, job))
     jobs = [job for _, _, job in todo]
     done = len(bundles) - len(todo)
     if progress is not None:

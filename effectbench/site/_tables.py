@@ -370,6 +370,7 @@ def entry_row(
         "signer": entry.signer.identity if entry.signer else "",
         "signer_issuer": entry.signer.issuer if entry.signer else "",
         "reproduced": bool(entry.reproduced),
+        "reproduced_rows": entry.reproduced_rows,
         "same_as": entry.same_as,
         "spec_version": entry.spec_version,
         "pack": entry.pack,

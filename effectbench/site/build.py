@@ -82,6 +82,7 @@ from effectbench.site._sensitivity import BoardAcross, boards_across, substrates
 from effectbench.site._tables import Board, boards, cells_rows, entry_row, substrate_order
 from effectbench.site._withdrawn import Withdrawn, name_withdrawn, read_withdrawn
 from verifier.ranking import rank_across
+from verifier.records import RecordPolicy
 from verifier.report import BundleReport
 
 NO_SITE_URL = (
@@ -221,6 +222,10 @@ class BuildOptions:
     today: date | None = None
     cache_reports: bool = True
     trust_config: Path | None = None
+    records: RecordPolicy = RecordPolicy()
+    """Where reproduction records are read (:mod:`verifier.records`)."""
+    force_reproduce: bool = False
+    """Re-run every reproducible bundle even when it has a valid record."""
 
     @property
     def cache_root(self) -> Path:
@@ -253,11 +258,16 @@ def build_site(
     cache_reports: bool = True,
     workers: int | None = None,
     trust_config: Path | None = None,
+    records: RecordPolicy | None = None,
+    force_reproduce: bool = False,
 ) -> BuildSummary:
     """Verify ``submissions`` (unless ``reports`` are given) and build the site into ``out``.
 
     Signatures are checked against the verifier's pinned production root, or
     against ``trust_config`` (a private Sigstore instance's trust configuration).
+    Reproducible bundles are judged by their reproduction records (``records``) and
+    re-run only without one (or all of them with ``force_reproduce``); a bundle this
+    machine cannot re-run is refused alone, and the summary names it.
 
     ``workers`` is the number of worker processes for verification and charts
     (default: the CPUs available, at most 4; 1 keeps everything in this process).
@@ -277,6 +287,8 @@ def build_site(
         today=today,
         cache_reports=cache_reports,
         trust_config=trust_config,
+        records=records or RecordPolicy(),
+        force_reproduce=force_reproduce,
     )
     try:
         with locked(out), Workers(workers) as pool:
@@ -365,7 +377,20 @@ class _SiteBuild:
             workers=self.pool,
             rows_dir=self.rows_dir,
             trust_config=o.trust_config,
+            records=o.records,
+            force_reproduce=o.force_reproduce,
         )
+        unable = [
+            Path(r.path).name
+            for r in self.reports
+            if CheckId.REPRODUCE_UNAVAILABLE in r.finding_ids()
+        ]
+        if unable:
+            self.summary.notes.append(
+                f"{len(unable)} bundle(s) need a re-run this machine cannot do and are not "
+                f"ranked: {', '.join(unable)}; run make reproduce (it installs the screens, "
+                "re-runs them and records the result), then build again"
+            )
 
     def select_and_tabulate(self) -> None:
         """Apply the rules across bundles (copies, withdrawals), turn reports into entries,
