@@ -11,8 +11,8 @@ average before and after (the machine is shared). The target is under 10 s on a 
 machine.
 
 With ``--cold`` it first empties a private cache (``XDG_CACHE_HOME`` in a temporary folder) and
-times the first run too: every bundle verified, the screen bundles' samples re-run in Chromium
-and under X.
+times the first run too: every bundle verified afresh (a shipped baseline judged by its
+reproduction record, or re-run where it has none).
 
     .venv/bin/python benchmarks/bench_rank.py [--runs N] [--cold] [--submissions DIR]
 """
