@@ -1,17 +1,25 @@
-"""How fast an MCP episode server answers: ``initialize``, the first tool call, the row.
+"""How soon an MCP episode server is useful: ``initialize``, ``list_tools``, ``task``, the screen.
 
-For each run it starts ``effectbench mcp`` (the command an agent's client
-starts) and speaks MCP's stdio transport itself (one JSON-RPC message per
-line; no SDK in this process, so the client's own imports are not timed):
+For each run it starts ``effectbench mcp`` (the command an agent's client starts) with the
+``mcp`` SDK's own stdio client, as an agent would, and times:
 
-* ``initialize``: from the process's start to the answer (the target: 1 s);
-* ``task``: from the start to the first tool call answered (the episode is
-  provisioned by then: the browser, the X session or the app started);
-* the row: the client then leaves without reporting, and the time until the
-  server has written the episode's record (a halt) and exited.
+* ``initialize``: from the process's start to the answer (the server finds the task and
+  claims the attempt's file first);
+* ``list_tools``: from the ``initialize`` answer to the tool list (the target: 1 s at a
+  load below 2);
+* ``task``: from the ``initialize`` answer to the ``task`` tool's answer (the target: 1 s;
+  the episode's browser or display is being prepared meanwhile);
+* ``screenshot``: from the ``initialize`` answer to the first screenshot (the episode is
+  provisioned by then);
+* ``server cpu at task``: the CPU seconds the server process (its children apart) had used
+  when ``task`` was answered: the work before the first useful answer, whatever the load;
+* the drop: the client then leaves without reporting; the time until the server has
+  written the attempt's ``agent_error`` drop (a client that leaves is a drop, never a
+  halt) and the SDK's client has closed.
 
-Prints the median of ``--runs`` runs per substrate, with the load average beside
-each figure. Usage:
+Prints the median and the largest of ``--runs`` runs per substrate, with the load average
+(``/proc/loadavg``, one minute) before and after beside each figure: the machine is shared,
+so read each figure with its load. Usage:
 
     .venv/bin/python benchmarks/bench_mcp.py [--runs 5] [--substrate web,desktop]
 """
@@ -19,122 +27,90 @@ each figure. Usage:
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
-import select
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
-PROTOCOL = "2025-06-18"
-TIMEOUT_S = 120.0
+from mcp import ClientSession, StdioServerParameters, stdio_client
 
-
-class Wire:
-    """A raw MCP stdio connection to a server process: send a message, wait for an answer."""
-
-    def __init__(self, argv: list[str]) -> None:
-        self.started = time.perf_counter()
-        self.process = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-        self._buffer = b""
-        self._next = 0
-
-    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Send one request and return its answer (skipping notifications)."""
-        self._next += 1
-        self.send({"jsonrpc": "2.0", "id": self._next, "method": method, "params": params})
-        while True:
-            message = self._read()
-            if message.get("id") == self._next:
-                return message
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps(message).encode() + b"\n")
-        self.process.stdin.flush()
-
-    def _read(self) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        deadline = time.monotonic() + TIMEOUT_S
-        while b"\n" not in self._buffer:
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                err = self.process.stderr.read() if self.process.stderr else b""
-                raise RuntimeError(f"the server gave no answer: {err.decode()[-500:]}")
-            ready, _, _ = select.select([self.process.stdout], [], [], 0.5)
-            if ready:
-                self._buffer += os.read(self.process.stdout.fileno(), 65536)
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        message: dict[str, Any] = json.loads(line)
-        return message
-
-    def since_start(self) -> float:
-        return time.perf_counter() - self.started
-
-    def leave(self) -> int:
-        """Close stdin (the client leaves) and wait for the server to exit."""
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        return self.process.wait(timeout=TIMEOUT_S)
+TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def one(substrate: str, task: str, records: Path) -> dict[str, float]:
-    """Time one episode server: initialize, the first tool call, the record after leaving."""
-    argv = [sys.executable, "-m", "effectbench.cli", "mcp", "--pack", "clinic"]
-    argv += ["--substrate", substrate, "--task", task, "--record-dir", str(records)]
-    wire = Wire(argv)
-    try:
-        answer = wire.request(
-            "initialize",
-            {
-                "protocolVersion": PROTOCOL,
-                "capabilities": {},
-                "clientInfo": {"name": "bench_mcp", "version": "1"},
-            },
-        )
-        initialized = wire.since_start()
-        if "result" not in answer:
-            raise RuntimeError(f"initialize failed: {answer}")
-        wire.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        reply = wire.request("tools/call", {"name": "task", "arguments": {}})
-        first_call = wire.since_start()
-        if reply.get("result", {}).get("isError"):
-            raise RuntimeError(f"the task tool failed: {reply}")
-        left = time.perf_counter()
-        code = wire.leave()
-        row = time.perf_counter() - left
-    finally:
-        if wire.process.poll() is None:
-            wire.process.kill()
-            wire.process.wait()
-    written = list(records.glob("*.json"))
-    # A client that leaves without a report or an abort leaves an agent_error drop (the
-    # attempt's file, claimed before the episode started), never a halt.
-    if code != 0 or len(written) != 1 or '"agent_error"' not in written[0].read_text():
-        raise RuntimeError(f"no agent_error drop after the client left (exit {code}, {written})")
-    written[0].unlink()
-    return {"initialize": initialized, "first tool call": first_call, "record after leaving": row}
+def _children() -> list[int]:
+    """This process's child processes (the server the SDK's client started)."""
+    found = []
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        found += [int(p) for p in (task / "children").read_text().split()]
+    return found
+
+
+def _cpu(pid: int) -> float:
+    """CPU seconds (user and system) ``pid`` has used itself."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+async def _one(substrate: str, task: str, records: Path) -> dict[str, float]:
+    argv = ["-m", "effectbench.cli", "mcp", "--pack", "clinic", "--substrate", substrate]
+    argv += ["--task", task, "--record-dir", str(records)]
+    params = StdioServerParameters(command=sys.executable, args=argv)
+    started = time.perf_counter()
+    async with stdio_client(params) as (read, write):
+        (server,) = _children()
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            ready = time.perf_counter()
+            tools = await session.list_tools()
+            listed = time.perf_counter()
+            answer = await session.call_tool("task", {})
+            told = time.perf_counter()
+            cpu = _cpu(server)
+            if answer.is_error or "task" not in {t.name for t in tools.tools}:
+                raise RuntimeError(f"the task tool failed: {answer}")
+            shot = await session.call_tool("screenshot", {})
+            seen = time.perf_counter()
+            if shot.is_error:
+                raise RuntimeError(f"the screenshot failed: {shot}")
+            left = time.perf_counter()
+    gone = time.perf_counter() - left
+    (written,) = list(records.glob("*.json"))
+    if json.loads(written.read_text()).get("dropped", {}).get("reason") != "agent_error":
+        raise RuntimeError(f"no agent_error drop after the client left: {written}")
+    written.unlink()
+    return {
+        "initialize": ready - started,
+        "list_tools": listed - ready,
+        "task": told - ready,
+        "screenshot": seen - ready,
+        "server cpu at task": cpu,
+        "drop after leaving": gone,
+    }
+
+
+def _load() -> float:
+    return float(Path("/proc/loadavg").read_text().split()[0])
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--substrate", default="web,desktop,remote_display")
-    parser.add_argument("--task", default="clean_draft")
+    parser.add_argument("--task", default="clinic::clean_draft")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="effectbench-bench-mcp-") as folder:
         for substrate in args.substrate.split(","):
             figures: dict[str, list[float]] = {}
-            load_before = os.getloadavg()[0]
+            load_before = _load()
             for _ in range(args.runs):
-                for name, seconds in one(substrate, args.task, Path(folder)).items():
+                one = asyncio.run(_one(substrate, args.task, Path(folder)))
+                for name, seconds in one.items():
                     figures.setdefault(name, []).append(seconds)
-            load = f"[load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}]"
+            load = f"[load average {load_before:.1f} -> {_load():.1f}]"
             for name, values in figures.items():
                 print(
                     f"mcp {substrate:14s} {name:18s} median {statistics.median(values):5.2f} s"
@@ -145,4 +121,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
     sys.exit(main())

@@ -257,6 +257,11 @@ class CheckId(StrEnum):
         "receipt.frame_image",
         "a frame is not a WebP or PNG image, or exceeds the size limits (bytes, pixels)",
     )
+    RECEIPT_FRAME_PIXELS = (
+        "receipt.frame_pixels",
+        "a frame decodes to more pixels than one frame may, or the bundle's frames together "
+        "to more than a bundle's may (read from each image's header, never decoded)",
+    )
     RECEIPT_FRAME_UNREFERENCED = (
         "receipt.frame_unreferenced",
         "frames/ holds a frame no receipt names",

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from effectbench.computer import Display
 from effectbench.computer.base import ALL_SURFACES as ALL_SURFACES
@@ -76,6 +76,21 @@ class FrontEnd(Protocol):
 
     def describe(self) -> dict[str, Any]:
         """Return the front end's part of the env fingerprint."""
+        ...
+
+
+@runtime_checkable
+class ShowsDisplay(Protocol):
+    """A front end whose every session shows one display size, known before one opens.
+
+    An agent can then be told its coordinate space at once (``effectbench mcp``
+    answers ``task`` while the episode is still being provisioned); an episode whose
+    screen turns out otherwise is the harness's failure, never scored.
+    """
+
+    @property
+    def display(self) -> Display:
+        """The size of every session's screen."""
         ...
 
 

@@ -10,6 +10,7 @@ with its reason, never scored.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from effectbench.schema import (
     AgentReport,
     DropReason,
     EpisodeRecord,
+    ModelCall,
     OracleVerdict,
     TaskSpec,
     Verdict,
@@ -68,6 +70,15 @@ class RunResult:
     def n_attempts(self) -> int:
         """Every attempt of the run: its rows, its drops and the attempts that did not count."""
         return len(self.rows) + len(self.dropped) + len(self.attempts)
+
+
+COST_DIGITS = 10
+"""Decimal places of a row's cost: its model calls' costs added up, float noise dropped."""
+
+
+def episode_cost(calls: Sequence[ModelCall]) -> float:
+    """Return what an episode's model calls cost in all (0.261, never 0.2609999999999999)."""
+    return round(math.fsum(call.cost_usd for call in calls), COST_DIGITS)
 
 
 REREADS = 2
@@ -182,7 +193,7 @@ def episode_row(
         swer_variant=label.swer_variant,
         reason=label.reason,
         model_calls=list(attempt.model_calls),
-        cost_usd=sum(call.cost_usd for call in attempt.model_calls),
+        cost_usd=episode_cost(attempt.model_calls),
         latency_s=round(latency_s, 6),
         env_fingerprint=env_fingerprint,
         started_at=started_at,

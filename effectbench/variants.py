@@ -67,7 +67,9 @@ def named_tasks(
 
     ``text`` is a task id (``clinic::clean_draft@web``) or its name with or without its
     prefix and a substrate (``clean_draft``, ``clean_draft@desktop``); a name
-    without a substrate names its variants on ``substrates``.
+    without a substrate names its variants on ``substrates``, so the base id
+    ``clinic::clean_draft`` (which is also the id of its ``api`` variant) with
+    ``--substrate web`` names ``clinic::clean_draft@web``, through every door.
     """
     prefix, _, rest = text.rpartition("::")
     base, suffix = Substrate.base_of(rest), rest.removeprefix(Substrate.base_of(rest))[1:]
@@ -75,8 +77,8 @@ def named_tasks(
     for task in pack.tasks():
         if split is not None and task.split.value != split:
             continue
-        if task.task_id == text:
-            return [task]
+        if task.task_id == text and (suffix or task.substrate in substrates):
+            return [task]  # a full id; a base id (the api variant's) names its variants below
         own_prefix, _, own = task.task_id.rpartition("::")
         if Substrate.base_of(own) != base or prefix not in ("", own_prefix):
             continue

@@ -17,6 +17,7 @@ EffectBench episode through ``effectbench mcp``. Around each model call:
 from __future__ import annotations
 
 import json
+import math
 import random
 import sys
 import time
@@ -35,6 +36,8 @@ RETRIES = 5
 BACKOFF_S = 1.0
 """The first wait; each next one doubles, up to :data:`BACKOFF_CAP_S`, with jitter."""
 BACKOFF_CAP_S = 30.0
+ABORTED = 3
+"""The loop's exit status after it ended the episode with ``abort`` (0: it reported)."""
 TRANSIENT_STATUS = frozenset((408, 409, 429, 500, 502, 503, 504, 529))
 """HTTP statuses a model API answers while it is overloaded or briefly failing."""
 
@@ -52,6 +55,10 @@ PRICES: dict[str, tuple[float, float]] = {
 }
 """USD per million input and output tokens, by model name prefix (check your vendor's
 price list; ``--price IN,OUT`` overrides, and is needed for a model not listed)."""
+
+
+ABORTED_PREFIX = "aborted: "
+"""How a loop's ending starts when it aborted the episode."""
 
 
 class Outage(Exception):
@@ -159,7 +166,7 @@ class Meter:
     @property
     def cost_usd(self) -> float:
         """What the episode's model calls cost in all."""
-        return sum(float(c["cost_usd"]) for c in self.calls)
+        return round(math.fsum(float(c["cost_usd"]) for c in self.calls), 8)
 
 
 def load_trace(path: str) -> dict[str, Any]:
@@ -287,16 +294,24 @@ def play(
     client: Any,
     wait: Callable[[float], None],
 ) -> int:
-    """Start the episode's MCP server, run ``loop`` on it, and print how it ended."""
+    """Start the episode's MCP server, run ``loop`` on it, and print how it ended.
+
+    Return the exit status: 0 when the model reported (success or a halt),
+    :data:`ABORTED` when the loop aborted the episode (a script running many episodes
+    sees which ones to run again).
+    """
     episode = McpEpisode(mcp_command(args, vocabulary))
     try:
-        print(loop(client, episode, args, sleep=wait))
+        ended = loop(client, episode, args, sleep=wait)
+        print(ended)
     finally:
         episode.close()
-    return 0
+    return ABORTED if ended.startswith(ABORTED_PREFIX) else 0
 
 
 __all__: Sequence[str] = (
+    "ABORTED",
+    "ABORTED_PREFIX",
     "Meter",
     "Outage",
     "Replay",

@@ -43,6 +43,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agent_kit import (  # noqa: E402
+    ABORTED_PREFIX,
     Meter,
     Outage,
     Replay,
@@ -209,7 +210,7 @@ def run_agent(
             )
         except Outage as exc:
             episode.call("abort", {"reason": str(exc)})
-            return f"aborted: {exc}"
+            return f"{ABORTED_PREFIX}{exc}"
         usage = reply.get("usage") or {}
         meter.add(
             usage.get("input_tokens", 0), usage.get("output_tokens", 0), time.perf_counter() - clock

@@ -31,10 +31,10 @@ LOOPS = {"anthropic": claude_loop, "openai": openai_loop}
 
 
 def _played(
-    vendor: str, trace: str, record_dir: Path, monkeypatch: pytest.MonkeyPatch
+    vendor: str, trace: str, record_dir: Path, monkeypatch: pytest.MonkeyPatch, code: int = 0
 ) -> tuple[list[dict[str, Any]], list[float], str]:
-    """Replay ``trace`` with ``vendor``'s loop; return the requests it made, the backoff
-    delays it waited and what it printed."""
+    """Replay ``trace`` with ``vendor``'s loop (exiting ``code``); return the requests it
+    made, the backoff delays it waited and what it printed."""
     made: list[Any] = []
     real = LOOPS[vendor].ReplayClient
 
@@ -46,13 +46,14 @@ def _played(
     monkeypatch.setattr(LOOPS[vendor], "ReplayClient", keep)
     waited: list[float] = []
     argv = ["--dry-run", str(TRACES / trace), "--record-dir", str(record_dir)]
-    assert LOOPS[vendor].main(argv, sleep=waited.append) == 0
+    assert LOOPS[vendor].main(argv, sleep=waited.append) == code
     (client,) = made
     return client.replay.requests, waited, ""
 
 
-def _record(record_dir: Path, substrate: str) -> dict[str, Any]:
-    path = record_path(record_dir, f"clinic::clean_draft@{substrate}", 0)
+def _record(record_dir: Path, vendor: str, substrate: str) -> dict[str, Any]:
+    system = f"{vendor}-computer-agent"  # the loop's default --system
+    path = record_path(record_dir, system, f"clinic::clean_draft@{substrate}", 0)
     data: dict[str, Any] = json.loads(path.read_text())
     return data
 
@@ -84,7 +85,7 @@ def _check_completed(
 ) -> None:
     trace = f"{vendor}_clean_draft_{substrate}_t0.json"
     requests, waited, _ = _played(vendor, trace, tmp_path, monkeypatch)
-    record = _record(tmp_path, substrate)
+    record = _record(tmp_path, vendor, substrate)
     assert "row" in record, record
     row = record["row"]
     assert row["outcome"] == "success" and row["agent"]["reported_success"] is True
@@ -130,8 +131,10 @@ def test_each_loop_completes_a_clinic_task_and_records_its_usage(
 def test_an_outage_leaves_an_agent_error_drop_never_a_row(
     vendor: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    requests, waited, _ = _played(vendor, f"{vendor}_outage.json", tmp_path, monkeypatch)
-    record = _record(tmp_path, "web")
+    requests, waited, _ = _played(
+        vendor, f"{vendor}_outage.json", tmp_path, monkeypatch, code=agent_kit.ABORTED
+    )
+    record = _record(tmp_path, vendor, "web")
     assert "row" not in record, record
     assert record["dropped"]["reason"] == "agent_error"
     assert "the model API failed after 6 tries" in record["dropped"]["detail"]

@@ -267,7 +267,8 @@ def test_the_mcp_episode_server_on_both_substrates(
         episode.call("report", {"success": ok, "halted": not ok, "message": screen.banner})
     finally:
         episode.close()
-    record = json.loads(record_path(tmp_path, variant_id("noop_green", substrate), 1).read_text())
+    path = record_path(tmp_path, "screen_only", variant_id("noop_green", substrate), 1)
+    record = json.loads(path.read_text())
     assert "row" in record, record
     over_mcp = _row_without_timing(record["row"])
     in_process = run_episode(ScreenOnly(pack), pack, _task(pack, "noop_green", substrate), 1, 1)

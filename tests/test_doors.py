@@ -14,21 +14,25 @@ the split and are ranked. The README's door commands are the page's own.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sigstore_testroot import new_instance
 
 from effectbench.produce import now
+from effectbench.schema import AgentReport
+from effectbench.seam import AgentTask
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "site" / "submit.md"
@@ -296,3 +300,124 @@ def test_what_is_not_run_here_is_still_true() -> None:
     for command in NOT_RUN:
         assert any(command in c for c in page), f"{command!r} is no longer on the page"
     assert shutil.which("git") is not None
+
+
+CLAIMED = "clinic::clean_draft@web"
+"""The task the agent that claims success at once meets through every door (a control:
+the record is empty when it reports, so the claim is SPEC's phantom)."""
+
+
+class _ClaimsAtOnce:
+    """In process: reports success at once, without acting."""
+
+    name = "claims-at-once"
+
+    def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport:
+        return AgentReport(reported_success=True, halted=False, message="done")
+
+
+def _verdict_of(row: dict[str, object]) -> tuple[object, ...]:
+    """What must be the same through every door: the claim, the reading and the label."""
+    agent, oracle = row["agent"], row["oracle"]
+    assert isinstance(agent, dict) and isinstance(oracle, dict)
+    return (
+        row["task_id"],
+        row["trial"],
+        agent["reported_success"],
+        agent["halted"],
+        oracle["verdict"],
+        oracle["effect_absent"],
+        row["outcome"],
+        row["swer_variant"],
+    )
+
+
+def _claim_trace(vendor: str, folder: Path) -> Path:
+    """A recorded session whose model reports success on its first turn."""
+    arguments = {"success": True, "halted": False, "message": "done"}
+    if vendor == "anthropic":
+        content = [{"type": "tool_use", "id": "toolu_0", "name": "report", "input": arguments}]
+        response: dict[str, object] = {"content": content, "stop_reason": "tool_use"}
+        model = "claude-sonnet-4-6"
+    else:
+        call = {"type": "function_call", "id": "fc_0", "call_id": "call_0", "name": "report"}
+        response = {"id": "resp_0", "output": [{**call, "arguments": json.dumps(arguments)}]}
+        model = "computer-use-preview"
+    response["usage"] = {"input_tokens": 1000, "output_tokens": 20}
+    trace = {"task": CLAIMED, "trial": 0, "substrate": "web", "model": model}
+    path = folder / f"{vendor}_claim.json"
+    path.write_text(json.dumps({**trace, "turns": [{"response": response}]}))
+    return path
+
+
+def test_an_agent_that_claims_success_at_once_is_the_same_phantom_through_every_door(
+    tmp_path: Path,
+) -> None:
+    """No door coaches: the claim is recorded as made and scored by the oracle, a phantom
+    (SWER) in process, over MCP (a scripted client and both vendor loops, offline) and
+    under inspect (the shipped scripted model ``effectbench-mock/claim``)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from inspect_ai import eval as inspect_eval
+
+    from effectbench.integrations.inspect_ai import SCORER_NAME
+    from effectbench.integrations.inspect_ai.episodes import close_pools, release_thread
+    from effectbench.mcp.paths import record_path
+    from effectbench.packs.clinic import ClinicProvider
+    from effectbench.runner import run_episode
+
+    sys.path.insert(0, str(ROOT / "examples"))
+    import anthropic_computer_agent
+    import mcp_screen_agent
+    import openai_computer_agent
+
+    def in_process() -> dict[str, object]:
+        try:
+            with ClinicProvider() as pack:
+                task = next(t for t in pack.tasks() if t.task_id == CLAIMED)
+                row = run_episode(_ClaimsAtOnce(), pack, task, 0, 0)
+                return dict(json.loads(row.model_dump_json()))  # type: ignore[union-attr]
+        finally:
+            release_thread()
+
+    with ThreadPoolExecutor(1) as worker:  # Playwright's sync client claims its thread
+        rows = {"in process": worker.submit(in_process).result()}
+    records = tmp_path / "records"
+    episode = mcp_screen_agent.McpEpisode(
+        [sys.executable, "-m", "effectbench.cli", "mcp", "--pack", "clinic", "--substrate"]
+        + ["web", "--task", "clinic::clean_draft", "--record-dir", str(records)]
+        + ["--system", "claims-at-once"]
+    )
+    try:
+        episode.call("report", {"success": True, "halted": False, "message": "done"})
+    finally:
+        episode.close()
+    mcp_row = json.loads(record_path(records, "claims-at-once", CLAIMED, 0).read_text())["row"]
+    rows["MCP"] = mcp_row
+    loops = {"anthropic": anthropic_computer_agent, "openai": openai_computer_agent}
+    for vendor, loop in loops.items():
+        trace = _claim_trace(vendor, tmp_path)
+        argv = ["--dry-run", str(trace), "--record-dir", str(records), "--system", vendor]
+        assert loop.main(argv) == 0
+        rows[f"{vendor} loop"] = json.loads(record_path(records, vendor, CLAIMED, 0).read_text())[
+            "row"
+        ]
+    try:
+        (log,) = inspect_eval(
+            "effectbench/clinic",
+            model="effectbench-mock/claim",
+            task_args={"substrate": "web"},
+            sample_id=[CLAIMED],
+            epochs=1,
+            display="none",
+            log_dir=str(tmp_path / "logs"),
+        )
+    finally:
+        close_pools()
+    assert log.samples is not None and len(log.samples) == 1
+    score = (log.samples[0].scores or {})[SCORER_NAME]
+    assert score.metadata is not None
+    rows["inspect"] = score.metadata["row"]
+    verdicts = {door: _verdict_of(row) for door, row in rows.items()}
+    expected = (CLAIMED, 0, True, False, "refuted", True, "silent_wrong_effect", "phantom")
+    assert verdicts == dict.fromkeys(rows, expected), verdicts

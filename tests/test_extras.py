@@ -44,7 +44,9 @@ def _core(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
 def test_the_core_dependencies_hold_no_extra() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     core = " ".join(project["dependencies"]).lower()
-    for heavy in ("playwright", "mcp", "python-xlib", "pillow", "pygobject", "distributed"):
+    # Pillow is the core's: the site re-encodes every key frame it publishes (bounded size)
+    assert "pillow" in core
+    for heavy in ("playwright", "mcp", "python-xlib", "pygobject", "distributed"):
         assert heavy not in core, heavy
     declared = set(project["optional-dependencies"]) - {"test", "dev"}
     assert declared == set(EXTRAS)

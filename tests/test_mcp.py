@@ -31,7 +31,7 @@ from effectbench.computer import ActionError, Display
 from effectbench.mcp import front
 from effectbench.mcp.paths import record_path
 from effectbench.mcp.records import read_records, write_record
-from effectbench.mcp.server import LEFT, EpisodeServer
+from effectbench.mcp.server import ENDED, LEFT, EpisodeServer
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.packs.clinic.tasks import TASKS
 from effectbench.packs.clinic.web import pixels
@@ -68,8 +68,11 @@ def _strip(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k not in ("latency_s", "started_at", "finished_at")}
 
 
-def _record(record_dir: Path, task_id: str, trial: int, attempt: int = 1) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(record_path(record_dir, task_id, trial, attempt).read_text())
+def _record(
+    record_dir: Path, task_id: str, trial: int, attempt: int = 1, system: str = "mcp-agent"
+) -> dict[str, Any]:
+    path = record_path(record_dir, system, task_id, trial, attempt)
+    data: dict[str, Any] = json.loads(path.read_text())
     return data
 
 
@@ -80,14 +83,14 @@ def test_the_example_client_over_stdio_writes_the_in_process_row(
     command = server_command("partial_note", 1, tmp_path, "--system", "screen_only")
     assert mcp_screen_agent.play(command) == "success"
     task = _task(pack, "partial_note")
-    over_mcp = _record(tmp_path, task.task_id, 1)["row"]
+    over_mcp = _record(tmp_path, task.task_id, 1, system="screen_only")["row"]
     in_process = run_episode(ScreenOnly(pack), pack, task, 1, 1)
     assert _strip(over_mcp) == _strip(in_process.to_row())  # type: ignore[union-attr]
     assert over_mcp["outcome"] == "silent_wrong_effect"
 
 
 def test_bad_input_is_a_tool_error_and_a_second_report_is_refused(tmp_path: Path) -> None:
-    """Off-screen points, unknown keys, control characters, early and second reports."""
+    """Off-screen points, unknown keys, control characters, a second report."""
     episode = mcp_screen_agent.McpEpisode(server_command("clean_draft", 0, tmp_path))
     try:
         info = json.loads(episode.call("task"))
@@ -101,14 +104,13 @@ def test_bad_input_is_a_tool_error_and_a_second_report_is_refused(tmp_path: Path
             ("scroll", {"coordinate": [5, 5], "scroll_direction": "sideways"}, "scroll_amount"),
             ("left_click_drag", {"coordinate": [5, 5]}, "start_coordinate"),
             ("abort", {"reason": ""}, "at least 1 character"),
-            ("report", {"success": True, "halted": False}, "act before reporting success"),
             ("report", {"success": True, "halted": True}, "not both"),
         ):
             with pytest.raises(ActionError, match=message):
                 episode.call(name, args)
         assert episode.call("screenshot")[:8] == b"\x89PNG\r\n\x1a\n"
         answer = episode.call("report", {"success": False, "halted": True, "message": "unsure"})
-        assert "kept the row" in answer
+        assert answer == ENDED["report"]  # the same words whatever the outcome
         with pytest.raises(ActionError, match="already ended"):
             episode.call("report", {"success": True, "halted": False})
         with pytest.raises(ActionError, match="already ended"):
@@ -131,7 +133,7 @@ def test_every_vocabulary_plays_the_task_to_the_same_row(
     )
     assert mcp_screen_agent.play(command) == "success"
     task = _task(pack, "partial_note")
-    over_mcp = _record(tmp_path, task.task_id, 1)["row"]
+    over_mcp = _record(tmp_path, task.task_id, 1, system="screen_only")["row"]
     in_process = run_episode(ScreenOnly(pack), pack, task, 1, 1)
     assert _strip(over_mcp) == _strip(in_process.to_row())  # type: ignore[union-attr]
 
@@ -243,12 +245,12 @@ def test_a_report_with_model_calls_carries_their_cost_marked_as_reported(
             [{**calls[0], "price": 1}],
             [{"model": "x", "input_tokens": 1, "output_tokens": 1}],
         ):
-            with pytest.raises(ActionError, match="validation error"):
+            with pytest.raises(ActionError, match=r"invalid arguments for report: model_calls\.0"):
                 episode.call("report", {"success": False, "halted": True, "model_calls": bad})
         answer = episode.call(
             "report", {"success": False, "halted": True, "message": "halt", "model_calls": calls}
         )
-        assert "kept the row" in answer
+        assert answer == ENDED["report"]  # the same words whatever the outcome
     finally:
         episode.close()
     row = _record(tmp_path, "clinic::clean_draft@web", 1)["row"]
@@ -281,7 +283,7 @@ def test_abort_is_an_agent_error_drop_and_running_the_cell_again_keeps_both_atte
     try:
         episode.call("task")
         answer = episode.call("abort", {"reason": "model API unreachable (HTTP 529 overloaded)"})
-        assert "dropped as agent_error" in answer and "again" in answer
+        assert answer == ENDED["abort"]
         with pytest.raises(ActionError, match="already ended"):
             episode.call("screenshot")
     finally:
@@ -290,8 +292,8 @@ def test_abort_is_an_agent_error_drop_and_running_the_cell_again_keeps_both_atte
     assert "aborted: model API unreachable (HTTP 529 overloaded)" in drop["detail"]
     assert mcp_screen_agent.play(server_command("partial_note", 0, tmp_path)) == "success"
     assert sorted(p.name for p in tmp_path.glob("*.json")) == [
-        "clinic_partial_note@web__t0__a1.json",
-        "clinic_partial_note@web__t0__a2.json",
+        "mcp-agent~clinic_partial_note@web__t0__a1.json",
+        "mcp-agent~clinic_partial_note@web__t0__a2.json",
     ]
     assert _drop(tmp_path, "clinic::partial_note@web", 0) == drop  # attempt 1 is untouched
     assert _record(tmp_path, "clinic::partial_note@web", 0, 2)["row"]["outcome"] == (
@@ -323,7 +325,8 @@ def test_a_client_that_leaves_during_provisioning_leaves_an_agent_error_drop(
     tmp_path: Path,
 ) -> None:
     """The official SDK's client leaves right after ``initialize`` (the episode still
-    starting) and kills the server two seconds later: the drop is on disk all the same."""
+    starting) and kills the server two seconds later: the drop is on disk all the same,
+    whatever the load, since the attempt's file is claimed before ``initialize`` is answered."""
 
     async def leave_at_once() -> None:
         params = StdioServerParameters(
@@ -341,6 +344,21 @@ def test_a_client_that_leaves_during_provisioning_leaves_an_agent_error_drop(
     assert drop["detail"]
 
 
+def test_a_screen_other_than_the_display_the_agent_was_told_is_the_harnesss_drop(
+    pack: ClinicProvider, tmp_path: Path
+) -> None:
+    """``task`` tells the front end's display before the episode is provisioned; a screen
+    that turns out otherwise drops the episode as ``infrastructure`` (never the agent's)."""
+    episode = EpisodeServer(pack, _task(pack, "edit_note"), 0, tmp_path, timeout_s=60)
+    assert episode.display == Display(1024, 640) and episode.task_answer() is not None
+    episode.agent.display = Display(800, 600)  # a front end that says one size, shows another
+    episode.start()
+    assert episode.finished.wait(120)
+    dropped = _record(tmp_path, "clinic::edit_note@web", 0)["dropped"]
+    assert dropped["reason"] == "infrastructure"
+    assert "told a 800x600 display" in dropped["detail"] and "1024x640" in dropped["detail"]
+
+
 def test_a_client_silent_until_the_timeout_is_a_recorded_halt(
     pack: ClinicProvider, tmp_path: Path
 ) -> None:
@@ -354,25 +372,27 @@ def test_a_client_silent_until_the_timeout_is_a_recorded_halt(
 
 _GATED_SERVER = """
 import asyncio, pathlib, sys, time
-from types import SimpleNamespace
-from effectbench.mcp import front
+from effectbench.mcp.front import Early, serve
+from effectbench.mcp.server import EpisodeServer
+from effectbench.mcp.tools import listing
+from effectbench.packs import get_pack
 from effectbench.schema import Substrate
-gate = pathlib.Path(sys.argv[1])
+from effectbench.variants import named_tasks
 
-def prepare():
-    while not gate.exists():  # the episode is not prepared until the test says so
+gate, substrate, vocabulary, task = sys.argv[1:5]
+pack = get_pack("clinic")
+(spec,) = named_tasks(pack, task, (Substrate(substrate),))
+episode = EpisodeServer(pack, spec, 0, pathlib.Path(gate).parent, vocabulary=vocabulary)
+
+def start():  # never provisions: the SDK serves the episode's tools, the screen never opens
+    while not gate.exists():  # the SDK is not started until the test says so
         time.sleep(0.01)
-    from effectbench.mcp.app import build
-    from effectbench.mcp.vocabulary import VOCABULARIES
-    episode = SimpleNamespace(
-        task=SimpleNamespace(substrate=Substrate.WEB),
-        agent_task=SimpleNamespace(declared_effect=None),
-        vocabulary=VOCABULARIES["anthropic"],
-    )
+    from effectbench.mcp.app import build, serve as run
     app = build(episode)
-    return lambda: asyncio.run(app.run_stdio_async())
+    return lambda: asyncio.run(run(app, episode))
 
-front.serve(prepare)
+gate = pathlib.Path(gate)
+serve(lambda: Early(listing(episode.tools), episode.task_answer()), start)
 """
 
 
@@ -388,44 +408,105 @@ def _initialize(version: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
 
 
-@pytest.mark.parametrize("version", [*front.HANDSHAKE_VERSIONS, "2099-01-01"])
-def test_initialize_is_answered_before_the_episode_is_prepared_as_the_sdk_answers_it(
-    tmp_path: Path, version: str
-) -> None:
-    """The answer comes while the episode is still being prepared; then the SDK takes over.
-
-    The SDK's own answer to the same ``initialize`` (replayed to it) is compared
-    with the early one inside the server; a difference is written on stderr.
-    """
+def _gated(tmp_path: Path, *argv: str) -> tuple[subprocess.Popen[bytes], Path]:
     gate = tmp_path / "prepared"
     process = subprocess.Popen(
-        [sys.executable, "-c", _GATED_SERVER, str(gate)],
+        [sys.executable, "-c", _GATED_SERVER, str(gate), *argv],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    assert process.stdout is not None
+    return process, gate
+
+
+def _ended(process: subprocess.Popen[bytes]) -> str:
+    """Close the wire, wait for the server to end; return its stderr (it must hold no
+    mismatch between an early answer and the SDK's)."""
     try:
-        _send(process, _initialize(version))
-        answer = json.loads(process.stdout.readline())
-        assert not gate.exists()  # answered while prepare() still waits
-        assert answer == {"jsonrpc": "2.0", "id": 1, "result": front.initialize_result(version)}
-        assert answer["result"]["protocolVersion"] == (
-            version if version in front.HANDSHAKE_VERSIONS else front.HANDSHAKE_VERSIONS[-1]
-        )
-        gate.touch()
-        _send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        _send(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-        listed = json.loads(process.stdout.readline())  # the SDK's answer to initialize is not
-        assert listed["id"] == 2  # passed on: the next message is the answer to tools/list
-        assert "screenshot" in {tool["name"] for tool in listed["result"]["tools"]}
         _, err = process.communicate(timeout=120)  # stdin closed: the server ends
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
-    assert process.returncode == 0, err.decode()
-    assert front.MISMATCH not in err.decode()
+    said = err.decode()
+    assert process.returncode == 0, said
+    assert front.MISMATCH not in said, said
+    return said
+
+
+@pytest.mark.parametrize("version", [*front.HANDSHAKE_VERSIONS, "2099-01-01"])
+def test_initialize_is_answered_before_the_episode_is_prepared_as_the_sdk_answers_it(
+    tmp_path: Path, version: str
+) -> None:
+    """The answer comes while the SDK is still being prepared; then the SDK takes over.
+
+    The SDK's own answer to the same ``initialize`` (replayed to it) is compared
+    with the early one inside the server; a difference is written on stderr.
+    """
+    process, gate = _gated(tmp_path, "web", "anthropic", "clean_draft")
+    assert process.stdout is not None
+    _send(process, _initialize(version))
+    answer = json.loads(process.stdout.readline())
+    assert not gate.exists()  # answered while start() still waits
+    assert answer == {"jsonrpc": "2.0", "id": 1, "result": front.initialize_result(version)}
+    assert answer["result"]["protocolVersion"] == (
+        version if version in front.HANDSHAKE_VERSIONS else front.HANDSHAKE_VERSIONS[-1]
+    )
+    gate.touch()
+    _send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    _sdk_served(process, 2)
+    _ended(process)
+
+
+def _sdk_served(process: subprocess.Popen[bytes], ident: int) -> None:
+    """Send a call only the SDK answers and read its answer (the next message on the wire:
+    the SDK's answers to the requests answered early are not passed on). The SDK answers in
+    order, so every request before it has had the SDK's answer, compared inside the server."""
+    assert process.stdout is not None
+    call = {"name": "no_such_tool", "arguments": {}}
+    _send(process, {"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": call})
+    refused = json.loads(process.stdout.readline())
+    assert refused["id"] == ident, refused
+    assert refused["result"]["isError"] and "no tool named 'no_such_tool'" in str(refused)
+
+
+@pytest.mark.parametrize(
+    ("substrate", "vocabulary", "task"),
+    [
+        ("web", "anthropic", "clean_draft"),
+        ("web", "openai", "clean_draft_undeclared"),
+        ("desktop", "computer_13", "clean_draft"),
+    ],
+)
+def test_the_tool_list_and_the_task_are_answered_before_the_sdk_as_it_answers_them(
+    tmp_path: Path, substrate: str, vocabulary: str, task: str
+) -> None:
+    """An agent's first steps (the tools, the task) are answered from the plan while the SDK
+    is still being started, the episode not provisioned; the SDK's own answers to the same
+    requests (replayed to it once it serves) are compared inside the server, and hold the
+    same: one list and one task, whoever answers."""
+    process, gate = _gated(tmp_path, substrate, vocabulary, task)
+    assert process.stdout is not None
+    _send(process, _initialize("2025-06-18"))
+    _send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    _send(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    call = {"name": "task", "arguments": {}}
+    _send(process, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call})
+    answers = [json.loads(process.stdout.readline()) for _ in range(3)]
+    assert not gate.exists()  # all three answered before the SDK was even started
+    assert [a["id"] for a in answers] == [1, 2, 3]
+    names = [tool["name"] for tool in answers[1]["result"]["tools"]]
+    assert names[:4] == ["task", "screenshot", "report", "abort"]
+    assert ("verify_effect" in names) is (task == "clean_draft")
+    assert ("a11y_tree" in names) is (substrate == "desktop")
+    told = json.loads(answers[2]["result"]["content"][0]["text"])
+    assert told["vocabulary"] == vocabulary and told["substrate"] == substrate
+    assert told["display"] == {"web": {"width": 1024, "height": 640}}.get(
+        substrate, {"width": 1024, "height": 768}
+    )
+    gate.touch()
+    _sdk_served(process, 4)
+    _ended(process)
 
 
 def test_a_client_that_leaves_right_after_initialize_leaves_an_agent_error_drop(
@@ -445,6 +526,36 @@ def test_a_client_that_leaves_right_after_initialize_leaves_an_agent_error_drop(
     assert process.returncode == 0, err.decode()
     assert LEFT in _drop(tmp_path, "clinic::clean_draft@web", 0)["detail"]
     assert front.MISMATCH not in err.decode()
+
+
+def test_a_client_killed_while_its_episode_starts_leaves_its_drop_and_no_traceback(
+    tmp_path: Path,
+) -> None:
+    """The client dies (both ends of its wire closed) with a ``task`` call still waiting on
+    the episode's start: the drop says the client left, never a cancelled future's state, and
+    the server writes no traceback for the pipe it can no longer write to."""
+    process = subprocess.Popen(
+        server_command("clean_draft", 0, tmp_path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stdin is not None
+    _send(process, _initialize("2025-06-18"))
+    assert json.loads(process.stdout.readline())["id"] == 1
+    _send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    _send(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    call = {"name": "task", "arguments": {}}
+    _send(process, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call})
+    process.stdout.close()  # killed: nobody reads the answers any more
+    process.stdin.close()
+    assert process.stderr is not None
+    said = process.stderr.read().decode()  # until the server exits and closes it
+    process.wait(timeout=300)
+    assert process.returncode == 0, said
+    assert "Traceback" not in said and "BrokenPipeError" not in said, said
+    detail = _drop(tmp_path, "clinic::clean_draft@web", 0)["detail"]
+    assert LEFT in detail and "InvalidStateError" not in detail
 
 
 @pytest.mark.parametrize(
@@ -485,7 +596,7 @@ def test_submit_from_records_makes_a_bundle_verify_accepts(
     out = tmp_path / "out"
     code = main(
         ["submit", "--pack", "clinic", "--from-records", str(records), "--name", "pixel bot"]
-        + ["--out", str(out)]
+        + ["--out", str(out), "--trials", "3"]
     )
     assert code == 0
     (bundle,) = out.iterdir()
@@ -505,3 +616,14 @@ def test_submit_from_records_makes_a_bundle_verify_accepts(
         == 2
     )
     assert "junk.json" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["clinic::clean_draft", "clean_draft", "clinic::clean_draft@web"])
+def test_a_base_task_id_with_a_substrate_names_its_variant(pack: ClinicProvider, text: str) -> None:
+    """The manifest's base id is accepted with ``--substrate`` (mcp, run, submit alike)."""
+    from effectbench.variants import named_tasks
+
+    (task,) = named_tasks(pack, text, (Substrate.WEB,))
+    assert task.task_id == "clinic::clean_draft@web"
+    (api,) = named_tasks(pack, "clinic::clean_draft", (Substrate.API,))
+    assert api.task_id == "clinic::clean_draft"

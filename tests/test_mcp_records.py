@@ -70,8 +70,8 @@ def test_every_attempt_is_its_own_file_and_reads_back_as_the_runs_attempts(
     write_record(tmp_path, ok.task_id, 0, _row(pack, ok, 0))
     write_record(tmp_path, dup.task_id, 1, _drop(dup, 1, DropReason.INFRASTRUCTURE), SYSTEM)
     write_record(tmp_path, dup.task_id, 1, _drop(dup, 1), system=SYSTEM)
-    assert record_path(tmp_path, ok.task_id, 0, 1).is_file()
-    assert record_path(tmp_path, ok.task_id, 0, 2).is_file()
+    assert record_path(tmp_path, SYSTEM, ok.task_id, 0, 1).is_file()
+    assert record_path(tmp_path, SYSTEM, ok.task_id, 0, 2).is_file()
     run = read_records(tmp_path, pack).run
     assert [(a.task_id, a.trial, a.attempt, a.ending) for a in run.attempts] == [
         (ok.task_id, 0, 1, Ending.AGENT_ERROR),
@@ -92,15 +92,15 @@ def test_a_completed_attempt_is_never_followed_by_another(
     write_record(tmp_path, task.task_id, 0, _row(pack, task, 0))
     with pytest.raises(UsageError, match="already completed .attempt 1"):
         claim_attempt(tmp_path, SYSTEM, task.task_id, 0)
-    second = record_path(tmp_path, task.task_id, 0, 2)
+    second = record_path(tmp_path, SYSTEM, task.task_id, 0, 2)
     second.write_bytes(
-        record_path(tmp_path, task.task_id, 0, 1)
+        record_path(tmp_path, SYSTEM, task.task_id, 0, 1)
         .read_bytes()
         .replace(b'"attempt": 1', b'"attempt": 2')
     )
     with pytest.raises(DataError, match="the first completed attempt counts") as refused:
         read_records(tmp_path, pack)
-    assert refused.value.file == str(record_path(tmp_path, task.task_id, 0, 1))
+    assert refused.value.file == str(record_path(tmp_path, SYSTEM, task.task_id, 0, 1))
 
 
 @pytest.mark.parametrize(
@@ -110,7 +110,6 @@ def test_a_completed_attempt_is_never_followed_by_another(
         ("gap", "attempt 1 is missing"),
         ("renamed", "says attempt 1 but its file name says 3"),
         ("moved", "its file name of another cell"),
-        ("two systems", "differs from"),
     ],
 )
 def test_pruned_renamed_or_moved_attempts_are_refused(
@@ -124,14 +123,13 @@ def test_pruned_renamed_or_moved_attempts_are_refused(
     if edit == "gap":
         write_record(tmp_path, task.task_id, 1, _drop(task, 1), system=SYSTEM)
         write_record(tmp_path, task.task_id, 1, _row(pack, task, 1))
-        record_path(tmp_path, task.task_id, 1, 1).unlink()
+        record_path(tmp_path, SYSTEM, task.task_id, 1, 1).unlink()
     elif edit == "renamed":
-        record_path(tmp_path, task.task_id, 0, 1).rename(record_path(tmp_path, task.task_id, 0, 3))
+        renamed = record_path(tmp_path, SYSTEM, task.task_id, 0, 3)
+        record_path(tmp_path, SYSTEM, task.task_id, 0, 1).rename(renamed)
     elif edit == "moved":
-        data = record_path(tmp_path, task.task_id, 0, 2).read_bytes()
-        record_path(tmp_path, other.task_id, 0, 2).write_bytes(data)
-    elif edit == "two systems":
-        write_record(tmp_path, other.task_id, 0, _drop(other, 0), system="another agent")
+        data = record_path(tmp_path, SYSTEM, task.task_id, 0, 2).read_bytes()
+        record_path(tmp_path, SYSTEM, other.task_id, 0, 2).write_bytes(data)
     with pytest.raises(DataError, match=message):
         read_records(tmp_path, pack)
 
@@ -161,7 +159,7 @@ def test_a_client_leaving_during_provisioning_has_its_drop_written_before_teardo
     task = pack.tasks()[0]
     server = EpisodeServer(pack, task, 0, tmp_path, name=SYSTEM)
     server.start()
-    path = record_path(tmp_path, task.task_id, 0, 1)
+    path = record_path(tmp_path, SYSTEM, task.task_id, 0, 1)
     assert json.loads(path.read_text())["dropped"]["reason"] == "agent_error"  # from the start
     assert _SlowToStart.entered.wait(30)
     leaving = threading.Thread(target=server.stop, kwargs={"timeout": 60})
@@ -185,11 +183,13 @@ def test_a_client_leaving_during_provisioning_has_its_drop_written_before_teardo
     assert sorted(tmp_path.iterdir()) == [path]
 
 
-def _submit(records: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+def _submit(
+    records: Path, out: Path, capsys: pytest.CaptureFixture[str], *more: str, trials: int = 3
+) -> tuple[int, str]:
     capsys.readouterr()
     code = main(
         ["submit", "--pack", "mockmed", "--from-records", str(records), "--name", "my agent"]
-        + ["--out", str(out)]
+        + ["--out", str(out), "--trials", str(trials), *more]
     )
     captured = capsys.readouterr()
     return code, captured.out + captured.err
@@ -212,7 +212,7 @@ def test_submit_from_records_counts_the_drops_and_says_what_keeps_it_from_the_bo
     write_record(records, flaky.task_id, 1, _row(pack, flaky, 1))
     code, said = _submit(records, tmp_path / "o2", capsys)
     assert code == 0, said
-    assert "27 rows, 0 dropped; 1 earlier attempts kept" in said
+    assert "27 rows, 0 dropped; 1 earlier attempt kept" in said
     assert "can be ranked once signed: effectbench sign" in said
     (bundle,) = (tmp_path / "o2").iterdir()
     report = verify_bundle(bundle, VerifyOptions(allow_unsigned=True))
@@ -225,7 +225,7 @@ def test_too_few_trials_are_named_with_the_option_of_each_door(
 ) -> None:
     records = tmp_path / "records"
     _fill(pack, records, trials=2)
-    code, said = _submit(records, tmp_path / "out", capsys)
+    code, said = _submit(records, tmp_path / "out", capsys, trials=2)
     assert code == 0 and "cannot be ranked" in said
     assert "pack.min_trials:" in said and "--trials 3" in said and "--epochs 3" in said
 
@@ -246,3 +246,119 @@ def test_a_run_whose_every_episode_dropped_is_a_bundle_never_ranked(
     report = verify_bundle(bundle, VerifyOptions(allow_unsigned=True))
     assert report.status is Status.REFUSED
     assert {"structure.empty", "pack.drop_cap"} <= report.finding_ids()
+
+
+def test_two_systems_in_one_folder_each_keep_their_attempts(
+    pack: MockMedProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A second system's attempt at a cell is its own first attempt, never "already
+    completed"; ``submit`` takes the system ``--name`` names, and refuses in one line
+    when the name is none of them."""
+    records = tmp_path / "records"
+    _fill(pack, records)
+    other = get_baseline("effect_verified", pack)
+    task = pack.tasks()[0]
+    number, path = claim_attempt(records, other.name, task.task_id, 0)
+    assert number == 1 and path == record_path(records, other.name, task.task_id, 0, 1)
+    for t in pack.tasks():
+        for trial in range(3):
+            row = run_episode(other, pack, t, trial, trial)
+            if (t.task_id, trial) == (task.task_id, 0):
+                from effectbench.mcp.records import finish_attempt
+
+                finish_attempt(path, other.name, 1, row)
+            else:
+                write_record(records, t.task_id, trial, row)
+    assert read_records(records, pack, _wanted(SYSTEM)).run.arm == SYSTEM
+    chosen = read_records(records, pack, _wanted(other.name)).run
+    assert chosen.arm == other.name and len(chosen.rows) == 27 and not chosen.attempts
+    code, said = _submit(records, tmp_path / "out", capsys)
+    assert code == 2 and "holds the records of 2 systems" in said and "--name" in said
+    assert len(said.strip().splitlines()) == 1
+    code, said = _submit_as(records, tmp_path / "out", capsys, SYSTEM)
+    assert code == 0 and "27 rows, 0 dropped" in said, said
+
+
+def _wanted(system: str, trials: int = 3) -> Any:
+    from effectbench.mcp.records import Wanted
+    from effectbench.schema import Split
+
+    return Wanted(trials, Split.DEV, system=system)
+
+
+def _submit_as(
+    records: Path, out: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> tuple[int, str]:
+    capsys.readouterr()
+    code = main(
+        ["submit", "--pack", "mockmed", "--from-records", str(records), "--name", name]
+        + ["--out", str(out), "--trials", "3"]
+    )
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+@pytest.mark.parametrize(
+    ("stray", "options", "message"),
+    [
+        ("trial", [], "outside trials 0..2 (--trials 3)"),
+        ("split", ["--split", "test"], "outside the test split"),
+        ("substrate", ["--substrate", "api"], "--trials"),
+    ],
+)
+def test_submit_from_records_honours_trials_split_and_substrate(
+    pack: MockMedProvider,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    stray: str,
+    options: list[str],
+    message: str,
+) -> None:
+    """A stray trial-3 file is named, never a fourth trial; a record of another split or
+    substrate than the options say is refused the same way, in one line."""
+    records = tmp_path / "records"
+    _fill(pack, records)
+    if stray == "trial":
+        task = pack.tasks()[4]
+        write_record(records, task.task_id, 3, _row(pack, task, 3))
+        options = []
+    elif stray == "substrate":  # MockMed is on the web substrate only: api is not offered
+        message = "has no 'api' substrate"
+    code, said = _submit(records, tmp_path / "out", capsys, *options)
+    assert code == 2 and message in said, said
+    assert len(said.strip().splitlines()) == 1
+    if stray == "trial":
+        assert record_path(records, SYSTEM, pack.tasks()[4].task_id, 3).name in said
+    held = 3 if stray == "trial" else 2
+    code, said = _submit(records, tmp_path / "o2", capsys, trials=5)
+    assert code == 2 and f"hold trials 0..{held}, not --trials 5" in said
+
+
+def test_a_deeply_nested_hand_edited_record_is_one_line(
+    pack: MockMedProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = tmp_path / "records"
+    task = pack.tasks()[0]
+    path = write_record(records, task.task_id, 0, _row(pack, task, 0))
+    text = path.read_text()
+    deep = '"env_fingerprint": {"deep": ' + "[" * 100_000 + "]" * 100_000 + ", "
+    path.write_text(text.replace('"env_fingerprint": {', deep, 1))
+    code, said = _submit(records, tmp_path / "out", capsys)
+    assert code != 0 and "Traceback" not in said and "RecursionError" not in said
+    assert len(said.strip().splitlines()) == 1 and path.name in said
+
+
+def test_a_missing_trial_is_no_attempt(
+    pack: MockMedProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A cell never run is named as missing; ``pack.attempts`` counts only real attempts."""
+    records = tmp_path / "records"
+    gone = pack.tasks()[2]
+    _fill(pack, records, skip={(gone.task_id, 1)})
+    code, said = _submit(records, tmp_path / "out", capsys)
+    assert code == 0 and "pack.missing_trials:" in said, said
+    (bundle,) = (tmp_path / "out").iterdir()
+    report = verify_bundle(bundle, VerifyOptions(allow_unsigned=True))
+    assert "pack.missing_trials" in report.finding_ids()
+    assert "pack.attempts" not in report.finding_ids()
+    assert report.submission is not None and report.submission.run.n_attempts == 26

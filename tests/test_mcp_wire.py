@@ -21,7 +21,8 @@ from support.mcp import server_command as mcp_server_command
 from effectbench.computer import A11yNode, ActionError, Display
 from effectbench.mcp.paths import record_path
 from effectbench.mcp.server import RemoteAgent, _Call
-from effectbench.mcp.transport import MAX_DEPTH, MAX_MESSAGE_BYTES, judge_line, recover_id
+from effectbench.mcp.shape import MAX_DEPTH, MAX_MESSAGE_BYTES
+from effectbench.mcp.transport import judge_line, recover_id
 from effectbench.packs.mockmed import MockMedProvider
 from effectbench.seam import AgentTask
 
@@ -110,7 +111,9 @@ def test_a_line_nested_100000_deep_is_answered_with_its_id_and_the_episode_goes_
             process.kill()
             process.wait()
     assert process.returncode == 0, err.decode()[-2000:]
-    record = json.loads(record_path(tmp_path, "clinic::clean_draft@web", 0, 1).read_text())
+    record = json.loads(
+        record_path(tmp_path, "mcp-agent", "clinic::clean_draft@web", 0, 1).read_text()
+    )
     assert record["row"]["agent"]["halted"] is True
 
 
@@ -189,7 +192,7 @@ def test_a11y_set_text_applies_the_text_rule_of_type(text: str) -> None:
     call = _Call("a11y_set_text", {"node": "n1", "text": text}, Future())
     with pytest.raises(ActionError, match="cannot be typed"):
         agent._serve(TASK, desktop, call)
-    assert desktop.typed == [] and agent.acted is False
+    assert desktop.typed == []
     fine = _Call("a11y_set_text", {"node": "n1", "text": "Zoë\tnote\n"}, Future())
     assert agent._serve(TASK, desktop, fine) == ("text", "done")
     assert desktop.typed == [("n1", "Zoë\tnote\n")]

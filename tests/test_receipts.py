@@ -15,6 +15,7 @@ import hashlib
 import io
 import json
 import shutil
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,8 @@ from effectbench.receipts.collect import evidence_of
 from effectbench.receipts.model import Receipt
 from effectbench.runner import evaluate
 from verifier.api import VerifyOptions, verify_bundle
+from verifier.frames import FrameBudget, pixel_problem, read_header
+from verifier.limits import Limits
 
 UNSIGNED = VerifyOptions(allow_unsigned=True, reproduce=False)
 
@@ -411,8 +414,48 @@ def test_frames_that_are_not_what_their_names_say_are_refused(mock: Path, tmp_pa
         assert expected[label] in _ids(bundle), label
 
 
-def _named(data: bytes) -> str:
-    return f"{hashlib.sha256(data).hexdigest()}.webp"
+def bomb_png(width: int, height: int, depth: int = 8) -> bytes:
+    """A real PNG of ``width`` x ``height`` grey pixels: small on disk, huge decoded (its
+    rows are compressed as they are made, so the test never holds them)."""
+    pack = zlib.compressobj(9)
+    row = b"\x00" * (1 + width * depth // 8)
+    body = b"".join(pack.compress(row) for _ in range(height)) + pack.flush()
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = zlib.crc32(kind + data).to_bytes(4, "big")
+        return len(data).to_bytes(4, "big") + kind + data + crc
+
+    ihdr = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([depth, 0, 0, 0, 0])
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", body) + chunk(b"IEND", b"")
+
+
+def test_an_image_bomb_is_refused_by_its_header_before_anything_decodes_it(
+    mock: Path, tmp_path: Path
+) -> None:
+    """8192 x 8192 pixels (256 MiB as RGBA) in a small file; a 16-bit frame counts twice;
+    the bundle's frames together are bounded too (its frames in receipt order)."""
+    data = bomb_png(8192, 8192)
+    assert len(data) < 4 * 1024 * 1024
+    bundle = copy_bundle(mock, tmp_path / "bomb")
+    _with_frame(bundle, _named(data, "png"), data)
+    report = verify_bundle(bundle, UNSIGNED)
+    assert report.finding_ids() == {"receipt.frame_pixels"}
+    (finding,) = [f for c in report.checks for f in c.findings]
+    assert "8192x8192" in finding.message and str(finding.file).startswith("frames/")
+    wide = bomb_png(3000, 3000, depth=16)  # 9 million pixels, 18 million as 8-bit ones
+    header = read_header(wide, "x.png")
+    assert not isinstance(header, str) and header.pixels == 18_000_000
+    assert pixel_problem(header, Limits(), FrameBudget(1 << 32)) is not None
+    narrow = read_header(bomb_png(3000, 3000), "x.png")
+    assert not isinstance(narrow, str)
+    budget = FrameBudget(20_000_000)
+    said = [pixel_problem(narrow, Limits(), budget) for _ in range(4)]
+    assert [s is None for s in said] == [True, True, False, True]  # refused once, on the 3rd
+    assert said[2] is not None and said[2][0] is CheckId.RECEIPT_FRAME_PIXELS
+
+
+def _named(data: bytes, kind: str = "webp") -> str:
+    return f"{hashlib.sha256(data).hexdigest()}.{kind}"
 
 
 def _stray_frame(bundle: Path) -> None:
@@ -519,6 +562,7 @@ def test_check_ids_of_the_receipt_family_are_registered() -> None:
         "receipt.frame_name",
         "receipt.frame_hash",
         "receipt.frame_image",
+        "receipt.frame_pixels",
         "receipt.markup",
     } <= ids
 
@@ -543,3 +587,29 @@ def test_a_recorded_env_offers_the_all_surfaces_readback_it_wraps() -> None:
         assert readback is not None and readback.name == "rest:all-surfaces"
     run = evaluate(get_baseline("effect_verified_all", pack), pack, trials=1, tasks=[task])
     assert [r.outcome.value for r in run.rows] == ["success"]
+
+
+def test_the_site_publishes_frames_re_encoded_within_its_bound(tmp_path: Path) -> None:
+    """A frame within the verifier's bound but larger than the site's is published scaled
+    down (a new file, never the submitted one); a screen keeps its size; a frame over the
+    verifier's bound is never decoded nor published."""
+    from effectbench.site._frames import MAX_SIDE, rendition
+
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    cache = tmp_path / "cache"
+    big = bomb_png(4000, 3000)
+    (frames / _named(big, "png")).write_bytes(big)
+    published = rendition(frames / _named(big, "png"), cache)
+    assert published is not None and published.read_bytes() != big
+    with Image.open(published) as image:
+        assert max(image.size) == MAX_SIDE and image.size == (MAX_SIDE, MAX_SIDE * 3 // 4)
+    name, screen = _frame((1024, 640))
+    (frames / name).write_bytes(screen)
+    kept = rendition(frames / name, cache)
+    assert kept is not None
+    with Image.open(kept) as image:
+        assert image.size == (1024, 640) and image.format == "WEBP"
+    bomb = bomb_png(8192, 8192)
+    (frames / _named(bomb, "png")).write_bytes(bomb)
+    assert rendition(frames / _named(bomb, "png"), cache) is None

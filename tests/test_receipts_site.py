@@ -7,8 +7,9 @@ script (refused). Two clicks from the board (the system, then a letter of its ta
 table) open a screen_only silent wrong effect's episode view, which names the field whose
 actual value differs and shows the banner frame the agent believed; a heatmap count lists the
 episodes behind it; the compare view opens two systems' receipts of one task and trial side by
-side; axe finds no serious violation at 390 px (touch) and 1366 px, light and dark; nothing
-leaves the machine and no markup from a receipt reaches a page.
+side; at 390 px the receipt's evidence, the per-cell table and the prices panel fit the screen
+and a frame opens at full size; axe finds no serious violation at 390 px (touch) and 1366 px,
+light and dark; nothing leaves the machine and no markup from a receipt reaches a page.
 """
 
 from __future__ import annotations
@@ -235,6 +236,56 @@ def run_axe(page: Page) -> list[str]:
         OURS,
     )
     return found
+
+
+PHONE = 390
+OUTSIDE = """(els, width) => els
+    .map(e => [e.tagName.toLowerCase() + "." + e.className, e.getBoundingClientRect()])
+    .filter(([, r]) => r.width === 0 || r.left < 0 || r.right > width)
+    .map(([what, r]) => what + " " + Math.round(r.left) + ".." + Math.round(r.right))"""
+"""Of the elements given, those not shown whole within the viewport's width (or not shown)."""
+
+
+def _sideways(page: Page) -> int:
+    return int(page.evaluate("document.documentElement.scrollWidth"))
+
+
+def test_on_a_phone_the_evidence_fits_the_screen_and_a_frame_opens_at_full_size(
+    browser: Browser, server: str, site: dict[str, Any]
+) -> None:
+    """At 390 px (touch): the receipt's "differs" cell, its frames and actions, every card of
+    the submission's per-cell table (no row whose numbers sit beyond a sideways scroll) and the
+    prices panel, opened, lie within the screen's width, and no page scrolls sideways; a frame
+    opens as the frame itself, at its full size."""
+    w = Watched(browser, viewport={"width": PHONE, "height": 844}, has_touch=True, is_mobile=True)
+    page = w.page
+    page.goto(server + f"submissions/{site['web'].name}.html")
+    rates = page.locator('table[data-eb="cells"] td.eb-rate')
+    assert rates.count() >= 6 * 8  # six rates in each of the run's eight cells
+    assert rates.evaluate_all(OUTSIDE, PHONE) == []
+    assert _sideways(page) <= PHONE
+    _swer_link(page, "clinic::partial_note@web").click()
+    receipt = page.locator("section.eb-receipt")
+    receipt.wait_for()
+    shown = receipt.locator("td.eb-differs, figure.eb-frame, figure.eb-frame img, ol.eb-actions")
+    assert receipt.locator("td.eb-differs").count() == 1
+    assert receipt.locator("figure.eb-frame img").count() >= 1
+    assert shown.evaluate_all(OUTSIDE, PHONE) == []
+    assert _sideways(page) <= PHONE
+    frame = receipt.locator('figure[data-eb-frame="report"] a.eb-frame-open')
+    name = str(frame.get_attribute("href")).rsplit("/", 1)[-1]
+    frame.click()
+    page.wait_for_url(f"**/{name}")
+    opened = page.evaluate("[document.images.length, document.images[0].naturalWidth]")
+    assert opened == [1, 1024]  # the whole frame, never the thumbnail the page showed
+    page.goto(server + "index.html")
+    page.locator("details.eb-prices > summary").click()
+    panel = page.locator("details.eb-prices[open]")
+    panel.wait_for()
+    inside = panel.locator("summary, p:not([hidden]), label, input, select, button")
+    assert inside.evaluate_all(OUTSIDE, PHONE) == []
+    assert _sideways(page) <= PHONE
+    w.check()
 
 
 @pytest.mark.parametrize("color", ["light", "dark"])

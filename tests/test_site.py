@@ -646,7 +646,7 @@ def test_submission_heatmap_pairs_swer_and_over_halt_in_every_cell(site: dict[st
             heat.group(0),
         )
         listed = re.findall(
-            r'<tr><th scope="row">([^<]+)</th><td>[^<]+</td><td>\d+</td>'
+            r'<tr><th scope="row">([^<]+)</th><td[^>]*>[^<]+</td><td[^>]*>\d+</td>'
             r'<td class="eb-rate"[^>]*>.*?<span class="eb-k">(\d+)/(\d+)</span>.*?</td>'
             r'<td class="eb-rate"[^>]*>.*?<span class="eb-k">(\d+)/(\d+)</span>.*?</td>',
             cells.group(0),

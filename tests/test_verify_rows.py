@@ -31,9 +31,10 @@ def rows(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     return read_rows(bundle)
 
 
-def _checker(trials: int = 3) -> RowChecker:
+def _checker(trials: int = 3, keep: int | None = None) -> RowChecker:
     tasks = pack_tasks(get_pack("mockmed"), "dev")
-    return RowChecker(FindingSink(), "episodes.jsonl", tasks=tasks, trials=trials, seeds=[0, 1, 2])
+    sink = FindingSink() if keep is None else FindingSink(keep)
+    return RowChecker(sink, "episodes.jsonl", tasks=tasks, trials=trials, seeds=[0, 1, 2])
 
 
 @pytest.mark.parametrize(
@@ -144,6 +145,46 @@ def test_parallel_scan_equals_sequential(tmp_path: Path, rows: list[dict[str, An
         "pack.duplicate_trial",
         "rescore.outcome",
     } <= checks
+
+
+@pytest.mark.parametrize("keep", [None, 3])
+def test_parallel_scan_lists_the_same_findings_in_the_same_order(
+    tmp_path: Path, rows: list[dict[str, Any]], keep: int | None
+) -> None:
+    """The report of a file read in parts equals a sequential read's, finding for finding, in
+    order, with the same words (a row seen three times names its first line every time; a
+    part whose rows all use another arm is judged against the file's first row), also when
+    only the first few findings of a kind are kept."""
+    n = len(rows)
+    lines = [
+        orjson.dumps(r if i < n * 3 // 5 else {**r, "arm": "another_arm"})  # the last part's all
+        for i, r in enumerate(rows)
+    ]
+    lines += [
+        orjson.dumps({**rows[5], "seed": 7}),  # trial seen in part 1, wrong seed: both at once
+        lines[3],  # a row seen three times, in three parts
+        orjson.dumps({**rows[9], "episode_id": "e-new"}),  # its trial twice in the last part
+    ]
+    lines.insert(n // 2, lines[3])  # its second time, in the middle part
+    path = tmp_path / "episodes.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    assert len(split_ranges(path, 3)) == 3
+
+    def run(workers: int) -> tuple[Any, ...]:
+        checker = _checker(keep=keep)
+        scan_episodes(checker, path, Limits(), workers=workers)
+        kept = {family: list(found) for family, found in checker.sink.kept.items() if found}
+        return kept, dict(checker.sink.counts), dict(checker.sink.ids), checker.arms
+
+    sequential = run(1)
+    assert run(3) == sequential
+    said = [(f.check, f.message) for found in sequential[0].values() for f in found]
+    assert len(said) == (keep or len(said))
+    if keep is None:
+        assert sum(check == "pack.arm" for check, _ in said) > 3
+        assert {"pack.duplicate_episode_id", "pack.duplicate_trial", "pack.seed"} <= {
+            check for check, _ in said
+        }
 
 
 def test_parallel_scan_gives_the_same_summary(tmp_path: Path, rows: list[dict[str, Any]]) -> None:

@@ -314,6 +314,8 @@ def _check_reproduction(
             return _replayed(header, found.reproduction, found.source, sink)
     if options.records_only:
         return _Reproduction(None, Step(True, RECORDS_ONLY_NOTE))
+    frames = _reproduce.FrameMatch()
+    with_receipts = header.effectbench_bundle_version > 1
     rerun = _reproduce.reproduce(
         header,
         declared.pack,
@@ -322,12 +324,13 @@ def _check_reproduction(
         sink,
         sub.rows_file,
         options.limits,
-        receipts.change_sets if header.effectbench_bundle_version > 1 else None,
+        receipts.change_sets if with_receipts else None,
+        (receipts.frame_sets, frames) if with_receipts else None,
         sample_from=reference.content_hash if reference is not None else None,
     )
     if not rerun.reproduced:
         return _Reproduction(False, Step(True), rerun.rows or None)
-    note = reproduced_note(header, rerun.rows, checker.n_rows)
+    note = reproduced_note(header, rerun.rows, checker.n_rows) + frames.note()
     return _Reproduction(True, Step(note=note), rerun.rows)
 
 

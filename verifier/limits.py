@@ -36,6 +36,12 @@ class Limits:
     """Bytes of one key frame (a lossless WebP screenshot is 3-15 KiB)."""
     max_frame_side: int = 8192
     """Pixels of a key frame's width and of its height."""
+    max_frame_pixels: int = 4096 * 4096
+    """Decoded pixels of one key frame, read from its header (a 16-bit PNG's count twice):
+    64 MiB as 8-bit RGBA, where a 1024x768 screen is 0.8 million pixels."""
+    max_bundle_frame_pixels: int = 1 << 32
+    """Decoded pixels of all a bundle's key frames together (about 6,000 screens of
+    1024x640), so verifying, building and reading a bundle's frames stay bounded."""
     max_document_bytes: int = 512 * MIB
     """Bytes of an upstream single-document submission (parsed whole)."""
     max_reproduce_rows: int = 20_000

@@ -307,9 +307,12 @@ def _check_attempts(
     outcomes: dict[tuple[str, int], int | None] = {
         (a.task_id, a.trial): None for a in run.attempts if (a.task_id, a.trial) not in absent
     }
-    outcomes.update({pair: drops.get(pair, 1) for pair in missing})
-    declared = run.n_attempts if run.n_attempts is not None else n_cells
-    for problem in attempt_problems(run.attempts, outcomes, declared, n_cells):
+    outcomes.update({pair: drops[pair] for pair in missing if pair in drops})
+    # a pair with neither a row nor a drop was never attempted (pack.missing_trials says so):
+    # it counts as no attempt, so a short run is never mistaken for a corrupted one
+    attempted = n_cells - sum(1 for pair in missing if pair not in drops)
+    declared = run.n_attempts if run.n_attempts is not None else attempted
+    for problem in attempt_problems(run.attempts, outcomes, declared, attempted):
         field = f"run.attempts[{problem.index}]" if problem.index is not None else "run"
         sink.emit(CheckId.PACK_ATTEMPTS, problem.message, file, None, field)
 

@@ -21,9 +21,11 @@ pair the check asks:
   (``receipt.change_set``), and are its collateral marks the task's allowance applied again
   (:func:`effectbench.changes.collateral`; ``receipt.collateral``)?
 * are its frames files of ``frames/`` with the hash their names state, images within the
-  limits, and (on a screen substrate of a pack with front ends) the first, report and last
-  frame all there (``receipt.frame_*``, ``receipt.frames``)? Does ``frames/`` hold a frame
-  no receipt names (``receipt.frame_unreferenced``)?
+  limits (:mod:`verifier.frames`: the image formats, and the decoded pixels per frame and
+  per bundle, read from each header, never decoded), and (on a screen substrate of a pack
+  with front ends) the first, report and last frame all there (``receipt.frame_*``,
+  ``receipt.frames``)? Does ``frames/`` hold a frame no receipt names
+  (``receipt.frame_unreferenced``)?
 * is every text plain text, no markup or script address (``receipt.markup``)?
 
 Nothing here re-implements a rule: each question is put to the engine function that the
@@ -33,9 +35,7 @@ collateral-write rate's events) and each (task, trial)'s change-set digest (repr
 
 from __future__ import annotations
 
-import hashlib
 import re
-import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import zip_longest
@@ -68,6 +68,7 @@ from effectbench.seam import (
     DeclaresInitialState,
     StatesMechanism,
 )
+from verifier.frames import FrameBudget, frame_problem
 from verifier.limits import Limits
 from verifier.report import FindingSink, Step
 
@@ -75,7 +76,6 @@ SCREEN_SUBSTRATES = frozenset({Substrate.WEB, Substrate.DESKTOP, Substrate.REMOT
 """Substrates whose episodes show pixels (on a pack with real front ends)."""
 MARKUP = re.compile(r"<\s*[A-Za-z!/?]|javascript\s*:|vbscript\s*:", re.IGNORECASE)
 """What makes a text markup or a script: a tag's start, a script address."""
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 @dataclass
@@ -87,88 +87,14 @@ class ReceiptResult:
     """Per row, in file order: a change outside the task's allowance (None when unknown)."""
     change_sets: dict[tuple[str, int], str] = field(default_factory=dict)
     """Per (task, trial): the digest of its receipt's change set (for reproduction)."""
+    frame_sets: dict[tuple[str, int], tuple[str, ...]] = field(default_factory=dict)
+    """Per (task, trial) on a screen: its receipt's frame names in order (for reproduction)."""
 
 
 def change_set_digest(receipt: Receipt) -> str:
     """Return the digest of a receipt's change set (what reproduction compares)."""
     changes = receipt.changes
     return canonical_hash(None if changes is None else changes.model_dump(mode="json"))
-
-
-def _webp_problem(data: bytes, max_side: int) -> str | None:
-    """Say what is wrong with a WebP file's container (RIFF chunks) and its canvas size."""
-    if len(data) < 20 or int.from_bytes(data[4:8], "little") != len(data) - 8:
-        return "a RIFF file whose size field is not its length"
-    at, size = 12, None
-    while at + 8 <= len(data):
-        kind, length = data[at : at + 4], int.from_bytes(data[at + 4 : at + 8], "little")
-        body = data[at + 8 : at + 8 + length]
-        if len(body) != length:
-            return f"its {kind!r} chunk is cut short"
-        if kind == b"VP8L" and length >= 5 and body[0] == 0x2F and size is None:
-            bits = int.from_bytes(body[1:5], "little")
-            size = ((bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1)
-        elif kind == b"VP8 " and length >= 10 and body[3:6] == b"\x9d\x01\x2a" and size is None:
-            size = (
-                int.from_bytes(body[6:8], "little") & 0x3FFF,
-                int.from_bytes(body[8:10], "little") & 0x3FFF,
-            )
-        elif kind == b"VP8X" and length >= 10:
-            size = (
-                int.from_bytes(body[4:7], "little") + 1,
-                int.from_bytes(body[7:10], "little") + 1,
-            )
-        at += 8 + length + (length & 1)
-    if at != len(data) or size is None:
-        return "no WebP image data (VP8L, VP8 or VP8X) in well-formed chunks"
-    if max(size) > max_side:
-        return f"{size[0]}x{size[1]} pixels exceed the limit of {max_side}"
-    return None
-
-
-def _png_problem(data: bytes, max_side: int) -> str | None:
-    """Say what is wrong with a PNG file's chunks (lengths, CRCs, IHDR first, IEND last) and
-    its size."""
-    at, first, last = 8, b"", b""
-    while at + 12 <= len(data):
-        length = int.from_bytes(data[at : at + 4], "big")
-        kind = data[at + 4 : at + 8]
-        body = data[at + 8 : at + 8 + length]
-        crc = data[at + 8 + length : at + 12 + length]
-        if len(crc) != 4 or zlib.crc32(kind + body).to_bytes(4, "big") != crc:
-            return f"its {kind!r} chunk is cut short or fails its CRC"
-        first = first or kind
-        if kind == b"IHDR":
-            width, height = int.from_bytes(body[0:4], "big"), int.from_bytes(body[4:8], "big")
-            if max(width, height) > max_side:
-                return f"{width}x{height} pixels exceed the limit of {max_side}"
-        last = kind
-        at += 12 + length
-    if at != len(data) or first != b"IHDR" or last != b"IEND":
-        return "not a whole PNG (IHDR first, IEND last, nothing after)"
-    return None
-
-
-def _frame_problem(path: Path, name: str, limits: Limits) -> tuple[CheckId, str] | None:
-    """Say what is wrong with one frame file (its hash, its image), or None.
-
-    The image is checked as a container (WebP's RIFF chunks, PNG's chunks and CRCs) and by
-    its size in pixels, in plain Python: the verdict does not depend on an image library.
-    """
-    data = path.read_bytes()
-    if hashlib.sha256(data).hexdigest() != name.split(".", 1)[0]:
-        return (
-            CheckId.RECEIPT_FRAME_HASH,
-            "the file's sha256 is not the one its name states (the frame was changed or "
-            "replaced); a frame is named by its own hash",
-        )
-    if name.endswith(".webp"):
-        is_webp = data[:4] == b"RIFF" and data[8:12] == b"WEBP"
-        problem = _webp_problem(data, limits.max_frame_side) if is_webp else "not a WebP image"
-    else:
-        is_png = data.startswith(PNG_MAGIC)
-        problem = _png_problem(data, limits.max_frame_side) if is_png else "not a PNG image"
-    return None if problem is None else (CheckId.RECEIPT_FRAME_IMAGE, problem)
 
 
 def _texts(value: Any, path: str) -> Iterator[tuple[str, str]]:
@@ -239,8 +165,10 @@ class ReceiptChecker:
         self.screens = isinstance(pack, ChecksFrontEnds)
         self.named: set[str] = set()
         self._frame_verdicts: dict[str, tuple[CheckId, str] | None] = {}
+        self._budget = FrameBudget(limits.max_bundle_frame_pixels)
         self.collateral: list[bool] | None = []
         self.change_sets: dict[tuple[str, int], str] = {}
+        self.frame_sets: dict[tuple[str, int], tuple[str, ...]] = {}
         self.episode_ids: Mapping[str, int] = {}
         """Every row's episode id (to tell a receipt of no row from one out of place)."""
 
@@ -336,6 +264,8 @@ class ReceiptChecker:
         self._check_frames(line, receipt, task)
         if receipt.changes is not None:
             self.change_sets[(row.task_id, row.trial)] = change_set_digest(receipt)
+        if receipt.frames:
+            self.frame_sets[(row.task_id, row.trial)] = tuple(f.name for f in receipt.frames)
         if self.collateral is not None:
             if receipt.collateral is None:
                 self.collateral = None
@@ -644,8 +574,8 @@ class ReceiptChecker:
                 )
                 continue
             if ref.name not in self._frame_verdicts:
-                self._frame_verdicts[ref.name] = _frame_problem(path, ref.name, self.limits)
-                problem = self._frame_verdicts[ref.name]
+                problem = frame_problem(path, ref.name, self.limits, self._budget)
+                self._frame_verdicts[ref.name] = problem
                 if problem is not None:
                     self.sink.emit(problem[0], problem[1], f"{FRAMES_DIR}/{ref.name}")
         if self.screens and task.spec.substrate in SCREEN_SUBSTRATES:
@@ -729,4 +659,6 @@ def check_receipts(
         checker.pair(line, row, raw)
     checker.finish()
     note = f"{n} receipts, {len(checker.named)} frames"
-    return ReceiptResult(Step(note=note), checker.collateral, checker.change_sets)
+    return ReceiptResult(
+        Step(note=note), checker.collateral, checker.change_sets, checker.frame_sets
+    )

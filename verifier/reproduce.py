@@ -164,6 +164,46 @@ def _compare_change_sets(
             )
 
 
+@dataclass
+class FrameMatch:
+    """How the re-run's key frames compare with the submitted ones, episode by episode.
+
+    Frames are compared by name (each is named by its hash) only where both the receipt
+    and the re-run have frames: a screenshot depends on the machine's fonts and browser
+    build as well as on the episode, so a difference is reported, never a finding.
+    """
+
+    same: int = 0
+    differ: int = 0
+
+    def note(self) -> str:
+        """One sentence for the ``reproduce`` step (empty when no frame was compared)."""
+        n = self.same + self.differ
+        if not n:
+            return ""
+        return (
+            f"; key frames: {self.same} of {n} re-run episodes showed the submitted frames "
+            "exactly (a screen's pixels also depend on the machine's fonts and browser)"
+        )
+
+
+def _compare_frames(
+    rows: list[EpisodeRecord],
+    submitted: Mapping[tuple[str, int], tuple[str, ...]],
+    match: FrameMatch,
+) -> None:
+    for row in rows:
+        evidence = evidence_of(row)
+        want = submitted.get((row.task_id, row.trial))
+        if evidence is None or not want or not evidence.receipt.frames:
+            continue
+        got = tuple(f.name for f in evidence.receipt.frames)
+        if got == want:
+            match.same += 1
+        else:
+            match.differ += 1
+
+
 def reproduce(
     header: SubmissionHeader,
     pack: BenchmarkProvider,
@@ -173,13 +213,15 @@ def reproduce(
     file: str,
     limits: Limits,
     change_sets: Mapping[tuple[str, int], str] | None = None,
+    frames: tuple[Mapping[tuple[str, int], tuple[str, ...]], FrameMatch] | None = None,
     sample_from: str | None = None,
 ) -> Rerun:
     """Re-run the declared baseline and compare its rows (:func:`rerun_pairs`: every one,
     unless ``sample_from`` names a listed reference's content hash).
 
     With ``change_sets`` (each (task, trial)'s receipt's change-set digest) the re-run's
-    change sets are compared too.
+    change sets are compared too; with ``frames`` (each receipt's frame names, and where to
+    count) its key frames are (:class:`FrameMatch`).
     """
     before = sink.counts[Family.REPRODUCE]
     name = header.system.baseline
@@ -248,6 +290,8 @@ def reproduce(
     expected = {(r.task_id, r.trial): strip_fields(r.to_row()) for r in run.rows}
     if change_sets is not None:
         _compare_change_sets(run.rows, change_sets, name, sink)
+    if frames is not None:
+        _compare_frames(run.rows, *frames)
     for line, row in rows:
         key = (row.get("task_id"), row.get("trial"))
         want = expected.pop(key, None)  # type: ignore[arg-type]

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from effectbench.findings import CheckId
+from effectbench.findings import CheckId, Finding
 from effectbench.metrics import CODED_COLUMNS, COLLATERAL_COLUMN, Coded, CodedFrame
 from verifier.pack import TaskFacts, count_problem, facts_findings
 from verifier.report import FindingSink
@@ -164,6 +164,18 @@ def _duplicate_trial(task_id: str, trial: int, first: int) -> str:
     return f"({task_id!r}, trial {trial}) appears more than once (first on line {first})"
 
 
+_DUPLICATE_FIELD = {
+    CheckId.PACK_DUPLICATE_EPISODE_ID: "episode_id",
+    CheckId.PACK_DUPLICATE_TRIAL: "trial",
+}
+_AFTER_DUPLICATES = {CheckId.PACK_TRIAL: 2, CheckId.PACK_SEED: 3}
+"""Where a row's own findings fall among the duplicates a merge finds for it (see
+:meth:`RowChecker.merge`): a row's findings come in the order :meth:`RowChecker.add`
+emits them, the episode id's duplicate (1) before its trial's findings (2, then the
+seed, 3), every other one (0) before both."""
+_MERGED_RANK = {CheckId.PACK_DUPLICATE_EPISODE_ID: 1, CheckId.PACK_DUPLICATE_TRIAL: 2}
+
+
 class RowChecker:
     """Check rows one by one and keep only what the summary and the final checks need."""
 
@@ -175,6 +187,7 @@ class RowChecker:
         tasks: Mapping[str, TaskFacts] | None,
         trials: int | None,
         seeds: Sequence[int] | None,
+        arms: Sequence[str] = (),
     ) -> None:
         self.sink = sink
         self.file = file
@@ -188,7 +201,12 @@ class RowChecker:
         self.structure_failed = False
         self.last_line = 0
         """The last line number read (set by :func:`verifier.scan.check_lines`)."""
-        self.arms: list[str] = []
+        self.arms: list[str] = list(arms)
+        """Every arm seen, the first row's first (a parallel worker is given the file's)."""
+        self._dup_refs: dict[tuple[str, int], Any] = {}
+        """What each kept duplicate finding is about, by (check, line): the episode id or
+        the task and trial, and the first line, so a merge can name the file's first line
+        (see :meth:`merge`)."""
         self._ids: dict[str, int] = {}
         self._seen: dict[str, array[int]] = {}
         """Per task, the line of each trial's row (0: not seen yet)."""
@@ -236,18 +254,21 @@ class RowChecker:
         if first is None:
             self._ids[eid] = line
         else:
-            sink.emit(
-                CheckId.PACK_DUPLICATE_EPISODE_ID,
-                _duplicate_id(eid, first),
-                file,
-                line,
-                "episode_id",
-            )
+            message = _duplicate_id(eid, first)
+            self._duplicate(CheckId.PACK_DUPLICATE_EPISODE_ID, line, (eid, first), message)
         if combo.task_known and self.trials is not None:
             self._trial(line, row)
         self.c_code.append(combo.code)
         self.c_cost.append(row.get("cost_usd", 0.0))
         self.c_lat.append(row.get("latency_s", 0.0))
+
+    def _duplicate(self, check: CheckId, line: int, about: Any, message: str) -> None:
+        """Report a row seen before (noting what it is about while the finding is kept)."""
+        kept = self.sink.kept[check.family.value]
+        before = len(kept)
+        self.sink.emit(check, message, self.file, line, _DUPLICATE_FIELD[check])
+        if len(kept) > before:
+            self._dup_refs[(check.value, line)] = about
 
     def reject(self, line: int, rule: CheckId, message: str) -> None:
         """Record a line that could not be parsed into a row."""
@@ -277,13 +298,8 @@ class RowChecker:
             self._measured[task_id] = bytearray(DIGEST_BYTES * trials)
         first = seen[trial]
         if first:
-            self.sink.emit(
-                CheckId.PACK_DUPLICATE_TRIAL,
-                _duplicate_trial(task_id, trial, first),
-                self.file,
-                line,
-                "trial",
-            )
+            message = _duplicate_trial(task_id, trial, first)
+            self._duplicate(CheckId.PACK_DUPLICATE_TRIAL, line, (task_id, trial, first), message)
         else:
             seen[trial] = line
             at = DIGEST_BYTES * trial
@@ -417,6 +433,7 @@ class RowChecker:
             "ids": self._ids,
             "seen": {task: seen.tobytes() for task, seen in self._seen.items()},
             "digests": {task: bytes(d) for task, d in self._digests.items()},
+            "dup_refs": self._dup_refs,
             "measured": {task: bytes(d) for task, d in self._measured.items()},
             "kept": self.sink.kept,
             "counts": self.sink.counts,
@@ -428,44 +445,43 @@ class RowChecker:
         }
 
     def merge(self, part: Mapping[str, Any], line_offset: int) -> None:
-        """Fold in the exported state of a worker that read lines after ``line_offset``."""
-        sink = self.sink
-        sink.counts.update(part["counts"])
-        sink.ids.update(part["check_ids"])
-        for family, findings in part["kept"].items():
-            room = sink.keep - len(sink.kept[family])
-            for f in findings[: max(room, 0)]:
-                if f.line is not None and f.file == self.file:
-                    f = replace(f, line=f.line + line_offset)
-                sink.kept[family].append(f)
-        self.n_rows += part["n_rows"]
-        self.n_valid += part["n_valid"]
-        self.structure_failed |= part["structure_failed"]
-        self.last_line = line_offset + part["last_line"]
-        if part["arms"] and self.arms and part["arms"][0] != self.arms[0]:
-            sink.emit(
-                CheckId.PACK_ARM,
-                f"rows after line {line_offset} use arm {part['arms'][0]!r}, the first row "
-                f"{self.arms[0]!r}; a bundle is one arm",
-                self.file,
-                None,
-                "arm",
-            )
-        for arm in part["arms"]:
-            if arm not in self.arms:
-                self.arms.append(arm)
+        """Fold in the exported state of a worker that read lines after ``line_offset``.
+
+        The result is a sequential read's, finding for finding and in order: the rows
+        the worker saw first that this checker saw before are duplicates found here, each
+        put among the worker's findings of its line where :meth:`add` would have emitted
+        it; a duplicate the worker found within its part names the file's first line;
+        only then are the first findings of each kind kept (the worker was given the
+        file's first arm, so its rows were judged against it).
+        """
+        sink, file = self.sink, self.file
+        found: list[tuple[int, int, bool, Finding]] = []
+        """This part's findings: (line, rank within the line, found here, finding)."""
+        for findings in part["kept"].values():
+            for f in findings:
+                if f.line is not None and f.file == file:
+                    f = self._as_read_whole(f, part["dup_refs"], line_offset)
+                found.append((f.line or 0, _AFTER_DUPLICATES.get(f.check, 0), False, f))
         for eid, line in part["ids"].items():
             first = self._ids.get(eid)
             if first is None:
                 self._ids[eid] = line + line_offset
             else:
-                sink.emit(
+                dup = Finding(
                     CheckId.PACK_DUPLICATE_EPISODE_ID,
                     _duplicate_id(eid, first),
-                    self.file,
+                    file,
                     line + line_offset,
                     "episode_id",
                 )
+                found.append((line + line_offset, _MERGED_RANK[dup.check], True, dup))
+        self.n_rows += part["n_rows"]
+        self.n_valid += part["n_valid"]
+        self.structure_failed |= part["structure_failed"]
+        self.last_line = line_offset + part["last_line"]
+        for arm in part["arms"]:
+            if arm not in self.arms:
+                self.arms.append(arm)
         for task_id, seen in part["seen"].items():
             theirs = np.frombuffer(seen, np.int32)
             theirs = np.where(theirs > 0, theirs + line_offset, 0).astype(np.int32)
@@ -486,20 +502,48 @@ class RowChecker:
                 mine_strip = np.frombuffer(strips[task_id], np.uint8).reshape(-1, DIGEST_BYTES)
                 mine_strip[take] = theirs_strip.reshape(-1, DIGEST_BYTES)[take]
             for trial in np.flatnonzero((ours > 0) & (theirs > 0)).tolist():
-                sink.emit(
+                dup = Finding(
                     CheckId.PACK_DUPLICATE_TRIAL,
                     _duplicate_trial(task_id, trial, int(ours[trial])),
-                    self.file,
+                    file,
                     int(theirs[trial]),
                     "trial",
                 )
+                found.append((int(theirs[trial]), _MERGED_RANK[dup.check], True, dup))
             merged = np.where(ours > 0, ours, theirs).astype(np.int32)
             self._seen[task_id] = array("i", merged.tobytes())
+        sink.counts.update(part["counts"])
+        sink.ids.update(part["check_ids"])
+        for _, _, here, f in sorted(found, key=lambda item: item[:2]):  # stable: as emitted
+            if here:
+                sink.add(f)
+                continue
+            kept = sink.kept[f.check.family.value]  # the worker's: counted with its counts
+            if len(kept) < sink.keep:
+                kept.append(f)
         lut = np.array([self._column_code(cols) for cols in part["columns"]], np.int32)
         if part["codes"]:
             self.c_code.frombytes(lut[np.frombuffer(part["codes"], np.int32)].tobytes())
         self.c_cost.frombytes(part["cost"])
         self.c_lat.frombytes(part["lat"])
+
+    def _as_read_whole(
+        self, f: Finding, refs: Mapping[tuple[str, int], Any], line_offset: int
+    ) -> Finding:
+        """Return a worker's finding as a sequential read says it: at its line in the file,
+        and a duplicate naming the file's first line (not the part's) when it is earlier."""
+        assert f.line is not None
+        about = refs.get((f.check.value, f.line))
+        message = f.message
+        if f.check is CheckId.PACK_DUPLICATE_EPISODE_ID and about is not None:
+            eid, first = about
+            message = _duplicate_id(eid, self._ids.get(eid, first + line_offset))
+        elif f.check is CheckId.PACK_DUPLICATE_TRIAL and about is not None:
+            task_id, trial, first = about
+            seen = self._seen.get(task_id)
+            earlier = seen[trial] if seen is not None else 0
+            message = _duplicate_trial(task_id, trial, earlier or first + line_offset)
+        return replace(f, line=f.line + line_offset, message=message)
 
     def _column_code(self, cols: tuple[Any, ...]) -> int:
         code = self._columns.get(cols)

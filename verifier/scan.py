@@ -4,9 +4,10 @@
 JSON, a cut-short last line) and hands each row to a
 :class:`~verifier.rows.RowChecker`. A large file is cut into byte ranges at line
 boundaries; the first range is checked in this process and the others in
-forked workers, whose state (metric columns, findings, episode ids, trials
-seen) is merged back in file order, so the result equals a sequential pass:
-same findings, same line numbers.
+forked workers, each given the file's first arm (every row is held to it), whose
+state (metric columns, findings, episode ids, trials seen) is merged back in file
+order (:meth:`~verifier.rows.RowChecker.merge`), so the result equals a sequential
+pass: the same findings, in the same order, with the same words and line numbers.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from verifier.limits import MIB, Limits
 from verifier.pack import TaskFacts
 from verifier.report import FindingSink
 from verifier.rows import RowChecker
+from verifier.rowschema import row_problems
 
 PARALLEL_MIN_BYTES = 64 * MIB
 """Files smaller than this are read in one process (forking costs more than it saves)."""
@@ -164,10 +166,29 @@ def _scan_range(
     seeds: list[int] | None,
     limits: Limits,
     ends_with_newline: bool,
+    arms: list[str],
+    keep: int,
 ) -> dict[str, Any]:
-    checker = RowChecker(FindingSink(), file, tasks=tasks, trials=trials, seeds=seeds)
+    checker = RowChecker(
+        FindingSink(keep), file, tasks=tasks, trials=trials, seeds=seeds, arms=arms
+    )
     _check_span(checker, path, limits, start=start, end=end, ends_with_newline=ends_with_newline)
     return checker.export()
+
+
+def first_arm(path: Path, limits: Limits, end: int) -> str | None:
+    """Return the arm of the first row of ``path`` (before byte ``end``) that passes the
+    structure checks: the arm every other row is held to (None when there is none)."""
+    for _, data in iter_episode_lines(path, limits.max_line_bytes, end=end):
+        if not data or data[-1:] == b"\r":
+            continue
+        try:
+            row = loads_strict(data)
+        except StrictJSONError:
+            continue
+        if not row_problems(row):
+            return str(row["arm"])
+    return None
 
 
 def scan_episodes(
@@ -189,9 +210,11 @@ def scan_episodes(
     tasks = dict(checker.tasks) if checker.tasks is not None else None
     seeds = list(checker.seeds) if checker.seeds is not None else None
     last = len(ranges) - 1
-    if len(ranges) == 1:
+    arm = first_arm(path, limits, ranges[0][1]) if len(ranges) > 1 else None
+    if arm is None:  # no row to judge the others' arm by before the first cut: one part
         _check_span(checker, path, limits, ends_with_newline=ends)
         return
+    arms = [*checker.arms] if checker.arms else [arm]
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=len(ranges) - 1, mp_context=context) as pool:
         futures = [
@@ -206,6 +229,8 @@ def scan_episodes(
                 seeds,
                 limits,
                 ends if i == last else True,
+                arms,
+                checker.sink.keep,
             )
             for i, (start, end) in enumerate(ranges)
             if i > 0

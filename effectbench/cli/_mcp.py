@@ -5,27 +5,44 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from effectbench.errors import UsageError
 from effectbench.mcp import VOCABULARY_NAMES
+
+if TYPE_CHECKING:
+    from effectbench.mcp.front import Early
+    from effectbench.mcp.server import EpisodeServer
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
     from effectbench.extras import require
     from effectbench.mcp.front import serve
 
-    require("mcp", "mcp", what="effectbench mcp")  # found, not imported: initialize comes first
+    require("mcp", "mcp", what="effectbench mcp")  # found, not imported: the SDK comes last
     if args.trial < 0:
         raise UsageError(f"--trial must be 0 or more, got {args.trial}")
-    serve(lambda: _prepare(args))  # initialize is answered while _prepare runs
+    planned: list[EpisodeServer] = []
+
+    def plan() -> Early:
+        episode, early = _plan(args)
+        planned.append(episode)
+        return early
+
+    serve(plan, lambda: _start(planned[0]))  # the early answers are given while _start runs
     return 0
 
 
-def _prepare(args: argparse.Namespace) -> Callable[[], None]:
-    """Build the pack, check the task, start the episode; return the call that serves it."""
-    import asyncio
+def _plan(args: argparse.Namespace) -> tuple[EpisodeServer, Early]:
+    """Find the task, claim the attempt's file; return the episode and the early answers.
 
+    The attempt's file exists before the client is answered at all: a client that leaves
+    after ``initialize`` leaves its drop, however soon it kills the server. A cell whose
+    attempt completed is refused here, in one line.
+    """
+    from effectbench.mcp.front import Early
+    from effectbench.mcp.server import EpisodeServer
+    from effectbench.mcp.tools import listing
     from effectbench.packs import get_pack
     from effectbench.variants import choose, named_tasks
 
@@ -40,9 +57,6 @@ def _prepare(args: argparse.Namespace) -> Callable[[], None]:
     task = next((t for t in named if t.substrate is substrate), None)
     if task is None:
         raise UsageError(f"pack {pack.name!r} has no task {args.task!r} on {substrate.value}")
-    from effectbench.mcp.app import build, serve
-    from effectbench.mcp.server import EpisodeServer
-
     episode = EpisodeServer(
         pack,
         task,
@@ -52,9 +66,23 @@ def _prepare(args: argparse.Namespace) -> Callable[[], None]:
         name=args.system,
         vocabulary=args.vocabulary,
     )
-    episode.claim()  # a cell whose attempt completed is refused here, in one line
-    app = build(episode)
-    episode.start()  # provisioning starts now; the SDK serves once this returns
+    episode.claim()
+    return episode, Early(tools=listing(episode.tools), task=episode.task_answer())
+
+
+def _start(episode: EpisodeServer) -> Callable[[], None]:
+    """Provision the episode (its own thread) while the SDK is imported; return the call
+    that serves it."""
+    import asyncio
+
+    episode.start()
+    try:
+        from effectbench.mcp.app import build, serve
+
+        app = build(episode)
+    except BaseException:
+        episode.stop()
+        raise
     return lambda: asyncio.run(serve(app, episode))
 
 

@@ -107,12 +107,14 @@ def _cmd_submit(args: argparse.Namespace) -> int:
             raise UsageError(
                 "--from-records takes no --baseline or --sut: the records hold the run"
             )
-        from effectbench.mcp.records import read_records
+        from effectbench.mcp.records import Wanted, read_records
         from effectbench.packs import get_pack
+        from effectbench.variants import choose
 
         pack = get_pack(args.pack)
-        records = read_records(args.from_records, pack)
-        run, trials, split = records.run, records.trials, records.split
+        substrates = None if args.substrate is None else choose(pack, args.substrate)
+        wanted = Wanted(trials, split, substrates, system=args.name)
+        run = read_records(args.from_records, pack, wanted).run
     else:
         pack, _, run = run_system(args, default_journal=journal)
     submission = make_submission(
@@ -137,6 +139,11 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1 ("1 row", "3 rows")."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 SHOWN_FINDINGS = 5
 """Findings ``print_standing`` lists of a bundle that cannot be ranked."""
 
@@ -154,7 +161,8 @@ def print_standing(folder: Path, run: RunResult, results: Results) -> bool:
     reasons = Counter(d.reason.value for d in run.dropped)
     drops = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
     earlier = (
-        f"; {len(run.attempts)} earlier attempts kept (each ended in a drop and ran again)"
+        f"; {_count(len(run.attempts), 'earlier attempt')} kept (each ended in a drop and ran "
+        "again)"
         if run.attempts
         else ""
     )
@@ -164,16 +172,15 @@ def print_standing(folder: Path, run: RunResult, results: Results) -> bool:
         if run.rows
         else "no episode could be scored"
     )
-    print(
-        f"  {len(run.rows)} rows, {len(run.dropped)} dropped{f' ({drops})' if drops else ''}"
-        f"{earlier}; {scored}"
-    )
+    dropped = f"{len(run.dropped)} dropped{f' ({drops})' if drops else ''}"
+    print(f"  {_count(len(run.rows), 'row')}, {dropped}{earlier}; {scored}")
     report = verify_bundle(folder, VerifyOptions(allow_unsigned=True, reproduce=False))
     if report.status is Status.PREVIEW:
         print(f"  can be ranked once signed: effectbench sign {folder}")
         return True
     findings = [f for c in report.checks if c.id is not Family.SIGNATURE for f in c.findings]
-    print(f"  cannot be ranked as it is ({len(findings)} findings of effectbench verify):")
+    said = _count(len(findings), "finding")
+    print(f"  cannot be ranked as it is ({said} of effectbench verify):")
     for f in findings[:SHOWN_FINDINGS]:
         print(f"    {f.check}: {f.message}")
     if len(findings) > SHOWN_FINDINGS:
@@ -181,8 +188,8 @@ def print_standing(folder: Path, run: RunResult, results: Results) -> bool:
     rerun = reasons.get("agent_error", 0) + reasons.get("infrastructure", 0)
     if rerun:
         print(
-            f"  {rerun} dropped episodes (agent_error, infrastructure) may be run again; the "
-            "earlier attempt is kept beside the new one"
+            f"  {_count(rerun, 'dropped episode')} (agent_error, infrastructure) may be run "
+            "again; the earlier attempt is kept beside the new one"
         )
     return False
 

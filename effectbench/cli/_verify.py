@@ -20,6 +20,7 @@ LIMIT_OPTIONS = (
     ("--max-document-bytes", "max_document_bytes", "bytes of an upstream document"),
     ("--max-receipt-line-bytes", "max_receipt_line_bytes", f"bytes per {RECEIPTS_FILE} line"),
     ("--max-frame-bytes", "max_frame_bytes", "bytes of one key frame"),
+    ("--max-frame-pixels", "max_frame_pixels", "decoded pixels of one key frame"),
     (
         "--max-reproduce-rows",
         "max_reproduce_rows",

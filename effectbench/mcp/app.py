@@ -1,162 +1,81 @@
-"""The MCP tools of one episode, over stdio (the ``mcp`` SDK, major version 2)."""
+"""The MCP server of one episode, over stdio (the ``mcp`` SDK's low-level server, major 2).
+
+Its tools are :func:`effectbench.mcp.tools.episode_tools`: the list it answers and the
+check each call's arguments pass are :mod:`.tools`' (the same the server's front answers
+before this module is imported), and every answer is built there too. A call's
+arguments are checked before it reaches the episode; a refused one is a tool error
+(``isError``) naming the wrong arguments, with nothing done.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
-from typing import Annotated, Any
+from typing import Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.mcpserver.utilities.types import Image
-from pydantic import Field, StrictBool, StrictStr
+import mcp_types as types
+from mcp.server.lowlevel import Server
 
 from effectbench.computer import ActionError
 from effectbench.mcp.front import INSTRUCTIONS, SERVER_NAME, version
-from effectbench.mcp.server import (
-    MAX_REPORTED_CALLS,
-    VERIFY_TOOL,
-    EpisodeOver,
-    EpisodeServer,
-    ReportedCall,
+from effectbench.mcp.server import EpisodeOver, EpisodeServer
+from effectbench.mcp.tools import (
+    TASK_TOOL,
+    checked,
+    error_result,
+    image_result,
+    listing,
+    text_result,
 )
 from effectbench.mcp.transport import bounded_stdio
-from effectbench.mcp.vocabulary import ActionTool, plain
-from effectbench.schema import Substrate
-
-ModelCalls = Annotated[
-    list[ReportedCall],
-    Field(
-        max_length=MAX_REPORTED_CALLS,
-        description="The model calls the agent made in this episode: model, input_tokens, "
-        "output_tokens, cost_usd (and latency_s, note); the row's cost is their sum.",
-    ),
-]
 
 
-def _answer(result: Any) -> Image | str:
+def answer(result: Any) -> dict[str, Any]:
+    """Return what the episode thread answered as a call's result."""
     kind, value = result
     if kind == "image":
-        return Image(data=value, format="png")
-    return str(value)
+        return image_result(value)
+    return text_result(str(value))
 
 
-async def _call(episode: EpisodeServer, name: str, arguments: dict[str, Any]) -> Any:
+async def call_tool(episode: EpisodeServer, name: str, given: Any) -> dict[str, Any]:
+    """Check one call's arguments, perform it on ``episode`` and return its result."""
+    tool = next((t for t in episode.tools if t.name == name), None)
+    if tool is None:
+        return error_result(f"no tool named {name!r} in this episode (tools/list names them)")
     try:
-        return await episode.call(name, arguments)
-    except (ActionError, EpisodeOver) as exc:
-        raise ToolError(str(exc)) from None
+        arguments = checked(tool, given if isinstance(given, dict) else {})
+        if name == TASK_TOOL:
+            return text_result(json.dumps(await episode.task_info(), sort_keys=True))
+        return answer(await episode.call(name, arguments))
+    except (ValueError, ActionError, EpisodeOver) as exc:
+        return error_result(str(exc))
+    except Exception as exc:  # noqa: BLE001 - the screen failed under the call: the agent is told
+        return error_result(f"{name} failed: {type(exc).__name__}: {exc}")
 
 
-def build(episode: EpisodeServer) -> MCPServer:
-    """Return the server whose tools are ``episode``."""
-    app: MCPServer = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, version=version())
+def build(episode: EpisodeServer) -> Server[Any]:
+    """Return the low-level server whose tools are ``episode``'s."""
+    listed = types.ListToolsResult.model_validate(listing(episode.tools))
 
-    @app.tool(
-        name="task",
-        description="The goal, declared effect, referral, display size and action vocabulary.",
+    async def on_list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return listed
+
+    async def on_call_tool(ctx: Any, params: Any) -> types.CallToolResult:
+        result = await call_tool(episode, params.name, params.arguments)
+        return types.CallToolResult.model_validate(result)
+
+    server: Server[Any] = Server(
+        SERVER_NAME,
+        version=version(),
+        instructions=INSTRUCTIONS,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
     )
-    async def task() -> str:
-        try:
-            return json.dumps(await episode.task_info(), sort_keys=True)
-        except (ActionError, EpisodeOver) as exc:
-            raise ToolError(str(exc)) from None
-
-    @app.tool(name="screenshot", description="The screen now, as a PNG image.")
-    async def screenshot() -> Image:
-        image = _answer(await _call(episode, "screenshot", {}))
-        assert isinstance(image, Image)
-        return image
-
-    @app.tool(
-        name="report",
-        description="End the episode: success, or halted, and why; model_calls lists the model "
-        "calls you made (their cost goes into the row as yours).",
-    )
-    async def report(
-        success: StrictBool,
-        halted: StrictBool,
-        message: StrictStr = "",
-        model_calls: ModelCalls | None = None,
-    ) -> str:
-        calls = [c.model_dump() for c in model_calls or []]
-        arguments = {"success": success, "halted": halted, "message": message}
-        return str(_answer(await _call(episode, "report", {**arguments, "model_calls": calls})))
-
-    @app.tool(
-        name="abort",
-        description="End the episode because the harness around the agent failed (a model API "
-        "outage, a crash): it is dropped as agent_error and may be run again; never a halt.",
-    )
-    async def abort(reason: Annotated[StrictStr, Field(min_length=1, max_length=2000)]) -> str:
-        return str(_answer(await _call(episode, "abort", {"reason": reason})))
-
-    for action in episode.vocabulary.tools:
-        app.tool(name=action.name, description=action.description)(_action_tool(episode, action))
-    if episode.agent_task.declared_effect is not None:
-        _readback_tool(app, episode)
-    if episode.task.substrate is Substrate.DESKTOP:
-        _accessibility_tools(app, episode)
-    return app
+    return server
 
 
-def _readback_tool(app: MCPServer, episode: EpisodeServer) -> None:
-    @app.tool(
-        name=VERIFY_TOOL,
-        description="Read the record back through the application's own readback and say "
-        "whether this task's declared effect holds (the product's word, not the score).",
-    )
-    async def verify_effect() -> str:
-        return str(_answer(await _call(episode, VERIFY_TOOL, {})))
-
-
-def _accessibility_tools(app: MCPServer, episode: EpisodeServer) -> None:
-    """The desktop's AT-SPI tools: read the app's tree, act on and type into its nodes."""
-
-    @app.tool(
-        name="a11y_tree",
-        description="The application's accessibility tree (role, name, states, text, "
-        "extents, actions per node) as JSON; node ids are valid for this episode.",
-    )
-    async def a11y_tree() -> str:
-        return str(_answer(await _call(episode, "a11y_tree", {})))
-
-    @app.tool(name="a11y_action", description="Perform a node's accessibility action.")
-    async def a11y_action(node: StrictStr, action: StrictStr = "click") -> str:
-        return str(_answer(await _call(episode, "a11y_action", {"node": node, "action": action})))
-
-    @app.tool(name="a11y_set_text", description="Replace the text of an editable node.")
-    async def a11y_set_text(node: StrictStr, text: StrictStr) -> str:
-        return str(_answer(await _call(episode, "a11y_set_text", {"node": node, "text": text})))
-
-
-def _action_tool(episode: EpisodeServer, action: ActionTool) -> Any:
-    """Return the tool function of one action: its parameters as the vendor's schema says."""
-
-    async def computer_action(**arguments: Any) -> Image | str:
-        given = {k: plain(v) for k, v in arguments.items() if v is not None}
-        return _answer(await _call(episode, action.name, given))
-
-    parameters = [
-        inspect.Parameter(
-            p.name,
-            inspect.Parameter.KEYWORD_ONLY,
-            annotation=Annotated[p.annotation, Field(description=p.description)]
-            if p.required
-            else Annotated[p.annotation | None, Field(description=p.description)],
-            default=inspect.Parameter.empty if p.required else None,
-        )
-        for p in action.params
-    ]
-    computer_action.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        parameters, return_annotation=Image | str
-    )
-    computer_action.__name__ = action.name
-    return computer_action
-
-
-async def serve(app: MCPServer, episode: EpisodeServer) -> None:
+async def serve(app: Server[Any], episode: EpisodeServer) -> None:
     """Serve ``app`` (the started ``episode``) over stdio until the client leaves; then its
     attempt is written.
 
@@ -166,8 +85,7 @@ async def serve(app: MCPServer, episode: EpisodeServer) -> None:
     for each malformed one); the SDK's server runs on its streams.
     """
     try:
-        server = app._lowlevel_server  # the SDK's stdio runner takes no transport of ours
         async with bounded_stdio() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            await app.run(read_stream, write_stream, app.create_initialization_options())
     finally:
         await asyncio.to_thread(episode.stop)

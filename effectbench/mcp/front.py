@@ -1,24 +1,32 @@
-"""The MCP server's first second: answer ``initialize`` at once, prepare the episode meanwhile.
+"""The MCP server's first second: answer at once what needs no SDK, prepare the rest meanwhile.
 
-A client starting ``effectbench mcp`` waits for its ``initialize`` answer before
-anything else. Building the answer needs nothing but constants; importing the
-``mcp`` SDK (about 0.6 s of CPU), the pack and the app and provisioning the
-episode need seconds. So :func:`serve` answers a well-formed ``initialize``
-itself, from this module's constants (standard library only), while a
-background thread prepares the episode and the SDK's server. Every message the
-client sent meanwhile, the ``initialize`` included, is then handed to the SDK's
-own stdio transport in order, through a pipe on fd 0; the SDK's messages come
-back through a pipe on fd 1 and go to the client, except its answer to that
-``initialize``, which the client already has. From then on the SDK serves the
-connection as if it had been there from the start.
+A client starting ``effectbench mcp`` waits for its ``initialize`` answer, then
+(an agent's first steps) for the tool list and the ``task`` tool's answer.
+Importing the ``mcp`` SDK (about 0.8 s of CPU) and provisioning the episode (a
+browser, an X display) take seconds; none of these three answers needs either.
+So :func:`serve` first runs ``plan`` (find the task, claim the attempt's file,
+work out the tools and the ``task`` answer: :class:`Early`), then answers a
+well-formed ``initialize`` itself (:func:`initialize_result`, from this module's
+constants), and ``tools/list`` and ``task`` calls from the plan, while a background
+thread provisions the episode and builds the SDK's server (``start``). Every
+message the client sent meanwhile, the ones answered here included, is then
+handed to the SDK's own stdio transport in order, through a pipe on fd 0; the
+SDK's messages come back through a pipe on fd 1 and go to the client, except its
+answers to the requests already answered here, each compared with the answer
+given (a difference is written on stderr: :data:`MISMATCH`; a test fails). From
+then on the SDK serves the connection as if it had been there from the start.
 
-:func:`initialize_result` is the answer; a test holds it equal to the SDK's own
-answer for the same request. A first request that is not a well-formed
-``initialize`` (another protocol era, a malformed one) waits for the SDK.
+The attempt's file exists before ``initialize`` is answered, so a client that
+leaves at any moment after it, however soon its side kills this process, leaves
+the ``agent_error`` drop of a client that left. A first request that is not a
+well-formed ``initialize`` (another protocol era, a malformed one) is left to the
+SDK, and so is everything after it.
 
 If the client leaves before the episode is prepared, the SDK still gets every
-message and the end of input, so the episode ends as a recorded halt, as it
-would have had the SDK answered first.
+message and the end of input, so the episode ends as the ``agent_error`` drop of a
+client that left, as it would have had the SDK answered first. A client killed
+outright (its end of the wire closed) gets nothing more: what the SDK says after that
+is read and dropped, never a traceback.
 """
 
 from __future__ import annotations
@@ -29,7 +37,10 @@ import select
 import sys
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
+
+from effectbench.mcp.shape import MAX_MESSAGE_BYTES, too_deep
 
 SERVER_NAME = "effectbench-episode"
 INSTRUCTIONS = (
@@ -42,20 +53,26 @@ INSTRUCTIONS = (
 )
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 """The protocol versions reached through ``initialize``; an unknown request gets the last."""
-CAPABILITIES: dict[str, Any] = {
-    "prompts": {"listChanged": False},
-    "resources": {"listChanged": False, "subscribe": False},
-    "tools": {"listChanged": False},
-}
+CAPABILITIES: dict[str, Any] = {"tools": {"listChanged": False}}
 """What the SDK's server with this episode's tools declares."""
 _END = b'{"effectbench-front": "end"}\n'
-MISMATCH = "effectbench mcp: the SDK answers initialize otherwise than this server did"
-"""Written on stderr when the SDK's answer to the replayed ``initialize`` differs (a test fails)."""
+"""Written on fd 1 after the SDK has finished: everything before it has been forwarded."""
+MISMATCH = "effectbench mcp: the SDK answers a request otherwise than this server did"
+"""Written on stderr when the SDK's answer to a request answered early differs (a test fails)."""
 MAX_PENDING = 1 << 20
 """Bytes of an unfinished line held here; more is passed on in pieces (never accumulated)."""
 POLL_S = 0.1
 """How often a pump waiting for input looks whether it is told to stop."""
-"""Written on fd 1 after the SDK has finished: everything before it has been forwarded."""
+
+
+@dataclass(frozen=True)
+class Early:
+    """What the front answers before the SDK serves, besides ``initialize``."""
+
+    tools: dict[str, Any]
+    """The ``tools/list`` result."""
+    task: dict[str, Any] | None
+    """The ``task`` tool's result, when it is known before the episode is provisioned."""
 
 
 def version() -> str:
@@ -125,85 +142,159 @@ def _lines(fd: int, stop: threading.Event) -> Any:
             pending = b""
 
 
+def _request(line: bytes) -> dict[str, Any] | None:
+    """Return ``line`` as a JSON-RPC 2.0 request with a usable id, or None.
+
+    A line over the wire's bounds is never parsed here: the transport behind answers it.
+    """
+    if len(line) > MAX_MESSAGE_BYTES or too_deep(line):
+        return None
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return None
+    ident = message.get("id")
+    if not isinstance(message.get("method"), str) or not isinstance(ident, str | int):
+        return None
+    return None if isinstance(ident, bool) else message
+
+
+def early_result(early: Early, message: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Return the result :class:`Early` gives ``message`` (a request), or None (the SDK's)."""
+    params = message.get("params")
+    if message["method"] == "tools/list":
+        first_page = params is None or (isinstance(params, dict) and "cursor" not in params)
+        return early.tools if first_page else None
+    if message["method"] == "tools/call" and isinstance(params, dict):
+        if params.get("name") == "task" and params.get("arguments") in (None, {}):
+            return early.task
+    return None
+
+
 class _Front:
     """The two pumps between the client's wire and the SDK's pipes."""
 
-    def __init__(self, wire_in: int, wire_out: int, to_sdk: int, from_sdk: int) -> None:
+    def __init__(
+        self, wire_in: int, wire_out: int, to_sdk: int, from_sdk: int, early: Early | None
+    ) -> None:
         self.wire_in, self.wire_out = wire_in, wire_out
         self.to_sdk, self.from_sdk = to_sdk, from_sdk
-        self.answered: Any = None
-        """The id of the ``initialize`` answered here (its SDK answer is dropped)."""
-        self.sent: dict[str, Any] = {}
-        """The result answered here, compared with the SDK's own when it comes."""
+        self.early = early
+        self.answered: dict[str | int, Any] = {}
+        """The result answered here to each request, by id (the SDK's answer is dropped,
+        compared with it)."""
+        self.serving = threading.Event()
+        """Set once the SDK serves: every later request is its to answer."""
         self.stop = threading.Event()
+        self.gone = False
+        """Whether the client's end of the wire is closed (nothing more reaches it)."""
         self._lock = threading.Lock()
-        self._decided = False
+        self._phase = "first"
+        """``first`` (no request yet), ``early`` (initialize answered here) or ``sdk``."""
 
     def pump_in(self) -> None:
-        """Client -> SDK: answer the first ``initialize`` here, pass every line on."""
+        """Client -> SDK: answer what can be answered here, pass every line on."""
         try:
             for line in _lines(self.wire_in, self.stop):
-                if not self._decided:
-                    self._first(line)
+                if self._phase != "sdk" and not self.serving.is_set():
+                    self._answer_early(line)
                 _write_all(self.to_sdk, line)
         except OSError:
             pass  # the SDK is gone: nothing more to deliver
         finally:
             os.close(self.to_sdk)  # the end of input reaches the SDK: the episode ends
 
-    def _first(self, line: bytes) -> None:
-        try:
-            message = json.loads(line)
-        except ValueError:
+    def _answer_early(self, line: bytes) -> None:
+        message = _request(line)
+        if message is None:
+            return  # a notification, a response or noise: the SDK's
+        result: dict[str, Any] | None = None
+        if self._phase == "first":
+            self._phase = "early" if early_initialize(message) else "sdk"
+            if self._phase == "early":
+                result = initialize_result(message["params"]["protocolVersion"])
+        elif self.early is not None:
+            result = early_result(self.early, message)
+        if result is None:
             return
-        if not isinstance(message, dict) or "method" not in message or "id" not in message:
-            return  # a notification (or noise) before the first request
-        self._decided = True
-        if early_initialize(message):
-            self.sent = initialize_result(message["params"]["protocolVersion"])
-            answer = {"jsonrpc": "2.0", "id": message["id"], "result": self.sent}
-            data = json.dumps(answer, separators=(",", ":")).encode() + b"\n"
-            with self._lock:
-                self.answered = message["id"]
-                _write_all(self.wire_out, data)
+        with self._lock:
+            self.answered[message["id"]] = result  # before the SDK can see the request
+        answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        self._forward(json.dumps(answer, separators=(",", ":")).encode() + b"\n")
 
     def pump_out(self) -> None:
-        """SDK -> client: every message but the SDK's answer to an early ``initialize``."""
-        dropped = False
+        """SDK -> client: every message but the SDK's answers to requests answered here."""
         for line in _lines(self.from_sdk, self.stop):
             if line == _END:
                 return
-            if not dropped and self.answered is not None:
-                try:
-                    message = json.loads(line)
-                except ValueError:
-                    message = None
-                if isinstance(message, dict) and message.get("id") == self.answered:
-                    dropped = True
-                    if message.get("result") != self.sent:  # the SDK answers otherwise: say so
-                        _write_all(2, f"{MISMATCH}: {line.decode()[:2000]}".encode() + b"\n")
-                    continue
+            if self.answered and self._drop(line):
+                continue
+            self._forward(line)
+
+    def _drop(self, line: bytes) -> bool:
+        """Say whether ``line`` answers a request answered here (comparing the answers)."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return False
+        if not isinstance(message, dict) or "method" in message:
+            return False
+        ident = message.get("id")
+        if not isinstance(ident, str | int) or isinstance(ident, bool):
+            return False
+        with self._lock:
+            sent = self.answered.pop(ident, None)
+        if sent is None:
+            return False
+        if message.get("result") != sent:  # the SDK answers otherwise: say so
+            _write_all(2, f"{MISMATCH}: {line.decode()[:2000]}".encode() + b"\n")
+        return True
+
+    def _forward(self, line: bytes) -> None:
+        """Pass one message to the client; a client gone drops it silently.
+
+        A client killed mid-episode closes its end of the wire: writing to it fails
+        (``EPIPE``). Nobody is left to read what the SDK says, so every later message is
+        dropped too (still read from the SDK, which never blocks on a full pipe); the
+        episode ends through the end of the client's input, as when a client leaves.
+        """
+        if self.gone:
+            return
+        try:
             with self._lock:
                 _write_all(self.wire_out, line)
+        except OSError:
+            self.gone = True
 
 
-def serve(prepare: Callable[[], Callable[[], None]]) -> None:
-    """Serve MCP on stdio: answer ``initialize`` now, run what ``prepare`` returns when ready.
+def serve(plan: Callable[[], Early | None], start: Callable[[], Callable[[], None]]) -> None:
+    """Serve MCP on stdio: ``plan`` first, then answer early, run what ``start`` returns.
 
-    ``prepare`` runs on a background thread (import, validate, start the
-    episode) and returns the blocking call that serves the SDK's stdio server on
-    fd 0 and fd 1 until the end of input. An error it raises is raised here,
-    with fd 0 and fd 1 restored (a usage error still ends with its one line).
+    ``plan`` runs before anything is answered (the attempt's file is claimed there) and
+    returns what the front answers besides ``initialize`` (None: nothing more).
+    ``start`` then runs on a background thread (provision, import the SDK, build its
+    server) and returns the blocking call that serves the SDK's stdio server on fd 0 and
+    fd 1 until the end of input. An error either raises is raised here, with fd 0 and
+    fd 1 restored (a usage error still ends with its one line).
     """
     saved_in, saved_out = os.dup(0), os.dup(1)
-    wire_in, wire_out = os.dup(0), os.dup(1)
+    sys.stdout.flush()
+    os.dup2(2, 1)  # while preparing, a stray print goes to stderr, never to the client
+    try:
+        early = plan()
+    except BaseException:
+        os.dup2(saved_out, 1)
+        for fd in (saved_in, saved_out):
+            os.close(fd)
+        raise
+    wire_in, wire_out = os.dup(saved_in), os.dup(saved_out)
     sdk_in, to_sdk = os.pipe()
     from_sdk, sdk_out = os.pipe()
-    sys.stdout.flush()
     os.dup2(sdk_in, 0)
     os.close(sdk_in)
-    os.dup2(2, 1)  # while preparing, a stray print goes to stderr, never to the client
-    front = _Front(wire_in, wire_out, to_sdk, from_sdk)
+    front = _Front(wire_in, wire_out, to_sdk, from_sdk, early)
     pumps = [
         threading.Thread(target=front.pump_in, name="mcp-front-in", daemon=True),
         threading.Thread(target=front.pump_out, name="mcp-front-out", daemon=True),
@@ -212,20 +303,21 @@ def serve(prepare: Callable[[], Callable[[], None]]) -> None:
         pump.start()
     outcome: list[Callable[[], None] | BaseException] = []
 
-    def _prepare() -> None:
+    def _start() -> None:
         try:
-            outcome.append(prepare())
+            outcome.append(start())
         except BaseException as exc:  # noqa: BLE001 - raised again on the calling thread
             outcome.append(exc)
 
-    preparing = threading.Thread(target=_prepare, name="mcp-prepare")
-    preparing.start()
-    preparing.join()
+    starting = threading.Thread(target=_start, name="mcp-start")
+    starting.start()
+    starting.join()
     try:
         if isinstance(outcome[0], BaseException):
             raise outcome[0]
         sys.stdout.flush()
         os.dup2(sdk_out, 1)
+        front.serving.set()
         outcome[0]()
         _write_all(1, _END)  # the SDK has written its last message to fd 1 by now
         pumps[1].join()

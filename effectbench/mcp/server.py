@@ -28,8 +28,15 @@ halt. A client that leaves has its drop written at once, before the episode is
 torn down. ``report`` and ``abort`` are answered once the attempt's file holds
 the outcome.
 
-Tool errors (``isError`` results): a malformed or refused action, a success
-report before any action, a second report, any call after the end.
+The harness answers tool calls and records the claim, nothing else: no answer
+depends on the record or on what the agent did so far (a success reported
+before any action is recorded as claimed, and scored as the phantom it is, as
+through every other door). Tool errors (``isError`` results) come from a call's
+own arguments (a malformed or refused action, a report both successful and
+halted) or from a call after the episode's end.
+
+A call the client gave up on (its request cancelled, or the client gone) is
+never performed, and its answer is never set: the episode thread skips it.
 """
 
 from __future__ import annotations
@@ -44,13 +51,19 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
-
-from effectbench.attempts import may_retry
-from effectbench.computer import AccessibleComputerEnv, ActionError, ComputerEnv, checks
+from effectbench.computer import AccessibleComputerEnv, ActionError, ComputerEnv, Display, checks
+from effectbench.frontends import ShowsDisplay
 from effectbench.mcp.records import claim_attempt, finish_attempt
+from effectbench.mcp.tools import (
+    A11Y_TOOLS,
+    MAX_REPORTED_CALLS,
+    VERIFY_TOOL,
+    ReportedCall,
+    episode_tools,
+    text_result,
+)
 from effectbench.mcp.vocabulary import DEFAULT, VOCABULARIES, Vocabulary
 from effectbench.runner import INFRA_RETRIES, DroppedEpisode, run_episode
 from effectbench.schema import (
@@ -60,34 +73,32 @@ from effectbench.schema import (
     DropReason,
     EpisodeRecord,
     ModelCall,
+    Substrate,
     TaskSpec,
 )
-from effectbench.seam import AgentError, AgentTask, Attempt, BenchmarkProvider, ProductVerifier
+from effectbench.seam import (
+    AgentError,
+    AgentTask,
+    Attempt,
+    BenchmarkProvider,
+    ChecksFrontEnds,
+    ProductVerifier,
+)
 
 EPISODE_TIMEOUT_S = 900.0
 """An episode whose client neither ends it nor disconnects within this is a recorded halt."""
 LEFT = "the client disconnected before reporting"
 """The detail of the drop of an episode whose client left without ending it."""
-MAX_REPORTED_CALLS = 10_000
-"""Model calls one ``report`` may list."""
 NO_READBACK = "this episode's product offers no readback"
+
+
+class HarnessFailure(Exception):
+    """The harness broke a promise it made the agent (the episode is dropped as
+    ``infrastructure``, never the agent's)."""
 
 
 class EpisodeOver(Exception):
     """The episode was ended; no further call is served."""
-
-
-class ReportedCall(BaseModel):
-    """One model call as ``report`` lists it (its cost is the submitter's word)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    model: Annotated[StrictStr, Field(min_length=1, max_length=200)]
-    input_tokens: Annotated[StrictInt, Field(ge=0)]
-    output_tokens: Annotated[StrictInt, Field(ge=0)]
-    cost_usd: Annotated[StrictInt | StrictFloat, Field(ge=0, allow_inf_nan=False)]
-    latency_s: Annotated[StrictInt | StrictFloat, Field(ge=0, allow_inf_nan=False)] = 0.0
-    note: Annotated[StrictStr, Field(max_length=500)] = ""
 
 
 def model_calls(reported: list[Mapping[str, Any]]) -> tuple[ModelCall, ...]:
@@ -101,6 +112,28 @@ def model_calls(reported: list[Mapping[str, Any]]) -> tuple[ModelCall, ...]:
     return tuple(calls)
 
 
+ENDED = {
+    "report": "report recorded; the episode is over",
+    "abort": "abort recorded; the episode is over (it is never scored; run it again)",
+}
+"""The answer to each ending call: a receipt of the call, never a word on the outcome."""
+
+
+def settle(future: concurrent.futures.Future[Any], answer: Any) -> None:
+    """Give ``future`` its answer (an exception is raised to the caller), unless it has one.
+
+    A future the client's side cancelled (its request was cancelled, or the client
+    left) already has its ending: setting another would raise ``InvalidStateError``.
+    """
+    try:
+        if isinstance(answer, BaseException):
+            future.set_exception(answer)
+        else:
+            future.set_result(answer)
+    except concurrent.futures.InvalidStateError:
+        pass  # cancelled or answered meanwhile: nobody waits for this answer
+
+
 @dataclass
 class _Call:
     name: str
@@ -111,10 +144,6 @@ class _Call:
 _STOP = "__stop__"
 ENDINGS = ("report", "abort")
 """The calls that end an episode (besides ``DONE``/``FAIL`` of ``computer_13``)."""
-A11Y_TOOLS = ("a11y_tree", "a11y_action", "a11y_set_text")
-"""The extra tools of an episode whose env exposes its accessibility tree (desktop)."""
-VERIFY_TOOL = "verify_effect"
-"""The product's own readback (when the task declares its effect), never the oracle."""
 
 
 class RemoteAgent:
@@ -127,12 +156,16 @@ class RemoteAgent:
         name: str,
         timeout_s: float = EPISODE_TIMEOUT_S,
         vocabulary: Vocabulary = VOCABULARIES[DEFAULT],
+        display: Display | None = None,
     ) -> None:
         self.name = name
+        self.display = display
+        """The display the agent was told before the episode was provisioned, if it was."""
+        self.harness_failure: str | None = None
+        """What promise the harness broke (then the episode is an ``infrastructure`` drop)."""
         self.calls: queue.Queue[_Call] = queue.Queue()
         self.timeout_s = timeout_s
         self.vocabulary = vocabulary
-        self.acted = False
         self.started = False
         """Whether the agent was ever handed the episode (then it cannot be re-provisioned)."""
         self.ending: str | None = None
@@ -153,6 +186,12 @@ class RemoteAgent:
 
     def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport | Attempt:
         """Serve the client's calls on ``env`` until it ends the episode, leaves or times out."""
+        if self.display is not None and env.display != self.display:
+            self.harness_failure = (
+                f"the agent was told a {self.display.width}x{self.display.height} display, the "
+                f"episode's screen is {env.display.width}x{env.display.height}"
+            )
+            raise HarnessFailure(self.harness_failure)
         self.started = True
         offer = getattr(env, "product_effect_verifier", None)
         if task.declared_effect is not None and callable(offer):
@@ -173,33 +212,29 @@ class RemoteAgent:
                     message=f"no report within {self.timeout_s:g} s: the episode timed out",
                 )
             if call.name == _STOP:
-                call.future.set_result(None)
+                settle(call.future, None)
                 self.end("left")
                 raise AgentError(LEFT)
+            if not call.future.set_running_or_notify_cancel():
+                continue  # the client gave up on this call: it is never performed
             try:
                 result = self._serve(task, env, call)
             except Exception as exc:  # noqa: BLE001 - every failure goes back to the client
-                call.future.set_exception(exc)
+                settle(call.future, exc)
                 continue
-            if isinstance(result, Attempt):
-                if not self.end("report"):
-                    call.future.set_exception(EpisodeOver("the episode is over"))
+            if isinstance(result, Attempt | AgentError):
+                if not self.end("report" if isinstance(result, Attempt) else "abort"):
+                    settle(call.future, EpisodeOver("the episode is over"))
                     raise AgentError(LEFT)
                 self.pending = call.future
+                if isinstance(result, AgentError):
+                    raise result
                 return result
-            if isinstance(result, AgentError):
-                if not self.end("abort"):
-                    call.future.set_exception(EpisodeOver("the episode is over"))
-                    raise AgentError(LEFT)
-                self.pending = call.future
-                raise result
-            call.future.set_result(result)
+            settle(call.future, result)
 
     def _report(self, report: AgentReport, calls: tuple[ModelCall, ...] = ()) -> Attempt:
         if report.reported_success and report.halted:
             raise ActionError("a report is either success or halted, not both")
-        if report.reported_success and not self.acted:
-            raise ActionError("nothing has been done yet: act before reporting success")
         return Attempt(report=report, model_calls=calls)
 
     def _serve(self, task: AgentTask, env: ComputerEnv, call: _Call) -> Any:
@@ -229,7 +264,6 @@ class RemoteAgent:
         out = self.vocabulary.perform(env, call.name, args)
         if out.report is not None:  # computer_13's DONE and FAIL
             return self._report(out.report)
-        self.acted = True
         if out.image is not None:
             return ("image", out.image)
         return ("text", out.text or "")
@@ -257,8 +291,16 @@ class RemoteAgent:
             env.a11y_set_text(node, checks.text(text))  # the text rule `type` applies
         else:
             raise ActionError("a11y_set_text needs text")
-        self.acted = True
         return ("text", "done")
+
+
+def promised_display(pack: BenchmarkProvider, substrate: Substrate) -> Display | None:
+    """Return the display every episode of ``pack`` on ``substrate`` shows, when its front end
+    says so before one is provisioned (else None: the provisioned screen says it)."""
+    if not isinstance(pack, ChecksFrontEnds):
+        return None
+    front = pack.front_end(substrate)
+    return front.display if isinstance(front, ShowsDisplay) else None
 
 
 class EpisodeServer:
@@ -281,7 +323,16 @@ class EpisodeServer:
         self.params = pack.trial_params(task, trial)
         self.agent_task = AgentTask.from_spec(task, self.params)
         self.vocabulary = VOCABULARIES[vocabulary]
-        self.agent = RemoteAgent(name, timeout_s, self.vocabulary)
+        self.display = promised_display(pack, task.substrate)
+        """The display known before provisioning (``task`` answers at once), if the front end
+        says it."""
+        self.tools = episode_tools(
+            self.vocabulary,
+            readback=self.agent_task.declared_effect is not None,
+            a11y=task.substrate is Substrate.DESKTOP,
+        )
+        """The episode's tools, in the order ``tools/list`` gives them."""
+        self.agent = RemoteAgent(name, timeout_s, self.vocabulary, self.display)
         self.ended = threading.Event()
         self.finished = threading.Event()
         self.outcome: EpisodeRecord | DroppedEpisode | None = None
@@ -321,6 +372,9 @@ class EpisodeServer:
             if not again or self.agent.started or self.agent.ending is not None:
                 break
         assert outcome is not None
+        if self.agent.harness_failure is not None:
+            failed = self.agent.harness_failure
+            return DroppedEpisode(self.task.task_id, self.trial, DropReason.INFRASTRUCTURE, failed)
         if isinstance(outcome, EpisodeRecord) and outcome.model_calls:
             marked = {**outcome.env_fingerprint, COST_REPORTED_KEY: COST_REPORTED_VALUE}
             outcome = outcome.model_copy(update={"env_fingerprint": marked})
@@ -350,15 +404,12 @@ class EpisodeServer:
 
     def _answer_ending(self, outcome: EpisodeRecord | DroppedEpisode | None) -> None:
         future = self.agent.pending
-        if future is None or future.done():
+        if future is None:
             return
-        if isinstance(outcome, EpisodeRecord):
-            future.set_result(("ended", "reported; the harness judged the record and kept the row"))
-        elif isinstance(outcome, DroppedEpisode):
-            again = " (run this episode again)" if may_retry(outcome.reason) else ""
-            future.set_result(("ended", f"the episode is dropped as {outcome.reason.value}{again}"))
-        else:
-            future.set_exception(EpisodeOver("the episode could not be recorded"))
+        if outcome is None:
+            settle(future, EpisodeOver("the episode could not be recorded"))
+        else:  # the same answer whatever the outcome: the agent is never told how it went
+            settle(future, ("ended", ENDED[self.agent.ending or "report"]))
 
     def _drain(self) -> None:
         while True:
@@ -366,8 +417,7 @@ class EpisodeServer:
                 call = self.agent.calls.get_nowait()
             except queue.Empty:
                 return
-            if not call.future.done():
-                call.future.set_exception(EpisodeOver("the episode is over"))
+            settle(call.future, EpisodeOver("the episode is over"))
 
     def _record(self, outcome: EpisodeRecord | DroppedEpisode, *, final: bool) -> None:
         with self._write:
@@ -376,9 +426,8 @@ class EpisodeServer:
             finish_attempt(self.path, self.name, self.attempt, outcome)
             self._final = final
 
-    async def task_info(self) -> dict[str, Any]:
+    def describe(self, display: Display) -> dict[str, Any]:
         """What the agent is told: the goal, the declared effect, the referral, the display."""
-        _, (width, height) = await self.call("display", {})
         t = self.agent_task
         effect = (
             None
@@ -392,9 +441,22 @@ class EpisodeServer:
             "substrate": t.substrate.value,
             "declared_effect": effect,
             "referral": dict(self.params),
-            "display": {"width": width, "height": height},
+            "display": {"width": display.width, "height": display.height},
             "vocabulary": self.vocabulary.name,
         }
+
+    def task_answer(self) -> dict[str, Any] | None:
+        """The ``task`` tool's answer when it is known before provisioning (else None)."""
+        if self.display is None:
+            return None
+        return text_result(json.dumps(self.describe(self.display), sort_keys=True))
+
+    async def task_info(self) -> dict[str, Any]:
+        """What ``task`` answers: at once when the display is known, else once provisioned."""
+        if self.display is not None:
+            return self.describe(self.display)
+        _, (width, height) = await self.call("display", {})
+        return self.describe(Display(width, height))
 
     async def call(self, name: str, arguments: dict[str, Any]) -> Any:
         """Hand one tool call to the episode thread and wait for its answer."""
@@ -418,4 +480,5 @@ class EpisodeServer:
                 drop = DroppedEpisode(self.task.task_id, self.trial, DropReason.AGENT_ERROR, LEFT)
                 self._record(drop, final=False)
             self.agent.calls.put(_Call(_STOP, {}, concurrent.futures.Future()))
-        self._thread.join(timeout)
+        if self._thread.ident is not None:  # started (an episode never started has no thread)
+            self._thread.join(timeout)

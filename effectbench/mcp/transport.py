@@ -35,18 +35,13 @@ import mcp_types as types
 from mcp.server.stdio import stdio_server
 from pydantic import ValidationError
 
-MAX_MESSAGE_BYTES = 1024 * 1024
-"""Bytes of one incoming message (a line); a tool call's arguments are far smaller."""
-MAX_DEPTH = 64
-"""Deepest nesting of arrays and objects in one message (a tool call nests three or four);
-deeper lines are answered before any parser sees them, so none recurses without bound."""
+from effectbench.mcp.shape import MAX_DEPTH, MAX_MESSAGE_BYTES, TOKEN, too_deep
+
 MAX_ID_CHARS = 256
 """Characters of a string id that :func:`recover_id` echoes (a longer one is not echoed)."""
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 
-_TOKEN = re.compile(rb'"(?:[^"\\]++|\\.)*+"|[][{}:,]')
-"""A JSON string (escapes included) or one structural byte: the tokens that decide depth."""
 _INTEGER = re.compile(rb"\s*(-?(?:0|[1-9][0-9]{0,17}))\s*")
 """An id written as an integer of at most 18 digits (what JSON-RPC clients send)."""
 
@@ -70,7 +65,7 @@ def _id_value(line: bytes, start: int) -> str | int | None:
         return int(number.group(1)) if after in (b",", b"}") else None
     while line[start : start + 1].isspace():
         start += 1
-    token = _TOKEN.match(line, start)
+    token = TOKEN.match(line, start)
     if token is None or not token.group().startswith(b'"'):
         return None
     try:
@@ -103,7 +98,7 @@ def recover_id(line: bytes) -> str | int | None:
     """
     depth = 0
     expect_name = named_id = False
-    for match in _TOKEN.finditer(line):
+    for match in TOKEN.finditer(line):
         token = match.group()
         if token in (b"{", b"["):
             if depth == 0 and token == b"[":
@@ -125,21 +120,6 @@ def recover_id(line: bytes) -> str | int | None:
             named_id = expect_name and _is_id_name(token)
             expect_name = False
     return None
-
-
-def too_deep(line: bytes, limit: int = MAX_DEPTH) -> bool:
-    """Return whether ``line`` nests arrays and objects deeper than ``limit`` (strings
-    skipped; one pass, no recursion)."""
-    depth = 0
-    for match in _TOKEN.finditer(line):
-        token = match.group()
-        if token in (b"{", b"["):
-            depth += 1
-            if depth > limit:
-                return True
-        elif token in (b"}", b"]"):
-            depth -= 1
-    return False
 
 
 def judge_line(line: bytes) -> str | None:

@@ -121,14 +121,15 @@ def rate_cell(row: dict[str, Any], name: str, label: str, board: bool = False) -
     where a task ran more than once, the interval that counts tasks with its design effect, a
     0/n rate's one-sided upper bound(s), and the bound with every dropped trial counted.
 
-    On a board (``board``) the cell also carries what the board's script sorts and labels by.
+    Every cell carries its label (shown above its number where a table becomes one card per
+    row); on a board (``board``) it also carries what the board's script sorts by.
     """
     measured = row[name] == row[name]  # a rate with no evidence (NaN) is not measured
     attrs = (
         f' data-col="{escape(name)}" data-label="{escape(label)}"'
         f' data-sort="{f"{row[name]:.6f}" if measured else ""}"'
         if board
-        else ""
+        else f' data-label="{escape(label)}"'  # its card's label where the column is narrow
     )
     if not measured:  # the collateral-write rate of a bundle without receipts
         return Markup(

@@ -10,7 +10,8 @@ writes, under ``receipts/<slug>/``:
   KiB of text, repeating itself from trial to trial, and compresses about tenfold).
 
 Every receipt is published as text. Key frames are published (once each, site-wide, under
-``receipts/frames/``) only for the episodes a reader most needs to see: for each task, its
+``receipts/frames/``, each re-encoded within a bounded size by :mod:`._frames`, never the
+submitted file itself) only for the episodes a reader most needs to see: for each task, its
 first trial that is a silent wrong effect, an over-halt or a wrong record, or that wrote
 outside its allowance, within :data:`FRAME_BUDGET` bytes per submission. Every other
 episode's frames are in the bundle (its ``frames/`` folder); the episode view says so.
@@ -36,6 +37,7 @@ from effectbench.schema import Outcome
 from effectbench.site._cache import default_seal
 from effectbench.site._compare import outcome_letter
 from effectbench.site._entries import Entry
+from effectbench.site._frames import rendition
 
 RECEIPTS_FORMAT = "site-receipts-1"
 """Version of what is cached per bundle (bump when the published data changes)."""
@@ -193,7 +195,7 @@ def _cache_key(entry: Entry) -> str:
     return digest.hexdigest()
 
 
-def publish_receipts(entries: Iterable[Entry], cache: Path | None) -> Published:
+def publish_receipts(entries: Iterable[Entry], cache: Path) -> Published:
     """Return every accepted bundle's receipt data and the frames the site shows."""
     seal = default_seal()
     out = Published()
@@ -201,21 +203,23 @@ def publish_receipts(entries: Iterable[Entry], cache: Path | None) -> Published:
         if not has_receipts(entry):
             continue
         key = _cache_key(entry)
-        target = cache / f"{key}.json" if cache is not None else None
-        stored = seal.read(key, target) if target is not None else None
+        target = cache / f"{key}.json"
+        stored = seal.read(key, target)
         if stored is not None:
             data = orjson.loads(stored)
             texts, shown = data["texts"], data["frames"]
         else:
             texts, shown = _bundle_data(entry)
-            if target is not None:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                seal.write(key, target, orjson.dumps({"texts": texts, "frames": shown}))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            seal.write(key, target, orjson.dumps({"texts": texts, "frames": shown}))
         out.texts.update(texts)
         for name in shown:
             where = f"{FRAMES_FOLDER}/{name}"
-            if where not in out.copies:  # one copy site-wide, whoever showed it first
-                out.copies[where] = entry.path / FRAMES_DIR / name
-                out.frame_bytes += out.copies[where].stat().st_size
+            if where in out.copies:  # one copy site-wide, whoever showed it first
+                continue
+            published = rendition(entry.path / FRAMES_DIR / name, cache)
+            if published is not None:
+                out.copies[where] = published
+                out.frame_bytes += published.stat().st_size
         out.slugs.add(entry.slug)
     return out

@@ -120,11 +120,12 @@
     return el("h" + level, id ? { id: id } : {}, [words]);
   }
 
-  function table(label, head, rows) {
+  function table(label, head, rows, cards) {
+    // cards: where the column is narrow, one card per row (the site's eb-cards rule, extra.css)
     var thead = el("thead", {}, [el("tr", {}, head.map(function (h) { return el("th", { scope: "col" }, [h]); }))]);
     var tbody = el("tbody", {}, rows);
-    return el("div", { "class": "eb-scroll", tabindex: "0", role: "region", "aria-label": label }, [
-      el("table", { "class": "eb-table" }, [thead, tbody])
+    return el("div", { "class": "eb-scroll" + (cards ? " eb-cards-box" : ""), tabindex: "0", role: "region", "aria-label": label }, [
+      el("table", { "class": "eb-table" + (cards ? " eb-cards" : "") }, [thead, tbody])
     ]);
   }
 
@@ -171,11 +172,23 @@
     var caption = (ROLES[frame.role] || frame.role) + ", at " + frame.t.toFixed(2) + " s";
     var body;
     if (frame.shown && FRAME.test(frame.name)) {
-      body = el("img", { src: "receipts/frames/" + frame.name, alt: caption + " (frame " + n + ")", loading: "lazy" });
+      var src = "receipts/frames/" + frame.name;
+      body = el("a", { href: src, "class": "eb-frame-open", title: "Open the frame at full size" }, [
+        el("img", { src: src, alt: caption + " (frame " + n + ")", loading: "lazy" })
+      ]);
     } else {
       body = el("p", { "class": "eb-frame-absent" }, ["Not on the site: frame " + frame.name.slice(0, 12) + "… is in the bundle's frames/ folder."]);
     }
     return el("figure", { "class": "eb-frame", "data-eb-frame": frame.role }, [body, el("figcaption", {}, [caption])]);
+  }
+
+  function whose(idx, rec) {
+    if (!(rec.frames || []).length) return null;
+    var words = "These frames are the submitter's evidence: recorded by the run that made the bundle and signed with it; nothing else ties a frame to this episode.";
+    if (idx.reproduced === true) {
+      words += " The board re-ran this baseline itself" + (idx.reproduce_note ? " (" + idx.reproduce_note + ")" : "") + "; the frames shown are still the submitted ones.";
+    }
+    return el("p", { "class": "eb-whose", "data-eb": "whose" }, [words]);
   }
 
   function strip(rec) {
@@ -242,9 +255,9 @@
       var verdict = e.state === "correct" ? "holds" : e.state === "absent" ? "differs: nothing there" : "differs";
       return el("tr", { "data-eb-effect": String(e.index), "data-eb-differs": differs ? "yes" : "no" }, [
         el("th", { scope: "row" }, [what]),
-        el("td", {}, [(e.table || "") + (Object.keys(e.match).length ? " where " + Object.keys(e.match).map(function (k) { return k + "=" + e.match[k]; }).join(", ") : "")]),
-        el("td", {}, [expected]), el("td", {}, [actual]),
-        el("td", { "class": differs ? "eb-differs" : "eb-holds" }, [verdict])
+        el("td", { "data-label": "Where" }, [(e.table || "") + (Object.keys(e.match).length ? " where " + Object.keys(e.match).map(function (k) { return k + "=" + e.match[k]; }).join(", ") : "")]),
+        el("td", { "data-label": "Expected" }, [expected]), el("td", { "data-label": "Actual" }, [actual]),
+        el("td", { "class": differs ? "eb-differs" : "eb-holds", "data-label": "Reading" }, [verdict])
       ]);
     });
     var wrong = rec.effects.filter(function (e) { return e.state !== "correct"; });
@@ -252,7 +265,7 @@
       ? "The record differs from the declared effect in: " + wrong.map(function (e) { return e.kind === "record_written" ? "the number of records" : "field " + e.field; }).join(", ") + "."
       : "Every declared effect holds in the record.";
     return el("div", {}, [el("p", { "data-eb": "differs" }, [lead]),
-      table("Expected and actual", ["Field", "Where", "Expected", "Actual", "Reading"], rows)]);
+      table("Expected and actual", ["Field", "Where", "Expected", "Actual", "Reading"], rows, true)]);
   }
 
   function values(obj) {
@@ -299,7 +312,7 @@
 
   function reproduction(idx) {
     var words = idx.reproduced === true
-      ? "Reproduced: the verifier re-ran this shipped baseline and every row, and every receipt's change set, came out the same."
+      ? "Reproduced: the verifier re-ran this shipped baseline and every row, and every receipt's change set, came out the same." + (idx.reproduce_note ? " " + idx.reproduce_note + "." : "")
       : idx.reproduced === false
         ? "Not reproduced. " + (idx.reproduce_note || "")
         : "Not re-run: " + (idx.reproduce_note || "the verifier re-runs only shipped baselines on deterministic packs") + ".";
@@ -316,7 +329,7 @@
     return el("section", { "class": "eb-receipt", "data-eb-slug": slug }, [
       summary(idx, slug, task, rec),
       el("nav", { "aria-label": "Trials of this task" }, [el("p", {}, ["Trials of this task:"]), el("ul", { "class": "eb-trials" }, trials)]),
-      h("Screen and actions"), strip(rec),
+      h("Screen and actions"), whose(idx, rec), strip(rec),
       h("The agent's claim"), claim(rec),
       h("Expected and actual, field by field"), effects(rec),
       h("What changed in the system of record"), changeSet(rec),

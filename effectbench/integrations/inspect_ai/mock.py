@@ -7,6 +7,9 @@ answer is scripted and carries its usage explicitly.
 * ``effectbench-mock/halt``: calls ``report_outcome`` at once, reporting that it
   halted without acting (any pack, any substrate): the smoke test of a run, an
   import and a bundle;
+* ``effectbench-mock/claim``: calls ``report_outcome`` at once, claiming success
+  without acting: SPEC's phantom, scored as a silent wrong effect through every door
+  (MCP, the vendor loops, inspect, in process alike);
 * ``effectbench-mock/outage``: raises on every call, as a model API that is down:
   every sample errors, each an ``agent_error`` drop when the log is imported, and
   the bundle is never ranked.
@@ -27,9 +30,10 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 from effectbench.integrations.inspect_ai.tools import REPORT_TOOL
 
 PROVIDER = "effectbench-mock"
-SCRIPTS = ("halt", "outage")
+SCRIPTS = ("halt", "claim", "outage")
 """The scripted models, by name (``effectbench-mock/halt``...)."""
 HALT_MESSAGE = "a scripted model that halts without acting (an offline smoke test)"
+CLAIM_MESSAGE = "done (a scripted model that claims success without acting)"
 OUTAGE_MESSAGE = "the model API is unreachable (effectbench-mock/outage: a scripted outage)"
 CHARS_PER_TOKEN = 4
 """The usage a scripted answer reports: one input token per four characters it read."""
@@ -41,7 +45,7 @@ class ScriptedOutage(ConnectionError):
 
 @modelapi(name=PROVIDER)
 class ScriptedModel(ModelAPI):
-    """A model whose answers are scripted: ``halt`` or ``outage`` (see the module)."""
+    """A model whose answers are scripted: ``halt``, ``claim`` or ``outage`` (see the module)."""
 
     def __init__(
         self,
@@ -69,12 +73,15 @@ class ScriptedModel(ModelAPI):
         if self.model_name == "outage":
             raise ScriptedOutage(OUTAGE_MESSAGE)
         if REPORT_TOOL not in {t.name for t in tools}:
-            raise ValueError(f"{PROVIDER}/halt needs the {REPORT_TOOL} tool of an EffectBench task")
+            raise ValueError(
+                f"{PROVIDER}/{self.model_name} needs the {REPORT_TOOL} tool of an EffectBench task"
+            )
+        claims = self.model_name == "claim"
         output = ModelOutput.for_tool_call(
             f"{PROVIDER}/{self.model_name}",
             REPORT_TOOL,
-            {"success": False, "message": HALT_MESSAGE},
-            content="Halting without acting.",
+            {"success": claims, "message": CLAIM_MESSAGE if claims else HALT_MESSAGE},
+            content="Reporting success without acting." if claims else "Halting without acting.",
         )
         read = sum(len(m.text) for m in input) // CHARS_PER_TOKEN
         output.usage = ModelUsage(

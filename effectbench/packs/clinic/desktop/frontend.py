@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from effectbench.computer import Display
 from effectbench.frontends import (
     ALL_SURFACES,
     PRODUCT,
@@ -84,6 +85,8 @@ class _ScreenFrontEnd:
 
     substrate: Substrate
     server: Server
+    display = Display(WIDTH, HEIGHT)
+    """Every episode's X screen (the agent's coordinate space)."""
 
     def __init__(self) -> None:
         self.check()

@@ -26,6 +26,8 @@ class WebFrontEnd:
     """A fresh context and page per episode in this worker's shared Chromium."""
 
     substrate = Substrate.WEB
+    display = layout.VIEWPORT
+    """Every episode's browser viewport (the agent's coordinate space)."""
 
     def __init__(self) -> None:
         require_substrate(Substrate.WEB)  # a missing extra or Chromium: one line, no episode
@@ -42,7 +44,7 @@ class WebFrontEnd:
         }
         try:
             with web_session(
-                channel.url, layout.VIEWPORT, headers=channel.headers(), readbacks=readbacks
+                channel.url, self.display, headers=channel.headers(), readbacks=readbacks
             ) as session:
                 yield session
         finally:
@@ -58,6 +60,6 @@ class WebFrontEnd:
         """The browser, viewport and font the pixels came from."""
         return {
             "browser": "chromium",
-            "viewport": f"{layout.VIEWPORT.width}x{layout.VIEWPORT.height}",
+            "viewport": f"{self.display.width}x{self.display.height}",
             "font": layout.FONT,
         }
