@@ -134,7 +134,8 @@ def test_two_clicks_from_the_board_open_a_silent_wrong_effects_receipt(
     assert "field note" in receipt.locator('[data-eb="differs"]').inner_text()
     assert "banner: green banner" in receipt.locator('[data-eb="claim"]').inner_text()
     frame = receipt.locator('figure[data-eb-frame="report"] img')
-    assert frame.evaluate("img => img.complete && img.naturalWidth") == 1024  # the banner frame
+    # the banner frame, once decoded (on a loaded machine the page may still be fetching it)
+    assert frame.evaluate("img => img.decode().then(() => img.naturalWidth)") == 1024
     assert "silent_wrong_effect" in receipt.locator('[data-eb="truth"]').inner_text()
     assert "Untouched: billing, patients, sqlite_master" in receipt.inner_text()
     assert "re-ran" in receipt.locator('[data-eb="reproduction"]').inner_text()
