@@ -1,4 +1,5 @@
-"""Task-clustered intervals, paired comparisons and net value against SciPy and statsmodels.
+"""Task-clustered intervals, paired comparisons, net value and rank ranges against SciPy and
+statsmodels.
 
 Every interval method of :mod:`effectbench.metrics` that SPEC 1.2 and 1.3 add is checked here
 against an independent implementation from a well-kept statistics library, to 1e-6, on
@@ -11,6 +12,7 @@ the two computations share nothing but the formulas' definitions.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from dataclasses import dataclass
@@ -42,6 +44,7 @@ from effectbench.metrics import (
     z_of,
     zero_upper_bound,
 )
+from effectbench.verdicts import board_order, rank_ranges, separation, standing
 
 TOL = 1e-6
 N_TABLES = 1200
@@ -206,6 +209,15 @@ class Reference:
         lo, hi = proportion_confint(sums / deff, sizes / deff, alpha=alpha, method="wilson")
         limits = [(max(0.0, float(a)), min(1.0, float(b))) for a, b in zip(lo, hi, strict=True)]
         return cls([float(b.mean()) for b in blocks], limits, corr)
+
+    def pick(self, rates: list[int]) -> Reference:
+        """The same references of some of the rates (a rate's covariance with another, and so
+        their correlation, is the same whatever else the regression stacks)."""
+        return Reference(
+            [self.points[e] for e in rates],
+            [self.limits[e] for e in rates],
+            self.corr[np.ix_(rates, rates)],
+        )
 
     def mover(self, weights: list[float]) -> tuple[float, float, float]:
         """Square-and-add of ``sum(weights * rates)``: (point, lower, upper)."""
@@ -411,6 +423,105 @@ def test_minimum_detectable_difference_has_80_percent_power_in_statsmodels() -> 
         assert mdd == pytest.approx(0.5 * loose, abs=1e-5)
     assert minimum_detectable_difference(0) == 1.0
     assert minimum_detectable_difference(1) == 1.0
+
+
+N_BOARDS = 1000
+"""Generated boards of several systems for the family-wise rank ranges."""
+
+
+def board(seed: int) -> tuple[list[Episodes], list[str]]:
+    """Return 2 to 5 systems' episodes on one board's tasks; on about one board in five one
+    system skips some tasks (its pairs are then judged on the tasks both ran)."""
+    rng = random.Random(seed)
+    n_tasks = rng.choice([1, 2, 3, 6, 7, 8, rng.randint(9, 40), rng.randint(9, 40)])
+    names = [f"t{i:03d}" for i in range(n_tasks)]
+    styles = ["mixed", "constant", "all-success", "all-halt"]
+    shared = trial_counts(rng, n_tasks)
+    episodes = []
+    for _ in range(rng.randint(2, 5)):
+        trials = shared if rng.random() < 0.7 else trial_counts(rng, n_tasks)
+        episodes.append(generate(rng, n_tasks, trials, rng.choices(styles, [3, 3, 1, 1])[0]))
+    if n_tasks > 1 and rng.random() < 0.2:
+        kept = set(rng.sample(range(n_tasks), rng.randint(1, n_tasks - 1)))
+        one = episodes[0]
+        mask = np.array([t in kept for t in one.tasks.tolist()])
+        outcomes = [o for o, keep in zip(one.outcomes, mask, strict=True) if keep]
+        episodes[0] = Episodes(one.tasks[mask], outcomes)
+    return episodes, names
+
+
+def _on(ep: Episodes, tasks: set[int]) -> Episodes:
+    """The episodes of ``ep`` on ``tasks`` only."""
+    mask = np.array([t in tasks for t in ep.tasks.tolist()])
+    return Episodes(ep.tasks[mask], [o for o, keep in zip(ep.outcomes, mask, strict=True) if keep])
+
+
+@pytest.mark.slow  # about 30 s of CPU: a thousand boards, a regression each
+def test_family_wise_rank_ranges_equal_a_statsmodels_assembly() -> None:
+    """Which systems of a board are worth more than which beyond noise, and so every rank
+    range, from references alone: each pair's net-value difference on the tasks both ran,
+    square-and-add of all eight rates at the Bonferroni level of the board's pairs (SciPy's
+    normal quantile), from statsmodels' clustered covariance and Wilson limits; a pair on fewer
+    tasks than SciPy's exact sign test needs at that level is never told apart. A rank range
+    counts, above a system in the order, those worth more than it beyond noise, and below it
+    those it is worth more than. Boards of 1 to 40 tasks, of 2 to 5 systems, some of whose
+    pairs share only some tasks."""
+    seen = {"boards": 0, "separated": 0, "together": 0, "apart_ranges": 0, "on_the_edge": 0}
+    for seed in range(N_BOARDS):
+        episodes, names = board(seed)
+        n = len(episodes)
+        pairs = n * (n - 1) // 2
+        alpha = 0.05 / pairs
+        z = float(stats.norm.ppf(1 - alpha / 2))
+        fewest = next(g for g in range(1, 64) if stats.binomtest(g, g, 0.5).pvalue <= alpha)
+        tables = [e.table(names) for e in episodes]
+        s = [standing(f"s{i}", f"s{i}", t, DEFAULT_PRICES) for i, t in enumerate(tables)]
+        order = board_order(s)
+        worth = [float(e.worth(DEFAULT_PRICES).mean()) for e in episodes]
+        ordered_worth = [worth[i] for i in order]
+        assert all(a >= b - 1e-8 for a, b in itertools.pairwise(ordered_worth)), seed
+        ours = separation([tables[i] for i in order], DEFAULT_PRICES)
+        assert ours.confidence == pytest.approx(1 - alpha, abs=1e-15)
+        assert ours.min_tasks == fewest
+        ref = np.zeros((n, n), dtype=bool)
+        edge = False
+        weights = list(DEFAULT_PRICES.weights())
+        ranked = [episodes[i] for i in order]
+        everyone = Reference.of(  # every system's four rates stacked in one regression
+            [e.flag(r) for e in ranked for r in VALUE_EVENTS],
+            [e.tasks for e in ranked for _ in VALUE_EVENTS],
+            z,
+        )
+        for p in range(n):
+            for q in range(p + 1, n):
+                a, b = ranked[p], ranked[q]
+                common = set(a.tasks.tolist()) & set(b.tasks.tolist())
+                if len(common) == len(set(a.tasks.tolist()) | set(b.tasks.tolist())):
+                    r = everyone.pick([4 * p + e for e in range(4)] + [4 * q + e for e in range(4)])
+                else:  # the pair is judged on the tasks both ran
+                    a, b = _on(a, common), _on(b, common)
+                    blocks = [a.flag(e) for e in VALUE_EVENTS] + [b.flag(e) for e in VALUE_EVENTS]
+                    r = Reference.of(blocks, [a.tasks] * 4 + [b.tasks] * 4, z)
+                theta, lo, hi = r.mover(weights + [-w for w in weights])
+                # p over q from below, q over p from the same interval's top
+                for x, y, lower in ((p, q, min(lo, theta)), (q, p, -max(hi, theta))):
+                    if abs(lower) < 1e-9:  # on the edge: rounding decides, either is right
+                        edge = True
+                        continue
+                    ref[x, y] = len(common) >= fewest and lower > 0
+                    assert bool(ours.beyond[x, y]) == ref[x, y], (seed, x, y, lower)
+        seen["boards"] += 1
+        if edge:
+            seen["on_the_edge"] += 1
+            continue
+        best = [1 + sum(bool(ref[q, p]) for q in range(p)) for p in range(n)]
+        worst = [n - sum(bool(ref[p, q]) for q in range(p + 1, n)) for p in range(n)]
+        assert rank_ranges(range(n), ours.beyond) == (best, worst), seed
+        seen["separated"] += int(ref.any())
+        seen["together"] += int(not ref.any())
+        seen["apart_ranges"] += int(any(w < b for w in worst for b in best))
+    assert seen["boards"] == N_BOARDS and seen["on_the_edge"] < N_BOARDS // 20, seen
+    assert seen["separated"] > 100 and seen["together"] > 100 and seen["apart_ranges"] > 50, seen
 
 
 def test_no_common_task_is_said_not_guessed() -> None:
