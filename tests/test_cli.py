@@ -176,21 +176,28 @@ RANK_REFERENCE = Path(__file__).resolve().parents[1] / "submissions"
 
 
 @pytest.mark.parametrize(
-    ("given", "message"),
+    ("option", "given", "message"),
     [
-        ("nan,1,1", "must be a number, got NaN"),
-        ("-1,3,1", "cannot be negative"),
-        ("1e9,3,1", "must be at most 1000000"),
-        ("inf,1,1", "must be at most 1000000"),
-        ("0,0,0", "at least one price must be above 0"),
-        ("10,3", "expected three prices"),
+        ("--costs", "nan,1,1", "must be a number, got NaN"),
+        ("--costs", "-1,3,1", "cannot be negative"),
+        ("--costs", "1e9,3,1", "must be at most 1000000"),
+        ("--costs", "inf,1,1", "must be at most 1000000"),
+        ("--costs", "abc,1,1", "must be a number, got 'abc'"),
+        ("--costs", "10,3", "expected three prices"),
+        ("--value", "0", "the value of a correct effect must be above 0"),
+        ("--value", "-5", "the value of a correct effect must be above 0"),
+        ("--value", "nan", "the value of a correct effect must be a number, got NaN"),
+        ("--value", "1e300", "the value of a correct effect must be at most 1000000"),
+        ("--value", "infinity", "the value of a correct effect must be at most 1000000"),
+        ("--value", "ten", "the value of a correct effect must be a number, got 'ten'"),
+        ("--substrate", "paper", "unknown substrate 'paper'"),
     ],
 )
 def test_rank_refuses_bad_prices_in_one_line(
-    given: str, message: str, capsys: pytest.CaptureFixture[str]
+    option: str, given: str, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as exc:
-        main(["rank", str(RANK_REFERENCE), f"--costs={given}"])
+        main(["rank", str(RANK_REFERENCE), f"{option}={given}"])
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
@@ -200,12 +207,114 @@ def test_rank_prints_the_boards_at_the_given_prices(capsys: pytest.CaptureFixtur
     folders = [RANK_REFERENCE / f"2026-12-01_{n}" for n in ("always-halt", "effect-verified")]
     assert main(["rank", *map(str, folders), "--costs", "clinical-billing"]) == 0
     out = capsys.readouterr().out
-    assert "prices 50,10,1" in out and "doing nothing (halting on every task): 33.3" in out
-    lines = [line for line in out.splitlines() if "cost " in line]
-    # the system that never acts ranks below the one that does 30 tasks right at SWER 0
-    assert "effect_verified:" in lines[0] and "always_halt:" in lines[1]
-    assert "record-wrong 44.4% 40/90" in lines[0]
-    assert main(["rank", *map(str, folders), "--json"]) == 0
+    assert "mockmed-anchor · web · dev split" in out
+    assert "prices correct effect 50, silent wrong effect 50, wrong record 10, over-halt 1" in out
+    lines = [line for line in out.splitlines() if "net value " in line and ": net value" in line]
+    # every row names its substrate; the system that never acts is doing nothing itself (0)
+    assert "effect_verified · web: net value +1255.6" in lines[0]
+    assert "always_halt · web: net value 0.0" in lines[1] and "never beats" in lines[1]
+    assert "record-wrong 44.4% 40/90" in lines[0] and "break-even 12.3" in lines[0]
+    assert main(["rank", *map(str, folders), "--json", "--value", "2.5"]) == 0
     (board,) = json.loads(capsys.readouterr().out)
-    assert board["prices"] == {"silent": 10.0, "wrong_record": 3.0, "over_halt": 1.0}
-    assert [r["system"] for r in board["rows"]] == ["effect_verified", "always_halt"]
+    assert board["prices"] == {
+        "value": 2.5,
+        "silent": 10.0,
+        "wrong_record": 3.0,
+        "over_halt": 1.0,
+    }
+    assert board["substrate"] == "web" and board["board"] == "spec1-mockmed-anchor-web"
+    rows = board["rows"]
+    assert [r["label"] for r in rows] == ["always_halt · web", "effect_verified · web"]
+    assert rows[1]["break_even"] == pytest.approx(3.0)  # below it, doing nothing is worth more
+    assert rows[0]["break_even"] is None and rows[0]["never_beats_doing_nothing"]
+    assert main(["rank", *map(str, folders), "--substrate", "desktop"]) == 1
+    assert "no board on desktop: the boards are on web" in capsys.readouterr().out
+
+
+def test_rank_reads_the_cached_reports_and_verifies_only_what_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from effectbench.cli._rank import reports_of
+    from effectbench.filenames import site_cache_home
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    subs = tmp_path / "subs"
+    for name in ("always-halt", "effect-verified"):
+        shutil.copytree(RANK_REFERENCE / f"2026-12-01_{name}", subs / f"2026-12-01_{name}")
+    told: list[tuple[int, int]] = []
+    first = reports_of([subs], False, True, True, lambda done, total: told.append((done, total)))
+    assert [r.accepted for r in first] == [True, True]
+    assert told == [(0, 2), (1, 2), (2, 2)]  # nothing cached yet: both verified
+    reports = site_cache_home() / "reports"
+    written = {p: p.stat().st_mtime_ns for p in reports.glob("*.json")}
+    assert len(written) == 2
+    # the same folder spelled another way (as `site build` spells it, from the checkout):
+    # the same reports, each with the path as spelled now
+    monkeypatch.chdir(tmp_path)
+    told.clear()
+    relative = reports_of([Path("subs")], False, True, True, lambda d, t: told.append((d, t)))
+    assert told == [(2, 2)] and len(list(reports.glob("*.json"))) == 2
+    assert [r.path for r in relative] == [str(Path("subs") / Path(r.path).name) for r in first]
+    # one bundle changes (a note added): only it is verified again
+    (subs / "2026-12-01_always-halt" / "README.md").write_text("notes\n", encoding="utf-8")
+    told.clear()
+    again = reports_of([subs], False, True, True, lambda done, total: told.append((done, total)))
+    assert told == [(1, 2), (2, 2)]
+    assert {p: p.stat().st_mtime_ns for p in written} == written  # read, never rewritten
+    assert len(list(reports.glob("*.json"))) == 3
+    assert [r.path for r in again] == [r.path for r in first]
+    # a run without re-running shipped baselines never reads nor writes those reports
+    told.clear()
+    reports_of([subs], True, False, True, lambda done, total: told.append((done, total)))
+    assert told[0] == (0, 2) and len(list(reports.glob("*.json"))) == 5
+
+
+def _rank_in_a_terminal(argv: list[str], env: dict[str, str]) -> tuple[int, str, str]:
+    """Run ``effectbench rank`` with its stderr on a pseudo-terminal: (status, stdout, what the
+    terminal showed)."""
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    done = subprocess.Popen(
+        [sys.executable, "-m", "effectbench.cli", "rank", *argv],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env=env,
+    )
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the command closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    out, _ = done.communicate(timeout=300)
+    os.close(leader)
+    return done.returncode, out.decode(), shown.decode(errors="replace")
+
+
+def test_rank_shows_a_progress_bar_on_a_terminal_and_none_elsewhere(tmp_path: Path) -> None:
+    import os
+
+    subs = tmp_path / "subs"
+    for name in ("always-halt", "effect-verified"):
+        shutil.copytree(RANK_REFERENCE / f"2026-12-01_{name}", subs / f"2026-12-01_{name}")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "COLUMNS": "100"}
+    status, out, shown = _rank_in_a_terminal([str(subs)], env)
+    assert status == 0 and "effect_verified · web" in out
+    assert "verifying bundles" in shown  # the bar, on the terminal only
+    status, out, shown = _rank_in_a_terminal([str(subs), "--json"], env)
+    assert status == 0 and json.loads(out)[0]["substrate"] == "web"
+    assert shown == ""  # --json: quiet
+    piped = subprocess.run(
+        [sys.executable, "-m", "effectbench.cli", "rank", str(subs)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert piped.returncode == 0 and piped.stderr == ""  # not a terminal: quiet

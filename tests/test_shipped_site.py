@@ -32,8 +32,9 @@ def shipped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = base / "public"
     summary = build_site(REFERENCE, out, root=ROOT, cache_dir=base / "cache")
     doc = json.loads((out / "downloads" / "leaderboard.json").read_text(encoding="utf-8"))
-    (clinic,) = [b for b in doc["boards"] if b["pack"] == "clinic"]
-    return {"summary": summary, "doc": doc, "clinic": clinic, "out": out}
+    clinic = [b for b in doc["boards"] if b["pack"] == "clinic"]
+    (group,) = [g for g in doc["groups"] if g["key"] == "spec1-clinic"]
+    return {"summary": summary, "doc": doc, "clinic": clinic, "group": group, "out": out}
 
 
 def test_the_reference_set_holds_every_arm_on_every_screen() -> None:
@@ -43,7 +44,7 @@ def test_the_reference_set_holds_every_arm_on_every_screen() -> None:
 
 
 def test_every_bundle_is_ranked_by_reproduction(shipped: dict[str, Any]) -> None:
-    entries = [e for b in shipped["doc"]["boards"] for e in b["entries"]]
+    entries = [e for b in shipped["doc"]["boards"] for e in b["entries"]]  # one board each
     shipped_bundles = [p for p in REFERENCE.iterdir() if (p / "submission.json").is_file()]
     assert len(entries) == len(shipped_bundles)
     assert {(e["status"], e["reproduced"]) for e in entries} == {("ranked", True)}
@@ -52,24 +53,28 @@ def test_every_bundle_is_ranked_by_reproduction(shipped: dict[str, Any]) -> None
 def test_clinic_rows_on_every_substrate_for_every_arm_and_the_ladder_holds(
     shipped: dict[str, Any],
 ) -> None:
-    clinic = shipped["clinic"]
-    assert set(clinic["substrates"]) == set(SUBSTRATES)
-    swer: dict[str, dict[str, float]] = {}
-    for e in clinic["entries"]:
-        for sub, rates in e["substrates"].items():
-            assert sub not in swer.get(e["system"], {}), (e["system"], sub)  # one entry each
-            swer.setdefault(e["system"], {})[sub] = rates["swer"]["rate"]
-    assert set(swer) == set(ARMS)
-    for sub in SUBSTRATES:
-        ladder = [swer[arm][sub] for arm in ARMS]
-        assert ladder[0] > ladder[1] > ladder[2], (sub, ladder)
+    """One board per substrate; on each, the three arms in the ladder's order (by net value at
+    the default prices), each named with the substrate, the best above doing nothing, and rank
+    ranges that do not all overlap."""
+    boards = shipped["clinic"]
+    assert [b["substrate"] for b in boards] == list(SUBSTRATES)
+    for b in boards:
+        assert b["key"] == f"spec1-clinic-{b['substrate']}"
+        entries = b["entries"]
+        assert [e["system"] for e in entries] == list(reversed(ARMS)), b["key"]
+        assert {e["substrate"] for e in entries} == {b["substrate"]}
+        assert [e["label"] for e in entries] == [f"{a} · {b['substrate']}" for a in reversed(ARMS)]
+        swer = [e["rates"]["swer"]["rate"] for e in entries]
+        assert swer[0] < swer[1] < swer[2], (b["key"], swer)
+        assert entries[0]["value"]["per_100"] > 0  # above the doing-nothing line
+        ranks = [(e["rank_best"], e["rank_worst"]) for e in entries]
+        assert any(w < b2 for (_, w), (b2, _) in zip(ranks, ranks[1:], strict=False)), ranks
 
 
 def test_each_arm_has_its_substrate_view_equal_to_a_recomputation(
     shipped: dict[str, Any],
 ) -> None:
-    clinic = shipped["clinic"]
-    views = {s["system"]: s for s in clinic["across_substrates"]}
+    views = {s["system"]: s for s in shipped["group"]["across_substrates"]}
     assert set(views) == set(ARMS)
     for arm, view in views.items():
         assert set(view["substrates"]) == set(SUBSTRATES)
@@ -100,6 +105,6 @@ def _clinic_bundles(arm: str) -> list[Path]:
 
 def test_the_substrate_order_is_specs(shipped: dict[str, Any]) -> None:
     order = [s.value for s in Substrate]
-    for view in shipped["clinic"]["across_substrates"]:
+    for view in shipped["group"]["across_substrates"]:
         for pair in view["differences"]:  # the later in SPEC order first
             assert order.index(pair["first"]) > order.index(pair["second"])

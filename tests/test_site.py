@@ -21,11 +21,14 @@ import pytest
 import yaml
 from support.across import WRONG_RATES, jsonl_rows, paired
 from support.site import (
+    CLINIC_API,
     CLINIC_BOARD,
     EVIL_URL,
     MOCKMED_BOARD,
+    MOCKMED_WEB,
     N_REFERENCE,
     REFERENCE,
+    REFERENCE_BOARD_KEYS,
     REFERENCE_BOARDS,
     ROOT,
     SCREENS_BOARD,
@@ -215,7 +218,7 @@ def test_the_page_opens_with_a_short_lead_then_the_boards(site: dict[str, Any]) 
     assert len(words) <= 70, len(words)
     text = cell_text(lead)
     assert "SWER" in text and "over-halt" in text and "record-wrong" in text
-    assert "expected cost per 100 tasks" in text  # what the boards rank by
+    assert "net value per 100 tasks" in text  # what the boards rank by
     assert "doing nothing" in text  # why SWER is never alone: halting buys it
     before_lead = content[: content.index('<p class="eb-lede">')]
     assert "<p" not in before_lead  # the lead is the first paragraph under the title
@@ -390,8 +393,11 @@ def test_charts_have_captions_data_tables_and_links(site: dict[str, Any]) -> Non
     found = figures(html)
     kinds = ("frontier", "gap", "cells")
     assert sorted(name for name, _, _, _ in found) == sorted(
-        f"{board}-{kind}" for board in REFERENCE_BOARDS for kind in kinds for _ in ("wide", "phone")
-    )  # three charts for every board, each drawn wide and for a phone, none missing
+        f"{board}-{kind}"
+        for board in REFERENCE_BOARD_KEYS
+        for kind in kinds
+        for _ in ("wide", "phone")
+    )  # three charts for every board (one per substrate), each drawn wide and for a phone
     assert all(len(caption) > 30 for _, _, caption, _ in found)
     assert len({svg for _, svg, _, _ in found}) == len(found)  # each board its own charts
     assert html.count("Data table: the numbers in this chart") == len(found) // 2
@@ -404,12 +410,13 @@ def test_charts_have_captions_data_tables_and_links(site: dict[str, Any]) -> Non
         assert "<a " not in re.sub(r'<a tabindex="-1" ', "", svg), name
         assert marks <= set(re.findall(r'<th scope="row"><a href="([^"]+)">', table)), name
     alt = {name: caption for name, _, caption, _ in found}
-    mockmed = alt[f"{MOCKMED_BOARD}-frontier"]
+    mockmed = alt[f"{MOCKMED_WEB}-frontier"]
     assert "always_halt" in mockmed and "33.3%" in mockmed and "effect_verified_all" not in mockmed
     assert "First in the default order: effect_verified" in mockmed
-    assert "Doing nothing would cost 33.3 per 100 tasks" in mockmed
+    assert "Doing nothing's over-halts would cost 33.3 per 100 tasks" in mockmed
+    assert "3 of 5 are worth less than doing nothing at these prices" in mockmed
     assert "2 systems reach SWER 0; among them over-halt goes up to 33.3% (always_halt)" in mockmed
-    clinic = alt[f"{CLINIC_BOARD}-frontier"]
+    clinic = alt[f"{CLINIC_API}-frontier"]
     # One system at SWER 0 is named, in the singular.
     assert "1 system reaches SWER 0: effect_verified_all, with over-halt 7.4%." in clinic
     assert "screen_only at 0.0% with SWER 63.0%" in clinic and "always_halt" not in clinic
@@ -482,7 +489,11 @@ def test_methodology_defines_every_board_column_and_its_direction(site: dict[str
     # The methodology defines every column a board can show, with the same better direction.
     assert methodology_columns(page(site, "methodology.html")) == every
     data = json.loads((site["out"] / "downloads" / "leaderboard.json").read_text())
-    specs = [{e["spec_version"] for e in b["entries"]} for b in data["boards"]]
+    by_key = {b["key"]: b for b in data["boards"]}
+    specs = [
+        {e["spec_version"] for key in g["boards"] for e in by_key[key]["entries"]}
+        for g in data["groups"]
+    ]
     assert len(specs) == len(headers)
     for board, versions in zip(headers, specs, strict=True):
         # Each reference board runs one pack version: Pack collapses into the board's header,
@@ -537,7 +548,7 @@ def test_board_rows_fill_every_column(site: dict[str, Any]) -> None:
     (entry,) = [b for b in listed["bundles"] if b["folder"].endswith("_screen-only")]
     assert by_label["Date"] == entry["date"]  # the maintainers' list, not the folder name
     # raw k/n with SPEC's Wilson, then the interval that counts its 9 tasks, with the design effect
-    assert by_label["SWER"] == "55.6% [45.3%, 65.4%] 50/90 tasks [26.7%, 81.1%] · deff 10.0"
+    assert by_label["SWER"] == "55.6% [45.3%, 65.4%] 50/90 tasks [25.4%, 82.1%] · deff 11.2"
     assert by_label["Over-halt"].startswith("0.0% [0.0%, 4.1%] 0/90")
     assert "0 seen: ≤ 3.3% (≤ 28.3% by tasks)" in by_label["Over-halt"]  # 0/n: one-sided bound
     assert by_label["Record-wrong"].startswith("44.4% [34.6%, 54.7%] 40/90")
@@ -588,11 +599,11 @@ def check_chart_numbers(name: str, svg: str, alt: str, table: str) -> None:
 def test_chart_numbers_match_their_data_tables(site: dict[str, Any]) -> None:
     """Alt text and every mark of every chart state only numbers its data table shows."""
     charts = figures(page(site, "charts.html"))
-    assert len(charts) == 2 * 3 * len(REFERENCE_BOARDS)  # wide and phone drawings
+    assert len(charts) == 2 * 3 * len(REFERENCE_BOARD_KEYS)  # wide and phone drawings
     for name, svg, alt, table in charts:
         check_chart_numbers(name, svg, alt, table)
     # The frontier's table holds the board's very numbers, system by system.
-    frontier = {n: t for n, _, _, t in charts}[f"{MOCKMED_BOARD}-frontier"]
+    frontier = {n: t for n, _, _, t in charts}[f"{MOCKMED_WEB}-frontier"]
     rows = [
         [cell_text(c) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r, re.S)]
         for r in re.findall(r"<tr>(.*?)</tr>", frontier.split("<tbody>")[1], re.S)
@@ -705,18 +716,23 @@ def test_leaderboard_json_follows_its_schema_and_the_boards(site: dict[str, Any]
     assert [e["slug"] for _, e in flat] == list(csv["slug"])  # the CSV's rows, in its order
     for (b, e), row in zip(flat, csv.itertuples(), strict=True):
         assert (b["spec_major"], b["pack"]) == (str(row.spec_major), row.pack)
+        # every row names the substrate its numbers come from, in the JSON and the CSV
+        assert e["substrate"] == b["substrate"] == row.substrate and b["key"] == row.board
+        assert e["label"] == f"{e['system']} · {e['substrate']}"
         for rate in ("swer", "over_halt", "task_success", "screen_success"):
-            r = e["totals"][rate]
+            r = e["rates"][rate]
             assert (r["k"], r["n"]) == (getattr(row, f"{rate}_k"), getattr(row, f"{rate}_n"))
             assert r["lo"] == pytest.approx(getattr(row, f"{rate}_lo"), abs=1e-6)
+        assert e["value"]["per_100"] == pytest.approx(row.value, abs=1e-6)
         assert (site["out"] / e["page"]).is_file()
         assert e["badge"] is None or (site["out"] / e["badge"]).is_file()
-        # Per substrate and per cell, the counts add up to the totals.
+        # Per cell, the counts add up to the board's.
         for rate in ("swer", "over_halt"):
-            assert sum(c[rate]["k"] for c in e["cells"]) == e["totals"][rate]["k"]
-            assert sum(s[rate]["k"] for s in e["substrates"].values()) == e["totals"][rate]["k"]
+            assert sum(c[rate]["k"] for c in e["cells"]) == e["rates"][rate]["k"]
+            assert {c["substrate"] for c in e["cells"]} == {b["substrate"]}
+    assert [k for g in doc["groups"] for k in g["boards"]] == [b["key"] for b in doc["boards"]]
     broken = json.loads(json.dumps(doc))
-    broken["boards"][0]["entries"][0]["totals"]["swer"]["k"] = "many"
+    broken["boards"][0]["entries"][0]["rates"]["swer"]["k"] = "many"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft202012Validator(schema).validate(broken)
     # The schema names every status and the shape of every date.
@@ -741,19 +757,22 @@ def test_badges_state_swer_and_over_halt_together(site: dict[str, Any]) -> None:
     doc = json.loads((site["out"] / "downloads" / "leaderboard.json").read_text())
     entries = [e for b in doc["boards"] for e in b["entries"]]
     assert entries and all((e["badge"] is None) == (e["status"] != "ranked") for e in entries)
+    pack_of = {e["slug"]: b["pack"] for b in doc["boards"] for e in b["entries"]}
     for e in [e for e in entries if e["status"] == "ranked"]:  # previews carry no badge
         svg = (site["out"] / e["badge"]).read_text(encoding="utf-8")
         root = ET.fromstring(svg)  # well-formed, names escaped
         title = root.find("{http://www.w3.org/2000/svg}title")
         assert title is not None and root.get("aria-label") == title.text
-        swer, oh = e["totals"]["swer"], e["totals"]["over_halt"]
-        rw = e["totals"]["record_wrong"]
+        swer, oh = e["rates"]["swer"], e["rates"]["over_halt"]  # one substrate: the bundle's
+        rw = e["rates"]["record_wrong"]
         stated = (
             f"SWER {100 * swer['rate']:.1f}% ({swer['k']}/{swer['n']}) · over-halt "
             f"{100 * oh['rate']:.1f}% ({oh['k']}/{oh['n']}) · record-wrong "
             f"{100 * rw['rate']:.1f}% ({rw['k']}/{rw['n']})"
         )
         assert title.text is not None and title.text.endswith(stated), (title.text, stated)
+        # the badge names the substrate its numbers come from
+        assert title.text.startswith(f"EffectBench {pack_of[e['slug']]} · {e['substrate']}: ")
         sub = page(site, e["page"])
         assert f'src="../{e["badge"]}"' in sub and f"]({e['badge']})" in sub  # shown, with markdown
 
@@ -1194,9 +1213,13 @@ def _record_wrong_by_hand(bundle: Path) -> tuple[int, int, float, float, float, 
         counts[1] += 1
     k = sum(c[0] for c in per_task.values())
     n = sum(c[1] for c in per_task.values())
+    g = len(per_task)
     p = k / n
-    if 0 < p < 1:
-        deff = sum((c[0] - p * c[1]) ** 2 for c in per_task.values()) / (n * p * (1 - p))
+    if max(c[1] for c in per_task.values()) <= 1:
+        deff = 1.0
+    elif 0 < p < 1 and g > 1:  # with Rao and Scott's small-sample factor g / (g - 1)
+        squares = sum((c[0] - p * c[1]) ** 2 for c in per_task.values())
+        deff = g / (g - 1) * squares / (n * p * (1 - p))
     else:
         deff = sum(c[1] ** 2 for c in per_task.values()) / n
     deff = max(1.0, deff)
@@ -1217,10 +1240,15 @@ def test_every_row_carries_record_wrong_with_its_task_clustered_interval(
     folders = {p.name.lower(): p for p in site["subs"].iterdir()}
     checked = 0
     for board in doc["boards"]:
-        assert board["prices"] == {"silent": 10.0, "wrong_record": 3.0, "over_halt": 1.0}
+        assert board["prices"] == {
+            "value": 10.0,
+            "silent": 10.0,
+            "wrong_record": 3.0,
+            "over_halt": 1.0,
+        }
         for e in board["entries"]:
             k, n, deff, neff, lo, hi = _record_wrong_by_hand(folders[e["slug"]])
-            rw = e["totals"]["record_wrong"]
+            rw = e["rates"]["record_wrong"]
             assert (rw["k"], rw["n"]) == (k, n)
             assert rw["tasks"]["design_effect"] == pytest.approx(deff, abs=1e-6)
             assert rw["tasks"]["n_effective"] == pytest.approx(neff, abs=1e-6)
@@ -1233,30 +1261,53 @@ def test_every_row_carries_record_wrong_with_its_task_clustered_interval(
             assert float(row["record_wrong_tasks_hi"]) == pytest.approx(hi, abs=1e-6)
             for name in ("swer", "over_halt", "record_wrong"):
                 assert f"{name}_deff" in row and f"{name}_tasks_lo" in row
-            assert float(row["cost"]) == pytest.approx(e["cost"]["per_100"], abs=1e-5)
+            assert float(row["value"]) == pytest.approx(e["value"]["per_100"], abs=1e-5)
             checked += 1
     assert checked >= 7
 
 
-def test_shipped_clinic_board_ranks_by_cost_and_draws_the_doing_nothing_line(
+def test_shipped_clinic_board_ranks_by_net_value_against_the_doing_nothing_line(
     site: dict[str, Any],
 ) -> None:
     html = page(site, "index.html")
     clinic = board_table(html, CLINIC_BOARD)
     line = _group(r'<tr class="eb-idle-line" data-eb-line><td[^>]*>(.*?)</td>', clinic, re.S)
-    assert "Doing nothing (halting on every task)" in cell_text(line) and "29.6" in line
-    # every clinic system costs more than doing nothing at the default prices: the line leads
-    assert clinic.index("data-eb-line") < clinic.index("<tr data-slug=")
-    assert clinic.count("more than doing nothing") == 3
+    text = cell_text(line)
+    assert "Doing nothing (halting on every task): 0 net value" in text and "29.6%" in text
+    # at the default prices effect_verified_all is worth more than doing nothing, and
+    # effect_verified exactly as much (its break-even value is the default, 10): both above
+    slugs = board_slugs(clinic)
+    assert slugs == [
+        slug_of(site, s)
+        for s in ("_effect-verified-all-clinic", "_effect-verified-clinic", "_screen-only-clinic")
+    ]
+    assert clinic.index("data-eb-line") > clinic.index(f'<tr data-slug="{slugs[1]}"')
+    assert clinic.index("data-eb-line") < clinic.index(f'<tr data-slug="{slugs[2]}"')
+    best = board_row(clinic, slugs[0])
+    assert "+111.1" in best and "break-even 5.0" in best
+    assert "break-even 10.0" in board_row(clinic, slugs[1])
     mockmed = board_table(html, MOCKMED_BOARD)
     slugs = board_slugs(mockmed)
-    # always_halt is cheaper (it is the doing-nothing line) but never acts: below effect_verified
+    # always_halt is doing nothing itself (0); effect_verified does 30 tasks right at SWER 0
     assert slugs[:2] == [slug_of(site, "_effect-verified"), slug_of(site, "_always-halt")]
-    assert "never acts" in board_row(mockmed, slug_of(site, "_always-halt"))
+    halt = board_row(mockmed, slug_of(site, "_always-halt"))
+    assert "never acts" in halt and "never beats doing nothing" in halt
+    assert '<span class="eb-p">0.0</span>' in halt
     doc = json.loads((site["out"] / "downloads" / "leaderboard.json").read_text())
-    board = next(b for b in doc["boards"] if b["key"] == CLINIC_BOARD)
-    assert board["idle_cost"] == pytest.approx(29.62963, abs=1e-4)
-    assert round(100 * board["minimum_detectable_difference"]) == 38
+    board = next(b for b in doc["boards"] if b["key"] == CLINIC_API)
+    assert board["substrate"] == "api" and board["group"] == CLINIC_BOARD
+    assert board["doing_nothing"]["over_halt"] == pytest.approx(8 / 27, abs=1e-6)
+    assert board["doing_nothing"]["value_per_100"] == pytest.approx(-800 / 27, abs=1e-4)
+    assert board["family"] == {
+        "confidence": 0.95,
+        "pair_confidence": pytest.approx(1 - 0.05 / 3, abs=1e-6),
+        "ranked": 3,
+        "min_shared_tasks": 7,
+    }
+    assert round(100 * board["minimum_detectable_difference"]) == 39
+    ranks = [(e["rank_best"], e["rank_worst"]) for e in board["entries"]]
+    assert ranks == [(1, 2), (1, 2), (3, 3)]
+    assert "Rank ranges hold together at 95%" in clinic or "Rank ranges hold together" in html
 
 
 # -- the same system across substrates ---------------------------------------------------------
@@ -1309,20 +1360,22 @@ def test_every_system_on_several_substrates_has_its_sensitivity_view(
     sections = Sections()
     sections.feed((out / "substrates.html").read_text(encoding="utf-8"))
     expected: set[tuple[str, str]] = set()
-    for b in data["boards"]:
+    boards = {b["key"]: b for b in data["boards"]}
+    for g in data["groups"]:
         ran: dict[tuple[str, str], set[str]] = {}
-        for e in b["entries"]:
-            who = (e["system"], (e["signer"] or {}).get("identity", ""))
-            ran.setdefault(who, set()).update(e["substrates"])
+        for key in g["boards"]:
+            for e in boards[key]["entries"]:
+                who = (e["system"], (e["signer"] or {}).get("identity", ""))
+                ran.setdefault(who, set()).add(e["substrate"])
         several = [who for who, subs in ran.items() if len(subs) > 1]
         assert [
-            (s["system"], (s["signer"] or {}).get("identity", "")) for s in b["across_substrates"]
+            (s["system"], (s["signer"] or {}).get("identity", "")) for s in g["across_substrates"]
         ] == several
-        for (name, _), system in zip(several, b["across_substrates"], strict=True):
+        for (name, _), system in zip(several, g["across_substrates"], strict=True):
             subs = set(system["substrates"])
             assert subs == ran[(name, _)]
             assert len(system["differences"]) == len(subs) * (len(subs) - 1) // 2
-            expected.add((b["key"], name))
+            expected.add((g["key"], name))
     assert set(sections.systems) == expected
     assert {name for key, name in expected if key == SCREENS_BOARD} == set(screens_site["systems"])
 
@@ -1334,8 +1387,8 @@ def test_substrate_differences_equal_a_recomputation_from_the_rows(
     sections = Sections()
     sections.feed((out / "substrates.html").read_text(encoding="utf-8"))
     data = json.loads((out / "downloads" / "leaderboard.json").read_text(encoding="utf-8"))
-    (board,) = [b for b in data["boards"] if b["key"] == SCREENS_BOARD]
-    doc = {s["system"]: s for s in board["across_substrates"]}
+    (group,) = [g for g in data["groups"] if g["key"] == SCREENS_BOARD]
+    doc = {s["system"]: s for s in group["across_substrates"]}
     beyond: dict[str, set[str]] = {}
     for name, bundles in screens_site["systems"].items():
         rows = [r for bundle in bundles for r in jsonl_rows(bundle)]

@@ -20,8 +20,10 @@ from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from support.browser import Watched, served
 from support.site import (
+    CLINIC_API,
     CLINIC_BOARD,
     MOCKMED_BOARD,
+    MOCKMED_WEB,
     REFERENCE_BOARDS,
     ROOT,
     SCREENS_ARMS,
@@ -35,23 +37,27 @@ from support.site import (
 )
 
 from effectbench.metrics import (
-    COST_PER,
-    DEFAULT_COSTS,
+    DEFAULT_PRICES,
     RATE_OUTCOMES,
-    CostWeights,
     Difference,
+    Prices,
     TaskTable,
-    cost_difference,
-    cost_weights,
+    break_even,
     episode_frame,
-    expected_cost,
+    idle_share,
+    idle_value,
+    net_value,
+    over_doing_nothing,
+    parse_prices,
     rate_difference,
     task_table,
+    value_difference,
 )
 from effectbench.packs import register
 from effectbench.site import build_site
+from effectbench.site._format import break_even_text
 from effectbench.site._tables import BOARD_COLUMNS
-from effectbench.verdicts import board_order, rank_ranges, separation, standing
+from effectbench.verdicts import board_order, grain, rank_ranges, separation, standing
 
 pytestmark = pytest.mark.browser
 
@@ -66,10 +72,14 @@ FLAGS = [
 ]
 AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
 TWO_BOARD = SCREENS_BOARD
-"""The board of a pack whose every task runs on two substrates (web and desktop)."""
-N_SCREENS_ROWS = len(SCREENS_ARMS) + 3
-"""Rows of that board: the three baselines, the one-bundle mix and the two-bundle one's two."""
+"""The table of a pack whose every task runs on two substrates: a web board and a desktop one."""
+N_SCREENS_ROWS = len(SCREENS_ARMS) + 2
+"""Rows of each of its boards: the three baselines, the one-bundle mix and the two-bundle one's
+bundle on that substrate."""
 BOARDS = (*REFERENCE_BOARDS, TWO_BOARD)
+"""The page's tables (one per pack)."""
+COMPARE_BOARDS = (MOCKMED_WEB, CLINIC_API, f"{TWO_BOARD}-web", f"{TWO_BOARD}-desktop")
+"""Every board (one per pack and substrate): what the compare view picks from."""
 WIDTHS = (390, 1366)
 
 
@@ -186,7 +196,7 @@ def test_first_screen_holds_the_lead_and_a_board_with_swer_beside_over_halt(
         top.locator(".eb-system a"),
         *(
             top.locator(f'td[data-metric="{m}"] {part}')
-            for m in ("cost", "swer", "over_halt", "record_wrong")
+            for m in ("value", "swer", "over_halt", "record_wrong")
             for part in (".eb-p", ".eb-ci")
         ),
         *(
@@ -208,12 +218,14 @@ def test_default_order_is_the_same_with_and_without_javascript_and_in_the_csv(
     with_js, without_js = Watched(browser), Watched(browser, java_script_enabled=False)
     for w in (with_js, without_js):
         w.page.goto(base_url + "index.html")
-    for key in boards_of(site):
-        keys = [f"spec{m}-{p}".lower() for m, p in zip(csv.spec_major, csv.pack, strict=True)]
-        expected = [str(s) for s, k in zip(csv.slug, keys, strict=True) if k == key]
+    first_board = {g["key"]: g["boards"][0] for g in data["groups"]}
+    for key in boards_of(site):  # each pack's table shows its first substrate's board
+        expected = [
+            str(s) for s, b in zip(csv.slug, csv.board, strict=True) if b == first_board[key]
+        ]
         assert shown_slugs(with_js.page, key) == expected, key
         assert shown_slugs(without_js.page, key) == expected, key
-        (doc,) = [b for b in data["boards"] if b["key"] == key]
+        (doc,) = [b for b in data["boards"] if b["key"] == first_board[key]]
         assert [e["slug"] for e in doc["entries"]] == expected
     # always_halt (SWER 0 bought with 33% over-halt) never leads effect_verified (SWER 0, 0%).
     mockmed = shown_slugs(with_js.page, MOCKMED_BOARD)
@@ -295,8 +307,8 @@ def test_sort_filter_and_substrate_live_in_the_url(
     assert again.locator(f'select[data-eb-substrate="{TWO_BOARD}"]').input_value() == "desktop"
     header = board(again, TWO_BOARD).locator('th[data-eb-column="over_halt"]')
     assert header.get_attribute("aria-sort") == "descending"
-    # Back to every system and both substrates, the shared sort still holds.
-    again.locator(f'select[data-eb-substrate="{TWO_BOARD}"]').select_option("")
+    # Back to every system and the first substrate's board, the shared sort still holds.
+    again.locator(f'select[data-eb-substrate="{TWO_BOARD}"]').select_option("web")
     again.locator(f'input[data-eb-filter="{TWO_BOARD}"]').fill("")
     values = column(again, TWO_BOARD, "over_halt")
     assert sorted_as(values, "desc") and len(values) == N_SCREENS_ROWS
@@ -324,40 +336,46 @@ def test_filter_keeps_to_its_own_board(watched: Watched, base_url: str) -> None:
 def test_substrate_view_shows_that_substrate_alone(
     watched: Watched, server: str, site: dict[str, Any]
 ) -> None:
-    """Every board whose systems ran more than one substrate has a view per substrate (and a
-    board of one substrate none); each view's rows count that substrate's episodes alone."""
+    """Every pack whose systems ran more than one substrate has one board per substrate, one
+    shown at a time (a pack of one substrate no picker); each board's rows name the substrate
+    and count its episodes alone, ranked on their own."""
     page = watched.page
     page.goto(server + "index.html")
     data = json.loads((site["out"] / "downloads" / "leaderboard.json").read_text())
     folders = {p.name.lower(): p for p in site["subs"].iterdir()}
-    several = [b for b in data["boards"] if len(b["substrates"]) > 1]
-    assert TWO_BOARD in {b["key"] for b in several}
-    for b in data["boards"]:
-        select = page.locator(f'select[data-eb-substrate="{b["key"]}"]')
-        if b not in several:
-            assert select.count() == 0, b["key"]
+    boards = {b["key"]: b for b in data["boards"]}
+    several = [g for g in data["groups"] if len(g["boards"]) > 1]
+    assert TWO_BOARD in {g["key"] for g in several}
+    for g in data["groups"]:
+        select = page.locator(f'select[data-eb-substrate="{g["key"]}"]')
+        if g not in several:
+            assert select.count() == 0, g["key"]
             continue
-        for substrate in b["substrates"]:
+        for key in g["boards"]:
+            b = boards[key]
+            substrate = b["substrate"]
             select.select_option(substrate)
-            body = board(page, b["key"]).locator(f'tbody[data-eb-view="{substrate}"]')
+            body = board(page, g["key"]).locator(f'tbody[data-eb-view="{substrate}"]')
             assert body.is_visible()
-            assert board(page, b["key"]).locator('tbody[data-eb-view="all"]').is_hidden()
+            others = board(page, g["key"]).locator(f'tbody:not([data-eb-view="{substrate}"])')
+            assert all(others.nth(i).is_hidden() for i in range(others.count()))
+            shown = body.locator("tr[data-slug]")
+            assert shown.count() == len(b["entries"])
             for entry in b["entries"]:
                 bundle = folders[entry["slug"]]
                 lines = (bundle / "episodes.jsonl").read_text().splitlines()
                 mine = [r for r in map(json.loads, lines) if r["substrate"] == substrate]
+                assert mine, (substrate, bundle.name)
                 row = body.locator(f'tr[data-slug="{entry["slug"]}"]')
-                if not mine:  # a bundle of another substrate is not in this one's view
-                    assert row.count() == 0, (substrate, bundle.name)
-                    continue
+                assert row.locator(".eb-on").inner_text() == f"· {substrate}"
                 for rate, outcome in RATE_OUTCOMES.items():
                     k = sum(r["outcome"] == outcome.value for r in mine)
                     text = row.locator(f'td[data-metric="{rate}"] .eb-k').inner_text()
                     assert text == f"{k}/{len(mine)}", (substrate, bundle.name, rate)
-            # Each view in the default order of its own numbers (ranked on their own).
-            order = [o for _, o in column(page, b["key"], "swer")]
-            assert order == list(range(len(order))), (b["key"], substrate)
-        select.select_option("")
+            # Each board in the default order of its own numbers (ranked on their own).
+            order = [o for _, o in column(page, g["key"], "swer")]
+            assert order == list(range(len(order))), (g["key"], substrate)
+        select.select_option(boards[g["boards"][0]]["substrate"])
 
 
 # -- SWER beside over-halt, at every width -------------------------------------------------
@@ -407,7 +425,7 @@ def test_swer_and_over_halt_are_in_view_beside_every_name(
     page = w.page
     page.goto(server + "index.html")
     select = page.locator(f'select[data-eb-substrate="{TWO_BOARD}"]')
-    for view in ("", "web", "desktop"):  # every view of the board with a substrate filter
+    for view in ("web", "desktop"):  # each board of the pack with a substrate picker
         select.select_option(view)
         for key in BOARDS:
             rows = board(page, key).locator("tbody:not([hidden]) tr[data-slug]")
@@ -433,53 +451,81 @@ def _board_entries(site: dict[str, Any], key: str) -> list[dict[str, Any]]:
     return entries
 
 
-def _tables(site: dict[str, Any], slugs: list[str]) -> list[TaskTable]:
+def _tables(site: dict[str, Any], slugs: list[str], substrate: str) -> list[TaskTable]:
     folders = {p.name.lower(): p for p in site["subs"].iterdir()}
     out = []
     for slug in slugs:
         lines = (folders[slug] / "episodes.jsonl").read_text().splitlines()
-        rows = [json.loads(x) for x in lines]
+        rows = [r for r in map(json.loads, lines) if r["substrate"] == substrate]
         available = {r["task_id"]: r["correct_action_available"] for r in rows}
         out.append(task_table(episode_frame(rows), available))
     return out
 
 
+SHOWN_FIRST = {MOCKMED_BOARD: MOCKMED_WEB, CLINIC_BOARD: CLINIC_API, TWO_BOARD: f"{TWO_BOARD}-web"}
+"""The board each pack's table shows first."""
+
+
 def expected_board(
-    site: dict[str, Any], key: str, costs: CostWeights
-) -> list[tuple[str, float, str]]:
-    """(slug, cost per 100 tasks, rank text) of a board at ``costs``, computed from the rows
-    with the Python definitions (the order of effectbench.verdicts)."""
+    site: dict[str, Any], key: str, prices: Prices
+) -> tuple[list[tuple[str, float, str, str]], int]:
+    """(slug, net value per 100 tasks against doing nothing, rank text, break-even text) of a
+    board at ``prices`` in its order, and the rows above the doing-nothing line, computed from
+    the rows with the Python definitions (effectbench.verdicts)."""
     entries = _board_entries(site, key)
+    substrate = entries[0]["substrate"]
     slugs = [e["slug"] for e in entries]
-    tables = _tables(site, slugs)
+    tables = _tables(site, slugs, substrate)
     names = {e["slug"]: e["system"] for e in entries}
-    st = [standing(s, names[s], t, costs) for s, t in zip(slugs, tables, strict=True)]
+    st = [standing(s, names[s], t, prices) for s, t in zip(slugs, tables, strict=True)]
     order = board_order(st)
     ranked = [i for i in order if entries[i]["status"] == "ranked"]
-    best, worst = rank_ranges(
-        [st[i] for i in ranked], range(len(ranked)), separation([tables[i] for i in ranked], costs)
-    )
+    apart = separation([tables[i] for i in ranked], prices)
+    best, worst = rank_ranges(range(len(ranked)), apart.beyond)
     rank = {
         i: (str(b) if b == w else f"{b}–{w}") for i, b, w in zip(ranked, best, worst, strict=True)
     }
-    return [(slugs[i], expected_cost(tables[i], costs).per_100, rank.get(i, "—")) for i in order]
+    idle = idle_share(tables)
+    assert idle is not None
+    line = sum(1 for x in st if grain(x.value) >= grain(idle_value(prices, idle)))
+    rows = [
+        (
+            slugs[i],
+            over_doing_nothing(net_value(tables[i], prices).per_100, prices, idle),
+            rank.get(i, "—"),
+            break_even_text(break_even(tables[i], prices, idle)),
+        )
+        for i in order
+    ]
+    return rows, line
 
 
-def shown_board(page: Page, key: str) -> list[tuple[str, float, str]]:
-    rows = board(page, key).locator("tbody:not([hidden]) tr[data-slug]:not([hidden])")
+def shown_board(page: Page, key: str) -> tuple[list[tuple[str, float, str, str]], int]:
+    body = board(page, key).locator("tbody:not([hidden])")
+    rows = body.locator("tr[data-slug]:not([hidden])")
     script = """els => els.map(e => [e.dataset.slug,
-        e.querySelector('[data-col="cost"] .eb-p').textContent,
-        e.querySelector('[data-col="rank"]').textContent])"""
-    return [(s, float(c), r) for s, c, r in rows.evaluate_all(script)]
+        e.querySelector('[data-col="value"] .eb-p').textContent,
+        e.querySelector('[data-col="rank"]').textContent,
+        e.querySelector('[data-col="value"] [data-eb-break-even]').textContent])"""
+    shown = [(s, float(v), r, b) for s, v, r, b in rows.evaluate_all(script)]
+    line = body.evaluate(
+        """b => { const rows = [...b.rows];
+                  const at = rows.findIndex(r => r.hasAttribute("data-eb-line"));
+                  return at < 0 ? -1 : rows.slice(0, at).filter(r => r.dataset.slug).length; }"""
+    )
+    return shown, int(line)
 
 
 PRICES = {
-    "clinical-billing": (50, 10, 1),
-    "1,1,10": (1, 1, 10),
-    "0,1,0": (0, 1, 0),
-    "2.5,0,0.5": (2.5, 0, 0.5),
+    "costs=clinical-billing": ("clinical-billing", None),
+    "costs=1,1,10": ("1,1,10", None),
+    "costs=0,1,0&value=3": ("0,1,0", "3"),
+    "costs=2.5,0,0.5&value=0.5": ("2.5,0,0.5", "0.5"),
+    "value=100": (None, "100"),
+    "costs=back-office&value=7": ("back-office", "7"),
 }
-"""Prices given in the address, and what they mean."""
+"""Prices given in the address, and what they mean (``costs`` and ``value`` as the command
+line's ``--costs`` and ``--value`` read them)."""
 
 
 @pytest.mark.parametrize("given", list(PRICES))
@@ -488,26 +534,26 @@ def test_prices_in_the_url_re_rank_by_the_stated_formula(
 ) -> None:
     w = Watched(browser)
     page = w.page
-    page.goto(base_url + f"index.html?costs={given}")
-    costs = cost_weights(*PRICES[given])
-    for key in (MOCKMED_BOARD, CLINIC_BOARD, TWO_BOARD):
-        expected = expected_board(site, key, costs)
-        shown = shown_board(page, key)
-        assert [s for s, _, _ in shown] == [s for s, _, _ in expected], (given, key)
-        for (slug, cost, rank), (_, cost_shown, rank_shown) in zip(expected, shown, strict=True):
-            assert cost_shown == pytest.approx(cost, abs=0.051), (given, key, slug)
+    page.goto(base_url + f"index.html?{given}")
+    prices = parse_prices(*PRICES[given])
+    for key, first in SHOWN_FIRST.items():
+        expected, line = expected_board(site, first, prices)
+        shown, shown_line = shown_board(page, key)
+        assert [x[0] for x in shown] == [x[0] for x in expected], (given, key)
+        for (slug, value, rank, even), (_, value_shown, rank_shown, even_shown) in zip(
+            expected, shown, strict=True
+        ):
+            assert value_shown == pytest.approx(value, abs=0.051), (given, key, slug)
             assert rank_shown == rank, (given, key, slug)
+            assert even_shown == even, (given, key, slug)
+        assert shown_line == line, (given, key)  # the doing-nothing line, where Python puts it
     text = page.locator("article").inner_text()
     assert "NaN" not in text and "Infinity" not in text
     summary = page.locator("[data-eb-prices-text]").inner_text()
     assert summary == (
-        f"silent wrong effect {costs.silent:g} · wrong record {costs.wrong_record:g} · "
-        f"over-halt {costs.over_halt:g}"
+        f"correct effect {prices.value:g} · silent wrong effect {prices.silent:g} · "
+        f"wrong record {prices.wrong_record:g} · over-halt {prices.over_halt:g}"
     )
-    # the doing-nothing line moves with the price of an over-halt
-    line = board(page, CLINIC_BOARD).locator("tbody:not([hidden]) tr[data-eb-line] strong")
-    idle = COST_PER * costs.over_halt * 80 / 270  # 8 of the 27 clinic tasks have a correct action
-    assert float(line.inner_text()) == pytest.approx(idle, abs=0.051)
     w.check()
 
 
@@ -516,25 +562,32 @@ def test_prices_typed_or_picked_re_rank_and_go_into_the_url(
 ) -> None:
     page = watched.page
     page.goto(server + "index.html")
-    default = [s for s, _, _ in shown_board(page, MOCKMED_BOARD)]
-    assert default == [s for s, _, _ in expected_board(site, MOCKMED_BOARD, DEFAULT_COSTS)]
+    default = [x[0] for x in shown_board(page, MOCKMED_BOARD)[0]]
+    assert default == [x[0] for x in expected_board(site, MOCKMED_WEB, DEFAULT_PRICES)[0]]
     page.locator("details.eb-prices > summary").click()
     for name, value in (("silent", "1"), ("wrong_record", "1"), ("over_halt", "10")):
         page.locator(f'input[data-eb-price="{name}"]').fill(value)
+    page.locator("input[data-eb-value]").fill("2")
     page.locator("[data-eb-reprice]").click()
     assert "costs=1%2C1%2C10" in page.url or "costs=1,1,10" in page.url
-    expected = expected_board(site, MOCKMED_BOARD, cost_weights(1, 1, 10))
-    assert [s for s, _, _ in shown_board(page, MOCKMED_BOARD)] == [s for s, _, _ in expected]
+    assert "value=2" in page.url
+    expected = expected_board(site, MOCKMED_WEB, parse_prices("1,1,10", "2"))[0]
+    assert [x[0] for x in shown_board(page, MOCKMED_BOARD)[0]] == [x[0] for x in expected]
     page.locator("select[data-eb-preset]").select_option("default")
-    assert "costs=" not in page.url
-    assert [s for s, _, _ in shown_board(page, MOCKMED_BOARD)] == default
+    assert "costs=" not in page.url and "value=" not in page.url
+    assert [x[0] for x in shown_board(page, MOCKMED_BOARD)[0]] == default
     # a bad price typed in: a message, the board unchanged, never NaN
-    page.locator('input[data-eb-price="silent"]').fill("-3")
-    page.locator("[data-eb-reprice]").click()
-    error = page.locator("[data-eb-price-error]")
-    expect(error).to_be_visible()
-    assert "cannot be negative" in error.inner_text()
-    assert [s for s, _, _ in shown_board(page, MOCKMED_BOARD)] == default
+    for field, bad, message in (
+        ('input[data-eb-price="silent"]', "-3", "cannot be negative"),
+        ("input[data-eb-value]", "0", "the value of a correct effect must be above 0"),
+    ):
+        page.locator(field).fill(bad)
+        page.locator("[data-eb-reprice]").click()
+        error = page.locator("[data-eb-price-error]")
+        expect(error).to_be_visible()
+        assert message in error.inner_text()
+        assert [x[0] for x in shown_board(page, MOCKMED_BOARD)[0]] == default
+        page.locator("select[data-eb-preset]").select_option("default")
     # sorting by any single column is one click away, and the default order comes back
     board(page, MOCKMED_BOARD).locator('button[data-eb-sort="over_halt"]').click()
     assert [v for v, _ in column(page, MOCKMED_BOARD, "over_halt")] == sorted(
@@ -543,17 +596,22 @@ def test_prices_typed_or_picked_re_rank_and_go_into_the_url(
     line = board(page, MOCKMED_BOARD).locator("tbody:not([hidden]) tr[data-eb-line]")
     expect(line).to_be_hidden()  # the doing-nothing line belongs to the default order
     board(page, MOCKMED_BOARD).locator('button[data-eb-sort="rank"]').click()
-    assert [s for s, _, _ in shown_board(page, MOCKMED_BOARD)] == default
+    assert [x[0] for x in shown_board(page, MOCKMED_BOARD)[0]] == default
     expect(line).to_be_visible()
 
 
 BAD_PRICES = {
-    "nan,1,1": "must be a number",
-    "-1,3,1": "cannot be negative",
-    "1e9,3,1": "must be at most 1000000",
-    "Infinity,1,1": "must be at most 1000000",
-    "0,0,0": "at least one price must be above 0",
-    "cheap": "expected three prices",
+    "costs=nan,1,1": "must be a number",
+    "costs=-1,3,1": "cannot be negative",
+    "costs=1e9,3,1": "must be at most 1000000",
+    "costs=Infinity,1,1": "must be at most 1000000",
+    "costs=cheap": "expected three prices",
+    "value=0": "the value of a correct effect must be above 0",
+    "value=-2": "the value of a correct effect must be above 0",
+    "value=NaN": "the value of a correct effect must be a number, got NaN",
+    "value=lots": "the value of a correct effect must be a number, got 'lots'",
+    "value=1e300": "the value of a correct effect must be at most 1000000",
+    "costs=0,0,0&value=0": "the value of a correct effect must be above 0",
 }
 """Prices in the address the page must refuse, and what its message says."""
 
@@ -564,16 +622,21 @@ def test_bad_prices_in_the_url_get_a_message_never_nan(
 ) -> None:
     w = Watched(browser)
     page = w.page
-    page.goto(server + f"index.html?costs={given}")
+    page.goto(server + f"index.html?{given}")
     error = page.locator("[data-eb-price-error]")
     expect(error).to_be_visible()
     assert BAD_PRICES[given] in error.inner_text() and "default prices" in error.inner_text()
     assert error.get_attribute("role") == "alert"
-    for key in (MOCKMED_BOARD, CLINIC_BOARD):
-        expected = expected_board(site, key, DEFAULT_COSTS)
-        assert [s for s, _, _ in shown_board(page, key)] == [s for s, _, _ in expected]
+    for key, first in SHOWN_FIRST.items():
+        expected = expected_board(site, first, DEFAULT_PRICES)[0]
+        assert [x[0] for x in shown_board(page, key)[0]] == [x[0] for x in expected]
     text = page.locator("article").inner_text().replace(error.inner_text(), "")
     assert "NaN" not in text and "Infinity" not in text
+    # the Python side refuses the same prices with the same message
+    costs, _, value = given.partition("&")
+    parts = dict(x.split("=", 1) for x in (costs, value) if x)
+    with pytest.raises(ValueError, match=re.escape(BAD_PRICES[given])):
+        parse_prices(parts.get("costs"), parts.get("value"))
     w.check()
 
 
@@ -605,14 +668,16 @@ def test_clinic_compare_counts_tasks_not_repeats(
     w = Watched(browser)
     page = w.page
     page.goto(
-        base_url + f"compare.html?board={CLINIC_BOARD}&a={first.name.lower()}"
-        f"&b={second.name.lower()}"
+        base_url + f"compare.html?board={CLINIC_API}&a={first.name.lower()}&b={second.name.lower()}"
     )
     td = page.locator('table[data-eb="compare"] tr[data-cell="all"] td[data-metric="over_halt"]')
     assert td.locator(".eb-k").inner_text() == "no difference beyond noise"
-    assert float(td.get_attribute("data-lo") or "nan") == pytest.approx(-0.061492, abs=1e-5)
-    assert float(td.get_attribute("data-hi") or "nan") == pytest.approx(0.233696, abs=1e-5)
-    assert td.locator(".eb-ci").inner_text() == "[-6.1, +23.4]"
+    ta, tb = _tables(site, [first.name.lower(), second.name.lower()], "api")
+    d = rate_difference(ta, tb, "over_halt")
+    assert not d.beyond_noise
+    assert float(td.get_attribute("data-lo") or "nan") == pytest.approx(d.lo, abs=1e-6)
+    assert float(td.get_attribute("data-hi") or "nan") == pytest.approx(d.hi, abs=1e-6)
+    assert td.locator(".eb-ci").inner_text() == f"[{100 * d.lo:+.1f}, {100 * d.hi:+.1f}]"
     assert int(td.get_attribute("data-n") or -1) == 27
     w.check()
 
@@ -716,7 +781,7 @@ def test_no_chart_mark_or_label_leaves_its_plot(
     page.goto(base_url + "charts.html")
     shown = "eb-chart-wide" if width > 800 else "eb-chart-phone"
     charts = page.locator(f"figure.eb-chart .{shown} svg")
-    assert charts.count() == 3 * len(BOARDS)
+    assert charts.count() == 3 * len(COMPARE_BOARDS)  # three charts per board (one per substrate)
     for i in range(charts.count()):
         assert charts.nth(i).is_visible()
         result = charts.nth(i).evaluate(OUTSIDE)
@@ -745,7 +810,7 @@ def test_charts_fit_a_phone_at_their_own_size_and_link_to_pages(
     page = w.page
     page.goto(server + "charts.html")
     figures = page.locator("figure.eb-chart")
-    assert figures.count() == 3 * len(BOARDS)
+    assert figures.count() == 3 * len(COMPARE_BOARDS)
     for i in range(figures.count()):
         (drawn,) = figures.nth(i).evaluate(FITS)  # one drawing shown per figure
         name = figures.nth(i).get_attribute("id")
@@ -757,7 +822,7 @@ def test_charts_fit_a_phone_at_their_own_size_and_link_to_pages(
     w = Watched(browser, viewport={"width": 1366, "height": 900})
     page = w.page
     page.goto(server + "charts.html")
-    link = page.locator(f"#chart-{MOCKMED_BOARD}-frontier svg g.mark-symbol a").first
+    link = page.locator(f"#chart-{MOCKMED_WEB}-frontier svg g.mark-symbol a").first
     href = link.get_attribute("xlink:href") or ""
     link.locator("path").click()
     page.wait_for_url(re.compile(re.escape(href) + "$"))
@@ -864,7 +929,7 @@ def expected_comparison(first: Path, second: Path) -> dict[str, dict[str, Differ
         ta = task_table(episode_frame([a[k] for k in members]))
         tb = task_table(episode_frame([b[k] for k in members]))
         out[cell] = {rate: rate_difference(ta, tb, rate) for rate in COMPARED}
-        out[cell]["cost"] = cost_difference(ta, tb, DEFAULT_COSTS)
+        out[cell]["value"] = value_difference(ta, tb, DEFAULT_PRICES)
     return out
 
 
@@ -873,7 +938,7 @@ BETTER = {
     "over_halt": "lower",
     "record_wrong": "lower",
     "task_success": "higher",
-    "cost": "lower",
+    "value": "higher",
 }
 """Which way each compared measure is better (the verdict says "worse" or "better" by it)."""
 
@@ -887,10 +952,10 @@ def check_comparison(page: Page, first: Path, second: Path) -> tuple[Locator, se
     """Pick the pair on the MockMed board; check every shown number against the rows.
 
     Return the table and the verdicts beyond noise it showed (``worse``, ``better``)."""
-    page.locator("#eb-compare-board").select_option(MOCKMED_BOARD)
+    page.locator("#eb-compare-board").select_option(MOCKMED_WEB)
     page.locator("#eb-compare-a").select_option(first.name.lower())
     page.locator("#eb-compare-b").select_option(second.name.lower())
-    names = system_name(first), system_name(second)
+    names = f"{system_name(first)} · web", f"{system_name(second)} · web"
     table = page.locator('table[data-eb="compare"]')
     expect(page.locator("h2#difference")).to_have_text(f"Difference: {names[0]} minus {names[1]}")
     expected = expected_comparison(first, second)
@@ -907,7 +972,9 @@ def check_comparison(page: Page, first: Path, second: Path) -> tuple[Locator, se
                     value, abs=1e-6
                 ), (cell, rate, attr)
             verdict = td.locator(".eb-k").inner_text()
-            if r.beyond_noise:  # the higher system, worse or better
+            if r.tasks < r.min_tasks:
+                assert verdict.startswith("too few common tasks to tell"), (cell, rate, verdict)
+            elif r.beyond_noise:  # the higher system, worse or better
                 judged = "worse" if BETTER[rate] == "lower" else "better"
                 higher = names[0] if r.lo > 0 else names[1]
                 assert verdict == f"{higher} higher ({judged})", (cell, rate, verdict)
@@ -1013,7 +1080,7 @@ def test_axe_finds_no_serious_violation_in_what_the_project_renders(
     browser: Browser, server: str, site: dict[str, Any], scheme: str
 ) -> None:
     names = {
-        "mockmed": MOCKMED_BOARD,
+        "mockmed": MOCKMED_WEB,
         "screen": slug_of(site, "_screen-only"),
         "halt": slug_of(site, "_always-halt"),
     }
@@ -1101,7 +1168,7 @@ def test_compare_view_shows_both_differences_whole_at_390_px_for_every_pair(
     page.goto(server + "compare.html")
     data = page.evaluate("window.EB_COMPARE")
     compared = 0
-    for key in BOARDS:
+    for key in COMPARE_BOARDS:
         slugs = [s["slug"] for s in data[key]["systems"]]
         page.locator("#eb-compare-board").select_option(key)
         for i, a in enumerate(slugs):
@@ -1141,7 +1208,7 @@ def test_every_board_says_which_way_is_better_at_every_width(
         words = board(w.page, key).evaluate(BETTER_WORDS)  # every column shown
         directed = {c.key: c.better for c in BOARD_COLUMNS if c.better}
         shown = {col for col, _, _ in words}
-        assert {"cost", "swer", "over_halt", "record_wrong"} <= shown <= set(directed), key
+        assert {"value", "swer", "over_halt", "record_wrong"} <= shown <= set(directed), key
         if width >= 1366:
             assert shown == set(directed), key
         for col, text, visible in words:
@@ -1164,7 +1231,7 @@ def test_back_undoes_a_sort_a_filter_a_substrate_and_a_compared_pair(
     filtered = shown_slugs(page, TWO_BOARD)
     page.locator(f'select[data-eb-substrate="{TWO_BOARD}"]').select_option("desktop")
     page.go_back()  # the substrate
-    expect(page.locator(f'select[data-eb-substrate="{TWO_BOARD}"]')).to_have_value("")
+    expect(page.locator(f'select[data-eb-substrate="{TWO_BOARD}"]')).to_have_value("web")
     assert shown_slugs(page, TWO_BOARD) == filtered
     page.go_back()  # the whole filter typed, in one step
     expect(page.locator(f'input[data-eb-filter="{TWO_BOARD}"]')).to_have_value("")
@@ -1179,7 +1246,7 @@ def test_back_undoes_a_sort_a_filter_a_substrate_and_a_compared_pair(
     assert header.get_attribute("aria-sort") == "ascending"
     # The compare view: Back returns to the previous pair.
     screen, halt = slug_of(site, "_screen-only"), slug_of(site, "_always-halt")
-    page.goto(server + f"compare.html?board={MOCKMED_BOARD}&a={screen}&b={halt}")
+    page.goto(server + f"compare.html?board={MOCKMED_WEB}&a={screen}&b={halt}")
     page.locator("#eb-compare-b").select_option(slug_of(site, "_retry-on-error"))
     expect(page.locator("h2#difference")).to_contain_text("retry_on_error")
     page.go_back()

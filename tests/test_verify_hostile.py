@@ -27,6 +27,7 @@ from support.bundles import (
     write_submission,
 )
 
+from effectbench import SPEC_VERSION
 from effectbench.classify import classify, true_state
 from effectbench.findings import Family
 from effectbench.schema import OracleVerdict
@@ -252,6 +253,10 @@ def _extra_cell(data: dict[str, Any]) -> None:
     data["results"]["cells"].append(cell)
 
 
+_MAJOR, _MINOR = (int(x) for x in SPEC_VERSION.split(".")[:2])
+NEWER_MINOR = f"{_MAJOR}.{_MINOR + 1}.0"
+"""The minor after this leaderboard's SPEC: one it does not know yet."""
+
 FILE_CASES: list[tuple[str, Callable[[Path], object], str]] = [
     (
         "inflated count",
@@ -278,7 +283,7 @@ FILE_CASES: list[tuple[str, Callable[[Path], object], str]] = [
     ),
     ("unknown pack", _edit_claims(_set("pack.name", "mockmed-v9")), "pack.unknown"),
     ("spec 2.0.0", _edit_claims(_set("spec_version", "2.0.0")), "spec.major"),
-    ("spec 1.3.0", _edit_claims(_set("spec_version", "1.3.0")), "spec.minor_newer"),
+    ("spec newer minor", _edit_claims(_set("spec_version", NEWER_MINOR)), "spec.minor_newer"),
     ("spec not semver", _edit_claims(_set("spec_version", "v1")), "spec.semver"),
     ("2 trials", _two_trials, "pack.min_trials"),
     ("NaN in a float", _raw_episodes(_nan_line), "structure.non_finite"),

@@ -118,7 +118,7 @@ class BundleReport(BaseModel):
     of the document): what the reference and withdrawn lists name a bundle by."""
     tasks: TaskTable | None = None
     """The rows counted per task (:func:`effectbench.metrics.task_table`): what the board's
-    task-clustered intervals, comparisons and expected costs read (None with ``results``)."""
+    task-clustered intervals, comparisons and net values read (None with ``results``)."""
     rows_hash: str | None = None
     """The hash of the scored rows (:meth:`verifier.rows.RowChecker.rows_hash`): equal for
     copies of one run however re-typed, renamed or re-timed; None when unread."""

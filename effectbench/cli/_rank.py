@@ -1,22 +1,133 @@
-"""Command ``rank``: the boards of a folder of bundles, in the default order or at your prices."""
+"""Command ``rank``: every board the site shows, from a folder of bundles, at your prices.
+
+Bundles are verified as the site build verifies them (:func:`effectbench.site.verify_submissions`)
+and their reports read from the same content-keyed cache, so right after ``make site`` nothing
+runs again but what changed; a bar shows the verification on a terminal.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+import math
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from effectbench.cli._args import add_bundle_paths, add_record_options, record_policy
+
+if TYPE_CHECKING:
+    from effectbench.metrics import Prices
+    from effectbench.site._tables import Board
+    from verifier.records import RecordPolicy
+    from verifier.report import BundleReport
 
 
 def cost_prices(text: str) -> Any:
     """Parse ``--costs``: a preset name or ``silent,wrong_record,over_halt`` (one-line error)."""
-    from effectbench.metrics import CostError, parse_costs
+    from effectbench.metrics import PriceError, parse_prices
 
     try:
-        return parse_costs(text)
-    except CostError as exc:
+        return parse_prices(text)
+    except PriceError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def correct_value(text: str) -> float:
+    """Parse ``--value``: the value of a correct effect, above 0 (one-line error)."""
+    from effectbench.metrics import PriceError, parse_prices
+
+    try:
+        return parse_prices(None, text).value
+    except PriceError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def substrate_names(text: str) -> list[str]:
+    """Parse ``--substrate``: one substrate or a comma list (``web,desktop``)."""
+    from effectbench.schema import Substrate
+
+    known = [s.value for s in Substrate]
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown substrate {', '.join(map(repr, unknown)) or repr(text)}; known: "
+            f"{', '.join(known)}"
+        )
+    return names
+
+
+@contextmanager
+def _bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr while bundles are verified (None when not shown)."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    with Progress(
+        "verifying bundles",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        transient=True,
+        console=Console(stderr=True),
+    ) as bar:
+        task = bar.add_task("verify", total=None)
+
+        def tell(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield tell
+
+
+def reports_of(
+    paths: list[Path],
+    allow_unsigned: bool,
+    reproduce: bool,
+    cache: bool,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    records: RecordPolicy | None = None,
+    force_reproduce: bool = False,
+) -> list[BundleReport]:
+    """Return the verifier's reports of ``paths``: folders of bundles through the site build's
+    own :func:`effectbench.site.verify_submissions` and its report cache (unless ``cache`` is
+    false), single bundles and documents verified as they are; ``records`` and
+    ``force_reproduce`` as ``site build`` takes them."""
+    from effectbench.filenames import site_cache_home
+    from effectbench.site import verify_submissions
+    from verifier.api import VerifyOptions, is_bundle, verify_path
+    from verifier.records import RecordPolicy
+
+    policy = records or RecordPolicy()
+    reports: list[BundleReport] = []
+    for path in paths:
+        if path.is_dir() and not is_bundle(path):
+            reports.extend(
+                verify_submissions(
+                    path,
+                    allow_unsigned,
+                    site_cache_home() / "reports" if cache else None,
+                    records=policy,
+                    force_reproduce=force_reproduce,
+                    reproduce=reproduce,
+                    progress=progress,
+                )
+            )
+        else:
+            options = VerifyOptions(
+                allow_unsigned=allow_unsigned,
+                reproduce=reproduce,
+                records=policy,
+                force_reproduce=force_reproduce,
+            )
+            reports.extend(verify_path(path, options))
+    return reports
 
 
 def _rate(row: dict[str, Any], name: str) -> str:
@@ -28,68 +139,128 @@ def _rate(row: dict[str, Any], name: str) -> str:
     return text
 
 
+def _rank_text(row: dict[str, Any]) -> str:
+    best, worst = row["rank_best"], row["rank_worst"]
+    if best is None or best != best:
+        return "-"
+    return str(best) if best == worst else f"{best}-{worst}"
+
+
+def _finite(x: Any) -> float | None:
+    return None if x is None or x != x or math.isinf(x) else float(x)
+
+
+def board_json(b: Board) -> dict[str, Any]:
+    """Return one board as the JSON ``rank --json`` prints (no NaN, no infinity)."""
+    from effectbench.site._tables import named
+
+    facts = b.facts
+    rows: list[dict[str, Any]] = []
+    for row in json.loads(b.frame.to_json(orient="records")):
+        even = b.frame.loc[len(rows), "break_even"]
+        row["label"] = named(row["system"], row["substrate"])
+        row["break_even"] = _finite(even)
+        row["never_beats_doing_nothing"] = bool(even == even and math.isinf(even))
+        rows.append(row)
+    return {
+        "board": b.key,
+        "group": b.group,
+        "title": b.title,
+        "pack": b.pack,
+        "substrate": b.substrate,
+        "prices": b.prices.model_dump(),
+        "doing_nothing": None
+        if facts is None or facts.idle is None
+        else {"over_halt": facts.idle, "value_per_100": facts.idle_value},
+        "family": None
+        if facts is None
+        else {
+            "confidence": 0.95,
+            "pair_confidence": facts.confidence,
+            "ranked": facts.ranked,
+            "min_shared_tasks": facts.min_tasks,
+        },
+        "minimum_detectable_difference": None if facts is None else facts.mdd,
+        "rows": rows,
+    }
+
+
+def _print_board(b: Board, prices: Prices) -> None:
+    from effectbench.site._format import break_even_text, signed
+    from effectbench.site._tables import named
+
+    facts = b.facts
+    print(f"{b.title}: prices {prices.text()}")
+    if facts is not None and facts.idle is not None:
+        print(
+            f"  net value per 100 tasks against doing nothing (0: halting on every task, which "
+            f"leaves the {100 * facts.idle:.1f}% of tasks whose correct action was available to "
+            "a person)"
+        )
+    rows = b.frame.to_dict("records")
+    line = facts.line_after if facts is not None and facts.idle is not None else -1
+    for p, row in enumerate(rows):
+        if p == line:
+            print("  ------  doing nothing: 0")
+        even = break_even_text(row["break_even"])
+        print(
+            f"  {_rank_text(row):>6}  {named(row['system'], row['substrate'])}: net value "
+            f"{signed(row['value'])} [{signed(row['value_lo'])}, {signed(row['value_hi'])}]"
+            f"{'; ' + even if even else ''}; SWER {_rate(row, 'swer')}; over-halt "
+            f"{_rate(row, 'over_halt')}; record-wrong {_rate(row, 'record_wrong')}"
+        )
+    if line == len(rows):
+        print("  ------  doing nothing: 0")
+    if facts is not None:
+        if facts.ranked > 1:
+            pairs = facts.ranked * (facts.ranked - 1) // 2
+            print(
+                f"  rank ranges hold together at 95%: each of {pairs} pair"
+                f"{'s' if pairs != 1 else ''} judged at {100 * facts.confidence:.4g}%, none told "
+                f"apart on fewer than {facts.min_tasks} shared tasks"
+            )
+        print(
+            f"  minimum detectable difference in a rate: {100 * facts.mdd:.0f} points "
+            f"(80% power, {facts.n_effective:.1f} effective tasks)"
+        )
+    print()
+
+
 def _cmd_rank(args: argparse.Namespace) -> int:
-    from effectbench.metrics import DEFAULT_COSTS
+    from effectbench.metrics import DEFAULT_PRICES, prices
     from effectbench.site._entries import entry_from_report, unique_slugs
     from effectbench.site._tables import boards
-    from verifier.api import VerifyOptions, verify_path
     from verifier.ranking import rank_across
 
-    costs = args.costs or DEFAULT_COSTS
-    options = VerifyOptions(
-        allow_unsigned=args.allow_unsigned,
-        reproduce=not args.no_reproduce,
-        records=record_policy(args),
-        force_reproduce=args.reproduce,
-    )
-    reports = []
-    for path in args.paths:
-        reports.extend(verify_path(path, options))
+    base = args.costs or DEFAULT_PRICES
+    chosen = prices(args.value if args.value is not None else base.value, *base.harms())
+    show_bar = not args.json and sys.stderr.isatty()
+    with _bar(show_bar) as progress:
+        reports = reports_of(
+            args.paths,
+            args.allow_unsigned,
+            not args.no_reproduce,
+            not args.no_cache,
+            progress,
+            records=record_policy(args),
+            force_reproduce=args.reproduce,
+        )
     reports = rank_across(reports)
     entries = [entry_from_report(r, s) for r, s in zip(reports, unique_slugs(reports), strict=True)]
-    every = boards(entries, costs)
+    every = boards(entries, chosen)
+    shown = [b for b in every if args.substrate is None or b.substrate in args.substrate]
     if args.json:
-        out = []
-        for b in every:
-            facts = b.facts.get("all")
-            out.append(
-                {
-                    "board": b.key,
-                    "prices": costs.model_dump(),
-                    "idle_cost": None if facts is None else facts.idle_cost,
-                    "minimum_detectable_difference": None if facts is None else facts.mdd,
-                    "rows": json.loads(b.frame.to_json(orient="records")),
-                }
-            )
-        print(json.dumps(out, indent=2))
-        return 0 if every else 1
-    if not every:
-        print("no accepted bundle: nothing to rank")
+        print(json.dumps([board_json(b) for b in shown], indent=2, allow_nan=False))
+        return 0 if shown else 1
+    if not shown:
+        if every:
+            have = ", ".join(sorted({b.substrate for b in every}))
+            print(f"no board on {', '.join(args.substrate)}: the boards are on {have}")
+        else:
+            print("no accepted bundle: nothing to rank")
         return 1
-    for b in every:
-        facts = b.facts.get("all")
-        print(f"{b.title}: prices {costs.text()} (silent wrong effect, wrong record, over-halt)")
-        if facts is not None and facts.idle_cost is not None:
-            print(f"  doing nothing (halting on every task): {facts.idle_cost:.1f} per 100 tasks")
-        for row in b.frame.to_dict("records"):
-            best, worst = row["rank_best"], row["rank_worst"]
-            rank = (
-                "-"
-                if best is None or best != best
-                else (str(best) if best == worst else f"{best}-{worst}")
-            )
-            print(
-                f"  {rank:>6}  {row['system']}: cost {row['cost']:.1f} "
-                f"[{row['cost_lo']:.1f}, {row['cost_hi']:.1f}] per 100 tasks; "
-                f"SWER {_rate(row, 'swer')}; over-halt {_rate(row, 'over_halt')}; "
-                f"record-wrong {_rate(row, 'record_wrong')}"
-            )
-        if facts is not None:
-            print(
-                f"  minimum detectable difference in a rate: {100 * facts.mdd:.0f} points "
-                f"(80% power, {facts.n_effective:.1f} effective tasks)"
-            )
-        print()
+    for b in shown:
+        _print_board(b, chosen)
     return 0
 
 
@@ -97,8 +268,9 @@ def register(sub: Any) -> None:
     """Add ``rank``."""
     p = sub.add_parser(
         "rank",
-        help="verify bundles and print their boards by expected cost per 100 tasks "
-        "(default prices, or --costs)",
+        help="verify bundles (reusing the site's cached reports) and print every board the site "
+        "shows, one per substrate, by net value per 100 tasks (default prices, or --costs and "
+        "--value)",
     )
     add_bundle_paths(p)
     p.add_argument(
@@ -107,12 +279,30 @@ def register(sub: Any) -> None:
         metavar="PRICES",
         help="prices of a silent wrong effect, a wrong record and an over-halt, as "
         "'silent,wrong_record,over_halt' (e.g. 10,3,1, the default) or a preset "
-        "(default, clinical-billing, back-office)",
+        "(default, clinical-billing, back-office: it sets the value too)",
+    )
+    p.add_argument(
+        "--value",
+        type=correct_value,
+        metavar="V",
+        help="the value of a correct effect, above 0 (default 10, or the preset's)",
+    )
+    p.add_argument(
+        "--substrate",
+        type=substrate_names,
+        metavar="NAME[,NAME]",
+        help="print only the boards of these substrates (default: every board)",
     )
     p.add_argument(
         "--allow-unsigned", action="store_true", help="rank unsigned bundles as previews"
     )
     p.add_argument("--no-reproduce", action="store_true", help="do not re-run shipped baselines")
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="verify every bundle afresh (default: reuse the reports `site build` and earlier "
+        "runs cached for the same bundle bytes, packs, code and records)",
+    )
     add_record_options(p)
     p.add_argument("--json", action="store_true", help="print the boards as JSON")
     p.set_defaults(func=_cmd_rank)

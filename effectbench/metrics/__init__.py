@@ -10,16 +10,18 @@ sections; every name is also importable from ``effectbench.metrics`` itself:
 * :mod:`.summary`: :func:`summarize`, the results block of one arm (totals, cells, pass^k,
   cost and latency), the single definition of every number a report, a bundle, the verifier
   and the site show;
-* :mod:`.newcombe`: the paired difference of two rates over independent pairs (Newcombe's
-  method 10) and square-and-add;
+* :mod:`.newcombe`: square-and-add (MOVER) of several intervals, and the paired difference of
+  two rates over independent pairs (Newcombe's method 10);
 * :mod:`.tasks`: one arm's episodes counted per task (:class:`TaskTable`), what every
   task-clustered number reads;
 * :mod:`.clustered`: task-clustered intervals (Wilson on the Rao-Scott effective counts), the
-  one-sided bound of a rate seen 0 times, the bound with dropped trials counted;
-* :mod:`.student_t`: Student's t without SciPy at run time;
-* :mod:`.cost`: prices, expected cost per 100 tasks and what doing nothing costs;
+  one-sided bound of a rate seen 0 times, the bound with dropped trials counted, and several
+  rates' intervals with their correlations across tasks;
+* :mod:`.value`: the four prices, net value per 100 tasks, doing nothing as its zero line and
+  each system's break-even value;
 * :mod:`.comparisons`: paired, task-clustered differences of two systems (and of one system
-  across substrates);
+  across substrates), the family-wise level of a board and the fewest tasks that can put a
+  difference beyond noise;
 * :mod:`.power`: a board's minimum detectable difference.
 
 The modules import each other one way (rates and events first, comparisons last) and nothing
@@ -31,9 +33,13 @@ from __future__ import annotations
 from effectbench.metrics.clustered import (
     CLUSTERED_METHOD,
     ONE_SIDED_ALPHA,
+    SPREAD_TOLERANCE,
     ClusteredInterval,
+    Components,
     TaskRate,
     clustered_wilson,
+    components,
+    correlation,
     design_effect,
     rate_over_tasks,
     task_rate,
@@ -41,32 +47,18 @@ from effectbench.metrics.clustered import (
     zero_upper_bound,
 )
 from effectbench.metrics.comparisons import (
-    PAIRED_COST_METHOD,
+    CONFIDENCE,
     PAIRED_TASK_METHOD,
+    PAIRED_VALUE_METHOD,
     SUBSTRATE_RATES,
     Difference,
     across_substrates,
-    cost_difference,
+    family_confidence,
+    min_shared_tasks,
     rate_difference,
     substrate_difference,
-)
-from effectbench.metrics.cost import (
-    COST_METHOD,
-    COST_NAMES,
-    COST_PER,
-    COST_PRESETS,
-    DEFAULT_COSTS,
-    MAX_COST_WEIGHT,
-    CostError,
-    CostEstimate,
-    CostWeights,
-    cost_weights,
-    expected_cost,
-    idle_cost,
-    idle_over_halt,
-    never_acts,
-    parse_costs,
-    task_costs,
+    value_difference,
+    z_of,
 )
 from effectbench.metrics.events import (
     CODED_COLUMNS,
@@ -84,6 +76,7 @@ from effectbench.metrics.events import (
 from effectbench.metrics.newcombe import (
     PAIRED_METHOD,
     PairedDifference,
+    combine,
     paired_difference,
     square_and_add,
 )
@@ -97,11 +90,6 @@ from effectbench.metrics.rates import (
     Rate,
     rate,
     wilson,
-)
-from effectbench.metrics.student_t import (
-    regularized_beta,
-    student_t_cdf,
-    student_t_quantile,
 )
 from effectbench.metrics.summary import (
     ALL_CATEGORIES,
@@ -122,6 +110,30 @@ from effectbench.metrics.tasks import (
     TaskTable,
     task_table,
 )
+from effectbench.metrics.value import (
+    DEFAULT_PRICES,
+    HARM_NAMES,
+    MAX_PRICE,
+    PER,
+    PRICE_PRESETS,
+    VALUE_EVENTS,
+    VALUE_METHOD,
+    PriceError,
+    Prices,
+    ValueEstimate,
+    break_even,
+    idle_over_halt,
+    idle_share,
+    idle_value,
+    net_value,
+    never_acts,
+    over_doing_nothing,
+    parse_prices,
+    prices,
+    shares,
+    value_bounds,
+    value_per_episode,
+)
 
 __all__ = [
     "ALL_CATEGORIES",
@@ -130,72 +142,84 @@ __all__ = [
     "CLUSTERED_METHOD",
     "CODED_COLUMNS",
     "COLLATERAL_COLUMN",
-    "COST_METHOD",
-    "COST_NAMES",
-    "COST_PER",
-    "COST_PRESETS",
+    "CONFIDENCE",
     "Cell",
     "ClusteredInterval",
     "Coded",
     "CodedFrame",
-    "CostError",
-    "CostEstimate",
+    "Components",
     "CostSummary",
-    "CostWeights",
-    "DEFAULT_COSTS",
+    "DEFAULT_PRICES",
     "Difference",
     "EVENTS",
     "FRAME_COLUMNS",
+    "HARM_NAMES",
     "Interval",
     "LatencySummary",
-    "MAX_COST_WEIGHT",
+    "MAX_PRICE",
     "ONE_SIDED_ALPHA",
-    "PAIRED_COST_METHOD",
     "PAIRED_METHOD",
     "PAIRED_TASK_METHOD",
+    "PAIRED_VALUE_METHOD",
     "PASS_K",
+    "PER",
     "POWER",
+    "PRICE_PRESETS",
     "PairedDifference",
+    "PriceError",
+    "Prices",
     "RATE_OUTCOMES",
     "RECEIPT_EVENTS",
     "Rate",
     "Results",
+    "SPREAD_TOLERANCE",
     "SUBSTRATE_RATES",
     "TaskRate",
     "TaskTable",
+    "VALUE_EVENTS",
+    "VALUE_METHOD",
+    "ValueEstimate",
     "Z95",
     "across_substrates",
     "bootstrap_mean",
+    "break_even",
     "clustered_wilson",
-    "cost_difference",
-    "cost_weights",
+    "combine",
+    "components",
+    "correlation",
     "design_effect",
     "episode_events",
     "episode_frame",
-    "expected_cost",
+    "family_confidence",
     "frame_from_columns",
-    "idle_cost",
     "idle_over_halt",
+    "idle_share",
+    "idle_value",
+    "min_shared_tasks",
     "minimum_detectable_difference",
+    "net_value",
     "never_acts",
+    "over_doing_nothing",
     "paired_difference",
-    "parse_costs",
+    "parse_prices",
     "pass_hat_k",
+    "prices",
     "rate",
     "rate_difference",
     "rate_over_tasks",
-    "regularized_beta",
+    "shares",
     "square_and_add",
-    "student_t_cdf",
-    "student_t_quantile",
     "substrate_difference",
     "substrate_totals",
     "summarize",
-    "task_costs",
     "task_rate",
     "task_table",
     "transactional_faults_mishandled",
+    "value_bounds",
+    "value_difference",
+    "value_per_episode",
     "wilson",
     "worst_case_rate",
+    "z_of",
     "zero_upper_bound",
 ]

@@ -6,6 +6,8 @@ tasks, not repeats, with its design effect; a rate seen 0 times states its one-s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -49,13 +51,16 @@ def _per_task(k: Any, m: Any) -> tuple[np.ndarray, np.ndarray]:
 def design_effect(k: Any, m: Any) -> float:
     """Return the Rao-Scott design effect of a rate counted as ``k[i]`` of ``m[i]`` per task.
 
-    The ratio of the task-clustered variance of the pooled rate p = sum(k) / sum(m),
-    ``sum((k_i - p m_i)^2) / n^2``, to the binomial variance ``p (1 - p) / n``; at least 1,
-    so the clustered interval is never narrower than the raw one. With one trial per task
-    it is 1. A rate of exactly 0 or 1 shows no spread to measure the clustering by, so
-    it takes the design effect of trials that always agree within a task,
+    The ratio of the task-clustered variance of the pooled rate p = sum(k) / sum(m) to the
+    binomial variance ``p (1 - p) / n``. The clustered variance is Rao and Scott's (1992),
+    ``g / (g - 1) * sum((k_i - p m_i)^2) / n^2`` over ``g`` tasks: the sum of squared
+    residuals with their small-sample factor ``g / (g - 1)`` (the CR1 correction). At least 1,
+    so the clustered interval is never narrower than the raw one (the binomial floor where
+    tasks agree with one another). With one trial per task it is 1. A rate of exactly 0 or 1
+    shows no spread to measure the clustering by, and one task shows none between tasks, so
+    either takes the design effect of trials that always agree within a task,
     ``sum(m_i^2) / n`` (with equal trials per task the effective n is then the number of
-    tasks).
+    tasks: one for one task).
     """
     k_a, m_a = _per_task(k, m)
     return _design_effect(k_a, m_a, float(k_a.sum()), float(m_a.sum()))
@@ -67,9 +72,10 @@ def _design_effect(k_a: np.ndarray, m_a: np.ndarray, k_sum: float, n: float) -> 
         return 1.0
     p = k_sum / n
     binomial = n * p * (1.0 - p)
-    if binomial <= 1e-12 * n:
+    g = len(m_a)
+    if binomial <= 1e-12 * n or g < 2:
         return max(1.0, float((m_a * m_a).sum()) / n)
-    clustered = float(((k_a - p * m_a) ** 2).sum())
+    clustered = g / (g - 1) * float(((k_a - p * m_a) ** 2).sum())
     return max(1.0, clustered / binomial)
 
 
@@ -163,3 +169,55 @@ def worst_case_rate(k: int, n: int, dropped: int) -> float:
     """
     total = n + dropped
     return (k + dropped) / total if total else 0.0
+
+
+SPREAD_TOLERANCE = 1e-24
+"""A rate whose per-task residuals square to at most this much of ``sum(m_i^2)`` shows no
+spread across tasks (its residuals are rounding noise): it is correlated with nothing."""
+
+
+@dataclass(frozen=True)
+class Components:
+    """Several rates of one set of tasks, each with its task-clustered interval, and what
+    their correlations across tasks are read from."""
+
+    points: tuple[float, ...]
+    """Each rate over every episode of the tasks."""
+    intervals: tuple[tuple[float, float], ...]
+    """Each rate's :func:`clustered_wilson` interval (at the level asked for)."""
+    residuals: np.ndarray
+    """One row per rate: each task's ``k_i - p m_i`` (zeros for a rate without spread)."""
+
+
+def components(table: TaskTable, events: Sequence[str], z: float = Z95) -> Components:
+    """Return the rates of ``events`` over ``table`` with their clustered intervals at ``z``
+    and their per-task residuals (what :func:`correlation` reads)."""
+    m = table.m()
+    keep = m > 0
+    m_a = m[keep]
+    n = float(m_a.sum())
+    floor = SPREAD_TOLERANCE * float((m_a * m_a).sum())
+    points, intervals, rows = [], [], []
+    for event in events:
+        k_a = table.k(event)[keep]
+        k_sum = float(k_a.sum())
+        c = _clustered_wilson(k_a, m_a, k_sum, n, z)
+        p = k_sum / n if n else 0.0
+        resid = k_a - p * m_a
+        rows.append(resid if float((resid * resid).sum()) > floor else np.zeros_like(resid))
+        points.append(p)
+        intervals.append((c.lo, c.hi))
+    residuals = np.array(rows, dtype=float).reshape(len(events), len(m_a))
+    return Components(tuple(points), tuple(intervals), residuals)
+
+
+def correlation(residuals: np.ndarray) -> np.ndarray:
+    """Return the correlation across tasks of the rates whose residuals are the rows of
+    ``residuals`` (tasks in the same order in every row): the cosine of every two rows, 1 on
+    the diagonal, 0 beside a row without spread."""
+    norms = np.sqrt((residuals * residuals).sum(axis=1))
+    safe = np.where(norms > 0, norms, 1.0)
+    unit = residuals / safe[:, None]
+    corr: np.ndarray = unit @ unit.T
+    np.fill_diagonal(corr, 1.0)
+    return corr

@@ -1,28 +1,76 @@
-"""Paired, task-clustered comparisons of two systems, and of one system across substrates."""
+"""Paired, task-clustered comparisons of two systems, and of one system across substrates.
+
+Every comparison pairs the two systems' episodes by task and counts tasks, not repeats: each
+rate's task-clustered Wilson interval (:func:`~effectbench.metrics.clustered.components`),
+combined by square-and-add and corrected by the rates' correlations across the common tasks.
+A difference is *beyond noise* when its interval excludes 0 and it rests on at least
+:func:`min_shared_tasks` common tasks. A board states its rank ranges at a family-wise level
+(:func:`family_confidence`): every difference between two of its ranked systems holds at once.
+"""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
+from statistics import NormalDist
 from typing import TYPE_CHECKING
 
-from effectbench.metrics.clustered import clustered_wilson
-from effectbench.metrics.cost import COST_PER, CostWeights, task_costs
-from effectbench.metrics.newcombe import square_and_add
+import numpy as np
+
+from effectbench.metrics.clustered import components, correlation
+from effectbench.metrics.newcombe import combine
 from effectbench.metrics.rates import _Model
-from effectbench.metrics.student_t import student_t_quantile
 from effectbench.metrics.tasks import TaskTable, task_table
+from effectbench.metrics.value import (
+    PER,
+    VALUE_EVENTS,
+    Prices,
+    shares,
+    value_bounds,
+    value_per_episode,
+)
 from effectbench.schema import Substrate
 
 if TYPE_CHECKING:
     import pandas as pd
 
+CONFIDENCE = 0.95
+"""The level of one comparison (the compare view, the substrates page)."""
+
+
+def z_of(confidence: float) -> float:
+    """Return the standard normal quantile of a two-sided interval at ``confidence``."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"a confidence level is between 0 and 1, got {confidence}")
+    return NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
+
+
+def family_confidence(systems: int, confidence: float = CONFIDENCE) -> float:
+    """Return the level of each comparison so that every comparison of ``systems`` systems
+    with one another holds at once with probability ``confidence`` (Bonferroni: the error
+    ``1 - confidence`` shared among the ``systems * (systems - 1) / 2`` pairs)."""
+    pairs = max(1, systems * (systems - 1) // 2)
+    return 1.0 - (1.0 - confidence) / pairs
+
+
+def min_shared_tasks(confidence: float = CONFIDENCE) -> int:
+    """Return the fewest common tasks a difference at ``confidence`` must rest on to be beyond
+    noise: the fewest on which a two-sided exact sign test at that level could reject when
+    every task favours the same system (``2 * 0.5^g`` at most ``1 - confidence``). Fewer tasks
+    cannot tell two systems apart whatever they show: 6 at 95%, 7 for the three pairs of a
+    board of three at a family-wise 95%."""
+    alpha = 1.0 - confidence
+    g = 1
+    while 2.0 * 0.5**g > alpha:
+        g += 1
+    return g
+
 
 class Difference(_Model):
-    """The first system minus the second on the tasks both ran, with a paired 95% interval."""
+    """The first system minus the second on the tasks both ran, with a paired interval."""
 
     measure: str
-    """What is compared: an event of :data:`EVENTS` (a rate) or ``cost``."""
+    """What is compared: an event of :data:`EVENTS` (a rate) or ``value`` (net value per 100
+    tasks)."""
     tasks: int
     """Tasks both systems ran (the pairs, each a cluster of episodes); 0: nothing to compare."""
     n_first: int
@@ -38,21 +86,30 @@ class Difference(_Model):
     lo: float
     hi: float
     method: str
+    confidence: float = CONFIDENCE
+    """The interval's level."""
+
+    @property
+    def min_tasks(self) -> int:
+        """The fewest common tasks that can put a difference at this level beyond noise."""
+        return min_shared_tasks(self.confidence)
 
     @property
     def beyond_noise(self) -> bool:
-        """Whether the interval excludes 0 (a difference the data resolve)."""
-        return self.tasks > 0 and (self.lo > 0 or self.hi < 0)
+        """Whether the data resolve the difference: the interval excludes 0 and it rests on
+        at least :attr:`min_tasks` common tasks."""
+        return self.tasks >= self.min_tasks and (self.lo > 0 or self.hi < 0)
 
 
 PAIRED_TASK_METHOD = "mover-wilson-rao-scott"
-"""Newcombe's square-and-add (MOVER) of the two clustered Wilson intervals, corrected by the
+"""Square-and-add (MOVER) of the two clustered Wilson intervals, corrected by the
 task-clustered correlation of the two rates."""
-PAIRED_COST_METHOD = "paired-cluster-robust-t"
-"""Difference of mean costs with a task-paired CR1 standard error and t on tasks - 1."""
+PAIRED_VALUE_METHOD = "mover-wilson-rao-scott-value"
+"""Square-and-add of both systems' four rates' clustered Wilson intervals, weighted by the
+prices and corrected by the correlations of all eight across the common tasks."""
 
 
-def _nothing_common(measure: str, bound: float, method: str) -> Difference:
+def _nothing_common(measure: str, bound: float, method: str, confidence: float) -> Difference:
     """The difference of two systems without a common task: 0, anywhere in [-bound, bound]."""
     return Difference(
         measure=measure,
@@ -65,6 +122,7 @@ def _nothing_common(measure: str, bound: float, method: str) -> Difference:
         lo=-bound,
         hi=bound,
         method=method,
+        confidence=confidence,
     )
 
 
@@ -75,26 +133,39 @@ def _common(first: TaskTable, second: TaskTable) -> tuple[TaskTable, TaskTable]:
     return a, b
 
 
-def rate_difference(first: TaskTable, second: TaskTable, event: str) -> Difference:
+def _paired(
+    a: TaskTable, b: TaskTable, events: Sequence[str], weights: Sequence[float], z: float
+) -> tuple[float, float, float]:
+    """Return (first's combination, lo, hi of first minus second) of ``events`` weighted by
+    ``weights`` over two tables of the same tasks (in the same order)."""
+    pa, pb = components(a, events, z), components(b, events, z)
+    corr = correlation(np.vstack([pa.residuals, pb.residuals]))
+    lo, hi = combine(
+        (*pa.points, *pb.points),
+        (*pa.intervals, *pb.intervals),
+        (*weights, *(-w for w in weights)),
+        corr,
+    )
+    return sum(w * p for w, p in zip(weights, pa.points, strict=True)), lo, hi
+
+
+def rate_difference(
+    first: TaskTable, second: TaskTable, event: str, confidence: float = CONFIDENCE
+) -> Difference:
     """Return the paired, task-clustered difference of one rate between two systems.
 
     Over the tasks both ran: the difference of the pooled rates, with Newcombe's
     square-and-add (MOVER) interval built from each rate's :func:`clustered_wilson`
-    limits and the correlation of the two rates across tasks (the cluster-robust
-    covariance of per-task residuals ``k_i - p m_i``; 0 when either rate has no spread).
-    With one trial per task and equal pairs this is Newcombe's (1998) method 10 without
-    its continuity adjustment of phi. No common task gives 0 in [-1, 1] and ``tasks`` 0.
+    limits and the correlation of the two rates across tasks (the cosine of their per-task
+    residuals ``k_i - p m_i``; 0 when either rate has no spread). With one trial per task and
+    equal pairs this is Newcombe's (1998) method 10 without its continuity adjustment of phi.
+    No common task gives 0 in [-1, 1] and ``tasks`` 0.
     """
     a, b = _common(first, second)
     if a.n_tasks == 0:
-        return _nothing_common(event, 1.0, PAIRED_TASK_METHOD)
-    ka, ma, kb, mb = a.k(event), a.m(), b.k(event), b.m()
-    pa, pb = float(ka.sum()) / float(ma.sum()), float(kb.sum()) / float(mb.sum())
-    ca, cb = clustered_wilson(ka, ma), clustered_wilson(kb, mb)
-    ra, rb = ka - pa * ma, kb - pb * mb
-    va, vb = float((ra * ra).sum()), float((rb * rb).sum())
-    r = float((ra * rb).sum()) / math.sqrt(va * vb) if va > 0 and vb > 0 else 0.0
-    lo, hi = square_and_add(pa, (ca.lo, ca.hi), pb, (cb.lo, cb.hi), r)
+        return _nothing_common(event, 1.0, PAIRED_TASK_METHOD, confidence)
+    pa, pb = float(a.k(event).sum()) / a.n_episodes, float(b.k(event).sum()) / b.n_episodes
+    _, lo, hi = _paired(a, b, (event,), (1.0,), z_of(confidence))
     return Difference(
         measure=event,
         tasks=a.n_tasks,
@@ -103,49 +174,45 @@ def rate_difference(first: TaskTable, second: TaskTable, event: str) -> Differen
         first=pa,
         second=pb,
         difference=pa - pb,
-        lo=lo,
-        hi=hi,
+        lo=max(-1.0, lo),
+        hi=min(1.0, hi),
         method=PAIRED_TASK_METHOD,
+        confidence=confidence,
     )
 
 
-def cost_difference(first: TaskTable, second: TaskTable, weights: CostWeights) -> Difference:
-    """Return the paired, task-clustered difference of expected cost per 100 tasks.
+def value_difference(
+    first: TaskTable, second: TaskTable, p: Prices, confidence: float = CONFIDENCE
+) -> Difference:
+    """Return the paired, task-clustered difference of net value per 100 tasks at prices ``p``.
 
-    Over the tasks both ran: the first system's mean episode cost minus the second's,
-    times 100, with mean +- t(0.975, tasks - 1) x SE, where the variance is CR1 over
-    tasks of the paired residuals ``e1_i / n1 - e2_i / n2`` (``e_i`` a task's cost sum
-    minus the mean times its episodes). Fewer than two common tasks leave the spread
-    unknown: the interval is the whole possible range.
+    Over the tasks both ran: the first system's :func:`value_per_episode` minus the second's,
+    times 100, with the square-and-add interval of all eight rates (both systems' success,
+    SWER, record-wrong and over-halt, each with its clustered Wilson interval at
+    ``confidence``), weighted by the prices and corrected by their correlations across the
+    common tasks (a system's own rates correlate, and so do two systems' on the same tasks).
+    Clipped to what two episodes can differ by. No common task gives 0 in the whole range.
     """
+    least, most = value_bounds(p)
+    span = PER * (most - least)
     a, b = _common(first, second)
-    worst = COST_PER * weights.worst
     if a.n_tasks == 0:
-        return _nothing_common("cost", worst, PAIRED_COST_METHOD)
-    ca, cb = task_costs(a, weights), task_costs(b, weights)
-    ma, mb = a.m(), b.m()
-    na, nb = float(ma.sum()), float(mb.sum())
-    mean_a, mean_b = float(ca.sum()) / na, float(cb.sum()) / nb
-    d = mean_a - mean_b
-    g = a.n_tasks
-    if g < 2:
-        lo, hi = -weights.worst, weights.worst
-    else:
-        resid = (ca - mean_a * ma) / na - (cb - mean_b * mb) / nb
-        se = math.sqrt(g / (g - 1) * float((resid * resid).sum()))
-        half = student_t_quantile(0.975, g - 1) * se
-        lo, hi = max(-weights.worst, d - half), min(weights.worst, d + half)
+        return _nothing_common("value", span, PAIRED_VALUE_METHOD, confidence)
+    va, vb = value_per_episode(shares(a), p), value_per_episode(shares(b), p)
+    d = va - vb
+    _, lo, hi = _paired(a, b, VALUE_EVENTS, p.weights(), z_of(confidence))
     return Difference(
-        measure="cost",
-        tasks=g,
-        n_first=int(na),
-        n_second=int(nb),
-        first=COST_PER * mean_a,
-        second=COST_PER * mean_b,
-        difference=COST_PER * d,
-        lo=COST_PER * lo,
-        hi=COST_PER * hi,
-        method=PAIRED_COST_METHOD,
+        measure="value",
+        tasks=a.n_tasks,
+        n_first=a.n_episodes,
+        n_second=b.n_episodes,
+        first=PER * va,
+        second=PER * vb,
+        difference=PER * d,
+        lo=max(-span, PER * min(lo, d)),
+        hi=min(span, PER * max(hi, d)),
+        method=PAIRED_VALUE_METHOD,
+        confidence=confidence,
     )
 
 

@@ -1,12 +1,16 @@
-"""Newcombe's paired difference of two rates over independent pairs, and square-and-add.
+"""Square-and-add (MOVER), and Newcombe's paired difference of two rates over independent pairs.
 
-:func:`square_and_add` (MOVER) is also what the task-clustered comparisons
-(:mod:`effectbench.metrics.comparisons`) combine two intervals with.
+:func:`combine` is how every interval of a combination is built: a difference of two rates
+(:mod:`effectbench.metrics.comparisons`), the net value of a system and the difference of two
+systems' net values (:mod:`effectbench.metrics.value`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+
+import numpy as np
 
 from effectbench.metrics.rates import Z95, Interval, _Model, wilson
 
@@ -35,19 +39,56 @@ PAIRED_METHOD = "newcombe-paired"
 """Newcombe (1998), method 10: the hybrid score interval for a paired difference."""
 
 
+def combine(
+    points: Sequence[float],
+    intervals: Sequence[tuple[float, float]],
+    weights: Sequence[float],
+    correlation: np.ndarray | Sequence[Sequence[float]],
+) -> tuple[float, float]:
+    """Return the square-and-add (MOVER) interval of ``sum(weights[e] * points[e])``.
+
+    Zou and Donner's method of variance estimates recovery for a linear combination of
+    estimates, each with its own interval: the combination's lower limit goes down from the
+    point estimate by the root of the quadratic form, over every pair of components, of the
+    distances each component's own interval allows in the direction that lowers the sum (the
+    distance to its lower limit for a positive weight, to its upper limit for a negative one),
+    signed by the weights and weighted by ``correlation`` (the correlation of the estimates;
+    its diagonal is 1); the upper limit likewise. A component of weight 0 takes no part. With
+    two components of weights 1 and -1 this is Newcombe's square-and-add of a difference.
+    Not clamped (the caller knows the combination's range).
+    """
+    theta = 0.0
+    down: list[float] = []
+    up: list[float] = []
+    sign: list[float] = []
+    for p, (lo, hi), w in zip(points, intervals, weights, strict=True):
+        theta += w * p
+        if w >= 0:
+            down.append(w * (p - lo))
+            up.append(w * (hi - p))
+        else:
+            down.append(-w * (hi - p))
+            up.append(-w * (p - lo))
+        sign.append(1.0 if w > 0 else -1.0 if w < 0 else 0.0)
+    below = above = 0.0
+    for e in range(len(sign)):
+        for f in range(len(sign)):
+            c = sign[e] * sign[f] * float(correlation[e][f])
+            below += c * down[e] * down[f]
+            above += c * up[e] * up[f]
+    return theta - math.sqrt(max(below, 0.0)), theta + math.sqrt(max(above, 0.0))
+
+
 def square_and_add(
     p1: float, ci1: tuple[float, float], p2: float, ci2: tuple[float, float], r: float
 ) -> tuple[float, float]:
     """Return Newcombe's square-and-add (MOVER) interval of ``p1 - p2``, clamped to [-1, 1].
 
     ``ci1`` and ``ci2`` are the two rates' intervals; ``r`` the correlation of the two
-    estimates (0 for independent samples).
+    estimates (0 for independent samples): :func:`combine` of two components.
     """
-    (l1, u1), (l2, u2) = ci1, ci2
-    d = p1 - p2
-    below = (p1 - l1) ** 2 + (u2 - p2) ** 2 - 2 * r * (p1 - l1) * (u2 - p2)
-    above = (u1 - p1) ** 2 + (p2 - l2) ** 2 - 2 * r * (u1 - p1) * (p2 - l2)
-    return max(-1.0, d - math.sqrt(max(below, 0.0))), min(1.0, d + math.sqrt(max(above, 0.0)))
+    lo, hi = combine((p1, p2), (ci1, ci2), (1.0, -1.0), ((1.0, r), (r, 1.0)))
+    return max(-1.0, lo), min(1.0, hi)
 
 
 def paired_difference(

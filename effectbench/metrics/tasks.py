@@ -1,7 +1,7 @@
 """One arm's scored episodes counted per task: what every task-clustered number reads.
 
-SPEC 1.3 (added in 1.2.0): trials of one task share its context, so the task is the unit the
-intervals, costs and comparisons count.
+SPEC 1.3 (added in 1.2.0, revised in 1.3.0): trials of one task share its context, so the task
+is the unit the intervals, net values and comparisons count.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ hand (no renderer, byte-stable); text widths are estimated per character and pin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
@@ -88,11 +89,18 @@ class Badge:
         )
 
 
-def result_badge(pack: str, swer: Rate, over_halt: Rate, record_wrong: Rate | TaskRate) -> Badge:
-    """Return the badge of one ranked submission: SWER, over-halt and record-wrong with k/n."""
+def result_badge(
+    pack: str,
+    substrates: Sequence[str],
+    swer: Rate,
+    over_halt: Rate,
+    record_wrong: Rate | TaskRate,
+) -> Badge:
+    """Return the badge of one ranked submission: SWER, over-halt and record-wrong with k/n,
+    over every episode of the substrates it ran (named in its label)."""
     message = (
         f"SWER {_pct(swer)} ({swer.numerator}/{swer.denominator}) · over-halt "
         f"{_pct(over_halt)} ({over_halt.numerator}/{over_halt.denominator}) · record-wrong "
         f"{_pct(record_wrong)} ({record_wrong.numerator}/{record_wrong.denominator})"
     )
-    return Badge(f"EffectBench {pack}", message)
+    return Badge(f"EffectBench {pack} · {'+'.join(substrates)}", message)

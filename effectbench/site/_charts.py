@@ -16,7 +16,8 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from effectbench.metrics import DEFAULT_COSTS, CostWeights
+from effectbench.metrics import DEFAULT_PRICES, Prices
+from effectbench.site._format import signed
 
 FONT = "sans-serif"
 PADDING = {"left": 24, "right": 12, "top": 6, "bottom": 6}
@@ -109,7 +110,7 @@ def _frontier_template(width: int, height: int, labelled: bool) -> dict[str, Any
     tip = [
         alt.Tooltip("system:N"),
         alt.Tooltip("label:N", title="SWER / over-halt / record-wrong"),
-        alt.Tooltip("cost_text:N", title="cost per 100 tasks"),
+        alt.Tooltip("value_text:N", title="net value per 100 tasks, against doing nothing"),
     ]
     layers = []
     for kind, colour, stroke in (("iso", "#8a8a8a", 1), ("idle", "#b00020", 2)):
@@ -182,10 +183,10 @@ def _frontier_template(width: int, height: int, labelled: bool) -> dict[str, Any
 
 
 ISO_LEVELS = (25.0, 50.0, 100.0, 200.0, 400.0, 800.0)
-"""Expected costs per 100 tasks the frontier draws an iso-cost line for (those in the plot)."""
+"""Harm costs per 100 tasks the frontier draws an iso-cost line for (those in the plot)."""
 
 
-def iso_segment(per_100: float, costs: CostWeights) -> tuple[float, float, float, float] | None:
+def iso_segment(per_100: float, costs: Prices) -> tuple[float, float, float, float] | None:
     """Return the part inside the unit square of the line silent x SWER + over_halt x
     over-halt = ``per_100`` / 100 (record-wrong at 0), as (x1, y1, x2, y2); None if outside."""
     c = per_100 / 100.0
@@ -207,19 +208,20 @@ def iso_segment(per_100: float, costs: CostWeights) -> tuple[float, float, float
 def frontier_chart(
     name: str,
     frame: pd.DataFrame,
-    costs: CostWeights | None = None,
+    costs: Prices | None = None,
     facts: Any = None,
     href: str = "submissions/",
 ) -> Chart:
     """SWER against over-halt per system, with their task-clustered intervals, on the plane of
-    iso-cost lines at the board's prices; the doing-nothing line drawn in red.
+    lines of equal harm cost at the board's prices; doing nothing's harm drawn in red.
 
     A system's record-wrong rate moves it off the plane: a hollow triangle above its point
     marks where its wrong records put it (SWER + record-wrong x wrong_record / silent), the
-    height at which the iso-cost lines read its expected cost. Each point links to its
-    submission page (``href`` + slug + ``.html``).
+    height at which the iso-cost lines read what its harms cost. Net value (which also counts
+    its correct effects) is in the tooltip and the table. Each point links to its submission
+    page (``href`` + slug + ``.html``).
     """
-    costs = costs or DEFAULT_COSTS
+    costs = costs or DEFAULT_PRICES
     ratio = costs.wrong_record / costs.silent if costs.silent > 0 else 0.0
     values: list[dict[str, Any]] = []
     for r in frame.itertuples():
@@ -238,11 +240,11 @@ def frontier_chart(
                 "shift": ratio * r.record_wrong,
                 "y_cost": min(1.0, r.swer + ratio * r.record_wrong),
                 "label": f"{pct(r.swer)} / {pct(r.over_halt)} / {pct(r.record_wrong)}",
-                "cost_text": f"{r.cost:.1f} [{r.cost_lo:.1f}, {r.cost_hi:.1f}]",
+                "value_text": f"{signed(r.value)} [{signed(r.value_lo)}, {signed(r.value_hi)}]",
                 # What a screen reader hears for each mark: the data table's numbers.
                 "d": f"{r.system}: SWER {pct(r.swer)} ({r.swer_k}/{r.swer_n}), over-halt "
                 f"{pct(r.over_halt)} ({r.over_halt_k}/{r.over_halt_n}), record-wrong {rw}, "
-                f"cost {r.cost:.1f} per 100 tasks",
+                f"net value {signed(r.value)} per 100 tasks against doing nothing",
                 "shift_d": f"{r.system}: where its record-wrong rate {rw} puts it on the cost "
                 "lines",
                 "swer_ci": f"{r.system}: SWER interval counting tasks {pct(r.swer_tasks_lo)} "
@@ -251,7 +253,8 @@ def frontier_chart(
                 f"{pct(r.over_halt_tasks_lo)} to {pct(r.over_halt_tasks_hi)}",
             }
         )
-    idle = getattr(facts, "idle_cost", None)
+    share = getattr(facts, "idle", None)
+    idle = None if share is None else 100 * costs.over_halt * share
     levels = [("iso", c, f"{c:g}") for c in ISO_LEVELS]
     if idle is not None:
         levels.append(("idle", idle, f"doing nothing {idle:.1f}"))
@@ -272,7 +275,7 @@ def frontier_chart(
                 "line_label": text,
                 "d": f"iso-cost line: {text} per 100 tasks"
                 if kind == "iso"
-                else f"the doing-nothing line: {idle:.1f} per 100 tasks",
+                else f"doing nothing's over-halts: {idle:.1f} per 100 tasks",
             }
         )
     best = frame.iloc[0]
@@ -280,8 +283,9 @@ def frontier_chart(
     systems = "1 system" if len(frame) == 1 else f"{len(frame)} systems"
     alt_text = (
         f"{systems}. First in the default order: {best.system}, SWER {pct(best.swer)}, "
-        f"over-halt {pct(best.over_halt)}, record-wrong {pct(best.record_wrong)}, cost "
-        f"{best.cost:.1f} per 100 tasks; lowest over-halt: {least_halt.system} at "
+        f"over-halt {pct(best.over_halt)}, record-wrong {pct(best.record_wrong)}, net value "
+        f"{signed(best.value)} per 100 tasks against doing nothing; lowest over-halt: "
+        f"{least_halt.system} at "
         f"{pct(least_halt.over_halt)} with SWER {pct(least_halt.swer)}."
     )
     zero = frame[frame["swer_k"] == 0]
@@ -297,14 +301,14 @@ def frontier_chart(
             f"{pct(worst_zero.over_halt)} ({worst_zero.system})."
         )
     if idle is not None:
-        above = int((frame["cost"] > idle + 1e-9).sum())
+        below = len(frame) - facts.line_after
         alt_text += (
-            f" Doing nothing would cost {idle:.1f} per 100 tasks; {above} of {len(frame)} "
-            "cost more at these prices."
+            f" Doing nothing's over-halts would cost {idle:.1f} per 100 tasks; {below} of "
+            f"{len(frame)} are worth less than doing nothing at these prices."
         )
     rates = ("swer", "over_halt", "record_wrong")
     table = DataTable(
-        ("system", "swer", "over halt", "record wrong", "cost per 100 tasks"),
+        ("system", "swer", "over halt", "record wrong", "net value per 100 tasks"),
         [
             (
                 str(r["system"]),
@@ -313,7 +317,7 @@ def frontier_chart(
                     f"{pct(r[m + '_tasks_hi'])}]"
                     for m in rates
                 ),
-                f"{r['cost']:.1f} [{r['cost_lo']:.1f}, {r['cost_hi']:.1f}]",
+                f"{signed(r['value'])} [{signed(r['value_lo'])}, {signed(r['value_hi'])}]",
             )
             for r in frame.to_dict("records")
         ],
@@ -322,7 +326,7 @@ def frontier_chart(
     labelled = len(frame) <= LABELLED_POINTS
     return Chart(
         name,
-        "SWER against over-halt, with cost lines",
+        "SWER against over-halt, with lines of equal harm",
         _with_data(_frontier_template(440, 320, labelled), values),
         alt_text,
         table,

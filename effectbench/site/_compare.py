@@ -1,12 +1,12 @@
 """The compare view's data: every board's episodes, one outcome letter per episode and system.
 
-Two systems on one board are compared on the episodes both ran, paired by
-(task, trial, seed) and clustered by task. With hundreds of systems a board has too
+Two systems on one board (one substrate of a pack) are compared on the episodes both ran,
+paired by (task, trial, seed) and clustered by task. With hundreds of systems a board has too
 many pairs to render each, so the build publishes one small script per board
 (``compare/KEY.js``) and the compare page (``site/assets/compare.js``) counts each
 task's episodes in the browser and applies the formulas of
-:func:`effectbench.metrics.rate_difference` and :func:`effectbench.metrics.cost_difference`
-there (Student's t quantiles come with the data).
+:func:`effectbench.metrics.rate_difference` and :func:`effectbench.metrics.value_difference`
+there (with the leaderboard script's statistics). Every system is named with its substrate.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from effectbench.metrics import student_t_quantile
+from effectbench.metrics import CONFIDENCE, MAX_PRICE, PRICE_PRESETS, VALUE_EVENTS, min_shared_tasks
 from effectbench.schema import Outcome, SwerVariant
 from effectbench.site._pages import OUTCOME_CODES, BoardView
-from effectbench.site._tables import BOARD_COLUMNS
+from effectbench.site._prices import price_list
+from effectbench.site._tables import BOARD_COLUMNS, named
 
 MISSING = "."
 """The letter of an episode a system did not run."""
@@ -83,6 +84,7 @@ def compare_data(
             {
                 "slug": row["slug"],
                 "name": row["system"],
+                "label": named(row["system"], row["substrate"]),
                 "status": row["status"],
                 "rank": row["rank_text"] if row["rank_text"] != "—" else "",
                 "outcomes": "".join(letters),
@@ -90,7 +92,6 @@ def compare_data(
             }
         )
     labels = {c.key: c for c in BOARD_COLUMNS}
-    n_tasks = len({k[0] for k in keys})
     legend = [
         f"{code} {name}"
         if name != Outcome.SILENT_WRONG_EFFECT.value
@@ -106,8 +107,14 @@ def compare_data(
             for key in COMPARE_RATES
         ],
         "events": EVENT_LETTERS,
-        "prices": list(view.costs.as_tuple()),
-        "t975": [student_t_quantile(0.975, df) for df in range(1, max(2, n_tasks))],
+        "value_events": list(VALUE_EVENTS),
+        "prices": price_list(view.prices),
+        "price_rules": {
+            "defaults": price_list(view.prices),
+            "max": MAX_PRICE,
+            "presets": {k: price_list(w) for k, (_, w) in PRICE_PRESETS.items()},
+        },
+        "min_tasks": min_shared_tasks(CONFIDENCE),
         "legend": " · ".join(legend),
     }
 

@@ -7,6 +7,7 @@ is generated from the pydantic models below, so the two cannot drift apart.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -26,22 +27,23 @@ from effectbench.metrics import (
     Interval,
     TaskRate,
     TaskTable,
-    expected_cost,
-    idle_cost,
     never_acts,
-    substrate_totals,
     task_rate,
     worst_case_rate,
 )
 from effectbench.site._entries import Entry
 from effectbench.site._sensitivity import BoardAcross, SystemAcross
-from effectbench.site._tables import DEFAULT_ORDER, DROP_BOUNDED, RATES, Board
+from effectbench.site._tables import DEFAULT_ORDER, DROP_BOUNDED, RATES, Board, named
 
-FORMAT = 2
+FORMAT = 3
 """Bumped when a field changes meaning or disappears (new fields may be added freely).
 2: entries in the joint default order (expected cost, dominance, no reward for inaction);
 rank ranges from paired, task-clustered cost differences; record-wrong, task-clustered
-intervals, costs and drop bounds added."""
+intervals, costs and drop bounds added.
+3: one board per substrate (an entry is on the board of every substrate it ran, with its
+numbers there, named with it); ordered by net value per 100 tasks against doing nothing
+(``value`` replaces ``cost``), with break-even values; rank ranges at a family-wise level;
+the same system across substrates under ``groups``."""
 SCHEMA_FILE = "leaderboard.schema.json"
 DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 DATE_OR_EMPTY = r"^([0-9]{4}-[0-9]{2}-[0-9]{2})?$"
@@ -145,15 +147,22 @@ class SignerJSON(_Model):
     issuer: str
 
 
-class CostJSON(_Model):
-    """Expected cost per 100 tasks at the board's prices, with its task-clustered interval."""
+class ValueJSON(_Model):
+    """Net value per 100 tasks at the board's prices, drawn against doing nothing (0), with its
+    task-clustered 95% interval, and the value of a correct effect at which it breaks even."""
 
-    per_100: float = Field(ge=0)
-    lo: float = Field(ge=0)
-    hi: float = Field(ge=0)
+    per_100: float = Field(description="net value per 100 tasks minus doing nothing's")
+    lo: float
+    hi: float
     tasks: int = Field(ge=0)
-    idle: float | None = Field(
-        default=None, description="what doing nothing (halting on every task) costs there"
+    break_even: float | None = Field(
+        default=None,
+        description="the value of a correct effect above which the system is worth more than "
+        "doing nothing, the harms' prices kept (0: at any value); null when no value makes it so "
+        "(see never_beats_doing_nothing) or doing nothing is not known",
+    )
+    never_beats_doing_nothing: bool = Field(
+        default=False, description="no value of a correct effect makes it worth doing nothing's"
     )
 
 
@@ -165,9 +174,11 @@ class DroppedJSON(_Model):
 
 
 class EntryJSON(_Model):
-    """One accepted submission on a board."""
+    """One accepted submission on a board, with its numbers on the board's substrate."""
 
     system: str
+    substrate: str = Field(description="the substrate every number of the entry comes from")
+    label: str = Field(description="the system's name with its substrate, as the site shows it")
     slug: str = Field(description="the submission's id on the site (its folder, sanitised)")
     status: Literal["ranked", "preview"] = Field(
         description="ranked, or preview (a local build's unsigned bundle, never ranked)"
@@ -188,40 +199,77 @@ class EntryJSON(_Model):
         pattern=DATE_OR_EMPTY,
         description="the date verified (YYYY-MM-DD), or empty when not known",
     )
-    never_acts: bool = Field(description="every episode is a halt")
-    cost: CostJSON
+    never_acts: bool = Field(description="every episode on the substrate is a halt")
+    value: ValueJSON
     dropped: DroppedJSON
-    totals: RatesJSON
-    substrates: dict[str, RatesJSON] = Field(description="per substrate, over every category")
-    cells: list[CellJSON]
+    rates: RatesJSON = Field(description="over its episodes on the board's substrate")
+    cells: list[CellJSON] = Field(description="its cells on the board's substrate")
+
+
+class DoingNothingJSON(_Model):
+    """What halting on every task of the board scores: the zero line of net value."""
+
+    over_halt: float = Field(
+        ge=0, le=1, description="the share of the board's tasks whose correct action was available"
+    )
+    value_per_100: float = Field(
+        le=0, description="its own net value per 100 tasks at the prices (before the shift to 0)"
+    )
+
+
+class FamilyJSON(_Model):
+    """The level the rank ranges are stated at: every pair of ranked systems at once."""
+
+    confidence: float = Field(description="the family-wise level (0.95)")
+    pair_confidence: float = Field(description="the level of each pair's difference (Bonferroni)")
+    ranked: int = Field(ge=0, description="ranked systems (the family)")
+    min_shared_tasks: int = Field(
+        ge=0, description="the fewest common tasks that can put a pair beyond noise at that level"
+    )
 
 
 class BoardJSON(_Model):
-    """One board: one SPEC major version on one pack, entries in the default order."""
+    """One board: one SPEC major version on one pack, split and substrate, entries in the
+    default order."""
 
     key: str
+    group: str = Field(description="the key of the pack's boards (one per substrate)")
     spec_major: str
     pack: str
+    split: str
+    substrate: str
     fingerprints: list[str]
-    substrates: list[str]
     default_order: list[str] = Field(
-        description="the sort keys of the entries' order, under its rules (a system never "
-        "ranks above one that dominates it on SWER, record-wrong and over-halt; one that never "
-        "acts never ranks above one with more correct effects at no higher SWER)"
+        description="the sort keys of the entries' order ('-' first: descending): net value, "
+        "then task success, SWER, record-wrong, over-halt, then the slug; a system at least as "
+        "good on the four rates ranks above the other, and no other system changes the order of "
+        "two"
     )
-    prices: dict[str, float] = Field(description="the prices the cost and the order use")
-    idle_cost: float | None = Field(
-        default=None, description="doing nothing's expected cost per 100 tasks on the board"
+    prices: dict[str, float] = Field(
+        description="the prices net value and the order use: value (of a correct effect), "
+        "silent, wrong_record, over_halt"
     )
+    doing_nothing: DoingNothingJSON | None = Field(
+        default=None, description="null when the pack does not say where the action was available"
+    )
+    family: FamilyJSON
     minimum_detectable_difference: float = Field(
         description="smallest difference in a rate the board resolves at 80% power (fraction)"
     )
     effective_tasks: float = Field(description="the effective number of tasks it rests on")
     entries: list[EntryJSON]
+
+
+class GroupJSON(_Model):
+    """One pack's boards (one per substrate), and its systems across substrates."""
+
+    key: str
+    title: str
+    boards: list[str] = Field(description="the keys of its boards, in SPEC order of substrates")
     across_substrates: list[SystemAcrossJSON] = Field(
         default_factory=list,
-        description="every system of the board that ran more than one substrate, in the board's "
-        "order: its rates per substrate and their differences between substrates",
+        description="every system that ran more than one substrate: its rates per substrate "
+        "and their differences between substrates",
     )
 
 
@@ -234,6 +282,9 @@ class DifferenceJSON(_Model):
     tasks: int = Field(ge=0, description="tasks run on both substrates (the clusters)")
     episodes: int = Field(ge=0, description="paired episodes on each substrate")
     method: str
+    beyond_noise: bool = Field(
+        description="the interval excludes 0 and rests on enough common tasks to tell"
+    )
 
 
 class SubstratePairJSON(_Model):
@@ -279,6 +330,9 @@ class LeaderboardJSON(_Model):
     format: int = Field(description="the document's format version")
     build_date: str = Field(pattern=DATE, description="the day the site was built (YYYY-MM-DD)")
     boards: list[BoardJSON]
+    groups: list[GroupJSON] = Field(
+        description="the boards of each pack, and its systems across substrates"
+    )
 
 
 DIGITS = 6
@@ -343,6 +397,7 @@ def _difference(d: Difference) -> DifferenceJSON:
         tasks=d.tasks,
         episodes=d.n_first,
         method=d.method,
+        beyond_noise=d.beyond_noise,
     )
 
 
@@ -376,6 +431,10 @@ def _int_or_none(x: Any) -> int | None:
     return None if x is None or pd.isna(x) else int(x)
 
 
+def _finite(x: Any) -> float | None:
+    return None if x is None or pd.isna(x) or math.isinf(float(x)) else _r(float(x))
+
+
 def leaderboard_json(
     boards: Sequence[Board],
     entries: dict[str, Entry],
@@ -384,25 +443,24 @@ def leaderboard_json(
     across: Sequence[BoardAcross] = (),
 ) -> LeaderboardJSON:
     """Return the whole leaderboard as a document (``badges``: slugs that have a badge;
-    ``across``: each board's systems that ran more than one substrate)."""
-    across_of = {a.key: a for a in across}
+    ``across``: each pack's systems that ran more than one substrate)."""
     out = []
     for b in boards:
-        facts = b.facts.get("all")
+        facts = b.facts
         items = []
         for row in b.frame.to_dict("records"):
             e = entries[row["slug"]]
-            res, tasks = e.results, e.tasks
-            assert res is not None and tasks is not None and e.status != "refused"
-            cost = expected_cost(tasks, b.costs)
-            idle = idle_cost(tasks, b.costs)
-            whole = {name: task_rate(tasks, name) for name in RATES if name in tasks.events}
-            per_substrate = substrate_totals(res)
-            # One substrate: its episodes are all of them, its rates the whole table's.
-            alone = whole if len(per_substrate) == 1 else None
+            res = e.results
+            tasks = b.tables[e.slug]
+            assert res is not None and e.status != "refused"
+            rates = {name: task_rate(tasks, name) for name in RATES if name in tasks.events}
+            mine = [(i, c, t) for i, (c, t) in enumerate(e.cells) if c.substrate == b.substrate]
+            even = row["break_even"]
             items.append(
                 EntryJSON(
                     system=e.name,
+                    substrate=b.substrate,
+                    label=named(e.name, b.substrate),
                     slug=e.slug,
                     status="ranked" if e.status == "ranked" else "preview",
                     rank_best=_int_or_none(row["rank_best"]),
@@ -418,76 +476,89 @@ def leaderboard_json(
                     trials=int(row["trials"]),
                     seeds=list(e.seeds),
                     seeds_default=e.default_seeds,
-                    n_tasks=res.n_tasks,
+                    n_tasks=tasks.n_tasks,
                     date=e.date,
                     never_acts=never_acts(tasks),
-                    cost=CostJSON(
-                        per_100=_r(cost.per_100),
-                        lo=_r(cost.lo),
-                        hi=_r(cost.hi),
-                        tasks=cost.tasks,
-                        idle=None if idle is None else _r(idle),
+                    value=ValueJSON(
+                        per_100=_r(row["value"]),
+                        lo=_r(row["value_lo"]),
+                        hi=_r(row["value_hi"]),
+                        tasks=tasks.n_tasks,
+                        break_even=_finite(even),
+                        never_beats_doing_nothing=bool(not pd.isna(even) and math.isinf(even)),
                     ),
-                    dropped=DroppedJSON(n=e.n_dropped, reasons=dict(e.drop_reasons)),
-                    totals=RatesJSON(
+                    dropped=DroppedJSON(n=int(row["n_dropped"]), reasons=dict(e.drop_reasons)),
+                    rates=RatesJSON(
                         **_rates(
                             tasks,
-                            res.success_effect_gap,
-                            res.success_effect_gap_ci,
-                            e.n_dropped,
-                            whole,
+                            row["gap"],
+                            None
+                            if pd.isna(row["gap_lo"])
+                            else Interval(lo=row["gap_lo"], hi=row["gap_hi"], method="bootstrap"),
+                            int(row["n_dropped"]),
+                            rates,
                         )
                     ),
-                    substrates={
-                        c.substrate: RatesJSON(
-                            **_rates(
-                                tasks if alone else tasks.of_substrate(c.substrate),
-                                c.success_effect_gap,
-                                None,
-                                counted=alone,
-                            )
-                        )
-                        for c in per_substrate
-                    },
                     cells=[
                         CellJSON(
                             category=c.category,
                             substrate=c.substrate,
                             **_rates(
-                                mine,
+                                t,
                                 c.success_effect_gap,
                                 None,
                                 counted={
-                                    name: e.cell_rate(i, name)
-                                    for name in RATES
-                                    if name in mine.events
+                                    name: e.cell_rate(i, name) for name in RATES if name in t.events
                                 },
                             ),
                         )
-                        for i, (c, mine) in enumerate(e.cells)
+                        for i, c, t in mine
                     ],
                 )
             )
+        idle = facts.idle if facts is not None else None
         out.append(
             BoardJSON(
                 key=b.key,
+                group=b.group,
                 spec_major=b.spec_major,
                 pack=b.pack,
+                split=b.split,
+                substrate=b.substrate,
                 fingerprints=list(b.fingerprints),
-                substrates=list(b.substrates),
                 default_order=list(DEFAULT_ORDER),
-                prices=b.costs.model_dump(),
-                idle_cost=None if facts is None or facts.idle_cost is None else _r(facts.idle_cost),
+                prices=b.prices.model_dump(),
+                doing_nothing=None
+                if idle is None or facts is None or facts.idle_value is None
+                else DoingNothingJSON(over_halt=_r(idle), value_per_100=_r(facts.idle_value)),
+                family=FamilyJSON(
+                    confidence=0.95,
+                    pair_confidence=_r(facts.confidence) if facts else 0.95,
+                    ranked=facts.ranked if facts else 0,
+                    min_shared_tasks=facts.min_tasks if facts else 0,
+                ),
                 minimum_detectable_difference=_r(facts.mdd) if facts else 1.0,
                 effective_tasks=_r(facts.n_effective) if facts else 0.0,
                 entries=items,
-                across_substrates=[
-                    _across(s, entries)
-                    for s in (across_of[b.key].systems if b.key in across_of else [])
-                ],
             )
         )
-    return LeaderboardJSON(format=FORMAT, build_date=build_date, boards=out)
+    across_of = {a.key: a for a in across}
+    keys: dict[str, list[Board]] = {}
+    for b in boards:
+        keys.setdefault(b.group, []).append(b)
+    groups = [
+        GroupJSON(
+            key=group,
+            title=members[0].group_title,
+            boards=[b.key for b in members],
+            across_substrates=[
+                _across(s, entries)
+                for s in (across_of[group].systems if group in across_of else [])
+            ],
+        )
+        for group, members in keys.items()
+    ]
+    return LeaderboardJSON(format=FORMAT, build_date=build_date, boards=out, groups=groups)
 
 
 def dumps(doc: LeaderboardJSON) -> bytes:

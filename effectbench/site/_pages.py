@@ -22,10 +22,10 @@ import pandas as pd
 from markupsafe import Markup, escape
 
 from effectbench.metrics import (
-    COST_PRESETS,
-    DEFAULT_COSTS,
-    MAX_COST_WEIGHT,
-    CostWeights,
+    DEFAULT_PRICES,
+    MAX_PRICE,
+    PRICE_PRESETS,
+    Prices,
     Results,
     TaskTable,
 )
@@ -33,6 +33,7 @@ from effectbench.schema import Outcome
 from effectbench.showable import LAYOUT, make_showable
 from effectbench.site._charts import Chart, pct
 from effectbench.site._entries import Entry
+from effectbench.site._format import break_even_text, signed
 from effectbench.site._mkdocs import GeneratedPage
 from effectbench.site._tables import (
     BOARD_COLUMNS,
@@ -40,6 +41,7 @@ from effectbench.site._tables import (
     BoardColumn,
     ViewFacts,
     cells_rows,
+    named,
     substrate_order,
 )
 from effectbench.site._withdrawn import Withdrawn
@@ -190,6 +192,8 @@ def environment(templates: Path) -> jinja2.Environment:
     env.filters["secs"] = _secs
     env.filters["issuer_host"] = _issuer_host
     env.filters["points"] = _points
+    env.filters["signed"] = signed
+    env.filters["break_even"] = break_even_text
     env.filters["wbr"] = _wbr
     env.filters["readable"] = readable_numbers
     env.globals["rate_cell"] = rate_cell
@@ -232,7 +236,15 @@ def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
         row["rank_sort"] = order
         row["order"] = order
         row["all_badges"] = row_badges(row)
-        words = [row["system"], row["signer"], row["date"], row["status"], *row["all_badges"]]
+        row["label"] = named(row["system"], row["substrate"])
+        words = [
+            row["system"],
+            row["substrate"],
+            row["signer"],
+            row["date"],
+            row["status"],
+            *row["all_badges"],
+        ]
         row["filter_text"] = " ".join(str(w) for w in words if w).lower()
         rows.append(row)
     return rows
@@ -257,7 +269,7 @@ def _collapse_badges(rows: list[dict[str, Any]]) -> list[str]:
 
 @dataclass(frozen=True)
 class BoardView:
-    """A board with its rows ready for the template."""
+    """A board (one substrate of a pack) with its rows ready for the template."""
 
     key: str
     title: str
@@ -267,30 +279,52 @@ class BoardView:
     rows: list[dict[str, Any]]
     n_ranked: int
     anchor: bool
+    substrate: str = ""
+    """The substrate every number of the board comes from."""
+    group: str = ""
+    """The anchor of the board's pack (its boards share one table, a substrate at a time)."""
+    group_title: str = ""
+    facts: ViewFacts | None = None
+    """The doing-nothing line, the minimum detectable difference and the family-wise level."""
+    prices: Prices = DEFAULT_PRICES
+    """The prices of the default order."""
+    tables: dict[str, TaskTable] = field(default_factory=dict)
+    """Each system's rows on the substrate counted per task (what the board script re-ranks)."""
+
+
+@dataclass(frozen=True)
+class BoardGroup:
+    """The boards of one pack (one per substrate): one table on the page, a substrate at a
+    time, the first in SPEC order shown first."""
+
+    key: str
+    title: str
+    views: list[BoardView]
     columns: tuple[BoardColumn, ...] = BOARD_COLUMNS
     """The columns shown: a collapsible column whose value every row shares is left out."""
     fixed: tuple[tuple[str, str, str], ...] = ()
     """(label, value, full value on hover) of what every row shares, said above the board."""
     common_badges: tuple[str, ...] = ()
-    substrates: tuple[str, ...] = ()
-    views: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    """Per substrate: its rows (only when the board has more than one substrate)."""
-    facts: dict[str, ViewFacts] = field(default_factory=dict)
-    """Per view (``all`` and each substrate): the doing-nothing line and the minimum
-    detectable difference."""
-    costs: CostWeights = DEFAULT_COSTS
-    """The prices of the default order."""
-    tables: dict[str, dict[str, TaskTable]] = field(default_factory=dict)
-    """Per view: each system's rows counted per task (what the board script re-ranks)."""
 
     @property
-    def bodies(self) -> list[tuple[str, list[dict[str, Any]], ViewFacts | None]]:
-        """Return (view name, rows, facts) of every table body: ``all`` first, then each
-        substrate."""
-        return [
-            (name, rows, self.facts.get(name))
-            for name, rows in [("all", self.rows), *self.views.items()]
-        ]
+    def substrates(self) -> tuple[str, ...]:
+        """The substrates of its boards, in the order shown."""
+        return tuple(v.substrate for v in self.views)
+
+    @property
+    def systems(self) -> int:
+        """Distinct entries on its boards."""
+        return len({row["slug"] for v in self.views for row in v.rows})
+
+    @property
+    def ranked(self) -> int:
+        """Distinct ranked entries on its boards."""
+        return len({row["slug"] for v in self.views for row in v.rows if row["status"] == "ranked"})
+
+    @property
+    def anchor(self) -> bool:
+        """Whether its pack is a regression anchor."""
+        return any(v.anchor for v in self.views)
 
 
 ANCHOR_PACKS = ("mockmed", "mockmed-anchor")
@@ -319,14 +353,8 @@ def board_views(boards: Sequence[Board]) -> list[BoardView]:
     out = []
     for b in boards:
         rows = _rows(b.frame)
-        common = _collapse_badges(rows)
-        views = {}
-        for sub, frame in b.views.items():
-            sub_rows = _rows(frame)
-            for r in sub_rows:
-                r["badges"] = [k for k in r["all_badges"] if k not in common]
-            views[sub] = sub_rows
-        columns, fixed = _fixed(b.frame)
+        for r in rows:
+            r["badges"] = list(r["all_badges"])
         out.append(
             BoardView(
                 key=b.key,
@@ -337,16 +365,33 @@ def board_views(boards: Sequence[Board]) -> list[BoardView]:
                 rows=rows,
                 n_ranked=int((b.frame["status"] == "ranked").sum()),
                 anchor=b.pack.lower() in ANCHOR_PACKS,
-                columns=columns,
-                fixed=fixed,
-                common_badges=tuple(common),
-                substrates=b.substrates,
-                views=views,
+                substrate=b.substrate,
+                group=b.group,
+                group_title=b.group_title,
                 facts=b.facts,
-                costs=b.costs,
+                prices=b.prices,
                 tables=b.tables,
             )
         )
+    return out
+
+
+def board_groups(views: Sequence[BoardView]) -> list[BoardGroup]:
+    """Return the boards grouped by pack (in the order given), each group's shared columns
+    and badges worked out (a badge every row of every board of the group carries is said once
+    above its table, and left out of its rows)."""
+    by_group: dict[str, list[BoardView]] = {}
+    for v in views:
+        by_group.setdefault(v.group, []).append(v)
+    out = []
+    for key, members in by_group.items():
+        frame = pd.concat([v.frame for v in members], ignore_index=True)
+        columns, fixed = _fixed(frame)
+        rows = [r for v in members for r in v.rows]
+        for r in rows:
+            r["badges"] = list(r["all_badges"])
+        common = _collapse_badges(rows)
+        out.append(BoardGroup(key, members[0].group_title, members, columns, fixed, tuple(common)))
     return out
 
 
@@ -358,30 +403,32 @@ def leaderboard_page(
     trust_note: str = "",
     across: frozenset[str] = frozenset(),
 ) -> GeneratedPage:
-    """Return the home page: one sortable, filterable board per (SPEC major, pack).
+    """Return the home page: one table per (SPEC major, pack, split), one substrate's board
+    at a time, sortable and filterable.
 
     ``trust_note`` (set when signatures were checked against a private trust
-    configuration) is printed above the boards; ``across`` are the boards with a system that
+    configuration) is printed above the boards; ``across`` are the groups with a system that
     ran more than one substrate (each links to its part of the substrates page).
     """
+    groups = board_groups(views)
     body = (
         environment(templates)
         .get_template("leaderboard.html.j2")
         .render(
-            boards=views,
+            groups=groups,
             n_refused=n_refused,
             n_withdrawn=n_withdrawn,
             trust_note=trust_note,
             across=across,
-            costs=views[0].costs if views else DEFAULT_COSTS,
-            presets=COST_PRESETS,
-            max_price=f"{MAX_COST_WEIGHT:g}",
+            prices=views[0].prices if views else DEFAULT_PRICES,
+            presets=PRICE_PRESETS,
+            max_price=f"{MAX_PRICE:g}",
         )
     )
     return GeneratedPage(
         "Leaderboard",
         body,
-        tuple((v.key, v.title) for v in views),
+        tuple((g.key, g.title) for g in groups),
         hide=("navigation", "toc"),
         search_lead=lede(body),
     )
@@ -565,7 +612,7 @@ def submission_page(
     templates: Path,
     entry: Entry,
     row: dict[str, Any],
-    board: BoardView,
+    placements: Sequence[tuple[BoardView, dict[str, Any]]],
     matrix: tuple[list[int], list[tuple[str, list[str]]]],
     downloads: Sequence[tuple[str, str]],
     badge: BadgeLink | None,
@@ -574,8 +621,9 @@ def submission_page(
     receipts: bool = False,
     frames_policy: str = "",
 ) -> GeneratedPage:
-    """Return one submission's page (``receipts``: its matrix and heatmap link to the episode
-    view).
+    """Return one submission's page (``row``: its numbers over every episode; ``placements``:
+    each board it is on, with its row there; ``receipts``: its matrix and heatmap link to the
+    episode view).
 
     Only its title and lead paragraph go into the search index (a search for
     the system's name finds the page); its sections and tables stay out.
@@ -592,16 +640,15 @@ def submission_page(
     )
     env = environment(templates)
     lead = env.get_template("submission_lead.html.j2").render(
-        e=entry, row=row, board_key=board.key, board_title=board.title
+        e=entry, row=row, placements=placements
     )
     body = env.get_template("submission.html.j2").render(
         e=entry,
         row=row,
-        board_key=board.key,
-        board_title=board.title,
+        placements=placements,
         heat=heat_table(res, tasks),
         cells=cells,
-        costs=board.costs,
+        prices=placements[0][0].prices,
         outcome_counts=counts,
         matrix=matrix,
         outcome_code=OUTCOME_CODES,

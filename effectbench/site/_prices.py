@@ -1,11 +1,12 @@
 """The board scripts: what the browser needs to re-rank a board at a reader's prices.
 
-For every view of a board (``all`` and each substrate) the build publishes each system's
-rows counted per task (``boards/KEY.js``); ``site/assets/leaderboard.js`` recomputes the
-expected costs, their intervals, the default order (:mod:`effectbench.verdicts`) and the
-rank ranges from them when the prices in the page's address differ from the board's.
-Student's t quantiles are computed here (:func:`effectbench.metrics.student_t_quantile`)
-and shipped with the data, so the browser needs no statistics library.
+For every pack's table (one board per substrate) the build publishes each system's rows
+counted per task (``boards/KEY.js``, KEY the pack's anchor); ``site/assets/leaderboard.js``
+recomputes the net values, their intervals, the break-even values, the default order
+(:mod:`effectbench.verdicts`) and the rank ranges from them when the prices in the page's
+address differ from the board's. Each board's family-wise level (its normal quantile) and
+the fewest tasks a difference needs are computed here and shipped with the data (they do not
+depend on the prices), so the browser needs no statistics library.
 """
 
 from __future__ import annotations
@@ -15,39 +16,35 @@ from typing import Any
 
 import orjson
 
-from effectbench.metrics import COST_PRESETS, MAX_COST_WEIGHT, student_t_quantile
-from effectbench.site._pages import BoardView
+from effectbench.metrics import MAX_PRICE, PRICE_PRESETS, Prices, z_of
+from effectbench.site._pages import BoardView, board_groups
 
 EVENT_KEYS = {
+    "y": "task_success",
     "s": "swer",
     "r": "record_wrong",
     "o": "over_halt",
-    "c": "correct_effect",
-    "h": "halt",
 }
-"""Short keys of the per-task counts in a board script (``h``: safe halts plus over-halts)."""
+"""Short keys of the per-task counts in a board script, in the order of
+:data:`effectbench.metrics.VALUE_EVENTS`."""
 
 
-def board_data(view: BoardView) -> dict[str, Any]:
-    """Return one board's re-ranking data."""
-    views: dict[str, Any] = {}
-    most = 1
-    for name, rows, facts in view.bodies:
-        tables = view.tables.get(name, {})
-        ids = sorted({t for table in tables.values() for t in table.task_id})
+def price_list(p: Prices) -> list[float]:
+    """Return prices as the board script reads them: ``[value, silent, wrong_record,
+    over_halt]``."""
+    return [p.value, *p.harms()]
+
+
+def board_data(views: Sequence[BoardView]) -> dict[str, Any]:
+    """Return the re-ranking data of one pack's boards (``views``: one per substrate)."""
+    out: dict[str, Any] = {}
+    for view in views:
+        ids = sorted({t for table in view.tables.values() for t in table.task_id})
         index = {t: i for i, t in enumerate(ids)}
-        most = max(most, len(ids))
+        facts = view.facts
         systems = []
-        for row in rows:
-            table = tables[row["slug"]]
-            halts = [
-                a + b
-                for a, b in zip(table.events["safe_halt"], table.events["over_halt"], strict=True)
-            ]
-            counts = {
-                short: halts if event == "halt" else table.events[event]
-                for short, event in EVENT_KEYS.items()
-            }
+        for row in view.rows:
+            table = view.tables[row["slug"]]
             systems.append(
                 {
                     "slug": row["slug"],
@@ -55,20 +52,23 @@ def board_data(view: BoardView) -> dict[str, Any]:
                     "status": row["status"],
                     "t": [index[t] for t in table.task_id],
                     "m": table.trials,
-                    **counts,
+                    **{short: table.events[event] for short, event in EVENT_KEYS.items()},
                 }
             )
-        views[name] = {
+        out[view.substrate] = {
+            "board": view.key,
             "tasks": ids,
-            "idle": None if facts is None else facts.idle_over_halt,
+            "idle": None if facts is None else facts.idle,
+            "z": z_of(facts.confidence) if facts is not None else z_of(0.95),
+            "min_tasks": facts.min_tasks if facts is not None else 0,
             "systems": systems,
         }
+    first = views[0].prices
     return {
-        "defaults": list(view.costs.as_tuple()),
-        "max": MAX_COST_WEIGHT,
-        "presets": {k: list(w.as_tuple()) for k, (_, w) in COST_PRESETS.items()},
-        "t975": [student_t_quantile(0.975, df) for df in range(1, most)],
-        "views": views,
+        "defaults": price_list(first),
+        "max": MAX_PRICE,
+        "presets": {k: price_list(w) for k, (_, w) in PRICE_PRESETS.items()},
+        "views": out,
     }
 
 
@@ -80,5 +80,7 @@ def board_script(key: str, data: dict[str, Any]) -> str:
 
 
 def board_scripts(views: Sequence[BoardView]) -> dict[str, str]:
-    """Return every board's script, by site path."""
-    return {f"boards/{v.key}.js": board_script(v.key, board_data(v)) for v in views}
+    """Return every pack's board script, by site path."""
+    return {
+        f"boards/{g.key}.js": board_script(g.key, board_data(g.views)) for g in board_groups(views)
+    }

@@ -16,7 +16,7 @@ import importlib.util
 import os
 import platform
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -163,10 +163,17 @@ def _report_key(
     code: str,
     allow_unsigned: bool,
     trust: str = PINNED_TRUST,
+    reproduce: bool = True,
 ) -> str | None:
     if digests is None:
         return None
-    digest = hashlib.sha256(f"{code}\0{bundle}\0{allow_unsigned}\0{trust}".encode())
+    # A report verified without re-running shipped baselines is kept apart (the site's and a
+    # default ``rank``'s reports re-run them, and never read one that did not).
+    mode = "" if reproduce else "\0no-reproduce"
+    # The folder where it is (its name is judged), however the command spelled it: `site
+    # build` from the checkout and `rank /abs/path/submissions` share one report.
+    where = bundle.resolve()
+    digest = hashlib.sha256(f"{code}\0{where}\0{allow_unsigned}\0{trust}{mode}".encode())
     for name, file_digest in digests.items():
         digest.update(f"{name}\0{file_digest}\0".encode())
     return digest.hexdigest()
@@ -183,6 +190,8 @@ class _VerifyJob:
     records: RecordPolicy = RecordPolicy()
     """Where reproduction records are read (:mod:`verifier.records`)."""
     force_reproduce: bool = False
+    reproduce: bool = True
+    """Re-run shipped baselines on deterministic packs (or read their records)."""
 
 
 def _verify_jobs(jobs: list[_VerifyJob]) -> list[bytes]:
@@ -197,6 +206,7 @@ def _verify_jobs(jobs: list[_VerifyJob]) -> list[bytes]:
             folder_rule=True,
             records=job.records,
             force_reproduce=job.force_reproduce,
+            reproduce=job.reproduce,
         )
         report = verify_bundle(bundle, options)
         episodes = bundle / EPISODES_FILE
@@ -224,11 +234,17 @@ def verify_submissions(
     trust_config: Path | None = None,
     records: RecordPolicy | None = None,
     force_reproduce: bool = False,
+    reproduce: bool = True,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[BundleReport]:
-    """Run the verifier over every bundle in ``submissions`` (the site's only data source).
+    """Run the verifier over every bundle in ``submissions`` (the site's only data source, and
+    what ``effectbench rank`` reads).
 
     Signatures are verified under the verifier's pinned production root unless
-    ``trust_config`` names a private Sigstore trust configuration (tests).
+    ``trust_config`` names a private Sigstore trust configuration (tests). Shipped baselines
+    are re-run unless ``reproduce`` is false (such reports are cached apart). ``progress`` is
+    told ``(done, total)`` bundles: once the cached reports are read, then after each bundle
+    verified.
     With ``cache_dir``, a bundle whose files, path, code (engine, verifier, packs) and trust root
     are byte-identical to an earlier run reuses that run's report (local rebuilds);
     without it (CI) every bundle is verified afresh. Many bundles are verified on ``workers``. With
@@ -251,8 +267,12 @@ def verify_submissions(
             trust_config=trust_config,
             records=records,
             force_reproduce=force_reproduce,
+            reproduce=reproduce,
         )
-        return list(verify_path(submissions, options))
+        found = list(verify_path(submissions, options))
+        if progress is not None:
+            progress(len(found), len(found))
+        return found
     bundles = _bundles(submissions)
     if not bundles:
         return []  # nothing submitted yet: an empty leaderboard, not an error
@@ -271,26 +291,34 @@ def verify_submissions(
     for i, bundle in enumerate(bundles):
         cached = None
         if cache_dir is not None:
-            key = _report_key(bundle, _file_digests(bundle), code, allow_unsigned, trust)
+            key = _report_key(bundle, _file_digests(bundle), code, allow_unsigned, trust, reproduce)
             cached = cache_dir / f"{key}.json" if key else None
         if cached is not None:
             report = _cached_report(seal, cached)
-            if report is not None:
-                reports[i] = report
+            if report is not None:  # the path as this run spells it (its files are read there)
+                reports[i] = report.model_copy(update={"path": str(bundle)})
                 continue
-        job = _VerifyJob(str(bundle), allow_unsigned, rows_at, trust_at, records, force_reproduce)
+        job = _VerifyJob(
+            str(bundle), allow_unsigned, rows_at, trust_at, records, force_reproduce, reproduce
+        )
         todo.append((i, cached, job))
     jobs = [job for _, _, job in todo]
+    done = len(bundles) - len(todo)
+    if progress is not None:
+        progress(done, len(bundles))
     results: Iterable[bytes]
     weight = sum(SCREEN_WEIGHT if (Path(j.bundle) / FRAMES_DIR).is_dir() else 1 for j in jobs)
     if workers is not None and workers.worth_it(weight, VERIFY_POOL_THRESHOLD):
         results = workers.submit_chunks(_verify_jobs, jobs)  # read while the rest runs
     else:
-        results = _verify_jobs(jobs)
+        results = (data for job in jobs for data in _verify_jobs([job]))  # one at a time: progress
     for (i, cached, _), data in zip(todo, results, strict=True):
         if cached is not None:
             seal.write(cached.stem, cached, data)
         reports[i] = BundleReport.model_validate_json(data)
+        done += 1
+        if progress is not None:
+            progress(done, len(bundles))
     return [r for r in reports if r is not None]
 
 

@@ -39,7 +39,7 @@ from effectbench.metrics import (
     task_rate,
 )
 from effectbench.site._mkdocs import GeneratedPage
-from effectbench.site._pages import BoardView, environment, lede
+from effectbench.site._pages import BoardGroup, BoardView, board_groups, environment, lede
 from effectbench.site._tables import BOARD_COLUMNS, substrate_order
 
 ROW_COLUMN = {c: c for c in FRAME_COLUMNS} | {"reported_success": "agent.reported_success"}
@@ -169,24 +169,32 @@ def _system(
     )
 
 
-def board_across(view: BoardView, rows_of: dict[str, pa.Table]) -> BoardAcross:
-    """Return the systems of ``view`` that ran more than one substrate (board order)."""
+def board_across(
+    group: BoardGroup, rows_of: dict[str, pa.Table], tables: dict[str, TaskTable]
+) -> BoardAcross:
+    """Return the systems of one pack's boards (``group``) that ran more than one substrate, in
+    the order they first appear on its boards (``tables``: every entry's rows counted per task,
+    on every substrate)."""
     groups: dict[tuple[str, str], list[str]] = {}
-    for row in view.rows:
-        groups.setdefault((row["system"], row["signer"]), []).append(row["slug"])
-    tables = view.tables.get("all", {})
+    for view in group.views:
+        for row in view.rows:
+            slugs = groups.setdefault((row["system"], row["signer"]), [])
+            if row["slug"] not in slugs:
+                slugs.append(row["slug"])
     taken: set[str] = set()
     systems = [
         s
         for (name, signer), slugs in groups.items()
-        if (s := _system(view.key, name, signer, slugs, tables, rows_of, taken)) is not None
+        if (s := _system(group.key, name, signer, slugs, tables, rows_of, taken)) is not None
     ]
-    return BoardAcross(view.key, view.title, view.substrates, systems)
+    return BoardAcross(group.key, group.title, group.substrates, systems)
 
 
-def boards_across(views: Sequence[BoardView], rows_of: dict[str, pa.Table]) -> list[BoardAcross]:
-    """Return every board's systems that ran more than one substrate."""
-    return [board_across(v, rows_of) for v in views]
+def boards_across(
+    views: Sequence[BoardView], rows_of: dict[str, pa.Table], tables: dict[str, TaskTable]
+) -> list[BoardAcross]:
+    """Return, per pack, its systems that ran more than one substrate."""
+    return [board_across(g, rows_of, tables) for g in board_groups(views)]
 
 
 def verdict(d: Difference, first: str, second: str) -> tuple[str, str]:
@@ -194,6 +202,8 @@ def verdict(d: Difference, first: str, second: str) -> tuple[str, str]:
     class the page marks it with."""
     if d.tasks == 0:
         return f"no task ran on both {first} and {second}", "eb-cmp-tie"
+    if d.tasks < d.min_tasks:
+        return f"too few common tasks to tell ({d.tasks} of the {d.min_tasks} needed)", "eb-cmp-tie"
     if d.lo > 0:
         return f"higher on {first} (worse)", "eb-cmp-first"
     if d.hi < 0:
@@ -252,19 +262,20 @@ class SystemAcrossPacks:
 def systems_across_packs(views: Sequence[BoardView]) -> list[SystemAcrossPacks]:
     """Return the systems on more than one board (anchor boards left out), in board order."""
     found: dict[tuple[str, str], list[OnPack]] = {}
+    seen: set[tuple[str, str, str, str]] = set()
     for view in views:
         if view.anchor:
             continue
-        tables = view.tables.get("all", {})
-        seen: set[tuple[str, str, str]] = set()
+        board = view.group or view.key  # the pack's boards, one substrate each
+        title = view.group_title or view.title
         for row in view.rows:
-            table = tables[row["slug"]]
+            table = view.tables[row["slug"]]
             for sub in substrate_order(table.substrate):
-                if (row["system"], row["signer"], sub) in seen:
+                if (board, row["system"], row["signer"], sub) in seen:
                     continue  # the system's first bundle in the board's order speaks for it
-                seen.add((row["system"], row["signer"], sub))
+                seen.add((board, row["system"], row["signer"], sub))
                 found.setdefault((row["system"], row["signer"]), []).append(
-                    OnPack(view.key, view.title, _on(sub, row["slug"], table))
+                    OnPack(board, title, _on(sub, row["slug"], table))
                 )
     order = {
         name: i

@@ -2,16 +2,18 @@
 
 Every number comes from the verifier's recomputation (its :class:`~effectbench.metrics.Results`
 and the rows counted per task, :class:`~effectbench.metrics.TaskTable`); this module only
-arranges them. The order of a board and its rank ranges are
-:mod:`effectbench.verdicts`': expected cost per 100 tasks under the default prices, with
-dominance and no reward for inaction; ranks are ranges from paired, task-clustered cost
-differences (systems not separated beyond noise share ranks).
+arranges them. A board is one substrate of one pack, split and SPEC major: a system is always
+named with the substrate its numbers come from, and the same system across substrates is a
+comparison (the substrates page), never several rows of one board. The order of a board and
+its rank ranges are :mod:`effectbench.verdicts`': net value per 100 tasks at the default
+prices, drawn against doing nothing; ranks are ranges from paired, task-clustered value
+differences at a family-wise level (systems not separated beyond noise share ranks).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,21 +23,23 @@ import pyarrow as pa
 
 from effectbench.bundle import slugify
 from effectbench.metrics import (
-    DEFAULT_COSTS,
-    CostWeights,
+    DEFAULT_PRICES,
+    Prices,
     TaskRate,
     TaskTable,
-    expected_cost,
-    idle_cost,
-    idle_over_halt,
+    break_even,
+    idle_share,
+    idle_value,
     minimum_detectable_difference,
+    net_value,
     never_acts,
+    over_doing_nothing,
     task_rate,
     worst_case_rate,
 )
 from effectbench.schema import Substrate
 from effectbench.site._entries import Entry
-from effectbench.verdicts import board_order, rank_ranges, separation, standing
+from effectbench.verdicts import board_order, grain, rank_ranges, separation, standing
 
 RATES = (
     "swer",
@@ -77,21 +81,28 @@ BOARD_COLUMNS = (
     BoardColumn(
         "rank",
         "Rank",
-        "Rank range in the default order: systems whose paired, task-clustered cost "
-        "difference is not beyond noise share ranks. Previews are not ranked.",
+        "Rank range in the default order, at a family-wise 95% level: systems whose paired, "
+        "task-clustered difference in net value is not beyond noise share ranks, every pair "
+        "of the board judged at once. Previews are not ranked.",
         numeric=True,
         default_sort=True,
     ),
     BoardColumn(
-        "system", "System", "The system under test; badges say why its numbers are believed"
+        "system",
+        "System",
+        "The system under test and the substrate its numbers come from; badges say why its "
+        "numbers are believed",
     ),
     BoardColumn(
-        "cost",
-        "Cost",
-        "Expected cost per 100 tasks at the board's prices (silent wrong effect, wrong "
-        "record, over-halt), with its task-clustered 95% interval. Lower is better.",
-        "lower",
+        "value",
+        "Net value",
+        "Net value per 100 tasks at the board's prices, drawn against doing nothing (0): the "
+        "value of its correct effects minus the costs of its silent wrong effects, wrong "
+        "records and over-halts, with its task-clustered 95% interval; below, the value of a "
+        "correct effect at which it breaks even with doing nothing. Higher is better.",
+        "higher",
         numeric=True,
+        first="desc",
     ),
     BoardColumn(
         "swer",
@@ -178,59 +189,73 @@ BOARD_COLUMNS = (
 
 @dataclass(frozen=True)
 class ViewFacts:
-    """What one view of a board states beside its rows."""
+    """What one board states beside its rows."""
 
-    idle_cost: float | None
-    """Expected cost per 100 tasks of doing nothing (halting on every task) on the view's
-    tasks, at the board's prices; None when the pack does not say where the correct
-    action was available."""
-    idle_over_halt: float | None
-    """The over-halt rate doing nothing scores there."""
+    idle: float | None
+    """The share of the board's tasks whose correct action was available: the over-halt rate
+    of doing nothing there (None when the pack does not say)."""
+    idle_value: float | None
+    """What doing nothing is worth per 100 tasks at the board's prices (0 or less): the zero
+    line every net value is drawn against."""
     line_after: int
     """Rows above the doing-nothing line: the line follows the last row (in the default
-    order) that costs no more than doing nothing."""
+    order) worth at least as much as doing nothing."""
     mdd: float
     """Minimum detectable difference of a rate at 80% power (a fraction)."""
     n_effective: float
     """The effective number of tasks it rests on (median over the ranked systems)."""
     tasks: int
-    """Distinct tasks of the view."""
+    """Distinct tasks of the board."""
+    confidence: float = 0.95
+    """The level of each difference behind the rank ranges (the family's shared out)."""
+    min_tasks: int = 0
+    """The fewest common tasks that put a difference at that level beyond noise."""
+    ranked: int = 0
+    """Ranked systems (the family: their pairs share the error)."""
 
 
 @dataclass(frozen=True)
 class Board:
-    """One leaderboard: the accepted bundles of one SPEC major on one pack and split."""
+    """One leaderboard: the accepted bundles of one SPEC major on one pack, split and substrate."""
 
     spec_major: str
     pack: str
     fingerprints: tuple[str, ...]
     frame: pd.DataFrame
-    """One row per entry, in the default order (:func:`order_and_rank`)."""
-    substrates: tuple[str, ...] = ()
-    """The substrates the board's entries ran, in SPEC order."""
-    views: dict[str, pd.DataFrame] = field(default_factory=dict)
-    """Per substrate (when the board has more than one): the rows of the entries that ran it,
-    with that substrate's rates, ordered and ranked on their own."""
+    """One row per entry that ran the substrate, in the default order (:func:`order_and_rank`),
+    with its numbers over its episodes on that substrate."""
+    substrate: str
+    """The substrate every number of the board comes from."""
     split: str = "dev"
     """The pack split every entry of the board ran (a test run never shares a dev board)."""
-    facts: dict[str, ViewFacts] = field(default_factory=dict)
-    """Per view (``all`` and each substrate of :attr:`views`): its doing-nothing line and
-    minimum detectable difference."""
-    tables: dict[str, dict[str, TaskTable]] = field(default_factory=dict)
-    """Per view: each entry's rows counted per task (by slug), what the order read."""
-    costs: CostWeights = DEFAULT_COSTS
+    facts: ViewFacts | None = None
+    """Its doing-nothing line, minimum detectable difference and family-wise level."""
+    tables: dict[str, TaskTable] = field(default_factory=dict)
+    """Each entry's rows on the substrate counted per task (by slug): what the order read."""
+    prices: Prices = DEFAULT_PRICES
     """The prices the default order is computed at."""
 
     @property
-    def key(self) -> str:
-        """Return the anchor id of the board (``spec1-mockmed-anchor``; ``-test`` for test)."""
+    def group(self) -> str:
+        """Return the anchor of the board's pack (``spec1-clinic``; ``-test`` for a test
+        split): the page shows one substrate of it at a time."""
         suffix = "" if self.split == "dev" else f"-{self.split}"
         return slugify(f"spec{self.spec_major}-{self.pack}{suffix}")
 
     @property
-    def title(self) -> str:
-        """Return the heading of the board (the split always said)."""
+    def key(self) -> str:
+        """Return the board's id: its group and substrate (``spec1-clinic-web``)."""
+        return slugify(f"{self.group}-{self.substrate}")
+
+    @property
+    def group_title(self) -> str:
+        """Return the heading of the board's pack (the split always said)."""
         return f"{self.pack} · {self.split} split · SPEC {self.spec_major}.x"
+
+    @property
+    def title(self) -> str:
+        """Return the board's own title: its pack's, with the substrate."""
+        return f"{self.pack} · {self.substrate} · {self.split} split · SPEC {self.spec_major}.x"
 
 
 SUBSTRATE_ORDER = tuple(s.value for s in Substrate)
@@ -240,6 +265,12 @@ def substrate_order(names: Iterable[str]) -> tuple[str, ...]:
     """Return substrate names in SPEC order (unknown names after, alphabetically)."""
     known = {name: i for i, name in enumerate(SUBSTRATE_ORDER)}
     return tuple(sorted(set(names), key=lambda n: (known.get(n, len(known)), n)))
+
+
+def named(system: str, substrate: str) -> str:
+    """Return a system's name with the substrate its numbers come from (``screen_only ·
+    web``): how the command line, the downloads and the compare view name a board's row."""
+    return f"{system} · {substrate}"
 
 
 def _rate_columns(prefix: str, r: TaskRate, dropped: int) -> dict[str, Any]:
@@ -303,20 +334,37 @@ def _dropped_in(entry: Entry, tasks: TaskTable) -> int:
     return sum(1 for d in dropped if isinstance(d, dict) and d.get("task_id") in ids)
 
 
+def value_columns(tasks: TaskTable, prices: Prices, idle: float | None) -> dict[str, Any]:
+    """Return a row's net value per 100 tasks against doing nothing, its interval and its
+    break-even value (``inf``: none; NaN: doing nothing is not known)."""
+    nv = net_value(tasks, prices)
+    even = break_even(tasks, prices, idle)
+    return {
+        "value": over_doing_nothing(nv.per_100, prices, idle),
+        "value_lo": over_doing_nothing(nv.lo, prices, idle),
+        "value_hi": over_doing_nothing(nv.hi, prices, idle),
+        "break_even": np.nan if even is None else even,
+    }
+
+
 def entry_row(
-    entry: Entry, tasks: TaskTable | None = None, costs: CostWeights = DEFAULT_COSTS
+    entry: Entry,
+    tasks: TaskTable,
+    substrate: str,
+    prices: Prices = DEFAULT_PRICES,
+    idle: float | None = None,
 ) -> dict[str, Any]:
-    """Return the flat board row of an accepted entry over ``tasks`` (default: all of them)."""
+    """Return the flat board row of an accepted entry over its episodes on ``substrate``
+    (``tasks``), its net value drawn against doing nothing on a board whose tasks had the
+    correct action available in a share ``idle``."""
     res = entry.results
     assert res is not None, "only accepted entries have a board row"
-    tasks = tasks if tasks is not None else _tasks(entry)
     whole = tasks.n_tasks == _tasks(entry).n_tasks
     dropped = _dropped_in(entry, tasks)
-    cost = expected_cost(tasks, costs)
-    idle = idle_cost(tasks, costs)
     row: dict[str, Any] = {
         "slug": entry.slug,
         "system": entry.name,
+        "substrate": substrate,
         "status": entry.status,
         "baseline": entry.baseline or "",
         "signer": entry.signer.identity if entry.signer else "",
@@ -340,10 +388,7 @@ def entry_row(
         "split": entry.split,
         "measured": entry.measured,
         "date": entry.date,
-        "cost": cost.per_100,
-        "cost_lo": cost.lo,
-        "cost_hi": cost.hi,
-        "idle_cost": np.nan if idle is None else idle,
+        **value_columns(tasks, prices, idle),
         "never_acts": never_acts(tasks),
     }
     for name in RATES:
@@ -358,78 +403,71 @@ def entry_row(
     return row
 
 
-DEFAULT_ORDER = ("cost", "swer", "record_wrong", "over_halt", "system", "slug")
-"""The sort keys of every board's default order, under its rules (:mod:`effectbench.verdicts`:
-a system never ranks above one that dominates it, and a system that never acts never ranks
-above one with more correct effects at no higher SWER). The browser breaks every tie of a
-later sort by this order too."""
+DEFAULT_ORDER = ("-value", "-task_success", "swer", "record_wrong", "over_halt", "slug")
+"""The sort keys of every board's default order (:func:`effectbench.verdicts.order_key`: more
+net value first, then more task success, less SWER, record-wrong and over-halt, then the slug);
+the browser breaks every tie of a later sort by this order too."""
 
 
 def order_and_rank(
     rows: Sequence[dict[str, Any]],
     tables: Sequence[TaskTable],
-    costs: CostWeights = DEFAULT_COSTS,
+    prices: Prices = DEFAULT_PRICES,
 ) -> tuple[pd.DataFrame, ViewFacts]:
     """Return ``rows`` as a frame in the default order, rank ranges filled in, and the
-    view's facts (doing-nothing line, minimum detectable difference).
+    board's facts (doing-nothing line, minimum detectable difference, family-wise level).
 
     ``tables[i]`` holds the per-task counts of ``rows[i]``. Ranks cover ``ranked`` rows
     only; a ``preview`` row is placed by the same rules and shown unranked.
     """
     standings = [
-        standing(r["slug"], r["system"], t, costs) for r, t in zip(rows, tables, strict=True)
+        standing(r["slug"], r["system"], t, prices) for r, t in zip(rows, tables, strict=True)
     ]
     order = board_order(standings)
     frame = pd.DataFrame([rows[i] for i in order]).reset_index(drop=True)
     frame["rank_best"] = pd.array([pd.NA] * len(frame), dtype="Int64")
     frame["rank_worst"] = pd.array([pd.NA] * len(frame), dtype="Int64")
     ranked = [i for i in order if rows[i]["status"] == "ranked"]
+    apart = separation([tables[i] for i in ranked], prices)
     if ranked:
-        beyond = separation([tables[i] for i in ranked], costs)
-        best, worst = rank_ranges([standings[i] for i in ranked], range(len(ranked)), beyond)
+        best, worst = rank_ranges(range(len(ranked)), apart.beyond)
         positions = [order.index(i) for i in ranked]
         frame.loc[positions, "rank_best"] = best
         frame.loc[positions, "rank_worst"] = worst
-    return frame, view_facts(frame, [tables[i] for i in order], costs)
+    facts = view_facts(frame, [tables[i] for i in order], prices)
+    line = 0
+    if facts.idle_value is not None:  # compared as the order compares: in millionths
+        line = sum(1 for s in standings if grain(s.value) >= grain(facts.idle_value))
+    return frame, replace(
+        facts,
+        line_after=line,
+        confidence=apart.confidence,
+        min_tasks=apart.min_tasks,
+        ranked=len(ranked),
+    )
 
 
-def view_facts(frame: pd.DataFrame, tables: Sequence[TaskTable], costs: CostWeights) -> ViewFacts:
-    """Return a view's doing-nothing line and minimum detectable difference."""
-    idle_k = idle_n = 0
-    known = True
-    for t in tables:
-        r = idle_over_halt(t)
-        if r is None:
-            known = False
-            break
-        idle_k += r.numerator
-        idle_n += r.denominator
-    idle_rate = idle_k / idle_n if known and idle_n else None
-    idle = None if idle_rate is None else 100 * costs.over_halt * idle_rate
-    line_after = 0
-    if idle is not None:
-        for p, c in enumerate(frame["cost"]):
-            if c <= idle + 1e-9:
-                line_after = p + 1
+def view_facts(frame: pd.DataFrame, tables: Sequence[TaskTable], prices: Prices) -> ViewFacts:
+    """Return a board's doing-nothing line (placed by :func:`order_and_rank`) and minimum
+    detectable difference."""
+    idle = idle_share(tables)
     ranked = frame["status"] == "ranked"
     neff = frame.loc[ranked, "swer_neff"] if ranked.any() else frame["swer_neff"]
     n_effective = float(np.median(neff)) if len(neff) else 0.0
     return ViewFacts(
-        idle_cost=idle,
-        idle_over_halt=idle_rate,
-        line_after=line_after,
+        idle=idle,
+        idle_value=None if idle is None else idle_value(prices, idle),
+        line_after=0,
         mdd=minimum_detectable_difference(n_effective),
         n_effective=n_effective,
         tasks=len({tid for t in tables for tid in t.task_id}),
     )
 
 
-def boards(entries: Iterable[Entry], costs: CostWeights = DEFAULT_COSTS) -> list[Board]:
-    """Group accepted entries into one board per (SPEC major, pack, split), ranks filled in.
-
-    A board whose entries ran more than one substrate also gets one view per
-    substrate (:attr:`Board.views`).
-    """
+def boards(entries: Iterable[Entry], prices: Prices = DEFAULT_PRICES) -> list[Board]:
+    """Group accepted entries into one board per (SPEC major, pack, split, substrate), each
+    entry on every substrate it ran, ranks filled in (boards of one pack in SPEC order of
+    their substrates)."""
     groups: dict[tuple[str, str, str], list[Entry]] = {}
     for e in entries:
         if e.accepted:
@@ -437,40 +475,28 @@ def boards(entries: Iterable[Entry], costs: CostWeights = DEFAULT_COSTS) -> list
     out = []
     for (major, pack, split), members in sorted(groups.items()):
         every = {e.slug: _tasks(e) for e in members}
-        frame, facts = order_and_rank(
-            [entry_row(e, every[e.slug], costs) for e in members],
-            [every[e.slug] for e in members],
-            costs,
-        )
-        substrates = substrate_order(s for t in every.values() for s in t.substrate)
-        views: dict[str, pd.DataFrame] = {}
-        all_facts = {"all": facts}
-        tables = {"all": every}
-        if len(substrates) > 1:
-            for sub in substrates:
-                mine = {e.slug: every[e.slug].of_substrate(sub) for e in members}
-                ran = [e for e in members if mine[e.slug].n_tasks]
-                views[sub], all_facts[sub] = order_and_rank(
-                    [entry_row(e, mine[e.slug], costs) for e in ran],
-                    [mine[e.slug] for e in ran],
-                    costs,
-                )
-                tables[sub] = {e.slug: mine[e.slug] for e in ran}
-        fps = tuple(sorted(set(frame["fingerprint"])))
-        out.append(
-            Board(
-                spec_major=major,
-                pack=pack,
-                fingerprints=fps,
-                frame=frame,
-                substrates=substrates,
-                views=views,
-                split=split,
-                facts=all_facts,
-                tables=tables,
-                costs=costs,
+        for sub in substrate_order(s for t in every.values() for s in t.substrate):
+            mine = {e.slug: every[e.slug].of_substrate(sub) for e in members}
+            ran = [e for e in members if mine[e.slug].n_tasks]
+            idle = idle_share([mine[e.slug] for e in ran])
+            frame, facts = order_and_rank(
+                [entry_row(e, mine[e.slug], sub, prices, idle) for e in ran],
+                [mine[e.slug] for e in ran],
+                prices,
             )
-        )
+            out.append(
+                Board(
+                    spec_major=major,
+                    pack=pack,
+                    fingerprints=tuple(sorted(set(frame["fingerprint"]))),
+                    frame=frame,
+                    substrate=sub,
+                    split=split,
+                    facts=facts,
+                    tables={e.slug: mine[e.slug] for e in ran},
+                    prices=prices,
+                )
+            )
     return out
 
 
@@ -482,6 +508,8 @@ def _tasks(entry: Entry) -> TaskTable:
 DOWNLOAD_COLUMNS = [
     "spec_major",
     "pack",
+    "substrate",
+    "board",
     "rank_best",
     "rank_worst",
     "system",
@@ -501,10 +529,11 @@ DOWNLOAD_COLUMNS = [
     "drop_reasons",
     "split",
     "date",
-    "cost",
-    "cost_lo",
-    "cost_hi",
-    "idle_cost",
+    "value",
+    "value_lo",
+    "value_hi",
+    "break_even",
+    "doing_nothing",
     "never_acts",
     *[f"{r}{s}" for r in RATES for s in (*_SUFFIXES, *(("_worst",) if r in DROP_BOUNDED else ()))],
     "gap",
@@ -515,11 +544,16 @@ DOWNLOAD_COLUMNS = [
 
 
 def leaderboard_download(all_boards: Sequence[Board]) -> pd.DataFrame:
-    """Return every board stacked into one frame with stable columns."""
+    """Return every board stacked into one frame with stable columns (a system on two
+    substrates has a row on each board; ``value`` is net value per 100 tasks against doing
+    nothing, whose own value, 0 or less before the shift, is ``doing_nothing``)."""
     parts = []
     for b in all_boards:
         part = b.frame.copy()
         part.insert(0, "spec_major", b.spec_major)
+        part.insert(1, "board", b.key)
+        idle = b.facts.idle_value if b.facts is not None else None
+        part["doing_nothing"] = np.nan if idle is None else idle
         parts.append(part)
     if not parts:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in DOWNLOAD_COLUMNS})

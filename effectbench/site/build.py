@@ -38,6 +38,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -47,7 +48,7 @@ from markupsafe import Markup
 from effectbench.errors import SiteBuildError
 from effectbench.filenames import site_cache_home
 from effectbench.findings import CheckId
-from effectbench.metrics import task_rate
+from effectbench.metrics import DEFAULT_PRICES, idle_share, task_rate
 from effectbench.site._badges import result_badge
 from effectbench.site._charts import PHONE, Chart, cells_chart, frontier_chart, gap_chart
 from effectbench.site._compare import compare_scripts
@@ -68,6 +69,7 @@ from effectbench.site._pages import (
     episode_page,
     leaderboard_page,
     refused_page,
+    row_badges,
     submission_page,
 )
 from effectbench.site._pool import Workers
@@ -83,7 +85,7 @@ from effectbench.site._sensitivity import (
     substrates_page,
     systems_across_packs,
 )
-from effectbench.site._tables import Board, boards, cells_rows, substrate_order
+from effectbench.site._tables import Board, boards, cells_rows, entry_row, substrate_order
 from effectbench.site._withdrawn import Withdrawn, name_withdrawn, read_withdrawn
 from verifier.ranking import rank_across
 from verifier.records import RecordPolicy
@@ -449,7 +451,7 @@ class _SiteBuild:
                 _BoardCharts(
                     view=view,
                     frontier=frontier_chart(
-                        f"{view.key}-frontier", top_frontier, view.costs, view.facts.get("all")
+                        f"{view.key}-frontier", top_frontier, view.prices, view.facts
                     ),
                     frontier_note=frontier_note,
                     gap=gap_chart(f"{view.key}-gap", top_gap),
@@ -496,7 +498,11 @@ class _SiteBuild:
             tasks = e.tasks
             assert tasks is not None  # accepted: the verifier counted its rows per task
             badge = result_badge(
-                e.pack, e.results.swer, e.results.over_halt, task_rate(tasks, "record_wrong")
+                e.pack,
+                substrate_order(tasks.substrate),
+                e.results.swer,
+                e.results.over_halt,
+                task_rate(tasks, "record_wrong"),
             )
             path = f"badges/{e.slug}.svg"
             self.texts[path] = badge.svg()
@@ -514,7 +520,9 @@ class _SiteBuild:
         """Render the leaderboard, charts, compare, refused and per-submission pages."""
         t = self.sources.templates
         note = self.options.trust_note
-        self.across = boards_across(self.views, self.rows_of)
+        self.across = boards_across(
+            self.views, self.rows_of, {e.slug: e.tasks for e in self.entries if e.tasks}
+        )
         self.pages["index.md"] = leaderboard_page(
             t,
             self.views,
@@ -549,18 +557,28 @@ class _SiteBuild:
         self.texts.update(compare_scripts(self.views, self.rows_of, self.receipts.slugs))
         self.texts.update(board_scripts(self.views))
         self.pages["refused.md"] = refused_page(t, self.refused, self.withdrawn)
-        view_of = {slug: v for v in self.views for slug in v.frame["slug"]}
-        row_of = {row["slug"]: row for v in self.views for row in v.rows}
+        placed: dict[str, list[tuple[BoardView, dict[str, Any]]]] = {}
+        for v in self.views:  # SPEC order of substrates within each pack
+            for row in v.rows:
+                placed.setdefault(row["slug"], []).append((v, row))
         for e in self.entries:
-            if not e.accepted:
+            if not e.accepted or e.tasks is None:
                 continue
             copies, links = bundle_downloads(e, self.options.cache_root / "gzip")
             self.copies.update(copies)
+            whole = entry_row(
+                e,
+                e.tasks,
+                "+".join(substrate_order(e.tasks.substrate)),
+                DEFAULT_PRICES,
+                idle_share([e.tasks]),
+            )
+            whole["all_badges"] = row_badges(whole)
             self.pages[f"submissions/{e.slug}.md"] = submission_page(
                 t,
                 e,
-                row_of[e.slug],
-                view_of[e.slug],
+                whole,
+                placed[e.slug],
                 matrix(self.rows_of[e.slug]),
                 links,
                 self.badges.get(e.slug),

@@ -1,117 +1,38 @@
 /* EffectBench compare view: two systems of one board, episode by episode, counted by task.
  *
- * Data: every board's compare file (compare/KEY.js) sets EB_COMPARE[KEY] = {episodes, systems,
- * events, prices, t975}: the paired episodes (task, trial, seed, category, substrate), one outcome
- * letter per episode and system ("." when a system did not run it), which letters count for each
- * rate, the board's prices and Student's t quantiles (t975[df - 1]).
+ * Data: every board's compare file (compare/KEY.js, one per substrate board) sets
+ * EB_COMPARE[KEY] = {episodes, systems, events, prices, min_tasks}: the paired episodes (task,
+ * trial, seed, category, substrate), one outcome letter per episode and system ("." when a
+ * system did not run it), which letters count for each rate, the board's prices and the fewest
+ * common tasks a difference needs to be beyond noise. Every system is named with the substrate
+ * of its board.
  * For each rate, in total and per (category x substrate) cell, the view shows the first system's
  * rate minus the second's over the episodes both ran, with a paired, task-clustered 95% interval:
  * each rate's Wilson interval on its Rao-Scott effective sample (the design effect from the
  * spread of its per-task counts), combined by Newcombe's square-and-add corrected for the
- * correlation of the two rates across tasks. The expected cost per 100 tasks is differenced with
- * a task-paired cluster-robust standard error and Student's t on tasks - 1. The formulas are
- * effectbench.metrics.rate_difference and cost_difference, evaluated here in the browser; a test
- * holds the two equal. The chosen board and pair live in the URL (?board=KEY&a=SLUG&b=SLUG);
- * prices in ?costs=SILENT,WRONG,HALT (as on the leaderboard).
+ * correlation of the two rates across tasks. The net value per 100 tasks is differenced the same
+ * way over both systems' success, SWER, record-wrong and over-halt, weighted by the prices. The
+ * formulas are effectbench.metrics.rate_difference and value_difference, evaluated here by the
+ * leaderboard script's EB_STATS; a test holds the two equal. The chosen board and pair live in
+ * the URL (?board=KEY&a=SLUG&b=SLUG); prices in ?costs=SILENT,WRONG,HALT&value=V (as on the
+ * leaderboard).
  */
 (function () {
   "use strict";
 
-  var Z95 = 1.959963984540054;
+  function stats() { return window.EB_STATS; }
 
-  function wilson(k, n) {
-    if (n <= 0) return [0, 1];
-    var p = k / n;
-    var z2 = Z95 * Z95;
-    var denom = 1 + z2 / n;
-    var centre = (p + z2 / (2 * n)) / denom;
-    var half = (Z95 * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / denom;
-    return [Math.min(1, Math.max(0, centre - half)), Math.min(1, Math.max(0, centre + half))];
-  }
-
-  function sum(xs) { var s = 0; for (var i = 0; i < xs.length; i++) s += xs[i]; return s; }
-
-  /* Mirrors effectbench.metrics.design_effect. */
-  function designEffect(k, m) {
-    var n = sum(m);
-    if (n === 0 || Math.max.apply(null, m) <= 1) return 1;
-    var p = sum(k) / n;
-    var binomial = n * p * (1 - p);
-    if (binomial <= 1e-12 * n) {
-      var sq = 0; m.forEach(function (x) { sq += x * x; });
-      return Math.max(1, sq / n);
-    }
-    var clustered = 0;
-    for (var i = 0; i < k.length; i++) clustered += Math.pow(k[i] - p * m[i], 2);
-    return Math.max(1, clustered / binomial);
-  }
-
-  function clusteredWilson(k, m) {
-    var n = sum(m);
-    if (n === 0) return { lo: 0, hi: 1, deff: 1, neff: 0 };
-    var deff = designEffect(k, m);
-    var w = wilson(sum(k) / deff, n / deff);
-    return { lo: w[0], hi: w[1], deff: deff, neff: n / deff };
-  }
-
-  /* Mirrors effectbench.metrics.rate_difference (per-task counts of the common tasks). */
-  function rateDifference(ka, ma, kb, mb) {
-    var g = ma.length;
-    if (g === 0) return { tasks: 0, diff: 0, lo: -1, hi: 1 };
-    var pa = sum(ka) / sum(ma);
-    var pb = sum(kb) / sum(mb);
-    var ca = clusteredWilson(ka, ma);
-    var cb = clusteredWilson(kb, mb);
-    var va = 0, vb = 0, cov = 0;
-    for (var i = 0; i < g; i++) {
-      var ra = ka[i] - pa * ma[i];
-      var rb = kb[i] - pb * mb[i];
-      va += ra * ra; vb += rb * rb; cov += ra * rb;
-    }
-    var r = va > 0 && vb > 0 ? cov / Math.sqrt(va * vb) : 0;
-    var d = pa - pb;
-    var daLo = pa - ca.lo, daHi = ca.hi - pa, dbLo = pb - cb.lo, dbHi = cb.hi - pb;
-    var below = daLo * daLo + dbHi * dbHi - 2 * r * daLo * dbHi;
-    var above = daHi * daHi + dbLo * dbLo - 2 * r * daHi * dbLo;
-    return {
-      tasks: g, first: pa, second: pb, diff: d, deffs: [ca.deff, cb.deff],
-      lo: Math.max(-1, d - Math.sqrt(Math.max(below, 0))),
-      hi: Math.min(1, d + Math.sqrt(Math.max(above, 0)))
-    };
-  }
-
-  /* Mirrors effectbench.metrics.cost_difference; costs are per-task sums, worst per episode. */
-  function costDifference(ca, ma, cb, mb, worst, t975) {
-    var g = ma.length;
-    if (g === 0) return { tasks: 0, diff: 0, lo: -100 * worst, hi: 100 * worst };
-    var na = sum(ma), nb = sum(mb);
-    var meanA = sum(ca) / na, meanB = sum(cb) / nb;
-    var d = meanA - meanB;
-    var lo = -worst, hi = worst;
-    if (g >= 2) {
-      var ss = 0;
-      for (var i = 0; i < g; i++) {
-        var e = (ca[i] - meanA * ma[i]) / na - (cb[i] - meanB * mb[i]) / nb;
-        ss += e * e;
-      }
-      var half = t975[g - 2] * Math.sqrt(g / (g - 1) * ss);
-      lo = Math.max(-worst, d - half);
-      hi = Math.min(worst, d + half);
-    }
-    return { tasks: g, first: 100 * meanA, second: 100 * meanB, diff: 100 * d, lo: 100 * lo, hi: 100 * hi };
-  }
-
-  /* Prices from the address (?costs=S,W,H or a preset name is the leaderboard's; here S,W,H). */
+  /* Prices from the address, read as the leaderboard reads them (a preset name or three harms,
+   * and the value of a correct effect); the board's own when the address names none or bad ones. */
   function prices(data) {
-    var raw = param("costs");
-    var parts = raw.split(",");
-    if (parts.length === 3) {
-      var w = parts.map(Number);
-      var ok = w.every(function (x) { return isFinite(x) && x >= 0 && x <= 1e6; }) && w.some(function (x) { return x > 0; });
-      if (ok) return { w: w, note: "" };
-      return { w: data.prices, note: "The prices in the address (costs=" + raw + ") are not valid: each must be a number from 0 to 1000000, not all 0. The board's prices are used." };
+    var costs = param("costs"), value = param("value");
+    var own = { value: data.prices[0], silent: data.prices[1], wrong: data.prices[2], halt: data.prices[3] };
+    if (!costs && !value) return { w: own, note: "" };
+    var parsed = stats().parsePrices(costs || null, value || null, data.price_rules);
+    if (parsed.error) {
+      return { w: own, note: "The prices in the address were not used: " + parsed.error + ". The board's prices are used." };
     }
-    return { w: data.prices, note: "" };
+    return { w: parsed.w, note: "" };
   }
 
   function points(x) {
@@ -141,6 +62,7 @@
     if (a) params.set("a", a);
     if (b) params.set("b", b);
     if (param("costs")) params.set("costs", param("costs"));
+    if (param("value")) params.set("value", param("value"));
     var query = params.toString();
     var url = window.location.pathname + (query ? "?" + query : "");
     if (url === window.location.pathname + window.location.search) return;
@@ -150,19 +72,20 @@
     } catch (e) { /* the view still works without the link */ }
   }
 
-  function verdictOf(r, better, names) {
+  function verdictOf(r, better, names, least) {
     var judged = better === "lower" ? " (worse)" : better === "higher" ? " (better)" : "";
     if (r.tasks === 0) return ["no common task", "eb-cmp-tie"];
+    if (r.tasks < least) return ["too few common tasks to tell (" + r.tasks + " of the " + least + " needed)", "eb-cmp-tie"];
     if (r.lo > 0) return [names[0] + " higher" + judged, "eb-cmp-first"];
     if (r.hi < 0) return [names[1] + " higher" + judged, "eb-cmp-second"];
     return ["no difference beyond noise", "eb-cmp-tie"];
   }
 
-  function differenceCell(key, better, r, names, unit) {
+  function differenceCell(key, better, r, names, unit, least) {
     // The verdict names the system with the higher value and says whether that is worse or
     // better for this measure, so a reader never has to recall which direction wins.
-    var v = verdictOf(r, better, names);
-    var shown = unit === "cost"
+    var v = verdictOf(r, better, names, least);
+    var shown = unit === "value"
       ? [signed(r.diff, 1), "[" + signed(r.lo, 1) + ", " + signed(r.hi, 1) + "]"]
       : [points(r.diff) + " pts", "[" + points(r.lo) + ", " + points(r.hi) + "]"];
     return el("td", {
@@ -208,8 +131,7 @@
     var head = order.shift();
     order.sort();
     order.unshift(head);
-    var price = { W: w[0] + w[1], P: w[0], A: w[1], O: w[2] };
-    var worst = Math.max(w[0] + w[1], w[2]);
+    var S = stats();
     return {
       unmatched: unmatched,
       rows: order.map(function (key) {
@@ -230,12 +152,8 @@
             return k;
           });
         }
-        function costs(system) {
-          return tasks.map(function (t) {
-            var c = 0;
-            byTask[t].forEach(function (i) { c += price[system.outcomes.charAt(i)] || 0; });
-            return c;
-          });
+        function valueCounts(system) {
+          return data.value_events.map(function (rate) { return counts(system, data.events[rate]); });
         }
         var m = tasks.map(function (t) { return byTask[t].length; });
         return {
@@ -245,9 +163,9 @@
           tasks: tasks.length,
           diffs: metrics.map(function (rate) {
             var hit = data.events[rate.key];
-            return rateDifference(counts(first, hit), m, counts(second, hit), m);
+            return S.rateDifference(counts(first, hit), m, counts(second, hit), m, S.Z95);
           }),
-          cost: costDifference(costs(first), m, costs(second), m, worst, data.t975)
+          value: S.valueDifference(valueCounts(first), m, valueCounts(second), m, w, S.Z95)
         };
       })
     };
@@ -275,7 +193,7 @@
 
   function render(out, data, first, second) {
     out.textContent = "";
-    var names = [first.name, second.name];
+    var names = [first.label, second.label];
     var chosen = prices(data);
     var w = chosen.w;
     var result = compare(data, first, second, w);
@@ -293,9 +211,10 @@
       result.rows[0].n + " episodes both ran (the same task, trial and seed) on " + result.rows[0].tasks +
       " task" + (result.rows[0].tasks === 1 ? "" : "s") + ", with a 95% interval that pairs the two systems " +
       "task by task and counts tasks, not repeats (each rate's Wilson interval on its effective sample, " +
-      "combined by Newcombe's square-and-add; the cost with a task-clustered standard error and Student's t). " +
-      "An interval that excludes 0 is a difference beyond noise. Rates are in percentage points; cost is per " +
-      "100 tasks at prices " + w.join(", ") + " (silent wrong effect, wrong record, over-halt)." +
+      "combined by Newcombe's square-and-add; net value from all four rates it weighs, the same way). " +
+      "An interval that excludes 0 on at least " + data.min_tasks + " common tasks is a difference beyond noise. " +
+      "Rates are in percentage points; net value is per 100 tasks at prices: correct effect " + w.value +
+      ", silent wrong effect " + w.silent + ", wrong record " + w.wrong + ", over-halt " + w.halt + "." +
       (result.unmatched ? " " + result.unmatched + " episodes ran by only one of them are left out." : "")
     ]));
     /* Every measure's name says which way is better: in the header, and above each number
@@ -303,7 +222,7 @@
     var columns = data.rates.map(function (m) {
       return m.label + (m.better ? " (" + m.better + " is better)" : "");
     });
-    columns.push("Cost per 100 tasks (lower is better)");
+    columns.push("Net value per 100 tasks (higher is better)");
     var headRow = el("tr", {}, [
       el("th", { scope: "col" }, ["Cell"]), el("th", { scope: "col" }, ["Pairs"]),
       el("th", { scope: "col" }, ["Tasks"])
@@ -316,13 +235,13 @@
         el("td", { "data-label": "Tasks" }, [String(row.tasks)])
       ]);
       row.diffs.forEach(function (r, j) {
-        var td = differenceCell(data.rates[j].key, data.rates[j].better, r, names, "rate");
+        var td = differenceCell(data.rates[j].key, data.rates[j].better, r, names, "rate", data.min_tasks);
         td.setAttribute("data-label", columns[j]);
         tr.appendChild(td);
       });
-      var cost = differenceCell("cost", "lower", row.cost, names, "cost");
-      cost.setAttribute("data-label", columns[columns.length - 1]);
-      tr.appendChild(cost);
+      var value = differenceCell("value", "higher", row.value, names, "value", data.min_tasks);
+      value.setAttribute("data-label", columns[columns.length - 1]);
+      tr.appendChild(value);
       body.appendChild(tr);
     });
     var table = el("table", { "class": "eb-table eb-cmp-table eb-cards", "data-eb": "compare" }, [
@@ -391,7 +310,7 @@
       var ranked = el("optgroup", { label: "Ranked" });
       var preview = el("optgroup", { label: "Previews (not ranked)" });
       systems.forEach(function (s) {
-        var option = el("option", { value: s.slug }, [s.name + (s.rank ? " (rank " + s.rank + ")" : "")]);
+        var option = el("option", { value: s.slug }, [s.label + (s.rank ? " (rank " + s.rank + ")" : "")]);
         if (s.slug === chosen) option.selected = true;
         (s.status === "ranked" ? ranked : preview).appendChild(option);
       });

@@ -1,18 +1,21 @@
-/* EffectBench leaderboard: prices, sorting, filtering and substrate views of the boards, in the URL.
+/* EffectBench leaderboard: prices, sorting, filtering and the substrate boards, in the URL.
  *
- * The build writes every board in its default order at the documented prices (expected cost per
- * 100 tasks, never above a system that dominates it, a system that never acts never above one
- * with more correct effects at no higher SWER: effectbench.verdicts) and marks each row with that
+ * Each pack's table holds one board per substrate (one tbody each, the first in SPEC order shown
+ * first); the substrate picker shows another. The build writes every board in its default order
+ * at the documented prices (net value per 100 tasks, drawn against doing nothing, ties by task
+ * success, SWER, record-wrong and over-halt: effectbench.verdicts) and marks each row with that
  * position (data-order). Nothing is re-ordered on load unless the URL asks for other prices or
  * another sort, so the order with JavaScript equals the order without it and in the downloads.
- * Prices (costs=SILENT,WRONG,HALT or a preset name) re-rank every board by the same rules and
- * formulas, from each board's per-task counts (boards/KEY.js): costs and their task-clustered
- * intervals, the order, the rank ranges from paired task-clustered cost differences, and the
- * doing-nothing line. Invalid prices are refused with a message, never shown as NaN.
- * Every sort breaks ties by the default order, in both directions. The first click on a column
- * sorts it best-first (data-eb-first); the next click on it reverses it.
- * State lives in the query string (costs=..., sort-KEY=column.dir, filter-KEY=text,
- * substrate-KEY=name), so a shared link opens the same view. No request leaves the page.
+ * Prices (costs=SILENT,WRONG,HALT or a preset name, and value=V, the value of a correct effect)
+ * re-rank every board by the same rules and formulas, from each board's per-task counts
+ * (boards/KEY.js): net values and their task-clustered intervals, break-even values, the order,
+ * the rank ranges from paired value differences at the board's family-wise level, and the
+ * doing-nothing line. EB_STATS holds the statistics, shared with the compare view. Invalid prices
+ * are refused with a message, never shown as NaN. Every sort breaks ties by the default order, in
+ * both directions. The first click on a column sorts it best-first (data-eb-first); the next
+ * click on it reverses it. State lives in the query string (costs=..., value=...,
+ * sort-KEY=column.dir, filter-KEY=text, substrate-KEY=name), so a shared link opens the same view.
+ * No request leaves the page.
  */
 (function () {
   "use strict";
@@ -125,21 +128,21 @@
     body.insertBefore(line, after < rows.length ? rows[after] : null);
   };
 
+  /* The substrate shown: the one the picker (or the address) names, else the first. */
+  Board.prototype.firstView = function () {
+    var first = this.bodies()[0];
+    return first ? first.getAttribute("data-eb-view") || "" : "";
+  };
+
   Board.prototype.showView = function () {
-    var view = this.view || "all";
-    var shown = null;
-    this.bodies().forEach(function (body) {
-      var match = (body.getAttribute("data-eb-view") || "all") === view;
-      body.hidden = !match;
-      if (match) shown = body;
+    var names = this.bodies().map(function (body) { return body.getAttribute("data-eb-view") || ""; });
+    if (names.indexOf(this.view) < 0 || this.view === this.firstView()) this.view = "";
+    var view = this.view || this.firstView();
+    this.bodies().forEach(function (body) { body.hidden = (body.getAttribute("data-eb-view") || "") !== view; });
+    document.querySelectorAll('[data-eb-facts="' + this.key + '"]').forEach(function (el) {
+      el.hidden = el.getAttribute("data-eb-view") !== view;
     });
-    if (!shown) {
-      this.view = "";
-      this.bodies().forEach(function (body) {
-        body.hidden = (body.getAttribute("data-eb-view") || "all") !== "all";
-      });
-    }
-    if (this.substrate) this.substrate.value = this.view;
+    if (this.substrate) this.substrate.value = view;
   };
 
   Board.prototype.applyFilter = function () {
@@ -218,7 +221,7 @@
     if (this.substrate) {
       this.substrate.closest("[hidden]") && this.substrate.closest("[hidden]").removeAttribute("hidden");
       this.substrate.addEventListener("change", function () {
-        board.view = board.substrate.value;
+        board.view = board.substrate.value === board.firstView() ? "" : board.substrate.value;
         board.showView();
         board.applyFilter();
         board.typing = false;
@@ -227,174 +230,326 @@
     }
   };
 
-  /* ---- Prices: the same rules and formulas as effectbench.metrics and effectbench.verdicts. */
+  /* ---- Statistics: effectbench.metrics, the same operations in the same order. */
 
-  var PRICE_NAMES = ["silent wrong effect", "wrong record", "over-halt"];
-
-  function fmt(x) { return String(Number(x.toPrecision(12))); }
-
-  /* Mirrors effectbench.metrics.parse_costs / cost_weights: a preset name or three prices. */
-  function parsePrices(raw, data) {
-    raw = String(raw).trim();
-    if (Object.prototype.hasOwnProperty.call(data.presets, raw)) return { w: data.presets[raw].slice() };
-    var parts = raw.split(",").map(function (p) { return p.trim(); });
-    if (parts.length !== 3) {
-      return { error: "expected three prices 'silent,wrong_record,over_halt' (e.g. " +
-        data.defaults.map(fmt).join(",") + ") or a preset (" + Object.keys(data.presets).join(", ") +
-        "), got '" + raw + "'" };
-    }
-    var w = [];
-    for (var i = 0; i < 3; i++) {
-      var text = parts[i];
-      var value = text === "" ? NaN : Number(text);
-      if (text.toLowerCase() === "nan" || (isNaN(value) && !/^[-+]?inf/i.test(text))) {
-        return { error: "the price of a " + PRICE_NAMES[i] + " must be a number, got '" + text + "'" };
-      }
-      if (/^[-+]?inf/i.test(text)) value = text.charAt(0) === "-" ? -Infinity : Infinity;
-      if (value < 0) return { error: "the price of a " + PRICE_NAMES[i] + " cannot be negative, got " + text };
-      if (value > data.max || !isFinite(value)) {
-        return { error: "the price of a " + PRICE_NAMES[i] + " must be at most " + data.max + ", got " + text };
-      }
-      w.push(value);
-    }
-    if (!w.some(function (x) { return x > 0; })) return { error: "at least one price must be above 0" };
-    return { w: w };
-  }
+  var Z95 = 1.959963984540054;
+  var PER = 100;
+  var SPREAD_TOLERANCE = 1e-24;
 
   function sum(xs) { var s = 0; for (var i = 0; i < xs.length; i++) s += xs[i]; return s; }
 
-  function taskCosts(sys, w) {
-    return sys.m.map(function (_, i) { return w[0] * sys.s[i] + w[1] * sys.r[i] + w[2] * sys.o[i]; });
+  /* effectbench.metrics.wilson */
+  function wilson(k, n, z) {
+    if (!(n > 0)) return [0, 1];
+    var p = k / n;
+    var z2 = z * z;
+    var denom = 1 + z2 / n;
+    var centre = (p + z2 / (2 * n)) / denom;
+    var half = (z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / denom;
+    return [Math.min(Math.max(centre - half, 0), 1), Math.min(Math.max(centre + half, 0), 1)];
   }
 
-  /* effectbench.metrics.expected_cost */
-  function expectedCost(sys, w, t975) {
-    var worst = Math.max(w[0] + w[1], w[2]);
-    var n = sum(sys.m);
-    if (n === 0) return { cost: 0, lo: 0, hi: 100 * worst };
-    var c = taskCosts(sys, w);
-    var mean = sum(c) / n;
-    var g = sys.m.length;
-    if (g < 2) return { cost: 100 * mean, lo: 0, hi: 100 * worst };
+  /* effectbench.metrics.design_effect: Rao and Scott's, with its small-sample factor g / (g - 1) */
+  function designEffect(k, m) {
+    var n = sum(m);
+    if (n === 0 || Math.max.apply(null, m) <= 1) return 1;
+    var p = sum(k) / n;
+    var binomial = n * p * (1 - p);
+    var g = m.length;
+    if (binomial <= 1e-12 * n || g < 2) {
+      var sq = 0;
+      for (var j = 0; j < g; j++) sq += m[j] * m[j];
+      return Math.max(1, sq / n);
+    }
     var ss = 0;
-    for (var i = 0; i < g; i++) ss += Math.pow(c[i] - mean * sys.m[i], 2);
-    var half = t975[g - 2] * Math.sqrt(g / (g - 1) * ss / (n * n));
-    return { cost: 100 * mean, lo: 100 * Math.max(0, mean - half), hi: 100 * Math.min(worst, mean + half) };
+    for (var i = 0; i < g; i++) ss += Math.pow(k[i] - p * m[i], 2);
+    return Math.max(1, g / (g - 1) * ss / binomial);
   }
 
-  /* effectbench.verdicts.standing */
-  function standing(sys, w, t975) {
-    var n = Math.max(sum(sys.m), 1);
-    var idle = sum(sys.m) > 0 && sys.m.every(function (m, i) { return sys.h[i] === m; });
-    var c = expectedCost(sys, w, t975);
+  /* effectbench.metrics.clustered_wilson */
+  function clusteredWilson(k, m, z) {
+    var n = sum(m);
+    if (n === 0) return { lo: 0, hi: 1, deff: 1, neff: 0 };
+    var deff = designEffect(k, m);
+    var w = wilson(sum(k) / deff, n / deff, z);
+    return { lo: w[0], hi: w[1], deff: deff, neff: n / deff };
+  }
+
+  /* effectbench.metrics.components: rates of per-task counts (each of ``ks``, over ``m``), their
+   * clustered intervals at z and their per-task residuals (zeros without spread). */
+  function components(ks, m, z) {
+    var n = sum(m);
+    var floor = 0;
+    for (var j = 0; j < m.length; j++) floor += m[j] * m[j];
+    floor *= SPREAD_TOLERANCE;
+    var out = { points: [], intervals: [], residuals: [] };
+    ks.forEach(function (k) {
+      var kSum = sum(k);
+      var c = clusteredWilson(k, m, z);
+      var p = n ? kSum / n : 0;
+      var resid = k.map(function (x, i) { return x - p * m[i]; });
+      var ss = 0;
+      resid.forEach(function (r) { ss += r * r; });
+      out.points.push(p);
+      out.intervals.push([c.lo, c.hi]);
+      out.residuals.push(ss > floor ? resid : resid.map(function () { return 0; }));
+    });
+    return out;
+  }
+
+  /* effectbench.metrics.correlation */
+  function correlation(rows) {
+    var norms = rows.map(function (r) { var s = 0; r.forEach(function (x) { s += x * x; }); return Math.sqrt(s); });
+    var unit = rows.map(function (r, i) { var d = norms[i] > 0 ? norms[i] : 1; return r.map(function (x) { return x / d; }); });
+    return unit.map(function (a, i) {
+      return unit.map(function (b, j) {
+        if (i === j) return 1;
+        var s = 0;
+        for (var t = 0; t < a.length; t++) s += a[t] * b[t];
+        return s;
+      });
+    });
+  }
+
+  /* effectbench.metrics.combine: square-and-add (MOVER) of a weighted sum */
+  function combine(points, intervals, weights, corr) {
+    var theta = 0, down = [], up = [], sign = [];
+    for (var e = 0; e < points.length; e++) {
+      var p = points[e], lo = intervals[e][0], hi = intervals[e][1], w = weights[e];
+      theta += w * p;
+      if (w >= 0) { down.push(w * (p - lo)); up.push(w * (hi - p)); }
+      else { down.push(-w * (hi - p)); up.push(-w * (p - lo)); }
+      sign.push(w > 0 ? 1 : w < 0 ? -1 : 0);
+    }
+    var below = 0, above = 0;
+    for (var a = 0; a < sign.length; a++) {
+      for (var b = 0; b < sign.length; b++) {
+        var c = sign[a] * sign[b] * corr[a][b];
+        below += c * down[a] * down[b];
+        above += c * up[a] * up[b];
+      }
+    }
+    return [theta - Math.sqrt(Math.max(below, 0)), theta + Math.sqrt(Math.max(above, 0))];
+  }
+
+  /* effectbench.metrics.value_per_episode: the one formula of net value */
+  function valuePerEpisode(shares, w) {
+    return w.value * shares[0] - w.silent * shares[1] - w.wrong * shares[2] - w.halt * shares[3];
+  }
+
+  function weightsOf(w) { return [w.value, -w.silent, -w.wrong, -w.halt]; }
+  function worstOf(w) { return Math.max(w.silent + w.wrong, w.halt); }
+
+  /* effectbench.metrics.VALUE_EVENTS of a system of a board script: per-task counts */
+  var VALUE_KEYS = ["y", "s", "r", "o"];
+  function counts(sys) { return VALUE_KEYS.map(function (key) { return sys[key]; }); }
+
+  /* effectbench.metrics.shares */
+  function shares(ks, m) {
+    var n = sum(m);
+    if (n === 0) return [0, 0, 0, 0];
+    return ks.map(function (k) { return sum(k) / n; });
+  }
+
+  /* effectbench.metrics.net_value (per 100 tasks, not yet against doing nothing) */
+  function netValue(ks, m, w, z) {
+    var least = -worstOf(w), most = w.value;
+    if (sum(m) === 0) return { value: 0, lo: PER * least, hi: PER * most };
+    var parts = components(ks, m, z);
+    var ci = combine(parts.points, parts.intervals, weightsOf(w), correlation(parts.residuals));
+    var point = valuePerEpisode(shares(ks, m), w);
     return {
-      sys: sys, key: sys.slug, name: sys.name, status: sys.status,
-      swer: sum(sys.s) / n, rw: sum(sys.r) / n, oh: sum(sys.o) / n, ce: sum(sys.c) / n,
-      idle: idle, cost: c.cost, lo: c.lo, hi: c.hi
+      value: PER * point,
+      lo: PER * Math.max(least, Math.min(ci[0], point)),
+      hi: PER * Math.min(most, Math.max(ci[1], point))
     };
   }
 
-  function dominates(a, b) {
-    var pa = [a.swer, a.rw, a.oh], pb = [b.swer, b.rw, b.oh];
-    var same = true;
-    for (var i = 0; i < 3; i++) {
-      if (pa[i] > pb[i]) return false;
-      if (pa[i] !== pb[i]) same = false;
+  /* effectbench.metrics.idle_value and over_doing_nothing */
+  function idleValue(w, idle) { return valuePerEpisode([0, 0, 0, idle], w) * PER; }
+  function overDoingNothing(x, w, idle) { return idle === null ? x : x - idleValue(w, idle); }
+
+  /* effectbench.metrics.break_even */
+  function breakEven(ks, m, w, idle) {
+    if (idle === null) return null;
+    var sh = shares(ks, m);
+    var harm = w.silent * sh[1] + w.wrong * sh[2] + w.halt * sh[3];
+    var idleHarm = w.halt * idle;
+    if (sh[0] <= 0) return harm < idleHarm ? 0 : Infinity;
+    if (harm <= idleHarm) return 0;
+    return (harm - idleHarm) / sh[0];
+  }
+
+  /* The per-task counts of two systems on the tasks both ran (task ids by index). */
+  function common(a, b, keys) {
+    var where = {};
+    b.t.forEach(function (t, i) { where[t] = i; });
+    var out = { tasks: 0, ma: [], mb: [], ka: keys.map(function () { return []; }), kb: keys.map(function () { return []; }) };
+    a.t.forEach(function (t, i) {
+      if (!Object.prototype.hasOwnProperty.call(where, t)) return;
+      var j = where[t];
+      out.tasks += 1;
+      out.ma.push(a.m[i]); out.mb.push(b.m[j]);
+      keys.forEach(function (key, e) { out.ka[e].push(a[key][i]); out.kb[e].push(b[key][j]); });
+    });
+    return out;
+  }
+
+  /* effectbench.metrics.comparisons._paired: lo, hi of first minus second of the weighted sum */
+  function paired(ka, ma, kb, mb, weights, z) {
+    var pa = components(ka, ma, z), pb = components(kb, mb, z);
+    var corr = correlation(pa.residuals.concat(pb.residuals));
+    return combine(
+      pa.points.concat(pb.points), pa.intervals.concat(pb.intervals),
+      weights.concat(weights.map(function (x) { return -x; })), corr
+    );
+  }
+
+  /* effectbench.metrics.rate_difference (per-task counts of the common tasks) */
+  function rateDifference(ka, ma, kb, mb, z) {
+    var g = ma.length;
+    if (g === 0) return { tasks: 0, first: 0, second: 0, diff: 0, lo: -1, hi: 1 };
+    var pa = sum(ka) / sum(ma), pb = sum(kb) / sum(mb);
+    var ci = paired([ka], ma, [kb], mb, [1], z);
+    return { tasks: g, first: pa, second: pb, diff: pa - pb, lo: Math.max(-1, ci[0]), hi: Math.min(1, ci[1]) };
+  }
+
+  /* effectbench.metrics.value_difference (per-task counts of the common tasks, VALUE_EVENTS) */
+  function valueDifference(ka, ma, kb, mb, w, z) {
+    var span = PER * (w.value + worstOf(w));
+    var g = ma.length;
+    if (g === 0) return { tasks: 0, first: 0, second: 0, diff: 0, lo: -span, hi: span };
+    var va = valuePerEpisode(shares(ka, ma), w), vb = valuePerEpisode(shares(kb, mb), w);
+    var d = va - vb;
+    var ci = paired(ka, ma, kb, mb, weightsOf(w), z);
+    return {
+      tasks: g, first: PER * va, second: PER * vb, diff: PER * d,
+      lo: Math.max(-span, PER * Math.min(ci[0], d)), hi: Math.min(span, PER * Math.max(ci[1], d))
+    };
+  }
+
+
+  /* ---- Prices: effectbench.metrics.parse_prices, the same messages. */
+
+  var HARM_NAMES = ["silent wrong effect", "wrong record", "over-halt"];
+  var NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+  var INFINITE = /^[+-]?inf(inity)?$/i;
+
+  function fmt(x) { return String(Number(x.toPrecision(12))); }
+
+  /* effectbench.metrics.value._number */
+  function number(raw, what) {
+    var text = String(raw).trim();
+    if (NUMBER.test(text)) return { x: Number(text) };
+    if (INFINITE.test(text)) return { x: text.charAt(0) === "-" ? -Infinity : Infinity };
+    if (text.toLowerCase() === "nan") return { error: what + " must be a number, got NaN" };
+    return { error: what + " must be a number, got '" + raw + "'" };
+  }
+
+  /* effectbench.metrics.prices */
+  function checked(value, harms, max) {
+    var v = number(value, "the value of a correct effect");
+    if (v.error) return v;
+    if (v.x <= 0) {
+      return { error: "the value of a correct effect must be above 0, got " + value +
+        " (at 0 no work is worth doing and doing nothing tops every board)" };
     }
-    return !same;
+    if (v.x > max || !isFinite(v.x)) return { error: "the value of a correct effect must be at most " + max + ", got " + value };
+    var out = [];
+    for (var i = 0; i < 3; i++) {
+      var name = "the price of a " + HARM_NAMES[i];
+      var h = number(harms[i], name);
+      if (h.error) return h;
+      if (h.x < 0) return { error: name + " cannot be negative, got " + harms[i] };
+      if (h.x > max || !isFinite(h.x)) return { error: name + " must be at most " + max + ", got " + harms[i] };
+      out.push(h.x);
+    }
+    return { w: { value: v.x, silent: out[0], wrong: out[1], halt: out[2] } };
   }
 
-  function inactionBelow(idle, actor) {
-    return idle.idle && !actor.idle && actor.swer <= idle.swer && actor.ce > idle.ce;
+  function pricesOf(list) { return { value: list[0], silent: list[1], wrong: list[2], halt: list[3] }; }
+  function listOf(w) { return [w.value, w.silent, w.wrong, w.halt]; }
+
+  /* effectbench.metrics.parse_prices: ``costs`` a preset or three harms, ``value`` the value */
+  function parsePrices(costs, value, data) {
+    var base = pricesOf(data.defaults);
+    var text = costs === null ? "" : String(costs).trim();
+    if (Object.prototype.hasOwnProperty.call(data.presets, text)) {
+      base = pricesOf(data.presets[text]);
+    } else if (text) {
+      var parts = text.split(",").map(function (x) { return x.trim(); });
+      if (parts.length !== 3) {
+        return { error: "expected three prices 'silent,wrong_record,over_halt' (e.g. " +
+          data.defaults.slice(1).map(fmt).join(",") + ") or a preset (" + Object.keys(data.presets).join(", ") +
+          "), got '" + text + "'" };
+      }
+      var harms = checked(base.value, parts, data.max);
+      if (harms.error) return harms;
+      base = harms.w;
+    }
+    if (value === null) return { w: base };
+    return checked(String(value).trim(), [base.silent, base.wrong, base.halt], data.max);
   }
 
-  function round9(x) { return Math.round(x * 1e9) / 1e9; }
+  window.EB_STATS = {
+    Z95: Z95, wilson: wilson, designEffect: designEffect, clusteredWilson: clusteredWilson,
+    rateDifference: rateDifference, valueDifference: valueDifference, parsePrices: parsePrices
+  };
 
-  function before(a, b) {  /* effectbench.verdicts._priority */
-    var ka = [round9(a.cost), a.swer, a.rw, a.oh], kb = [round9(b.cost), b.swer, b.rw, b.oh];
-    for (var i = 0; i < 4; i++) if (ka[i] !== kb[i]) return ka[i] < kb[i];
-    if (a.name !== b.name) return a.name < b.name;
+  /* effectbench.verdicts.grain and order_key */
+  function grain(x) { return Math.floor(x * 1e6 + 0.5); }
+
+  function before(a, b) {
+    var ka = [-grain(a.value), -a.sh[0], a.sh[1], a.sh[2], a.sh[3]];
+    var kb = [-grain(b.value), -b.sh[0], b.sh[1], b.sh[2], b.sh[3]];
+    for (var i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return ka[i] < kb[i];
     return a.key < b.key;
   }
 
-  /* effectbench.verdicts.board_order */
-  function boardOrder(st) {
-    var n = st.length;
-    var after = st.map(function () { return []; });
-    var waiting = st.map(function () { return 0; });
-    var held = st.map(function () { return 0; });
-    var ruled = {};
-    for (var i = 0; i < n; i++) {
-      for (var j = 0; j < n; j++) {
-        if (i === j) continue;
-        if (inactionBelow(st[j], st[i])) { held[j] += 1; ruled[i + ":" + j] = true; }
-        else if (!(dominates(st[i], st[j]) && !inactionBelow(st[i], st[j]))) continue;
-        after[i].push(j);
-        waiting[j] += 1;
-      }
-    }
-    var done = st.map(function () { return false; });
-    var ready = [];
-    for (var k = 0; k < n; k++) if (!waiting[k]) ready.push(k);
-    var placed = [];
-    while (placed.length < n) {
-      ready = ready.filter(function (x) { return !done[x]; });
-      if (!ready.length) {
-        var free = [];
-        for (var f = 0; f < n; f++) if (!done[f] && !held[f]) free.push(f);
-        ready.push(free.reduce(function (a, b) { return before(st[b], st[a]) ? b : a; }));
-      }
-      var pick = ready.reduce(function (a, b) { return before(st[b], st[a]) ? b : a; });
-      done[pick] = true;
-      placed.push(pick);
-      after[pick].forEach(function (j) {
-        waiting[j] -= 1;
-        if (ruled[pick + ":" + j]) held[j] -= 1;
-        if (!waiting[j] && !done[j]) ready.push(j);
-      });
-    }
-    return placed;
+  /* effectbench.verdicts.standing, with the row's interval and break-even */
+  function standing(sys, w, idle) {
+    var ks = counts(sys);
+    var sh = shares(ks, sys.m);
+    var nv = netValue(ks, sys.m, w, Z95);
+    return {
+      sys: sys, key: sys.slug, status: sys.status, sh: sh,
+      value: PER * valuePerEpisode(sh, w), lo: nv.lo, hi: nv.hi, even: breakEven(ks, sys.m, w, idle)
+    };
   }
 
-  /* effectbench.metrics.cost_difference, beyond noise or not (common tasks by index). */
-  function costSeparated(a, b, w, t975) {
-    var where = {};
-    b.sys.t.forEach(function (t, i) { where[t] = i; });
-    var ca = [], ma = [], cb = [], mb = [];
-    var costA = taskCosts(a.sys, w), costB = taskCosts(b.sys, w);
-    a.sys.t.forEach(function (t, i) {
-      if (!Object.prototype.hasOwnProperty.call(where, t)) return;
-      var j = where[t];
-      ca.push(costA[i]); ma.push(a.sys.m[i]); cb.push(costB[j]); mb.push(b.sys.m[j]);
-    });
-    var g = ma.length;
-    if (g < 2) return false;
-    var worst = Math.max(w[0] + w[1], w[2]);
-    var na = sum(ma), nb = sum(mb);
-    var meanA = sum(ca) / na, meanB = sum(cb) / nb;
-    var d = meanA - meanB, ss = 0;
-    for (var i = 0; i < g; i++) {
-      var e = (ca[i] - meanA * ma[i]) / na - (cb[i] - meanB * mb[i]) / nb;
-      ss += e * e;
-    }
-    var half = t975[g - 2] * Math.sqrt(g / (g - 1) * ss);
-    var lo = Math.max(-worst, d - half), hi = Math.min(worst, d + half);
-    return lo > 0 || hi < 0;
+  /* effectbench.verdicts.separation, pair by pair: i worth more than j beyond noise */
+  function separated(a, b, w, view) {
+    var c = common(a.sys, b.sys, VALUE_KEYS);
+    if (c.tasks < view.min_tasks) return false;
+    return valueDifference(c.ka, c.ma, c.kb, c.mb, w, view.z).lo > 0;
   }
 
-  /* effectbench.verdicts.rank_ranges over the ranked systems, in order. */
-  function rankRanges(st, order, w, t975) {
+  /* effectbench.verdicts.rank_ranges over the ranked systems, in order */
+  function rankRanges(st, order, w, view) {
     var n = order.length;
-    function apart(i, j) { return inactionBelow(st[j], st[i]) || costSeparated(st[i], st[j], w, t975); }
     var best = [], worst = [];
     for (var p = 0; p < n; p++) {
       var b = 1, down = 0;
-      for (var q = 0; q < p; q++) if (apart(order[q], order[p])) b += 1;
-      for (var r = p + 1; r < n; r++) if (apart(order[p], order[r])) down += 1;
+      for (var q = 0; q < p; q++) if (separated(st[order[q]], st[order[p]], w, view)) b += 1;
+      for (var r = p + 1; r < n; r++) if (separated(st[order[p]], st[order[r]], w, view)) down += 1;
       best.push(b);
       worst.push(n - down);
     }
     return [best, worst];
+  }
+
+  /* effectbench.site._pages.signed and break_even_text */
+  function signed(x) {
+    var text = x.toFixed(1);
+    if (text === "-0.0" || text === "0.0") return "0.0";
+    return text.charAt(0) === "-" ? text : "+" + text;
+  }
+
+  function evenText(x) {
+    if (x === null) return "";
+    if (!isFinite(x)) return "never beats doing nothing";
+    if (x === 0) return "beats doing nothing at any value";
+    return "break-even " + (x < 1 ? x.toFixed(2) : x.toFixed(1));
   }
 
   Board.prototype.reprice = function (w) {
@@ -402,18 +557,19 @@
     if (!data) return;
     var board = this;
     this.bodies().forEach(function (body) {
-      var view = data.views[body.getAttribute("data-eb-view") || "all"];
+      var view = data.views[body.getAttribute("data-eb-view") || ""];
       if (!view) return;
-      var st = view.systems.map(function (sys) { return standing(sys, w, data.t975); });
-      var order = boardOrder(st);
+      var idle = view.idle;
+      var st = view.systems.map(function (sys) { return standing(sys, w, idle); });
+      var order = st.map(function (_, i) { return i; });
+      order.sort(function (i, j) { return before(st[i], st[j]) ? -1 : before(st[j], st[i]) ? 1 : 0; });
       var ranked = order.filter(function (i) { return st[i].status === "ranked"; });
-      var ranges = rankRanges(st, ranked, w, data.t975);
+      var ranges = rankRanges(st, ranked, w, view);
       var rank = {};
       ranked.forEach(function (i, p) { rank[i] = [ranges[0][p], ranges[1][p]]; });
       var rows = {};
       slugRows(body).forEach(function (row) { rows[row.getAttribute("data-slug")] = row; });
-      var idleRate = body.getAttribute("data-eb-idle-rate");
-      var idle = idleRate === null ? null : 100 * w[2] * Number(idleRate);
+      var line = idle === null ? null : grain(idleValue(w, idle));  /* compared as the order compares */
       var lineAfter = 0;
       order.forEach(function (i, p) {
         var s = st[i];
@@ -426,39 +582,27 @@
           if (r) rankCell.textContent = r[0] === r[1] ? String(r[0]) : r[0] + "\u2013" + r[1];
           rankCell.setAttribute("data-sort", String(p));
         }
-        var costCell = row.querySelector('[data-col="cost"]');
-        if (costCell) {
-          costCell.setAttribute("data-sort", s.cost.toFixed(6));
-          costCell.querySelector(".eb-p").textContent = s.cost.toFixed(1);
-          costCell.querySelector(".eb-ci").textContent = "[" + s.lo.toFixed(1) + ", " + s.hi.toFixed(1) + "]";
-          var flag = costCell.querySelector("[data-eb-idle-flag]");
-          var over = idle !== null && s.cost > idle + 1e-9;
-          if (over && !flag) {
-            flag = document.createElement("span");
-            flag.className = "eb-idle-flag";
-            flag.setAttribute("data-eb-idle-flag", "");
-            flag.textContent = "more than doing nothing";
-            costCell.appendChild(flag);
-          } else if (!over && flag) {
-            flag.parentNode.removeChild(flag);
-          }
+        var shown = overDoingNothing(s.value, w, idle);
+        var cell = row.querySelector('[data-col="value"]');
+        if (cell) {
+          cell.setAttribute("data-sort", shown.toFixed(6));
+          cell.querySelector(".eb-p").textContent = signed(shown);
+          cell.querySelector(".eb-ci").textContent = "[" + signed(overDoingNothing(s.lo, w, idle)) + ", " +
+            signed(overDoingNothing(s.hi, w, idle)) + "]";
+          var even = cell.querySelector("[data-eb-break-even]");
+          if (even) even.textContent = evenText(s.even);
         }
-        if (idle !== null && s.cost <= idle + 1e-9) lineAfter = p + 1;
+        if (line !== null && grain(s.value) >= line) lineAfter = p + 1;
         body.appendChild(row);
       });
-      var line = body.querySelector("tr[data-eb-line]");
-      if (line && idle !== null) {
-        body.setAttribute("data-eb-line-after", String(lineAfter));
-        var strong = line.querySelector("strong");
-        if (strong) strong.textContent = idle.toFixed(1);
-      }
+      if (idle !== null) body.setAttribute("data-eb-line-after", String(lineAfter));
     });
     if (this.column !== this.defaultColumn || this.dir !== this.defaultDir) this.sortRows();
     else this.bodies().forEach(function (body) { board.placeLine(body); });
     this.applyFilter();
   };
 
-  /* The page's prices: from the address (costs=), else the board's defaults. */
+  /* The page's prices: from the address (costs=, value=), else the board's defaults. */
   function Prices(boards) {
     this.boards = boards;
     this.data = null;
@@ -467,6 +611,7 @@
     this.panel = document.querySelector("[data-eb-prices]");
     this.error = document.querySelector("[data-eb-price-error]");
     this.text = document.querySelector("[data-eb-prices-text]");
+    this.value = document.querySelector("input[data-eb-value]");
     this.inputs = Array.prototype.slice.call(document.querySelectorAll("input[data-eb-price]"));
     this.preset = document.querySelector("select[data-eb-preset]");
   }
@@ -479,34 +624,43 @@
   };
 
   Prices.prototype.show = function (w, preset) {
-    this.inputs.forEach(function (input, i) { input.value = fmt(w[i]); });
+    var harms = [w.silent, w.wrong, w.halt];
+    if (this.value) this.value.value = fmt(w.value);
+    this.inputs.forEach(function (input, i) { input.value = fmt(harms[i]); });
     if (this.text) {
-      this.text.textContent = "silent wrong effect " + fmt(w[0]) + " \u00b7 wrong record " + fmt(w[1]) +
-        " \u00b7 over-halt " + fmt(w[2]);
+      this.text.textContent = "correct effect " + fmt(w.value) + " \u00b7 silent wrong effect " + fmt(w.silent) +
+        " \u00b7 wrong record " + fmt(w.wrong) + " \u00b7 over-halt " + fmt(w.halt);
     }
     if (this.preset) this.preset.value = preset || "";
   };
 
   Prices.prototype.presetOf = function (w) {
     var presets = this.data.presets;
+    var mine = listOf(w);
     return Object.keys(presets).filter(function (k) {
-      return presets[k].every(function (x, i) { return x === w[i]; });
+      return presets[k].every(function (x, i) { return x === mine[i]; });
     })[0] || "";
   };
 
   Prices.prototype.apply = function (w, remember) {
-    var same = w.every(function (x, i) { return x === this.data.defaults[i]; }, this);
-    this.show(w, this.presetOf(w));
+    var defaults = this.data.defaults;
+    var same = listOf(w).every(function (x, i) { return x === defaults[i]; });
+    var preset = this.presetOf(w);
+    this.show(w, preset);
     this.boards.forEach(function (b) { b.reprice(w); });
     if (remember) {
-      var preset = this.presetOf(w);
-      setParams({ costs: same ? "" : (preset || w.map(fmt).join(",")) });
+      var harms = fmt(w.silent) + "," + fmt(w.wrong) + "," + fmt(w.halt);
+      setParams({
+        costs: same ? "" : (preset || harms),
+        value: same || preset ? "" : fmt(w.value)
+      });
     }
   };
 
   Prices.prototype.fromInputs = function () {
-    var raw = this.inputs.map(function (input) { return input.value; }).join(",");
-    var parsed = parsePrices(raw, this.data);
+    var harms = this.inputs.map(function (input) { return input.value; }).join(",");
+    var value = this.value ? this.value.value : null;
+    var parsed = parsePrices(harms, value, this.data);
     if (parsed.error) { this.say("Not re-ranked: " + parsed.error + "."); return; }
     this.say("");
     this.apply(parsed.w, true);
@@ -515,21 +669,24 @@
   /* The prices the address names (on load, and on Back and Forward); ``again``: the boards
    * may show other prices now, so the defaults are applied when the address names none. */
   Prices.prototype.fromAddress = function (again) {
-    var raw = param("costs");
-    if (raw !== null && raw !== "") {
-      var parsed = parsePrices(raw, this.data);
+    var costs = param("costs");
+    var value = param("value");
+    var defaults = pricesOf(this.data.defaults);
+    if ((costs !== null && costs !== "") || (value !== null && value !== "")) {
+      var parsed = parsePrices(costs || null, value === "" ? null : value, this.data);
       if (parsed.error) {
-        this.say("The prices in this page's address (costs=" + raw + ") were not used: " + parsed.error +
+        var named = [costs ? "costs=" + costs : "", value ? "value=" + value : ""].filter(Boolean).join(", ");
+        this.say("The prices in this page's address (" + named + ") were not used: " + parsed.error +
           ". The boards show the default prices.");
-        this.show(this.data.defaults, "default");
-        if (again) this.apply(this.data.defaults.slice(), false);
+        this.show(defaults, "default");
+        if (again) this.apply(defaults, false);
       } else {
         this.say("");
         this.apply(parsed.w, false);
       }
     } else if (again) {
       this.say("");
-      this.apply(this.data.defaults.slice(), false);
+      this.apply(defaults, false);
     }
   };
 
@@ -539,7 +696,7 @@
     this.fromAddress(false);
     var button = document.querySelector("[data-eb-reprice]");
     if (button) button.addEventListener("click", function () { prices.fromInputs(); });
-    this.inputs.forEach(function (input) {
+    this.inputs.concat(this.value ? [this.value] : []).forEach(function (input) {
       input.addEventListener("keydown", function (e) { if (e.key === "Enter") prices.fromInputs(); });
     });
     if (this.preset) {
@@ -547,7 +704,7 @@
         var name = prices.preset.value;
         if (!name) return;
         prices.say("");
-        prices.apply(prices.data.presets[name].slice(), true);
+        prices.apply(pricesOf(prices.data.presets[name]), true);
       });
     }
   };

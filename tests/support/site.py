@@ -25,9 +25,22 @@ REFERENCE = ROOT / "submissions"
 
 
 def board_key_of(bundle: Path) -> str:
-    """The anchor the site gives a bundle's board: ``spec<major>-<pack>``."""
+    """The anchor the site gives a bundle's pack (its boards, one per substrate, share one
+    table): ``spec<major>-<pack>``."""
     sub = json.loads((bundle / "submission.json").read_text(encoding="utf-8"))
     return f"spec{sub['spec_version'].split('.')[0]}-{sub['pack']['name']}".lower()
+
+
+def substrates_of(bundle: Path) -> list[str]:
+    """The substrates a bundle's rows ran, in SPEC order."""
+    rows = (bundle / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
+    seen = {json.loads(line)["substrate"] for line in rows if line.strip()}
+    return [s.value for s in Substrate if s.value in seen]
+
+
+def boards_of_bundle(bundle: Path) -> list[str]:
+    """The keys of the boards a bundle is on: its pack's anchor and each substrate it ran."""
+    return [f"{board_key_of(bundle)}-{s}" for s in substrates_of(bundle)]
 
 
 def _spec_of(bundle: Path) -> ReferenceSpec | None:
@@ -61,13 +74,21 @@ def copy_references(dest: Path) -> Path:
 
 
 REFERENCE_BOARDS: dict[str, list[str]] = {}
-"""Board anchor -> folder names of the copied reference bundles (:func:`copy_references`)."""
+"""Pack anchor -> folder names of the copied reference bundles (:func:`copy_references`)."""
+REFERENCE_BOARD_KEYS: dict[str, list[str]] = {}
+"""Board key (pack anchor and substrate) -> folder names of the copied reference bundles."""
 for _bundle in API_REFERENCES:
     REFERENCE_BOARDS.setdefault(board_key_of(_bundle), []).append(_bundle.name)
+    for _key in boards_of_bundle(_bundle):
+        REFERENCE_BOARD_KEYS.setdefault(_key, []).append(_bundle.name)
 N_REFERENCE = sum(len(names) for names in REFERENCE_BOARDS.values())
 MOCKMED_BOARD = "spec1-mockmed-anchor"
-"""The MockMed board: the four MockMed reference bundles and the <script>-named one."""
+"""The MockMed table: the four MockMed reference bundles and the <script>-named one."""
+MOCKMED_WEB = "spec1-mockmed-anchor-web"
+"""Its one board (MockMed runs on the web)."""
 CLINIC_BOARD = "spec1-clinic"
+CLINIC_API = "spec1-clinic-api"
+"""The clinic's board of its API runs (the reference bundles the site fixtures copy)."""
 SCRIPT_NAME = "<script>window.__pwned=1</script> Evil bot"
 EVIL_DESCRIPTION = '<img src=x onerror="window.__pwned=3"> described'
 EVIL_URL = "javascript:window.__pwned=2"
@@ -136,7 +157,7 @@ def site_root(base: Path, withdrawn: list[dict[str, str]], site_url: str = "") -
 
 SCREENS_PACK = "mockmed-screens"
 SCREENS_BOARD = "spec1-mockmed-screens"
-"""The board of a pack whose every task exists on the web and on the desktop."""
+"""The table of a pack whose every task exists on the web and on the desktop (two boards)."""
 SCREENS_SUBSTRATES = (Substrate.WEB, Substrate.DESKTOP)
 SCREENS_ARMS = ("screen_only", "effect_verified", "always_halt")
 """Baselines run on both substrates in one bundle each (the same behaviour on both)."""

@@ -1,0 +1,34 @@
+"""How a net value and a break-even value are written, on the pages and by ``effectbench rank``.
+
+Kept apart from the page and chart modules so the command line prints them without importing
+a template engine or a chart library; ``site/assets/leaderboard.js`` writes them the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def signed(x: Any) -> str:
+    """Return a net value per 100 tasks with its sign and one decimal (``+111.1``, ``-4.0``,
+    ``0.0``), as the board script writes it; ``—`` for none."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    text = f"{float(x):.1f}"
+    if text in ("-0.0", "0.0"):
+        return "0.0"
+    return text if text.startswith("-") else f"+{text}"
+
+
+def break_even_text(x: Any) -> str:
+    """Return what a break-even value says (as the board script writes it): the value of a
+    correct effect above which the system beats doing nothing; empty when not known."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return ""
+    x = float(x)
+    if math.isinf(x):
+        return "never beats doing nothing"
+    if x == 0:
+        return "beats doing nothing at any value"
+    return f"break-even {x:.2f}" if x < 1 else f"break-even {x:.1f}"

@@ -1,0 +1,408 @@
+"""Every figure of docs/verdicts.md, and the worked examples of the site's methodology page,
+printed from the shipped bundles in ``submissions/``.
+
+Each figure is computed here with the metrics' own functions from the bundles' rows and must
+stand in the documents as printed; and every number docs/verdicts.md states outside code must
+be one of them (or a count this test also derives), so no figure there goes stale unseen.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+import pytest
+from support.outcomes import outcome_counts
+
+from effectbench.metrics import (
+    CONFIDENCE,
+    DEFAULT_PRICES,
+    MAX_PRICE,
+    POWER,
+    PRICE_PRESETS,
+    TaskTable,
+    break_even,
+    episode_frame,
+    family_confidence,
+    idle_share,
+    idle_value,
+    min_shared_tasks,
+    minimum_detectable_difference,
+    net_value,
+    over_doing_nothing,
+    paired_difference,
+    rate_difference,
+    task_rate,
+    task_table,
+    value_difference,
+)
+from effectbench.verdicts import board_order, rank_ranges, separation, standing
+
+ROOT = Path(__file__).resolve().parents[1]
+SUBMISSIONS = ROOT / "submissions"
+DOC = ROOT / "docs" / "verdicts.md"
+METHODOLOGY = ROOT / "site" / "methodology.md"
+CLINIC = ("effect_verified_all", "effect_verified", "screen_only")
+MOCKMED = ("effect_verified", "always_halt", "screen_only", "retry_on_error")
+SCREENS = ("web", "desktop", "remote_display")
+
+
+def _rows(folder: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in (folder / "episodes.jsonl").read_text().splitlines()]
+
+
+def _table(rows: list[dict[str, Any]]) -> TaskTable:
+    available = {r["task_id"]: r["correct_action_available"] for r in rows}
+    return task_table(episode_frame(rows), available)
+
+
+def bundles() -> dict[tuple[str, str, str], Path]:
+    """(pack, substrate, arm) of every shipped bundle -> its folder."""
+    out = {}
+    for folder in sorted(SUBMISSIONS.iterdir()):
+        sub = folder / "submission.json"
+        if not sub.is_file():
+            continue
+        doc = json.loads(sub.read_text())
+        (substrate,) = {r["substrate"] for r in _rows(folder)}
+        out[(doc["pack"]["name"], substrate, doc["system"]["baseline"])] = folder
+    return out
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def signed(x: float) -> str:
+    """As the documents print a net value or a difference: a true minus sign."""
+    text = f"{x:+.1f}".replace("-", "−")
+    return "0.0" if text in ("+0.0", "−0.0") else text
+
+
+def interval(lo: float, hi: float, scale: float = 1.0) -> str:
+    return f"[{signed(scale * lo)}, {signed(scale * hi)}]"
+
+
+def board(pack: str, substrate: str, arms: tuple[str, ...]) -> dict[str, Any]:
+    """One shipped board, as the site and ``effectbench rank`` compute it."""
+    found = bundles()
+    tables = {arm: _table(_rows(found[(pack, substrate, arm)])) for arm in arms}
+    standings = [standing(a, a, tables[a], DEFAULT_PRICES) for a in arms]
+    order = [arms[i] for i in board_order(standings)]
+    ordered = [tables[a] for a in order]
+    apart = separation(ordered, DEFAULT_PRICES)
+    best, worst = rank_ranges(range(len(order)), apart.beyond)
+    idle = idle_share(ordered)
+    assert idle is not None
+    # what a board's minimum detectable difference rests on: the median effective tasks
+    neff = [task_rate(t, "swer").clustered.n_effective for t in ordered]
+    return {
+        "tables": tables,
+        "order": order,
+        "ranks": {
+            a: f"{b}" if b == w else f"{b}–{w}" for a, b, w in zip(order, best, worst, strict=True)
+        },
+        "idle": idle,
+        "apart": apart,
+        "value": {
+            a: net_value(t, DEFAULT_PRICES).model_copy(
+                update={
+                    k: over_doing_nothing(
+                        getattr(net_value(t, DEFAULT_PRICES), k), DEFAULT_PRICES, idle
+                    )
+                    for k in ("per_100", "lo", "hi")
+                }
+            )
+            for a, t in tables.items()
+        },
+        "even": {a: break_even(t, DEFAULT_PRICES, idle) for a, t in tables.items()},
+        "mdd": minimum_detectable_difference(median(neff)),
+        "neff": median(neff),
+    }
+
+
+def figures() -> dict[str, str]:
+    """Every figure the documents state, by what it is, as printed."""
+    out: dict[str, str] = {}
+    found = bundles()
+    out["bundles"] = str(len(found))
+    trials = {
+        k: json.loads((f / "submission.json").read_text())["trials_per_task"]
+        for k, f in found.items()
+    }
+    out["mockmed bundles"] = str(sum(k[0] == "mockmed-anchor" for k in found))
+    out["clinic arms"] = str(len(CLINIC))
+    screens = [k for k in found if k[0] == "clinic" and k[1] in SCREENS]
+    out["screen bundles"] = str(len(screens))
+    out["api trials"] = str(trials[("clinic", "api", "effect_verified_all")])
+    out["screen trials"] = str(trials[("clinic", "web", "effect_verified_all")])
+    assert {trials[k] for k in screens} == {int(out["screen trials"])}
+    assert {trials[k] for k in found if k not in screens} == {int(out["api trials"])}
+    out["clinic boards"] = str(1 + len(SCREENS))
+    api = board("clinic", "api", CLINIC)
+    t = api["tables"]
+    out["tasks"] = str(t["effect_verified_all"].n_tasks)
+    swer = task_rate(t["effect_verified_all"], "swer")
+    wrong = task_rate(t["effect_verified_all"], "record_wrong")
+    out["eva swer"] = f"{swer.numerator}/{swer.denominator}"
+    out["eva record-wrong"] = f"{wrong.numerator}/{wrong.denominator}"
+    out["eva record-wrong pct"] = pct(wrong.rate)
+    for arm, event in (
+        ("effect_verified_all", "over_halt"),
+        ("effect_verified", "swer"),
+        ("screen_only", "over_halt"),
+    ):
+        r = task_rate(t[arm], event)
+        out[f"{arm} {event} row"] = (
+            f"| {r.numerator}/{r.denominator} | [{pct(r.ci.lo)}, {pct(r.ci.hi)}] | "
+            f"{r.clustered.design_effect:.1f} | [{pct(r.clustered.lo)}, {pct(r.clustered.hi)}] |"
+        )
+    zero = task_rate(t["screen_only"], "over_halt")
+    assert zero.upper is not None and zero.clustered_upper is not None
+    out["zero raw"] = pct(zero.upper)
+    out["zero tasks"] = pct(zero.clustered_upper)
+    web = board("clinic", "web", CLINIC)
+    oh = task_rate(web["tables"]["effect_verified_all"], "over_halt")
+    out["web over-halt"] = f"{oh.numerator}/{oh.denominator}, [{pct(oh.ci.lo)}, {pct(oh.ci.hi)}]"
+    # the clinic's boards: the same on every substrate
+    for substrate in SCREENS:
+        other = board("clinic", substrate, CLINIC)
+        assert other["order"] == api["order"] and other["ranks"] == api["ranks"]
+        for arm in CLINIC:
+            mine, theirs = other["value"][arm], api["value"][arm]
+            assert interval(mine.lo, mine.hi) == interval(theirs.lo, theirs.hi)
+            assert signed(mine.per_100) == signed(theirs.per_100)
+    assert api["order"] == list(CLINIC)
+    for arm in CLINIC:
+        v = api["value"][arm]
+        out[f"clinic {arm} row"] = (
+            f"| `{arm}` | {signed(v.per_100)} {interval(v.lo, v.hi)} | {api['even'][arm]:.1f} | "
+            f"{api['ranks'][arm]} |"
+        )
+    out["idle share"] = pct(api["idle"])
+    avail = t["effect_verified_all"].correct_action_available
+    assert avail is not None
+    out["idle tasks"] = f"{sum(avail)} of {len(avail)}"
+    out["idle value"] = signed(idle_value(DEFAULT_PRICES, api["idle"]))
+    out["eva even"] = f"{api['even']['effect_verified_all']:.1f}"
+    out["ev even"] = f"{api['even']['effect_verified']:.1f}"
+    out["so even"] = f"{api['even']['screen_only']:.1f}"
+    out["ev swer k"] = str(task_rate(t["effect_verified"], "swer").numerator)
+    mock = board("mockmed-anchor", "web", MOCKMED)
+    assert mock["order"] == list(MOCKMED)
+    for arm in MOCKMED:
+        out[f"mockmed {arm}"] = signed(mock["value"][arm].per_100)
+        even = mock["even"][arm]
+        if even is not None and even != float("inf"):
+            out[f"mockmed {arm} even"] = f"{even:.1f}"
+    assert mock["even"]["always_halt"] == float("inf")
+    assert set(mock["ranks"].values()) == {f"1–{len(MOCKMED)}"}
+    out["mockmed ranks"] = f"1–{len(MOCKMED)}"
+    out["mockmed tasks"] = str(mock["tables"]["effect_verified"].n_tasks)
+    out["mockmed pairs"] = str(len(MOCKMED) * (len(MOCKMED) - 1) // 2)
+    out["mockmed level"] = pct(mock["apart"].confidence)
+    out["mockmed min tasks"] = str(mock["apart"].min_tasks)
+    ev = mock["tables"]["effect_verified"]
+    out["mockmed successes"] = f"{int(ev.k('task_success').sum())} of the {ev.n_episodes}"
+    # one right, nine wrong records (the issue's case)
+    careless = TaskTable(
+        task_id=[f"t{i}" for i in range(10)],
+        category=["control"] * 10,
+        substrate=["api"] * 10,
+        trials=[3] * 10,
+        events={
+            e: [outcome_counts(["success"] * 3)[e]] + [outcome_counts(["wrong_action"] * 3)[e]] * 9
+            for e in outcome_counts([])
+        },
+        correct_action_available=[True] * 10,
+    )
+    cv = net_value(careless, DEFAULT_PRICES).per_100
+    out["careless"] = signed(over_doing_nothing(cv, DEFAULT_PRICES, 1.0))
+    # the family-wise level and the fewest shared tasks
+    out["clinic pairs"] = "3"
+    out["clinic level"] = pct(api["apart"].confidence)
+    assert api["apart"].confidence == family_confidence(len(CLINIC))
+    out["clinic min tasks"] = str(api["apart"].min_tasks)
+    out["single min tasks"] = str(min_shared_tasks(CONFIDENCE))
+    level = api["apart"].confidence
+    d = value_difference(t["effect_verified"], t["effect_verified_all"], DEFAULT_PRICES, level)
+    assert not d.beyond_noise
+    out["ev - eva value"] = f"{signed(d.difference)} {interval(d.lo, d.hi)}"
+    d = value_difference(t["effect_verified_all"], t["screen_only"], DEFAULT_PRICES, level)
+    assert d.beyond_noise
+    out["eva - so value"] = f"{signed(d.difference)} {interval(d.lo, d.hi)}"
+    # rate differences
+    d = rate_difference(t["effect_verified_all"], t["screen_only"], "over_halt")
+    assert not d.beyond_noise
+    out["oh diff"] = signed(100 * d.difference)
+    out["oh diff tasks"] = interval(d.lo, d.hi, 100)
+    a, b = (
+        {(r["task_id"], r["trial"]): r for r in _rows(found[("clinic", "api", arm)])}
+        for arm in ("effect_verified_all", "screen_only")
+    )
+    pairs = [(a[k]["outcome"] == "over_halt", b[k]["outcome"] == "over_halt") for k in a]
+    naive = paired_difference(
+        sum(x and y for x, y in pairs),
+        sum(x and not y for x, y in pairs),
+        sum(y and not x for x, y in pairs),
+        sum(not x and not y for x, y in pairs),
+    )
+    assert naive.ci.lo > 0  # "beyond noise" when repeats were counted as independent pairs
+    out["oh diff episodes"] = interval(naive.ci.lo, naive.ci.hi, 100)
+    d = rate_difference(t["effect_verified"], t["effect_verified_all"], "swer")
+    out["swer diff"] = f"{signed(100 * d.difference)} points {interval(d.lo, d.hi, 100)}"
+    d = rate_difference(t["effect_verified_all"], t["effect_verified_all"], "over_halt")
+    assert d.difference == 0 and d.lo == pytest.approx(-d.hi)
+    out["identical"] = f"0.0 ± {100 * d.hi:.1f}"
+    out["clinic mdd"] = f"{100 * api['mdd']:.0f}"
+    out["clinic neff"] = f"{api['neff']:.0f}"
+    out["mockmed mdd"] = f"{100 * mock['mdd']:.0f}"
+    out["mockmed neff"] = f"{mock['neff']:.1f}"
+    # constants the documents state (the code's own)
+    out["max price"] = f"{MAX_PRICE:,.0f}"
+    out["power"] = f"{100 * POWER:.0f}%"
+    out["prices"] = (
+        f"a correct effect {DEFAULT_PRICES.value:g}, a silent wrong effect "
+        f"{DEFAULT_PRICES.silent:g}, a wrong record {DEFAULT_PRICES.wrong_record:g}, an "
+        f"over-halt {DEFAULT_PRICES.over_halt:g}"
+    )
+    billing = PRICE_PRESETS["clinical-billing"][1]
+    out["billing"] = billing.costs_text()
+    return out
+
+
+@pytest.fixture(scope="module")
+def printed() -> dict[str, str]:
+    found = figures()
+    print("\n".join(f"{k}: {v}" for k, v in found.items()))  # the figures, printed
+    return found
+
+
+IN_DOC = [
+    *(
+        key
+        for key in (
+            "bundles",
+            "mockmed bundles",
+            "clinic arms",
+            "screen bundles",
+            "clinic boards",
+            "eva swer",
+            "eva record-wrong",
+            "eva record-wrong pct",
+            "effect_verified_all over_halt row",
+            "effect_verified swer row",
+            "screen_only over_halt row",
+            "zero raw",
+            "zero tasks",
+            "web over-halt",
+            "clinic effect_verified_all row",
+            "clinic effect_verified row",
+            "clinic screen_only row",
+            "idle share",
+            "idle tasks",
+            "idle value",
+            "eva even",
+            "ev even",
+            "ev swer k",
+            "mockmed effect_verified",
+            "mockmed effect_verified even",
+            "mockmed always_halt",
+            "mockmed screen_only",
+            "mockmed screen_only even",
+            "mockmed retry_on_error",
+            "mockmed retry_on_error even",
+            "mockmed ranks",
+            "mockmed tasks",
+            "mockmed pairs",
+            "mockmed level",
+            "mockmed min tasks",
+            "careless",
+            "clinic pairs",
+            "clinic level",
+            "clinic min tasks",
+            "single min tasks",
+            "ev - eva value",
+            "eva - so value",
+            "oh diff",
+            "oh diff tasks",
+            "oh diff episodes",
+            "identical",
+            "clinic mdd",
+            "clinic neff",
+            "mockmed mdd",
+            "mockmed neff",
+            "max price",
+            "prices",
+            "billing",
+        )
+    )
+]
+
+
+NUMBER = r"[−+]?\d+(?:,\d{3})*(?:\.\d+)?%?"
+"""A number as the documents write one (``1,200``, ``−86.6``, ``44.4%``)."""
+
+
+def _prose(text: str) -> str:
+    """The document without its code (fenced blocks and inline code)."""
+    text = re.sub(r"```.*?```", " ", text, flags=re.S)
+    return re.sub(r"`[^`]*`", " ", text)
+
+
+def test_every_figure_of_the_verdicts_doc_is_printed_from_the_shipped_bundles(
+    printed: dict[str, str],
+) -> None:
+    doc = " ".join(DOC.read_text(encoding="utf-8").split())  # figures may wrap across lines
+    missing = [(k, printed[k]) for k in IN_DOC if printed[k] not in doc]
+    assert missing == []
+    # ... and no number of it is anything else: each is (part of) a printed figure, or a count
+    # the figures above derive, or the code's own constant.
+    numbers = set(re.findall(NUMBER, _prose(doc)))
+    known = {n for v in printed.values() for n in re.findall(NUMBER, v)}
+    structural = {"1.0", "1.1", "1.2", "1.3", "1.3.0", "1", "0", "2", "4", "1e-6", "1,200"}
+    structural |= {"95", "95%", "5", "13", "10", "3", "8", "9", "100"}
+    structural |= {"1,000", "40"}  # the generated boards of tests/test_metrics_clustered.py
+    assert sorted(numbers - known - structural) == []
+
+
+METHODOLOGY_FIGURES = (
+    "idle share",
+    "eva even",
+    "ev even",
+    "so even",
+    "mockmed effect_verified",
+    "mockmed successes",
+    "oh diff",
+    "oh diff episodes",
+    "oh diff tasks",
+    "swer diff",
+    "clinic level",
+    "clinic min tasks",
+    "single min tasks",
+    "clinic mdd",
+    "mockmed mdd",
+    "mockmed neff",
+)
+
+
+def test_the_methodology_pages_worked_examples_are_the_shipped_bundles(
+    printed: dict[str, str],
+) -> None:
+    page = " ".join(METHODOLOGY.read_text(encoding="utf-8").split())
+    missing = [(k, printed[k]) for k in METHODOLOGY_FIGURES if printed[k] not in page]
+    assert missing == []
+    row = printed["effect_verified_all over_halt row"].strip("| ").split(" | ")
+    assert f"over-halt is {row[0]} = 7.4%" in page and f"interval is {row[1]}" in page
+    assert f"design effect is {row[2]}" in page and f"**{row[3]}**" in page
+    assert f"{printed['zero raw']} on 270 episodes but **{printed['zero tasks']} on 27 tasks**" in (
+        page
+    )
+    value = printed["clinic effect_verified_all row"].split(" | ")[1]
+    assert f"`effect_verified_all` is {value}" in page
+    diff = printed["ev - eva value"]
+    assert f"in net value {diff.split(' ', 1)[0]} per 100 tasks {diff.split(' ', 1)[1]}" in page
+    assert printed["clinic screen_only row"].split(" | ")[1].split(" ")[0] in page
