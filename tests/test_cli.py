@@ -269,15 +269,15 @@ def test_rank_reads_the_cached_reports_and_verifies_only_what_changed(
     assert told[0] == (0, 2) and len(list(reports.glob("*.json"))) == 5
 
 
-def _rank_in_a_terminal(argv: list[str], env: dict[str, str]) -> tuple[int, str, str]:
-    """Run ``effectbench rank`` with its stderr on a pseudo-terminal: (status, stdout, what the
+def _in_a_terminal(argv: list[str], env: dict[str, str]) -> tuple[int, str, str]:
+    """Run ``effectbench ARGV`` with its stderr on a pseudo-terminal: (status, stdout, what the
     terminal showed)."""
     import os
     import pty
 
     leader, follower = pty.openpty()
     done = subprocess.Popen(
-        [sys.executable, "-m", "effectbench.cli", "rank", *argv],
+        [sys.executable, "-m", "effectbench.cli", *argv],
         stdout=subprocess.PIPE,
         stderr=follower,
         env=env,
@@ -304,10 +304,10 @@ def test_rank_shows_a_progress_bar_on_a_terminal_and_none_elsewhere(tmp_path: Pa
     for name in ("always-halt", "effect-verified"):
         shutil.copytree(RANK_REFERENCE / f"2026-12-01_{name}", subs / f"2026-12-01_{name}")
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "COLUMNS": "100"}
-    status, out, shown = _rank_in_a_terminal([str(subs)], env)
+    status, out, shown = _in_a_terminal(["rank", str(subs)], env)
     assert status == 0 and "effect_verified · web" in out
     assert "verifying bundles" in shown  # the bar, on the terminal only
-    status, out, shown = _rank_in_a_terminal([str(subs), "--json"], env)
+    status, out, shown = _in_a_terminal(["rank", str(subs), "--json"], env)
     assert status == 0 and json.loads(out)[0]["substrate"] == "web"
     assert shown == ""  # --json: quiet
     piped = subprocess.run(
@@ -318,3 +318,48 @@ def test_rank_shows_a_progress_bar_on_a_terminal_and_none_elsewhere(tmp_path: Pa
         timeout=300,
     )
     assert piped.returncode == 0 and piped.stderr == ""  # not a terminal: quiet
+
+
+@pytest.mark.parametrize(
+    ("argv", "label"),
+    [
+        (["verify", "{subs}"], "verifying bundles"),
+        (
+            ["reproduce", "{subs}", "--records", "{records}", "--references", "{listing}"],
+            "re-running bundles",
+        ),
+        (["site", "build", "--submissions", "{subs}", "--out", "{out}"], "building the site"),
+    ],
+    ids=["verify", "reproduce", "site-build"],
+)
+def test_long_commands_show_a_bar_on_a_terminal_and_nothing_piped(
+    tmp_path: Path, argv: list[str], label: str
+) -> None:
+    import os
+
+    subs = tmp_path / "subs"
+    for name in ("always-halt", "effect-verified"):
+        shutil.copytree(RANK_REFERENCE / f"2026-12-01_{name}", subs / f"2026-12-01_{name}")
+    # reproduce reads (and would write) copies: the repository's records and list stay as
+    # they are, whatever the command decides
+    shutil.copytree(ROOT / "reproductions", tmp_path / "records")
+    shutil.copy(ROOT / "verifier" / "reference_bundles.json", tmp_path / "listing.json")
+    places = {
+        "subs": subs,
+        "records": tmp_path / "records",
+        "listing": tmp_path / "listing.json",
+        "out": tmp_path / "public",
+    }
+    argv = [a.format(**places) for a in argv]
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "COLUMNS": "100"}
+    status, out, shown = _in_a_terminal(argv, env)
+    assert status == 0, out
+    assert label in shown  # the bar, on the terminal only
+    piped = subprocess.run(
+        [sys.executable, "-m", "effectbench.cli", *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert piped.returncode == 0 and label not in piped.stderr  # not a terminal: no bar

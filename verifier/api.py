@@ -18,6 +18,7 @@ then the status rule (:func:`verifier.report.decide_status`).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -487,8 +488,13 @@ def bundle_folders(submissions: Path) -> list[Path]:
     )
 
 
-def verify_path(path: Path, options: VerifyOptions | None = None) -> list[BundleReport]:
-    """Verify a bundle folder, an upstream document, or a folder of bundles.
+def verify_path(
+    path: Path,
+    options: VerifyOptions | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[BundleReport]:
+    """Verify a bundle folder, an upstream document, or a folder of bundles (``progress``
+    told ``(done, total)`` after each of them).
 
     Raises :class:`DataError` (exit status 2) when ``path`` does not exist or
     holds nothing to verify.
@@ -513,6 +519,11 @@ def verify_path(path: Path, options: VerifyOptions | None = None) -> list[Bundle
             )
         member = replace(options, folder_rule=True)
         listed = load_references(options.references) if options.references else None
-        return rank_across([verify_bundle(p, member) for p in subdirs], references=listed)
+        reports = []
+        for p in subdirs:
+            reports.append(verify_bundle(p, member))
+            if progress is not None:
+                progress(len(reports), len(subdirs))
+        return rank_across(reports, references=listed)
     except PermissionError as exc:
         raise DataError(f"cannot read: {exc.strerror}", file=str(path)) from None

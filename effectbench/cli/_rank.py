@@ -10,13 +10,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from effectbench.cli._args import add_bundle_paths, add_record_options, record_policy
+from effectbench.cli._progress import Tell, bar, wanted
 
 if TYPE_CHECKING:
     from effectbench.metrics import Prices
@@ -60,37 +58,12 @@ def substrate_names(text: str) -> list[str]:
     return names
 
 
-@contextmanager
-def _bar(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress bar on stderr while bundles are verified (None when not shown)."""
-    if not enabled:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-    with Progress(
-        "verifying bundles",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        transient=True,
-        console=Console(stderr=True),
-    ) as bar:
-        task = bar.add_task("verify", total=None)
-
-        def tell(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        yield tell
-
-
 def reports_of(
     paths: list[Path],
     allow_unsigned: bool,
     reproduce: bool,
     cache: bool,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Tell | None = None,
     *,
     records: RecordPolicy | None = None,
     force_reproduce: bool = False,
@@ -234,8 +207,7 @@ def _cmd_rank(args: argparse.Namespace) -> int:
 
     base = args.costs or DEFAULT_PRICES
     chosen = prices(args.value if args.value is not None else base.value, *base.harms())
-    show_bar = not args.json and sys.stderr.isatty()
-    with _bar(show_bar) as progress:
+    with bar("verifying bundles", wanted(args.json)) as progress:
         reports = reports_of(
             args.paths,
             args.allow_unsigned,

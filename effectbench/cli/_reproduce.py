@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from effectbench.cli._args import add_record_options, record_policy
+from effectbench.cli._progress import bar, wanted
 
 
 def _folders(paths: list[Path]) -> list[Path]:
@@ -82,61 +83,79 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     )
     failed = recorded = kept = 0
     digests: dict[str, str] = {}
-    for folder in _folders(args.paths):
-        name = folder.name
-        content = bundle_content_hash(folder)
-        reference, _ = listed_reference(content, name, listing)
-        if not args.all:
-            try:
-                header = Submission.model_validate_json((folder / "submission.json").read_bytes())
-            except (OSError, ValueError):
-                header = None
-            if header is not None and header.system.baseline is not None:
-                listed = reference.record or None if reference is not None else None
-                found = read_record(record_key(header, content, name), policy, listed)
-                if found.reproduction is not None:
-                    kept += 1
-                    print(f"{name}: has a valid record ({found.source}); kept (--all re-runs it)")
-                    continue
-                if found.problem is not None:
-                    print(f"{name}: {found.problem.check}: {found.problem.message}; re-running")
-        report = verify_bundle(folder, options)
-        step = report.check(Family.REPRODUCE)
-        if CheckId.REPRODUCE_UNAVAILABLE in report.finding_ids():
-            failed += 1
-            reason = next(f.message for f in step.findings if f.check == "reproduce.unavailable")
-            print(f"{name}: NOT re-run: {reason}")
-            continue
-        if report.reproduced is None or report.reproduced_rows is None or report.submission is None:
-            print(f"{name}: nothing to re-run ({step.note or 'refused before the re-run'})")
-            continue
-        result = Reproduction(
-            reproduced=bool(report.reproduced),
-            rows_rerun=report.reproduced_rows,
-            n_rows=report.n_rows,
-            findings=tuple(step.findings),
-            n_findings=step.n_findings,
-        )
-        key = record_key(report.submission, report.content_hash or "", name)
-        if args.sign:
-            path = write_signed_record(
-                records,
-                key,
-                result,
-                identity_token=args.identity_token,
-                trust_config=trust,
-                signers=policy.signers,
+    folders = _folders(args.paths)
+    with bar("re-running bundles", wanted()) as tell:
+        for done, folder in enumerate(folders):
+            if tell is not None:
+                tell(done, len(folders))
+            name = folder.name
+            content = bundle_content_hash(folder)
+            reference, _ = listed_reference(content, name, listing)
+            if not args.all:
+                try:
+                    header = Submission.model_validate_json(
+                        (folder / "submission.json").read_bytes()
+                    )
+                except (OSError, ValueError):
+                    header = None
+                if header is not None and header.system.baseline is not None:
+                    listed = reference.record or None if reference is not None else None
+                    found = read_record(record_key(header, content, name), policy, listed)
+                    if found.reproduction is not None:
+                        kept += 1
+                        print(
+                            f"{name}: has a valid record ({found.source}); kept (--all re-runs it)"
+                        )
+                        continue
+                    if found.problem is not None:
+                        print(f"{name}: {found.problem.check}: {found.problem.message}; re-running")
+            report = verify_bundle(folder, options)
+            step = report.check(Family.REPRODUCE)
+            if CheckId.REPRODUCE_UNAVAILABLE in report.finding_ids():
+                failed += 1
+                reason = next(
+                    f.message for f in step.findings if f.check == "reproduce.unavailable"
+                )
+                print(f"{name}: NOT re-run: {reason}")
+                continue
+            if (
+                report.reproduced is None
+                or report.reproduced_rows is None
+                or report.submission is None
+            ):
+                print(f"{name}: nothing to re-run ({step.note or 'refused before the re-run'})")
+                continue
+            result = Reproduction(
+                reproduced=bool(report.reproduced),
+                rows_rerun=report.reproduced_rows,
+                n_rows=report.n_rows,
+                findings=tuple(step.findings),
+                n_findings=step.n_findings,
             )
-        elif reference is not None:
-            try:
-                path, digests[key.content_hash] = write_maintainer_record(records, key, result)
-            except OSError as exc:
-                raise DataError(f"cannot write: {exc.strerror or exc}", file=str(records)) from None
-        else:
-            path = write_local_record(key, result)
-        recorded += 1
-        verdict = "reproduced" if result.reproduced else f"did NOT reproduce ({step.n_findings})"
-        print(f"{name}: {verdict}, {result.rows_rerun}/{result.n_rows} rows re-run; {path}")
+            key = record_key(report.submission, report.content_hash or "", name)
+            if args.sign:
+                path = write_signed_record(
+                    records,
+                    key,
+                    result,
+                    identity_token=args.identity_token,
+                    trust_config=trust,
+                    signers=policy.signers,
+                )
+            elif reference is not None:
+                try:
+                    path, digests[key.content_hash] = write_maintainer_record(records, key, result)
+                except OSError as exc:
+                    raise DataError(
+                        f"cannot write: {exc.strerror or exc}", file=str(records)
+                    ) from None
+            else:
+                path = write_local_record(key, result)
+            recorded += 1
+            verdict = (
+                "reproduced" if result.reproduced else f"did NOT reproduce ({step.n_findings})"
+            )
+            print(f"{name}: {verdict}, {result.rows_rerun}/{result.n_rows} rows re-run; {path}")
     if digests:
         try:
             changed = list_records(digests, listing)

@@ -16,6 +16,7 @@ from effectbench.cli._args import (
     record_policy,
     use_accepted,
 )
+from effectbench.cli._progress import bar, wanted
 from effectbench.errors import UsageError
 from effectbench.filenames import site_cache_home
 
@@ -47,18 +48,20 @@ def _cmd_build(args: argparse.Namespace) -> int:
             raise UsageError(f"--trust-config {args.trust_config} is not a file")
     use_accepted(args.accepted)
     _mkdocs_logging(args.verbose)
-    summary = build_site(
-        Path(args.submissions),
-        Path(args.out),
-        root=root,
-        allow_unsigned=args.allow_unsigned,
-        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
-        cache_reports=not args.fresh,
-        workers=args.workers,
-        trust_config=trust_config,
-        records=record_policy(args),
-        force_reproduce=args.reproduce,
-    )
+    with bar("building the site", wanted()) as progress:
+        summary = build_site(
+            Path(args.submissions),
+            Path(args.out),
+            root=root,
+            allow_unsigned=args.allow_unsigned,
+            cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+            cache_reports=not args.fresh,
+            workers=args.workers,
+            trust_config=trust_config,
+            records=record_policy(args),
+            force_reproduce=args.reproduce,
+            progress=progress,
+        )
     for line in summary.lines():
         print(line)
     return 0

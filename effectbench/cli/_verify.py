@@ -15,6 +15,7 @@ from effectbench.cli._args import (
     record_policy,
     use_accepted,
 )
+from effectbench.cli._progress import bar, wanted
 from effectbench.errors import UsageError
 from effectbench.filenames import EPISODES_FILE, RECEIPTS_FILE, SUBMISSION_FILE
 from verifier.limits import Limits
@@ -64,8 +65,9 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         force_reproduce=args.reproduce,
     )
     reports = []
-    for path in args.paths:
-        reports.extend(verify_path(path, options))
+    with bar("verifying bundles", wanted(args.json)) as progress:
+        for path in args.paths:
+            reports.extend(verify_path(path, options, progress))
     if args.json:
         print(json.dumps([r.to_json() for r in reports], indent=2))
     else:

@@ -232,6 +232,8 @@ class BuildOptions:
     """Where reproduction records are read (:mod:`verifier.records`)."""
     force_reproduce: bool = False
     """Re-run every reproducible bundle even when it has a valid record."""
+    progress: Callable[[int, int], None] | None = None
+    """Told ``(done, total)``: bundles verified, then the build's steps."""
 
     @property
     def cache_root(self) -> Path:
@@ -266,6 +268,7 @@ def build_site(
     trust_config: Path | None = None,
     records: RecordPolicy | None = None,
     force_reproduce: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> BuildSummary:
     """Verify ``submissions`` (unless ``reports`` are given) and build the site into ``out``.
 
@@ -273,7 +276,8 @@ def build_site(
     against ``trust_config`` (a private Sigstore instance's trust configuration).
     Reproducible bundles are judged by their reproduction records (``records``) and
     re-run only without one (or all of them with ``force_reproduce``); a bundle this
-    machine cannot re-run is refused alone, and the summary names it.
+    machine cannot re-run is refused alone, and the summary names it. ``progress`` is told
+    ``(done, total)`` as bundles are verified and then as each step of the build ends.
 
     ``workers`` is the number of worker processes for verification and charts
     (default: the CPUs available, at most 4; 1 keeps everything in this process).
@@ -295,6 +299,7 @@ def build_site(
         trust_config=trust_config,
         records=records or RecordPolicy(),
         force_reproduce=force_reproduce,
+        progress=progress,
     )
     try:
         with locked(out), Workers(workers) as pool:
@@ -325,6 +330,10 @@ class _SiteBuild:
     def __init__(self, options: BuildOptions, pool: Workers) -> None:
         self.options = options
         self.pool = pool
+        self._bundles_seen = 0
+        self._done_steps = 0
+        self._n_steps = 0
+        """The steps of :meth:`run` (mkdocs included), told ``progress`` after the bundles."""
         self.sources = SiteSources(options.root)
         self.summary = BuildSummary(out=options.out)
         self.clock = _Clock(self.summary.timings)
@@ -362,13 +371,28 @@ class _SiteBuild:
             ("pages", self.write_pages),
             ("downloads", self.write_downloads),
         )
+        self._n_steps = len(steps) + 1  # and mkdocs
         for name, step in steps:
             step()
             self.clock.lap(name)
+            self._tell(name)
         self.summary.n_pages = len(self.pages) + 1  # + the SPEC page
         self.mkdocs_and_swap()
         self.clock.lap("mkdocs")
+        self._tell("mkdocs")
         return self.summary
+
+    def _tell(self, step: str) -> None:
+        if self.options.progress is None:
+            return
+        self._done_steps += 1
+        bundles = self._bundles_seen
+        self.options.progress(bundles + self._done_steps, bundles + self._n_steps)
+
+    def _tell_bundles(self, done: int, total: int) -> None:
+        self._bundles_seen = total
+        if self.options.progress is not None:
+            self.options.progress(done, total + self._n_steps)
 
     def verify(self) -> None:
         """Verify every bundle (reusing cached reports), unless reports were given."""
@@ -385,6 +409,7 @@ class _SiteBuild:
             trust_config=o.trust_config,
             records=o.records,
             force_reproduce=o.force_reproduce,
+            progress=self._tell_bundles,
         )
         unable = [
             Path(r.path).name
