@@ -88,14 +88,18 @@ def cadence(
     substrate: str,
     baseline: str = "screen_only",
     trials: int = 1,
+    task: str | None = None,
     timeout: float = 1800.0,
 ) -> Cadence:
-    """Run ``effectbench run`` over the pack's dev tasks on ``substrate``; measure its cadence."""
+    """Run ``effectbench run`` over the pack's dev tasks on ``substrate`` (only ``task``, when
+    given, e.g. ``clean_draft``); measure its cadence."""
     with tempfile.TemporaryDirectory(prefix="effectbench-cadence-") as folder:
         journal = Path(folder) / "run.jsonl"
         argv = [sys.executable, "-m", "effectbench.cli", "run", "--pack", pack]
         argv += ["--substrate", substrate, "--baseline", baseline, "--trials", str(trials)]
         argv += ["--journal", str(journal), "--progress", "off", "--json"]
+        if task is not None:
+            argv += ["--task", task]
         load_before = os.getloadavg()[0]
         process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         cpu_at: list[tuple[int, float]] = []  # (lines in the journal, CPU seconds of the tree)

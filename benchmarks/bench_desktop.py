@@ -6,7 +6,7 @@ on the web, desktop and remote-display substrates at 3 trials (729 episodes)
 in at most 15 minutes with 2 workers; no process or display left after the run.
 
     .venv/bin/python benchmarks/bench_desktop.py [--episodes 27] [--trials 3] [--workers 2]
-        [--skip-full] [--skip-episodes]
+        [--skip-full] [--skip-episodes] [--quick]
 
 Part 1 times each substrate's episodes as a user meets them: the
 start-to-start interval of consecutive episodes of an ``effectbench run`` of
@@ -177,6 +177,11 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--skip-full", action="store_true")
     parser.add_argument("--skip-episodes", action="store_true")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="part 1's run cadence over one task at 3 trials, not the whole dev split",
+    )
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()}")
     if not args.skip_episodes:
@@ -184,7 +189,18 @@ def main() -> None:
             print("Part 1: one episode at a time, screen_only arm")
             for substrate in (Substrate.DESKTOP, Substrate.REMOTE_DISPLAY):
                 label = f"  {substrate.value} episode"
-                print(cadence(label, pack="clinic", substrate=substrate.value).line())
+                if args.quick:
+                    label += " (clean_draft, 3 trials)"
+                    timed = cadence(
+                        label,
+                        pack="clinic",
+                        substrate=substrate.value,
+                        trials=3,
+                        task="clean_draft",
+                    )
+                else:
+                    timed = cadence(label, pack="clinic", substrate=substrate.value)
+                print(timed.line())
             for substrate in (Substrate.DESKTOP, Substrate.REMOTE_DISPLAY):
                 episodes(pack, substrate, args.episodes)
     if not args.skip_full:

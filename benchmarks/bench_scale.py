@@ -70,9 +70,8 @@ def marginal(
     return per_episode, (c_large - c_small) / between, w_small - per_episode * cells[small]
 
 
-def bench_executors(workers: int, repeat: int) -> None:
+def bench_executors(workers: int, repeat: int, small: int, large: int) -> None:
     """Print the per-episode cost of serial, the local pool and Dask on the clinic pack."""
-    small, large = 2, 10
     with ClinicProvider() as pack:
         api = len(tasks_on(pack, pack.default_substrates))
         print(f"clinic pack (api level), {ARM}, {api} tasks, trials {small} and {large}:")
@@ -228,7 +227,15 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=2000)
     parser.add_argument("--journal-episodes", type=int, default=100_000)
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument(
+        "--trials",
+        default="2,10",
+        help="the small and the large run's trials, whose difference prices an episode",
+    )
     args = parser.parse_args()
+    small, large = (int(n) for n in args.trials.split(","))
+    if not 0 < small < large:
+        parser.error(f"--trials {args.trials}: want SMALL,LARGE with 0 < SMALL < LARGE")
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     if args.workdir is not None:
         Path(args.workdir).mkdir(parents=True, exist_ok=True)
@@ -237,7 +244,7 @@ def main() -> None:
         rows = _rows(args.rows)
         bench_journal(rows, workdir)
         bench_resume(rows[0], args.journal_episodes, workdir)
-    bench_executors(args.workers, args.repeat)
+    bench_executors(args.workers, args.repeat, small, large)
 
 
 if __name__ == "__main__":

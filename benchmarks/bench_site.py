@@ -72,6 +72,18 @@ def _size(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
+def shipped_material() -> dict[str, Path]:
+    """The shipped clinic web references (3 trials each), as material that needs no browser."""
+    found = {}
+    for b in sorted((ROOT / "submissions").iterdir()):
+        sub = orjson.loads((b / "submission.json").read_bytes())
+        if sub["pack"]["name"] == "clinic" and b.name.endswith(f"-clinic-{SUBSTRATE}"):
+            found[sub["system"]["name"]] = b
+    if not found:
+        sys.exit(f"no shipped clinic/{SUBSTRATE} bundle in {ROOT / 'submissions'}")
+    return found
+
+
 def material(folder: Path) -> dict[str, Path]:
     """Run (or reuse) each arm on the clinic's web substrate: real bundles with receipts."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -120,11 +132,13 @@ def synthetic_bundle(
 ) -> Path:
     """Write submission ``i``: per (task, trial) the real row and receipt of a random baseline."""
     rng = random.Random(i)
-    weights = [rng.random() for _ in ARMS]
+    arms = sorted(pairs)
+    weights = [rng.random() for _ in arms]
     name = f"synthetic-{i:04d}"
     rows, receipts, frames = [], [], set[str]()
-    for k in range(len(pairs[ARMS[0]])):
-        arm = rng.choices(ARMS, weights)[0]
+    trials = 1 + max(row["trial"] for row, _ in pairs[arms[0]])
+    for k in range(len(pairs[arms[0]])):
+        arm = rng.choices(arms, weights)[0]
         row, receipt = pairs[arm][k]
         episode_id = f"{name}::{row['task_id']}::t{row['trial']}"
         rows.append({**row, "arm": name, "episode_id": episode_id})
@@ -137,8 +151,8 @@ def synthetic_bundle(
             "spec_version": "1.2.0",
             "system": {"name": name, "description": "synthetic mix of baseline episodes"},
             "pack": {"name": "clinic", "fingerprint": fingerprint(pack.manifest())},
-            "trials_per_task": TRIALS,
-            "seeds": list(range(TRIALS)),
+            "trials_per_task": trials,
+            "seeds": list(range(trials)),
             "environment": {"python": platform.python_version(), "platform": sys.platform},
             "results": summarize(episode_frame(rows)),
         }
@@ -428,6 +442,12 @@ def main() -> int:
     parser.add_argument(
         "--shipped-only", action="store_true", help="only the shipped site and the bundles' sizes"
     )
+    parser.add_argument(
+        "--shipped-material",
+        action="store_true",
+        help=f"mix the shipped clinic/{SUBSTRATE} references (3 trials) instead of running "
+        f"{len(ARMS)} arms at {TRIALS} trials in Chromium first (the smallest run)",
+    )
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-site-"))
     subs, out, cache = work / "submissions", work / "public", work / "cache"
@@ -442,8 +462,10 @@ def main() -> int:
         for b in sorted(p for p in (ROOT / "submissions").iterdir() if p.is_dir()):
             print(_budget(f"bundle {b.name}", _size(b), BUNDLE_BUDGET))
         return 0
-    bundles = material(work / "material")
+    bundles = shipped_material() if args.shipped_material else material(work / "material")
     pairs = load_material(bundles)
+    episodes = len(next(iter(pairs.values())))
+    trials = 1 + max(row["trial"] for row, _ in next(iter(pairs.values())))
     frames_of = {p.name: p for b in bundles.values() for p in (b / "frames").iterdir()}
     extra = subs / f"2026-01-01_synthetic-{args.n:04d}"
     if args.keep and extra.is_dir():
@@ -457,8 +479,8 @@ def main() -> int:
         for i in range(args.n):
             synthetic_bundle(subs, i, pairs, frames_of)
         print(
-            f"generated {args.n} synthetic bundles ({TRIALS} trials, 270 episodes and receipts "
-            f"each) in {time.perf_counter() - t:.1f}s"
+            f"generated {args.n} synthetic bundles ({trials} trials, {episodes} episodes and "
+            f"receipts each) in {time.perf_counter() - t:.1f}s"
         )
 
     print(f"load average before the cold build: {_load()}")
@@ -508,11 +530,11 @@ def main() -> int:
     print("\nshipped site:\n  " + "\n  ".join(shipped_out.strip().splitlines()))
     material_sizes = {arm: _size(b) for arm, b in bundles.items()}
     print(f"\nsize budgets (load average now {_load()}):")
-    print(_budget(f"site of {args.n + 1} submissions of 270 episodes", size, SITE_BUDGET))
+    print(_budget(f"site of {args.n + 1} submissions of {episodes} episodes", size, SITE_BUDGET))
     print(_budget("the same, no frame shared between submissions (bound)", bound, SITE_BUDGET))
     print(_budget(f"shipped site (cold, {shipped_s:.0f}s)", shipped, SHIPPED_BUDGET))
     for arm, nbytes in material_sizes.items():
-        print(_budget(f"bundle: clinic/{SUBSTRATE}, {TRIALS} trials, {arm}", nbytes, BUNDLE_BUDGET))
+        print(_budget(f"bundle: clinic/{SUBSTRATE}, {trials} trials, {arm}", nbytes, BUNDLE_BUDGET))
     print(f"load average after: {_load()}")
     if args.keep is None:
         shutil.rmtree(work, ignore_errors=True)

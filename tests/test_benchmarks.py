@@ -1,0 +1,102 @@
+"""Every script in ``benchmarks/`` runs at its smallest size, so none rots unnoticed.
+
+Each benchmark is run as a user runs it (``python benchmarks/NAME.py ARGS`` in a child
+process) with the arguments that make it smallest; it must exit 0, print figures and never
+a traceback. A script added to ``benchmarks/`` without an entry in :data:`SMALLEST` fails
+:func:`test_every_benchmark_has_a_smallest_size`. What the figures are is the script's
+business: nothing here times anything.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS = ROOT / "benchmarks"
+EFFECTBENCH = Path(sys.executable).with_name("effectbench")
+
+
+def _monitor_corpus(tmp: Path) -> list[str]:
+    """A corpus of two shipped clinic API references (what ``bench_monitors`` reads)."""
+    subs = tmp / "submissions"
+    subs.mkdir()
+    for name in ("2026-12-01_screen-only-clinic", "2026-12-01_effect-verified-clinic"):
+        shutil.copytree(ROOT / "submissions" / name, subs / name)
+    corpus = tmp / "corpus"
+    subprocess.run(
+        [str(EFFECTBENCH), "monitor", "corpus", str(subs), "--out", str(corpus)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return [str(corpus)]
+
+
+Args = list[str] | Callable[[Path], list[str]]
+
+SMALLEST: dict[str, tuple[Args, tuple[pytest.MarkDecorator, ...]]] = {
+    "bench_channels.py": (["--repeats", "5", "--sessions", "1"], (pytest.mark.desktop,)),
+    "bench_cli.py": (["--runs", "1"], ()),
+    "bench_clinic.py": (["--trials", "1", "--workers", "1"], ()),
+    "bench_core.py": (["--rows", "1000"], ()),
+    "bench_desktop.py": (
+        ["--episodes", "1", "--trials", "1", "--workers", "1", "--skip-full", "--quick"],
+        (pytest.mark.desktop,),
+    ),
+    "bench_inspect.py": (["--trials", "1"], ()),
+    "bench_make_site.py": (["--rebuilds", "0"], ()),
+    "bench_mcp.py": (["--runs", "1", "--substrate", "web"], (pytest.mark.web,)),
+    "bench_monitors.py": (_monitor_corpus, ()),
+    "bench_pack_check.py": (["--runs", "1", "--packs", "mockmed"], ()),
+    "bench_rank.py": (["--runs", "1", "--cold"], ()),
+    "bench_scale.py": (
+        ["--workers", "1", "--repeat", "1", "--trials", "1,2", "--rows", "50"]
+        + ["--journal-episodes", "1000"],
+        (),
+    ),
+    "bench_signing.py": (["--rows", "1000", "--repeat", "1"], ()),
+    "bench_site.py": (["--n", "2", "--shipped-material"], ()),
+    "bench_ticketing.py": (["--episodes", "3"], (pytest.mark.postgres,)),
+    "bench_verify.py": (["--sizes", "900"], ()),
+    "bench_web.py": (
+        ["--trials", "1", "--workers", "1", "--runs", "1", "--quick"],
+        (pytest.mark.web,),
+    ),
+}
+"""Each benchmark script's smallest run, and the groups (markers) of what it starts."""
+
+
+def test_every_benchmark_has_a_smallest_size() -> None:
+    scripts = {p.name for p in BENCHMARKS.glob("bench_*.py")}
+    assert scripts == set(SMALLEST), (
+        f"benchmarks without a smallest size here: {sorted(scripts - set(SMALLEST))}; "
+        f"entries for no script: {sorted(set(SMALLEST) - scripts)}"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "script",
+    [pytest.param(name, marks=marks) for name, (_, marks) in sorted(SMALLEST.items())],
+)
+def test_benchmark_runs_at_its_smallest_size(script: str, tmp_path: Path) -> None:
+    args, _ = SMALLEST[script]
+    argv = args(tmp_path) if callable(args) else args
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, f"{script} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    assert "Traceback" not in done.stderr, done.stderr
+    figures = re.findall(r"\d+(?:\.\d+)?\s*(?:ms|s|MiB|%|x)\b", done.stdout)
+    assert figures, f"{script} printed no figure:\n{done.stdout}"
