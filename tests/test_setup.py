@@ -170,7 +170,7 @@ def test_a_lint_error_does_not_hide_the_test_results(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 1
-    assert "pytest -q -m not slow" in done.stdout
+    assert "pytest -q --durations=25 -m not slow" in done.stdout
     assert "ruff check ." in done.stdout and "ruff format --check ." in done.stdout
     assert "mypy ran" in done.stdout  # every linter ran although the first failed
     assert done.stderr.strip() == "check: FAILED: lint"
