@@ -32,6 +32,7 @@ __all__ = [
     "REFERENCE_MONITORS_FILE",
     "ListedMonitor",
     "listed_monitor",
+    "listing_text",
     "load_reference_monitors",
     "main",
     "monitor_content_hash",
@@ -133,7 +134,10 @@ def reference_monitor_listing(bundles: Path) -> list[ListedMonitor]:
     return out
 
 
-def _text_of(listing: Sequence[ListedMonitor]) -> str:
+def listing_text(bundles: Path) -> str:
+    """Return the list file's text for the bundles of ``bundles`` (``make generate`` writes
+    it; ``--check`` compares)."""
+    listing = reference_monitor_listing(bundles)
     return json.dumps({"about": ABOUT, "bundles": [asdict(x) for x in listing]}, indent=2) + "\n"
 
 
@@ -144,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--list", type=Path, default=REFERENCE_MONITORS_FILE)
     parser.add_argument("--check", action="store_true", help="only compare; exit 1 if stale")
     args = parser.parse_args(argv)
-    text = _text_of(reference_monitor_listing(args.bundles))
+    text = listing_text(args.bundles)
     current = args.list.read_text(encoding="utf-8") if args.list.is_file() else ""
     if args.check:
         if text != current:
