@@ -340,3 +340,52 @@ def test_given_the_board_s_labels_the_held_out_column_shows_both_slices(
     with pytest.raises(SiteBuildError, match="labels-test.json"):
         build(board, board / "public-other", instance, held_labels=other)
     assert not (board / "public-other" / "monitors.html").exists()
+
+
+AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
+OURS = ".md-content, .md-copyright"
+"""What the project renders (the rest of the page is the theme's)."""
+
+
+@pytest.mark.browser
+def test_the_monitors_page_in_chromium_is_accessible_and_its_missed_links_open_receipts(
+    site: dict[str, Any], chromium: Path
+) -> None:
+    from playwright.sync_api import sync_playwright
+    from support.browser import Watched, served
+
+    with served(site["out"]) as server, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium), args=["--headless"])
+        try:
+            for width in (390, 1366):
+                w = Watched(browser, viewport={"width": width, "height": 900})
+                w.page.goto(server + "monitors.html")
+                assert w.page.locator("#chart-monitors-roc svg").count() >= 1
+                w.page.add_script_tag(content=AXE.read_text(encoding="utf-8"))
+                serious = w.page.evaluate(
+                    """async (ours) => {
+                        const r = await axe.run(document, {resultTypes: ["violations"]});
+                        return r.violations.flatMap(v => v.nodes
+                            .filter(n => ["serious", "critical"].includes(n.impact || v.impact))
+                            .filter(n => {
+                                const el = document.querySelector(n.target[0]);
+                                return !!(el && el.closest(ours));
+                            })
+                            .map(n => v.id + " at " + n.target.join(" ")));
+                    }""",
+                    OURS,
+                )
+                assert serious == [], serious
+                w.check()
+            w = Watched(browser)
+            w.page.goto(server + "monitors.html")
+            missed = w.page.locator("ul.eb-missed a").first
+            missed.evaluate("a => { a.closest('details').open = true; }")
+            task = missed.inner_text().split(",")[0]
+            assert task
+            missed.click()
+            w.page.wait_for_url("**/episode.html?*")
+            w.page.get_by_text(task).first.wait_for()
+            w.check()
+        finally:
+            browser.close()
