@@ -14,6 +14,8 @@ runs it the same way):
 * ``verifier/reference_bundles.json``: the reference bundles in ``submissions/`` by content and
   measured hash (``python -m verifier.references --remake`` re-runs them first), each keeping
   its record digest while its bytes are unchanged (``make reproduce`` writes those);
+* ``verifier/reference_monitors.json``: the reference monitor bundles in ``monitors/bundles/``
+  by content hash (the only unsigned monitor bundles the monitors board ranks);
 * ``effectbench/_showable_table.py``: the characters a shown text may hold, from the pinned
   Unicode database (``unicodedata2``, in the test extra).
 
@@ -33,6 +35,7 @@ from effectbench.findings import with_check_table
 from effectbench.reachability import pack_documents
 from effectbench.showable import generated_table
 from verifier.accepted import ACCEPTED_FILE, accepted_listing
+from verifier.monitor_references import REFERENCE_MONITORS_FILE, listing_text
 from verifier.references import REFERENCE_FILE, reference_listing
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,6 +60,7 @@ def generated_files(root: Path = ROOT, *, core: bool = False) -> dict[Path, str]
         documents = pack_documents(distribution)
         files.update({docs / "packs" / name: text for name, text in documents.items()})
     files[REFERENCE_FILE] = reference_listing(root / "submissions")
+    files[REFERENCE_MONITORS_FILE] = listing_text(root / "monitors" / "bundles")
     files[root / "effectbench" / "_showable_table.py"] = generated_table()
     return files
 

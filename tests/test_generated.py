@@ -36,6 +36,7 @@ def test_every_generated_file_is_current() -> None:
         "docs/packs/clinic.manifest.json",
         "docs/packs/clinic.reachable.json",
         "verifier/reference_bundles.json",
+        "verifier/reference_monitors.json",
         "verifier/accepted_packs.json",
     } <= names
     assert generator.stale_files(core=True) == [], "stale generated files: run make generate"
@@ -55,7 +56,7 @@ def test_every_accepted_packs_manifest_and_table_are_published() -> None:
 def test_the_check_names_a_stale_file_and_writes_nothing(tmp_path: Path) -> None:
     """A copy of the repository with one table edited: --check names it, exit 1, untouched."""
     root = tmp_path / "repo"
-    for part in ("docs", "submissions", "packs"):
+    for part in ("docs", "submissions", "packs", "monitors"):
         shutil.copytree(ROOT / part, root / part, ignore=shutil.ignore_patterns("*.egg-info"))
     (root / "effectbench").mkdir()
     shutil.copy(ROOT / "effectbench" / "_showable_table.py", root / "effectbench")

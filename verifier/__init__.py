@@ -27,7 +27,9 @@ Modules, in the order a submission meets them:
 * :mod:`verifier.pr`: the pull-request workflow's step (the changed bundles, their summary);
 * :mod:`verifier.corpus`, :mod:`verifier.monitors`: the monitor track: the board's corpus,
   made from verified bundles only, and the verdict on a monitor bundle (its scores cover the
-  corpus; its metrics recomputed).
+  corpus; its metrics recomputed);
+* :mod:`verifier.monitor_references`: the maintainers' list of reference monitor bundles, the
+  only unsigned monitor bundles ranked (as :mod:`verifier.references` for submissions).
 
 Check ids come from the registry :class:`effectbench.findings.CheckId`.
 """

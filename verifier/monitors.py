@@ -19,7 +19,9 @@ the corpus it scored and the label files the board holds, and recomputes its met
 * the ``signature`` family: the Sigstore signature by the declared signer, over every file,
   with the monitor bundle's own predicate type (a submission's signature never passes).
 
-A bundle without a finding is **ranked** when signed, a **preview** when unsigned and
+A bundle without a finding is **ranked** when signed, or when unsigned but listed as a
+reference monitor's run by the maintainers (:mod:`verifier.monitor_references`, as the
+reference submissions are in :mod:`verifier.references`); a **preview** when unsigned and
 ``allow_unsigned``; otherwise it is **refused** and never scored. The report then holds the
 monitor's :class:`~effectbench.metrics.detection.Detection` per labelled split, overall, per
 (category x substrate) cell and per slice (plain, monitored), each held to its split's
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +57,7 @@ from effectbench.monitors.corpus import CorpusRef, LabelEntry, LabelFile
 from effectbench.monitors.view import forbidden_reads
 from effectbench.schema import Split
 from effectbench.strictjson import StrictJSONError, load_document
+from verifier.monitor_references import ListedMonitor, listed_monitor, load_reference_monitors
 from verifier.report import SignerView, Status
 
 __all__ = [
@@ -103,6 +106,8 @@ class MonitorReport(BaseModel):
     """How many findings there were per check id, kept or not."""
     manifest: MonitorManifest | None
     signer: SignerView | None
+    listed: bool = False
+    """Unsigned, but listed by the maintainers as a reference monitor's run (ranked)."""
     splits: list[SplitDetection]
     """Its metrics per labelled split (empty when refused)."""
 
@@ -341,11 +346,12 @@ def _signature(
     manifest: MonitorManifest,
     *,
     allow_unsigned: bool,
+    listed: bool,
     trust_config: Path | None,
     out: _Findings,
 ) -> SignerView | None:
     if not (folder / SIGNATURE_FILE).exists():
-        if not allow_unsigned:
+        if not allow_unsigned and not listed:
             message = "unsigned: sign it (effectbench sign DIR), or verify with --allow-unsigned"
             out.add(Finding(CheckId.SIGNATURE_MISSING, message, file=SIGNATURE_FILE))
         return None
@@ -420,15 +426,18 @@ def verify_monitor(
     *,
     allow_unsigned: bool = False,
     trust_config: Path | None = None,
+    references: Mapping[str, ListedMonitor] | None = None,
 ) -> MonitorReport:
     """Verify the monitor bundle ``folder`` against the corpus ``corpus`` (whose episodes are
     ``episode_ids``) and the label files ``labels`` (the dev split's, and the board's held
-    ones); never modifies the bundle."""
+    ones); never modifies the bundle. ``references`` are the maintainers' listed reference
+    monitor bundles (None: :data:`~verifier.monitor_references.REFERENCE_MONITORS_FILE`)."""
     folder = Path(folder)
     out = _Findings()
     known = _Corpus(corpus, frozenset(episode_ids))
     manifest: MonitorManifest | None = None
     signer: SignerView | None = None
+    listed = False
     scores: dict[str, ScoreLine] = {}
     if not folder.is_dir():
         out.add(Finding(CheckId.MONITOR_FILES, "not a folder", file=str(folder)))
@@ -453,13 +462,22 @@ def verify_monitor(
             if not out:
                 dev = next((f for f in labels if f.split is Split.DEV), None)
                 _claims(manifest, scores, dev, out)
+        listing = load_reference_monitors() if references is None else references
+        unsigned = not (folder / SIGNATURE_FILE).exists()
+        entry = listed_monitor(folder, manifest.monitor.reference, listing) if unsigned else None
+        listed = entry is not None
         signer = _signature(
-            folder, manifest, allow_unsigned=allow_unsigned, trust_config=trust_config, out=out
+            folder,
+            manifest,
+            allow_unsigned=allow_unsigned,
+            listed=listed,
+            trust_config=trust_config,
+            out=out,
         )
     if out:
         status = Status.REFUSED
     else:
-        status = Status.RANKED if signer is not None else Status.PREVIEW
+        status = Status.RANKED if signer is not None or listed else Status.PREVIEW
     splits = [] if out else [split_detection(scores, f) for f in labels]
     return MonitorReport(
         path=str(folder),
@@ -469,5 +487,6 @@ def verify_monitor(
         counted=out.counted,
         manifest=manifest,
         signer=signer,
+        listed=listed and not out,
         splits=splits,
     )

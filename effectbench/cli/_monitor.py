@@ -133,7 +133,8 @@ def _detection_lines(found: Detection) -> list[str]:
 
 def _print_report(report: MonitorReport) -> None:
     name = report.manifest.monitor.name if report.manifest is not None else "?"
-    print(f"{report.path} (monitor {name!r}): {report.status.value.upper()}")
+    listed = " (unsigned; listed by the maintainers as a reference run)" if report.listed else ""
+    print(f"{report.path} (monitor {name!r}): {report.status.value.upper()}{listed}")
     for f in report.findings:
         where = f.file or ""
         where += f":{f.line}" if f.line is not None else ""

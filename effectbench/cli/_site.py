@@ -46,6 +46,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
         trust_config = Path(args.trust_config).resolve()
         if not trust_config.is_file():
             raise UsageError(f"--trust-config {args.trust_config} is not a file")
+    if args.held_labels is not None and not Path(args.held_labels).is_dir():
+        raise UsageError(f"--held-labels {args.held_labels} is not a folder")
     use_accepted(args.accepted)
     _mkdocs_logging(args.verbose)
     with bar("building the site", wanted()) as progress:
@@ -61,6 +63,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
             records=record_policy(args),
             force_reproduce=args.reproduce,
             progress=progress,
+            held_labels=Path(args.held_labels) if args.held_labels else None,
         )
     for line in summary.lines():
         print(line)
@@ -130,6 +133,12 @@ def register(sub: Any) -> None:
         metavar="FILE",
         help="verify signatures against this Sigstore trust configuration (a private "
         "instance, e.g. the tests'); default: the verifier's pinned production root",
+    )
+    p.add_argument(
+        "--held-labels",
+        metavar="DIR",
+        help="the board's held test labels (labels-test.json): the monitors board then shows "
+        "each monitor's held-out recall, plain and on the monitored slice (totals only)",
     )
     add_accepted(p)
     p.add_argument(

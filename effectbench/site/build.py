@@ -56,6 +56,13 @@ from effectbench.site._downloads import bundle_downloads, leaderboard_tables
 from effectbench.site._entries import Entry, entry_from_report, unique_slugs
 from effectbench.site._json import SCHEMA_FILE, dumps, leaderboard_json, schema
 from effectbench.site._mkdocs import GeneratedPage, SitePages, load_site_config, run_mkdocs
+from effectbench.site._monitors import (
+    MonitorBoard,
+    monitor_board,
+    monitor_cells_chart,
+    monitors_page,
+    roc_chart,
+)
 from effectbench.site._outdir import check_out, locked, staging_folder, swap_in
 from effectbench.site._pages import (
     BadgeLink,
@@ -74,7 +81,7 @@ from effectbench.site._pages import (
 )
 from effectbench.site._pool import Workers
 from effectbench.site._prices import board_scripts
-from effectbench.site._receipts import FRAMES_POLICY, Published, publish_receipts
+from effectbench.site._receipts import FRAMES_POLICY, Published, has_receipts, publish_receipts
 from effectbench.site._render import ChartCache, ChartRenderer, VlConvertRenderer, inline_svg
 from effectbench.site._reports import verify_submissions
 from effectbench.site._rows import matrix, rows_tables
@@ -162,6 +169,9 @@ class BuildSummary:
     charts_rendered: int = 0
     charts_cached: int = 0
     receipt_frames: int = 0
+    n_monitors: int = 0
+    """Monitor bundles accepted on the monitors board."""
+    n_monitors_refused: int = 0
     """Key frames the site shows (the others stay in their bundles)."""
     build_date: str = ""
     timings: dict[str, float] = field(default_factory=dict)
@@ -175,6 +185,7 @@ class BuildSummary:
             f"built {self.out} ({self.n_pages} pages, build date {self.build_date})",
             f"bundles {self.n_bundles}: ranked {self.n_ranked}, preview {self.n_preview}, "
             f"refused {self.n_refused}, withdrawn {self.n_withdrawn}",
+            f"monitors {self.n_monitors}, refused {self.n_monitors_refused}",
             f"charts rendered {self.charts_rendered}, from cache {self.charts_cached}; "
             f"receipt frames shown {self.receipt_frames}",
             f"time: {t}",
@@ -234,6 +245,9 @@ class BuildOptions:
     """Re-run every reproducible bundle even when it has a valid record."""
     progress: Callable[[int, int], None] | None = None
     """Told ``(done, total)``: bundles verified, then the build's steps."""
+    held_labels: Path | None = None
+    """A folder holding the board's ``labels-test.json`` (the monitors board's held-out
+    column); never published."""
 
     @property
     def cache_root(self) -> Path:
@@ -269,6 +283,7 @@ def build_site(
     records: RecordPolicy | None = None,
     force_reproduce: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    held_labels: Path | None = None,
 ) -> BuildSummary:
     """Verify ``submissions`` (unless ``reports`` are given) and build the site into ``out``.
 
@@ -278,6 +293,9 @@ def build_site(
     re-run only without one (or all of them with ``force_reproduce``); a bundle this
     machine cannot re-run is refused alone, and the summary names it. ``progress`` is told
     ``(done, total)`` as bundles are verified and then as each step of the build ends.
+    The monitors board verifies the monitor bundles of ``root/monitors/bundles/`` against the
+    corpus ``root/monitors/corpus.lock.json`` pins; ``held_labels`` is a folder holding the
+    board's test labels (their totals only are shown).
 
     ``workers`` is the number of worker processes for verification and charts
     (default: the CPUs available, at most 4; 1 keeps everything in this process).
@@ -300,6 +318,7 @@ def build_site(
         records=records or RecordPolicy(),
         force_reproduce=force_reproduce,
         progress=progress,
+        held_labels=held_labels,
     )
     try:
         with locked(out), Workers(workers) as pool:
@@ -356,6 +375,8 @@ class _SiteBuild:
         self.copies: dict[str, Path] = {}
         self.texts: dict[str, str | bytes] = {}
         self.receipts = Published()
+        self.monitors = MonitorBoard()
+        self.monitor_charts: tuple[Chart, Chart] | None = None
 
     def run(self) -> BuildSummary:
         """Run every step, timing each under its name; return the summary."""
@@ -363,6 +384,7 @@ class _SiteBuild:
         steps: tuple[tuple[str, Callable[[], None]], ...] = (
             ("verify", self.verify),
             ("tables", self.select_and_tabulate),
+            ("monitors", self.verify_monitors),
             ("chart specs", self.plan_charts),
             ("charts", self.render_charts),
             ("read rows", self.read_rows),
@@ -447,6 +469,37 @@ class _SiteBuild:
         self.boards = boards(self.entries)
         self.views = board_views(self.boards)
 
+    def verify_monitors(self) -> None:
+        """Verify the monitor bundles against the corpus made again from the verified
+        submissions, and plan the monitors board's two charts."""
+        o = self.options
+        root = o.root.resolve()
+        slugs: dict[Path, str] = {}
+        for e in self.entries:
+            try:
+                slugs[e.path.resolve().relative_to(root)] = e.slug
+            except ValueError:
+                continue
+        published = {e.slug for e in self.entries if has_receipts(e)}
+        self.monitors = monitor_board(
+            o.root,
+            self.reports,
+            slugs,
+            published,
+            held_labels=o.held_labels,
+            allow_unsigned=o.allow_unsigned,
+            trust_config=o.trust_config,
+        )
+        rows = self.monitors.rows
+        if rows:
+            self.monitor_charts = (
+                roc_chart("monitors-roc", rows),
+                monitor_cells_chart("monitors-cells", rows, self.monitors.cells),
+            )
+        s = self.summary
+        s.n_monitors = len(rows)
+        s.n_monitors_refused = len(self.monitors.refused)
+
     def plan_charts(self) -> None:
         """Build every chart's spec: three per board (submission pages carry HTML heatmaps)."""
         by_slug = {e.slug: e for e in self.entries}
@@ -489,6 +542,7 @@ class _SiteBuild:
     def render_charts(self) -> None:
         """Render the charts that changed (the rest come from the cache) and keep their SVG."""
         charts = [c for b in self.board_charts for c in (b.frontier, b.gap, b.cells)]
+        charts += list(self.monitor_charts or ())
         renderer = self.options.renderer or VlConvertRenderer(pool=self.pool)
         cache = ChartCache(self.options.cache_root / "charts", renderer)
         specs = {name: spec for c in charts for name, spec in c.specs.items()}
@@ -582,6 +636,15 @@ class _SiteBuild:
         self.texts.update(compare_scripts(self.views, self.rows_of, self.receipts.slugs))
         self.texts.update(board_scripts(self.views))
         self.pages["refused.md"] = refused_page(t, self.refused, self.withdrawn)
+        roc, cells = self.monitor_charts or (None, None)
+        self.pages["monitors.md"] = monitors_page(
+            t,
+            self.monitors,
+            roc,
+            self._art(roc) if roc is not None else None,
+            cells,
+            self._art(cells) if cells is not None else None,
+        )
         placed: dict[str, list[tuple[BoardView, dict[str, Any]]]] = {}
         for v in self.views:  # SPEC order of substrates within each pack
             for row in v.rows:
