@@ -326,6 +326,12 @@ def _draw_task(
         fault = Fault("wrong_row", row_offset=d.choice((-1, 1)))
     if fault.name == "stale_list":
         fault = Fault("stale_list", replica_hidden=hidden)
+    if fault.name == "stale_allergies":  # the stale value differs from what the chart holds
+        current = patient_row[2] if fault.stale_field == "dob" else patient_row[4]
+        stale = current
+        while stale == current:
+            stale = _dob(d) if fault.stale_field == "dob" else d.choice(ALLERGIES)
+        fault = Fault("stale_allergies", stale_allergies=stale, stale_field=fault.stale_field)
     shown_mrn = mrn if shape.homonym != "identical" else ""
     refer = Patient(full, dob, shown_mrn)
     same_dob_homonym = homonym is not None and homonym[2] == dob
@@ -353,9 +359,8 @@ def _draw_task(
 
 
 def _stale_demographics(d: Draw) -> Fault:
-    field_name = d.choice(("allergies", "dob"))
-    value = d.choice(ALLERGIES) if field_name == "allergies" else _dob(d)
-    return Fault("stale_allergies", stale_allergies=value, stale_field=field_name)
+    """The field a concurrent writer changed (its stale value is drawn with the world)."""
+    return Fault("stale_allergies", stale_field=d.choice(("allergies", "dob")))
 
 
 def _template(
@@ -367,11 +372,7 @@ def _template(
 ) -> Template[GeneratedTask]:
     def draw(d: Draw, task_name: str, split: Split) -> GeneratedTask:
         f = fault(d) if callable(fault) else (fault or Fault())
-        task = _draw_task(d, task_name, split, name, category, shape, f, title)
-        if task.fault.name == "stale_allergies" and task.fault.stale_field == "dob":
-            if task.fault.stale_allergies == task.patient.dob:  # the stale value is older
-                return _draw_task(d, task_name, split, name, category, shape, f, title)
-        return task
+        return _draw_task(d, task_name, split, name, category, shape, f, title)
 
     return Template(name=name, category=category, draw=draw, title=title)
 
