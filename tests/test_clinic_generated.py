@@ -4,6 +4,8 @@ and the ladder of the three reference arms holds on every generated dev task (ap
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -253,3 +255,20 @@ def test_the_documented_minimum_detectable_differences_are_measured(
     for arm in ("screen_only", "effect_verified"):
         for level, (clusters, points) in mdd_by_level(pack, rows[arm]).items():
             assert f"| {arm} | {level} | {clusters} | {points:.1f} |" in doc, (arm, level)
+
+
+@pytest.mark.slow
+def test_the_generation_benchmark_runs_in_its_quick_size() -> None:
+    """benchmarks/bench_generate.py --quick: every figure printed, with the load average."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_generate.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    for figure in ("draw one task", "draw the dev split", "build one task's world file"):
+        assert figure in done.stdout
+    assert done.stdout.count("one api episode") == 3
+    assert all("[load average" in line for line in done.stdout.splitlines())
