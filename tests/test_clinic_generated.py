@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from effectbench.baselines import get_baseline
+from effectbench.errors import UsageError
 from effectbench.kit.generate import (
     SECRET_ENV,
     Draw,
@@ -42,6 +43,7 @@ from effectbench.packs.clinic.generated import (
     sequestered_split,
 )
 from effectbench.packs.clinic.generated_pack import GeneratedClinicProvider
+from effectbench.run import run
 from effectbench.run.runner import evaluate
 from effectbench.schema import Category, Split, Substrate
 
@@ -157,6 +159,8 @@ def test_without_the_secret_the_test_split_is_absent(
     assert {t["split"] for t in manifest["tasks"]} == {"dev"}
     assert all(t.split is Split.DEV for t in pack.tasks())
     assert manifest["generation"]["dev"]["tasks"] == len(dev_split())
+    with pytest.raises(UsageError, match=f"no task in split 'test': .*{SECRET_ENV}.* not set"):
+        run(pack, baseline="screen_only", trials=1, split="test")
 
 
 @pytest.mark.slow

@@ -202,6 +202,15 @@ class GeneratedClinicProvider(ClinicProvider):
         """The dev split, then the sequestered split when its secret is set."""
         return dev_split() + (self._secret_split or ())
 
+    def split_absent(self, split: str) -> str | None:
+        """Why ``split`` has no task here (None: it has some, or no reason to give)."""
+        if split == Split.TEST.value and self._secret_split is None:
+            return (
+                f"the sequestered split is drawn from the secret in {SECRET_ENV}, which is not "
+                "set (there is no public fallback seed); set it and run again"
+            )
+        return None
+
     def run_audit(self, oracle_factory: Any) -> dict[str, AuditResult]:
         """The live adversarial audit, each task on its own world (once per process)."""
         return audit_generated(self.definitions(), oracle_factory)
