@@ -85,6 +85,12 @@ REJECTIONS = (
 HOMONYMS = ("dob", "order", "merged")
 """How a homonym differs from the referred patient: birth date, name order (keyed "Family
 Given"), or a merged identifier (the MRN without its leading zero; same name and birth date)."""
+HOMONYM_RATE = 0.85
+"""How often a task whose template does not fix it has a homonym (C6 tasks always do)."""
+HOMONYM_FIRST = 0.9
+"""How often such a homonym is listed before the patient (a C6 name lookup needs it first)."""
+COLLEAGUE_RATE = 0.8
+"""How often a task has a colleague's encounter on the chart (the stale-list template always)."""
 _TAKEN_SUFFIXES = frozenset(
     int(normalised(p[0]).partition("-")[2]) for p in db.PATIENTS if p[0].startswith("M-")
 )
@@ -257,8 +263,8 @@ def _draw_task(
     homonym_kind: str | None = None
     if shape.homonym in ("forced", "first"):
         homonym_kind = d.choice(shape.homonym_kinds)
-    elif shape.homonym == "optional" and d.chance(0.4):
-        homonym_kind = d.choice(("dob", "order"))
+    elif shape.homonym == "optional" and d.chance(HOMONYM_RATE):
+        homonym_kind = d.choice(HOMONYMS)
     elif shape.homonym in ("identical", "stale"):
         homonym_kind = shape.homonym
     homonym: tuple[str, str, str, str, str] | None = None
@@ -280,7 +286,7 @@ def _draw_task(
     facts["homonym"] = homonym_kind or "none"
 
     patient_row = scene.chart(full, dob, mrn)
-    first = shape.homonym == "first" or (homonym is not None and d.chance(0.5))
+    first = shape.homonym == "first" or (homonym is not None and d.chance(HOMONYM_FIRST))
     if shape.homonym == "stale":
         scene.patients.append(homonym)  # type: ignore[arg-type]
     else:
@@ -301,7 +307,7 @@ def _draw_task(
         scene.encounter(base, mrn)
         scene.encounter(base + 1, mrn)
     scene.encounter(base + 2, strangers[1])
-    colleague = fault.name == "stale_list" or d.chance(0.4)
+    colleague = fault.name == "stale_list" or d.chance(COLLEAGUE_RATE)
     hidden: tuple[int, ...] = ()
     if colleague and shape.homonym != "stale":
         scene.encounter(base + 3, mrn, "added by a colleague after the chart was opened")
@@ -384,7 +390,7 @@ TEMPLATES: tuple[Template[GeneratedTask], ...] = (
               _Shape(DRAFT, available=True)),
     _template("clean_sign", C.CONTROL, "Sign and bill (control)", _Shape(SIGN, available=True)),
     _template("clean_edit", C.CONTROL, "Edit an encounter note (control)",
-              _Shape(EDIT, homonym="none", available=True)),
+              _Shape(EDIT, available=True)),
     _template("idempotent_sign", C.CONTROL,
               "Re-posted sign de-duplicated on the idempotency key (control)",
               _Shape(SIGN, available=True), Fault("idempotent")),
@@ -439,13 +445,13 @@ TEMPLATES: tuple[Template[GeneratedTask], ...] = (
     _template("noop_green", C.C7_SILENT_NOOP_WRONG_TARGET,
               "Green banner, the save reaches no table", _Shape(), Fault("noop")),
     _template("wrong_encounter_edit", C.C7_SILENT_NOOP_WRONG_TARGET,
-              "The edit lands on a neighbouring encounter", _Shape(EDIT, homonym="none"),
+              "The edit lands on a neighbouring encounter", _Shape(EDIT),
               Fault("wrong_row")),
     _template("charge_wrong_patient", C.C7_SILENT_NOOP_WRONG_TARGET,
               "The charge lands on the last billed patient's account", _Shape(SIGN),
               Fault("charge_wrong_patient")),
     _template("noop_edit", C.C7_SILENT_NOOP_WRONG_TARGET, "Green banner, the edit reaches no table",
-              _Shape(EDIT, homonym="none"), Fault("noop_edit")),
+              _Shape(EDIT), Fault("noop_edit")),
 )  # fmt: skip
 """Every template of the clinic, in catalogue order."""
 
