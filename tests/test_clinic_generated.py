@@ -4,6 +4,7 @@ and the ladder of the three reference arms holds on every generated dev task (ap
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from collections import Counter
@@ -15,6 +16,7 @@ import pytest
 
 from effectbench.baselines import get_baseline
 from effectbench.errors import UsageError
+from effectbench.hashing import trial_tag
 from effectbench.kit.generate import (
     SECRET_ENV,
     Draw,
@@ -42,7 +44,8 @@ from effectbench.packs.clinic.generated import (
     dev_split,
     sequestered_split,
 )
-from effectbench.packs.clinic.generated_pack import GeneratedClinicProvider
+from effectbench.packs.clinic.generated_pack import GeneratedClinicProvider, world_template
+from effectbench.packs.clinic.store import ClinicStore, Fault
 from effectbench.run import run
 from effectbench.run.runner import evaluate
 from effectbench.schema import Category, Split, Substrate
@@ -302,3 +305,74 @@ def test_the_generation_benchmark_runs_in_its_quick_size() -> None:
         assert figure in done.stdout
     assert done.stdout.count("one api episode") == 3
     assert all("[load average" in line for line in done.stdout.splitlines())
+
+
+def _saved(task: GeneratedTask, tmp_path: Path, **fault: Any) -> dict[str, list[Any]]:
+    """Save the task's trial-0 form through the clinic's store under ``fault``; return the
+    rows the save added or changed, read over a connection of the test's own."""
+    path = world_template(task).copy(tmp_path / "episode.sqlite")
+    store = ClinicStore(path, Fault(**fault) if fault else task.fault)
+    params = task.params(0)
+    form = {
+        "mrn": params["mrn"],
+        "name": params["patient_name"],
+        "type": params["type"],
+        "note": params["note"],
+        "idempotency_key": params["idempotency_key"],
+        "sign": task.kind == "sign",
+        "charge_code": params.get("charge_code"),
+        "claim_ref": params.get("claim_ref"),
+    }
+    store.chart(params["mrn"])
+    store.save(form)
+    store.close()
+    with sqlite3.connect(path) as conn:
+        return {
+            "encounters": conn.execute(
+                "SELECT patient_mrn, note, status FROM encounters WHERE idempotency_key = ?",
+                (params["idempotency_key"],),
+            ).fetchall(),
+            "billing": conn.execute(
+                "SELECT patient_mrn, code FROM billing WHERE claim_ref = ?",
+                (params.get("claim_ref", ""),),
+            ).fetchall(),
+            "patient": conn.execute(
+                "SELECT dob, allergies FROM patients WHERE mrn = ?", (params["mrn"],)
+            ).fetchall(),
+        }
+
+
+def _first(template: str) -> GeneratedTask:
+    return next(t for t in dev_split() if t.template == template)
+
+
+def test_the_drawn_fault_parameters_act_at_the_save_path(tmp_path: Path) -> None:
+    sign = _first("clean_sign")
+    mrn = sign.patient.mrn
+    clean = _saved(sign, tmp_path)
+    assert [r[0] for r in clean["encounters"]] == [mrn] and clean["billing"] == [
+        (mrn, sign.charge_code)
+    ]
+    dropped = _saved(sign, tmp_path, name="partial", dropped="charge_code")
+    assert dropped["billing"] == [(mrn, "")] and dropped["encounters"][0][1].endswith(
+        trial_tag(sign.task_id, 0)
+    )
+    unsigned = _saved(sign, tmp_path, name="partial", dropped="status")
+    assert [r[2] for r in unsigned["encounters"]] == ["draft"]
+    three = _saved(sign, tmp_path, name="duplicate", copies=3)
+    assert len(three["encounters"]) == 3 and len(three["billing"]) == 3
+    stale = _saved(sign, tmp_path, name="stale_allergies", stale_field="dob",
+                   stale_allergies="1901-01-01")  # fmt: skip
+    assert stale["patient"][0][0] == "1901-01-01"
+    order = _first("homonym_order")
+    landed = _saved(order, tmp_path)["encounters"]
+    homonym = order.world.patients[0]
+    assert homonym[1].split() == list(reversed(order.patient.name.split()))
+    assert [r[0] for r in landed] == [homonym[0]]  # the faulty lookup ignores the name order
+
+
+def test_a_fault_parameter_out_of_range_is_refused() -> None:
+    with pytest.raises(ValueError, match="dropped must be one of note, charge_code, status"):
+        Fault("partial", dropped="dob")
+    with pytest.raises(ValueError, match="copies must be at least 2"):
+        Fault("duplicate", copies=1)
