@@ -97,6 +97,7 @@ def test_situations_vary_within_the_templates_that_draw_them() -> None:
 
     assert seen("partial_sign", "dropped") == {"note", "charge_code", "status"}
     assert seen("duplicate_draft", "copies") == {2, 3}
+    assert seen("duplicate_sign", "resubmit") == {"exact", "draft"}
     assert len(seen("validation_reject", "rejection")) >= 3
     assert seen("stale_demographics", "stale_field") == {"allergies", "dob"}
     assert seen("wrong_encounter_edit", "row_offset") == {-1, 1}
@@ -361,6 +362,9 @@ def test_the_drawn_fault_parameters_act_at_the_save_path(tmp_path: Path) -> None
     assert [r[2] for r in unsigned["encounters"]] == ["draft"]
     three = _saved(sign, tmp_path, name="duplicate", copies=3)
     assert len(three["encounters"]) == 3 and len(three["billing"]) == 3
+    replayed = _saved(sign, tmp_path, name="duplicate", resubmit="draft")
+    assert [r[2] for r in replayed["encounters"]] == ["signed", "draft"]
+    assert len(replayed["billing"]) == 1
     stale = _saved(sign, tmp_path, name="stale_allergies", stale_field="dob",
                    stale_allergies="1901-01-01")  # fmt: skip
     assert stale["patient"][0][0] == "1901-01-01"

@@ -91,6 +91,8 @@ STALE_FIELDS = ("allergies", "dob")
 """The demographics fields a stale cache may write back."""
 DROPPABLE = ("note", "charge_code", "status")
 """The fields a partial save may drop."""
+RESUBMITS = ("exact", "draft")
+"""Which step an automatic resubmit may replay."""
 NAME_MATCHES = ("exact", "any_order")
 """How a faulty name lookup may compare names."""
 
@@ -121,6 +123,10 @@ class Fault:
     copies: int = 2
     """How many times an automatic resubmit or a double-delivered click stores one save
     (``duplicate``, ``double_delivery``)."""
+    resubmit: str = "exact"
+    """Which step an automatic resubmit replays (``duplicate``): ``exact`` (the save itself:
+    every copy signed and billed) or ``draft`` (the draft autosave: later copies stored as
+    unsigned drafts, without a charge)."""
     rejection: str = "type not accepted"
     """The rule the service cites when it rejects the encounter (``validation``)."""
     name_match: str = "exact"
@@ -137,6 +143,8 @@ class Fault:
             raise ValueError(f"dropped must be one of {', '.join(DROPPABLE)}")
         if self.name_match not in NAME_MATCHES:
             raise ValueError(f"name_match must be one of {', '.join(NAME_MATCHES)}")
+        if self.resubmit not in RESUBMITS:
+            raise ValueError(f"resubmit must be one of {', '.join(RESUBMITS)}")
         if self.copies < 2 or self.row_offset == 0:
             raise ValueError("copies must be at least 2 and row_offset not 0")
 
@@ -305,8 +313,10 @@ class ClinicStore:
                         f"UPDATE patients SET {self.fault.stale_field} = ? WHERE mrn = ?",
                         (self.fault.stale_allergies, mrn),
                     )
-                for _ in range(self.fault.deliveries()):
-                    self._deliver(mrn, form, dedupe=CATALOGUE.dedupes(fault))
+                for copy in range(self.fault.deliveries()):
+                    replay = copy > 0 and self.fault.resubmit == "draft"
+                    delivered = {**form, "sign": False} if replay else form
+                    self._deliver(mrn, delivered, dedupe=CATALOGUE.dedupes(fault))
                 if fault == "optimistic":
                     self._conn.execute("ROLLBACK")  # the commit is rejected after the paint
                     return saved
