@@ -23,7 +23,7 @@ and is absent without it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -91,6 +91,10 @@ HOMONYM_FIRST = 0.9
 """How often such a homonym is listed before the patient (a C6 name lookup needs it first)."""
 COLLEAGUE_RATE = 0.8
 """How often a task has a colleague's encounter on the chart (the stale-list template always)."""
+MRN_SHOWN_RATE = 0.85
+"""How often a referral shows the MRN where name and birth date alone tell the chart."""
+UNDECLARED_RATE = 0.15
+"""How often a task's effect contract is not told to the agent (in every category)."""
 _TAKEN_SUFFIXES = frozenset(
     int(normalised(p[0]).partition("-")[2]) for p in db.PATIENTS if p[0].startswith("M-")
 )
@@ -287,8 +291,8 @@ def _draw_task(
 
     patient_row = scene.chart(full, dob, mrn)
     first = shape.homonym == "first" or (homonym is not None and d.chance(HOMONYM_FIRST))
-    if shape.homonym == "stale":
-        scene.patients.append(homonym)  # type: ignore[arg-type]
+    if shape.homonym == "stale" and homonym is not None:
+        scene.patients.append(homonym)  # the referred chart was merged away into it
     else:
         rows = [patient_row] + ([homonym] if homonym is not None else [])
         scene.patients.extend(reversed(rows) if first and homonym is not None else rows)
@@ -341,8 +345,10 @@ def _draw_task(
     shown_mrn = mrn if shape.homonym != "identical" else ""
     refer = Patient(full, dob, shown_mrn)
     same_dob_homonym = homonym is not None and homonym[2] == dob
-    show_mrn = shape.homonym in ("stale", "identical") or same_dob_homonym or d.chance(0.85)
-    declared = not d.chance(0.15)
+    show_mrn = (
+        shape.homonym in ("stale", "identical") or same_dob_homonym or d.chance(MRN_SHOWN_RATE)
+    )
+    declared = not d.chance(UNDECLARED_RATE)
     return GeneratedTask(
         name=name,
         title=title,
@@ -374,10 +380,10 @@ def _template(
     category: Category,
     title: str,
     shape: _Shape,
-    fault: Fault | Any = None,
+    fault: Fault | Callable[[Draw], Fault] | None = None,
 ) -> Template[GeneratedTask]:
     def draw(d: Draw, task_name: str, split: Split) -> GeneratedTask:
-        f = fault(d) if callable(fault) else (fault or Fault())
+        f = fault if isinstance(fault, Fault) else Fault() if fault is None else fault(d)
         return _draw_task(d, task_name, split, name, category, shape, f, title)
 
     return Template(name=name, category=category, draw=draw, title=title)
