@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from effectbench.baselines import get_baseline
+from effectbench.cli import main
 from effectbench.errors import UsageError
 from effectbench.hashing import trial_tag
 from effectbench.kit.generate import (
@@ -380,3 +381,36 @@ def test_a_fault_parameter_out_of_range_is_refused() -> None:
         Fault("partial", dropped="dob")
     with pytest.raises(ValueError, match="copies must be at least 2"):
         Fault("duplicate", copies=1)
+
+
+@pytest.mark.slow
+def test_a_test_split_bundle_verifies_only_with_its_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """About 15 s. A bundle of the sequestered split: the verifier with the same secret finds
+    only the short run (1 trial); without it, the fingerprint and the split are refused, and
+    the message names the secret."""
+    monkeypatch.setenv(SECRET_ENV, "a secret for the verifier")
+    out = tmp_path / "bundles"
+    argv = ["submit", "--pack", "clinic-generated", "--baseline", "screen_only", "--trials", "1"]
+    main(
+        [*argv, "--split", "test", "--name", "sequestered", "--out", str(out), "--progress", "off"]
+    )
+    (bundle,) = out.iterdir()
+    capsys.readouterr()
+
+    def verify() -> dict[str, Any]:
+        main(["verify", str(bundle), "--allow-unsigned", "--no-reproduce", "--json"])
+        (report,) = json.loads(capsys.readouterr().out)
+        return dict(report)
+
+    def pack_findings(report: dict[str, Any]) -> str:
+        (check,) = [c for c in report["checks"] if c["id"] == "pack"]
+        return json.dumps(check["findings"])
+
+    found = pack_findings(verify())
+    assert "pack.min_trials" in found and "pack.fingerprint" not in found
+    monkeypatch.delenv(SECRET_ENV)
+    found = pack_findings(verify())
+    assert "pack.fingerprint" in found and "pack.split" in found
+    assert f"{SECRET_ENV}, which is not set" in found
