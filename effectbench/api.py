@@ -26,8 +26,10 @@ on :mod:`effectbench.changes`), :class:`HttpEnv`, :class:`Action` and :class:`Re
 (routes and pages on the episode service), :class:`FrontEnds`, :class:`ApiFrontEnd` and
 :class:`WebFrontEnd` (the front-end registry), :class:`FaultCatalogue` and :mod:`faults`
 (fault injection), :class:`AuditPlan`, :func:`run_audit` and :class:`Attestation` (the audit
-harness), and :mod:`pages`, :mod:`pixels` and :mod:`sqlite` (web pages in a fixed frame, the
-pixel bot, an SQLite record).
+harness), :mod:`generate` with :class:`Draw`, :func:`distinct_key`, :func:`sequestered_seed`
+and :class:`GenerationError` (task definitions drawn from templates and a seed), and
+:mod:`pages`, :mod:`pixels` and :mod:`sqlite` (web pages in a fixed frame, the pixel bot, an
+SQLite record).
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ from effectbench.frontends import (
 )
 from effectbench.hashing import canonical_hash, trial_tag
 from effectbench.judge import judge_contract, matches
-from effectbench.kit import faults, pages, pixels, sqlite
+from effectbench.kit import faults, generate, pages, pixels, sqlite
 from effectbench.kit.audit import (
     ATTACKS,
     POSITIVE,
@@ -81,6 +83,7 @@ from effectbench.kit.audit import (
 )
 from effectbench.kit.faults import FaultCatalogue
 from effectbench.kit.frontends import ApiFrontEnd, FrontEnds, WebFrontEnd
+from effectbench.kit.generate import Draw, GenerationError, distinct_key, sequestered_seed
 from effectbench.kit.http import Action, HttpEnv, RestReadback, ServiceClient, screen_of
 from effectbench.kit.provider import CatalogueTask, Record, RecordPack, TaskDefinition
 from effectbench.kit.tables import Reading, TableOracle, judge_tables
@@ -149,7 +152,9 @@ __all__ = [
     "AuditPlan",
     "AuditResult",
     "Db",
+    "Draw",
     "FaultCatalogue",
+    "GenerationError",
     "FrontEnds",
     "HttpEnv",
     "Page",
@@ -167,7 +172,10 @@ __all__ = [
     "Write",
     "attacks",
     "default_read_handler",
+    "distinct_key",
     "faults",
+    "generate",
+    "sequestered_seed",
     "iter_tasks",
     "judge_tables",
     "pages",

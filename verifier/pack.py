@@ -97,9 +97,12 @@ def check_pack(
     _check_trials(header, sink, file, fields)
     tasks = pack_tasks(pack, ref.split.value)
     if not tasks:
+        absent = getattr(pack, "split_absent", None)  # a pack may say why (a secret unset)
+        why = absent(ref.split.value) if callable(absent) else None
         sink.emit(
             CheckId.PACK_SPLIT,
-            f"pack {ref.name!r} has no task in split {ref.split.value!r}",
+            f"pack {ref.name!r} has no task in split {ref.split.value!r}"
+            + (f": {why}" if why else ""),
             file,
             None,
             "pack.split",

@@ -13,6 +13,8 @@ domain (the schema and seed, the tasks, the faults at its save path, its routes 
 * :mod:`.frontends`: the registry of a pack's front ends, and the ``api`` and ``web`` ones;
 * :mod:`.pages` and :mod:`.pixels`: web pages in one fixed frame, and the pixel bot;
 * :mod:`.faults`: a pack's fault catalogue and the save path's standard replies;
+* :mod:`.generate`: task definitions drawn from templates and a seed (distinct, stable from
+  the template and the seed; a sequestered split from a secret seed only);
 * :mod:`.audit`: the live adversarial audit of the oracle, its red team and attestation;
 * :mod:`.sqlite`: an SQLite record (template, episode copies, read-only read, attacker).
 

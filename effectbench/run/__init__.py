@@ -141,7 +141,11 @@ def run(
     else:
         tasks = tasks_on(provider, chosen, split)
     if not tasks:
-        raise UsageError(f"pack {provider.name!r} has no task in split {split!r}")
+        absent = getattr(provider, "split_absent", None)  # a pack may say why (a secret unset)
+        why = absent(split) if callable(absent) else None
+        raise UsageError(
+            f"pack {provider.name!r} has no task in split {split!r}" + (f": {why}" if why else "")
+        )
     plan = RunPlan.build(system, provider, trials=trials, tasks=tasks)
     engine = get_executor(executor, workers=workers, scheduler=scheduler)
     opened = open_journal(plan, journal=journal, resume=resume)

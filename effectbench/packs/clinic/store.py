@@ -87,6 +87,20 @@ CATALOGUE = FaultCatalogue(
 """What each fault does: its sentence, the states it leaves reachable, how a save is delivered."""
 
 
+STALE_FIELDS = ("allergies", "dob")
+"""The demographics fields a stale cache may write back."""
+DROPPABLE = ("note", "charge_code", "status")
+"""The fields a partial save may drop."""
+RESUBMITS = ("exact", "draft")
+"""Which step an automatic resubmit may replay."""
+NAME_MATCHES = ("exact", "any_order")
+"""How a faulty name lookup may compare names."""
+
+
+def _tokens(name: str) -> tuple[str, ...]:
+    return tuple(sorted(name.lower().split()))
+
+
 CHARGE_CENTS = {"99213": 9200, "99214": 13500, "99284": 31000}
 """What the app bills per procedure code."""
 
@@ -100,9 +114,44 @@ class Fault:
     """Encounter ids the app's lagging chart replica does not show (``stale_list``)."""
     stale_allergies: str = "none recorded"
     """The demographics value the app's stale cache writes back (``stale_allergies``)."""
+    stale_field: str = "allergies"
+    """Which demographics field the stale cache writes back (``stale_allergies``): the one a
+    concurrent writer changed after the app cached the chart (``allergies`` or ``dob``)."""
+    dropped: str = "note"
+    """Which field a partial save drops (``partial``): ``note``, ``charge_code`` (the charge
+    is posted without its code) or ``status`` (a signed encounter is stored as a draft)."""
+    copies: int = 2
+    """How many times an automatic resubmit or a double-delivered click stores one save
+    (``duplicate``, ``double_delivery``)."""
+    resubmit: str = "exact"
+    """Which step an automatic resubmit replays (``duplicate``): ``exact`` (the save itself:
+    every copy signed and billed) or ``draft`` (the draft autosave: later copies stored as
+    unsigned drafts, without a charge)."""
+    rejection: str = "type not accepted"
+    """The rule the service cites when it rejects the encounter (``validation``)."""
+    name_match: str = "exact"
+    """How a faulty name lookup compares names (``homonym_name``): ``exact``, or
+    ``any_order`` (given and family name in either order, as a chart keyed "Family Given")."""
+    row_offset: int = -1
+    """Where a wrong-row edit lands relative to the named encounter (``wrong_row``)."""
 
     def __post_init__(self) -> None:
         CATALOGUE.check(self.name)
+        if self.stale_field not in STALE_FIELDS:
+            raise ValueError(f"stale_field must be one of {', '.join(STALE_FIELDS)}")
+        if self.dropped not in DROPPABLE:
+            raise ValueError(f"dropped must be one of {', '.join(DROPPABLE)}")
+        if self.name_match not in NAME_MATCHES:
+            raise ValueError(f"name_match must be one of {', '.join(NAME_MATCHES)}")
+        if self.resubmit not in RESUBMITS:
+            raise ValueError(f"resubmit must be one of {', '.join(RESUBMITS)}")
+        if self.copies < 2 or self.row_offset == 0:
+            raise ValueError("copies must be at least 2 and row_offset not 0")
+
+    def deliveries(self) -> int:
+        """How many times one save reaches the service under this fault."""
+        n = CATALOGUE.deliveries(self.name)
+        return self.copies if self.name in CATALOGUE.writes_twice else n
 
 
 def _rows(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
@@ -171,6 +220,10 @@ class ClinicStore:
 
     def _resolve_patient(self, form: Mapping[str, Any]) -> str | None:
         mrn = str(form.get("mrn", ""))
+        if self.fault.name == "homonym_name" and self.fault.name_match == "any_order":
+            wanted = _tokens(str(form.get("name", "")))
+            rows = self._conn.execute("SELECT mrn, name FROM patients ORDER BY rowid")
+            return next((str(m) for m, n in rows if _tokens(str(n)) == wanted), None)
         if self.fault.name == "homonym_name":
             row = self._conn.execute(
                 "SELECT mrn FROM patients WHERE name = ? ORDER BY rowid LIMIT 1",
@@ -184,6 +237,8 @@ class ClinicStore:
 
     def _insert_encounter(self, mrn: str, form: Mapping[str, Any], note: str) -> int:
         status = "signed" if form.get("sign") else "draft"
+        if self._drops("status"):
+            status = "draft"
         cur = self._conn.execute(
             "INSERT INTO encounters (patient_mrn, type, note, status, idempotency_key) "
             "VALUES (?, ?, ?, ?, ?)",
@@ -191,12 +246,18 @@ class ClinicStore:
         )
         return int(cur.lastrowid or 0)
 
+    def _drops(self, name: str) -> bool:
+        return self.fault.name == "partial" and self.fault.dropped == name
+
     def _insert_charge(self, mrn: str, encounter_id: int, form: Mapping[str, Any]) -> None:
         code = str(form.get("charge_code", ""))
+        amount = CHARGE_CENTS.get(code, 0)
+        if self._drops("charge_code"):
+            code = ""
         self._conn.execute(
             "INSERT INTO billing (patient_mrn, encounter_id, code, claim_ref, amount_cents) "
             "VALUES (?, ?, ?, ?, ?)",
-            (mrn, encounter_id, code, str(form.get("claim_ref", "")), CHARGE_CENTS.get(code, 0)),
+            (mrn, encounter_id, code, str(form.get("claim_ref", "")), amount),
         )
 
     def _keyed(self, key: Any) -> int | None:
@@ -211,7 +272,7 @@ class ClinicStore:
         """Persist one delivery of the form; with ``dedupe`` honour the idempotency key."""
         fault = self.fault.name
         existing = self._keyed(form.get("idempotency_key")) if dedupe else None
-        note = "" if fault == "partial" else str(form.get("note", ""))
+        note = "" if self._drops("note") else str(form.get("note", ""))
         encounter_id = existing if existing is not None else self._insert_encounter(mrn, form, note)
         if form.get("sign") and (existing is None or fault == "double_charge"):
             bill_mrn = mrn
@@ -228,7 +289,7 @@ class ClinicStore:
         fault = self.fault.name
         shown = str(form.get("name", "")) or str(form.get("mrn", ""))
         saved = Reply(201, "success", f"Encounter saved for {shown}")
-        refusal = refused(fault, "encounter", "type not accepted")
+        refusal = refused(fault, "encounter", self.fault.rejection)
         if refusal is not None:
             return refusal
         if fault == "noop":
@@ -249,11 +310,13 @@ class ClinicStore:
                         )
                 if fault == "stale_allergies":
                     self._conn.execute(
-                        "UPDATE patients SET allergies = ? WHERE mrn = ?",
+                        f"UPDATE patients SET {self.fault.stale_field} = ? WHERE mrn = ?",
                         (self.fault.stale_allergies, mrn),
                     )
-                for _ in range(CATALOGUE.deliveries(fault)):
-                    self._deliver(mrn, form, dedupe=CATALOGUE.dedupes(fault))
+                for copy in range(self.fault.deliveries()):
+                    replay = copy > 0 and self.fault.resubmit == "draft"
+                    delivered = {**form, "sign": False} if replay else form
+                    self._deliver(mrn, delivered, dedupe=CATALOGUE.dedupes(fault))
                 if fault == "optimistic":
                     self._conn.execute("ROLLBACK")  # the commit is rejected after the paint
                     return saved
@@ -270,7 +333,10 @@ class ClinicStore:
         saved = Reply(200, "success", f"Encounter {encounter_id} updated")
         if fault == "noop_edit":
             return saved  # the edit went to the autosave preview, never to the table
-        target = previous(encounter_id) if fault == "wrong_row" else encounter_id
+        target = encounter_id
+        if fault == "wrong_row":
+            offset = self.fault.row_offset
+            target = previous(encounter_id) if offset == -1 else encounter_id + offset
         with self._lock:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")

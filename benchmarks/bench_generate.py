@@ -1,0 +1,129 @@
+"""Benchmark the generated clinic catalogue: drawing a task, building its world, one API episode.
+
+Prints figures, asserts nothing, the load average beside each:
+
+* drawing one task from its template and seed (``generate`` of one task per template, so
+  every template is timed), and drawing the whole dev split;
+* building a task's world file (its seed database) the first time a process needs it;
+* one API episode of a generated task (provision a copy of its world, act over HTTP, the
+  oracle's audit), per reference arm.
+
+    .venv/bin/python benchmarks/bench_generate.py [--tasks 60] [--quick]
+
+``--quick`` times 5 tasks and builds the pack's audit over them only (seconds), for a smoke
+test; the default times 60 episodes per arm over the whole dev split's pack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from collections.abc import Sequence
+
+from effectbench.baselines import get_baseline
+from effectbench.kit.generate import generate
+from effectbench.packs.clinic.generated import (
+    DEV_COUNTS,
+    DEV_SEED,
+    TEMPLATES,
+    GeneratedTask,
+    World,
+    dev_split,
+)
+from effectbench.packs.clinic.generated_pack import GeneratedClinicProvider, WorldTemplate
+from effectbench.run.runner import run_episode
+from effectbench.schema import Split, Substrate
+
+ARMS = ("screen_only", "effect_verified", "effect_verified_all")
+
+
+def _load() -> str:
+    return f"[load average {os.getloadavg()[0]:.1f}]"
+
+
+def _ms(values: list[float]) -> str:
+    values = sorted(values)
+    p95 = values[min(len(values) - 1, int(0.95 * len(values)))]
+    return f"median {statistics.median(values) * 1000:7.3f} ms  p95 {p95 * 1000:7.3f} ms  {_load()}"
+
+
+class _Few(GeneratedClinicProvider):
+    """The pack over the first ``n`` dev tasks only (its audit too): the quick run."""
+
+    few: tuple[GeneratedTask, ...] = ()
+
+    def definitions(self) -> Sequence[GeneratedTask]:
+        return self.few
+
+
+def draws(rounds: int) -> None:
+    """Time drawing one task of each template, and the whole dev split."""
+    one: list[float] = []
+    for index in range(rounds):
+        for template in TEMPLATES:
+            t0 = time.perf_counter()
+            generate([template], {template.name: 1}, f"bench-{index}", Split.DEV)
+            one.append(time.perf_counter() - t0)
+    print(f"draw one task ({len(one)} draws over {len(TEMPLATES)} templates): {_ms(one)}")
+    t0 = time.perf_counter()
+    tasks = generate(TEMPLATES, DEV_COUNTS, DEV_SEED, Split.DEV)
+    took = time.perf_counter() - t0
+    print(f"draw the dev split ({len(tasks)} tasks): {took * 1000:.1f} ms  {_load()}")
+
+
+def worlds(tasks: Sequence[GeneratedTask]) -> None:
+    """Time building a world's seed file (a fresh template object, so it is built anew)."""
+    built: list[float] = []
+    for task in tasks:
+        template = WorldTemplate(
+            World(task.world.patients, task.world.encounters, task.world.billing)
+        )
+        t0 = time.perf_counter()
+        template.path()
+        built.append(time.perf_counter() - t0)
+    print(f"build one task's world file ({len(built)} worlds): {_ms(built)}")
+
+
+def episodes(pack: GeneratedClinicProvider, n: int) -> None:
+    """Time one API episode (the runner's whole episode) of ``n`` tasks per arm."""
+    tasks = [t for t in pack.tasks() if t.substrate is Substrate.API][:n]
+    for task in tasks:  # each world's file is built before timing (its own figure above)
+        pack.initial_tables(task, {})
+    for arm in ARMS:
+        sut = get_baseline(arm, pack)
+        times: list[float] = []
+        for task in tasks:
+            t0 = time.perf_counter()
+            run_episode(sut, pack, task, 0, 0)
+            times.append(time.perf_counter() - t0)
+        print(f"one api episode, {arm} ({len(times)} tasks): {_ms(times)}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--tasks", type=int, default=60, help="episodes per arm (default 60)")
+    parser.add_argument(
+        "--quick", action="store_true", help="5 tasks, the pack over them only: seconds"
+    )
+    args = parser.parse_args(argv)
+    n = 5 if args.quick else max(1, args.tasks)
+    print(f"clinic-generated: {len(dev_split())} dev tasks, {len(TEMPLATES)} templates {_load()}")
+    draws(1 if args.quick else 20)
+    worlds(dev_split()[:n])
+    t0 = time.perf_counter()
+    if args.quick:
+        _Few.few = dev_split()[:n]
+        pack: GeneratedClinicProvider = _Few()
+    else:
+        pack = GeneratedClinicProvider()
+    count = len(pack.definitions())
+    print(f"build the pack and audit {count} tasks: {time.perf_counter() - t0:.2f} s  {_load()}")
+    with pack:
+        episodes(pack, n)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
