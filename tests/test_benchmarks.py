@@ -50,6 +50,7 @@ SMALLEST: dict[str, tuple[Args, tuple[pytest.MarkDecorator, ...]]] = {
         ["--episodes", "1", "--trials", "1", "--workers", "1", "--skip-full", "--quick"],
         (pytest.mark.desktop,),
     ),
+    "bench_generate.py": (["--quick"], ()),
     "bench_inspect.py": (["--trials", "1"], ()),
     "bench_make_site.py": (["--rebuilds", "0"], ()),
     "bench_mcp.py": (["--runs", "1", "--substrate", "web"], (pytest.mark.web,)),
