@@ -6,6 +6,7 @@ import json
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 from effectbench.baselines import baseline_names
 from effectbench.cli import build_parser
@@ -94,3 +95,27 @@ def test_the_readme_figures_are_what_the_commands_print() -> None:
     for arm, res in clinic.items():
         k, n = res["swer"]["numerator"], res["swer"]["denominator"]
         assert f"| `{arm}` | {k}/{n} ({100 * k / n:.1f}%) |" in ladder, arm
+
+
+def test_the_ticketing_ladder_is_what_its_shipped_bundles_measured() -> None:
+    """docs/ticketing.md's ladder table holds the ticketing reference bundles' own counts (the
+    API at 10 trials, the web at 3), every arm on both substrates."""
+    table = (ROOT / "docs" / "ticketing.md").read_text(encoding="utf-8")
+    cells: dict[str, dict[str, dict[str, Any]]] = {}  # arm -> substrate -> its results block
+    for bundle in (ROOT / "submissions").iterdir():
+        sub = json.loads((bundle / "submission.json").read_text())
+        if sub["pack"]["name"] != "ticketing":
+            continue
+        (substrate,) = {c["substrate"] for c in sub["results"]["cells"]}
+        cells.setdefault(sub["results"]["arm"], {})[substrate] = sub["results"]
+    assert set(cells) == {"screen_only", "effect_verified", "effect_verified_all"}
+    rows = {line.split("`")[1]: line for line in table.splitlines() if line.startswith("| `")}
+    for arm, on in cells.items():
+        assert set(on) == {"api", "web"}, arm
+        swer, halts = [], []
+        for results in (on["api"], on["web"]):
+            k, n = results["swer"]["numerator"], results["swer"]["denominator"]
+            swer.append(f"{k}/{n} ({100 * k / n:.1f}%)")
+            k, n = results["over_halt"]["numerator"], results["over_halt"]["denominator"]
+            halts.append(f"{k}/{n}" if k else "0")
+        assert rows[arm] == f"| `{arm}` | {' | '.join(swer)} | {', '.join(halts)} |", arm

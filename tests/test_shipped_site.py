@@ -1,7 +1,10 @@
-"""The site built from the repository's own ``submissions/``, as ``make site`` builds it: the
-clinic's three arms on every substrate, each ranked by reproduction (a sample of each screen
-bundle's rows re-run in Chromium, under Xvfb and through Xvnc), the ladder on each substrate,
-and each arm's substrate-sensitivity view equal to a recomputation from its rows."""
+"""The site built from the repository's own ``submissions/``, as ``make site`` builds it: both
+systems of record (the clinic on its API and every screen, the PostgreSQL ticketing pack on its
+API and its web app), the three arms on each, every bundle ranked by reproduction (a sample of
+each screen bundle's rows re-run in Chromium, under Xvfb and through Xvnc, or its maintainers'
+record), the ladder on each substrate of each pack, each arm's substrate-sensitivity view equal
+to a recomputation from its rows, and the packs page setting each arm's two packs side by side
+with its bundles' own counts."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.across import WRONG_RATES, jsonl_rows, paired
+from support.across import WRONG_RATES, PacksPage, jsonl_rows, paired
 from support.site import REFERENCE, SCREEN_REFERENCES
 
 from effectbench.metrics import rate_difference
@@ -23,7 +26,11 @@ pytestmark = [pytest.mark.web, pytest.mark.desktop, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[1]
 ARMS = ("screen_only", "effect_verified", "effect_verified_all")
 """The ladder, most silent wrong effects first."""
-SUBSTRATES = ("api", "web", "desktop", "remote_display")
+PACK_SUBSTRATES = {
+    "clinic": ("api", "web", "desktop", "remote_display"),
+    "ticketing": ("api", "web"),
+}
+"""Each system of record on the board and the substrates its references ran, in SPEC order."""
 
 
 @pytest.fixture(scope="module")
@@ -32,14 +39,18 @@ def shipped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = base / "public"
     summary = build_site(REFERENCE, out, root=ROOT, cache_dir=base / "cache")
     doc = json.loads((out / "downloads" / "leaderboard.json").read_text(encoding="utf-8"))
-    clinic = [b for b in doc["boards"] if b["pack"] == "clinic"]
-    (group,) = [g for g in doc["groups"] if g["key"] == "spec1-clinic"]
-    return {"summary": summary, "doc": doc, "clinic": clinic, "group": group, "out": out}
+    boards = {p: [b for b in doc["boards"] if b["pack"] == p] for p in PACK_SUBSTRATES}
+    groups = {p: [g for g in doc["groups"] if g["key"] == f"spec1-{p}"] for p in PACK_SUBSTRATES}
+    page = PacksPage()
+    page.feed((out / "packs.html").read_text(encoding="utf-8"))
+    return {"summary": summary, "doc": doc, "boards": boards, "groups": groups, "packs": page}
 
 
-def test_the_reference_set_holds_every_arm_on_every_screen() -> None:
-    screens = {(s.baseline, s.substrate) for s in REFERENCE_SET if s.substrate is not None}
-    assert screens == {(a, s) for a in ARMS for s in SUBSTRATES if s != "api"}
+def test_the_reference_set_holds_every_arm_on_every_screen_of_each_pack() -> None:
+    screens = [(s.pack, s.baseline, s.substrate) for s in REFERENCE_SET if s.substrate is not None]
+    assert sorted(screens) == sorted(
+        (p, a, s) for p, subs in PACK_SUBSTRATES.items() for a in ARMS for s in subs if s != "api"
+    )
     assert len(SCREEN_REFERENCES) == len(screens)  # each one shipped in submissions/
 
 
@@ -50,16 +61,17 @@ def test_every_bundle_is_ranked_by_reproduction(shipped: dict[str, Any]) -> None
     assert {(e["status"], e["reproduced"]) for e in entries} == {("ranked", True)}
 
 
-def test_clinic_rows_on_every_substrate_for_every_arm_and_the_ladder_holds(
-    shipped: dict[str, Any],
+@pytest.mark.parametrize("pack", sorted(PACK_SUBSTRATES))
+def test_rows_on_every_substrate_for_every_arm_and_the_ladder_holds(
+    shipped: dict[str, Any], pack: str
 ) -> None:
-    """One board per substrate; on each, the three arms in the ladder's order (by net value at
-    the default prices), each named with the substrate, the best above doing nothing, and rank
-    ranges that do not all overlap."""
-    boards = shipped["clinic"]
-    assert [b["substrate"] for b in boards] == list(SUBSTRATES)
+    """One board per substrate the pack's references ran; on each, the three arms in the
+    ladder's order (by net value at the default prices), each named with the substrate, the
+    best above doing nothing, and rank ranges that do not all overlap."""
+    boards = shipped["boards"][pack]
+    assert [b["substrate"] for b in boards] == list(PACK_SUBSTRATES[pack])
     for b in boards:
-        assert b["key"] == f"spec1-clinic-{b['substrate']}"
+        assert b["key"] == f"spec1-{pack}-{b['substrate']}"
         entries = b["entries"]
         assert [e["system"] for e in entries] == list(reversed(ARMS)), b["key"]
         assert {e["substrate"] for e in entries} == {b["substrate"]}
@@ -71,15 +83,18 @@ def test_clinic_rows_on_every_substrate_for_every_arm_and_the_ladder_holds(
         assert any(w < b2 for (_, w), (b2, _) in zip(ranks, ranks[1:], strict=False)), ranks
 
 
+@pytest.mark.parametrize("pack", sorted(PACK_SUBSTRATES))
 def test_each_arm_has_its_substrate_view_equal_to_a_recomputation(
-    shipped: dict[str, Any],
+    shipped: dict[str, Any], pack: str
 ) -> None:
-    views = {s["system"]: s for s in shipped["group"]["across_substrates"]}
+    (group,) = shipped["groups"][pack]
+    substrates = PACK_SUBSTRATES[pack]
+    views = {s["system"]: s for s in group["across_substrates"]}
     assert set(views) == set(ARMS)
     for arm, view in views.items():
-        assert set(view["substrates"]) == set(SUBSTRATES)
-        rows = [r for bundle in _clinic_bundles(arm) for r in jsonl_rows(bundle)]
-        assert len(view["differences"]) == len(SUBSTRATES) * (len(SUBSTRATES) - 1) // 2
+        assert set(view["substrates"]) == set(substrates)
+        rows = [r for bundle in _bundles(pack, arm) for r in jsonl_rows(bundle)]
+        assert len(view["differences"]) == len(substrates) * (len(substrates) - 1) // 2
         for pair in view["differences"]:
             first, second = pair["first"], pair["second"]
             on_first, on_second = paired(rows, first, second)
@@ -92,19 +107,42 @@ def test_each_arm_has_its_substrate_view_equal_to_a_recomputation(
                     assert got[key] == pytest.approx(want, abs=1e-6), (arm, first, second, rate)
 
 
-def _clinic_bundles(arm: str) -> list[Path]:
-    """The shipped clinic bundles of system ``arm`` (read from their own submission.json)."""
+def _bundles(pack: str, arm: str) -> list[Path]:
+    """The shipped bundles of system ``arm`` on ``pack`` (read from their own submission.json)."""
     out = []
     for bundle in sorted(REFERENCE.iterdir()):
         if (bundle / "submission.json").is_file():
             sub = json.loads((bundle / "submission.json").read_text(encoding="utf-8"))
-            if sub["pack"]["name"] == "clinic" and sub["system"]["name"] == arm:
+            if sub["pack"]["name"] == pack and sub["system"]["name"] == arm:
                 out.append(bundle)
     return out
 
 
-def test_the_substrate_order_is_specs(shipped: dict[str, Any]) -> None:
+def test_the_packs_page_sets_each_arm_on_both_systems_of_record(shipped: dict[str, Any]) -> None:
+    """Each arm on the packs page, once per pack and substrate its references ran (the MockMed
+    anchor left out), each cell counting its own bundle's rows."""
+    systems = shipped["packs"].systems
+    assert set(systems) == set(ARMS)
+    for arm in ARMS:
+        cells = systems[arm]
+        assert {(b, s) for b, s, _ in cells} == {
+            (f"spec1-{p}", s) for p, subs in PACK_SUBSTRATES.items() for s in subs
+        }
+        for pack in PACK_SUBSTRATES:
+            for bundle in _bundles(pack, arm):
+                (substrate,) = {r["substrate"] for r in jsonl_rows(bundle)}
+                results = json.loads((bundle / "submission.json").read_text())["results"]
+                for rate in ("swer", "over_halt"):
+                    cell = cells[(f"spec1-{pack}", substrate, rate)]
+                    got = (int(cell["data-k"]), int(cell["data-n"]))
+                    want = (results[rate]["numerator"], results[rate]["denominator"])
+                    assert got == want, (arm, bundle.name, rate)
+
+
+@pytest.mark.parametrize("pack", sorted(PACK_SUBSTRATES))
+def test_the_substrate_order_is_specs(shipped: dict[str, Any], pack: str) -> None:
     order = [s.value for s in Substrate]
-    for view in shipped["group"]["across_substrates"]:
+    (group,) = shipped["groups"][pack]
+    for view in group["across_substrates"]:
         for pair in view["differences"]:  # the later in SPEC order first
             assert order.index(pair["first"]) > order.index(pair["second"])

@@ -8,11 +8,11 @@ counts of their own rows, and leaves out a system on one board only.
 from __future__ import annotations
 
 import json
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.across import PacksPage
 
 from effectbench.baselines import get_baseline
 from effectbench.bundle import SystemInfo
@@ -59,26 +59,6 @@ def _bundle(subs: Path, pack: MockMedProvider, arm: str, name: str) -> Path:
     return write_submission(subs / f"2026-12-01_{name}-{pack.name}", sub, run.rows)
 
 
-class Cells(HTMLParser):
-    """The packs page: per system, per (board, substrate), each rate cell's attributes."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.systems: dict[str, dict[tuple[str, str, str], dict[str, str]]] = {}
-        self._system: dict[tuple[str, str, str], dict[str, str]] | None = None
-        self._row: dict[str, str] = {}
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = {k: v or "" for k, v in attrs}
-        if tag == "section" and "data-eb-system" in a:
-            self._system = self.systems.setdefault(a["data-eb-system"], {})
-        elif tag == "tr" and "data-board" in a:
-            self._row = a
-        elif tag == "td" and "data-metric" in a and self._system is not None:
-            key = (self._row["data-board"], self._row["data-substrate"], a["data-metric"])
-            self._system[key] = a
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     base = tmp_path_factory.mktemp("packs-site")
@@ -92,7 +72,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         _bundle(subs, _pack(PACKS[0])(), "always_halt", "halts-on-one-pack")
         out = base / "public"
         build_site(subs, out, root=ROOT, cache_dir=base / "cache", workers=1, allow_unsigned=True)
-    page = Cells()
+    page = PacksPage()
     page.feed((out / "packs.html").read_text(encoding="utf-8"))
     return {"bundles": bundles, "systems": page.systems}
 

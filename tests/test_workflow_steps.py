@@ -249,7 +249,7 @@ def test_the_deploy_build_job_ranks_every_shipped_bundle_without_a_browser_or_x_
     assert _imports(light, "import playwright").returncode != 0
     assert _imports(light, "import gi").returncode != 0
     step = _step("deploy-site.yml", "build", BUILD_STEP)
-    done = light.run(step, phase="deploy build (16 bundles, --fresh)")
+    done = light.run(step, phase="deploy build (every shipped bundle, --fresh)")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     shipped = _bundles(light.workspace)
     assert f"bundles {len(shipped)}: ranked {len(shipped)}, preview 0, refused 0" in done.stdout

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -44,3 +45,24 @@ WRONG_RATES = {
     ),
 }
 """What each rate of the view counts, written out from SPEC's outcomes."""
+
+
+class PacksPage(HTMLParser):
+    """The packs page (``packs.html``): per system, per (board, substrate, rate), the rate
+    cell's attributes (``data-k``, ``data-n``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.systems: dict[str, dict[tuple[str, str, str], dict[str, str]]] = {}
+        self._system: dict[tuple[str, str, str], dict[str, str]] | None = None
+        self._row: dict[str, str] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag == "section" and "data-eb-system" in a:
+            self._system = self.systems.setdefault(a["data-eb-system"], {})
+        elif tag == "tr" and "data-board" in a:
+            self._row = a
+        elif tag == "td" and "data-metric" in a and self._system is not None:
+            key = (self._row["data-board"], self._row["data-substrate"], a["data-metric"])
+            self._system[key] = a
