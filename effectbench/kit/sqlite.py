@@ -192,6 +192,16 @@ def scratch_dir(prefix: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"{prefix}pid{os.getpid()}-", dir=base))
 
 
+def process_scratch_dir(prefix: str) -> Path:
+    """Make a :func:`scratch_dir` that this process removes when it exits (at interpreter exit
+    and at a multiprocessing worker's exit alike)."""
+    folder = scratch_dir(prefix)
+    multiprocessing.util.Finalize(
+        None, shutil.rmtree, args=(folder,), kwargs={"ignore_errors": True}, exitpriority=1
+    )
+    return folder
+
+
 def attack_file(path: Path, write: Write) -> None:
     """Commit an attacker's ``write`` into the database file at ``path`` (a back door)."""
     write_file(path, lambda conn: write(Db(conn)))
@@ -210,7 +220,7 @@ class Template:
         """Return this process's template file, building it on first use."""
         with self._lock:
             if self._path is None or not self._path.exists():
-                folder = scratch_dir(f"effectbench-{self.pack}-template-")
+                folder = process_scratch_dir(f"effectbench-{self.pack}-template-")
                 path = folder / "template.sqlite"
                 conn = sqlite3.connect(path, isolation_level=None)
                 try:
@@ -218,14 +228,6 @@ class Template:
                 finally:
                     conn.close()
                 self._path = path
-                # Runs at interpreter exit and at a multiprocessing worker's exit alike.
-                multiprocessing.util.Finalize(
-                    None,
-                    shutil.rmtree,
-                    args=(folder,),
-                    kwargs={"ignore_errors": True},
-                    exitpriority=1,
-                )
             return self._path
 
     def copy(self, dest: Path) -> Path:

@@ -16,7 +16,6 @@ The public manifest lists the dev split; the sequestered split (present only wit
 
 from __future__ import annotations
 
-import multiprocessing.util
 import shutil
 import sqlite3
 import threading
@@ -38,6 +37,7 @@ from effectbench.kit.sqlite import (
     SqliteOracle,
     Template,
     attack_file,
+    process_scratch_dir,
     read_database,
     scratch_dir,
 )
@@ -95,15 +95,7 @@ class _Folder:
     def get(self) -> Path:
         with self._lock:
             if self._path is None or not self._path.exists():
-                folder = scratch_dir("effectbench-clinicgen-worlds-")
-                self._path = folder
-                multiprocessing.util.Finalize(
-                    None,
-                    shutil.rmtree,
-                    args=(folder,),
-                    kwargs={"ignore_errors": True},
-                    exitpriority=1,
-                )
+                self._path = process_scratch_dir("effectbench-clinicgen-worlds-")
             return self._path
 
 
