@@ -326,6 +326,15 @@ class Closable(Protocol):
 
 
 @runtime_checkable
+class ExplainsAbsentSplit(Protocol):
+    """A pack that can say why one of its splits holds no task here (a secret unset)."""
+
+    def split_absent(self, split: str) -> str | None:
+        """Why ``split`` has no task on this machine (None: no reason to give)."""
+        ...
+
+
+@runtime_checkable
 class Reproducible(Protocol):
     """A pack that says whether a run reproduces exactly from (pack, seeds)."""
 

@@ -22,7 +22,7 @@ from effectbench.manifest import fingerprint
 from effectbench.packs import get_pack
 from effectbench.reachability import ANY_STATE, reachable
 from effectbench.schema import TrueState
-from effectbench.seam import BenchmarkProvider, is_deterministic
+from effectbench.seam import BenchmarkProvider, ExplainsAbsentSplit, is_deterministic
 from verifier.accepted import acceptance_problem
 from verifier.report import FindingSink
 from verifier.rowschema import Problem
@@ -97,8 +97,7 @@ def check_pack(
     _check_trials(header, sink, file, fields)
     tasks = pack_tasks(pack, ref.split.value)
     if not tasks:
-        absent = getattr(pack, "split_absent", None)  # a pack may say why (a secret unset)
-        why = absent(ref.split.value) if callable(absent) else None
+        why = pack.split_absent(ref.split.value) if isinstance(pack, ExplainsAbsentSplit) else None
         sink.emit(
             CheckId.PACK_SPLIT,
             f"pack {ref.name!r} has no task in split {ref.split.value!r}"

@@ -121,7 +121,7 @@ def run(
     from effectbench.run.executors.progress import progress_for
     from effectbench.run.journal import open_journal
     from effectbench.run.runner import RunPlan
-    from effectbench.seam import ChecksFrontEnds
+    from effectbench.seam import ChecksFrontEnds, ExplainsAbsentSplit
     from effectbench.variants import choose, named_tasks, tasks_on
 
     provider = get_pack(pack) if isinstance(pack, str) else pack
@@ -141,8 +141,7 @@ def run(
     else:
         tasks = tasks_on(provider, chosen, split)
     if not tasks:
-        absent = getattr(provider, "split_absent", None)  # a pack may say why (a secret unset)
-        why = absent(split) if callable(absent) else None
+        why = provider.split_absent(split) if isinstance(provider, ExplainsAbsentSplit) else None
         raise UsageError(
             f"pack {provider.name!r} has no task in split {split!r}" + (f": {why}" if why else "")
         )
