@@ -245,9 +245,11 @@ class EpisodeFiles:
         self._counter = itertools.count()
 
     @contextmanager
-    def episode(self) -> Iterator[Path]:
-        """Yield a fresh copy of the template; remove it (and its journal) afterwards."""
-        path = self._template.copy(self.folder / f"episode-{next(self._counter)}.sqlite")
+    def episode(self, template: Template | None = None) -> Iterator[Path]:
+        """Yield a fresh copy of ``template`` (default: the provider's); remove it (and its
+        journal) afterwards."""
+        source = template or self._template
+        path = source.copy(self.folder / f"episode-{next(self._counter)}.sqlite")
         try:
             yield path
         finally:
@@ -381,6 +383,11 @@ class SqlitePack(RecordPack):
         """The live adversarial audit of ``oracle_factory`` (once per process)."""
         return audit(self.attestation, self.template, self.plan, self.definitions(), oracle_factory)
 
+    def episode_template(self, definition: Any) -> Template:
+        """The database an episode of ``definition`` starts from (a pack whose tasks each have
+        a world of their own returns that)."""
+        return self.template
+
     @contextmanager
     def record(
         self,
@@ -389,8 +396,9 @@ class SqlitePack(RecordPack):
         effects: tuple[Effect, ...],
         alive: Callable[[], bool],
     ) -> Iterator[Record]:
-        """Copy the template to a fresh file; the store and the oracle both hold its path."""
-        with self.files.episode() as path:
+        """Copy the episode's template to a fresh file; the store and the oracle both hold its
+        path."""
+        with self.files.episode(self.episode_template(definition)) as path:
             store = self.store(definition, path)
             try:
                 yield Record(

@@ -19,24 +19,20 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from effectbench.changes import Table
-from effectbench.effects import Effect
 from effectbench.hashing import canonical_hash
 from effectbench.kit.audit import Attestation, AuditResult, iter_tasks
 from effectbench.kit.audit import run_audit as run_probes
 from effectbench.kit.frontends import FrontEnds
 from effectbench.kit.generate import SECRET_ENV, category_counts, split_digest
-from effectbench.kit.provider import Record
 from effectbench.kit.sqlite import (
     FileBench,
     SqliteOracle,
     Template,
-    attack_file,
     process_scratch_dir,
     read_database,
     scratch_dir,
@@ -222,28 +218,9 @@ class GeneratedClinicProvider(ClinicProvider):
             self._initial_by_world[world.world.digest] = reading
         return dict(self._initial_by_world[world.world.digest])
 
-    @contextmanager
-    def record(
-        self,
-        definition: Any,
-        params: Mapping[str, Any],
-        effects: tuple[Effect, ...],
-        alive: Callable[[], bool],
-    ) -> Iterator[Record]:
-        """Copy the task's world to a fresh file; the store and the oracle both hold it."""
-        path = self.files.folder / f"episode-{next(self.counter)}.sqlite"
-        world_template(definition).copy(path)
-        store = self.store(definition, path)
-        try:
-            yield Record(
-                store=store,
-                oracle=self._oracle_factory(path, effects, alive),
-                attack=lambda write: attack_file(path, write),
-            )
-        finally:
-            store.close()
-            for leftover in (path, path.with_name(path.name + "-journal")):
-                leftover.unlink(missing_ok=True)
+    def episode_template(self, definition: Any) -> Template:
+        """An episode starts from a copy of its task's world."""
+        return world_template(definition)
 
     def manifest(self) -> dict[str, Any]:
         """The public manifest: the dev split's tasks, and the sequestered split by digest."""
