@@ -335,6 +335,16 @@ class ExplainsAbsentSplit(Protocol):
 
 
 @runtime_checkable
+class ClustersTasks(Protocol):
+    """A pack whose tasks' outcomes correlate in groups larger than one task (tasks drawn from
+    one template): the statistics count those groups, not tasks (SPEC 1.3's unit)."""
+
+    def cluster_of(self, task: TaskSpec) -> str:
+        """The id of ``task``'s cluster, one per substrate (its variant suffix kept)."""
+        ...
+
+
+@runtime_checkable
 class Reproducible(Protocol):
     """A pack that says whether a run reproduces exactly from (pack, seeds)."""
 
