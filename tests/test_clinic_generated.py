@@ -351,7 +351,7 @@ def test_the_generated_board_counts_templates_and_states_an_honest_mdd(
         assert len(m) == len(TEMPLATES) and sum(m.values()) == 3 * len(dev_split())
         neff.append(sum(m.values()) / design_effect([k[t] for t in m], [m[t] for t in m]))
     assert main(["rank", str(folder), "--json"]) == 0
-    boards = {b["board"]: b for b in json.loads(capsys.readouterr().out)["boards"]}
+    boards = {b["board"]: b for b in json.loads(capsys.readouterr().out)}
     board = boards[f"spec1-{NAME}-api"]
     assert len(board["rows"]) == len(ARMS)
     stated = board["minimum_detectable_difference"]
