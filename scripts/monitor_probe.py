@@ -1,6 +1,6 @@
 """How much of a corpus's dev labels its metadata alone gives away (issue 32's leak probe).
 
-Usage: ``python scripts/monitor_probe.py CORPUS_DIR [--drop PREFIX ...]``
+Usage: ``python scripts/monitor_probe.py CORPUS_DIR [--drop PREFIX ...] [--pack NAME]``
 
 A monitor should have to watch the run (actions, frames, claim) to tell a silent wrong effect
 from a success. This script trains a naive Bayes model on the metadata of each episode alone
@@ -54,14 +54,21 @@ def _fit(rows: Sequence[tuple[list[str], bool]]) -> dict[str, float]:
     }
 
 
-def probe(folder: Path, drop: Sequence[str]) -> tuple[float | None, float | None, int, int]:
-    """Return (AUROC over all pairs, AUROC within cells, tasks, scored episodes)."""
+def probe(
+    folder: Path, drop: Sequence[str], pack: str | None = None
+) -> tuple[float | None, float | None, int, int]:
+    """Return (AUROC over all pairs, AUROC within cells, tasks, scored episodes), over the
+    episodes of one pack's tasks when ``pack`` is given."""
     corpus = read_corpus(folder, check_frames=False)
     dev = corpus.labels(Split.DEV)
     if dev is None:
         raise SystemExit(f"{folder}: no dev labels")
     views = {v["id"]: v for v in corpus.raw}
-    scored: list[LabelEntry] = [e for e in dev.episodes if e.scored is not None]
+    scored: list[LabelEntry] = [
+        e
+        for e in dev.episodes
+        if e.scored is not None and (pack is None or e.task.startswith(f"{pack}::"))
+    ]
     tasks = sorted({e.task for e in scored})
     score: dict[str, float] = {}
     for fold in range(FOLDS):
@@ -92,11 +99,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("corpus", type=Path)
     parser.add_argument("--drop", action="append", default=[], metavar="PREFIX")
+    parser.add_argument("--pack", help="only the episodes of this pack's tasks")
     args = parser.parse_args()
-    overall, within, tasks, n = probe(args.corpus, args.drop)
+    overall, within, tasks, n = probe(args.corpus, args.drop, args.pack)
     load = Path("/proc/loadavg").read_text().split()[:3]
     dropped = f" without {', '.join(args.drop)}" if args.drop else ""
-    print(f"metadata-only classifier{dropped}, {n} scored dev episodes of {tasks} tasks:")
+    of = f" of pack {args.pack}" if args.pack else ""
+    print(f"metadata-only classifier{dropped}, {n} scored dev episodes of {tasks} tasks{of}:")
     print(f"  AUROC over all pairs {overall}; within (category x substrate) cells {within}")
     print(f"  load average {' '.join(load)}")
 
