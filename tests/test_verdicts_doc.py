@@ -146,7 +146,18 @@ def figures() -> dict[str, str]:
     )
     on_screen = [*screens, *(k for k in ticketing if k[1] in SCREENS)]
     assert {trials[k] for k in on_screen} == {int(out["screen trials"])}
-    assert {trials[k] for k in found if k not in on_screen} == {int(out["api trials"])}
+    written = [k for k in found if k[0] != "clinic-generated" and k not in on_screen]
+    assert {trials[k] for k in written} == {int(out["api trials"])}
+    generated = [k for k in found if k[0] == "clinic-generated"]
+    on = {s: {trials[k] for k in generated if k[1] == s} for s in ("api", "web")}
+    assert len(generated) == 2 * len(CLINIC) and all(len(v) == 1 for v in on.values())
+    tasks = {s: len({r["task_id"] for k in generated if k[1] == s for r in _rows(found[k])})
+             for s in on}  # fmt: skip
+    out["generated bundles"] = (
+        f"the generated clinic's {len(CLINIC)} arms on its API at {min(on['api'])} trials of "
+        f"{tasks['api']} tasks and on the web at {min(on['web'])} trials of its "
+        f"{tasks['web']}-task sample ({len(generated)} bundles"
+    )
     ticketing_on = list(dict.fromkeys(k[1] for k in ticketing))
     assert ticketing_on == ["api", "web"] and len(ticketing) == len(CLINIC) * len(ticketing_on)
     out["ticketing bundles"] = (
@@ -305,6 +316,7 @@ IN_DOC = [
             "clinic arms",
             "screen bundles",
             "ticketing bundles",
+            "generated bundles",
             "clinic boards",
             "ticketing boards",
             "eva swer",
