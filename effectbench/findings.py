@@ -188,6 +188,26 @@ class CheckId(StrEnum):
         "pack.unreachable_state",
         "a row's oracle reading is one its task can never reach (the pack's table)",
     )
+    PACK_INSTANCE_SEED = (
+        "pack.instance_seed",
+        "an instance seed is declared for a pack that draws no instances from a seed",
+    )
+    PACK_INSTANCE_GENERATOR = (
+        "pack.instance_generator",
+        "drawing the pack's instance again, a template raised or drew a duplicate task",
+    )
+    PACK_INSTANCE_TASK = (
+        "pack.instance_task",
+        "no row's task was drawn from the bundle's instance seed",
+    )
+    PACK_INSTANCE_MIXED = (
+        "pack.instance_mixed",
+        "the rows mix tasks drawn from the bundle's instance seed with tasks of another seed",
+    )
+    PACK_INSTANCE_PAYLOAD = (
+        "pack.instance_payload",
+        "a receipt's payload was not drawn from the bundle's instance seed (or it has no receipts)",
+    )
 
     RESCORE_TRUE_STATE = (
         "rescore.true_state",
@@ -344,6 +364,26 @@ class CheckId(StrEnum):
     SIGNATURE_PREDICATE = (
         "signature.predicate",
         "the signed predicate's spec_version or tool differs from submission.json",
+    )
+    SIGNATURE_COMMITMENT = (
+        "signature.commitment",
+        "the instance's commitment does not verify, or names another system or configuration",
+    )
+    SIGNATURE_COMMITMENT_SIGNER = (
+        "signature.commitment_signer",
+        "the commitment's signer differs from the bundle's",
+    )
+    SIGNATURE_COMMITMENT_TIME = (
+        "signature.commitment_time",
+        "the commitment was integrated in the log after the run started",
+    )
+    SIGNATURE_BEACON = (
+        "signature.beacon",
+        "the beacon round does not verify, or is not after the commitment's integrated time",
+    )
+    SIGNATURE_INSTANCE_SEED = (
+        "signature.instance_seed",
+        "the instance seed is not the one derived from the committed log entry and the beacon",
     )
     SIGNATURE_REPRODUCED_IDENTITY = (
         "signature.reproduced_identity",

@@ -40,6 +40,7 @@ from effectbench.showable import SHOWN_PARAGRAPH, describe_unshowable
 from verifier import reproduce as _reproduce
 from verifier.claims import compare_claims
 from verifier.inputs import Submitted, open_bundle, open_document
+from verifier.instances import InstanceFacts, check_instance_rows
 from verifier.limits import Limits
 from verifier.pack import TaskFacts, check_drops, check_pack
 from verifier.ranking import rank_across
@@ -116,6 +117,8 @@ class _Declared:
 
     pack: BenchmarkProvider | None = None
     tasks: dict[str, TaskFacts] | None = None
+    instance: InstanceFacts | None = None
+    """The instance of a generated pack the bundle ran on (None: the pack draws none)."""
 
 
 @dataclass(frozen=True)
@@ -184,8 +187,8 @@ def _check_declaration(
     if header is None:
         return _Declared()
     check_spec(header.spec_version, sink, sub.sub_file, sub.fields["spec_version"])
-    pack, tasks = check_pack(header, sink, sub.sub_file, sub.fields)
-    return _Declared(pack, tasks)
+    pack, tasks, instance = check_pack(header, sink, sub.sub_file, sub.fields)
+    return _Declared(pack, tasks, instance)
 
 
 def _check_rows(
@@ -216,6 +219,15 @@ def _check_rows(
         covered = {tid: f for tid, f in declared.tasks.items() if f.substrate in substrates}
         missing = checker.missing_trials(covered)
         check_drops(missing, header, covered, declared.pack, sink, sub.sub_file, sub.rows_file)
+    if header is not None and declared.tasks is not None and not checker.structure_failed:
+        check_instance_rows(
+            header,
+            declared.instance,
+            declared.tasks,
+            checker.seen_tasks(),
+            sink,
+            {"rows": sub.rows_file, "submission": sub.sub_file},
+        )
     return checker
 
 
@@ -427,6 +439,8 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
         content_hash=sub.content_hash,
         rows_hash=checker.rows_hash() if not sink.failed(Family.STRUCTURE) else None,
         measured_hash=checker.measured_hash() if not sink.failed(Family.STRUCTURE) else None,
+        instance_seed=declared.instance.seed if declared.instance else None,
+        public_seed=declared.instance.public if declared.instance else None,
     )
 
 

@@ -10,13 +10,13 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from effectbench.cli._run import add_system_arguments, run_system
+from effectbench.cli._run import add_system_arguments, instance_of, run_system
 from effectbench.errors import UsageError
 from effectbench.filenames import README_FILE
 from effectbench.findings import Family
 
 if TYPE_CHECKING:
-    from effectbench.bundle import SignerDecl
+    from effectbench.bundle import InstanceDecl, SignerDecl
     from effectbench.metrics import Results
     from effectbench.run.runner import RunResult
 
@@ -75,6 +75,14 @@ def read_declaration(args: argparse.Namespace) -> tuple[SignerDecl | None, str |
     return signer, read_readme(args.readme) if args.readme is not None else None
 
 
+def instance_decl(args: argparse.Namespace) -> InstanceDecl | None:
+    """The bundle's ``instances`` declaration: the seed ``--instance-seed`` drew from."""
+    from effectbench.bundle import InstanceDecl
+
+    seed = getattr(args, "instance_seed", None)
+    return None if seed is None else InstanceDecl(seed=seed)
+
+
 def _cmd_submit(args: argparse.Namespace) -> int:
     from effectbench.bundle import MAX_TRIALS, SystemInfo
     from effectbench.produce import bundle_folder, make_submission, now, write_submission
@@ -111,7 +119,8 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         from effectbench.packs import get_pack
         from effectbench.variants import choose
 
-        pack = get_pack(args.pack)
+        chosen = instance_of(args.pack, args.instance_seed)
+        pack = get_pack(chosen) if isinstance(chosen, str) else chosen
         substrates = None if args.substrate is None else choose(pack, args.substrate)
         wanted = Wanted(trials, split, substrates, system=args.name)
         run = read_records(args.from_records, pack, wanted).run
@@ -126,6 +135,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         started_at=run.started_at or started,
         finished_at=now(),
         signer=signer,
+        instances=instance_decl(args),
     )
     write_submission(folder, submission, run.rows, readme=readme)
     ran_here = args.from_records is None  # records come from MCP episodes: no journal of ours

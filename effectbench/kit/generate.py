@@ -50,7 +50,7 @@ __all__ = [
 SECRET_ENV = "EFFECTBENCH_SEQUESTERED_SECRET"
 """The environment variable holding the sequestered split's secret seed."""
 INSTANCE_PREFIX = "instance\x00"
-"""What a catalogue seed drawn for a submission seed starts with (:func:`instance_catalogue_seed`)."""
+"""How a catalogue seed drawn for a submission seed starts (:func:`instance_catalogue_seed`)."""
 
 
 def instance_catalogue_seed(seed: str) -> str:

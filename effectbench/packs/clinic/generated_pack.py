@@ -47,7 +47,6 @@ from effectbench.packs.clinic.generated import (
     TEMPLATES,
     GeneratedTask,
     World,
-    dev_split,
     instance_split,
     sequestered_split,
 )
@@ -192,10 +191,6 @@ class GeneratedClinicProvider(ClinicProvider):
         self._seed = seed
         self._dev = instance_split(seed)  # raises GenerationError naming a broken template
         self._secret_split = sequestered_split()
-        if seed != DEV_SEED:
-            self.template_digest = canonical_hash(
-                {"clinic": db.TEMPLATE_DIGEST, "generator": GENERATOR_VERSION, "instance": seed}
-            )
         super().__init__(oracle_factory=oracle_factory, service_per_episode=service_per_episode)
         self._initial_by_world: dict[str, dict[str, Table]] = {}
 
