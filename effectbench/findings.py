@@ -204,6 +204,26 @@ class CheckId(StrEnum):
         "pack.instance_mixed",
         "the rows mix tasks drawn from the bundle's instance seed with tasks of another seed",
     )
+    PACK_INSTANCE_COMMITMENT = (
+        "pack.instance_commitment",
+        "the instance's commitment does not verify, or names another system or configuration",
+    )
+    PACK_INSTANCE_COMMITMENT_SIGNER = (
+        "pack.instance_commitment_signer",
+        "the commitment's signer differs from the bundle's",
+    )
+    PACK_INSTANCE_COMMITMENT_TIME = (
+        "pack.instance_commitment_time",
+        "the commitment was integrated in the transparency log after the run started",
+    )
+    PACK_INSTANCE_BEACON = (
+        "pack.instance_beacon",
+        "the beacon round does not verify, or is not after the commitment's integrated time",
+    )
+    PACK_INSTANCE_DERIVED_SEED = (
+        "pack.instance_derived_seed",
+        "the instance seed is not the one derived from the committed log entry and the beacon",
+    )
     PACK_INSTANCE_PAYLOAD = (
         "pack.instance_payload",
         "a receipt's payload was not drawn from the bundle's instance seed (or it has no receipts)",
@@ -364,26 +384,6 @@ class CheckId(StrEnum):
     SIGNATURE_PREDICATE = (
         "signature.predicate",
         "the signed predicate's spec_version or tool differs from submission.json",
-    )
-    SIGNATURE_COMMITMENT = (
-        "signature.commitment",
-        "the instance's commitment does not verify, or names another system or configuration",
-    )
-    SIGNATURE_COMMITMENT_SIGNER = (
-        "signature.commitment_signer",
-        "the commitment's signer differs from the bundle's",
-    )
-    SIGNATURE_COMMITMENT_TIME = (
-        "signature.commitment_time",
-        "the commitment was integrated in the log after the run started",
-    )
-    SIGNATURE_BEACON = (
-        "signature.beacon",
-        "the beacon round does not verify, or is not after the commitment's integrated time",
-    )
-    SIGNATURE_INSTANCE_SEED = (
-        "signature.instance_seed",
-        "the instance seed is not the one derived from the committed log entry and the beacon",
     )
     SIGNATURE_REPRODUCED_IDENTITY = (
         "signature.reproduced_identity",

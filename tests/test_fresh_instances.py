@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from effectbench.hashing import instance_mark, trial_tag
-from effectbench.kit.generate import Draw, GenerationError, Template, category_counts
+from effectbench.kit.generate import Draw, GenerationError, Template, category_counts, generate
 from effectbench.manifest import fingerprint
 from effectbench.packs.clinic import generated
 from effectbench.packs.clinic.generated import (
@@ -21,7 +21,7 @@ from effectbench.packs.clinic.generated import (
     instance_split,
 )
 from effectbench.packs.clinic.generated_pack import GeneratedClinicProvider
-from effectbench.schema import Category, Split
+from effectbench.schema import Category, Split, Substrate
 from effectbench.seam import DrawsInstances
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,7 +79,7 @@ def test_two_seeds_give_disjoint_payloads_on_every_task() -> None:
 def test_an_instance_is_the_same_templates_and_generator_drawn_from_the_seed() -> None:
     a = instance_split("submission-a")
     assert instance_split("submission-a") is a  # drawn once per process
-    again = generated.generate(
+    again = generate(
         generated.TEMPLATES, generated.DEV_COUNTS, "instance\x00submission-a", Split.DEV
     )
     assert again == a
@@ -138,14 +138,15 @@ def test_the_provider_drawn_from_a_seed_serves_that_instance(
     fresh: GeneratedClinicProvider,
 ) -> None:
     assert fresh.instance_seed == "submission-a" and fresh.public_seed == DEV_SEED
-    assert [t.task_id for t in fresh.tasks()] == [t.task_id for t in instance_split("submission-a")]
+    api = [t.task_id for t in fresh.tasks() if t.substrate is Substrate.API]
+    assert api == [t.task_id for t in instance_split("submission-a")]
     manifest = fresh.manifest()
     assert manifest["generation"]["dev"]["seed"] == "submission-a"
     assert fingerprint(manifest) != fingerprint(json.loads(PUBLISHED.read_text("utf-8")))
     # every task is audited on its own world, as the public split's are
-    assert all(t.adversarially_audited for t in fresh.tasks())
+    assert all(t.oracle.adversarially_audited for t in fresh.tasks())
     # an episode starts from the task's own (marked) world
-    task = fresh.tasks()[0]
+    task = next(t for t in fresh.tasks() if t.substrate is Substrate.API)
     tables = fresh.initial_tables(task, fresh.trial_params(task, 0))
     mark = instance_mark("submission-a")
     assert any(mark[27:39] in str(r.get("note", "")) for r in tables["encounters"].rows)

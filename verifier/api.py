@@ -39,6 +39,7 @@ from effectbench.seam import BenchmarkProvider
 from effectbench.showable import SHOWN_PARAGRAPH, describe_unshowable
 from verifier import reproduce as _reproduce
 from verifier.claims import compare_claims
+from verifier.commitment import check_commitment
 from verifier.inputs import Submitted, open_bundle, open_document
 from verifier.instances import InstanceFacts, check_instance_rows
 from verifier.limits import Limits
@@ -99,6 +100,9 @@ class VerifyOptions:
     """Hold the bundle folder's name to ``YYYY-MM-DD_slug`` (set for a folder of bundles)."""
     records: RecordPolicy = field(default_factory=RecordPolicy)
     """Where reproduction records are read and whose count (:mod:`verifier.records`)."""
+    beacon_chain: Path | None = None
+    """The pinned beacon chain (:class:`effectbench.instances.BeaconChain` file) a fresh
+    instance's round is verified under; None: none is pinned, a committed instance is refused."""
     force_reproduce: bool = False
     """Re-run even a bundle that has a valid reproduction record (``--reproduce``)."""
     records_only: bool = False
@@ -401,6 +405,18 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
         reproduced=reproduction.reproduced is True,
         references=options.references,
     )
+    committed = (
+        check_commitment(
+            header,
+            declared.instance,
+            sink,
+            sub.sub_file,
+            trust_config=options.trust_config,
+            beacon_chain=options.beacon_chain,
+        )
+        if header is not None
+        else None
+    )
     unread = Step(True, f"not run: {sub.sub_file} unreadable") if header is None else Step()
     no_rows = Step(True, "not run: no row could be read") if not checker.n_rows else Step()
     steps = {
@@ -441,6 +457,7 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
         measured_hash=checker.measured_hash() if not sink.failed(Family.STRUCTURE) else None,
         instance_seed=declared.instance.seed if declared.instance else None,
         public_seed=declared.instance.public if declared.instance else None,
+        instance_committed=committed,
     )
 
 
