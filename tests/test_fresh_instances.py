@@ -13,11 +13,13 @@ import pytest
 from effectbench.hashing import instance_mark, trial_tag
 from effectbench.kit.generate import Draw, GenerationError, Template, category_counts, generate
 from effectbench.manifest import fingerprint
+from effectbench.metrics import EVENTS, TaskTable, contamination_delta
 from effectbench.packs.clinic import generated
 from effectbench.packs.clinic.generated import (
     DEV_SEED,
     GeneratedTask,
     dev_split,
+    instance_slots,
     instance_split,
 )
 from effectbench.packs.clinic.generated_pack import GeneratedClinicProvider
@@ -150,3 +152,36 @@ def test_the_provider_drawn_from_a_seed_serves_that_instance(
     tables = fresh.initial_tables(task, fresh.trial_params(task, 0))
     mark = instance_mark("submission-a")
     assert any(mark[27:39] in str(r.get("note", "")) for r in tables["encounters"].rows)
+
+
+def _table(ids: list[str], swer: list[int], trials: int = 3) -> TaskTable:
+    n = len(ids)
+    events = {e: [0] * n for e in EVENTS}
+    events["swer"] = swer
+    return TaskTable(
+        task_id=ids,
+        category=["c1_partial_save"] * n,
+        substrate=["api"] * n,
+        trials=[trials] * n,
+        events=events,
+    )
+
+
+def test_the_contamination_delta_pairs_fresh_tasks_with_their_public_slots() -> None:
+    """Fresh SWER minus public SWER over template slots, with the paired interval: a system
+    that is perfect on the public tasks and wrong on a third of the fresh ones shows it."""
+    slots = instance_slots("submission-a")
+    fresh_ids = sorted(slots)[:60]
+    public_ids = [slots[t] for t in fresh_ids]
+    public = _table(sorted(public_ids), [0] * 60)
+    wrong = {t: 3 if i % 3 == 0 else 0 for i, t in enumerate(fresh_ids)}
+    fresh = _table(fresh_ids, [wrong[t] for t in fresh_ids])
+    delta = contamination_delta(public, fresh, slots)
+    assert delta.tasks == 60 and delta.n_first == delta.n_second == 180
+    assert delta.difference == pytest.approx(1 / 3) and delta.first == pytest.approx(1 / 3)
+    assert 0 < delta.lo < 1 / 3 < delta.hi < 1 and delta.beyond_noise
+    # the same outcomes on both: no delta, an interval around 0
+    even = contamination_delta(public, _table(fresh_ids, [0] * 60), slots)
+    assert even.difference == 0 and even.lo <= 0 <= even.hi and not even.beyond_noise
+    # tasks of no slot are not paired
+    assert contamination_delta(public, _table(["elsewhere"], [3]), slots).tasks == 0

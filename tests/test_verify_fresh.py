@@ -43,8 +43,14 @@ from effectbench.instances import (
     log_entry,
 )
 from effectbench.kit.generate import Draw, Template
+from effectbench.metrics import contamination_delta
 from effectbench.packs.clinic import generated
-from effectbench.packs.clinic.generated import DEV_SEED, GeneratedTask, instance_split
+from effectbench.packs.clinic.generated import (
+    DEV_SEED,
+    GeneratedTask,
+    instance_slots,
+    instance_split,
+)
 from effectbench.packs.clinic.generated_pack import GeneratedClinicProvider
 from effectbench.produce import make_submission, now
 from effectbench.produce import write_submission as write_bundle
@@ -390,3 +396,13 @@ def test_a_tampered_commitment_does_not_verify(made: Made, tmp_path: Path) -> No
         _verify(made, _variant(made, tmp_path / "b", submission=tamper)),
         "pack.instance_commitment",
     )
+
+
+def test_the_contamination_delta_of_one_system_on_both_seeds(made: Made) -> None:
+    """From the two verified reports' task tables, as the board reads them."""
+    public, fresh = _verify(made, made.public), _verify(made, made.bundle)
+    assert public.tasks is not None and fresh.tasks is not None
+    delta = contamination_delta(public.tasks, fresh.tasks, instance_slots(made.seed))
+    assert delta.tasks == len(instance_split(made.seed)) and delta.measure == "swer"
+    assert delta.first == pytest.approx(fresh.results.swer.rate if fresh.results else -1)
+    assert delta.lo <= delta.difference <= delta.hi

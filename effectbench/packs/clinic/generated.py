@@ -542,6 +542,13 @@ def instance_split(seed: str) -> tuple[GeneratedTask, ...]:
     return generate(TEMPLATES, DEV_COUNTS, instance_catalogue_seed(seed), Split.DEV)
 
 
+def instance_slots(seed: str) -> dict[str, str]:
+    """Map each task id of ``seed``'s instance to the public dev task drawn from the same
+    template and index: the pairs of a contamination delta
+    (:func:`effectbench.metrics.contamination_delta`)."""
+    return {f.task_id: p.task_id for f, p in zip(instance_split(seed), dev_split(), strict=True)}
+
+
 def sequestered_split(secret: str | None = None) -> tuple[GeneratedTask, ...] | None:
     """The sequestered split drawn from ``secret`` (default: the environment's), or None."""
     seed = secret if secret is not None else sequestered_seed()
