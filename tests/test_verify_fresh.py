@@ -33,6 +33,7 @@ from support.bundles import (
 )
 
 from effectbench.bundle import InstanceDecl, SignerDecl, SystemInfo
+from effectbench.cli import main
 from effectbench.hashing import instance_mark
 from effectbench.instances import (
     Beacon,
@@ -406,3 +407,39 @@ def test_the_contamination_delta_of_one_system_on_both_seeds(made: Made) -> None
     assert delta.tasks == len(instance_split(made.seed)) and delta.measure == "swer"
     assert delta.first == pytest.approx(fresh.results.swer.rate if fresh.results else -1)
     assert delta.lo <= delta.difference <= delta.hi
+
+
+def test_commit_and_draw_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``effectbench commit`` signs and logs the commitment; ``draw`` verifies the round and
+    prints the seed the verifier derives; a round before the commitment is refused."""
+    instance = shared_instance()
+    config = tmp_path / "config.json"
+    config.write_text('{"agent": "mine"}\n', encoding="utf-8")
+    out = tmp_path / "commitment.json"
+    genesis = int(datetime.now(UTC).timestamp()) - 600
+    beacon = PrivateBeacon(BEACON_SECRET, genesis_time=genesis, period=3)
+    chain = beacon.write_chain(tmp_path / "chain.json")
+    trust = str(instance.trust_config_path)
+    argv = ["commit", "--name", SYSTEM, "--config", str(config), "--out", str(out)]
+    argv += ["--identity-token", instance.email_token(ALICE), "--trust-config", trust]
+    assert main([*argv, "--beacon-chain", str(chain)]) == 0
+    said = capsys.readouterr().out
+    entry = log_entry(json.loads(out.read_bytes()))
+    first = beacon.chain.first_round_after(entry.integrated_time)
+    assert f"log index {entry.log_index}" in said and f"beacon round {first}" in said
+    statement = json.loads(
+        base64.b64decode(json.loads(out.read_bytes())["dsseEnvelope"]["payload"])
+    )
+    assert statement["predicate"]["configuration_digest"] == configuration_digest(config)
+    assert main([*argv]) == 2  # the file exists: never overwritten
+    capsys.readouterr()
+    chosen = beacon.round(first)
+    (tmp_path / "round.json").write_text(json.dumps(chosen.to_json()), encoding="utf-8")
+    draw = ["draw", "--commitment", str(out), "--beacon", str(tmp_path / "round.json")]
+    assert main([*draw, "--beacon-chain", str(chain)]) == 0
+    assert capsys.readouterr().out.strip() == derived_seed(entry, chosen)
+    (tmp_path / "round.json").write_text(json.dumps(beacon.round(first - 1).to_json()))
+    assert main([*draw, "--beacon-chain", str(chain)]) == 2
+    assert f"wait for round {first}" in capsys.readouterr().err

@@ -228,7 +228,7 @@ def _check_rows(
             header,
             declared.instance,
             declared.tasks,
-            checker.seen_tasks(),
+            checker.named_tasks(),
             sink,
             {"rows": sub.rows_file, "submission": sub.sub_file},
         )
