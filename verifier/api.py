@@ -205,6 +205,7 @@ def _check_rows(
         tasks=declared.tasks,
         trials=header.trials_per_task if header else None,
         seeds=header.seeds if header else None,
+        instance=declared.instance is not None,
     )
     if sub.feed_rows is None:
         return checker
@@ -392,6 +393,18 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
     """Run every check family on one submission, in order, and decide its status."""
     header = _check_header(sub, sink)
     declared = _check_declaration(sub, header, sink)
+    committed = (  # before the rows, whose findings may fill the family's kept ones
+        check_commitment(
+            header,
+            declared.instance,
+            sink,
+            sub.sub_file,
+            trust_config=options.trust_config,
+            beacon_chain=options.beacon_chain,
+        )
+        if header is not None
+        else None
+    )
     checker = _check_rows(sub, header, declared, sink)
     receipts = _check_receipts(sub, header, declared, checker, sink, options)
     claims = _check_claims(sub, checker, sink, declared, receipts)
@@ -404,18 +417,6 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
         allow_unsigned=options.allow_unsigned,
         reproduced=reproduction.reproduced is True,
         references=options.references,
-    )
-    committed = (
-        check_commitment(
-            header,
-            declared.instance,
-            sink,
-            sub.sub_file,
-            trust_config=options.trust_config,
-            beacon_chain=options.beacon_chain,
-        )
-        if header is not None
-        else None
     )
     unread = Step(True, f"not run: {sub.sub_file} unreadable") if header is None else Step()
     no_rows = Step(True, "not run: no row could be read") if not checker.n_rows else Step()

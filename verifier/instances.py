@@ -112,9 +112,9 @@ def check_instance_rows(
     ``drawn`` are the task ids of the instance, ``seen`` those the rows name; ``files`` names
     the ``rows`` and ``submission`` files.
     """
-    if facts is None:
-        return
     drawn_ids, seen_ids = set(drawn), set(seen)
+    if facts is None or not drawn_ids:  # an empty split is pack.split's to say
+        return
     foreign = sorted(seen_ids - drawn_ids)
     hint = rerun_hint(header.pack.name, facts.seed)
     if foreign:
