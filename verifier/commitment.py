@@ -35,7 +35,6 @@ from effectbench.instances import (
     derived_seed,
     log_entry,
 )
-from effectbench.signatures.verify import StatementProblem, verify_statement
 from verifier.instances import InstanceFacts, rerun_hint
 from verifier.report import FindingSink
 
@@ -84,6 +83,8 @@ def check_commitment(
             "identity that signed the commitment and sign the bundle with it",
             "commitment",
         )
+    from effectbench.signatures.verify import StatementProblem, verify_statement  # sigstore
+
     signer = (header.signer.identity, header.signer.issuer)
     try:
         statement, signed = verify_statement(
