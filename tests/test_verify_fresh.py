@@ -10,6 +10,7 @@ instance's own checks can refuse it).
 
 from __future__ import annotations
 
+import argparse
 import base64
 import json
 from collections.abc import Callable
@@ -34,6 +35,8 @@ from support.bundles import (
 
 from effectbench.bundle import InstanceDecl, SignerDecl, SystemInfo
 from effectbench.cli import main
+from effectbench.cli._produce import instance_decl
+from effectbench.errors import UsageError
 from effectbench.hashing import instance_mark
 from effectbench.instances import (
     Beacon,
@@ -443,3 +446,29 @@ def test_commit_and_draw_on_the_command_line(
     (tmp_path / "round.json").write_text(json.dumps(beacon.round(first - 1).to_json()))
     assert main([*draw, "--beacon-chain", str(chain)]) == 2
     assert f"wait for round {first}" in capsys.readouterr().err
+
+
+def test_submit_draws_its_instance_from_the_commitment_and_the_round(tmp_path: Path) -> None:
+    """``submit --commitment --beacon``: the seed it runs on and declares is the derived one;
+    a contradicting --instance-seed or a lone --beacon is a usage error before anything runs."""
+    instance = shared_instance()
+    config = tmp_path / "config.json"
+    config.write_text("{}\n", encoding="utf-8")
+    commitment = _commit(instance, config, ALICE)
+    entry = log_entry(commitment)
+    beacon = PrivateBeacon(BEACON_SECRET, genesis_time=entry.integrated_time - 30)
+    chosen = beacon.round(beacon.chain.first_round_after(entry.integrated_time))
+    files = tmp_path / "commitment.json", tmp_path / "round.json"
+    files[0].write_text(json.dumps(commitment), encoding="utf-8")
+    files[1].write_text(json.dumps(chosen.to_json()), encoding="utf-8")
+    args = argparse.Namespace(instance_seed=None, commitment=files[0], beacon=files[1])
+    decl = instance_decl(args)
+    assert decl is not None and decl.seed == derived_seed(entry, chosen) == args.instance_seed
+    assert decl.commitment == commitment and decl.beacon == chosen.to_json()
+    wrong = argparse.Namespace(instance_seed="mine", commitment=files[0], beacon=files[1])
+    with pytest.raises(UsageError, match="is not the seed the commitment and beacon give"):
+        instance_decl(wrong)
+    with pytest.raises(UsageError, match="go together"):
+        instance_decl(argparse.Namespace(instance_seed=None, commitment=None, beacon=files[1]))
+    plain = instance_decl(argparse.Namespace(instance_seed="s", commitment=None, beacon=None))
+    assert plain == InstanceDecl(seed="s")
