@@ -236,6 +236,11 @@ SCREEN_TRIALS = 3
 """Trials of a reference on a screen substrate: the fewest a ranked entry has
 (``pack.min_trials``); each screen episode costs a browser or a display."""
 
+GENERATED_TRIALS = 3
+"""Trials of a reference on a generated catalogue: the fewest a ranked entry has. Repeating a
+task adds little for a scripted arm (its outcome repeats); the catalogue's many tasks carry the
+evidence instead."""
+
 _CLINIC_ARMS = (  # the ladder of every pack with a real system of record
     ("screen-only", "screen_only"),
     ("effect-verified", "effect_verified"),
@@ -264,12 +269,29 @@ REFERENCE_SET: tuple[ReferenceSpec, ...] = (
         ReferenceSpec(f"{slug}-ticketing-web", "ticketing", arm, SCREEN_TRIALS, substrate="web")
         for slug, arm in _CLINIC_ARMS
     ),
+    *(
+        ReferenceSpec(f"{slug}-clinic-generated", "clinic-generated", arm, GENERATED_TRIALS)
+        for slug, arm in _CLINIC_ARMS
+    ),
+    *(
+        ReferenceSpec(
+            f"{slug}-clinic-generated-{screen}",
+            "clinic-generated",
+            arm,
+            SCREEN_TRIALS,
+            substrate=screen,
+        )
+        for screen in ("web",)
+        for slug, arm in _CLINIC_ARMS
+    ),
 )
 """The reference bundles in ``submissions/`` (re-made by ``python -m verifier.references
 --remake``): MockMed's four baselines, the clinic's three arms through its API and through
-each of its screens (web, desktop, remote display), and the ticketing pack's three arms
-through its API and its web app, so every substrate of both systems of record has a ladder
-on the board (``--remake --only '*-ticketing*'`` makes the ticketing pack's alone)."""
+each of its screens (web, desktop, remote display), the ticketing pack's three arms through
+its API and its web app, so every substrate of both systems of record has a ladder on the
+board (``--remake --only '*-ticketing*'`` makes the ticketing pack's alone), and the three
+arms on the generated clinic catalogue: every task through the API, the declared screen sample
+(:func:`effectbench.packs.clinic.generated_pack.screen_sample`) through the web app."""
 
 
 def reference_bundle(spec: ReferenceSpec, folder: Path) -> Path:

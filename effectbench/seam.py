@@ -335,6 +335,16 @@ class ExplainsAbsentSplit(Protocol):
 
 
 @runtime_checkable
+class ClustersTasks(Protocol):
+    """A pack whose tasks' outcomes correlate in groups larger than one task (tasks drawn from
+    one template): the statistics count those groups, not tasks (SPEC 1.3's unit)."""
+
+    def cluster_of(self, task: TaskSpec) -> str:
+        """The id of ``task``'s cluster, one per substrate (its variant suffix kept)."""
+        ...
+
+
+@runtime_checkable
 class DrawsInstances(Protocol):
     """A pack whose tasks are drawn from a seed: it can draw a fresh instance for any
     submission seed (the same templates and generator), and names its public seed."""

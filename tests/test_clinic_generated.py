@@ -4,6 +4,7 @@ and the ladder of the three reference arms holds on every generated dev task (ap
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -38,6 +39,7 @@ from effectbench.packs.clinic.generated import (
     CODES,
     DEV_COUNTS,
     DEV_SEED,
+    NAME,
     NOTES,
     TEMPLATES,
     TYPES,
@@ -45,7 +47,12 @@ from effectbench.packs.clinic.generated import (
     dev_split,
     sequestered_split,
 )
-from effectbench.packs.clinic.generated_pack import GeneratedClinicProvider, world_template
+from effectbench.packs.clinic.generated_pack import (
+    SCREEN_SAMPLE,
+    GeneratedClinicProvider,
+    screen_sample,
+    world_template,
+)
 from effectbench.packs.clinic.store import ClinicStore, Fault
 from effectbench.run import run
 from effectbench.run.runner import evaluate
@@ -207,7 +214,7 @@ def test_with_the_secret_the_manifest_commits_by_digest_only(
     assert all(counts[c] >= 8 for c in Category)
     with GeneratedClinicProvider() as provider:
         tests = [t for t in provider.tasks() if t.split is Split.TEST]
-        assert len(tests) == 4 * len(secret)
+        assert len(tests) == len(secret) + 3 * len(screen_sample(secret))
         manifest = provider.manifest()
     text = json.dumps(manifest)
     assert manifest["generation"]["test"] == {
@@ -224,6 +231,27 @@ def test_the_clinic_catalogue_and_its_fingerprint_are_untouched() -> None:
     published = json.loads((ROOT / "docs" / "packs" / "clinic.manifest.json").read_text())
     with ClinicProvider() as clinic:
         assert fingerprint(clinic.manifest()) == fingerprint(published)
+
+
+@pytest.mark.slow
+def test_the_screens_offer_the_declared_stratified_sample(pack: GeneratedClinicProvider) -> None:
+    """Every task runs on the API; each screen offers the same declared sample: eight tasks of
+    every category, spread over the category's templates, named in the manifest."""
+    sample = screen_sample(dev_split())
+    counts = Counter(t.category for t in sample)
+    assert all(counts[c] == SCREEN_SAMPLE for c in Category)
+    for category in Category:
+        have = {t.template for t in dev_split() if t.category is category}
+        got = {t.template for t in sample if t.category is category}
+        assert got <= have and len(got) == min(len(have), SCREEN_SAMPLE)  # each in turn
+    assert {t.template for t in sample} == {t.name for t in TEMPLATES}
+    on: dict[Substrate, set[str]] = {}
+    for spec in pack.tasks():
+        on.setdefault(spec.substrate, set()).add(pack.definition(spec).name)
+    assert on[Substrate.API] == {t.name for t in dev_split()}
+    for substrate in (Substrate.WEB, Substrate.DESKTOP, Substrate.REMOTE_DISPLAY):
+        assert on[substrate] == {t.name for t in sample}
+    assert pack.manifest()["generation"]["screens"]["dev_tasks"] == [t.name for t in sample]
 
 
 @pytest.mark.slow
@@ -290,6 +318,45 @@ def test_the_documented_minimum_detectable_differences_are_measured(
     for arm in ("screen_only", "effect_verified"):
         for level, (clusters, points) in mdd_by_level(pack, rows[arm]).items():
             assert f"| {arm} | {level} | {clusters} | {points:.1f} |" in doc, (arm, level)
+
+
+SHIPPED_API = [
+    ROOT / "submissions" / f"2026-12-02_{arm.replace('_', '-')}-clinic-generated" for arm in ARMS
+]
+
+
+@pytest.mark.slow
+def test_the_generated_board_counts_templates_and_states_an_honest_mdd(
+    pack: GeneratedClinicProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The board of the shipped generated references clusters by template, the level where
+    their outcomes correlate (:class:`~effectbench.seam.ClustersTasks`): its stated minimum
+    detectable difference is recomputed here from the bundles' rows, template by template."""
+    by_id = {t.task_id: t for t in pack.tasks()}
+    assert {pack.cluster_of(t) for t in by_id.values() if t.substrate is Substrate.API} == {
+        f"{NAME}::{t.name}" for t in TEMPLATES
+    }
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    neff = []
+    for bundle in SHIPPED_API:
+        shutil.copytree(bundle, folder / bundle.name)
+        k: Counter[str] = Counter()
+        m: Counter[str] = Counter()
+        for line in (bundle / "episodes.jsonl").read_text().splitlines():
+            row = json.loads(line)
+            template = pack.definition(by_id[row["task_id"]]).template
+            k[template] += row["outcome"] == SWER
+            m[template] += 1
+        assert len(m) == len(TEMPLATES) and sum(m.values()) == 3 * len(dev_split())
+        neff.append(sum(m.values()) / design_effect([k[t] for t in m], [m[t] for t in m]))
+    assert main(["rank", str(folder), "--json"]) == 0
+    boards = {b["board"]: b for b in json.loads(capsys.readouterr().out)}
+    board = boards[f"spec1-{NAME}-api"]
+    assert len(board["rows"]) == len(ARMS)
+    stated = board["minimum_detectable_difference"]
+    assert stated == pytest.approx(minimum_detectable_difference(sorted(neff)[1]), abs=1e-9)
+    assert 0.3 < stated < 0.5  # 26 templates: the honest figure, far above 12 points
 
 
 @pytest.mark.slow

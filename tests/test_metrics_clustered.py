@@ -39,6 +39,7 @@ from effectbench.metrics import (
     minimum_detectable_difference,
     net_value,
     rate_difference,
+    task_table,
     value_difference,
     wilson,
     z_of,
@@ -263,6 +264,63 @@ def test_clustered_wilson_equals_statsmodels_on_generated_tables(event: str) -> 
         assert ours.tasks == len(trials)
         checked += 1
     assert checked >= 1000 and degenerate > 50  # the edge cases are among them
+
+
+_AS_ROW = {
+    "success": ("success", "none"),
+    "phantom": ("silent_wrong_effect", "phantom"),
+    "silent_wrong_write": ("silent_wrong_effect", "wrong_write"),
+    "wrong_action": ("wrong_action", "none"),
+    "over_halt": ("over_halt", "none"),
+    "safe_halt": ("safe_halt", "none"),
+}
+
+
+def test_a_table_clustered_by_template_equals_statsmodels_by_template() -> None:
+    """``task_table(..., clusters)`` (a generated pack's templates) counts the clusters: its
+    design effect is statsmodels' cluster-robust one with the episodes grouped by cluster."""
+    import pandas as pd
+
+    checked = 0
+    for seed in range(300):
+        episodes, _, names = systems(seed)
+        rng = random.Random(seed)
+        groups = max(1, len(names) // rng.randint(1, 4))
+        clusters = {n: f"template-{rng.randrange(groups)}" for n in names}
+        frame = pd.DataFrame(
+            {
+                "arm": "a",
+                "task_id": [names[t] for t in episodes.tasks],
+                "category": "C1_partial_save",
+                "substrate": "api",
+                "outcome": [_AS_ROW[o][0] for o in episodes.outcomes],
+                "swer_variant": [_AS_ROW[o][1] for o in episodes.outcomes],
+                "reported_success": [o in ("success", "phantom", "silent_wrong_write")
+                                     for o in episodes.outcomes],
+                "cost_usd": 0.0,
+                "latency_s": 0.0,
+            }
+        )  # fmt: skip
+        table = task_table(frame, {n: True for n in names}, clusters)
+        assert table.task_id == sorted(set(clusters[names[t]] for t in episodes.tasks))
+        assert table.correct_action_available == [True] * table.n_tasks
+        assert table.n_episodes == len(episodes.outcomes)
+        units = sorted(set(clusters.values()))
+        group = np.array([units.index(clusters[names[t]]) for t in episodes.tasks])
+        y = episodes.flag("swer")
+        ours = design_effect(table.k("swer"), table.m())
+        assert ours == pytest.approx(reference_deff(y, group), rel=TOL, abs=TOL), seed
+        checked += 1
+    assert checked == 300
+    two = frame.iloc[:0].reindex(range(2))
+    two = two.assign(arm="a", task_id=["t0", "t1"], category="control", substrate="api",
+                     outcome="success", swer_variant="none", reported_success=True,
+                     cost_usd=0.0, latency_s=0.0)  # fmt: skip
+    mixed = task_table(two, {"t0": True, "t1": False}, {"t0": "g", "t1": "g"})
+    assert mixed.task_id == ["g"] and mixed.trials == [2]
+    assert mixed.correct_action_available is None  # the tasks of "g" disagree: not known
+    partial = task_table(two, None, {"t0": "g"})
+    assert partial.task_id == ["t0", "t1"]  # a map that misses a task is not used
 
 
 def test_design_effect_of_identical_repeats_is_the_trial_count() -> None:

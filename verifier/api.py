@@ -43,7 +43,7 @@ from verifier.commitment import check_commitment
 from verifier.inputs import Submitted, open_bundle, open_document
 from verifier.instances import InstanceFacts, check_instance_rows
 from verifier.limits import Limits
-from verifier.pack import TaskFacts, check_drops, check_pack
+from verifier.pack import TaskFacts, check_drops, check_pack, clusters_of
 from verifier.ranking import rank_across
 from verifier.receipts import ReceiptResult, check_receipts
 from verifier.records import RecordPolicy, Reproduction, read_record, record_key
@@ -281,7 +281,8 @@ def _check_claims(
         if declared.tasks is not None
         else None
     )
-    tasks = task_table(frame, available)
+    clusters = clusters_of(declared.tasks) if declared.tasks is not None else None
+    tasks = task_table(frame, available, clusters)
     if sub.doc is not None and "results" in sub.doc:
         compare_claims(sub.doc["results"], results.to_json(), sink, sub.sub_file)
     elif sub.doc is not None:

@@ -23,7 +23,12 @@ from effectbench.manifest import fingerprint
 from effectbench.packs import get_pack
 from effectbench.reachability import ANY_STATE, reachable
 from effectbench.schema import TrueState
-from effectbench.seam import BenchmarkProvider, ExplainsAbsentSplit, is_deterministic
+from effectbench.seam import (
+    BenchmarkProvider,
+    ClustersTasks,
+    ExplainsAbsentSplit,
+    is_deterministic,
+)
 from verifier.accepted import acceptance_problem
 from verifier.instances import InstanceFacts, instance_pack
 from verifier.report import FindingSink
@@ -48,6 +53,9 @@ class TaskFacts:
     """The true states an honest episode can read (the pack's published table)."""
     count_multiple: int = 1
     """A ``record_written`` reading's ``observed_count`` is a multiple of this."""
+    cluster: str = ""
+    """The group its outcomes correlate within (:class:`~effectbench.seam.ClustersTasks`);
+    empty: the task itself, SPEC 1.3's unit."""
 
 
 def pack_tasks(pack: BenchmarkProvider, split: str) -> dict[str, TaskFacts]:
@@ -65,8 +73,17 @@ def pack_tasks(pack: BenchmarkProvider, split: str) -> dict[str, TaskFacts]:
             expected_effect_hash=contract_hash(task.expected_effect[0]),
             reachable=frozenset(s.value for s in can.states),
             count_multiple=can.count_multiple,
+            cluster=pack.cluster_of(task) if isinstance(pack, ClustersTasks) else "",
         )
     return out
+
+
+def clusters_of(tasks: Mapping[str, TaskFacts]) -> dict[str, str] | None:
+    """Return each task's statistical cluster by task id, or None when every task is its own
+    (:func:`effectbench.metrics.tasks.task_table` then counts tasks)."""
+    if not any(f.cluster for f in tasks.values()):
+        return None
+    return {tid: f.cluster or tid for tid, f in tasks.items()}
 
 
 def check_pack(

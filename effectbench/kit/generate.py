@@ -45,6 +45,7 @@ __all__ = [
     "instance_catalogue_seed",
     "sequestered_seed",
     "split_digest",
+    "stratified_sample",
 ]
 
 SECRET_ENV = "EFFECTBENCH_SEQUESTERED_SECRET"
@@ -196,6 +197,31 @@ def generate(
 def category_counts(tasks: Sequence[Generated]) -> dict[str, int]:
     """Return how many tasks of each category ``tasks`` holds (by category value)."""
     return dict(sorted(Counter(t.category.value for t in tasks).items()))
+
+
+def stratified_sample(
+    tasks: Sequence[T], per_category: int, stratum: Callable[[T], str]
+) -> tuple[T, ...]:
+    """Return ``per_category`` tasks of each category (all of a smaller one), in ``tasks``'
+    order: within a category, one task of each stratum (``stratum(task)``, e.g. its template)
+    in turn, in order of first appearance, so the sample spreads over the strata.
+
+    What a pack offers on its costly substrates (screens) when its catalogue is large; the
+    choice depends on the tasks alone, so it is stable for a given split.
+    """
+    chosen: set[str] = set()
+    by_category: dict[Category, dict[str, list[T]]] = {}
+    for task in tasks:
+        by_category.setdefault(task.category, {}).setdefault(stratum(task), []).append(task)
+    for strata in by_category.values():
+        queues = [list(q) for q in strata.values()]
+        taken = 0
+        while taken < per_category and any(queues):
+            for queue in queues:
+                if queue and taken < per_category:
+                    chosen.add(queue.pop(0).name)
+                    taken += 1
+    return tuple(t for t in tasks if t.name in chosen)
 
 
 def sequestered_seed(environ: Mapping[str, str] | None = None) -> str | None:

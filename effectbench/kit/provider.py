@@ -219,7 +219,7 @@ class RecordPack:
         self._defs: dict[str, tuple[Any, Substrate]] = {}
         specs = []
         for substrate in self.substrates:
-            for d in self.definitions():
+            for d in self.definitions_on(substrate):
                 spec = self._task_spec(d, self.audit[d.task_id].passed, substrate)
                 self._defs[spec.task_id] = (d, substrate)
                 specs.append(spec)
@@ -244,6 +244,11 @@ class RecordPack:
     def definitions(self) -> Sequence[Any]:
         """Return the pack's task definitions (:class:`TaskDefinition`), in manifest order."""
         raise NotImplementedError
+
+    def definitions_on(self, substrate: Substrate) -> Sequence[Any]:
+        """Return the definitions offered on ``substrate`` (default: every one), in manifest
+        order; a large catalogue may offer its costly substrates a declared sample."""
+        return self.definitions()
 
     def run_audit(self, oracle_factory: Any) -> dict[str, AuditResult]:
         """Return the live adversarial audit of ``oracle_factory`` over every task (by id)."""

@@ -84,14 +84,32 @@ class TaskTable(_Model):
 
 
 def task_table(
-    frame: pd.DataFrame | CodedFrame, available: Mapping[str, bool] | None = None
+    frame: pd.DataFrame | CodedFrame,
+    available: Mapping[str, bool] | None = None,
+    clusters: Mapping[str, str] | None = None,
 ) -> TaskTable:
     """Return the per-task counts of ``frame`` (one arm), every event of :data:`EVENTS`.
 
     ``available`` maps task ids to ``correct_action_available`` (from the pack); when
     it covers every task the table carries it (what doing nothing would score needs it).
+    ``clusters`` maps task ids to the group their outcomes correlate within
+    (:class:`~effectbench.seam.ClustersTasks`); when it covers every task, the table counts
+    those groups as its units instead of tasks (a group's ``correct_action_available`` is
+    known when all its tasks agree).
     """
     codes, labels = _codes(frame["task_id"])
+    if clusters is not None and all(t in clusters for t in labels):
+        units = sorted({clusters[t] for t in labels})
+        index = {u: i for i, u in enumerate(units)}
+        remap = np.array([index[clusters[t]] for t in labels] + [-1], dtype=np.int64)
+        codes = remap[codes]
+        if available is not None and all(t in available for t in labels):
+            per_unit: dict[str, set[bool]] = {}
+            for t in labels:
+                per_unit.setdefault(clusters[t], set()).add(bool(available[t]))
+            agreed = {u: next(iter(v)) for u, v in per_unit.items() if len(v) == 1}
+            available = agreed if len(agreed) == len(units) else None
+        labels = units
     size = len(labels)
     trials = np.bincount(codes[codes >= 0], minlength=size)
     events = episode_events(frame)

@@ -28,7 +28,12 @@ from effectbench.hashing import canonical_hash
 from effectbench.kit.audit import Attestation, AuditResult, iter_tasks
 from effectbench.kit.audit import run_audit as run_probes
 from effectbench.kit.frontends import FrontEnds
-from effectbench.kit.generate import SECRET_ENV, category_counts, split_digest
+from effectbench.kit.generate import (
+    SECRET_ENV,
+    category_counts,
+    split_digest,
+    stratified_sample,
+)
 from effectbench.kit.sqlite import (
     FileBench,
     SqliteOracle,
@@ -73,6 +78,16 @@ ATTESTATION = Attestation(
     SqliteOracle,
 )
 """The generated pack's audit, per oracle factory, and its handoff to worker processes."""
+
+SCREEN_SAMPLE = 8
+"""Tasks per category (controls included) each split offers on a screen substrate: a
+stratified sample, one per template in turn (:func:`screen_sample`); every task runs on the API."""
+
+
+def screen_sample(tasks: Sequence[GeneratedTask]) -> tuple[GeneratedTask, ...]:
+    """The declared sample of ``tasks`` offered on the screens (web, desktop, remote display)."""
+    return stratified_sample(tasks, SCREEN_SAMPLE, lambda t: t.template)
+
 
 TEMPLATE_DIGEST = canonical_hash(
     {"clinic": db.TEMPLATE_DIGEST, "generator": GENERATOR_VERSION, "dev_seed": DEV_SEED}
@@ -218,6 +233,17 @@ class GeneratedClinicProvider(ClinicProvider):
         secret is set."""
         return self._dev + (self._secret_split or ())
 
+    def definitions_on(self, substrate: Substrate) -> Sequence[GeneratedTask]:
+        """Every task on the API; each split's declared :func:`screen_sample` on a screen."""
+        if substrate is Substrate.API:
+            return self.definitions()
+        return screen_sample(self._dev) + screen_sample(self._secret_split or ())
+
+    def cluster_of(self, task: TaskSpec) -> str:
+        """The statistics' unit: ``task``'s template on its substrate (outcomes correlate
+        within a template; see docs/generated-tasks.md, "How to cluster the statistics")."""
+        return self.front_ends.variant_id(self.definition(task).template, task.substrate)
+
     def split_absent(self, split: str) -> str | None:
         """Why ``split`` has no task here (None: it has some, or no reason to give)."""
         if split == Split.TEST.value and self._secret_split is None:
@@ -267,6 +293,8 @@ class GeneratedClinicProvider(ClinicProvider):
             "templates": [t.name for t in TEMPLATES],
             "dev": {"seed": self._seed, "tasks": len(self._dev),
                     "categories": category_counts(self._dev)},
+            "screens": {"per_category": SCREEN_SAMPLE, "stratum": "template",
+                        "dev_tasks": [d.name for d in screen_sample(self._dev)]},
             "test": (
                 {"present": True, "tasks": len(secret), "digest": split_digest(secret)}
                 if secret is not None
