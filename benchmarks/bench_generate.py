@@ -61,6 +61,9 @@ class _Few(GeneratedClinicProvider):
     def definitions(self) -> Sequence[GeneratedTask]:
         return self.few
 
+    def definitions_on(self, substrate: Substrate) -> Sequence[GeneratedTask]:
+        return self.few if substrate is Substrate.API else ()
+
 
 def draws(rounds: int) -> None:
     """Time drawing one task of each template, and the whole dev split."""
