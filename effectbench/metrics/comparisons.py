@@ -274,12 +274,12 @@ def substrate_difference(
 
 
 def _relabelled(table: TaskTable, names: Mapping[str, str]) -> TaskTable:
-    """Return ``table`` with each task id renamed by ``names`` (others dropped), sorted again."""
-    keep = [i for i, t in enumerate(table.task_id) if t in names]
-    order = sorted(keep, key=lambda i: names[table.task_id[i]])
+    """Return ``table`` with each task id renamed by ``names`` (others kept), sorted again."""
+    ids = [names.get(t, t) for t in table.task_id]
+    order = sorted(range(len(ids)), key=ids.__getitem__)
     avail = table.correct_action_available
     return TaskTable(
-        task_id=[names[table.task_id[i]] for i in order],
+        task_id=[ids[i] for i in order],
         category=[table.category[i] for i in order],
         substrate=[table.substrate[i] for i in order],
         trials=[table.trials[i] for i in order],
@@ -301,6 +301,8 @@ def contamination_delta(
 
     ``slots`` maps each fresh task id to the public task drawn from the same template and
     index (``effectbench.packs.clinic.generated.instance_slots``): the pairs the interval
-    counts. A positive delta means the system does worse on tasks it could not have seen.
+    counts. A unit it does not name pairs as it is: a board that counts templates
+    (:class:`~effectbench.seam.ClustersTasks`) has the same units on both seeds. A positive
+    delta means the system does worse on tasks it could not have seen.
     """
     return rate_difference(_relabelled(fresh, slots), public, event, confidence)
