@@ -103,17 +103,55 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--config", required=True, type=Path, metavar="FILE", help="the configuration file"
     )
-    p.add_argument("--pack", default="clinic-generated", help="the generated pack to run")
+    p.add_argument(
+        "--pack",
+        default="clinic-generated",
+        help="the generated pack to run (default: clinic-generated)",
+    )
     p.add_argument("--out", required=True, type=Path, metavar="FILE", help="where to write it")
-    p.add_argument("--identity-token", metavar="TOKEN", help=f"default: ${TOKEN_ENV}, ...")
-    p.add_argument("--trust-config", type=Path, metavar="FILE", help="a private Sigstore")
-    p.add_argument("--beacon-chain", type=Path, metavar="FILE", help="say which round to wait for")
+    p.add_argument(
+        "--identity-token",
+        metavar="TOKEN",
+        help=f"an OIDC identity token to sign with (else ${TOKEN_ENV}, ambient credentials or "
+        "the browser sign-in)",
+    )
+    p.add_argument(
+        "--trust-config",
+        type=Path,
+        metavar="FILE",
+        help="a sigstore ClientTrustConfig for a private instance (else the public good one)",
+    )
+    p.add_argument(
+        "--beacon-chain",
+        type=Path,
+        metavar="FILE",
+        help="the beacon chain (JSON public_key, genesis_time, period): print which round to "
+        "wait for",
+    )
     p.set_defaults(func=_cmd_commit)
     d = sub.add_parser(
         "draw",
         help="print a fresh instance's seed: the commitment's log entry and a later beacon round",
     )
-    d.add_argument("--commitment", required=True, type=Path, metavar="FILE")
-    d.add_argument("--beacon", required=True, type=Path, metavar="FILE", help="the round (JSON)")
-    d.add_argument("--beacon-chain", required=True, type=Path, metavar="FILE")
+    d.add_argument(
+        "--commitment",
+        required=True,
+        type=Path,
+        metavar="FILE",
+        help="the signed commitment (effectbench commit)",
+    )
+    d.add_argument(
+        "--beacon",
+        required=True,
+        type=Path,
+        metavar="FILE",
+        help="the beacon round (JSON chain, round, signature, randomness)",
+    )
+    d.add_argument(
+        "--beacon-chain",
+        required=True,
+        type=Path,
+        metavar="FILE",
+        help="the chain the round is verified under (JSON public_key, genesis_time, period)",
+    )
     d.set_defaults(func=_cmd_draw)
