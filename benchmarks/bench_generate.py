@@ -6,7 +6,9 @@ Prints figures, asserts nothing, the load average beside each:
   every template is timed), and drawing the whole dev split;
 * building a task's world file (its seed database) the first time a process needs it;
 * one API episode of a generated task (provision a copy of its world, act over HTTP, the
-  oracle's audit), per reference arm.
+  oracle's audit), per reference arm;
+* a fresh instance: drawing the whole dev split from a submission seed (marked payloads), and
+  verifying one beacon round's BLS signature (``py_ecc``, pure Python).
 
     .venv/bin/python benchmarks/bench_generate.py [--tasks 60] [--quick]
 
@@ -17,13 +19,15 @@ test; the default times 60 episodes per arm over the whole dev split's pack.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import statistics
 import time
 from collections.abc import Sequence
 
 from effectbench.baselines import get_baseline
-from effectbench.kit.generate import generate
+from effectbench.instances import Beacon, BeaconChain, beacon_message, beacon_problem
+from effectbench.kit.generate import generate, instance_catalogue_seed
 from effectbench.packs.clinic.generated import (
     DEV_COUNTS,
     DEV_SEED,
@@ -57,6 +61,9 @@ class _Few(GeneratedClinicProvider):
     def definitions(self) -> Sequence[GeneratedTask]:
         return self.few
 
+    def definitions_on(self, substrate: Substrate) -> Sequence[GeneratedTask]:
+        return self.few if substrate is Substrate.API else ()
+
 
 def draws(rounds: int) -> None:
     """Time drawing one task of each template, and the whole dev split."""
@@ -71,6 +78,26 @@ def draws(rounds: int) -> None:
     tasks = generate(TEMPLATES, DEV_COUNTS, DEV_SEED, Split.DEV)
     took = time.perf_counter() - t0
     print(f"draw the dev split ({len(tasks)} tasks): {took * 1000:.1f} ms  {_load()}")
+
+
+def fresh(rounds: int) -> None:
+    """Time drawing a fresh instance of the dev split, and verifying a beacon round."""
+    took: list[float] = []
+    for index in range(rounds):
+        t0 = time.perf_counter()
+        generate(TEMPLATES, DEV_COUNTS, instance_catalogue_seed(f"bench-{index}"), Split.DEV)
+        took.append(time.perf_counter() - t0)
+    print(f"draw a fresh instance of the dev split ({rounds} seeds): {_ms(took)}")
+    from py_ecc.bls.ciphersuites import G2Basic
+
+    secret = 0xBE4C0
+    chain = BeaconChain(G2Basic.SkToPk(secret).hex(), 0, 3)
+    signature = bytes(G2Basic.Sign(secret, beacon_message(7)))
+    beacon = Beacon(chain.chain_hash, 7, signature.hex(), hashlib.sha256(signature).hexdigest())
+    t0 = time.perf_counter()
+    problem = beacon_problem(beacon, chain)
+    took_one = time.perf_counter() - t0
+    print(f"verify one beacon round (BLS12-381, {problem or 'valid'}): {took_one:.2f} s  {_load()}")
 
 
 def worlds(tasks: Sequence[GeneratedTask]) -> None:
@@ -111,6 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     n = 5 if args.quick else max(1, args.tasks)
     print(f"clinic-generated: {len(dev_split())} dev tasks, {len(TEMPLATES)} templates {_load()}")
     draws(1 if args.quick else 20)
+    fresh(1 if args.quick else 5)
     worlds(dev_split()[:n])
     t0 = time.perf_counter()
     if args.quick:

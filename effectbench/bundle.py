@@ -168,6 +168,18 @@ class RunInfo(_Model):
     """ISO 8601 time the run finished (informative)."""
 
 
+class InstanceDecl(_Model):
+    """Which instance of a generated pack the run drew: its seed and where the seed came from."""
+
+    seed: str = _text(SHORT_MAX, min_length=1)
+    """The seed every task and payload was drawn from (the verifier draws them again)."""
+    commitment: dict[str, Any] | None = None
+    """The submitter's signed commitment (a Sigstore bundle, JSON) the seed is derived from;
+    null for a seed that is not derived from one (the public dev seed, a preview)."""
+    beacon: dict[str, Any] | None = None
+    """The beacon round published after the commitment (``effectbench.instances.Beacon``)."""
+
+
 class EnvironmentInfo(_Model):
     """The software the run used (informative; not verified)."""
 
@@ -204,6 +216,8 @@ class SubmissionHeader(_Model):
     environment: EnvironmentInfo
     """The software the run used (informative)."""
     imported_from: str | None = Field(default=None, max_length=SHORT_MAX, pattern=SHOWN_TEXT)
+    instances: InstanceDecl | None = None
+    """The instance of a generated pack the run drew (absent: the pack's public seed)."""
     """Set by ``effectbench import``: the format of the converted document."""
 
 
@@ -218,6 +232,8 @@ class Submission(SubmissionHeader):
         data = self.model_dump(mode="json", exclude={"results"})
         if data.get("imported_from") is None:
             data.pop("imported_from", None)
+        if data.get("instances") is None:
+            data.pop("instances", None)
         for drop in data["run"]["dropped"]:
             if drop["attempt"] == 1:  # the only attempt of its cell: said by leaving it out
                 del drop["attempt"]

@@ -188,6 +188,46 @@ class CheckId(StrEnum):
         "pack.unreachable_state",
         "a row's oracle reading is one its task can never reach (the pack's table)",
     )
+    PACK_INSTANCE_SEED = (
+        "pack.instance_seed",
+        "an instance seed is declared for a pack that draws no instances from a seed",
+    )
+    PACK_INSTANCE_GENERATOR = (
+        "pack.instance_generator",
+        "drawing the pack's instance again, a template raised or drew a duplicate task",
+    )
+    PACK_INSTANCE_TASK = (
+        "pack.instance_task",
+        "no row's task was drawn from the bundle's instance seed",
+    )
+    PACK_INSTANCE_MIXED = (
+        "pack.instance_mixed",
+        "the rows mix tasks drawn from the bundle's instance seed with tasks of another seed",
+    )
+    PACK_INSTANCE_COMMITMENT = (
+        "pack.instance_commitment",
+        "the instance's commitment does not verify, or names another system or configuration",
+    )
+    PACK_INSTANCE_COMMITMENT_SIGNER = (
+        "pack.instance_commitment_signer",
+        "the commitment's signer differs from the bundle's",
+    )
+    PACK_INSTANCE_COMMITMENT_TIME = (
+        "pack.instance_commitment_time",
+        "the commitment was integrated in the transparency log after the run started",
+    )
+    PACK_INSTANCE_BEACON = (
+        "pack.instance_beacon",
+        "the beacon round does not verify, or is not after the commitment's integrated time",
+    )
+    PACK_INSTANCE_DERIVED_SEED = (
+        "pack.instance_derived_seed",
+        "the instance seed is not the one derived from the committed log entry and the beacon",
+    )
+    PACK_INSTANCE_PAYLOAD = (
+        "pack.instance_payload",
+        "a receipt's payload was not drawn from the bundle's instance seed (or it has no receipts)",
+    )
 
     RESCORE_TRUE_STATE = (
         "rescore.true_state",

@@ -52,3 +52,32 @@ def content_hash(file_digests: Mapping[str, str]) -> str:
     name bundles by it.
     """
     return canonical_hash({"files": dict(sorted(file_digests.items()))})
+
+
+def instance_mark(seed: str) -> str:
+    """Return the 64-hex-digit mark every payload drawn from submission seed ``seed`` carries.
+
+    The one rule for "which parts of a fresh instance come from its seed": a generated pack
+    drawn from a submission seed writes parts of this mark into its names, identifiers, notes
+    and amounts, so two seeds' payloads differ whatever the random draws give (the public dev
+    split carries no mark, so no fresh payload ever equals a public one).
+    """
+    return canonical_hash({"effectbench_instance_mark": seed})[len("sha256:") :]
+
+
+def submission_seed(commitment: Mapping[str, Any], beacon: Mapping[str, Any]) -> str:
+    """Return the instance seed of a committed submission: the canonical hash of the
+    commitment's transparency-log entry and the beacon value published after it.
+
+    ``commitment`` holds the entry's ``log_id``, ``log_index``, ``integrated_time`` and
+    ``body_hash`` (sha256 hex of its canonicalized body); ``beacon`` holds the beacon's
+    ``chain``, ``round`` and ``randomness``. Nothing else goes into the seed.
+    """
+    return canonical_hash(
+        {
+            "commitment": {
+                k: commitment[k] for k in ("log_id", "log_index", "integrated_time", "body_hash")
+            },
+            "beacon": {k: beacon[k] for k in ("chain", "round", "randomness")},
+        }
+    )

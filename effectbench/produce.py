@@ -29,6 +29,7 @@ from effectbench.bundle import (
     AttemptRecord,
     DroppedPair,
     EnvironmentInfo,
+    InstanceDecl,
     PackRef,
     RunInfo,
     SignerDecl,
@@ -143,6 +144,7 @@ def make_submission(
     finished_at: str,
     seeds: Sequence[int] | None = None,
     signer: SignerDecl | None = None,
+    instances: InstanceDecl | None = None,
 ) -> Submission:
     """Return the :class:`Submission` of a finished run (claims computed by ``summarize``).
 
@@ -196,6 +198,7 @@ def make_submission(
             dependencies=dependency_versions(),
         ),
         results=summarize(episode_frame(run.rows), arm=run.arm),
+        instances=instances,
     )
 
 

@@ -345,6 +345,27 @@ class ClustersTasks(Protocol):
 
 
 @runtime_checkable
+class DrawsInstances(Protocol):
+    """A pack whose tasks are drawn from a seed: it can draw a fresh instance for any
+    submission seed (the same templates and generator), and names its public seed."""
+
+    @property
+    def public_seed(self) -> str:
+        """The published seed its public dev split is drawn from."""
+        ...
+
+    @property
+    def instance_seed(self) -> str:
+        """The seed this provider's tasks were drawn from."""
+        ...
+
+    def instantiate(self, seed: str) -> BenchmarkProvider:
+        """The same pack drawn from ``seed`` (raises ``GenerationError`` naming a template
+        whose draw raises or repeats a task)."""
+        ...
+
+
+@runtime_checkable
 class Reproducible(Protocol):
     """A pack that says whether a run reproduces exactly from (pack, seeds)."""
 

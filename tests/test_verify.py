@@ -199,6 +199,9 @@ def test_json_report_schema(baseline_bundles: dict[str, Path]) -> None:
         "content_hash",
         "rows_hash",
         "measured_hash",
+        "instance_seed",
+        "public_seed",
+        "instance_committed",
         "same_measurements_as",
     }
     assert [c["id"] for c in data["checks"]] == [f.value for f in SUBMISSION_FAMILIES]

@@ -39,7 +39,9 @@ from effectbench.seam import BenchmarkProvider
 from effectbench.showable import SHOWN_PARAGRAPH, describe_unshowable
 from verifier import reproduce as _reproduce
 from verifier.claims import compare_claims
+from verifier.commitment import check_commitment
 from verifier.inputs import Submitted, open_bundle, open_document
+from verifier.instances import InstanceFacts, check_instance_rows
 from verifier.limits import Limits
 from verifier.pack import TaskFacts, check_drops, check_pack, clusters_of
 from verifier.ranking import rank_across
@@ -98,6 +100,9 @@ class VerifyOptions:
     """Hold the bundle folder's name to ``YYYY-MM-DD_slug`` (set for a folder of bundles)."""
     records: RecordPolicy = field(default_factory=RecordPolicy)
     """Where reproduction records are read and whose count (:mod:`verifier.records`)."""
+    beacon_chain: Path | None = None
+    """The pinned beacon chain (:class:`effectbench.instances.BeaconChain` file) a fresh
+    instance's round is verified under; None: none is pinned, a committed instance is refused."""
     force_reproduce: bool = False
     """Re-run even a bundle that has a valid reproduction record (``--reproduce``)."""
     records_only: bool = False
@@ -116,6 +121,8 @@ class _Declared:
 
     pack: BenchmarkProvider | None = None
     tasks: dict[str, TaskFacts] | None = None
+    instance: InstanceFacts | None = None
+    """The instance of a generated pack the bundle ran on (None: the pack draws none)."""
 
 
 @dataclass(frozen=True)
@@ -184,8 +191,8 @@ def _check_declaration(
     if header is None:
         return _Declared()
     check_spec(header.spec_version, sink, sub.sub_file, sub.fields["spec_version"])
-    pack, tasks = check_pack(header, sink, sub.sub_file, sub.fields)
-    return _Declared(pack, tasks)
+    pack, tasks, instance = check_pack(header, sink, sub.sub_file, sub.fields)
+    return _Declared(pack, tasks, instance)
 
 
 def _check_rows(
@@ -198,6 +205,7 @@ def _check_rows(
         tasks=declared.tasks,
         trials=header.trials_per_task if header else None,
         seeds=header.seeds if header else None,
+        instance=declared.instance is not None,
     )
     if sub.feed_rows is None:
         return checker
@@ -216,6 +224,15 @@ def _check_rows(
         covered = {tid: f for tid, f in declared.tasks.items() if f.substrate in substrates}
         missing = checker.missing_trials(covered)
         check_drops(missing, header, covered, declared.pack, sink, sub.sub_file, sub.rows_file)
+    if header is not None and declared.tasks is not None and not checker.structure_failed:
+        check_instance_rows(
+            header,
+            declared.instance,
+            declared.tasks,
+            checker.named_tasks(),
+            sink,
+            {"rows": sub.rows_file, "submission": sub.sub_file},
+        )
     return checker
 
 
@@ -377,6 +394,18 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
     """Run every check family on one submission, in order, and decide its status."""
     header = _check_header(sub, sink)
     declared = _check_declaration(sub, header, sink)
+    committed = (  # before the rows, whose findings may fill the family's kept ones
+        check_commitment(
+            header,
+            declared.instance,
+            sink,
+            sub.sub_file,
+            trust_config=options.trust_config,
+            beacon_chain=options.beacon_chain,
+        )
+        if header is not None
+        else None
+    )
     checker = _check_rows(sub, header, declared, sink)
     receipts = _check_receipts(sub, header, declared, checker, sink, options)
     claims = _check_claims(sub, checker, sink, declared, receipts)
@@ -428,6 +457,9 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
         content_hash=sub.content_hash,
         rows_hash=checker.rows_hash() if not sink.failed(Family.STRUCTURE) else None,
         measured_hash=checker.measured_hash() if not sink.failed(Family.STRUCTURE) else None,
+        instance_seed=declared.instance.seed if declared.instance else None,
+        public_seed=declared.instance.public if declared.instance else None,
+        instance_committed=committed,
     )
 
 

@@ -18,6 +18,7 @@ from effectbench.bundle import SubmissionHeader
 from effectbench.effects import contract_hash
 from effectbench.errors import UsageError
 from effectbench.findings import CheckId
+from effectbench.kit.generate import GenerationError
 from effectbench.manifest import fingerprint
 from effectbench.packs import get_pack
 from effectbench.reachability import ANY_STATE, reachable
@@ -29,6 +30,7 @@ from effectbench.seam import (
     is_deterministic,
 )
 from verifier.accepted import acceptance_problem
+from verifier.instances import InstanceFacts, instance_pack
 from verifier.report import FindingSink
 from verifier.rowschema import Problem
 
@@ -86,17 +88,30 @@ def clusters_of(tasks: Mapping[str, TaskFacts]) -> dict[str, str] | None:
 
 def check_pack(
     header: SubmissionHeader, sink: FindingSink, file: str, fields: Mapping[str, str]
-) -> tuple[BenchmarkProvider | None, dict[str, TaskFacts] | None]:
-    """Check the pack declaration; return the pack and its task facts when it is known.
+) -> tuple[BenchmarkProvider | None, dict[str, TaskFacts] | None, InstanceFacts | None]:
+    """Check the pack declaration; return the pack (drawn from the bundle's instance seed, for
+    a generated pack: :mod:`verifier.instances`), its task facts and the instance's facts.
 
     ``fields`` maps a header field (``pack.name``...) to its name in ``file``.
     """
     ref = header.pack
     try:
-        pack = get_pack(ref.name)
+        public = get_pack(ref.name)
     except UsageError as exc:
         sink.emit(CheckId.PACK_UNKNOWN, exc.diagnostics(), file, None, fields["pack.name"])
-        return None, None
+        return None, None, None
+    except GenerationError as exc:
+        sink.emit(
+            CheckId.PACK_INSTANCE_GENERATOR,
+            f"pack {ref.name!r} cannot draw its tasks: {exc}",
+            file,
+            None,
+            fields["pack.name"],
+        )
+        return None, None, None
+    pack, instance = instance_pack(public, header, sink, file)
+    if pack is None:
+        return None, None, None
     refused = acceptance_problem(ref.name)
     if refused is not None:
         sink.emit(CheckId.PACK_NOT_ACCEPTED, refused, file, None, fields["pack.name"])
@@ -123,7 +138,7 @@ def check_pack(
             None,
             "pack.split",
         )
-    return pack, tasks
+    return pack, tasks, instance
 
 
 def _check_trials(

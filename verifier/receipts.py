@@ -69,6 +69,7 @@ from effectbench.seam import (
     StatesMechanism,
 )
 from verifier.frames import FrameBudget, frame_problem
+from verifier.instances import instance_seed, is_fresh, rerun_hint
 from verifier.limits import Limits
 from verifier.report import FindingSink, Step
 
@@ -384,10 +385,17 @@ class ReceiptChecker:
             want = describe(i, effect, changes.tables)
             if got != want:
                 wrong = next(k for k in want if got.get(k) != want[k])
+                payload = wrong in ("match", "expected") and is_fresh(self.pack)
                 self._emit(
-                    CheckId.RECEIPT_EVIDENCE,
+                    CheckId.PACK_INSTANCE_PAYLOAD if payload else CheckId.RECEIPT_EVIDENCE,
                     f"effect {i} says {wrong} {got.get(wrong)!r}; the pack's contract for this "
-                    f"trial says {want[wrong]!r}",
+                    f"trial says {want[wrong]!r}"
+                    + (
+                        f": the payload was not drawn from the bundle's instance seed; "
+                        f"{rerun_hint(self.pack.name, instance_seed(self.pack))}"
+                        if payload
+                        else ""
+                    ),
                     line,
                     f"effects[{i}].{wrong}",
                 )

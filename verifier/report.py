@@ -129,6 +129,14 @@ class BundleReport(BaseModel):
     """How many of the ``n_rows`` rows the re-run compared (all of them, or a listed
     reference's sample), by itself or by its record; None when nothing was re-run.
     "Reproduced" means these rows only."""
+    instance_seed: str | None = None
+    """The seed a generated pack's tasks were drawn from (None: the pack draws none)."""
+    public_seed: bool | None = None
+    """True for a generated pack's published dev seed (a public-seed bundle, flagged on the
+    board), False for a fresh instance; None when the pack draws none."""
+    instance_committed: bool | None = None
+    """For a fresh instance: True when its seed was derived from a verified commitment and a
+    later beacon round, False when it carries none; None otherwise."""
     same_measurements_as: str | None = None
     """Set by the ranking rules: the path of a bundle verified earlier whose every
     (task, trial) measured the same (a near-identical entry, flagged on the board)."""

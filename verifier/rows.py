@@ -188,10 +188,14 @@ class RowChecker:
         trials: int | None,
         seeds: Sequence[int] | None,
         arms: Sequence[str] = (),
+        instance: bool = False,
     ) -> None:
         self.sink = sink
         self.file = file
         self.tasks = tasks
+        self.instance = instance
+        """The pack split is an instance drawn from a seed: a row of a task outside it is named
+        once for the bundle (``pack.instance_task``, :mod:`verifier.instances`), not per row."""
         self.trials = trials
         self.seeds = list(seeds) if seeds is not None else None
         self.n_rows = 0
@@ -209,6 +213,8 @@ class RowChecker:
         (see :meth:`merge`)."""
         self._ids: dict[str, int] = {}
         self._seen: dict[str, array[int]] = {}
+        self._named: set[str] = set()
+        """Every task id a valid row names, in the pack or not."""
         """Per task, the line of each trial's row (0: not seen yet)."""
         self._digests: dict[str, bytearray] = {}
         """Per task, each trial's :func:`row_digest` (zeros: not seen yet)."""
@@ -334,8 +340,9 @@ class RowChecker:
                 )
             )
         task_id: str = row["task_id"]
+        self._named.add(task_id)
         facts = self.tasks.get(task_id) if self.tasks is not None else None
-        if self.tasks is not None and facts is None:
+        if self.tasks is not None and facts is None and not self.instance:
             findings.append(
                 (
                     CheckId.PACK_TASK,
@@ -392,6 +399,10 @@ class RowChecker:
         """Return the task ids that have at least one row."""
         return set(self._seen)
 
+    def named_tasks(self) -> set[str]:
+        """Return every task id a structurally valid row names (in the pack split or not)."""
+        return set(self._named)
+
     def missing_trials(self, expected_tasks: Iterable[str]) -> list[tuple[str, int]]:
         """Return every (task, trial) of the declared pack split that has no row."""
         missing = []
@@ -432,6 +443,7 @@ class RowChecker:
             "arms": self.arms,
             "ids": self._ids,
             "seen": {task: seen.tobytes() for task, seen in self._seen.items()},
+            "named": sorted(self._named),
             "digests": {task: bytes(d) for task, d in self._digests.items()},
             "dup_refs": self._dup_refs,
             "measured": {task: bytes(d) for task, d in self._measured.items()},
@@ -477,6 +489,7 @@ class RowChecker:
                 found.append((line + line_offset, _MERGED_RANK[dup.check], True, dup))
         self.n_rows += part["n_rows"]
         self.n_valid += part["n_valid"]
+        self._named.update(part["named"])
         self.structure_failed |= part["structure_failed"]
         self.last_line = line_offset + part["last_line"]
         for arm in part["arms"]:

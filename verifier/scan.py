@@ -168,9 +168,16 @@ def _scan_range(
     ends_with_newline: bool,
     arms: list[str],
     keep: int,
+    instance: bool = False,
 ) -> dict[str, Any]:
     checker = RowChecker(
-        FindingSink(keep), file, tasks=tasks, trials=trials, seeds=seeds, arms=arms
+        FindingSink(keep),
+        file,
+        tasks=tasks,
+        trials=trials,
+        seeds=seeds,
+        arms=arms,
+        instance=instance,
     )
     _check_span(checker, path, limits, start=start, end=end, ends_with_newline=ends_with_newline)
     return checker.export()
@@ -231,6 +238,7 @@ def scan_episodes(
                 ends if i == last else True,
                 arms,
                 checker.sink.keep,
+                checker.instance,
             )
             for i, (start, end) in enumerate(ranges)
             if i > 0

@@ -11,6 +11,7 @@ it adds sets ``func(args) -> int``:
 :mod:`~effectbench.cli._inspect`  ``import-inspect``
 :mod:`~effectbench.cli._mcp`      ``mcp`` (one episode as an MCP server)
 :mod:`~effectbench.cli._sign`     ``sign``
+:mod:`~effectbench.cli._commit`   ``commit``, ``draw`` (a fresh instance's seed)
 :mod:`~effectbench.cli._verify`   ``verify``
 :mod:`~effectbench.cli._rank`     ``rank``
 :mod:`~effectbench.cli._reproduce`  ``reproduce`` (re-run and record shipped baselines)
@@ -35,6 +36,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from effectbench.cli import (
+    _commit,
     _conformance,
     _inspect,
     _mcp,
@@ -59,6 +61,7 @@ GROUPS = (
     _inspect,
     _mcp,
     _sign,
+    _commit,
     _verify,
     _rank,
     _reproduce,

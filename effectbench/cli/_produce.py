@@ -10,13 +10,13 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from effectbench.cli._run import add_system_arguments, run_system
+from effectbench.cli._run import add_system_arguments, instance_of, run_system
 from effectbench.errors import UsageError
 from effectbench.filenames import README_FILE
 from effectbench.findings import Family
 
 if TYPE_CHECKING:
-    from effectbench.bundle import SignerDecl
+    from effectbench.bundle import InstanceDecl, SignerDecl
     from effectbench.metrics import Results
     from effectbench.run.runner import RunResult
 
@@ -75,6 +75,41 @@ def read_declaration(args: argparse.Namespace) -> tuple[SignerDecl | None, str |
     return signer, read_readme(args.readme) if args.readme is not None else None
 
 
+def instance_decl(args: argparse.Namespace) -> InstanceDecl | None:
+    """The bundle's ``instances`` declaration: the seed ``--instance-seed`` names, or the one
+    drawn from ``--commitment`` and ``--beacon`` (which the bundle then carries)."""
+    import json
+
+    from effectbench.bundle import InstanceDecl
+
+    seed = getattr(args, "instance_seed", None)
+    commitment, beacon = getattr(args, "commitment", None), getattr(args, "beacon", None)
+    if (commitment is None) != (beacon is None):
+        raise UsageError("--commitment and --beacon go together: the seed is drawn from both")
+    if commitment is None or beacon is None:
+        return None if seed is None else InstanceDecl(seed=seed)
+    from effectbench.instances import Beacon, derived_seed, log_entry
+
+    docs = []
+    for path in (commitment, beacon):
+        try:
+            docs.append(json.loads(path.read_text(encoding="utf-8")))
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        except ValueError:
+            raise UsageError(f"{path}: not JSON") from None
+    try:
+        drawn = derived_seed(log_entry(docs[0]), Beacon.from_json(docs[1]))
+    except ValueError as exc:
+        raise UsageError(f"--commitment/--beacon: {exc}") from None
+    if seed is not None and seed != drawn:
+        raise UsageError(
+            f"--instance-seed {seed!r} is not the seed the commitment and beacon give ({drawn})"
+        )
+    args.instance_seed = drawn  # the run draws its instance from it
+    return InstanceDecl(seed=drawn, commitment=docs[0], beacon=docs[1])
+
+
 def _cmd_submit(args: argparse.Namespace) -> int:
     from effectbench.bundle import MAX_TRIALS, SystemInfo
     from effectbench.produce import bundle_folder, make_submission, now, write_submission
@@ -83,6 +118,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
 
     # everything the bundle declares is checked before the run
     signer, readme = read_declaration(args)
+    instances = instance_decl(args)
     system = declared(
         SystemInfo,
         {
@@ -111,7 +147,8 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         from effectbench.packs import get_pack
         from effectbench.variants import choose
 
-        pack = get_pack(args.pack)
+        chosen = instance_of(args.pack, args.instance_seed)
+        pack = get_pack(chosen) if isinstance(chosen, str) else chosen
         substrates = None if args.substrate is None else choose(pack, args.substrate)
         wanted = Wanted(trials, split, substrates, system=args.name)
         run = read_records(args.from_records, pack, wanted).run
@@ -126,6 +163,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         started_at=run.started_at or started,
         finished_at=now(),
         signer=signer,
+        instances=instances,
     )
     write_submission(folder, submission, run.rows, readme=readme)
     ran_here = args.from_records is None  # records come from MCP episodes: no journal of ours
@@ -226,6 +264,14 @@ def register(sub: Any) -> None:
         metavar="DIR",
         help="build the bundle from a record dir of MCP episodes (effectbench mcp) instead",
     )
+    p.add_argument(
+        "--commitment",
+        type=Path,
+        metavar="FILE",
+        help="the signed commitment (effectbench commit): with --beacon, draws the fresh "
+        "instance's seed and the bundle carries both",
+    )
+    p.add_argument("--beacon", type=Path, metavar="FILE", help="the beacon round (JSON)")
     p.set_defaults(func=_cmd_submit)
 
     p = sub.add_parser("import", help="convert an upstream submission document into a bundle")

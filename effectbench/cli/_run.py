@@ -36,6 +36,12 @@ def add_system_arguments(p: argparse.ArgumentParser) -> None:
         help="your SystemUnderTest, imported from the current folder first (as python -m does)",
     )
     p.add_argument("--pack", default="mockmed", help="the task pack: {packs}")
+    p.add_argument(
+        "--instance-seed",
+        metavar="SEED",
+        help="a generated pack (clinic-generated): draw its tasks afresh from SEED instead of "
+        "its public dev seed (see docs/generated-tasks.md, Fresh instances)",
+    )
     p.add_argument("--trials", type=positive_int, default=10, help="trials per task")
     p.add_argument(
         "--split",
@@ -83,6 +89,29 @@ def add_system_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def instance_of(pack_name: str, seed: str | None) -> str | BenchmarkProvider:
+    """The pack ``--pack`` names, drawn from ``--instance-seed`` when one is given."""
+    if seed is None:
+        return pack_name
+    from effectbench.errors import UsageError
+    from effectbench.kit.generate import GenerationError
+    from effectbench.packs import get_pack
+    from effectbench.seam import DrawsInstances
+
+    if not seed:
+        raise UsageError("--instance-seed: give a non-empty seed")
+    pack = get_pack(pack_name)
+    if not isinstance(pack, DrawsInstances):
+        raise UsageError(
+            f"--instance-seed: pack {pack_name!r} draws no instances from a seed (a generated "
+            "pack does: clinic-generated)"
+        )
+    try:
+        return pack.instantiate(seed)
+    except GenerationError as exc:
+        raise UsageError(f"--instance-seed {seed!r}: {exc}") from None
+
+
 def run_system(
     args: argparse.Namespace, *, default_journal: Path | None = None
 ) -> tuple[BenchmarkProvider, SystemUnderTest, RunResult]:
@@ -95,7 +124,7 @@ def run_system(
         print(f"effectbench: {text}", file=sys.stderr)
 
     done = run(
-        args.pack,
+        instance_of(args.pack, getattr(args, "instance_seed", None)),
         baseline=args.baseline,
         sut=args.sut,
         trials=args.trials,

@@ -44,6 +44,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
     if args.trust_config is not None and not args.trust_config.is_file():
         raise UsageError(f"--trust-config {args.trust_config} is not a file")
+    if args.beacon_chain is not None and not args.beacon_chain.is_file():
+        raise UsageError(f"--beacon-chain {args.beacon_chain} is not a file")
     if args.references is not None:
         from verifier.references import load_references
 
@@ -63,6 +65,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         references=args.references,
         records=record_policy(args),
         force_reproduce=args.reproduce,
+        beacon_chain=args.beacon_chain,
     )
     reports = []
     with bar("verifying bundles", wanted(args.json)) as progress:
@@ -96,6 +99,13 @@ def register(sub: Any) -> None:
         type=Path,
         metavar="FILE",
         help="a private Sigstore trust root (default: the pinned production root)",
+    )
+    p.add_argument(
+        "--beacon-chain",
+        type=Path,
+        metavar="FILE",
+        help="the pinned beacon chain a fresh instance's round is verified under (JSON "
+        "public_key, genesis_time, period; docs/generated-tasks.md)",
     )
     p.add_argument("--no-reproduce", action="store_true", help="do not re-run shipped baselines")
     add_record_options(p)

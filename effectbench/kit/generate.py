@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from effectbench.hashing import canonical_hash
+from effectbench.hashing import canonical_hash, instance_mark
 from effectbench.schema import Category, Split
 
 __all__ = [
@@ -37,10 +37,12 @@ __all__ = [
     "Draw",
     "Generated",
     "GenerationError",
+    "INSTANCE_PREFIX",
     "Template",
     "category_counts",
     "distinct_key",
     "generate",
+    "instance_catalogue_seed",
     "sequestered_seed",
     "split_digest",
     "stratified_sample",
@@ -48,6 +50,14 @@ __all__ = [
 
 SECRET_ENV = "EFFECTBENCH_SEQUESTERED_SECRET"
 """The environment variable holding the sequestered split's secret seed."""
+INSTANCE_PREFIX = "instance\x00"
+"""How a catalogue seed drawn for a submission seed starts (:func:`instance_catalogue_seed`)."""
+
+
+def instance_catalogue_seed(seed: str) -> str:
+    """Return the catalogue seed of the fresh instance drawn for submission seed ``seed``
+    (its draws carry :attr:`Draw.mark`; the public and sequestered seeds' draws do not)."""
+    return INSTANCE_PREFIX + seed
 
 
 class GenerationError(ValueError):
@@ -87,6 +97,15 @@ class Draw:
         self.digest = digest.hex()
         """The draw's identity (the task's name is made from it)."""
         self._rng = random.Random(int.from_bytes(digest, "big"))
+        self.seed = seed
+        """The catalogue seed the draw is made from."""
+        self.mark: str | None = (
+            instance_mark(seed.removeprefix(INSTANCE_PREFIX))
+            if seed.startswith(INSTANCE_PREFIX)
+            else None
+        )
+        """A fresh instance's mark (:func:`effectbench.hashing.instance_mark` of its submission
+        seed), which its payload carries; None for any other seed."""
 
     def name(self, template: str) -> str:
         """Return the task's name: the template's and the draw's first 10 hex digits."""

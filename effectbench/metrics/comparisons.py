@@ -271,3 +271,38 @@ def substrate_difference(
     """
     on_first, on_second = across_substrates(frame, trials, seeds, first, second)
     return rate_difference(on_first, on_second, event)
+
+
+def _relabelled(table: TaskTable, names: Mapping[str, str]) -> TaskTable:
+    """Return ``table`` with each task id renamed by ``names`` (others kept), sorted again."""
+    ids = [names.get(t, t) for t in table.task_id]
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    avail = table.correct_action_available
+    return TaskTable(
+        task_id=[ids[i] for i in order],
+        category=[table.category[i] for i in order],
+        substrate=[table.substrate[i] for i in order],
+        trials=[table.trials[i] for i in order],
+        events={e: [v[i] for i in order] for e, v in table.events.items()},
+        correct_action_available=None if avail is None else [avail[i] for i in order],
+    )
+
+
+def contamination_delta(
+    public: TaskTable,
+    fresh: TaskTable,
+    slots: Mapping[str, str],
+    confidence: float = CONFIDENCE,
+    event: str = "swer",
+) -> Difference:
+    """Return one system's contamination delta: its SWER on a fresh instance minus its SWER on
+    the public dev seed, paired by template slot, with the paired task-clustered interval of
+    :func:`rate_difference`.
+
+    ``slots`` maps each fresh task id to the public task drawn from the same template and
+    index (``effectbench.packs.clinic.generated.instance_slots``): the pairs the interval
+    counts. A unit it does not name pairs as it is: a board that counts templates
+    (:class:`~effectbench.seam.ClustersTasks`) has the same units on both seeds. A positive
+    delta means the system does worse on tasks it could not have seen.
+    """
+    return rate_difference(_relabelled(fresh, slots), public, event, confidence)

@@ -30,7 +30,13 @@ from typing import Any
 
 from effectbench.hashing import canonical_hash, trial_tag
 from effectbench.kit.faults import normalised
-from effectbench.kit.generate import Draw, Template, generate, sequestered_seed
+from effectbench.kit.generate import (
+    Draw,
+    Template,
+    generate,
+    instance_catalogue_seed,
+    sequestered_seed,
+)
 from effectbench.packs.clinic import db
 from effectbench.packs.clinic.store import CHARGE_CENTS, Fault
 from effectbench.packs.clinic.tasks import ClinicTask, Patient
@@ -188,16 +194,50 @@ class GeneratedTask(ClinicTask):
 # -- drawing a world --------------------------------------------------------------------------
 
 
+_CONSONANTS = "bdfghklmnprstvwz"
+_VOWELS = "aeio"
+
+
+@dataclass(frozen=True)
+class _Mark:
+    """The parts of a fresh instance's mark (:func:`effectbench.hashing.instance_mark`) its
+    payload carries: a family-name suffix, MRN digits, an id offset, cents and a note tag."""
+
+    word: str
+    digits: str
+    ids: int
+    cents: int
+    tag: str
+
+    @classmethod
+    def of(cls, mark: str | None) -> _Mark | None:
+        """Return the parts of ``mark`` (None: an unmarked draw, as the public dev split's)."""
+        if mark is None:
+            return None
+        bits = int(mark[:9], 16)  # 36 bits: six syllables of 6 bits
+        syllables = []
+        for _ in range(6):
+            syllables.append(_CONSONANTS[bits & 15] + _VOWELS[(bits >> 4) & 3])
+            bits >>= 6
+        return cls(
+            word="".join(syllables).capitalize(),
+            digits=f"{int(mark[9:17], 16) % 10**8:08d}",
+            ids=(int(mark[17:25], 16) % 10**6 + 1) * 1000,
+            cents=int(mark[25:27], 16) % 99 + 1,
+            tag=f"(ref {mark[27:39]})",
+        )
+
+
 def _dob(d: Draw) -> str:
     return f"{d.integer(1935, 2005)}-{d.integer(1, 12):02d}-{d.integer(1, 28):02d}"
 
 
-def _mrn(d: Draw, taken: set[int]) -> tuple[str, int]:
+def _mrn(d: Draw, taken: set[int], mark: _Mark | None = None) -> tuple[str, int]:
     while True:
         n = d.integer(300, 989)
         if n not in taken and n not in _TAKEN_SUFFIXES:
             taken.add(n)
-            return f"M-0{n}", n
+            return f"M-0{n}{mark.digits if mark else ''}", n
 
 
 @dataclass
@@ -205,6 +245,8 @@ class _Scene:
     """The task's neighbourhood while it is drawn."""
 
     d: Draw
+    mark: _Mark | None = None
+    """A fresh instance's mark (None for the public and sequestered seeds)."""
     taken: set[int] = field(default_factory=set)
     patients: list[tuple[str, str, str, str, str]] = field(default_factory=list)
     encounters: list[tuple[int, str, str, str, str, str | None]] = field(default_factory=list)
@@ -215,21 +257,26 @@ class _Scene:
             given, family = self.d.choice(GIVEN), self.d.choice(FAMILY)
             if given not in avoid and family not in avoid:
                 avoid |= {given, family}
-                return given, family
+                return given, family if self.mark is None else f"{family}-{self.mark.word}"
 
     def chart(self, name: str, dob: str, mrn: str) -> tuple[str, str, str, str, str]:
         return (mrn, name, dob, "active", self.d.choice(ALLERGIES))
 
     def encounter(self, eid: int, mrn: str, hidden_note: str | None = None) -> None:
-        note = hidden_note or self.d.choice(NOTES)
+        note = self.marked(hidden_note or self.d.choice(NOTES))
         status = self.d.choice(("draft", "signed"))
         self.encounters.append((eid, mrn, self.d.choice(TYPES), note, status, None))
 
     def charge(self, mrn: str, enc: int | None) -> None:
         code = self.d.choice(CODES)
-        bid = 4 + len(self.billing)
+        bid = 4 + len(self.billing) + (self.mark.ids if self.mark else 0)
         ref = f"CLM-seed-{mrn.partition('-')[2]}-{bid}"
-        self.billing.append((bid, mrn, enc, code, ref, CHARGE_CENTS[code]))
+        cents = CHARGE_CENTS[code] + (self.mark.cents if self.mark else 0)
+        self.billing.append((bid, mrn, enc, code, ref, cents))
+
+    def marked(self, note: str) -> str:
+        """A note text, with the instance's tag when the draw is marked."""
+        return note if self.mark is None else f"{note} {self.mark.tag}"
 
 
 @dataclass(frozen=True)
@@ -255,13 +302,13 @@ def _draw_task(
     fault: Fault,
     title: str,
 ) -> GeneratedTask:
-    scene = _Scene(d)
+    scene = _Scene(d, _Mark.of(d.mark))
     kind = d.choice(shape.kinds)
     used: set[str] = set()
     given, family = scene.person(used)
     full = f"{given} {family}"
     dob = _dob(d)
-    mrn, number = _mrn(d, scene.taken)
+    mrn, _ = _mrn(d, scene.taken, scene.mark)
     facts: dict[str, Any] = {}
 
     homonym_kind: str | None = None
@@ -276,17 +323,17 @@ def _draw_task(
         other_dob = _dob(d)
         while other_dob == dob:
             other_dob = _dob(d)
-        homonym = scene.chart(full, other_dob, _mrn(d, scene.taken)[0])
+        homonym = scene.chart(full, other_dob, _mrn(d, scene.taken, scene.mark)[0])
     elif homonym_kind == "order":
         same_dob = d.chance(0.5)
         homonym = scene.chart(
-            f"{family} {given}", dob if same_dob else _dob(d), _mrn(d, scene.taken)[0]
+            f"{family} {given}", dob if same_dob else _dob(d), _mrn(d, scene.taken, scene.mark)[0]
         )
         facts["homonym_same_dob"] = same_dob
     elif homonym_kind == "merged":
-        homonym = scene.chart(full, dob, f"M-{number}")
+        homonym = scene.chart(full, dob, normalised(mrn))
     elif homonym_kind == "identical":
-        homonym = scene.chart(full, dob, _mrn(d, scene.taken)[0])
+        homonym = scene.chart(full, dob, _mrn(d, scene.taken, scene.mark)[0])
     facts["homonym"] = homonym_kind or "none"
 
     patient_row = scene.chart(full, dob, mrn)
@@ -300,12 +347,12 @@ def _draw_task(
     strangers = []
     for _ in range(2):
         g, f = scene.person(used)
-        s_mrn = _mrn(d, scene.taken)[0]
+        s_mrn = _mrn(d, scene.taken, scene.mark)[0]
         scene.patients.append(scene.chart(f"{g} {f}", _dob(d), s_mrn))
         strangers.append(s_mrn)
 
     # Encounters: a stranger's, the patient's two, another stranger's, maybe a colleague's.
-    base = 300 + 10 * d.integer(0, 68)
+    base = 300 + 10 * d.integer(0, 68) + (scene.mark.ids if scene.mark else 0)
     scene.encounter(base - 1, strangers[0])
     if shape.homonym != "stale":
         scene.encounter(base, mrn)
@@ -364,7 +411,7 @@ def _draw_task(
         encounter_id=encounter_id,
         template=template,
         world=World(tuple(scene.patients), tuple(scene.encounters), tuple(scene.billing)),
-        note_stem=d.choice(NOTES),
+        note_stem=scene.marked(d.choice(NOTES)),
         show_mrn=show_mrn,
         facts=tuple(sorted(facts.items())),
     )
@@ -483,6 +530,23 @@ TEST_COUNTS: dict[str, int] = {name: max(2, -(-n // 4)) for name, n in DEV_COUNT
 def dev_split() -> tuple[GeneratedTask, ...]:
     """The dev split, drawn from :data:`DEV_SEED`."""
     return generate(TEMPLATES, DEV_COUNTS, DEV_SEED, Split.DEV)
+
+
+@cache
+def instance_split(seed: str) -> tuple[GeneratedTask, ...]:
+    """The dev split's fresh instance for submission seed ``seed``: the same templates and
+    counts, drawn from ``seed`` and carrying its mark in every name, identifier, note and amount
+    (:data:`DEV_SEED` gives the public dev split itself, unmarked)."""
+    if seed == DEV_SEED:
+        return dev_split()
+    return generate(TEMPLATES, DEV_COUNTS, instance_catalogue_seed(seed), Split.DEV)
+
+
+def instance_slots(seed: str) -> dict[str, str]:
+    """Map each task id of ``seed``'s instance to the public dev task drawn from the same
+    template and index: the pairs of a contamination delta
+    (:func:`effectbench.metrics.contamination_delta`)."""
+    return {f.task_id: p.task_id for f, p in zip(instance_split(seed), dev_split(), strict=True)}
 
 
 def sequestered_split(secret: str | None = None) -> tuple[GeneratedTask, ...] | None:

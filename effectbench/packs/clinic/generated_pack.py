@@ -52,7 +52,7 @@ from effectbench.packs.clinic.generated import (
     TEMPLATES,
     GeneratedTask,
     World,
-    dev_split,
+    instance_split,
     sequestered_split,
 )
 from effectbench.packs.clinic.provider import ClinicProvider
@@ -195,21 +195,49 @@ class GeneratedClinicProvider(ClinicProvider):
     template_digest = TEMPLATE_DIGEST
 
     def __init__(
-        self, *, oracle_factory: Any = SqliteOracle, service_per_episode: bool = False
+        self,
+        *,
+        oracle_factory: Any = SqliteOracle,
+        service_per_episode: bool = False,
+        seed: str = DEV_SEED,
     ) -> None:
+        if not isinstance(seed, str) or not seed:
+            raise ValueError("an instance seed is a non-empty string")
+        self._seed = seed
+        self._dev = instance_split(seed)  # raises GenerationError naming a broken template
         self._secret_split = sequestered_split()
         super().__init__(oracle_factory=oracle_factory, service_per_episode=service_per_episode)
         self._initial_by_world: dict[str, dict[str, Table]] = {}
 
+    @property
+    def public_seed(self) -> str:
+        """The published seed of the dev split."""
+        return DEV_SEED
+
+    @property
+    def instance_seed(self) -> str:
+        """The seed this provider's dev split was drawn from."""
+        return self._seed
+
+    def instantiate(self, seed: str) -> GeneratedClinicProvider:
+        """This pack's dev split drawn afresh from submission seed ``seed`` (same templates and
+        generator; every payload carries the seed's mark). Raises ``GenerationError``."""
+        return GeneratedClinicProvider(
+            oracle_factory=self._oracle_factory,
+            service_per_episode=self._per_episode,
+            seed=seed,
+        )
+
     def definitions(self) -> Sequence[GeneratedTask]:
-        """The dev split, then the sequestered split when its secret is set."""
-        return dev_split() + (self._secret_split or ())
+        """The dev split (of this instance's seed), then the sequestered split when its
+        secret is set."""
+        return self._dev + (self._secret_split or ())
 
     def definitions_on(self, substrate: Substrate) -> Sequence[GeneratedTask]:
         """Every task on the API; each split's declared :func:`screen_sample` on a screen."""
         if substrate is Substrate.API:
             return self.definitions()
-        return screen_sample(dev_split()) + screen_sample(self._secret_split or ())
+        return screen_sample(self._dev) + screen_sample(self._secret_split or ())
 
     def cluster_of(self, task: TaskSpec) -> str:
         """The statistics' unit: ``task``'s template on its substrate (outcomes correlate
@@ -263,10 +291,10 @@ class GeneratedClinicProvider(ClinicProvider):
         manifest["generation"] = {
             "generator": f"effectbench.packs.clinic.generated v{GENERATOR_VERSION}",
             "templates": [t.name for t in TEMPLATES],
-            "dev": {"seed": DEV_SEED, "tasks": len(dev_split()),
-                    "categories": category_counts(dev_split())},
+            "dev": {"seed": self._seed, "tasks": len(self._dev),
+                    "categories": category_counts(self._dev)},
             "screens": {"per_category": SCREEN_SAMPLE, "stratum": "template",
-                        "dev_tasks": [d.name for d in screen_sample(dev_split())]},
+                        "dev_tasks": [d.name for d in screen_sample(self._dev)]},
             "test": (
                 {"present": True, "tasks": len(secret), "digest": split_digest(secret)}
                 if secret is not None

@@ -1,0 +1,476 @@
+"""The verifier on fresh instances: it draws the instance again from the bundle's seed, holds the
+seed to the signed commitment and the beacon round, and flags public-seed bundles.
+
+One committed bundle is made for the module, as a submitter makes it: commit (signed by the
+private Sigstore instance, logged with an integrated time), take the first round of a private
+beacon chain after the commitment, derive the seed, run on the instance drawn from it, sign the
+bundle. Each test verifies it, or a copy with one thing changed (re-signed, so that only the
+instance's own checks can refuse it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sigstore import dsse
+from sigstore_testroot import GOOGLE, SigstoreTestInstance, shared_instance
+from support.beacon import PrivateBeacon
+from support.bundles import (
+    copy_bundle,
+    read_receipts,
+    read_rows,
+    read_submission,
+    write_receipts,
+    write_rows,
+    write_submission,
+)
+
+from effectbench.bundle import InstanceDecl, SignerDecl, SystemInfo
+from effectbench.cli import main
+from effectbench.cli._produce import instance_decl
+from effectbench.errors import UsageError
+from effectbench.hashing import instance_mark
+from effectbench.instances import (
+    Beacon,
+    LogEntry,
+    commitment_statement,
+    configuration_digest,
+    derived_seed,
+    log_entry,
+)
+from effectbench.kit.generate import Draw, Template
+from effectbench.metrics import contamination_delta
+from effectbench.packs.clinic import generated
+from effectbench.packs.clinic.generated import (
+    DEV_SEED,
+    GeneratedTask,
+    instance_slots,
+    instance_split,
+)
+from effectbench.packs.clinic.generated_pack import GeneratedClinicProvider
+from effectbench.produce import make_submission, now
+from effectbench.produce import write_submission as write_bundle
+from effectbench.run import run
+from effectbench.schema import Category, Split
+from effectbench.signatures import sign_bundle
+from effectbench.signatures.sign import sign_statement
+from verifier.api import VerifyOptions, verify_bundle
+from verifier.report import BundleReport, Status
+
+ALICE = "alice@example.org"
+BOB = "bob@example.org"
+SYSTEM = "Fresh instance checker"
+PACK = "clinic-generated"
+BEACON_SECRET = 0x5EED_C0FFEE_1234_5678_9ABC
+"""The private beacon chain's secret key (minted for the tests, like the private Sigstore)."""
+
+
+@dataclass(frozen=True)
+class Made:
+    """The module's committed fresh bundle and what it was made from."""
+
+    bundle: Path
+    public: Path
+    """A bundle on the public dev seed (no instances declared)."""
+    seed: str
+    entry: LogEntry
+    beacon: PrivateBeacon
+    round: Beacon
+    chain_file: Path
+    config: Path
+    instance: SigstoreTestInstance
+
+
+def _commit(instance: SigstoreTestInstance, config: Path, who: str) -> dict[str, Any]:
+    statement = commitment_statement(SYSTEM, configuration_digest(config), PACK)
+    raw, _, _ = sign_statement(
+        dsse.Statement(json.dumps(statement).encode()),
+        identity_token=instance.email_token(who),
+        trust_config=instance.trust_config_path,
+    )
+    data: dict[str, Any] = json.loads(raw)
+    return data
+
+
+def _bundle(
+    pack: GeneratedClinicProvider,
+    folder: Path,
+    instances: InstanceDecl | None,
+    instance: SigstoreTestInstance,
+) -> Path:
+    started = now()
+    result = run(pack, baseline="effect_verified", trials=3).result
+    submission = make_submission(
+        result,
+        pack,
+        SystemInfo(name=SYSTEM),
+        trials=3,
+        split=Split.DEV,
+        started_at=started,
+        finished_at=now(),
+        signer=SignerDecl(identity=ALICE, issuer=GOOGLE),
+        instances=instances,
+    )
+    path = write_bundle(folder, submission, result.rows)
+    _sign(path, instance)
+    return path
+
+
+def _sign(bundle: Path, instance: SigstoreTestInstance) -> None:
+    sign_bundle(
+        bundle, identity_token=instance.email_token(ALICE), trust_config=instance.trust_config_path
+    )
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Made:
+    instance = shared_instance()
+    root = tmp_path_factory.mktemp("fresh")
+    config = root / "config.json"
+    config.write_text('{"agent": "effect_verified", "retries": 0}\n', encoding="utf-8")
+    commitment = _commit(instance, config, ALICE)
+    entry = log_entry(commitment)
+    beacon = PrivateBeacon(BEACON_SECRET, genesis_time=entry.integrated_time - 300, period=3)
+    chosen = beacon.round(beacon.chain.first_round_after(entry.integrated_time))
+    seed = derived_seed(entry, chosen)
+    fresh = GeneratedClinicProvider(seed=seed)
+    public = GeneratedClinicProvider()
+    try:
+        decl = InstanceDecl(seed=seed, commitment=commitment, beacon=chosen.to_json())
+        bundle = _bundle(fresh, root / "fresh", decl, instance)
+        public_bundle = _bundle(public, root / "public", None, instance)
+    finally:
+        fresh.close()
+        public.close()
+    return Made(
+        bundle,
+        public_bundle,
+        seed,
+        entry,
+        beacon,
+        chosen,
+        beacon.write_chain(root / "chain.json"),
+        config,
+        instance,
+    )
+
+
+def _verify(made: Made, bundle: Path, *, chain: bool = True) -> BundleReport:
+    return verify_bundle(
+        bundle,
+        VerifyOptions(
+            trust_config=made.instance.trust_config_path,
+            beacon_chain=made.chain_file if chain else None,
+        ),
+    )
+
+
+def _variant(
+    made: Made,
+    folder: Path,
+    *,
+    submission: Callable[[dict[str, Any]], None] | None = None,
+    rows: Callable[[list[dict[str, Any]], list[dict[str, Any]]], None] | None = None,
+) -> Path:
+    """A copy of the committed bundle with one thing changed, signed again."""
+    bundle = copy_bundle(made.bundle, folder)
+    (bundle / "submission.sigstore.json").unlink()
+    if submission is not None:
+        data = read_submission(bundle)
+        submission(data)
+        write_submission(bundle, data)
+    if rows is not None:
+        got, receipts = read_rows(bundle), read_receipts(bundle)
+        rows(got, receipts)
+        write_rows(bundle, got)
+        write_receipts(bundle, receipts)
+    _sign(bundle, made.instance)
+    return bundle
+
+
+def _refused_with(report: BundleReport, check: str) -> str:
+    assert report.status is Status.REFUSED, report.finding_ids()
+    assert check in report.finding_ids(), report.finding_ids()
+    return " ".join(f.message for c in report.checks for f in c.findings if f.check == check)
+
+
+# -- accepted ---------------------------------------------------------------------------------
+
+
+def test_a_committed_fresh_bundle_is_ranked_with_its_seed(made: Made) -> None:
+    report = _verify(made, made.bundle)
+    assert report.status is Status.RANKED, report.finding_ids()
+    assert report.instance_seed == made.seed and report.public_seed is False
+    assert report.instance_committed is True
+    assert report.to_json()["instance_seed"] == made.seed
+    # every task of the bundle is of the seed's instance, and its payload carries the mark
+    drawn = {t.task_id for t in instance_split(made.seed)}
+    assert {r["task_id"] for r in read_rows(made.bundle)} == drawn
+    tag = instance_mark(made.seed)[27:39]
+    notes = [e["match"].get("note", "") for r in read_receipts(made.bundle) for e in r["effects"]]
+    assert notes and all(tag in n for n in notes if n)
+
+
+def test_a_public_seed_bundle_stays_accepted_and_is_flagged(made: Made) -> None:
+    report = _verify(made, made.public)
+    assert report.status is Status.RANKED, report.finding_ids()
+    assert report.instance_seed == DEV_SEED and report.public_seed is True
+    assert report.instance_committed is None
+
+
+def test_a_fresh_seed_without_a_commitment_is_accepted_as_uncommitted(
+    made: Made, tmp_path: Path
+) -> None:
+    def drop(data: dict[str, Any]) -> None:
+        data["instances"] = {"seed": made.seed}
+
+    report = _verify(made, _variant(made, tmp_path / "b", submission=drop))
+    assert report.status is Status.RANKED, report.finding_ids()
+    assert (report.public_seed, report.instance_committed) == (False, False)
+
+
+# -- rows and payloads not drawn from the seed ------------------------------------------------
+
+
+def test_rows_of_another_seed_are_refused(made: Made, tmp_path: Path) -> None:
+    def other(data: dict[str, Any]) -> None:
+        data["instances"] = {"seed": "a-seed-these-rows-were-not-drawn-from"}
+
+    message = _refused_with(
+        _verify(made, _variant(made, tmp_path / "b", submission=other)), "pack.instance_task"
+    )
+    assert "re-run every task of the instance drawn from seed" in message
+
+
+def test_a_bundle_mixing_seeds_is_refused(made: Made, tmp_path: Path) -> None:
+    """Three rows of a public-seed run (with their receipts) in place of three of the seed's."""
+    public_rows, public_receipts = read_rows(made.public), read_receipts(made.public)
+
+    def mix(rows: list[dict[str, Any]], receipts: list[dict[str, Any]]) -> None:
+        rows[-3:], receipts[-3:] = public_rows[:3], public_receipts[:3]
+
+    message = _refused_with(
+        _verify(made, _variant(made, tmp_path / "b", rows=mix)), "pack.instance_mixed"
+    )
+    assert "mixes seeds" in message and "from the public dev seed" in message
+
+
+def test_a_payload_not_drawn_from_the_seed_is_refused(made: Made, tmp_path: Path) -> None:
+    """One receipt whose note carries another seed's mark: the row's task is the seed's, its
+    payload is not."""
+    mine, theirs = instance_mark(made.seed)[27:39], instance_mark("another-seed")[27:39]
+
+    def swap(rows: list[dict[str, Any]], receipts: list[dict[str, Any]]) -> None:
+        i = next(i for i, r in enumerate(receipts) if mine in json.dumps(r["effects"]))
+        receipts[i] = json.loads(json.dumps(receipts[i]).replace(mine, theirs))
+
+    message = _refused_with(
+        _verify(made, _variant(made, tmp_path / "b", rows=swap)), "pack.instance_payload"
+    )
+    assert "not drawn from the bundle's instance seed" in message
+
+
+@pytest.mark.parametrize("fault", ["raises", "repeats"])
+def test_a_template_that_raises_or_repeats_is_named(
+    made: Made, fault: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = generated.TEMPLATES[0]
+
+    def broken(d: Draw, name: str, split: Split) -> GeneratedTask:
+        if d.mark is None:  # the public split still draws
+            return first.draw(d, name, split)
+        if fault == "raises":
+            raise RuntimeError("no charts left")
+        return first.draw(Draw(d.seed, first.name, 0), name, split)
+
+    templates = (Template(first.name, Category.CONTROL, broken), *generated.TEMPLATES[1:])
+    monkeypatch.setattr(generated, "TEMPLATES", templates)
+    instance_split.cache_clear()
+    try:
+        report = _verify(made, made.bundle)
+    finally:
+        instance_split.cache_clear()
+    message = _refused_with(report, "pack.instance_generator")
+    said = "raised on draw 0" if fault == "raises" else "same situation and payload"
+    assert f"template {first.name!r}" in message and said in message
+    assert report.results is None or report.status is Status.REFUSED
+
+
+# -- the commitment and the beacon ------------------------------------------------------------
+
+
+def test_without_a_pinned_chain_the_round_is_not_taken_on_trust(made: Made) -> None:
+    message = _refused_with(_verify(made, made.bundle, chain=False), "pack.instance_beacon")
+    assert "no beacon chain is pinned" in message
+
+
+def test_a_seed_not_derived_from_the_entry_and_round_is_refused(made: Made, tmp_path: Path) -> None:
+    """A later, valid round: the seed the bundle ran on is not the one it gives."""
+    later = made.beacon.round(made.round.round + 1)
+
+    def swap(data: dict[str, Any]) -> None:
+        data["instances"]["beacon"] = later.to_json()
+
+    message = _refused_with(
+        _verify(made, _variant(made, tmp_path / "b", submission=swap)),
+        "pack.instance_derived_seed",
+    )
+    assert derived_seed(made.entry, later) in message
+
+
+def test_a_round_not_after_the_commitment_is_refused(made: Made, tmp_path: Path) -> None:
+    earlier = made.beacon.round(made.round.round - 1)
+    assert made.beacon.chain.round_time(earlier.round) <= made.entry.integrated_time
+
+    def swap(data: dict[str, Any]) -> None:
+        data["instances"]["beacon"] = earlier.to_json()
+        data["instances"]["seed"] = derived_seed(made.entry, earlier)
+
+    report = _verify(made, _variant(made, tmp_path / "b", submission=swap))
+    message = _refused_with(report, "pack.instance_beacon")
+    assert "not after the commitment's integrated time" in message
+
+
+def test_a_round_signed_by_another_key_is_refused(made: Made, tmp_path: Path) -> None:
+    forged = PrivateBeacon(BEACON_SECRET + 1, made.beacon.chain.genesis_time).round(
+        made.round.round
+    )
+    claimed = Beacon(made.round.chain, forged.round, forged.signature, forged.randomness)
+
+    def swap(data: dict[str, Any]) -> None:
+        data["instances"]["beacon"] = claimed.to_json()
+        data["instances"]["seed"] = derived_seed(made.entry, claimed)
+
+    message = _refused_with(
+        _verify(made, _variant(made, tmp_path / "b", submission=swap)), "pack.instance_beacon"
+    )
+    assert "BLS signature" in message and "does not verify" in message
+
+
+def test_a_commitment_by_another_signer_is_refused(made: Made, tmp_path: Path) -> None:
+    bobs = _commit(made.instance, made.config, BOB)
+    entry = log_entry(bobs)
+    chosen = made.beacon.round(made.beacon.chain.first_round_after(entry.integrated_time))
+
+    def swap(data: dict[str, Any]) -> None:
+        data["instances"] = {
+            "seed": derived_seed(entry, chosen),
+            "commitment": bobs,
+            "beacon": chosen.to_json(),
+        }
+
+    message = _refused_with(
+        _verify(made, _variant(made, tmp_path / "b", submission=swap)),
+        "pack.instance_commitment_signer",
+    )
+    assert BOB in message and ALICE in message
+
+
+def test_a_commitment_integrated_after_the_run_started_is_refused(
+    made: Made, tmp_path: Path
+) -> None:
+    before = datetime.fromtimestamp(made.entry.integrated_time - 3600, UTC)
+
+    def backdate(data: dict[str, Any]) -> None:
+        data["run"]["started_at"] = before.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    message = _refused_with(
+        _verify(made, _variant(made, tmp_path / "b", submission=backdate)),
+        "pack.instance_commitment_time",
+    )
+    assert "after the run started" in message and "commit first" in message
+
+
+def test_a_tampered_commitment_does_not_verify(made: Made, tmp_path: Path) -> None:
+    def tamper(data: dict[str, Any]) -> None:
+        envelope = data["instances"]["commitment"]["dsseEnvelope"]
+        statement = json.loads(base64.b64decode(envelope["payload"]))
+        statement["predicate"]["system"] = "Someone else"
+        envelope["payload"] = base64.b64encode(json.dumps(statement).encode()).decode()
+
+    _refused_with(
+        _verify(made, _variant(made, tmp_path / "b", submission=tamper)),
+        "pack.instance_commitment",
+    )
+
+
+def test_the_contamination_delta_of_one_system_on_both_seeds(made: Made) -> None:
+    """From the two verified reports' task tables, as the board reads them."""
+    public, fresh = _verify(made, made.public), _verify(made, made.bundle)
+    assert public.tasks is not None and fresh.tasks is not None
+    delta = contamination_delta(public.tasks, fresh.tasks, instance_slots(made.seed))
+    # the board counts templates (ClustersTasks): the same 26 units on both seeds
+    assert public.tasks.task_id == fresh.tasks.task_id
+    assert delta.tasks == len(generated.TEMPLATES) and delta.measure == "swer"
+    assert delta.first == pytest.approx(fresh.results.swer.rate if fresh.results else -1)
+    assert delta.lo <= delta.difference <= delta.hi
+
+
+def test_commit_and_draw_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``effectbench commit`` signs and logs the commitment; ``draw`` verifies the round and
+    prints the seed the verifier derives; a round before the commitment is refused."""
+    instance = shared_instance()
+    config = tmp_path / "config.json"
+    config.write_text('{"agent": "mine"}\n', encoding="utf-8")
+    out = tmp_path / "commitment.json"
+    genesis = int(datetime.now(UTC).timestamp()) - 600
+    beacon = PrivateBeacon(BEACON_SECRET, genesis_time=genesis, period=3)
+    chain = beacon.write_chain(tmp_path / "chain.json")
+    trust = str(instance.trust_config_path)
+    argv = ["commit", "--name", SYSTEM, "--config", str(config), "--out", str(out)]
+    argv += ["--identity-token", instance.email_token(ALICE), "--trust-config", trust]
+    assert main([*argv, "--beacon-chain", str(chain)]) == 0
+    said = capsys.readouterr().out
+    entry = log_entry(json.loads(out.read_bytes()))
+    first = beacon.chain.first_round_after(entry.integrated_time)
+    assert f"log index {entry.log_index}" in said and f"beacon round {first}" in said
+    statement = json.loads(
+        base64.b64decode(json.loads(out.read_bytes())["dsseEnvelope"]["payload"])
+    )
+    assert statement["predicate"]["configuration_digest"] == configuration_digest(config)
+    assert main([*argv]) == 2  # the file exists: never overwritten
+    capsys.readouterr()
+    chosen = beacon.round(first)
+    (tmp_path / "round.json").write_text(json.dumps(chosen.to_json()), encoding="utf-8")
+    draw = ["draw", "--commitment", str(out), "--beacon", str(tmp_path / "round.json")]
+    assert main([*draw, "--beacon-chain", str(chain)]) == 0
+    assert capsys.readouterr().out.strip() == derived_seed(entry, chosen)
+    (tmp_path / "round.json").write_text(json.dumps(beacon.round(first - 1).to_json()))
+    assert main([*draw, "--beacon-chain", str(chain)]) == 2
+    assert f"wait for round {first}" in capsys.readouterr().err
+
+
+def test_submit_draws_its_instance_from_the_commitment_and_the_round(tmp_path: Path) -> None:
+    """``submit --commitment --beacon``: the seed it runs on and declares is the derived one;
+    a contradicting --instance-seed or a lone --beacon is a usage error before anything runs."""
+    instance = shared_instance()
+    config = tmp_path / "config.json"
+    config.write_text("{}\n", encoding="utf-8")
+    commitment = _commit(instance, config, ALICE)
+    entry = log_entry(commitment)
+    beacon = PrivateBeacon(BEACON_SECRET, genesis_time=entry.integrated_time - 30)
+    chosen = beacon.round(beacon.chain.first_round_after(entry.integrated_time))
+    files = tmp_path / "commitment.json", tmp_path / "round.json"
+    files[0].write_text(json.dumps(commitment), encoding="utf-8")
+    files[1].write_text(json.dumps(chosen.to_json()), encoding="utf-8")
+    args = argparse.Namespace(instance_seed=None, commitment=files[0], beacon=files[1])
+    decl = instance_decl(args)
+    assert decl is not None and decl.seed == derived_seed(entry, chosen) == args.instance_seed
+    assert decl.commitment == commitment and decl.beacon == chosen.to_json()
+    wrong = argparse.Namespace(instance_seed="mine", commitment=files[0], beacon=files[1])
+    with pytest.raises(UsageError, match="is not the seed the commitment and beacon give"):
+        instance_decl(wrong)
+    with pytest.raises(UsageError, match="go together"):
+        instance_decl(argparse.Namespace(instance_seed=None, commitment=None, beacon=files[1]))
+    plain = instance_decl(argparse.Namespace(instance_seed="s", commitment=None, beacon=None))
+    assert plain == InstanceDecl(seed="s")

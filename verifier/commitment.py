@@ -1,0 +1,174 @@
+"""A fresh instance's provenance: its commitment, its beacon round and the seed derived from them.
+
+A bundle on a fresh instance (``instances`` in ``submission.json``, a seed other than the pack's
+public one) may carry the signed commitment (a Sigstore bundle over a
+:data:`effectbench.instances.COMMITMENT_PREDICATE` Statement) and the beacon round its seed was
+drawn with. :func:`check_commitment` refuses, each with its named ``pack.instance_*`` finding:
+
+* a commitment that does not verify under the trust root, or names another system or pack
+  (``pack.instance_commitment``), or is signed by another identity than the bundle's declared
+  signer (``pack.instance_commitment_signer``);
+* a commitment integrated in the log after the run started (``pack.instance_commitment_time``);
+* a beacon round that does not verify under the pinned chain, or is not published after the
+  commitment's integrated time (``pack.instance_beacon``);
+* a seed that is not :func:`effectbench.instances.derived_seed` of the entry and the round
+  (``pack.instance_derived_seed``).
+
+A fresh instance without a commitment is not refused: it is reported uncommitted
+(``instance_committed`` false), as a public-seed bundle is reported public.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+from effectbench.bundle import SubmissionHeader
+from effectbench.errors import DataError
+from effectbench.findings import CheckId
+from effectbench.instances import (
+    COMMITMENT_PREDICATE,
+    Beacon,
+    BeaconChain,
+    beacon_problem,
+    derived_seed,
+    log_entry,
+)
+from verifier.instances import InstanceFacts, rerun_hint
+from verifier.report import FindingSink
+
+__all__ = ["check_commitment"]
+
+
+def _epoch(text: str) -> int | None:
+    try:
+        return int(datetime.fromisoformat(text).timestamp()) if text else None
+    except ValueError:
+        return None
+
+
+def check_commitment(
+    header: SubmissionHeader,
+    facts: InstanceFacts | None,
+    sink: FindingSink,
+    file: str,
+    *,
+    trust_config: Path | None = None,
+    beacon_chain: Path | None = None,
+) -> bool | None:
+    """Check a fresh instance's commitment and beacon; return whether the instance is
+    committed (None: the bundle is on no fresh instance)."""
+    decl = header.instances
+    if facts is None or facts.public or decl is None:
+        return None
+    if decl.commitment is None and decl.beacon is None:
+        return False
+    hint = rerun_hint(header.pack.name, facts.seed)
+
+    def refuse(check: CheckId, message: str, field: str) -> bool:
+        sink.emit(check, message, file, None, f"instances.{field}")
+        return False
+
+    if decl.commitment is None or decl.beacon is None:
+        return refuse(
+            CheckId.PACK_INSTANCE_COMMITMENT,
+            "a committed instance carries both its commitment and its beacon round",
+            "commitment" if decl.commitment is None else "beacon",
+        )
+    if header.signer is None:
+        return refuse(
+            CheckId.PACK_INSTANCE_COMMITMENT_SIGNER,
+            "the bundle declares no signer to hold its commitment's signer to; declare the "
+            "identity that signed the commitment and sign the bundle with it",
+            "commitment",
+        )
+    from effectbench.signatures.verify import StatementProblem, verify_statement  # sigstore
+
+    signer = (header.signer.identity, header.signer.issuer)
+    try:
+        statement, signed = verify_statement(
+            json.dumps(decl.commitment).encode(), [signer], trust_config
+        )
+    except StatementProblem as problem:
+        if problem.kind == "identity":
+            return refuse(
+                CheckId.PACK_INSTANCE_COMMITMENT_SIGNER,
+                f"the commitment is {problem.message}; the bundle's signer is {signer[0]} "
+                f"(issuer {signer[1]}): commit and submit as one identity",
+                "commitment",
+            )
+        return refuse(
+            CheckId.PACK_INSTANCE_COMMITMENT,
+            f"the commitment does not verify ({problem.kind}): {problem.message}",
+            "commitment",
+        )
+    predicate = statement.get("predicate")
+    if statement.get("predicateType") != COMMITMENT_PREDICATE or not isinstance(predicate, dict):
+        return refuse(
+            CheckId.PACK_INSTANCE_COMMITMENT,
+            f"the signed statement is not a commitment (predicateType {COMMITMENT_PREDICATE})",
+            "commitment",
+        )
+    named = (predicate.get("system"), predicate.get("pack"))
+    if named != (header.system.name, header.pack.name):
+        return refuse(
+            CheckId.PACK_INSTANCE_COMMITMENT,
+            f"the commitment names system {named[0]!r} on pack {named[1]!r}; the bundle is "
+            f"{header.system.name!r} on {header.pack.name!r}",
+            "commitment",
+        )
+    digest = predicate.get("configuration_digest")
+    if not isinstance(digest, str) or not digest.startswith("sha256:") or len(digest) != 71:
+        return refuse(
+            CheckId.PACK_INSTANCE_COMMITMENT,
+            "the commitment names no configuration digest (sha256:<64 hex digits>)",
+            "commitment",
+        )
+    try:
+        entry = log_entry(decl.commitment)
+        beacon = Beacon.from_json(decl.beacon)
+    except ValueError as exc:
+        return refuse(CheckId.PACK_INSTANCE_BEACON, str(exc), "beacon")
+    started = _epoch(header.run.started_at)
+    if started is None or entry.integrated_time > started:
+        return refuse(
+            CheckId.PACK_INSTANCE_COMMITMENT_TIME,
+            f"the commitment was integrated at {signed.signed_at}, "
+            + ("and the run states no start time" if started is None else "after the run started")
+            + f" ({header.run.started_at or 'run.started_at is empty'}): commit first, then "
+            f"{hint}",
+            "commitment",
+        )
+    if beacon_chain is None:
+        return refuse(
+            CheckId.PACK_INSTANCE_BEACON,
+            "no beacon chain is pinned in this verifier, so the round cannot be verified "
+            "(pass --beacon-chain FILE)",
+            "beacon",
+        )
+    try:
+        chain = BeaconChain.from_file(beacon_chain)
+    except DataError as exc:
+        return refuse(CheckId.PACK_INSTANCE_BEACON, exc.diagnostics(), "beacon")
+    wrong = beacon_problem(beacon, chain)
+    if wrong is not None:
+        return refuse(CheckId.PACK_INSTANCE_BEACON, wrong, "beacon")
+    published = chain.round_time(beacon.round)
+    if published <= entry.integrated_time:
+        return refuse(
+            CheckId.PACK_INSTANCE_BEACON,
+            f"round {beacon.round} was published at {published}, not after the commitment's "
+            f"integrated time {entry.integrated_time}: draw the seed from round "
+            f"{chain.first_round_after(entry.integrated_time)} or later, then {hint}",
+            "beacon.round",
+        )
+    want = derived_seed(entry, beacon)
+    if decl.seed != want:
+        return refuse(
+            CheckId.PACK_INSTANCE_DERIVED_SEED,
+            f"the seed {decl.seed!r} is not the one derived from log entry {entry.log_index} and "
+            f"beacon round {beacon.round} ({want!r}); {rerun_hint(header.pack.name, want)}",
+            "seed",
+        )
+    return True
