@@ -6,8 +6,15 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 SETUP := bash scripts/setup-venv
 FAST := not browser and not web and not desktop and not postgres and not slow
+# CI's two legs (.ci/run), side by side on two cores, every test at least once: the oldest
+# Python runs every group but the built site in Chromium (browser) and the ticketing pack's
+# PostgreSQL server (postgres), beside the linters; the newest runs those two groups and the
+# fast group again (the tests that exercise the interpreter rather than Chromium, X or a server),
+# without the linters (ruff and mypy read the source for Python 3.11 whatever runs them).
+CI_OLDEST := not browser and not postgres
+CI_NEWEST := browser or postgres or ($(FAST))
 
-.PHONY: setup setup-test setup-runtime setup-site setup-screens reference site reproduce test test-fast lint generate bench clean
+.PHONY: setup setup-test setup-runtime setup-site setup-screens reference site reproduce test test-fast test-ci-oldest test-ci-newest lint generate bench clean
 
 setup:  # everything `make test` needs: tests, linters, the desktop extra and Debian packages
 	@$(SETUP) dev "$(PY)" "$(VENV)"
@@ -48,6 +55,12 @@ test: setup  # every test, browser, web, desktop and slow groups included, besid
 
 test-fast: setup-test  # without the browser, web, desktop and slow groups, beside the linters
 	@bash scripts/check "$(BIN)" -m "$(FAST)"
+
+test-ci-oldest: setup  # CI's first leg (.ci/run): see CI_OLDEST
+	@bash scripts/check "$(BIN)" -m "$(CI_OLDEST)"
+
+test-ci-newest: setup-test  # CI's second leg (.ci/run): see CI_NEWEST
+	@bash scripts/check --no-lint "$(BIN)" -m "$(CI_NEWEST)"
 
 generate: setup-test  # rewrite every generated file (docs tables, schema, pack tables, lists)
 	$(BIN)/python scripts/generate.py

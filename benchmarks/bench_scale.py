@@ -15,7 +15,7 @@ Dask cluster is a ``LocalCluster`` on 127.0.0.1 with as many single-thread
 worker processes as the pool has.
 
     .venv/bin/python benchmarks/bench_scale.py [--workers 2] [--repeat 3] [--rows 2000]
-        [--journal-episodes 100000] [--workdir DIR]
+        [--journal-episodes 100000] [--workdir DIR] [--trials 2,10] [--tasks N]
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from effectbench.run.executors.dask_cluster import DaskExecutor
 from effectbench.run.executors.local import LocalExecutor
 from effectbench.run.journal import FORMAT, FORMAT_VERSION, Journal, read_journal
 from effectbench.run.runner import Cell, RunPlan
-from effectbench.schema import EpisodeRecord
+from effectbench.schema import EpisodeRecord, TaskSpec
 from effectbench.variants import tasks_on
 
 ARM = "screen_only"
@@ -52,12 +52,23 @@ def _timed(plan: RunPlan, executor: Executor) -> tuple[float, float]:
     return time.perf_counter() - w0, time.process_time() - c0
 
 
+def api_tasks(pack: ClinicProvider, limit: int | None) -> list[TaskSpec]:
+    """The clinic's API-level tasks (no screen start-up), the first ``limit`` of them if given."""
+    tasks = list(tasks_on(pack, pack.default_substrates))
+    return tasks if limit is None else tasks[:limit]
+
+
 def marginal(
-    pack: ClinicProvider, executor: Executor, small: int, large: int, repeat: int
+    pack: ClinicProvider,
+    executor: Executor,
+    small: int,
+    large: int,
+    repeat: int,
+    limit: int | None,
 ) -> tuple[float, float, float]:
     """Return per-episode wall and driver-CPU seconds beyond start-up, and start-up seconds."""
     sut = get_baseline(ARM, pack)
-    tasks = tasks_on(pack, pack.default_substrates)  # the API level: no screen start-up
+    tasks = api_tasks(pack, limit)
     plans = {n: RunPlan.build(sut, pack, trials=n, tasks=tasks) for n in (small, large)}
     runs: dict[int, list[tuple[float, float]]] = {small: [], large: []}
     for _ in range(repeat):
@@ -70,14 +81,16 @@ def marginal(
     return per_episode, (c_large - c_small) / between, w_small - per_episode * cells[small]
 
 
-def bench_executors(workers: int, repeat: int, small: int, large: int) -> None:
+def bench_executors(workers: int, repeat: int, small: int, large: int, limit: int | None) -> None:
     """Print the per-episode cost of serial, the local pool and Dask on the clinic pack."""
     with ClinicProvider() as pack:
-        api = len(tasks_on(pack, pack.default_substrates))
+        api = len(api_tasks(pack, limit))
         print(f"clinic pack (api level), {ARM}, {api} tasks, trials {small} and {large}:")
-        serial, _, _ = marginal(pack, LocalExecutor(1), small, large, repeat)
+        serial, _, _ = marginal(pack, LocalExecutor(1), small, large, repeat, limit)
         print(f"  serial (this process)     {serial * 1000:7.2f} ms/episode")
-        pool, pool_cpu, pool_start = marginal(pack, LocalExecutor(workers), small, large, repeat)
+        pool, pool_cpu, pool_start = marginal(
+            pack, LocalExecutor(workers), small, large, repeat, limit
+        )
         print(
             f"  local pool, {workers} workers     {pool * 1000:7.2f} ms/episode  "
             f"driver CPU {pool_cpu * 1000:5.2f} ms/episode  "
@@ -95,8 +108,9 @@ def bench_executors(workers: int, repeat: int, small: int, large: int) -> None:
         ) as cluster:
             cluster_start = time.perf_counter() - t0
             dask = DaskExecutor(cluster.scheduler_address)
-            execute(RunPlan.build(get_baseline(ARM, pack), pack, trials=1), dask)  # warm workers
-            on_dask, dask_cpu, dask_start = marginal(pack, dask, small, large, repeat)
+            warm = api_tasks(pack, limit)
+            execute(RunPlan.build(get_baseline(ARM, pack), pack, trials=1, tasks=warm), dask)
+            on_dask, dask_cpu, dask_start = marginal(pack, dask, small, large, repeat, limit)
         print(
             f"  dask, {workers} workers           {on_dask * 1000:7.2f} ms/episode  "
             f"driver CPU {dask_cpu * 1000:5.2f} ms/episode, scheduler included  "
@@ -111,7 +125,7 @@ def bench_executors(workers: int, repeat: int, small: int, large: int) -> None:
 
 def _rows(n: int) -> list[EpisodeRecord]:
     with ClinicProvider() as pack:
-        tasks = tasks_on(pack, pack.default_substrates)
+        tasks = api_tasks(pack, n)  # fewer rows than tasks: only as many tasks as rows
         plan = RunPlan.build(
             get_baseline(ARM, pack), pack, trials=max(1, n // len(tasks) + 1), tasks=tasks
         )
@@ -232,6 +246,12 @@ def main() -> None:
         default="2,10",
         help="the small and the large run's trials, whose difference prices an episode",
     )
+    parser.add_argument(
+        "--tasks",
+        type=int,
+        default=None,
+        help="run the executors on the first N API-level tasks only (default: every one)",
+    )
     args = parser.parse_args()
     small, large = (int(n) for n in args.trials.split(","))
     if not 0 < small < large:
@@ -244,7 +264,9 @@ def main() -> None:
         rows = _rows(args.rows)
         bench_journal(rows, workdir)
         bench_resume(rows[0], args.journal_episodes, workdir)
-    bench_executors(args.workers, args.repeat, small, large)
+    if args.tasks is not None and args.tasks < 1:
+        parser.error(f"--tasks {args.tasks}: want at least 1")
+    bench_executors(args.workers, args.repeat, small, large, args.tasks)
 
 
 if __name__ == "__main__":

@@ -58,7 +58,7 @@ SMALLEST: dict[str, tuple[Args, tuple[pytest.MarkDecorator, ...]]] = {
     "bench_pack_check.py": (["--runs", "1", "--packs", "mockmed"], ()),
     "bench_rank.py": (["--runs", "1", "--cold"], ()),
     "bench_scale.py": (
-        ["--workers", "1", "--repeat", "1", "--trials", "1,2", "--rows", "50"]
+        ["--workers", "1", "--repeat", "1", "--trials", "1,2", "--tasks", "3", "--rows", "50"]
         + ["--journal-episodes", "1000"],
         (),
     ),

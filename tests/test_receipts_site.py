@@ -24,7 +24,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 from support.browser import Watched as SiteWatched
 from support.browser import served
 from support.bundles import edit_receipts
-from support.site import copy_references
+from support.site import RECORDS, copy_references
 
 from effectbench.cli import main
 from effectbench.screens.browser import close_shared_browser
@@ -70,7 +70,15 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
     edit_receipts(evil, plant)
     out = base / "public"
-    build_site(subs, out, root=ROOT, cache_dir=base / "cache", workers=1, allow_unsigned=True)
+    build_site(  # the copied references from their records; the runs above re-run
+        subs,
+        out,
+        root=ROOT,
+        cache_dir=base / "cache",
+        workers=1,
+        allow_unsigned=True,
+        records=RECORDS,
+    )
     close_shared_browser()  # the runs' and the re-runs' browser: the tests drive their own
     yield {
         "subs": subs,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import subprocess
@@ -174,6 +175,65 @@ def test_a_lint_error_does_not_hide_the_test_results(tmp_path: Path) -> None:
     assert "ruff check ." in done.stdout and "ruff format --check ." in done.stdout
     assert "mypy ran" in done.stdout  # every linter ran although the first failed
     assert done.stderr.strip() == "check: FAILED: lint"
+
+
+def _make_variable(name: str) -> str:
+    """Return the value of ``name := ...`` in the Makefile, ``$(OTHER)`` expanded."""
+    makefile = (ROOT / "Makefile").read_text()
+    (value,) = re.findall(rf"^{name} := (.*)$", makefile, re.MULTILINE)
+    return re.sub(r"\$\((\w+)\)", lambda m: _make_variable(m.group(1)), value)
+
+
+def _selects(expression: str, groups: frozenset[str]) -> bool:
+    """Whether pytest's ``-m expression`` selects a test carrying exactly the markers ``groups``
+    (the expressions use only the group names, and, or, not and parentheses: Python's own)."""
+    names = {g: g in groups for g in ("browser", "web", "desktop", "postgres", "slow")}
+    return bool(eval(expression, {"__builtins__": {}}, names))  # noqa: S307
+
+
+def test_the_ci_legs_run_every_test_and_repeat_only_the_fast_group() -> None:
+    """Over every combination of groups a test can carry: the two legs of .ci/run together
+    select it, and both select it only when it is in the fast group (the interpreter's tests)."""
+    oldest, newest, fast = (_make_variable(v) for v in ("CI_OLDEST", "CI_NEWEST", "FAST"))
+    groups = ("browser", "web", "desktop", "postgres", "slow")
+    for k in range(len(groups) + 1):
+        for combo in itertools.combinations(groups, k):
+            marked = frozenset(combo)
+            legs = (_selects(oldest, marked), _selects(newest, marked))
+            assert any(legs), marked
+            assert all(legs) == _selects(fast, marked), marked
+    assert _selects(newest, frozenset({"browser"})) and _selects(newest, frozenset({"postgres"}))
+    assert _make_recipe("test-ci-oldest") == ['@bash scripts/check "$(BIN)" -m "$(CI_OLDEST)"']
+    assert _make_recipe("test-ci-newest") == [
+        '@bash scripts/check --no-lint "$(BIN)" -m "$(CI_NEWEST)"'
+    ]
+    makefile = (ROOT / "Makefile").read_text()
+    assert "test-ci-oldest: setup " in makefile  # the desktop extra and the Debian packages
+    assert "test-ci-newest: setup-test " in makefile
+    run = (ROOT / ".ci" / "run").read_text()
+    assert "make test-ci-newest " in run and "target=test-ci-oldest" in run
+
+
+def test_check_without_lint_runs_the_tests_alone(tmp_path: Path) -> None:
+    """scripts/check --no-lint: pytest runs and decides the exit; no linter is started."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool, body in {
+        "ruff": f'touch "{tmp_path}/linted"',
+        "mypy": f'touch "{tmp_path}/linted"',
+        "pytest": 'echo "pytest $*"; [ "$3" != "-x" ]',  # `-x` here: the tests fail
+    }.items():
+        (bin_dir / tool).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / tool).chmod(0o755)
+    check = ["bash", str(ROOT / "scripts" / "check"), "--no-lint", str(bin_dir)]
+    done = subprocess.run([*check, "-m", "browser"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "pytest -q --durations=25 -m browser" in done.stdout
+    assert "lint not run" in done.stdout
+    failed = subprocess.run([*check, "-x"], capture_output=True, text=True, timeout=60)
+    assert failed.returncode == 1
+    assert failed.stderr.strip() == "check: FAILED: tests (pytest exit 1)"
+    assert not (tmp_path / "linted").exists()
 
 
 def test_code_pull_requests_run_the_ci_script_on_two_pythons() -> None:

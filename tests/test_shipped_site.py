@@ -1,10 +1,13 @@
 """The site built from the repository's own ``submissions/``, as ``make site`` builds it: both
 systems of record (the clinic on its API and every screen, the PostgreSQL ticketing pack on its
-API and its web app), the three arms on each, every bundle ranked by reproduction (a sample of
-each screen bundle's rows re-run in Chromium, under Xvfb and through Xvnc, or its maintainers'
-record), the ladder on each substrate of each pack, each arm's substrate-sensitivity view equal
-to a recomputation from its rows, and the packs page setting each arm's two packs side by side
-with its bundles' own counts."""
+API and its web app), the three arms on each, every bundle ranked by reproduction from the
+maintainers' record the reference list names (as ``make site`` ranks it), the ladder on each
+substrate of each pack, each arm's substrate-sensitivity view equal to a recomputation from its
+rows, and the packs page setting each arm's two packs side by side with its bundles' own counts.
+
+The re-run itself (no record read) is done here once per pack and substrate the references ran:
+one listed reference of each re-run by the verifier (its API rows all, a screen bundle's sample
+of :data:`RERUN_SCREEN_ROWS` in Chromium, under Xvfb or through Xvnc)."""
 
 from __future__ import annotations
 
@@ -14,12 +17,16 @@ from typing import Any
 
 import pytest
 from support.across import WRONG_RATES, PacksPage, jsonl_rows, paired
-from support.site import REFERENCE, SCREEN_REFERENCES
+from support.site import RECORDS, REFERENCE, SCREEN_REFERENCES
 
+from effectbench.findings import Family
 from effectbench.metrics import rate_difference
 from effectbench.produce import REFERENCE_SET
 from effectbench.schema import Substrate
 from effectbench.site import build_site
+from verifier.api import VerifyOptions, verify_path
+from verifier.limits import Limits
+from verifier.report import Status
 
 pytestmark = [pytest.mark.web, pytest.mark.desktop, pytest.mark.slow]
 
@@ -35,13 +42,16 @@ PACK_SUBSTRATES = {
 SHARED_TASKS = {"clinic": 27, "clinic-generated": 64, "ticketing": 27}
 """The dev tasks each pack's references share across its substrates (the generated clinic's
 screens run its declared sample)."""
+RERUN_SCREEN_ROWS = 3
+"""Rows of a listed screen reference the re-run test replays (a sample fixed by its listed
+bytes; the shipped default is :attr:`verifier.limits.Limits.reproduce_screen_rows`)."""
 
 
 @pytest.fixture(scope="module")
 def shipped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     base = tmp_path_factory.mktemp("shipped")
     out = base / "public"
-    summary = build_site(REFERENCE, out, root=ROOT, cache_dir=base / "cache")
+    summary = build_site(REFERENCE, out, root=ROOT, cache_dir=base / "cache", records=RECORDS)
     doc = json.loads((out / "downloads" / "leaderboard.json").read_text(encoding="utf-8"))
     boards = {p: [b for b in doc["boards"] if b["pack"] == p] for p in PACK_SUBSTRATES}
     groups = {p: [g for g in doc["groups"] if g["key"] == f"spec1-{p}"] for p in PACK_SUBSTRATES}
@@ -63,6 +73,36 @@ def test_every_bundle_is_ranked_by_reproduction(shipped: dict[str, Any]) -> None
     shipped_bundles = [p for p in REFERENCE.iterdir() if (p / "submission.json").is_file()]
     assert len(entries) == len(shipped_bundles)
     assert {(e["status"], e["reproduced"]) for e in entries} == {("ranked", True)}
+
+
+def _one_reference_per_substrate() -> dict[tuple[str, str], Path]:
+    """(pack, substrate) -> the first shipped bundle of that pack whose rows ran only there,
+    for every pack on the board (whatever the reference list holds)."""
+    chosen: dict[tuple[str, str], Path] = {}
+    for bundle in sorted(REFERENCE.iterdir()):
+        if not (bundle / "submission.json").is_file():
+            continue
+        sub = json.loads((bundle / "submission.json").read_text(encoding="utf-8"))
+        (substrate,) = {r["substrate"] for r in jsonl_rows(bundle)}
+        if sub["pack"]["name"] in PACK_SUBSTRATES:
+            chosen.setdefault((sub["pack"]["name"], substrate), bundle)
+    return chosen
+
+
+def test_one_reference_per_pack_and_substrate_reproduces_when_re_run() -> None:
+    """The re-run path, with no record read: one listed reference per pack and substrate
+    replays (every API row, a fixed sample of a screen bundle's) and ranks, as it would on a
+    board machine with no record."""
+    chosen = _one_reference_per_substrate()
+    assert set(chosen) == {(p, s) for p, subs in PACK_SUBSTRATES.items() for s in subs}
+    options = VerifyOptions(limits=Limits(reproduce_screen_rows=RERUN_SCREEN_ROWS))
+    for (pack, substrate), bundle in sorted(chosen.items()):
+        (report,) = verify_path(bundle, options)
+        assert report.status is Status.RANKED, (bundle.name, report.finding_ids())
+        assert report.reproduced is True, bundle.name
+        assert "reproduction record" not in (report.check(Family.REPRODUCE).note or "")
+        want = report.n_rows if substrate == "api" else RERUN_SCREEN_ROWS
+        assert report.reproduced_rows == want, (pack, substrate, bundle.name)
 
 
 @pytest.mark.parametrize("pack", sorted(PACK_SUBSTRATES))

@@ -27,6 +27,7 @@ from support.site import (
     MOCKMED_BOARD,
     MOCKMED_WEB,
     N_REFERENCE,
+    RECORDS,
     REFERENCE,
     REFERENCE_BOARD_KEYS,
     REFERENCE_BOARDS,
@@ -57,8 +58,9 @@ BUILD_DATE = re.compile(r'<span class="eb-build-date">[^<]*</span>')
 
 
 def build(base: Path, subs: Path, out: Path, cache: Path) -> Any:
-    """Build the site with the repository's own mkdocs.yml, templates and SPEC.md."""
-    return build_site(subs, out, root=ROOT, cache_dir=cache, allow_unsigned=True)
+    """Build the site with the repository's own mkdocs.yml, templates and SPEC.md; the copied
+    references are judged by their maintainers' records, the bundles a test made re-run."""
+    return build_site(subs, out, root=ROOT, cache_dir=cache, allow_unsigned=True, records=RECORDS)
 
 
 @pytest.fixture(scope="module")
@@ -879,8 +881,14 @@ def test_parallel_build_equals_serial_build(
     monkeypatch.setattr(Workers, "worth_it", lambda self, n, threshold: n >= 1)
     monkeypatch.setattr(Workers, "submit_chunks", counting)
     out = tmp_path / "public"
-    summary = build_site(
-        site["subs"], out, root=ROOT, cache_dir=tmp_path / "cache", workers=2, allow_unsigned=True
+    summary = build_site(  # as the module's build (records included), on the pool
+        site["subs"],
+        out,
+        root=ROOT,
+        cache_dir=tmp_path / "cache",
+        workers=2,
+        allow_unsigned=True,
+        records=RECORDS,
     )
     n_bundles = len(list(site["subs"].iterdir()))
     assert batches[0] == n_bundles  # every bundle verified on the workers

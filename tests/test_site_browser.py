@@ -24,6 +24,7 @@ from support.site import (
     CLINIC_BOARD,
     MOCKMED_BOARD,
     MOCKMED_WEB,
+    RECORDS,
     REFERENCE_BOARDS,
     ROOT,
     SCREENS_ARMS,
@@ -96,8 +97,14 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         out = base / "public"
         # Previews allowed: only the listed reference bundles are ranked unsigned; the
         # runs on two substrates and the <script>-named one are unsigned previews.
-        build_site(
-            paths["subs"], out, root=ROOT, cache_dir=base / "cache", workers=1, allow_unsigned=True
+        build_site(  # the copied references from their records; the runs above re-run
+            paths["subs"],
+            out,
+            root=ROOT,
+            cache_dir=base / "cache",
+            workers=1,
+            allow_unsigned=True,
+            records=RECORDS,
         )
         yield {**paths, "two": two, "screens": screens, "out": out, "base": base}
 

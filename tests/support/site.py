@@ -19,9 +19,16 @@ from effectbench.produce import REFERENCE_SET, ReferenceSpec, make_submission, w
 from effectbench.run.runner import evaluate
 from effectbench.schema import AgentReport, Split, Substrate
 from effectbench.seam import AgentTask, Attempt, EnvHandle, SystemUnderTest
+from verifier.records import RecordPolicy
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "submissions"
+RECORDS = RecordPolicy(records=ROOT / "reproductions")
+"""The maintainers' reproduction records of the listed references, as ``make site`` reads
+them: a site fixture built with it judges every copied reference by its record instead of
+re-running it (the re-run path is tested once per pack and substrate, in
+tests/test_shipped_site.py and the packs' own tests); a bundle a test makes has no record
+and is re-run as before."""
 
 
 def board_key_of(bundle: Path) -> str:
