@@ -81,9 +81,16 @@ from effectbench.kit.audit import (
     iter_tasks,
     run_audit,
 )
+from effectbench.kit.catalogue import Catalogue, GeneratedCatalogue
 from effectbench.kit.faults import FaultCatalogue
 from effectbench.kit.frontends import ApiFrontEnd, FrontEnds, WebFrontEnd
-from effectbench.kit.generate import Draw, GenerationError, distinct_key, sequestered_seed
+from effectbench.kit.generate import (
+    Draw,
+    GenerationError,
+    Template,
+    distinct_key,
+    sequestered_seed,
+)
 from effectbench.kit.http import Action, HttpEnv, RestReadback, ServiceClient, screen_of
 from effectbench.kit.provider import CatalogueTask, Record, RecordPack, TaskDefinition
 from effectbench.kit.tables import Reading, TableOracle, judge_tables
@@ -153,8 +160,10 @@ __all__ = [
     "AuditPlan",
     "AuditResult",
     "Db",
+    "Catalogue",
     "Draw",
     "FaultCatalogue",
+    "GeneratedCatalogue",
     "GenerationError",
     "FrontEnds",
     "HttpEnv",
@@ -169,6 +178,7 @@ __all__ = [
     "ServiceClient",
     "TableOracle",
     "TaskDefinition",
+    "Template",
     "WebFrontEnd",
     "Write",
     "attacks",

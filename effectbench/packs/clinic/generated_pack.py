@@ -27,8 +27,8 @@ from effectbench.changes import Table
 from effectbench.hashing import canonical_hash
 from effectbench.kit.audit import Attestation, AuditResult, iter_tasks
 from effectbench.kit.audit import run_audit as run_probes
+from effectbench.kit.catalogue import GeneratedCatalogue
 from effectbench.kit.frontends import FrontEnds
-from effectbench.kit.generate import SECRET_ENV, category_counts, split_digest
 from effectbench.kit.sqlite import (
     FileBench,
     SqliteOracle,
@@ -41,17 +41,15 @@ from effectbench.packs.clinic import db
 from effectbench.packs.clinic.audit import PLAN
 from effectbench.packs.clinic.frontends import FRONT_ENDS as CLINIC_FRONT_ENDS
 from effectbench.packs.clinic.generated import (
+    CATALOGUE,
     DEV_SEED,
     GENERATOR_VERSION,
     NAME,
-    TEMPLATES,
     GeneratedTask,
     World,
-    dev_split,
-    sequestered_split,
 )
 from effectbench.packs.clinic.provider import ClinicProvider
-from effectbench.schema import Split, Substrate, TaskSpec
+from effectbench.schema import TaskSpec
 
 __all__ = ["ATTESTATION", "GeneratedClinicProvider", "WorldTemplate"]
 
@@ -171,42 +169,24 @@ def audit_generated(
     return results
 
 
-class GeneratedClinicProvider(ClinicProvider):
+class GeneratedClinicProvider(GeneratedCatalogue, ClinicProvider):
     """The clinic's app over the generated catalogue (see the module's docstring)."""
 
     name = NAME
     front_ends = FRONT_ENDS
     attestation = ATTESTATION
     template_digest = TEMPLATE_DIGEST
+    catalogue = CATALOGUE
 
     def __init__(
         self, *, oracle_factory: Any = SqliteOracle, service_per_episode: bool = False
     ) -> None:
-        self._secret_split = sequestered_split()
         super().__init__(oracle_factory=oracle_factory, service_per_episode=service_per_episode)
         self._initial_by_world: dict[str, dict[str, Table]] = {}
-
-    def definitions(self) -> Sequence[GeneratedTask]:
-        """The dev split, then the sequestered split when its secret is set."""
-        return dev_split() + (self._secret_split or ())
-
-    def split_absent(self, split: str) -> str | None:
-        """Why ``split`` has no task here (None: it has some, or no reason to give)."""
-        if split == Split.TEST.value and self._secret_split is None:
-            return (
-                f"the sequestered split is drawn from the secret in {SECRET_ENV}, which is not "
-                "set (there is no public fallback seed); set it and run again"
-            )
-        return None
 
     def run_audit(self, oracle_factory: Any) -> dict[str, AuditResult]:
         """The live adversarial audit, each task on its own world (once per process)."""
         return audit_generated(self.definitions(), oracle_factory)
-
-    def _task_spec(self, d: Any, audited: bool, substrate: Substrate) -> TaskSpec:
-        spec = super()._task_spec(d, audited, substrate)
-        state = {**spec.initial_state, "template": d.world.digest}
-        return spec.model_copy(update={"initial_state": state})
 
     def initial_tables(self, task: TaskSpec, params: Mapping[str, Any]) -> dict[str, Table]:
         """Every table as a fresh episode of ``task`` holds it: its world's."""
@@ -221,29 +201,3 @@ class GeneratedClinicProvider(ClinicProvider):
     def episode_template(self, definition: Any) -> Template:
         """An episode starts from a copy of its task's world."""
         return world_template(definition)
-
-    def manifest(self) -> dict[str, Any]:
-        """The public manifest: the dev split's tasks, and the sequestered split by digest."""
-        manifest = super().manifest()
-        public = [t for t in manifest["tasks"] if t["split"] != Split.TEST.value]
-        manifest["tasks"] = public
-        manifest["n_tasks"] = len(public)
-        manifest["payload_wiring"] = {
-            tid: w
-            for tid, w in manifest["payload_wiring"].items()
-            if tid in {t["task_id"] for t in public}
-        }
-        secret = self._secret_split
-        manifest["generation"] = {
-            "generator": f"effectbench.packs.clinic.generated v{GENERATOR_VERSION}",
-            "templates": [t.name for t in TEMPLATES],
-            "dev": {"seed": DEV_SEED, "tasks": len(dev_split()),
-                    "categories": category_counts(dev_split())},
-            "test": (
-                {"present": True, "tasks": len(secret), "digest": split_digest(secret)}
-                if secret is not None
-                else {"present": False, "reason": f"{SECRET_ENV} is not set: the sequestered "
-                      "split is not generated (there is no public fallback seed)"}
-            ),
-        }  # fmt: skip
-        return manifest

@@ -1,0 +1,124 @@
+"""The pack kit's generated catalogue: a pack's templates, its splits and what its provider adds.
+
+:class:`Catalogue` is one pack's generator (:mod:`.generate`) bound to its templates, the dev
+split's counts and its published seed: :meth:`Catalogue.dev_split` draws the dev split (once
+per process), :meth:`Catalogue.sequestered_split` the test split from the secret (a quarter of
+the dev counts, at least 2 per template; None without the secret, never a public fallback).
+
+:class:`GeneratedCatalogue` is what a :class:`~.provider.RecordPack` serving such a catalogue
+adds, whatever its record: its definitions are the dev split then the sequestered split (when
+the secret is set), a test split that is absent says why, each task's ``initial_state`` names
+its own world's digest, and the public manifest lists the dev split only and commits to the
+test split by its size and digest (``generation``). A generated task has a ``world`` with a
+``digest`` (the seed state its episodes start from).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Generic, TypeVar
+
+from effectbench.kit.generate import (
+    SECRET_ENV,
+    Generated,
+    Template,
+    category_counts,
+    generate,
+    sequestered_seed,
+    split_digest,
+)
+from effectbench.schema import Split, Substrate, TaskSpec
+
+__all__ = ["Catalogue", "GeneratedCatalogue"]
+
+T = TypeVar("T", bound=Generated)
+
+
+class Catalogue(Generic[T]):
+    """A pack's templates, the dev split's counts and seed, and the splits drawn from them."""
+
+    def __init__(
+        self,
+        generator: str,
+        templates: Sequence[Template[T]],
+        dev_counts: Mapping[str, int],
+        dev_seed: str,
+    ) -> None:
+        self.generator = generator
+        """What draws the catalogue, and its version (the manifest names it)."""
+        self.templates = tuple(templates)
+        self.dev_counts = dict(dev_counts)
+        self.dev_seed = dev_seed
+        self.test_counts = {name: max(2, -(-n // 4)) for name, n in self.dev_counts.items()}
+        """The sequestered split: a quarter of the dev split's counts (at least 2 each)."""
+        self._splits: dict[str, tuple[T, ...]] = {}
+
+    def dev_split(self) -> tuple[T, ...]:
+        """The dev split, drawn from the published seed (once per process)."""
+        if "" not in self._splits:
+            self._splits[""] = generate(self.templates, self.dev_counts, self.dev_seed, Split.DEV)
+        return self._splits[""]
+
+    def sequestered_split(self, secret: str | None = None) -> tuple[T, ...] | None:
+        """The sequestered split drawn from ``secret`` (default: the environment's), or None."""
+        seed = secret if secret is not None else sequestered_seed()
+        if seed is None:
+            return None
+        key = f"sequestered\x00{seed}"
+        if key not in self._splits:
+            self._splits[key] = generate(self.templates, self.test_counts, key, Split.TEST)
+        return self._splits[key]
+
+
+class GeneratedCatalogue:
+    """What a pack serving a :class:`Catalogue` adds to its provider (a mixin, listed before
+    the :class:`~.provider.RecordPack` it builds on; see the module's docstring)."""
+
+    catalogue: ClassVar[Catalogue[Any]]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._secret_split = self.catalogue.sequestered_split()
+        super().__init__(*args, **kwargs)
+
+    def definitions(self) -> Sequence[Any]:
+        """The dev split, then the sequestered split when its secret is set."""
+        return self.catalogue.dev_split() + (self._secret_split or ())
+
+    def split_absent(self, split: str) -> str | None:
+        """Why ``split`` has no task here (None: it has some, or no reason to give)."""
+        if split == Split.TEST.value and self._secret_split is None:
+            return (
+                f"the sequestered split is drawn from the secret in {SECRET_ENV}, which is not "
+                "set (there is no public fallback seed); set it and run again"
+            )
+        return None
+
+    def _task_spec(self, d: Any, audited: bool, substrate: Substrate) -> TaskSpec:
+        spec: TaskSpec = super()._task_spec(d, audited, substrate)  # type: ignore[misc]
+        state = {**spec.initial_state, "template": d.world.digest}
+        return spec.model_copy(update={"initial_state": state})
+
+    def manifest(self) -> dict[str, Any]:
+        """The public manifest: the dev split's tasks, and the sequestered split by digest."""
+        manifest: dict[str, Any] = super().manifest()  # type: ignore[misc]
+        public = [t for t in manifest["tasks"] if t["split"] != Split.TEST.value]
+        manifest["tasks"] = public
+        manifest["n_tasks"] = len(public)
+        ids = {t["task_id"] for t in public}
+        manifest["payload_wiring"] = {
+            tid: w for tid, w in manifest["payload_wiring"].items() if tid in ids
+        }
+        dev, secret = self.catalogue.dev_split(), self._secret_split
+        manifest["generation"] = {
+            "generator": self.catalogue.generator,
+            "templates": [t.name for t in self.catalogue.templates],
+            "dev": {"seed": self.catalogue.dev_seed, "tasks": len(dev),
+                    "categories": category_counts(dev)},
+            "test": (
+                {"present": True, "tasks": len(secret), "digest": split_digest(secret)}
+                if secret is not None
+                else {"present": False, "reason": f"{SECRET_ENV} is not set: the sequestered "
+                      "split is not generated (there is no public fallback seed)"}
+            ),
+        }  # fmt: skip
+        return manifest
