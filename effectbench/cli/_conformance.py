@@ -64,6 +64,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
             print(f"note: {move} not applicable on {n} task(s): {reason}", file=sys.stderr)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(report.summary(f"load average {load}"))
+    for line in report.count_lines():
+        print(line)
     return 0 if report.passed else 1
 
 
