@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 from effectbench_ticketing import TicketingProvider
 from effectbench_ticketing.db import TEMPLATE
@@ -328,3 +327,16 @@ def test_the_ladder_holds_on_every_generated_dev_task(rows: dict[str, list[Any]]
             assert per["effect_verified_all"] == 0.0, (category.value, per)
         if category is not Category.CONTROL:
             assert per["screen_only"] > per["effect_verified_all"], (category.value, per)
+
+
+@pytest.mark.slow
+def test_the_documented_ladder_is_measured(rows: dict[str, list[Any]]) -> None:
+    """docs/generated-tasks.md states the SWER per arm and category this measures."""
+    doc = (ROOT / "docs" / "generated-tasks.md").read_text()
+    cells: list[tuple[str, Category | None]] = [("all", None)]
+    cells += [(c.value.split("_")[0], c) for c in Category]
+    for label, category in cells:
+        mine = {arm: [r for r in rows[arm] if category in (None, r.category)] for arm in ARMS}
+        rates = " | ".join(f"{swer(mine[arm]):.3f}" for arm in ARMS)
+        line = f"| {label} | {len(mine['screen_only'])} | {rates} |"
+        assert line in doc, line
