@@ -27,6 +27,7 @@ from effectbench_ticketing.generated_pack import GeneratedTicketingProvider
 from effectbench_ticketing.store import Fault, TicketStore
 
 from effectbench.api import (
+    SEQUESTERED,
     Category,
     Split,
     Substrate,
@@ -38,6 +39,7 @@ from effectbench.api import (
     get_baseline,
     trial_tag,
 )
+from effectbench.cli import main
 from effectbench.kit.generate import SECRET_ENV, split_digest
 from effectbench.metrics.detection import auroc
 from effectbench.run import run
@@ -162,6 +164,23 @@ def test_a_fault_parameter_out_of_range_is_refused() -> None:
         Fault("wrong_row", row_offset=0)
 
 
+def test_packs_counts_prints_each_generated_catalogue_per_split_and_category(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``effectbench packs --counts`` draws the catalogues without building the packs."""
+    monkeypatch.delenv(SECRET_ENV, raising=False)
+    assert main(["packs", "--counts"]) == 0
+    out = capsys.readouterr().out.split("\nticketing-generated\t", 1)[1]
+    counts = ", ".join(f"{c.value} {32 if c is not Category.CONTROL else 72}" for c in Category)
+    assert f"\tdev: 296 tasks: {counts}\n" in out
+    assert f"\ttest: absent: {SECRET_ENV} is not set" in out
+    monkeypatch.setenv(SECRET_ENV, "a secret for the counts")
+    assert main(["packs", "--counts", "--json"]) == 0
+    (row,) = [r for r in json.loads(capsys.readouterr().out) if "ticketing-generated" in r["names"]]
+    test = row["tasks_per_split_and_category"]["test"]
+    assert sum(test.values()) == 77 and min(test.values()) >= 8
+
+
 @pytest.fixture(scope="module")
 def pack() -> Iterator[GeneratedTicketingProvider]:
     """About 4 min on a loaded 2-core machine: the live audit probes all 296 worlds."""
@@ -208,7 +227,7 @@ def test_with_the_secret_the_manifest_commits_by_digest_only(
         assert len(tests) == len(provider.substrates) * len(secret)
         assert all(provider.audit[t.task_id].passed for t in secret)
         manifest = provider.manifest()
-        assert provider.mechanism(tests[0]) == "sequestered"
+        assert provider.mechanism(tests[0]) == SEQUESTERED
     assert manifest["generation"]["test"] == {
         "present": True,
         "tasks": len(secret),

@@ -125,11 +125,7 @@ class Report:
 
     def count_lines(self) -> list[str]:
         """Return one line per split: its tasks per category (C1-C7, then the controls)."""
-        return [
-            f"{split}: {sum(counts.values())} tasks: "
-            + ", ".join(f"{category} {n}" for category, n in counts.items())
-            for split, counts in self.counts.items()
-        ]
+        return count_lines(self.counts)
 
     def to_json(self) -> dict[str, Any]:
         """Return the report as a JSON object (sequestered details already withheld)."""
@@ -492,9 +488,19 @@ def _first_repeat(keys: Sequence[object]) -> tuple[int, int]:
     raise ValueError("no repeat")
 
 
-def split_category_counts(tasks: Sequence[TaskSpec]) -> dict[str, dict[str, int]]:
-    """Return how many of ``tasks`` each split holds per category, in the schema's orders
-    (a split or a category without tasks is left out)."""
+def count_lines(counts: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """Return one line per split of :func:`split_category_counts`: its tasks per category."""
+    return [
+        f"{split}: {sum(per.values())} tasks: "
+        + ", ".join(f"{category} {n}" for category, n in per.items())
+        for split, per in counts.items()
+    ]
+
+
+def split_category_counts(tasks: Sequence[Any]) -> dict[str, dict[str, int]]:
+    """Return how many of ``tasks`` (task specs, or a pack's definitions: anything with a
+    ``split`` and a ``category``) each split holds per category, in the schema's orders (a
+    split or a category without tasks is left out)."""
     return {
         split.value: {
             c.value: n
