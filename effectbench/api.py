@@ -81,7 +81,7 @@ from effectbench.kit.audit import (
     iter_tasks,
     run_audit,
 )
-from effectbench.kit.catalogue import Catalogue, GeneratedCatalogue
+from effectbench.kit.catalogue import Catalogue, GeneratedCatalogue, situation_template
 from effectbench.kit.faults import FaultCatalogue
 from effectbench.kit.frontends import ApiFrontEnd, FrontEnds, WebFrontEnd
 from effectbench.kit.generate import (
@@ -187,6 +187,7 @@ __all__ = [
     "faults",
     "generate",
     "sequestered_seed",
+    "situation_template",
     "iter_tasks",
     "judge_tables",
     "pages",

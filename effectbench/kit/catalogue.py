@@ -15,11 +15,12 @@ test split by its size and digest (``generation``). A generated task has a ``wor
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 from effectbench.kit.generate import (
     SECRET_ENV,
+    Draw,
     Generated,
     Template,
     category_counts,
@@ -27,11 +28,29 @@ from effectbench.kit.generate import (
     sequestered_seed,
     split_digest,
 )
-from effectbench.schema import Split, Substrate, TaskSpec
+from effectbench.schema import Category, Split, Substrate, TaskSpec
 
-__all__ = ["Catalogue", "GeneratedCatalogue"]
+__all__ = ["Catalogue", "GeneratedCatalogue", "situation_template"]
 
 T = TypeVar("T", bound=Generated)
+
+
+def situation_template(
+    name: str,
+    category: Category,
+    title: str,
+    build: Callable[[Draw, str, Split, Any], T],
+    fault: Any,
+) -> Template[T]:
+    """Return the template ``name``: each draw first settles the task's fault (``fault`` itself,
+    or, when it is a function of the draw, what it draws: the fault's parameters), then has
+    ``build`` draw the task around it from the same random source (the name and split given)."""
+
+    def draw(d: Draw, task_name: str, split: Split) -> T:
+        settled = fault(d) if callable(fault) else fault
+        return build(d, task_name, split, settled)
+
+    return Template(name=name, category=category, draw=draw, title=title)
 
 
 class Catalogue(Generic[T]):

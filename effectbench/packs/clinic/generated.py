@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from effectbench.hashing import canonical_hash, trial_tag
-from effectbench.kit.catalogue import Catalogue
+from effectbench.kit.catalogue import Catalogue, situation_template
 from effectbench.kit.faults import normalised
 from effectbench.kit.generate import Draw, Template
 from effectbench.packs.clinic import db
@@ -374,18 +374,21 @@ def _stale_demographics(d: Draw) -> Fault:
     return Fault("stale_allergies", stale_field=d.choice(("allergies", "dob")))
 
 
+CLEAN = Fault()
+"""No fault: a control's save path."""
+
+
 def _template(
     name: str,
     category: Category,
     title: str,
     shape: _Shape,
-    fault: Fault | Callable[[Draw], Fault] | None = None,
+    fault: Fault | Callable[[Draw], Fault] = CLEAN,
 ) -> Template[GeneratedTask]:
-    def draw(d: Draw, task_name: str, split: Split) -> GeneratedTask:
-        f = fault if isinstance(fault, Fault) else Fault() if fault is None else fault(d)
-        return _draw_task(d, task_name, split, name, category, shape, f, title)
+    def build(d: Draw, task_name: str, split: Split, settled: Fault) -> GeneratedTask:
+        return _draw_task(d, task_name, split, name, category, shape, settled, title)
 
-    return Template(name=name, category=category, draw=draw, title=title)
+    return situation_template(name, category, title, build, fault)
 
 
 C = Category

@@ -21,11 +21,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from psycopg import sql
 
-from effectbench.api import Catalogue, Category, Draw, Split, Template, canonical_hash, trial_tag
+from effectbench.api import (
+    Catalogue,
+    Category,
+    Draw,
+    Split,
+    Template,
+    canonical_hash,
+    situation_template,
+    trial_tag,
+)
 from effectbench_ticketing import db
 from effectbench_ticketing.colleague import ConcurrentWrite
 from effectbench_ticketing.store import DROPPABLE, Fault
@@ -291,15 +301,9 @@ def _other(scene: _Scene, name: str) -> str:
 
 
 def _draw_task(
-    d: Draw,
-    name: str,
-    split: Split,
-    template: str,
-    category: Category,
-    shape: _Shape,
-    fault: Fault,
-    title: str,
-) -> GeneratedTask:
+    d: Draw, name: str, split: Split, fault: Fault, *, template: str, category: Category,
+    shape: _Shape, title: str,
+) -> GeneratedTask:  # fmt: skip
     scene = _Scene(d)
     kind = d.choice(shape.kinds)
     company = scene.company()
@@ -434,18 +438,17 @@ def _colleague_on_account(d: Draw, account: Row) -> ConcurrentWrite:
     return ConcurrentWrite(("account", account[0]), "customers", account[0], (change,))
 
 
-def _template(
-    name: str,
-    category: Category,
-    title: str,
-    shape: _Shape,
-    fault: Fault | Callable[[Draw], Fault] | None = None,
-) -> Template[GeneratedTask]:
-    def draw(d: Draw, task_name: str, split: Split) -> GeneratedTask:
-        f = fault if isinstance(fault, Fault) else Fault() if fault is None else fault(d)
-        return _draw_task(d, task_name, split, name, category, shape, f, title)
+CLEAN = Fault()
+"""No fault: a control's save path."""
 
-    return Template(name=name, category=category, draw=draw, title=title)
+
+def _template(
+    name: str, category: Category, title: str, shape: _Shape,
+    fault: Fault | Callable[[Draw], Fault] = CLEAN,
+) -> Template[GeneratedTask]:  # fmt: skip
+    """A template of :data:`TEMPLATES`: its fault (fixed or drawn), then its task."""
+    build = partial(_draw_task, template=name, category=category, shape=shape, title=title)
+    return situation_template(name, category, title, build, fault)
 
 
 C = Category
