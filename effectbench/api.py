@@ -26,8 +26,10 @@ on :mod:`effectbench.changes`), :class:`HttpEnv`, :class:`Action` and :class:`Re
 (routes and pages on the episode service), :class:`FrontEnds`, :class:`ApiFrontEnd` and
 :class:`WebFrontEnd` (the front-end registry), :class:`FaultCatalogue` and :mod:`faults`
 (fault injection), :class:`AuditPlan`, :func:`run_audit` and :class:`Attestation` (the audit
-harness), :mod:`generate` with :class:`Draw`, :func:`distinct_key`, :func:`sequestered_seed`
-and :class:`GenerationError` (task definitions drawn from templates and a seed), and
+harness), :mod:`generate` with :class:`Template`, :class:`Draw`, :func:`distinct_key`,
+:func:`sequestered_seed` and :class:`GenerationError` (task definitions drawn from templates
+and a seed), :class:`Catalogue`, :class:`GeneratedCatalogue` and :func:`situation_template`
+(a pack's generated splits and its provider's part), and
 :mod:`pages`, :mod:`pixels` and :mod:`sqlite` (web pages in a fixed frame, the pixel bot, an
 SQLite record).
 """
