@@ -95,8 +95,8 @@ def worlds(tasks: Sequence[GeneratedTask]) -> None:
 def episodes(pack: Any, n: int) -> None:
     """Time one API episode (the runner's whole episode) of ``n`` tasks per arm."""
     tasks = [t for t in pack.tasks() if t.substrate is Substrate.API][:n]
-    for task in tasks:  # each world's file is built before timing (its own figure above)
-        pack.initial_tables(task, {})
+    for task in tasks if isinstance(pack, GeneratedClinicProvider) else ():
+        pack.initial_tables(task, {})  # each world's file is built before timing (its figure)
     for arm in ARMS:
         sut = get_baseline(arm, pack)
         times: list[float] = []
