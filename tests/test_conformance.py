@@ -82,11 +82,11 @@ def test_the_command_prints_a_summary_and_exits_0(capsys: pytest.CaptureFixture[
     out, err = capsys.readouterr()
     assert out.startswith("pack mockmed-anchor passes (9 tasks on web, 0 sequestered; 54 ")
     assert "load average" in out
-    assert out.splitlines()[1] == (  # the tasks per split and category, after the summary
+    assert (  # the tasks per split and category, beside the notes
         "dev: 9 tasks: C1_partial_save 1, C2_duplicate_submission 1, "
         "C3_optimistic_then_reject 3, C4_stale_overwrite 1, C5_double_delivered_input 1, "
-        "control 2"
-    )
+        "control 2\n"
+    ) in err
     assert "note: other_table not applicable on 9 task(s)" in err
     assert "pack check mockmed: 9/9 tasks, 54 episodes\n" in err  # its progress, once at the end
 
