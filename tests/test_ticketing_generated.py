@@ -25,6 +25,7 @@ from effectbench_ticketing.generated import (
 )
 from effectbench_ticketing.generated_pack import GeneratedTicketingProvider
 from effectbench_ticketing.store import Fault, TicketStore
+from support.generated import mdd_by_level
 
 from effectbench.api import (
     SEQUESTERED,
@@ -359,3 +360,18 @@ def test_the_documented_ladder_is_measured(rows: dict[str, list[Any]]) -> None:
         rates = " | ".join(f"{swer(mine[arm]):.3f}" for arm in ARMS)
         line = f"| {label} | {len(mine['screen_only'])} | {rates} |"
         assert line in doc, line
+
+
+@pytest.mark.slow
+def test_the_documented_minimum_detectable_differences_are_measured(
+    pack: GeneratedTicketingProvider, rows: dict[str, list[Any]]
+) -> None:
+    """docs/generated-tasks.md states the figures this measures from the rows."""
+    doc = (ROOT / "docs" / "generated-tasks.md").read_text()
+    lines = [
+        f"| ticketing-generated | {arm} | {level} | {clusters} | {points:.1f} |"
+        for arm in ("screen_only", "effect_verified")
+        for level, (clusters, points) in mdd_by_level(pack, rows[arm]).items()
+    ]
+    missing = [line for line in lines if line not in doc]
+    assert not missing, missing
