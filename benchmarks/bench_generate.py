@@ -1,19 +1,23 @@
-"""Benchmark the generated clinic catalogue: drawing a task, building its world, one API episode.
+"""Benchmark a generated catalogue: drawing a task, building its world, one API episode.
 
 Prints figures, asserts nothing, the load average beside each:
 
 * drawing one task from its template and seed (``generate`` of one task per template, so
   every template is timed), and drawing the whole dev split;
-* building a task's world file (its seed database) the first time a process needs it;
-* one API episode of a generated task (provision a copy of its world, act over HTTP, the
-  oracle's audit), per reference arm;
-* a fresh instance: drawing the whole dev split from a submission seed (marked payloads), and
-  verifying one beacon round's BLS signature (``py_ecc``, pure Python).
+* building a task's world: the clinic's world file (its seed database) the first time a
+  process needs it; the ticketing pack's clone of the template database with the task's rows
+  added (what every episode does);
+* one API episode of a generated task (provision its world, act over HTTP, the oracle's
+  audit), per reference arm;
+* a fresh instance (clinic): drawing the whole dev split from a submission seed (marked
+  payloads), and verifying one beacon round's BLS signature (``py_ecc``, pure Python).
 
-    .venv/bin/python benchmarks/bench_generate.py [--tasks 60] [--quick]
+    .venv/bin/python benchmarks/bench_generate.py [--pack clinic|ticketing] [--tasks 60] [--quick]
 
-``--quick`` times 5 tasks and builds the pack's audit over them only (seconds), for a smoke
-test; the default times 60 episodes per arm over the whole dev split's pack.
+``--pack`` picks the catalogue (``clinic-generated``, the default, or ``ticketing-generated``,
+which starts the ticketing pack's PostgreSQL cluster). ``--quick`` times 5 tasks and builds
+the pack's audit over them only (seconds), for a smoke test; the default times 60 episodes per
+arm over the whole dev split's pack (its audit first: minutes for the ticketing pack).
 """
 
 from __future__ import annotations
@@ -24,13 +28,14 @@ import os
 import statistics
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from effectbench.baselines import get_baseline
 from effectbench.instances import Beacon, BeaconChain, beacon_message, beacon_problem
+from effectbench.kit.catalogue import Catalogue
 from effectbench.kit.generate import generate, instance_catalogue_seed
 from effectbench.packs.clinic.generated import (
-    DEV_COUNTS,
-    DEV_SEED,
+    CATALOGUE,
     TEMPLATES,
     GeneratedTask,
     World,
@@ -65,17 +70,18 @@ class _Few(GeneratedClinicProvider):
         return self.few if substrate is Substrate.API else ()
 
 
-def draws(rounds: int) -> None:
+def draws(rounds: int, catalogue: Catalogue[Any] = CATALOGUE) -> None:
     """Time drawing one task of each template, and the whole dev split."""
     one: list[float] = []
+    templates = catalogue.templates
     for index in range(rounds):
-        for template in TEMPLATES:
+        for template in templates:
             t0 = time.perf_counter()
             generate([template], {template.name: 1}, f"bench-{index}", Split.DEV)
             one.append(time.perf_counter() - t0)
-    print(f"draw one task ({len(one)} draws over {len(TEMPLATES)} templates): {_ms(one)}")
+    print(f"draw one task ({len(one)} draws over {len(templates)} templates): {_ms(one)}")
     t0 = time.perf_counter()
-    tasks = generate(TEMPLATES, DEV_COUNTS, DEV_SEED, Split.DEV)
+    tasks = generate(templates, catalogue.dev_counts, catalogue.dev_seed, Split.DEV)
     took = time.perf_counter() - t0
     print(f"draw the dev split ({len(tasks)} tasks): {took * 1000:.1f} ms  {_load()}")
 
@@ -85,7 +91,8 @@ def fresh(rounds: int) -> None:
     took: list[float] = []
     for index in range(rounds):
         t0 = time.perf_counter()
-        generate(TEMPLATES, DEV_COUNTS, instance_catalogue_seed(f"bench-{index}"), Split.DEV)
+        seed = instance_catalogue_seed(f"bench-{index}")
+        generate(TEMPLATES, CATALOGUE.dev_counts, seed, Split.DEV)
         took.append(time.perf_counter() - t0)
     print(f"draw a fresh instance of the dev split ({rounds} seeds): {_ms(took)}")
     from py_ecc.bls.ciphersuites import G2Basic
@@ -113,11 +120,11 @@ def worlds(tasks: Sequence[GeneratedTask]) -> None:
     print(f"build one task's world file ({len(built)} worlds): {_ms(built)}")
 
 
-def episodes(pack: GeneratedClinicProvider, n: int) -> None:
+def episodes(pack: Any, n: int) -> None:
     """Time one API episode (the runner's whole episode) of ``n`` tasks per arm."""
     tasks = [t for t in pack.tasks() if t.substrate is Substrate.API][:n]
-    for task in tasks:  # each world's file is built before timing (its own figure above)
-        pack.initial_tables(task, {})
+    for task in tasks if isinstance(pack, GeneratedClinicProvider) else ():
+        pack.initial_tables(task, {})  # each world's file is built before timing (its figure)
     for arm in ARMS:
         sut = get_baseline(arm, pack)
         times: list[float] = []
@@ -128,14 +135,53 @@ def episodes(pack: GeneratedClinicProvider, n: int) -> None:
         print(f"one api episode, {arm} ({len(times)} tasks): {_ms(times)}")
 
 
+def ticketing(n: int, quick: bool) -> None:
+    """The ticketing catalogue: draws, a world (clone and furnish), episodes per arm."""
+    from effectbench_ticketing.db import TEMPLATE
+    from effectbench_ticketing.generated import CATALOGUE as TICKETING
+    from effectbench_ticketing.generated_pack import GeneratedTicketingProvider
+
+    tasks = TICKETING.dev_split()
+    print(f"ticketing-generated: {len(tasks)} dev tasks, {len(TICKETING.templates)} templates "
+          f"{_load()}")  # fmt: skip
+    draws(1 if quick else 20, TICKETING)
+
+    class Few(GeneratedTicketingProvider):
+        def definitions(self) -> Sequence[Any]:
+            return tasks[:n]
+
+    t0 = time.perf_counter()
+    pack = Few() if quick else GeneratedTicketingProvider()
+    count = len(pack.definitions())
+    print(f"build the pack and audit {count} tasks: {time.perf_counter() - t0:.2f} s  {_load()}")
+    with pack:
+        built: list[float] = []
+        for number, task in enumerate(tasks[:n]):
+            t0 = time.perf_counter()
+            with pack.cluster.database(f"bench_world_{number}", TEMPLATE) as database:
+                pack.furnish(task, database)
+                built.append(time.perf_counter() - t0)
+        print(f"clone the template and add one task's world ({len(built)} worlds): {_ms(built)}")
+        episodes(pack, n)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument(
+        "--pack",
+        choices=("clinic", "ticketing"),
+        default="clinic",
+        help="the generated catalogue to time (default clinic)",
+    )
     parser.add_argument("--tasks", type=int, default=60, help="episodes per arm (default 60)")
     parser.add_argument(
         "--quick", action="store_true", help="5 tasks, the pack over them only: seconds"
     )
     args = parser.parse_args(argv)
     n = 5 if args.quick else max(1, args.tasks)
+    if args.pack == "ticketing":
+        ticketing(n, args.quick)
+        return 0
     print(f"clinic-generated: {len(dev_split())} dev tasks, {len(TEMPLATES)} templates {_load()}")
     draws(1 if args.quick else 20)
     fresh(1 if args.quick else 5)

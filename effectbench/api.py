@@ -26,8 +26,10 @@ on :mod:`effectbench.changes`), :class:`HttpEnv`, :class:`Action` and :class:`Re
 (routes and pages on the episode service), :class:`FrontEnds`, :class:`ApiFrontEnd` and
 :class:`WebFrontEnd` (the front-end registry), :class:`FaultCatalogue` and :mod:`faults`
 (fault injection), :class:`AuditPlan`, :func:`run_audit` and :class:`Attestation` (the audit
-harness), :mod:`generate` with :class:`Draw`, :func:`distinct_key`, :func:`sequestered_seed`
-and :class:`GenerationError` (task definitions drawn from templates and a seed), and
+harness), :mod:`generate` with :class:`Template`, :class:`Draw`, :func:`distinct_key`,
+:func:`sequestered_seed` and :class:`GenerationError` (task definitions drawn from templates
+and a seed), :class:`Catalogue`, :class:`GeneratedCatalogue` and :func:`situation_template`
+(a pack's generated splits and its provider's part), and
 :mod:`pages`, :mod:`pixels` and :mod:`sqlite` (web pages in a fixed frame, the pixel bot, an
 SQLite record).
 """
@@ -81,9 +83,16 @@ from effectbench.kit.audit import (
     iter_tasks,
     run_audit,
 )
+from effectbench.kit.catalogue import Catalogue, GeneratedCatalogue, situation_template
 from effectbench.kit.faults import FaultCatalogue
 from effectbench.kit.frontends import ApiFrontEnd, FrontEnds, WebFrontEnd
-from effectbench.kit.generate import Draw, GenerationError, distinct_key, sequestered_seed
+from effectbench.kit.generate import (
+    Draw,
+    GenerationError,
+    Template,
+    distinct_key,
+    sequestered_seed,
+)
 from effectbench.kit.http import Action, HttpEnv, RestReadback, ServiceClient, screen_of
 from effectbench.kit.provider import CatalogueTask, Record, RecordPack, TaskDefinition
 from effectbench.kit.tables import Reading, TableOracle, judge_tables
@@ -155,8 +164,10 @@ __all__ = [
     "AuditPlan",
     "AuditResult",
     "Db",
+    "Catalogue",
     "Draw",
     "FaultCatalogue",
+    "GeneratedCatalogue",
     "GenerationError",
     "FrontEnds",
     "HttpEnv",
@@ -171,6 +182,7 @@ __all__ = [
     "ServiceClient",
     "TableOracle",
     "TaskDefinition",
+    "Template",
     "WebFrontEnd",
     "Write",
     "attacks",
@@ -179,6 +191,7 @@ __all__ = [
     "faults",
     "generate",
     "sequestered_seed",
+    "situation_template",
     "iter_tasks",
     "judge_tables",
     "pages",

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.generated import mdd_by_level
 
 from effectbench.baselines import get_baseline
 from effectbench.cli import main
@@ -287,26 +288,6 @@ def test_the_ladder_holds_on_every_generated_dev_task(rows: dict[str, list[Any]]
     for category in Category:  # and within each category
         per = {arm: swer([r for r in rows[arm] if r.category is category]) for arm in ARMS}
         assert per["effect_verified_all"] == 0.0 <= per["effect_verified"] <= per["screen_only"]
-
-
-def mdd_by_level(pack: GeneratedClinicProvider, rows: list[Any]) -> dict[str, tuple[int, float]]:
-    """The minimum detectable SWER difference at 80% power, clustering the rows by task, by
-    situation family and by template: (clusters, points)."""
-    out: dict[str, tuple[int, float]] = {}
-    by_id = {t.task_id: t for t in pack.tasks()}
-    for level in ("task", "family", "template"):
-        k: Counter[str] = Counter()
-        m: Counter[str] = Counter()
-        for r in rows:
-            d = pack.definition(by_id[r.task_id])
-            key = {"task": r.task_id, "family": d.family(), "template": d.template}[level]
-            k[key] += r.outcome.value == SWER
-            m[key] += 1
-        keys = list(m)
-        effect = design_effect([k[x] for x in keys], [m[x] for x in keys])
-        n_eff = len(rows) / effect
-        out[level] = (len(keys), round(100 * minimum_detectable_difference(n_eff), 1))
-    return out
 
 
 @pytest.mark.slow

@@ -67,6 +67,12 @@ def test_the_clinic_passes_on_the_api_substrate_with_every_move() -> None:
     assert report.passed, [f.line() for f in report.findings]
     assert [s.value for s in report.substrates] == ["api"]
     assert report.tasks == 30 and report.sequestered == 3
+    assert report.counts["test"] == {
+        "C3_optimistic_then_reject": 1,
+        "C6_wrong_record_homonym": 1,
+        "control": 1,
+    }
+    assert sum(report.counts["dev"].values()) == 27 and report.counts["dev"]["control"] == 10
     assert {*RED_TEAM_MOVES, TRUE_EFFECT} <= set(report.moves)
     assert set(report.moves.values()) == {30} and not report.not_applicable
 
@@ -76,6 +82,11 @@ def test_the_command_prints_a_summary_and_exits_0(capsys: pytest.CaptureFixture[
     out, err = capsys.readouterr()
     assert out.startswith("pack mockmed-anchor passes (9 tasks on web, 0 sequestered; 54 ")
     assert "load average" in out
+    assert (  # the tasks per split and category, beside the notes
+        "dev: 9 tasks: C1_partial_save 1, C2_duplicate_submission 1, "
+        "C3_optimistic_then_reject 3, C4_stale_overwrite 1, C5_double_delivered_input 1, "
+        "control 2\n"
+    ) in err
     assert "note: other_table not applicable on 9 task(s)" in err
     assert "pack check mockmed: 9/9 tasks, 54 episodes\n" in err  # its progress, once at the end
 
@@ -85,6 +96,7 @@ def test_the_json_report(capsys: pytest.CaptureFixture[str]) -> None:
     report = json.loads(capsys.readouterr().out)
     assert report["passed"] is True and report["findings"] == []
     assert report["red_team"]["moves"]["double_write"] == 9
+    assert sum(report["tasks_per_split_and_category"]["dev"].values()) == 9
 
 
 @pytest.mark.parametrize(

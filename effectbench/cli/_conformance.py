@@ -1,9 +1,10 @@
 """Command group ``pack``: ``pack check NAME``, the conformance audit of a pack's oracle.
 
 Prints one line per finding (``id``, the task or ``(pack)``, the attestation it fails,
-what was seen) and a summary; ``--json`` prints the report instead. Exit 0 when the
-pack passes, 1 when any finding was made (``docs/pack-authors.md`` lists the ids). While it
-runs, the tasks done so far are shown on stderr (on a terminal after each task, otherwise a
+what was seen) and a summary; each split's tasks per category go to stderr beside the notes;
+``--json`` prints the report instead (the counts in ``tasks_per_split_and_category``). Exit 0
+when the pack passes, 1 when any finding was made (``docs/pack-authors.md`` lists the ids).
+While it runs, the tasks done so far are shown on stderr (on a terminal after each task, otherwise a
 line every 30 s).
 """
 
@@ -63,6 +64,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         for reason, n in reasons.items():
             print(f"note: {move} not applicable on {n} task(s): {reason}", file=sys.stderr)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    for line in report.count_lines():  # beside the notes: stdout stays findings, then summary
+        print(line, file=sys.stderr)
     print(report.summary(f"load average {load}"))
     return 0 if report.passed else 1
 

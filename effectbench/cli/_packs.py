@@ -31,6 +31,7 @@ def _cmd_entry(name: str) -> int:
 
 
 def _cmd_packs(args: argparse.Namespace) -> int:
+    from effectbench.conformance.check import count_lines
     from effectbench.packs import installed, problem
 
     if args.entry is not None:
@@ -52,6 +53,10 @@ def _cmd_packs(args: argparse.Namespace) -> int:
         if error is not None:
             row["error"] = error
         rows.append(row)
+    if args.counts:
+        for row in rows:
+            if "error" not in row:
+                row["tasks_per_split_and_category"] = _counts(row["names"][0])
     if args.json:
         print_json(rows)
     for row in [] if args.json else rows:
@@ -60,7 +65,35 @@ def _cmd_packs(args: argparse.Namespace) -> int:
         )
         error = f"\tcannot be used: {row['error']}" if "error" in row else ""
         print(f"{' / '.join(row['names'])}\t{source}\t{row['provider']}{error}")
+        counts = row.get("tasks_per_split_and_category")
+        if isinstance(counts, dict):
+            drawn = {k: v for k, v in counts.items() if isinstance(v, dict)}
+            lines = count_lines(drawn)
+            lines += [f"{k}: {v}" for k, v in counts.items() if not isinstance(v, dict)]
+            for line in lines:
+                print(f"\t{line}")
+        elif counts is not None:
+            print(f"\t{counts}")
     return 1 if any("error" in row for row in rows) else 0
+
+
+def _counts(name: str) -> dict[str, Any] | str:
+    """The tasks per split and category of a generated catalogue, drawn without building its
+    pack (its test split only when the secret is set: else why it is absent); a written
+    catalogue's are counted by ``pack check``, which builds the pack."""
+    from effectbench.conformance.check import split_category_counts
+    from effectbench.kit.catalogue import Catalogue
+    from effectbench.kit.generate import SECRET_ENV
+    from effectbench.packs import pack_class
+
+    catalogue = getattr(pack_class(name), "catalogue", None)
+    if not isinstance(catalogue, Catalogue):
+        return f"written catalogue: effectbench pack check {name} prints its counts"
+    secret = catalogue.sequestered_split()
+    counts: dict[str, Any] = split_category_counts(catalogue.dev_split() + (secret or ()))
+    if secret is None:
+        counts["test"] = f"absent: {SECRET_ENV} is not set"
+    return counts
 
 
 def register(sub: Any) -> None:
@@ -70,6 +103,12 @@ def register(sub: Any) -> None:
         help="list the installed packs (entry-point group effectbench.packs), with versions",
     )
     p.add_argument("--json", action="store_true", help="print the list as JSON")
+    p.add_argument(
+        "--counts",
+        action="store_true",
+        help="also print each generated catalogue's tasks per split and category (drawn, "
+        "without building the pack)",
+    )
     p.add_argument(
         "--entry",
         metavar="NAME",

@@ -104,6 +104,8 @@ class Report:
     """Adversary move -> tasks it ran on."""
     not_applicable: dict[str, dict[str, int]] = field(default_factory=dict)
     """Standard move -> the reason the pack gave -> tasks it gave it on."""
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Split -> category -> tasks (each task once, whatever the substrates checked)."""
 
     @property
     def passed(self) -> bool:
@@ -121,6 +123,10 @@ class Report:
             + ")"
         )
 
+    def count_lines(self) -> list[str]:
+        """Return one line per split: its tasks per category (C1-C7, then the controls)."""
+        return count_lines(self.counts)
+
     def to_json(self) -> dict[str, Any]:
         """Return the report as a JSON object (sequestered details already withheld)."""
         return {
@@ -129,6 +135,7 @@ class Report:
             "substrates": [s.value for s in self.substrates],
             "tasks": self.tasks,
             "sequestered_tasks": self.sequestered,
+            "tasks_per_split_and_category": self.counts,
             "episodes": self.episodes,
             "seconds": round(self.seconds, 3),
             "findings": [f.to_json() for f in self.findings],
@@ -481,6 +488,30 @@ def _first_repeat(keys: Sequence[object]) -> tuple[int, int]:
     raise ValueError("no repeat")
 
 
+def count_lines(counts: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """Return one line per split of :func:`split_category_counts`: its tasks per category."""
+    return [
+        f"{split}: {sum(per.values())} tasks: "
+        + ", ".join(f"{category} {n}" for category, n in per.items())
+        for split, per in counts.items()
+    ]
+
+
+def split_category_counts(tasks: Sequence[Any]) -> dict[str, dict[str, int]]:
+    """Return how many of ``tasks`` (task specs, or a pack's definitions: anything with a
+    ``split`` and a ``category``) each split holds per category, in the schema's orders (a
+    split or a category without tasks is left out)."""
+    return {
+        split.value: {
+            c.value: n
+            for c in Category
+            if (n := sum(t.split is split and t.category is c for t in tasks))
+        }
+        for split in Split
+        if any(t.split is split for t in tasks)
+    }
+
+
 def check_pack(
     pack: BenchmarkProvider,
     *,
@@ -501,6 +532,7 @@ def check_pack(
     report = Report(pack=pack.name, substrates=substrates)
     report.tasks = len(tasks)
     report.sequestered = sum(t.split is Split.TEST for t in tasks)
+    report.counts = split_category_counts([t for t in tasks if t.substrate is substrates[0]])
     clock = time.perf_counter()
     _Audit(pack, tasks, trials, report, progress).run()
     report.seconds = time.perf_counter() - clock

@@ -15,6 +15,9 @@ domain (the schema and seed, the tasks, the faults at its save path, its routes 
 * :mod:`.faults`: a pack's fault catalogue and the save path's standard replies;
 * :mod:`.generate`: task definitions drawn from templates and a seed (distinct, stable from
   the template and the seed; a sequestered split from a secret seed only);
+* :mod:`.catalogue`: a pack's generated catalogue (its dev and sequestered splits) and what a
+  provider serving one adds (the absent split's reason, world digests, the manifest's
+  commitment to the sequestered split);
 * :mod:`.audit`: the live adversarial audit of the oracle, its red team and attestation;
 * :mod:`.sqlite`: an SQLite record (template, episode copies, read-only read, attacker).
 

@@ -17,8 +17,7 @@ that need a row only a fault acts on (a chart keyed by the confusable MRN, a hom
 first) are drawn in controls too (:data:`TEMPLATES`' ``homonym_resolved``).
 
 The dev split is drawn from :data:`DEV_SEED` (published); the sequestered test split from the
-secret in ``EFFECTBENCH_SEQUESTERED_SECRET`` (:func:`~effectbench.kit.generate.sequestered_seed`),
-and is absent without it.
+secret in ``EFFECTBENCH_SEQUESTERED_SECRET`` (:data:`CATALOGUE`), and is absent without it.
 """
 
 from __future__ import annotations
@@ -29,14 +28,9 @@ from functools import cache
 from typing import Any
 
 from effectbench.hashing import canonical_hash, trial_tag
+from effectbench.kit.catalogue import Catalogue, situation_template
 from effectbench.kit.faults import normalised
-from effectbench.kit.generate import (
-    Draw,
-    Template,
-    generate,
-    instance_catalogue_seed,
-    sequestered_seed,
-)
+from effectbench.kit.generate import Draw, Template, generate, instance_catalogue_seed
 from effectbench.packs.clinic import db
 from effectbench.packs.clinic.store import CHARGE_CENTS, Fault
 from effectbench.packs.clinic.tasks import ClinicTask, Patient
@@ -422,18 +416,21 @@ def _stale_demographics(d: Draw) -> Fault:
     return Fault("stale_allergies", stale_field=d.choice(("allergies", "dob")))
 
 
+CLEAN = Fault()
+"""No fault: a control's save path."""
+
+
 def _template(
     name: str,
     category: Category,
     title: str,
     shape: _Shape,
-    fault: Fault | Callable[[Draw], Fault] | None = None,
+    fault: Fault | Callable[[Draw], Fault] = CLEAN,
 ) -> Template[GeneratedTask]:
-    def draw(d: Draw, task_name: str, split: Split) -> GeneratedTask:
-        f = fault if isinstance(fault, Fault) else Fault() if fault is None else fault(d)
-        return _draw_task(d, task_name, split, name, category, shape, f, title)
+    def build(d: Draw, task_name: str, split: Split, settled: Fault) -> GeneratedTask:
+        return _draw_task(d, task_name, split, name, category, shape, settled, title)
 
-    return Template(name=name, category=category, draw=draw, title=title)
+    return situation_template(name, category, title, build, fault)
 
 
 C = Category
@@ -522,14 +519,18 @@ DEV_COUNTS: dict[str, int] = {
     "noop_green": 8, "wrong_encounter_edit": 8, "charge_wrong_patient": 8, "noop_edit": 8,
 }  # fmt: skip
 """How many tasks each template draws for the dev split: 296 (72 controls, 32 per category)."""
-TEST_COUNTS: dict[str, int] = {name: max(2, -(-n // 4)) for name, n in DEV_COUNTS.items()}
-"""The sequestered split: a quarter of the dev split's counts (at least 2 per template)."""
+CATALOGUE: Catalogue[GeneratedTask] = Catalogue(
+    f"{__name__} v{GENERATOR_VERSION}", TEMPLATES, DEV_COUNTS, DEV_SEED
+)
+"""The catalogue: the dev split from :data:`DEV_SEED`, the sequestered split from the secret
+(a quarter of the dev counts, at least 2 per template)."""
+TEST_COUNTS: dict[str, int] = CATALOGUE.test_counts
+"""The sequestered split's counts per template."""
 
 
-@cache
 def dev_split() -> tuple[GeneratedTask, ...]:
-    """The dev split, drawn from :data:`DEV_SEED`."""
-    return generate(TEMPLATES, DEV_COUNTS, DEV_SEED, Split.DEV)
+    """The dev split, drawn from :data:`DEV_SEED` (once per process)."""
+    return CATALOGUE.dev_split()
 
 
 @cache
@@ -551,12 +552,4 @@ def instance_slots(seed: str) -> dict[str, str]:
 
 def sequestered_split(secret: str | None = None) -> tuple[GeneratedTask, ...] | None:
     """The sequestered split drawn from ``secret`` (default: the environment's), or None."""
-    seed = secret if secret is not None else sequestered_seed()
-    if seed is None:
-        return None
-    return _test_split(seed)
-
-
-@cache
-def _test_split(seed: str) -> tuple[GeneratedTask, ...]:
-    return generate(TEMPLATES, TEST_COUNTS, f"sequestered\x00{seed}", Split.TEST)
+    return CATALOGUE.sequestered_split(secret)

@@ -27,13 +27,8 @@ from effectbench.changes import Table
 from effectbench.hashing import canonical_hash
 from effectbench.kit.audit import Attestation, AuditResult, iter_tasks
 from effectbench.kit.audit import run_audit as run_probes
+from effectbench.kit.catalogue import SCREEN_SAMPLE, GeneratedCatalogue, screen_sample
 from effectbench.kit.frontends import FrontEnds
-from effectbench.kit.generate import (
-    SECRET_ENV,
-    category_counts,
-    split_digest,
-    stratified_sample,
-)
 from effectbench.kit.sqlite import (
     FileBench,
     SqliteOracle,
@@ -46,19 +41,24 @@ from effectbench.packs.clinic import db
 from effectbench.packs.clinic.audit import PLAN
 from effectbench.packs.clinic.frontends import FRONT_ENDS as CLINIC_FRONT_ENDS
 from effectbench.packs.clinic.generated import (
+    CATALOGUE,
     DEV_SEED,
     GENERATOR_VERSION,
     NAME,
-    TEMPLATES,
     GeneratedTask,
     World,
     instance_split,
-    sequestered_split,
 )
 from effectbench.packs.clinic.provider import ClinicProvider
-from effectbench.schema import Split, Substrate, TaskSpec
+from effectbench.schema import TaskSpec
 
-__all__ = ["ATTESTATION", "GeneratedClinicProvider", "WorldTemplate"]
+__all__ = [
+    "ATTESTATION",
+    "SCREEN_SAMPLE",
+    "GeneratedClinicProvider",
+    "WorldTemplate",
+    "screen_sample",
+]
 
 FRONT_ENDS = FrontEnds(NAME, CLINIC_FRONT_ENDS.entries)
 """The clinic's front ends, under this pack's name (its variant ids)."""
@@ -78,16 +78,6 @@ ATTESTATION = Attestation(
     SqliteOracle,
 )
 """The generated pack's audit, per oracle factory, and its handoff to worker processes."""
-
-SCREEN_SAMPLE = 8
-"""Tasks per category (controls included) each split offers on a screen substrate: a
-stratified sample, one per template in turn (:func:`screen_sample`); every task runs on the API."""
-
-
-def screen_sample(tasks: Sequence[GeneratedTask]) -> tuple[GeneratedTask, ...]:
-    """The declared sample of ``tasks`` offered on the screens (web, desktop, remote display)."""
-    return stratified_sample(tasks, SCREEN_SAMPLE, lambda t: t.template)
-
 
 TEMPLATE_DIGEST = canonical_hash(
     {"clinic": db.TEMPLATE_DIGEST, "generator": GENERATOR_VERSION, "dev_seed": DEV_SEED}
@@ -186,13 +176,14 @@ def audit_generated(
     return results
 
 
-class GeneratedClinicProvider(ClinicProvider):
+class GeneratedClinicProvider(GeneratedCatalogue, ClinicProvider):
     """The clinic's app over the generated catalogue (see the module's docstring)."""
 
     name = NAME
     front_ends = FRONT_ENDS
     attestation = ATTESTATION
     template_digest = TEMPLATE_DIGEST
+    catalogue = CATALOGUE
 
     def __init__(
         self,
@@ -205,7 +196,6 @@ class GeneratedClinicProvider(ClinicProvider):
             raise ValueError("an instance seed is a non-empty string")
         self._seed = seed
         self._dev = instance_split(seed)  # raises GenerationError naming a broken template
-        self._secret_split = sequestered_split()
         super().__init__(oracle_factory=oracle_factory, service_per_episode=service_per_episode)
         self._initial_by_world: dict[str, dict[str, Table]] = {}
 
@@ -219,6 +209,10 @@ class GeneratedClinicProvider(ClinicProvider):
         """The seed this provider's dev split was drawn from."""
         return self._seed
 
+    def dev(self) -> tuple[GeneratedTask, ...]:
+        """The dev split of this instance's seed."""
+        return self._dev
+
     def instantiate(self, seed: str) -> GeneratedClinicProvider:
         """This pack's dev split drawn afresh from submission seed ``seed`` (same templates and
         generator; every payload carries the seed's mark). Raises ``GenerationError``."""
@@ -228,39 +222,9 @@ class GeneratedClinicProvider(ClinicProvider):
             seed=seed,
         )
 
-    def definitions(self) -> Sequence[GeneratedTask]:
-        """The dev split (of this instance's seed), then the sequestered split when its
-        secret is set."""
-        return self._dev + (self._secret_split or ())
-
-    def definitions_on(self, substrate: Substrate) -> Sequence[GeneratedTask]:
-        """Every task on the API; each split's declared :func:`screen_sample` on a screen."""
-        if substrate is Substrate.API:
-            return self.definitions()
-        return screen_sample(self._dev) + screen_sample(self._secret_split or ())
-
-    def cluster_of(self, task: TaskSpec) -> str:
-        """The statistics' unit: ``task``'s template on its substrate (outcomes correlate
-        within a template; see docs/generated-tasks.md, "How to cluster the statistics")."""
-        return self.front_ends.variant_id(self.definition(task).template, task.substrate)
-
-    def split_absent(self, split: str) -> str | None:
-        """Why ``split`` has no task here (None: it has some, or no reason to give)."""
-        if split == Split.TEST.value and self._secret_split is None:
-            return (
-                f"the sequestered split is drawn from the secret in {SECRET_ENV}, which is not "
-                "set (there is no public fallback seed); set it and run again"
-            )
-        return None
-
     def run_audit(self, oracle_factory: Any) -> dict[str, AuditResult]:
         """The live adversarial audit, each task on its own world (once per process)."""
         return audit_generated(self.definitions(), oracle_factory)
-
-    def _task_spec(self, d: Any, audited: bool, substrate: Substrate) -> TaskSpec:
-        spec = super()._task_spec(d, audited, substrate)
-        state = {**spec.initial_state, "template": d.world.digest}
-        return spec.model_copy(update={"initial_state": state})
 
     def initial_tables(self, task: TaskSpec, params: Mapping[str, Any]) -> dict[str, Table]:
         """Every table as a fresh episode of ``task`` holds it: its world's."""
@@ -275,31 +239,3 @@ class GeneratedClinicProvider(ClinicProvider):
     def episode_template(self, definition: Any) -> Template:
         """An episode starts from a copy of its task's world."""
         return world_template(definition)
-
-    def manifest(self) -> dict[str, Any]:
-        """The public manifest: the dev split's tasks, and the sequestered split by digest."""
-        manifest = super().manifest()
-        public = [t for t in manifest["tasks"] if t["split"] != Split.TEST.value]
-        manifest["tasks"] = public
-        manifest["n_tasks"] = len(public)
-        manifest["payload_wiring"] = {
-            tid: w
-            for tid, w in manifest["payload_wiring"].items()
-            if tid in {t["task_id"] for t in public}
-        }
-        secret = self._secret_split
-        manifest["generation"] = {
-            "generator": f"effectbench.packs.clinic.generated v{GENERATOR_VERSION}",
-            "templates": [t.name for t in TEMPLATES],
-            "dev": {"seed": self._seed, "tasks": len(self._dev),
-                    "categories": category_counts(self._dev)},
-            "screens": {"per_category": SCREEN_SAMPLE, "stratum": "template",
-                        "dev_tasks": [d.name for d in screen_sample(self._dev)]},
-            "test": (
-                {"present": True, "tasks": len(secret), "digest": split_digest(secret)}
-                if secret is not None
-                else {"present": False, "reason": f"{SECRET_ENV} is not set: the sequestered "
-                      "split is not generated (there is no public fallback seed)"}
-            ),
-        }  # fmt: skip
-        return manifest

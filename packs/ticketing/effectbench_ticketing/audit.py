@@ -102,12 +102,14 @@ def attack(conn: psycopg.Connection[Any], write: Write) -> None:
         write(Db(conn, "%s"))
 
 
-def restore_script() -> str:
-    """Return the one script that puts the audit database back to the seed state."""
+def restore_script(extra: Sequence[sql.Composable] = ()) -> str:
+    """Return the one script that puts the audit database back to the seed state (and then
+    runs ``extra``: a generated task's own rows, its world)."""
     parts: list[sql.Composable] = [
         sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(SHADOW)),
         *(sql.SQL("DELETE FROM {}").format(sql.Identifier(t)) for t in WIPE_ORDER),
         *seed_script(),
+        *extra,
         *(
             sql.SQL("SELECT setval(pg_get_serial_sequence({}, 'id'), {}, false)").format(
                 sql.Literal(table), sql.Literal(start)
@@ -148,6 +150,10 @@ class DatabaseBench:
         self._factory = oracle_factory
         self._attacker = cluster.connect(cluster.admin, AUDIT_DATABASE)
         self._script = restore_script()
+
+    def world(self, extra: Sequence[sql.Composable]) -> None:
+        """Probe the next tasks on the seed state plus ``extra`` (a generated task's world)."""
+        self._script = restore_script(extra)
 
     def _connect(self) -> psycopg.Connection[Any]:
         return self._cluster.connect(self._oracle, AUDIT_DATABASE, autocommit=True)

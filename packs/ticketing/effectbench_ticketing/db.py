@@ -21,6 +21,7 @@ Four roles, each with its own password (:class:`Roles`):
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -197,8 +198,16 @@ def _new_roles() -> Roles:
 
 def seed_script() -> list[sql.Composed]:
     """Return the statements that put the seed rows into the schema's tables."""
+    return insert_script(_INSERTS)
+
+
+def insert_script(tables: Sequence[tuple[str, Sequence[Sequence[Any]]]]) -> list[sql.Composed]:
+    """Return the statements that insert each ``(table, rows)`` pair's rows (whole rows, in
+    the schema's column order; a table without rows is skipped)."""
     statements: list[sql.Composed] = []
-    for table, rows in _INSERTS:
+    for table, rows in tables:
+        if not rows:
+            continue
         values = sql.SQL(", ").join(
             sql.SQL("({})").format(sql.SQL(", ").join(sql.Literal(v) for v in r)) for r in rows
         )

@@ -84,6 +84,10 @@ class TicketingProvider(RecordPack):
 
         return connect
 
+    def furnish(self, definition: TicketingTask, database: str) -> None:
+        """Add ``definition``'s own rows to a fresh clone (the written tasks have none: every
+        one starts from the template; a generated task adds its world)."""
+
     @contextmanager
     def record(
         self,
@@ -96,6 +100,7 @@ class TicketingProvider(RecordPack):
         database = f"ep_{next(self.counter)}"
         with ExitStack() as stack:
             stack.enter_context(self.cluster.database(database, TEMPLATE))
+            self.furnish(definition, database)
             read = self._connector(self.roles.oracle, database, autocommit=True)
             oracle = self._oracle_factory(read, effects, alive)
             stack.callback(oracle.close)

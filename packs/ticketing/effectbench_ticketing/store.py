@@ -67,14 +67,44 @@ AUTHOR = "A-00"
 """The app's signed-in user: the author of every comment it writes."""
 
 
+DROPPABLE = ("description", "priority", "credit")
+"""What a partial save can drop: the description, the priority (stored as ``normal``) or the
+SLA credit (the ticket is stored, the credit is not)."""
+REJECTION = "SLA code not accepted"
+"""The rule a validating service cites unless a task draws another."""
+
+
 @dataclass(frozen=True)
 class Fault:
-    """How the persistence boundary misbehaves for one task."""
+    """How the persistence boundary misbehaves for one task, and the fault's parameters (their
+    defaults are the written tasks' behaviour; the generated catalogue draws them)."""
 
     name: str = "none"
+    dropped: str = "description"
+    """Which part a ``partial`` save drops (one of :data:`DROPPABLE`)."""
+    copies: int = 2
+    """How many times one save is delivered when it is delivered more than once."""
+    rejection: str = REJECTION
+    """The rule a ``validation`` fault's service cites."""
+    row_offset: int = -1
+    """Where a ``wrong_row`` reassignment lands, relative to the ticket named."""
 
     def __post_init__(self) -> None:
         CATALOGUE.check(self.name)
+        if self.dropped not in DROPPABLE:
+            raise ValueError(f"dropped must be one of {', '.join(DROPPABLE)}: {self.dropped!r}")
+        if self.copies < 2:
+            raise ValueError(f"copies must be at least 2: {self.copies}")
+        if self.row_offset == 0:
+            raise ValueError("row_offset must not be 0 (the ticket named is not a wrong row)")
+
+    def deliveries(self) -> int:
+        """How many times one save reaches the service under this fault."""
+        return self.copies if self.name in CATALOGUE.delivered_twice else 1
+
+    def drops(self, part: str) -> bool:
+        """Say whether this fault's save drops ``part`` (see :data:`DROPPABLE`)."""
+        return self.name == "partial" and self.dropped == part
 
 
 class _Abort(Exception):
@@ -230,7 +260,10 @@ class TicketStore:
         """Persist one delivery of the form; with ``dedupe`` honour the request reference."""
         fault = self.fault.name
         existing = self._keyed(form.get("request_ref")) if dedupe else None
-        description = "" if fault == "partial" else str(form.get("description", ""))
+        description = "" if self.fault.drops("description") else str(form.get("description", ""))
+        priority = str(form.get("priority", "normal")) or "normal"
+        if self.fault.drops("priority"):
+            priority = "normal"
         ticket_id = existing
         if ticket_id is None:
             inserted = self._rows(
@@ -240,11 +273,13 @@ class TicketStore:
                     customer_id,
                     str(form.get("subject", "")),
                     description,
-                    str(form.get("priority", "normal")) or "normal",
+                    priority,
                     form.get("request_ref") or None,
                 ),
             )
             ticket_id = int(inserted[0]["id"])
+        if self.fault.drops("credit"):
+            return
         if _flag(form.get("credit")) and (existing is None or fault == "double_credit"):
             self._post_credit(customer_id, ticket_id, form)
 
@@ -262,7 +297,7 @@ class TicketStore:
         fault = self.fault.name
         shown = str(form.get("name", "")) or str(form.get("customer_id", ""))
         saved = Reply(201, "success", f"Ticket opened for {shown}")
-        refusal = faults.refused(fault, "ticket", "SLA code not accepted")
+        refusal = faults.refused(fault, "ticket", self.fault.rejection)
         if refusal is not None:
             return refusal
         if fault == "noop":
@@ -276,7 +311,7 @@ class TicketStore:
                 with self._conn.transaction():
                     if fault == "stale_contact":
                         self._write_back_account(customer_id)
-                    for _ in range(CATALOGUE.deliveries(fault)):
+                    for _ in range(self.fault.deliveries()):
                         self._deliver(customer_id, form, dedupe=CATALOGUE.dedupes(fault))
                     if fault == "optimistic":
                         raise psycopg.Rollback()  # the commit is rejected after the paint
@@ -292,7 +327,7 @@ class TicketStore:
         saved = Reply(200, "success", f"Ticket #{ticket_id} reassigned")
         if fault == "noop_reassign":
             return saved  # the form posted to the autosave preview, never to a table
-        target = faults.previous(ticket_id) if fault == "wrong_row" else ticket_id
+        target = ticket_id + self.fault.row_offset if fault == "wrong_row" else ticket_id
         assignee = str(form.get("assignee_id", ""))
         self._settle()
         with self._lock:

@@ -1,0 +1,187 @@
+"""The pack kit's generated catalogue: a pack's templates, its splits and what its provider adds.
+
+:class:`Catalogue` is one pack's generator (:mod:`.generate`) bound to its templates, the dev
+split's counts and its published seed: :meth:`Catalogue.dev_split` draws the dev split (once
+per process), :meth:`Catalogue.sequestered_split` the test split from the secret (a quarter of
+the dev counts, at least 2 per template; None without the secret, never a public fallback).
+
+:class:`GeneratedCatalogue` is what a :class:`~.provider.RecordPack` serving such a catalogue
+adds, whatever its record: its definitions are the dev split then the sequestered split (when
+the secret is set), a test split that is absent says why, each task's ``initial_state`` names
+its own world's digest, and the public manifest lists the dev split only and commits to the
+test split by its size and digest (``generation``). A generated task has a ``world`` with a
+``digest`` (the seed state its episodes start from) and the name of its ``template``.
+
+Every task runs on the API; the costly substrates (the screens) offer each split's declared
+stratified sample (:func:`screen_sample`, named in the manifest), and the statistics count a
+task's template, the level its outcomes correlate within (``cluster_of``,
+:class:`~effectbench.seam.ClustersTasks`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, Generic, TypeVar
+
+from effectbench.kit.generate import (
+    SECRET_ENV,
+    Draw,
+    Generated,
+    Template,
+    category_counts,
+    generate,
+    sequestered_seed,
+    split_digest,
+    stratified_sample,
+)
+from effectbench.schema import Category, Split, Substrate, TaskSpec
+
+__all__ = [
+    "SCREEN_SAMPLE",
+    "Catalogue",
+    "GeneratedCatalogue",
+    "screen_sample",
+    "situation_template",
+]
+
+T = TypeVar("T", bound=Generated)
+
+SCREEN_SAMPLE = 8
+"""Tasks per category (controls included) each split offers on a screen substrate."""
+
+
+def screen_sample(tasks: Sequence[Any]) -> tuple[Any, ...]:
+    """The declared sample of ``tasks`` offered on the screens (web, desktop, remote display):
+    :data:`SCREEN_SAMPLE` per category, one per template in turn."""
+    return stratified_sample(tasks, SCREEN_SAMPLE, lambda t: t.template)
+
+
+def situation_template(
+    name: str,
+    category: Category,
+    title: str,
+    build: Callable[[Draw, str, Split, Any], T],
+    fault: Any,
+) -> Template[T]:
+    """Return the template ``name``: each draw first settles the task's fault (``fault`` itself,
+    or, when it is a function of the draw, what it draws: the fault's parameters), then has
+    ``build`` draw the task around it from the same random source (the name and split given)."""
+
+    def draw(d: Draw, task_name: str, split: Split) -> T:
+        settled = fault(d) if callable(fault) else fault
+        return build(d, task_name, split, settled)
+
+    return Template(name=name, category=category, draw=draw, title=title)
+
+
+class Catalogue(Generic[T]):
+    """A pack's templates, the dev split's counts and seed, and the splits drawn from them."""
+
+    def __init__(
+        self,
+        generator: str,
+        templates: Sequence[Template[T]],
+        dev_counts: Mapping[str, int],
+        dev_seed: str,
+    ) -> None:
+        self.generator = generator
+        """What draws the catalogue, and its version (the manifest names it)."""
+        self.templates = tuple(templates)
+        self.dev_counts = dict(dev_counts)
+        self.dev_seed = dev_seed
+        self.test_counts = {name: max(2, -(-n // 4)) for name, n in self.dev_counts.items()}
+        """The sequestered split: a quarter of the dev split's counts (at least 2 each)."""
+        self._splits: dict[str, tuple[T, ...]] = {}
+
+    def dev_split(self) -> tuple[T, ...]:
+        """The dev split, drawn from the published seed (once per process)."""
+        if "" not in self._splits:
+            self._splits[""] = generate(self.templates, self.dev_counts, self.dev_seed, Split.DEV)
+        return self._splits[""]
+
+    def sequestered_split(self, secret: str | None = None) -> tuple[T, ...] | None:
+        """The sequestered split drawn from ``secret`` (default: the environment's), or None."""
+        seed = secret if secret is not None else sequestered_seed()
+        if seed is None:
+            return None
+        key = f"sequestered\x00{seed}"
+        if key not in self._splits:
+            self._splits[key] = generate(self.templates, self.test_counts, key, Split.TEST)
+        return self._splits[key]
+
+
+class GeneratedCatalogue:
+    """What a pack serving a :class:`Catalogue` adds to its provider (a mixin, listed before
+    the :class:`~.provider.RecordPack` it builds on; see the module's docstring)."""
+
+    catalogue: ClassVar[Catalogue[Any]]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._secret_split = self.catalogue.sequestered_split()
+        super().__init__(*args, **kwargs)
+
+    @property
+    def instance_seed(self) -> str:
+        """The seed this provider's dev split was drawn from (the published one here)."""
+        return self.catalogue.dev_seed
+
+    def dev(self) -> tuple[Any, ...]:
+        """This provider's dev split."""
+        return self.catalogue.dev_split()
+
+    def definitions(self) -> Sequence[Any]:
+        """The dev split, then the sequestered split when its secret is set."""
+        return self.dev() + (self._secret_split or ())
+
+    def definitions_on(self, substrate: Substrate) -> Sequence[Any]:
+        """Every task on the API; each split's declared :func:`screen_sample` on a screen."""
+        if substrate is Substrate.API:
+            return self.definitions()
+        return screen_sample(self.dev()) + screen_sample(self._secret_split or ())
+
+    def cluster_of(self, task: TaskSpec) -> str:
+        """The statistics' unit: ``task``'s template on its substrate (outcomes correlate
+        within a template; docs/generated-tasks.md, "How to cluster the statistics")."""
+        definition = self.definition(task)  # type: ignore[attr-defined]
+        return str(self.front_ends.variant_id(definition.template, task.substrate))  # type: ignore[attr-defined]
+
+    def split_absent(self, split: str) -> str | None:
+        """Why ``split`` has no task here (None: it has some, or no reason to give)."""
+        if split == Split.TEST.value and self._secret_split is None:
+            return (
+                f"the sequestered split is drawn from the secret in {SECRET_ENV}, which is not "
+                "set (there is no public fallback seed); set it and run again"
+            )
+        return None
+
+    def _task_spec(self, d: Any, audited: bool, substrate: Substrate) -> TaskSpec:
+        spec: TaskSpec = super()._task_spec(d, audited, substrate)  # type: ignore[misc]
+        state = {**spec.initial_state, "template": d.world.digest}
+        return spec.model_copy(update={"initial_state": state})
+
+    def manifest(self) -> dict[str, Any]:
+        """The public manifest: the dev split's tasks, and the sequestered split by digest."""
+        manifest: dict[str, Any] = super().manifest()  # type: ignore[misc]
+        public = [t for t in manifest["tasks"] if t["split"] != Split.TEST.value]
+        manifest["tasks"] = public
+        manifest["n_tasks"] = len(public)
+        ids = {t["task_id"] for t in public}
+        manifest["payload_wiring"] = {
+            tid: w for tid, w in manifest["payload_wiring"].items() if tid in ids
+        }
+        dev, secret = self.dev(), self._secret_split
+        manifest["generation"] = {
+            "generator": self.catalogue.generator,
+            "templates": [t.name for t in self.catalogue.templates],
+            "dev": {"seed": self.instance_seed, "tasks": len(dev),
+                    "categories": category_counts(dev)},
+            "screens": {"per_category": SCREEN_SAMPLE, "stratum": "template",
+                        "dev_tasks": [d.name for d in screen_sample(dev)]},
+            "test": (
+                {"present": True, "tasks": len(secret), "digest": split_digest(secret)}
+                if secret is not None
+                else {"present": False, "reason": f"{SECRET_ENV} is not set: the sequestered "
+                      "split is not generated (there is no public fallback seed)"}
+            ),
+        }  # fmt: skip
+        return manifest

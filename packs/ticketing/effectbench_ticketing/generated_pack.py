@@ -1,0 +1,126 @@
+"""The ``ticketing-generated`` pack: the support desk's app, faults and oracle over generated tasks.
+
+The ticketing pack (:mod:`.provider`) keeps its 30 written tasks (its fingerprint, and so the
+shipped reference bundles, stay as they are); this pack serves the generated catalogue
+(:mod:`.generated`) on the same cluster, service, front ends, faults, audit plan and oracle.
+What differs is the record: each generated task has a world of its own
+(:class:`~.generated.World`), so an episode's fresh clone of the template gets *its task's*
+rows before the app, the colleague or the oracle connect; the adversarial audit probes each
+task on the seed state plus its world; and a task's ``initial_state`` names its world's
+digest. The public manifest lists the dev split; the sequestered split (present only with the
+secret in ``EFFECTBENCH_SEQUESTERED_SECRET``) is committed to by its digest and size alone
+(:class:`~effectbench.api.GeneratedCatalogue`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from effectbench.api import (
+    SEQUESTERED,
+    Attestation,
+    AuditResult,
+    FrontEnds,
+    GeneratedCatalogue,
+    Split,
+    TaskSpec,
+    canonical_hash,
+    iter_tasks,
+    run_audit,
+)
+from effectbench_ticketing import db
+from effectbench_ticketing.audit import PLAN, bench
+from effectbench_ticketing.frontends import FRONT_ENDS as TICKETING_FRONT_ENDS
+from effectbench_ticketing.generated import (
+    CATALOGUE,
+    DEV_SEED,
+    GENERATOR_VERSION,
+    NAME,
+    GeneratedTask,
+)
+from effectbench_ticketing.oracle import PostgresOracle
+from effectbench_ticketing.provider import TicketingProvider
+
+__all__ = ["ATTESTATION", "GeneratedTicketingProvider"]
+
+FRONT_ENDS = FrontEnds(NAME, TICKETING_FRONT_ENDS.entries)
+"""The desk's front ends, under this pack's name (its variant ids)."""
+
+ATTESTATION = Attestation(
+    f"{__name__}:ATTESTATION",
+    (
+        "effectbench.kit.generate",
+        "effectbench.kit.catalogue",
+        "effectbench_ticketing.audit",
+        "effectbench_ticketing.db",
+        "effectbench_ticketing.oracle",
+        "effectbench_ticketing.store",
+        "effectbench_ticketing.tasks",
+        "effectbench_ticketing.generated",
+        __name__,
+    ),
+    PostgresOracle,
+)
+"""The generated pack's audit, per oracle factory, and its handoff to worker processes."""
+
+TEMPLATE_DIGEST = canonical_hash(
+    {"ticketing": db.TEMPLATE_DIGEST, "generator": GENERATOR_VERSION, "dev_seed": DEV_SEED}
+)
+"""The pack's seed identity: the desk's seed rows, the generator's version and the dev seed
+(each task's own world digest is in its ``initial_state``)."""
+
+
+class GeneratedTicketingProvider(GeneratedCatalogue, TicketingProvider):
+    """The support desk over the generated catalogue (see the module's docstring)."""
+
+    name = NAME
+    front_ends = FRONT_ENDS
+    attestation = ATTESTATION
+    template_digest = TEMPLATE_DIGEST
+    catalogue = CATALOGUE
+
+    def run_audit(self, oracle_factory: Any) -> dict[str, AuditResult]:
+        """The live adversarial audit, each task on its own world (once per process; a task
+        not yet audited, as the sequestered split's once its secret is set, is audited then)."""
+        definitions: Sequence[GeneratedTask] = self.definitions()
+        results = ATTESTATION.results(
+            oracle_factory, lambda: self._probe(definitions, oracle_factory)
+        )
+        missing = [d for d in definitions if d.task_id not in results]
+        if missing:
+            results.update(self._probe(missing, oracle_factory))
+        return results
+
+    def _probe(
+        self, definitions: Sequence[GeneratedTask], oracle_factory: Callable[..., Any]
+    ) -> dict[str, AuditResult]:
+        results: dict[str, AuditResult] = {}
+        with bench(self.cluster, self.roles.oracle, oracle_factory) as database:
+            for d in definitions:
+                database.world(d.world.script())
+                results |= run_audit(database, PLAN, list(iter_tasks([d])))
+        return results
+
+    def furnish(self, definition: GeneratedTask, database: str) -> None:  # type: ignore[override]
+        """Add the task's world to the episode's fresh clone (as the superuser, before the
+        app, the colleague or the oracle connect)."""
+        with self.cluster.connect(self.cluster.admin, database) as conn:
+            with conn.transaction():
+                for statement in definition.world.script():
+                    conn.execute(statement)
+
+    def mechanism(self, task: TaskSpec) -> str:
+        """How ``task``'s fault is injected, with the parameters its template drew."""
+        d: GeneratedTask = self.definition(task)
+        said = super().mechanism(task)
+        if d.split is Split.TEST or d.fault.name == "none":
+            return said
+        drawn = {
+            "partial": f"dropped: {d.fault.dropped}",
+            "validation": f"cites: {d.fault.rejection}",
+            "wrong_row": f"lands {d.fault.row_offset:+d} ticket from the one named",
+        }.get(d.fault.name)
+        if d.fault.name in ("duplicate", "double_delivery", "double_credit"):
+            drawn = f"delivered {d.fault.copies} times"
+        return said if drawn is None or said == SEQUESTERED else f"{said} ({drawn})"
