@@ -57,7 +57,14 @@ def shipped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     groups = {p: [g for g in doc["groups"] if g["key"] == f"spec1-{p}"] for p in PACK_SUBSTRATES}
     page = PacksPage()
     page.feed((out / "packs.html").read_text(encoding="utf-8"))
-    return {"summary": summary, "doc": doc, "boards": boards, "groups": groups, "packs": page}
+    return {
+        "summary": summary,
+        "doc": doc,
+        "boards": boards,
+        "groups": groups,
+        "packs": page,
+        "out": out,
+    }
 
 
 def test_the_reference_set_holds_every_arm_on_every_screen_of_each_pack() -> None:
@@ -73,6 +80,18 @@ def test_every_bundle_is_ranked_by_reproduction(shipped: dict[str, Any]) -> None
     shipped_bundles = [p for p in REFERENCE.iterdir() if (p / "submission.json").is_file()]
     assert len(entries) == len(shipped_bundles)
     assert {(e["status"], e["reproduced"]) for e in entries} == {("ranked", True)}
+
+
+def test_the_generated_references_are_flagged_as_public_seed(shipped: dict[str, Any]) -> None:
+    """A generated pack's bundles say which instance they ran: the shipped references ran the
+    published dev seed, flagged so on the board; a pack that draws no instance has none."""
+    for b in shipped["doc"]["boards"]:
+        for e in b["entries"]:
+            want = "public" if b["pack"] == "clinic-generated" else None
+            assert e["instance"] == want, (b["key"], e["slug"])
+    pages = [p.read_text(encoding="utf-8") for p in shipped["out"].rglob("*.html")]
+    flagged = [t for t in pages if "eb-badge--public-seed" in t]
+    assert flagged and all("clinic-generated" in t for t in flagged)
 
 
 def _one_reference_per_substrate() -> dict[tuple[str, str], Path]:

@@ -41,6 +41,7 @@ from effectbench.api import (
     trial_tag,
 )
 from effectbench.cli import main
+from effectbench.kit.catalogue import screen_sample
 from effectbench.kit.generate import SECRET_ENV, split_digest
 from effectbench.metrics.detection import auroc
 from effectbench.run import run
@@ -225,7 +226,8 @@ def test_with_the_secret_the_manifest_commits_by_digest_only(
     assert secret is not None
     with GeneratedTicketingProvider() as provider:
         tests = [t for t in provider.tasks() if t.split is Split.TEST]
-        assert len(tests) == len(provider.substrates) * len(secret)
+        screens = len(provider.substrates) - 1  # every task on the api, the sample on a screen
+        assert len(tests) == len(secret) + screens * len(screen_sample(secret))
         assert all(provider.audit[t.task_id].passed for t in secret)
         manifest = provider.manifest()
         assert provider.mechanism(tests[0]) == SEQUESTERED

@@ -44,6 +44,15 @@ SHOWN_TEXT_MAX = 4000
 """Characters of a description or URL the site shows."""
 
 
+def instance_kind(public_seed: bool | None, committed: bool | None) -> str:
+    """Return how a bundle's generated instance was drawn (:attr:`Entry.instance`)."""
+    if public_seed is None:
+        return ""
+    if public_seed:
+        return "public"
+    return "fresh" if committed else "fresh-uncommitted"
+
+
 def shown(text: str, limit: int = SHOWN_NAME_MAX) -> str:
     """Return ``text`` safe to show anywhere (a page, a chart, a CSV cell).
 
@@ -132,6 +141,10 @@ class Entry:
     reproduced: bool | None = None
     reproduced_rows: str = ""
     """What a re-run compared when ``reproduced``: ``"12/81"`` (rows re-run / rows), else ""."""
+    instance: str = ""
+    """A generated pack's instance: ``public`` (its published dev seed), ``fresh`` (a seed
+    derived from a verified commitment and a later beacon round), ``fresh-uncommitted`` (a
+    fresh seed without a commitment); empty for a pack that draws none."""
     results: Results | None = None
     checks: tuple[CheckView, ...] = ()
     readme: str | None = None
@@ -322,6 +335,7 @@ def entry_from_report(report: BundleReport, slug: str | None = None) -> Entry:
         declared_signer=sub.get("signer"),
         signer=signer_view,
         reproduced=report.reproduced,
+        instance=instance_kind(report.public_seed, report.instance_committed),
         reproduced_rows=(
             f"{report.reproduced_rows}/{report.n_rows}"
             if report.reproduced and report.reproduced_rows is not None

@@ -189,6 +189,11 @@ class EntryJSON(_Model):
     badge: str | None = Field(default=None, description="its SVG badge (ranked entries only)")
     signer: SignerJSON | None = None
     reproduced: bool
+    instance: Literal["public", "fresh", "fresh-uncommitted"] | None = Field(
+        default=None,
+        description="a generated pack's instance: its public dev seed, a fresh committed "
+        "seed, or a fresh seed without a commitment (None: the pack draws none)",
+    )
     spec_version: str
     fingerprint: str
     trials: int
@@ -471,6 +476,7 @@ def leaderboard_json(
                     if e.signer
                     else None,
                     reproduced=bool(e.reproduced),
+                    instance=e.instance or None,  # type: ignore[arg-type]
                     spec_version=e.spec_version,
                     fingerprint=e.fingerprint,
                     trials=int(row["trials"]),

@@ -211,6 +211,8 @@ def row_badges(row: dict[str, Any]) -> list[str]:
         kinds.append("same")
     if not row.get("seeds_default", True):
         kinds.append("seeds")
+    if row.get("instance"):
+        kinds.append(f"instance-{row['instance']}")
     if row.get("never_acts"):
         kinds.append("never-acts")
     return kinds

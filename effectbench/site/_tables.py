@@ -371,6 +371,7 @@ def entry_row(
         "signer_issuer": entry.signer.issuer if entry.signer else "",
         "reproduced": bool(entry.reproduced),
         "reproduced_rows": entry.reproduced_rows,
+        "instance": entry.instance,
         "same_as": entry.same_as,
         "spec_version": entry.spec_version,
         "pack": entry.pack,
