@@ -39,6 +39,11 @@ PACK_SUBSTRATES = {
     "ticketing": ("api", "web"),
 }
 """Each system of record on the board and the substrates its references ran, in SPEC order."""
+BELOW_DOING_NOTHING = {"spec1-clinic-generated-web"}
+"""Boards where even the best reference arm is worth less than doing nothing at the default
+prices: the generated web sample holds 8 tasks per category (controls 1 in 8, against 1 in 4 on
+the api), and effect_verified_all's readback catches most trap writes only after they landed
+(a wrong record it reports: wrong_action)."""
 SHARED_TASKS = {"clinic": 27, "clinic-generated": 64, "ticketing": 27}
 """The dev tasks each pack's references share across its substrates (the generated clinic's
 screens run its declared sample)."""
@@ -141,7 +146,8 @@ def test_rows_on_every_substrate_for_every_arm_and_the_ladder_holds(
         assert [e["label"] for e in entries] == [f"{a} · {b['substrate']}" for a in reversed(ARMS)]
         swer = [e["rates"]["swer"]["rate"] for e in entries]
         assert swer[0] < swer[1] < swer[2], (b["key"], swer)
-        assert entries[0]["value"]["per_100"] > 0  # above the doing-nothing line
+        above = entries[0]["value"]["per_100"] > 0  # the best above the doing-nothing line
+        assert above == (b["key"] not in BELOW_DOING_NOTHING), b["key"]
         ranks = [(e["rank_best"], e["rank_worst"]) for e in entries]
         assert any(w < b2 for (_, w), (b2, _) in zip(ranks, ranks[1:], strict=False)), ranks
 
