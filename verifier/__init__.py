@@ -21,6 +21,8 @@ Modules, in the order a submission meets them:
 * :mod:`verifier.reproduce`: re-running a shipped baseline (``reproduce``), the reference
   bundles it may rank listed by :mod:`verifier.references`, a re-run kept as a reproduction
   record by :mod:`verifier.records`;
+* :mod:`verifier.instances`: a generated pack's instance drawn again from the bundle's seed
+  (``pack.instance_*``), its commitment and beacon round checked by :mod:`verifier.commitment`;
 * :mod:`verifier.ranking`: what is checked across bundles (copies, withdrawals: ``ranking``);
 * :mod:`verifier.report`: findings per family, the status rule, the report;
 * :mod:`verifier.limits`: size limits;
