@@ -41,6 +41,7 @@ __all__ = [
     "commitment_statement",
     "configuration_digest",
     "derived_seed",
+    "early_round",
     "log_entry",
 ]
 
@@ -214,6 +215,20 @@ def beacon_problem(beacon: Beacon, chain: BeaconChain) -> str | None:
     except (ValueError, TypeError, AssertionError):
         valid = False
     return None if valid else f"the BLS signature of round {beacon.round} does not verify"
+
+
+def early_round(entry: LogEntry, beacon: Beacon, chain: BeaconChain) -> str | None:
+    """Return why ``beacon`` cannot seed the instance committed in ``entry`` (None: it can):
+    its round was published at or before the commitment's integrated time, so the seed could
+    have been known when the system was committed."""
+    published = chain.round_time(beacon.round)
+    if published > entry.integrated_time:
+        return None
+    return (
+        f"round {beacon.round} was published at {published}, not after the commitment's "
+        f"integrated time {entry.integrated_time}: draw the seed from round "
+        f"{chain.first_round_after(entry.integrated_time)} or later"
+    )
 
 
 def derived_seed(entry: LogEntry, beacon: Beacon) -> str:

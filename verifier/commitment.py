@@ -33,6 +33,7 @@ from effectbench.instances import (
     BeaconChain,
     beacon_problem,
     derived_seed,
+    early_round,
     log_entry,
 )
 from verifier.instances import InstanceFacts, rerun_hint
@@ -154,15 +155,9 @@ def check_commitment(
     wrong = beacon_problem(beacon, chain)
     if wrong is not None:
         return refuse(CheckId.PACK_INSTANCE_BEACON, wrong, "beacon")
-    published = chain.round_time(beacon.round)
-    if published <= entry.integrated_time:
-        return refuse(
-            CheckId.PACK_INSTANCE_BEACON,
-            f"round {beacon.round} was published at {published}, not after the commitment's "
-            f"integrated time {entry.integrated_time}: draw the seed from round "
-            f"{chain.first_round_after(entry.integrated_time)} or later, then {hint}",
-            "beacon.round",
-        )
+    early = early_round(entry, beacon, chain)
+    if early is not None:
+        return refuse(CheckId.PACK_INSTANCE_BEACON, f"{early}, then {hint}", "beacon.round")
     want = derived_seed(entry, beacon)
     if decl.seed != want:
         return refuse(

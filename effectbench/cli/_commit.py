@@ -63,7 +63,14 @@ def _cmd_commit(args: argparse.Namespace) -> int:
 
 
 def _cmd_draw(args: argparse.Namespace) -> int:
-    from effectbench.instances import Beacon, BeaconChain, beacon_problem, derived_seed, log_entry
+    from effectbench.instances import (
+        Beacon,
+        BeaconChain,
+        beacon_problem,
+        derived_seed,
+        early_round,
+        log_entry,
+    )
 
     commitment = _read_json(args.commitment, "a Sigstore bundle")
     try:
@@ -75,14 +82,10 @@ def _cmd_draw(args: argparse.Namespace) -> int:
     problem = beacon_problem(beacon, chain)
     if problem is not None:
         raise DataError(problem, file=str(args.beacon))
-    if chain.round_time(beacon.round) <= entry.integrated_time:
+    early = early_round(entry, beacon, chain)
+    if early is not None:
         first = chain.first_round_after(entry.integrated_time)
-        raise DataError(
-            f"round {beacon.round} is not after the commitment (integrated at "
-            f"{entry.integrated_time}); wait for round {first}",
-            file=str(args.beacon),
-            field="round",
-        )
+        raise DataError(f"{early}; wait for round {first}", file=str(args.beacon), field="round")
     print(derived_seed(entry, beacon))
     return 0
 
