@@ -68,6 +68,7 @@ ATTESTATION = Attestation(
     (
         "effectbench.kit.sqlite",
         "effectbench.kit.generate",
+        "effectbench.kit.catalogue",
         "effectbench.packs.clinic.audit",
         "effectbench.packs.clinic.db",
         "effectbench.packs.clinic.store",
