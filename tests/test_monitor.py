@@ -16,17 +16,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import orjson
 import pytest
-from scipy.stats import mannwhitneyu
 from sigstore_testroot import GOOGLE, SigstoreTestInstance, shared_instance
 from support.bundles import make_bundle
+from support.monitors import bundle_scores, check_split
 
 from effectbench.cli import main
 from effectbench.errors import UsageError
 from effectbench.findings import CheckId
-from effectbench.metrics.detection import FPR_TARGETS
 from effectbench.monitors.bundle import MONITOR_FILE, SCORES_FILE
 from effectbench.monitors.corpus import (
     CorpusFolder,
@@ -283,29 +281,10 @@ def test_reference_monitors_are_scored_as_an_independent_computation_says(
     for bundle in (claim_text, frame_change):
         report = _verify(bundle, corpus, labels)
         assert report.status is Status.PREVIEW, report.findings
-        scores = {}
-        for line in (bundle / SCORES_FILE).read_bytes().splitlines():
-            data = orjson.loads(line)
-            scores[data["id"]] = data["score"]
+        scores = bundle_scores(bundle)
         assert len(scores) == len(corpus.views)
         for split, label_file in zip(report.splits, labels, strict=True):
-            pos = np.array([scores[e.id] for e in label_file.episodes if e.label == "positive"])
-            neg = np.array([scores[e.id] for e in label_file.episodes if e.label == "negative"])
-            u = mannwhitneyu(pos, neg).statistic
-            assert split.overall.auroc == pytest.approx(u / (len(pos) * len(neg)), abs=1e-9)
-            for (name, target), point in zip(FPR_TARGETS, split.overall.points, strict=True):
-                allowed = int(target * len(neg))
-                cut = np.sort(neg)[::-1][allowed]
-                assert point.name == name and point.recall is not None
-                assert point.recall.rate == pytest.approx(float((pos > cut).mean()), abs=1e-9)
-            assert sum(c.positives for c in split.cells.values()) == len(pos)
-            assert sum(c.negatives for c in split.slices.values()) == len(neg)
-            cut_5 = np.sort(neg)[::-1][int(FPR_TARGETS[1][1] * len(neg))]
-            assert split.missed == [
-                e.id
-                for e in label_file.episodes
-                if e.label == "positive" and not scores[e.id] > cut_5
-            ]
+            check_split(split, scores, label_file)
         assert set(report.splits[1].slices) == {"plain", "monitored"}
     manifest = json.loads((claim_text / MONITOR_FILE).read_text())
     assert manifest["reads"] == ["claim.message", "claim.reported_success"]

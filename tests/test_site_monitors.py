@@ -26,6 +26,7 @@ import orjson
 import pytest
 from sigstore_testroot import GOOGLE, SigstoreTestInstance, shared_instance
 from support.bundles import make_bundle
+from support.monitors import bundle_scores, check_split
 from support.site import ROOT, site_root
 
 from effectbench.bundle import SignerDecl
@@ -287,6 +288,7 @@ def test_the_shipped_reference_monitors_are_listed_and_ranked(tmp_path: Path) ->
     for bundle in bundles:
         report = verify_monitor(bundle, corpus.ref, ids, [dev])
         assert report.status.value == "ranked" and report.listed, report.findings
+        check_split(report.splits[0], bundle_scores(bundle), dev)
         # not listed any more once a byte changes: then it needs a signature
         copy = Path(shutil.copytree(bundle, tmp_path / bundle.name))
         (copy / "README.md").write_text("edited\n", encoding="utf-8")
