@@ -46,7 +46,7 @@ from effectbench.metrics import episode_frame, summarize
 from effectbench.packs import get_pack
 from effectbench.run.runner import RunResult, evaluate
 from effectbench.schema import EpisodeRecord, Split
-from effectbench.seam import BenchmarkProvider
+from effectbench.seam import BenchmarkProvider, DrawsInstances
 from effectbench.strictjson import StrictJSONError, load_document
 from effectbench.variants import choose, tasks_on
 
@@ -230,6 +230,9 @@ class ReferenceSpec:
     split: Split = Split.DEV
     substrate: str | None = None
     """The substrates it runs (a ``--substrate`` value; None: the pack's default)."""
+    seed: str | None = None
+    """The instance seed of a generated pack it draws its tasks from (None: the public dev
+    seed)."""
 
 
 SCREEN_TRIALS = 3
@@ -240,6 +243,12 @@ GENERATED_TRIALS = 3
 """Trials of a reference on a generated catalogue: the fewest a ranked entry has. Repeating a
 task adds little for a scripted arm (its outcome repeats); the catalogue's many tasks carry the
 evidence instead."""
+
+REFERENCE_FRESH_SEED = "reference-fresh-1"
+"""The seed of the references drawn on a fresh instance of the generated clinic: beside the
+same arms on the public dev seed, they put a contamination delta on the board (a scripted arm
+cannot have tuned to either, so its delta is what no contamination looks like). Published and
+not committed, so the board flags them ``fresh-uncommitted``."""
 
 _CLINIC_ARMS = (  # the ladder of every pack with a real system of record
     ("screen-only", "screen_only"),
@@ -284,6 +293,16 @@ REFERENCE_SET: tuple[ReferenceSpec, ...] = (
         for screen in ("web",)
         for slug, arm in _CLINIC_ARMS
     ),
+    *(
+        ReferenceSpec(
+            f"{slug}-clinic-generated-fresh",
+            "clinic-generated",
+            arm,
+            GENERATED_TRIALS,
+            seed=REFERENCE_FRESH_SEED,
+        )
+        for slug, arm in _CLINIC_ARMS
+    ),
 )
 """The reference bundles in ``submissions/`` (re-made by ``python -m verifier.references
 --remake``): MockMed's four baselines, the clinic's three arms through its API and through
@@ -301,6 +320,12 @@ def reference_bundle(spec: ReferenceSpec, folder: Path) -> Path:
     URL, no README), the identity a bundle ranked by reproduction alone must have.
     """
     pack = get_pack(spec.pack)
+    instances = None
+    if spec.seed is not None:
+        if not isinstance(pack, DrawsInstances):
+            raise UsageError(f"reference {spec.folder_slug}: pack {spec.pack} draws no instances")
+        pack = pack.instantiate(spec.seed)
+        instances = InstanceDecl(seed=spec.seed)
     tasks = tasks_on(pack, choose(pack, spec.substrate), spec.split.value)
     started = now()
     run = evaluate(get_baseline(spec.baseline, pack), pack, trials=spec.trials, tasks=tasks)
@@ -317,6 +342,7 @@ def reference_bundle(spec: ReferenceSpec, folder: Path) -> Path:
         split=spec.split,
         started_at=started,
         finished_at=now(),
+        instances=instances,
     )
     return write_submission(folder, submission, run.rows)
 

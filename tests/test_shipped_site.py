@@ -12,6 +12,7 @@ of :data:`RERUN_SCREEN_ROWS` in Chromium, under Xvfb or through Xvnc)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,17 @@ from support.across import WRONG_RATES, PacksPage, jsonl_rows, paired
 from support.site import RECORDS, REFERENCE, SCREEN_REFERENCES
 
 from effectbench.findings import Family
-from effectbench.metrics import rate_difference
-from effectbench.produce import REFERENCE_SET
+from effectbench.metrics import (
+    TaskTable,
+    contamination_delta,
+    episode_frame,
+    rate_difference,
+    task_table,
+)
+from effectbench.packs import get_pack
+from effectbench.produce import REFERENCE_FRESH_SEED, REFERENCE_SET
 from effectbench.schema import Substrate
+from effectbench.seam import DrawsInstances
 from effectbench.site import build_site
 from verifier.api import VerifyOptions, verify_path
 from verifier.limits import Limits
@@ -89,10 +98,13 @@ def test_every_bundle_is_ranked_by_reproduction(shipped: dict[str, Any]) -> None
 
 def test_the_generated_references_are_flagged_as_public_seed(shipped: dict[str, Any]) -> None:
     """A generated pack's bundles say which instance they ran: the shipped references ran the
-    published dev seed, flagged so on the board; a pack that draws no instance has none."""
+    published dev seed, flagged so on the board, but for the API arms drawn again on a fresh
+    (uncommitted) seed; a pack that draws no instance has none."""
     for b in shipped["doc"]["boards"]:
         for e in b["entries"]:
-            want = "public" if b["pack"] == "clinic-generated" else None
+            want = None
+            if b["pack"] == "clinic-generated":
+                want = "fresh-uncommitted" if e["slug"].endswith("-fresh") else "public"
             assert e["instance"] == want, (b["key"], e["slug"])
     pages = [p.read_text(encoding="utf-8") for p in shipped["out"].rglob("*.html")]
     flagged = [t for t in pages if "eb-badge--public-seed" in t]
@@ -140,7 +152,12 @@ def test_rows_on_every_substrate_for_every_arm_and_the_ladder_holds(
     assert [b["substrate"] for b in boards] == list(PACK_SUBSTRATES[pack])
     for b in boards:
         assert b["key"] == f"spec1-{pack}-{b['substrate']}"
-        entries = b["entries"]
+        entries = [e for e in b["entries"] if e["instance"] != "fresh-uncommitted"]
+        fresh = [e for e in b["entries"] if e["instance"] == "fresh-uncommitted"]
+        if fresh:  # the same arms on a fresh instance: the same ladder
+            assert [e["system"] for e in fresh] == list(reversed(ARMS)), b["key"]
+            swer = [e["rates"]["swer"]["rate"] for e in fresh]
+            assert swer[0] < swer[1] < swer[2], (b["key"], swer)
         assert [e["system"] for e in entries] == list(reversed(ARMS)), b["key"]
         assert {e["substrate"] for e in entries} == {b["substrate"]}
         assert [e["label"] for e in entries] == [f"{a} · {b['substrate']}" for a in reversed(ARMS)]
@@ -182,9 +199,63 @@ def _bundles(pack: str, arm: str) -> list[Path]:
     for bundle in sorted(REFERENCE.iterdir()):
         if (bundle / "submission.json").is_file():
             sub = json.loads((bundle / "submission.json").read_text(encoding="utf-8"))
-            if sub["pack"]["name"] == pack and sub["system"]["name"] == arm:
+            fresh = (sub.get("instances") or {}).get("seed") == REFERENCE_FRESH_SEED
+            if sub["pack"]["name"] == pack and sub["system"]["name"] == arm and not fresh:
                 out.append(bundle)
     return out
+
+
+def _fresh_bundles() -> dict[str, Path]:
+    """Each arm's shipped reference on the fresh instance of the generated clinic."""
+    out = {}
+    for bundle in sorted(REFERENCE.iterdir()):
+        if (bundle / "submission.json").is_file():
+            sub = json.loads((bundle / "submission.json").read_text(encoding="utf-8"))
+            if (sub.get("instances") or {}).get("seed") == REFERENCE_FRESH_SEED:
+                out[sub["system"]["name"]] = bundle
+    return out
+
+
+def _clustered(bundle: Path, pack: Any) -> TaskTable:
+    """A bundle's rows counted per template, as the generated boards count them."""
+    rows = jsonl_rows(bundle)
+    specs = {t.task_id: t for t in pack.tasks()}
+    return task_table(
+        episode_frame(rows),
+        {r["task_id"]: r["correct_action_available"] for r in rows},
+        {tid: pack.cluster_of(t) for tid, t in specs.items()},
+    )
+
+
+def test_the_generated_api_board_shows_each_arm_s_contamination_delta(
+    shipped: dict[str, Any],
+) -> None:
+    """Each arm ran the generated clinic's API on the public dev seed and on a fresh instance:
+    the board states fresh minus public SWER, paired by template, as the metric computes it
+    from the two bundles' rows; a scripted arm cannot have tuned to either seed, so no delta
+    is beyond noise, and the page says so."""
+    (board,) = [b for b in shipped["boards"]["clinic-generated"] if b["substrate"] == "api"]
+    assert {c["system"] for c in board["contamination"]} == set(ARMS)
+    public_pack = get_pack("clinic-generated")
+    assert isinstance(public_pack, DrawsInstances)
+    fresh_pack = public_pack.instantiate(REFERENCE_FRESH_SEED)
+    fresh = _fresh_bundles()
+    for c in board["contamination"]:
+        (public,) = [b for b in _bundles("clinic-generated", c["system"]) if b.name == c["public"]]
+        assert fresh[c["system"]].name == c["fresh"] and c["committed"] is False
+        d = contamination_delta(
+            _clustered(public, public_pack), _clustered(fresh[c["system"]], fresh_pack), {}
+        )
+        for key, want in (("difference", d.difference), ("lo", d.lo), ("hi", d.hi)):
+            assert c["delta"][key] == pytest.approx(want, abs=1e-6), (c["system"], key)
+        assert c["delta"]["tasks"] == d.tasks == 26  # every template, on both seeds
+        for side, bundle in (("public", public), ("fresh", fresh[c["system"]])):
+            swer = json.loads((bundle / "submission.json").read_text())["results"]["swer"]
+            assert c[f"swer_{side}"] == pytest.approx(swer["rate"], abs=1e-6)
+        assert c["delta"]["lo"] <= 0 <= c["delta"]["hi"] and not c["delta"]["beyond_noise"]
+    page = (shipped["out"] / "index.html").read_text(encoding="utf-8")
+    (said,) = re.findall(r"<p data-eb-contamination>(.*?)</p>", page, re.S)
+    assert said.count("no difference beyond noise") == len(ARMS)
 
 
 def test_the_packs_page_sets_each_arm_on_both_systems_of_record(shipped: dict[str, Any]) -> None:

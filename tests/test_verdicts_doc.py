@@ -39,6 +39,7 @@ from effectbench.metrics import (
     task_table,
     value_difference,
 )
+from effectbench.produce import REFERENCE_FRESH_SEED
 from effectbench.verdicts import board_order, rank_ranges, separation, standing
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,8 +62,13 @@ def _table(rows: list[dict[str, Any]]) -> TaskTable:
     return task_table(episode_frame(rows), available)
 
 
+FRESH = "+fresh"
+"""Said after the pack of a reference drawn on a fresh instance of the generated clinic."""
+
+
 def bundles() -> dict[tuple[str, str, str], Path]:
-    """(pack, substrate, arm) of every shipped bundle -> its folder."""
+    """(pack, substrate, arm) of every shipped bundle -> its folder (the pack followed by
+    :data:`FRESH` for a reference on a fresh instance)."""
     out = {}
     for folder in sorted(SUBMISSIONS.iterdir()):
         sub = folder / "submission.json"
@@ -70,7 +76,9 @@ def bundles() -> dict[tuple[str, str, str], Path]:
             continue
         doc = json.loads(sub.read_text())
         (substrate,) = {r["substrate"] for r in _rows(folder)}
-        out[(doc["pack"]["name"], substrate, doc["system"]["baseline"])] = folder
+        fresh = (doc.get("instances") or {}).get("seed") == REFERENCE_FRESH_SEED
+        pack = doc["pack"]["name"] + (FRESH if fresh else "")
+        out[(pack, substrate, doc["system"]["baseline"])] = folder
     return out
 
 
@@ -146,17 +154,21 @@ def figures() -> dict[str, str]:
     )
     on_screen = [*screens, *(k for k in ticketing if k[1] in SCREENS)]
     assert {trials[k] for k in on_screen} == {int(out["screen trials"])}
-    written = [k for k in found if k[0] != "clinic-generated" and k not in on_screen]
+    written = [k for k in found if not k[0].startswith("clinic-generated") and k not in on_screen]
     assert {trials[k] for k in written} == {int(out["api trials"])}
     generated = [k for k in found if k[0] == "clinic-generated"]
     on = {s: {trials[k] for k in generated if k[1] == s} for s in ("api", "web")}
     assert len(generated) == 2 * len(CLINIC) and all(len(v) == 1 for v in on.values())
     tasks = {s: len({r["task_id"] for k in generated if k[1] == s for r in _rows(found[k])})
              for s in on}  # fmt: skip
+    fresh = [k for k in found if k[0] == "clinic-generated" + FRESH]
+    assert sorted(k[1:] for k in fresh) == sorted(k[1:] for k in generated if k[1] == "api")
+    assert {trials[k] for k in fresh} == on["api"]
     out["generated bundles"] = (
         f"the generated clinic's {len(CLINIC)} arms on its API at {min(on['api'])} trials of "
-        f"{tasks['api']} tasks and on the web at {min(on['web'])} trials of its "
-        f"{tasks['web']}-task sample ({len(generated)} bundles"
+        f"{tasks['api']} tasks, on its public dev seed and again on a fresh instance, and on the "
+        f"web at {min(on['web'])} trials of its {tasks['web']}-task sample "
+        f"({len(generated) + len(fresh)} bundles"
     )
     ticketing_on = list(dict.fromkeys(k[1] for k in ticketing))
     assert ticketing_on == ["api", "web"] and len(ticketing) == len(CLINIC) * len(ticketing_on)

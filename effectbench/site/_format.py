@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from effectbench.metrics import Difference
+
 
 def signed(x: Any) -> str:
     """Return a net value per 100 tasks with its sign and one decimal (``+111.1``, ``-4.0``,
@@ -32,3 +34,17 @@ def break_even_text(x: Any) -> str:
     if x == 0:
         return "beats doing nothing at any value"
     return f"break-even {x:.2f}" if x < 1 else f"break-even {x:.1f}"
+
+
+def verdict(d: Difference, first: str, second: str) -> tuple[str, str]:
+    """Return what a difference says in words (every rate here is lower-is-better), and the
+    class the page marks it with."""
+    if d.tasks == 0:
+        return f"no task ran on both {first} and {second}", "eb-cmp-tie"
+    if d.tasks < d.min_tasks:
+        return f"too few common tasks to tell ({d.tasks} of the {d.min_tasks} needed)", "eb-cmp-tie"
+    if d.lo > 0:
+        return f"higher on {first} (worse)", "eb-cmp-first"
+    if d.hi < 0:
+        return f"lower on {first} (better)", "eb-cmp-second"
+    return "no difference beyond noise", "eb-cmp-tie"

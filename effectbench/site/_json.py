@@ -263,6 +263,11 @@ class BoardJSON(_Model):
     )
     effective_tasks: float = Field(description="the effective number of tasks it rests on")
     entries: list[EntryJSON]
+    contamination: list[ContaminationJSON] = Field(
+        default_factory=list,
+        description="each system with entries on both a fresh instance and the public dev seed "
+        "of a generated pack: its contamination delta",
+    )
 
 
 class GroupJSON(_Model):
@@ -289,6 +294,23 @@ class DifferenceJSON(_Model):
     method: str
     beyond_noise: bool = Field(
         description="the interval excludes 0 and rests on enough common tasks to tell"
+    )
+
+
+class ContaminationJSON(_Model):
+    """One system's SWER on a fresh instance of a generated pack minus on its public dev seed."""
+
+    system: str
+    public: str = Field(description="the slug of the public-seed entry")
+    fresh: str = Field(description="the slug of the fresh-instance entry")
+    committed: bool = Field(
+        description="whether the fresh seed was derived from a commitment logged before the run"
+    )
+    swer_public: float = Field(ge=0, le=1, description="SWER on the public seed (paired units)")
+    swer_fresh: float = Field(ge=0, le=1, description="SWER on the fresh instance (paired units)")
+    delta: DifferenceJSON = Field(
+        description="fresh minus public, paired by the board's unit (a template), with its "
+        "task-clustered interval; positive: worse on tasks it could not have seen"
     )
 
 
@@ -546,6 +568,18 @@ def leaderboard_json(
                 minimum_detectable_difference=_r(facts.mdd) if facts else 1.0,
                 effective_tasks=_r(facts.n_effective) if facts else 0.0,
                 entries=items,
+                contamination=[
+                    ContaminationJSON(
+                        system=c.system,
+                        public=c.public,
+                        fresh=c.fresh,
+                        committed=c.committed,
+                        swer_public=_r(c.delta.second),
+                        swer_fresh=_r(c.delta.first),
+                        delta=_difference(c.delta),
+                    )
+                    for c in b.contamination
+                ],
             )
         )
     across_of = {a.key: a for a in across}

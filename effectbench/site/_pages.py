@@ -32,8 +32,9 @@ from effectbench.metrics import (
 from effectbench.schema import Outcome
 from effectbench.showable import LAYOUT, make_showable
 from effectbench.site._charts import Chart, pct
+from effectbench.site._contamination import Contamination
 from effectbench.site._entries import Entry
-from effectbench.site._format import break_even_text, signed
+from effectbench.site._format import break_even_text, signed, verdict
 from effectbench.site._mkdocs import GeneratedPage
 from effectbench.site._tables import (
     BOARD_COLUMNS,
@@ -292,6 +293,8 @@ class BoardView:
     """The prices of the default order."""
     tables: dict[str, TaskTable] = field(default_factory=dict)
     """Each system's rows on the substrate counted per task (what the board script re-ranks)."""
+    contamination: tuple[Contamination, ...] = ()
+    """Each system's fresh-instance SWER against its public-seed SWER, where it has both."""
 
 
 @dataclass(frozen=True)
@@ -373,6 +376,7 @@ def board_views(boards: Sequence[Board]) -> list[BoardView]:
                 facts=b.facts,
                 prices=b.prices,
                 tables=b.tables,
+                contamination=b.contamination,
             )
         )
     return out
@@ -425,6 +429,7 @@ def leaderboard_page(
             prices=views[0].prices if views else DEFAULT_PRICES,
             presets=PRICE_PRESETS,
             max_price=f"{MAX_PRICE:g}",
+            verdict=verdict,
         )
     )
     return GeneratedPage(

@@ -38,6 +38,8 @@ from effectbench.metrics import (
     substrate_difference,
     task_rate,
 )
+from effectbench.site._contamination import FRESH_KINDS
+from effectbench.site._format import verdict
 from effectbench.site._mkdocs import GeneratedPage
 from effectbench.site._pages import BoardGroup, BoardView, board_groups, environment, lede
 from effectbench.site._tables import BOARD_COLUMNS, substrate_order
@@ -176,11 +178,16 @@ def board_across(
     the order they first appear on its boards (``tables``: every entry's rows counted per task,
     on every substrate)."""
     groups: dict[tuple[str, str], list[str]] = {}
+    fresh: set[str] = set()
     for view in group.views:
         for row in view.rows:
             slugs = groups.setdefault((row["system"], row["signer"]), [])
             if row["slug"] not in slugs:
                 slugs.append(row["slug"])
+            if row.get("instance") in FRESH_KINDS:
+                fresh.add(row["slug"])
+    for slugs in groups.values():  # a fresh instance pairs with no other substrate's tasks
+        slugs.sort(key=lambda slug: slug in fresh)
     taken: set[str] = set()
     systems = [
         s
@@ -195,20 +202,6 @@ def boards_across(
 ) -> list[BoardAcross]:
     """Return, per pack, its systems that ran more than one substrate."""
     return [board_across(g, rows_of, tables) for g in board_groups(views)]
-
-
-def verdict(d: Difference, first: str, second: str) -> tuple[str, str]:
-    """Return what a difference says in words (every rate here is lower-is-better), and the
-    class the page marks it with."""
-    if d.tasks == 0:
-        return f"no task ran on both {first} and {second}", "eb-cmp-tie"
-    if d.tasks < d.min_tasks:
-        return f"too few common tasks to tell ({d.tasks} of the {d.min_tasks} needed)", "eb-cmp-tie"
-    if d.lo > 0:
-        return f"higher on {first} (worse)", "eb-cmp-first"
-    if d.hi < 0:
-        return f"lower on {first} (better)", "eb-cmp-second"
-    return "no difference beyond noise", "eb-cmp-tie"
 
 
 SUBSTRATES_TITLE = "The same system across substrates"
@@ -268,7 +261,8 @@ def systems_across_packs(views: Sequence[BoardView]) -> list[SystemAcrossPacks]:
             continue
         board = view.group or view.key  # the pack's boards, one substrate each
         title = view.group_title or view.title
-        for row in view.rows:
+        # a fresh instance's entry speaks for a system only where it has no public-seed one
+        for row in sorted(view.rows, key=lambda r: r.get("instance") in FRESH_KINDS):
             table = view.tables[row["slug"]]
             for sub in substrate_order(table.substrate):
                 if (board, row["system"], row["signer"], sub) in seen:

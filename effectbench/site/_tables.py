@@ -38,6 +38,7 @@ from effectbench.metrics import (
     worst_case_rate,
 )
 from effectbench.schema import Substrate
+from effectbench.site._contamination import Contamination, contamination
 from effectbench.site._entries import Entry
 from effectbench.verdicts import board_order, grain, rank_ranges, separation, standing
 
@@ -234,6 +235,8 @@ class Board:
     """Each entry's rows on the substrate counted per task (by slug): what the order read."""
     prices: Prices = DEFAULT_PRICES
     """The prices the default order is computed at."""
+    contamination: tuple[Contamination, ...] = ()
+    """Each system's fresh-instance SWER against its public-seed SWER, where it has both."""
 
     @property
     def group(self) -> str:
@@ -496,6 +499,9 @@ def boards(entries: Iterable[Entry], prices: Prices = DEFAULT_PRICES) -> list[Bo
                     facts=facts,
                     tables={e.slug: mine[e.slug] for e in ran},
                     prices=prices,
+                    contamination=contamination(
+                        list(frame["slug"]), {e.slug: e for e in ran}, mine
+                    ),
                 )
             )
     return out
