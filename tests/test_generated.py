@@ -53,8 +53,11 @@ def test_every_accepted_packs_manifest_and_table_are_published() -> None:
     assert generator.stale_files() == [], "stale generated files: run make generate"
 
 
+@pytest.mark.postgres
 def test_the_check_names_a_stale_file_and_writes_nothing(tmp_path: Path) -> None:
-    """A copy of the repository with one table edited: --check names it, exit 1, untouched."""
+    """A copy of the repository with one table edited: --check names it, exit 1, untouched.
+    Every generated file is checked, the accepted packs' too (the ticketing pack's manifest
+    needs its audit, on a PostgreSQL server)."""
     root = tmp_path / "repo"
     for part in ("docs", "submissions", "packs", "monitors"):
         shutil.copytree(ROOT / part, root / part, ignore=shutil.ignore_patterns("*.egg-info"))

@@ -203,6 +203,10 @@ def test_the_ci_legs_run_every_test_and_repeat_only_the_fast_group() -> None:
             assert any(legs), marked
             assert all(legs) == _selects(fast, marked), marked
     assert _selects(newest, frozenset({"browser"})) and _selects(newest, frozenset({"postgres"}))
+    assert _selects(newest, frozenset({"web"})) and _selects(oldest, frozenset({"web", "slow"}))
+    # the newest leg is set up from wheels only (no PyGObject): a desktop test stays on the oldest
+    assert not _selects(newest, frozenset({"desktop"}))
+    assert not _selects(newest, frozenset({"web", "desktop", "slow"}))
     assert _make_recipe("test-ci-oldest") == ['@bash scripts/check "$(BIN)" -m "$(CI_OLDEST)"']
     assert _make_recipe("test-ci-newest") == [
         '@bash scripts/check --no-lint "$(BIN)" -m "$(CI_NEWEST)"'
