@@ -6,16 +6,15 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 SETUP := bash scripts/setup-venv
 FAST := not browser and not web and not desktop and not postgres and not slow
-# CI's two legs (.ci/run), side by side on two cores, every test at least once: the oldest
-# Python runs every group but the built site in Chromium (browser), the ticketing pack's
-# PostgreSQL server (postgres) and the web episodes that need no desktop and are not slow (MCP,
-# the clinic's web runs), beside the linters; the newest runs those three and the fast group
-# again (the tests that exercise the interpreter rather than Chromium, X or a server), without
-# the linters (ruff and mypy read the source for Python 3.11 whatever runs them). A test that
-# needs the desktop extra (PyGObject, built from source: `make setup` only) stays on the
-# oldest; the slow web tests (the doors, the web benchmarks) too, to keep the legs even.
-CI_OLDEST := not browser and not postgres and not (web and not desktop and not slow)
-CI_NEWEST := browser or postgres or (web and not desktop and not slow) or ($(FAST))
+# CI's two legs (.ci/run), side by side on two cores, every test exactly once: the oldest
+# Python runs the screen and slow groups (web, desktop, slow: the engine end to end, through
+# Chromium and the X servers, on the oldest interpreter; PyGObject, built from source by
+# `make setup`, is there only), beside the linters; the newest runs the fast group (the
+# engine's own tests), the built site in Chromium (browser) and the ticketing pack's
+# PostgreSQL server (postgres), without the linters (ruff and mypy read the source for Python
+# 3.11 whatever runs them).
+CI_OLDEST := not browser and not postgres and not ($(FAST))
+CI_NEWEST := browser or postgres or ($(FAST))
 
 .PHONY: setup setup-test setup-runtime setup-site setup-screens reference site reproduce test test-fast test-ci-oldest test-ci-newest lint generate bench clean
 
