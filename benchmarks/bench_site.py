@@ -29,16 +29,24 @@ site's others. It prints the CPU seconds (user + system of the process and its c
 load-independent) of both builds, their ratio, and the size of both sites per 1,000
 submissions.
 
-    .venv/bin/python benchmarks/bench_site.py [--n 1000] [--keep DIR]
+At the end it prints the figures of issue 31 against its targets: the size per 1,000
+submissions (25 MiB), the landing page's transferred bytes (gzip of the page and of every
+script and stylesheet it loads; 300 kB), the largest JS or JSON file a page fetches (1 MiB;
+the downloads are listed apart), what one search fetches, and the rebuild after one new
+submission (15 s).
+
+    .venv/bin/python benchmarks/bench_site.py [--submissions 1000] [--shipped-material] [--keep DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import platform
 import random
+import re
 import resource
 import shutil
 import subprocess
@@ -385,11 +393,10 @@ def site_parts(out: Path) -> dict[str, int]:
                 "submission pages (HTML)" if f.suffix == ".html" else f"bundle files (*{f.suffix})"
             )
         elif top == "receipts":
-            part = (
-                "receipts/frames (shown key frames)"
-                if rel.parts[1] == "frames"
-                else "receipts/ (text)"
-            )
+            part = {
+                "frames": "receipts/frames (shown key frames)",
+                "c": "receipts/c (receipt shards, by content)",
+            }.get(rel.parts[1], "receipts/<slug>/index.js")
         elif top in ("downloads", "search", "badges", "compare", "assets"):
             part = f"{top}/"
         elif f.suffix == ".html":
@@ -425,6 +432,52 @@ def shipped_site(work: Path) -> tuple[int, float, str]:
     return _size(out), seconds, summary
 
 
+ASSET = re.compile(r'(?:src|href)="([^"#?]+\.(?:js|css))(?:[?#][^"]*)?"')
+LANDING_BUDGET = 300 * 1000
+SHARD_BUDGET = MIB
+REBUILD_BUDGET = 15.0
+PER_1000_BUDGET = 25 * MIB
+
+
+def _gz(data: bytes) -> int:
+    return len(gzip.compress(data, compresslevel=6, mtime=0))
+
+
+def landing_transfer(out: Path) -> tuple[int, int, list[str]]:
+    """Return (raw bytes, gzip-compressed bytes, files) of the landing page and of every
+    local script and stylesheet it loads (what a first visit transfers, compressed as a
+    static host serves it; images and later fetches apart)."""
+    page = out / "index.html"
+    html = page.read_bytes()
+    files = ["index.html"]
+    raw, packed = len(html), _gz(html)
+    for ref in dict.fromkeys(ASSET.findall(html.decode("utf-8"))):
+        if "://" in ref or ref.startswith("//"):
+            continue
+        f = (out / ref).resolve()
+        if f.is_file() and f.is_relative_to(out.resolve()):
+            data = f.read_bytes()
+            raw, packed = raw + len(data), packed + _gz(data)
+            files.append(ref)
+    return raw, packed, files
+
+
+def largest(out: Path, downloads: bool) -> tuple[int, str]:
+    """Return the largest JS or JSON file (bytes, site path): those pages fetch, or the
+    downloads (``downloads/``, ``submissions/*/``)."""
+    best = (0, "")
+    for f in out.rglob("*"):
+        if not f.is_file() or not f.name.endswith((".js", ".json", ".json.gz", ".jsonl.gz")):
+            continue
+        rel = f.relative_to(out)
+        is_download = rel.parts[0] == "downloads" or (
+            rel.parts[0] == "submissions" and len(rel.parts) > 2
+        )
+        if is_download == downloads:
+            best = max(best, (f.stat().st_size, str(rel)))
+    return best
+
+
 def _load() -> str:
     return Path("/proc/loadavg").read_text().strip()
 
@@ -434,10 +487,44 @@ def _budget(label: str, value: int, budget: int) -> str:
     return f"  {label}: {value / MIB:.1f} MiB ({ok} the {budget / MIB:.0f} MiB budget)"
 
 
+def report_targets(out: Path, n: int, size: int, rebuild_s: float) -> None:
+    """Print the figures of issue 31 against its targets."""
+    per = size * 1000 / n
+    raw, packed, files = landing_transfer(out)
+    shard, shard_path = largest(out, downloads=False)
+    download, download_path = largest(out, downloads=True)
+    search = out / "search" / "search_index.json"
+    search_raw = search.stat().st_size if search.is_file() else 0
+    search_gz = _gz(search.read_bytes()) if search.is_file() else 0
+
+    def ok(value: float, budget: float) -> str:
+        return "within" if value <= budget else "OVER"
+
+    print(f"\nissue 31 targets at {n} submissions (load average {_load()}):")
+    print(f"  size per 1,000 submissions: {per / MIB:.1f} MiB ({ok(per, PER_1000_BUDGET)} 25 MiB)")
+    print(
+        f"  landing page transferred: {packed / 1000:.0f} kB gzip ({raw / 1000:.0f} kB raw, "
+        f"{len(files)} files) ({ok(packed, LANDING_BUDGET)} 300 kB)"
+    )
+    print(
+        f"  largest JS/JSON a page fetches: {shard / MIB:.2f} MiB {shard_path} "
+        f"({ok(shard, SHARD_BUDGET)} 1 MiB)"
+    )
+    print(f"  largest download (not fetched by pages): {download / MIB:.2f} MiB {download_path}")
+    print(
+        f"  one search fetches the whole index: {search_raw / 1000:.0f} kB "
+        f"({search_gz / 1000:.0f} kB gzip) ({ok(search_gz, LANDING_BUDGET)} 300 kB per query)"
+    )
+    print(
+        f"  rebuild after one new submission: {rebuild_s:.1f}s wall "
+        f"({ok(rebuild_s, REBUILD_BUDGET)} 15 s)"
+    )
+
+
 def main() -> int:
     """Make the material, generate, build cold, add one, rebuild; print the figures."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--n", type=int, default=1000)
+    parser.add_argument("--n", "--submissions", dest="n", type=int, default=1000)
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     parser.add_argument(
         "--shipped-only", action="store_true", help="only the shipped site and the bundles' sizes"
@@ -447,6 +534,9 @@ def main() -> int:
         action="store_true",
         help=f"mix the shipped clinic/{SUBSTRATE} references (3 trials) instead of running "
         f"{len(ARMS)} arms at {TRIALS} trials in Chromium first (the smallest run)",
+    )
+    parser.add_argument(
+        "--no-shipped", action="store_true", help="skip building the shipped site at the end"
     )
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-site-"))
@@ -526,16 +616,19 @@ def main() -> int:
         print(f"  {nbytes / MIB:8.1f} MiB  {100 * nbytes / size:5.1f}%  {part}")
     shared = parts.get("receipts/frames (shown key frames)", 0)
     bound = size - shared + unshared_frames(subs)
-    shipped, shipped_s, shipped_out = shipped_site(work)
-    print("\nshipped site:\n  " + "\n  ".join(shipped_out.strip().splitlines()))
+    shipped, shipped_s, shipped_out = (-1, 0.0, "") if args.no_shipped else shipped_site(work)
+    if shipped >= 0:
+        print("\nshipped site:\n  " + "\n  ".join(shipped_out.strip().splitlines()))
     material_sizes = {arm: _size(b) for arm, b in bundles.items()}
     print(f"\nsize budgets (load average now {_load()}):")
     print(_budget(f"site of {args.n + 1} submissions of {episodes} episodes", size, SITE_BUDGET))
     print(_budget("the same, no frame shared between submissions (bound)", bound, SITE_BUDGET))
-    print(_budget(f"shipped site (cold, {shipped_s:.0f}s)", shipped, SHIPPED_BUDGET))
+    if shipped >= 0:
+        print(_budget(f"shipped site (cold, {shipped_s:.0f}s)", shipped, SHIPPED_BUDGET))
     for arm, nbytes in material_sizes.items():
         print(_budget(f"bundle: clinic/{SUBSTRATE}, {trials} trials, {arm}", nbytes, BUNDLE_BUDGET))
     print(f"load average after: {_load()}")
+    report_targets(out, args.n + 1, size, seconds2)
     if args.keep is None:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -294,7 +294,7 @@ def test_submission_page_has_every_section(site: dict[str, Any]) -> None:
 
     h2 = re.findall(r'<h2 id="([^"]+)" data-search-exclude>([^<]+)</h2>', sub)
     assert h2 == list(SUBMISSION_HEADINGS)  # every section, in order, none twice
-    tables = ("headline", "heatmap", "cells", "outcomes", "passk", "matrix", "checks")
+    tables = ("headline", "heatmap", "cells", "outcomes", "passk", "checks")
     for table in (*tables, "manifest"):
         assert re.search(rf'<table class="eb-table[^"]*" data-eb="{table}">', sub), table
     # ranked by its re-run alone: the submitter's timings and costs are not shown
@@ -304,8 +304,14 @@ def test_submission_page_has_every_section(site: dict[str, Any]) -> None:
     assert outcomes
     counts = re.findall(r"</span></td><td>(\d+)</td>", outcomes.group(0))
     assert sum(int(c) for c in counts) == 90
-    matrix = re.search(r'data-eb="matrix">.*?</table>', sub, re.S)
-    assert matrix and len(re.findall(r'<td class="o-[SHOWFA]">', matrix.group(0))) == 90
+    # the task x trial table is one letter per episode in the page, drawn by leaderboard.js
+    # (test_site_browser counts its cells in Chromium); without JS the rows' download
+    data = re.search(r'<script type="application/json" data-eb-matrix>(.*?)</script>', sub, re.S)
+    assert data and "data-eb-matrix-box" in sub and "assets/leaderboard.js" in sub
+    matrix = json.loads(data.group(1))
+    assert sum(len(letters) for _task, letters in matrix["tasks"]) == 90
+    assert set("".join(letters for _task, letters in matrix["tasks"])) <= set("SHOWFA")
+    assert re.search(r'<noscript><p class="eb-empty" data-eb="matrix-nojs">', sub)
     slug = slug_of(site, "_screen-only")
     bundle = next(REFERENCE.glob("*_screen-only"))
     published = site["out"] / "submissions" / slug
@@ -1475,3 +1481,52 @@ def test_the_site_ships_only_the_theme_files_its_pages_load(site: dict[str, Any]
     assert shipped == loaded, sorted(shipped ^ loaded)
     for name in shipped:
         assert b"sourceMappingURL" not in (out / name).read_bytes(), name
+
+
+def _script_value(text: str) -> Any:
+    """Return the value a site data script assigns (``window.X[KEY] = VALUE;``)."""
+    return json.loads(text.splitlines()[1].split(" = ", 1)[1].removesuffix(";"))
+
+
+def test_receipts_are_content_addressed_shards_each_episode_view_fetches(
+    site: dict[str, Any],
+) -> None:
+    """Each receipt is published once, as a shard named by the hash of its content; a
+    submission's index names, per task and trial, the shards the episode view fetches (the
+    view itself is exercised in Chromium by test_receipts_site)."""
+    import base64
+
+    out: Path = site["out"]
+    indexes = sorted((out / "receipts").glob("*/index.js"))
+    assert indexes, "the reference bundles carry receipts: the site publishes them"
+    assert not list((out / "receipts").glob("*/[0-9]*.js"))  # no per-submission receipt files
+    checked = 0
+    for path in indexes:
+        index = _script_value(path.read_text(encoding="utf-8"))
+        slug = path.parent.name
+        bundle = site["subs"] / slug
+        assert bundle.is_dir(), slug
+        lines = (bundle / "receipts.jsonl").read_bytes().splitlines()
+        by_key = {(r["task_id"], r["trial"]): r for r in map(json.loads, filter(None, lines))}
+        assert len(by_key) == sum(len(t["receipts"]) for t in index["tasks"])
+        for task in index["tasks"]:
+            for trial, name in zip(task["trials"], task["receipts"], strict=True):
+                shard = out / "receipts" / "c" / name[:2] / f"{name}.js"
+                packed = _script_value(shard.read_text(encoding="utf-8"))
+                raw = gzip.decompress(base64.b64decode(packed))
+                assert hashlib.sha256(raw).hexdigest()[:32] == name  # named by its content
+                receipt = json.loads(raw)
+                signed = by_key[(task["id"], trial)]
+                assert receipt["truth"] == signed["truth"]
+                assert receipt["claim"] == signed["claim"]
+                assert "episode_id" not in receipt and receipt["trial"] == trial
+                checked += 1
+            task_shard = out / "receipts" / "c" / task["task"][:2] / f"{task['task']}.js"
+            facts = json.loads(
+                gzip.decompress(base64.b64decode(_script_value(task_shard.read_text())))
+            )
+            assert facts["title"] == task["title"]
+    assert checked >= len(indexes)
+    summary = site["summary"]
+    assert summary.receipt_shards == len(list((out / "receipts" / "c").glob("*/*.js")))
+    assert summary.receipt_shard_unshared >= summary.receipt_shard_bytes > 0

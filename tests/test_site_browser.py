@@ -850,7 +850,9 @@ def test_submission_page_shows_verifier_report_and_heatmap(
     checks = page.locator('table[data-eb="checks"]').inner_text()
     assert "rescore" in checks and "reproduce" in checks and "passed" in checks
     assert page.locator('table[data-eb="heatmap"] td.eb-h').count() == 3 * 6  # 6 cells x 3 rates
+    page.wait_for_selector('table[data-eb="matrix"]')  # drawn from the page's data
     assert page.locator('table[data-eb="matrix"] td').count() == 90
+    assert page.locator('table[data-eb="matrix"] td.o-X').count() == 0
     # One letter per trial: the whole task x trial matrix fits beside its task names at 1366 px.
     page.set_viewport_size({"width": 1366, "height": 900})
     box = page.locator('table[data-eb="matrix"]').evaluate(

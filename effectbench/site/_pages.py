@@ -58,6 +58,17 @@ OUTCOME_CODES = {
 """One letter per outcome for the task x trial matrix."""
 
 
+MATRIX_MISSING = "-"
+"""The matrix letter of a (task, trial) the bundle has no row for."""
+MATRIX_UNKNOWN = "X"
+"""The matrix letter of an outcome without a code (none passes the verifier)."""
+
+
+def _matrix_letter(outcome: str) -> str:
+    """Return one episode's letter in a submission page's task x trial data."""
+    return OUTCOME_CODES.get(outcome, MATRIX_UNKNOWN) if outcome else MATRIX_MISSING
+
+
 def _shortfp(fp: str) -> str:
     return fp.removeprefix("sha256:")[:12] if fp else "—"
 
@@ -646,6 +657,19 @@ def submission_page(
         res.outcome_counts.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99
     )
     env = environment(templates)
+    hrefs = dict(downloads)
+    trials, by_task = matrix
+    matrix_data = {
+        "slug": entry.slug,
+        "receipts": receipts,
+        "trials": trials,
+        "names": {c: n for n, c in OUTCOME_CODES.items()},
+        "tasks": [
+            [task, "".join(_matrix_letter(o) for o in outcomes)] for task, outcomes in by_task
+        ],
+        "rows": hrefs.get("episodes.jsonl.gz", ""),
+        "receipts_file": hrefs.get("receipts.jsonl.gz", ""),
+    }
     lead = env.get_template("submission_lead.html.j2").render(
         e=entry, row=row, placements=placements
     )
@@ -658,6 +682,7 @@ def submission_page(
         prices=placements[0][0].prices,
         outcome_counts=counts,
         matrix=matrix,
+        matrix_data=matrix_data,
         outcome_code=OUTCOME_CODES,
         outcome_codes=[(c, n) for n, c in OUTCOME_CODES.items()],
         downloads=downloads,

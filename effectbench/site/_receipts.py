@@ -4,10 +4,16 @@ For each accepted bundle with receipts (format 2, its ``receipt`` check passed) 
 writes, under ``receipts/<slug>/``:
 
 * ``index.js``: the submission's tasks, and per task one outcome letter and one
-  collateral mark per trial (what the episode view's lists and links read);
-* ``<n>.js``: one task's receipts, every trial, as gzip-compressed JSON in base64 (the
-  episode view inflates them in the browser with ``DecompressionStream``; a receipt is a few
-  KiB of text, repeating itself from trial to trial, and compresses about tenfold).
+  collateral mark per trial, the content address of the task's facts and of each trial's
+  receipt, and the key frames the site shows of it (what the episode view's lists and
+  links read);
+
+and, site-wide, under ``receipts/c/``, one shard per distinct receipt (and per distinct
+task's facts), named by the hash of its content: gzip-compressed JSON in base64 (the
+episode view inflates it in the browser with ``DecompressionStream``) in a script file, so
+the view works from file:// too. A receipt that two submissions hold byte for byte (its
+episode id, which the view knows from the address, left out) is published once; the view
+fetches only the shards of the episodes it shows.
 
 Every receipt is published as text. Key frames are published (once each, site-wide, under
 ``receipts/frames/``, each re-encoded within a bounded size by :mod:`._frames`, never the
@@ -39,10 +45,14 @@ from effectbench.site._compare import outcome_letter
 from effectbench.site._entries import Entry
 from effectbench.site._frames import rendition
 
-RECEIPTS_FORMAT = "site-receipts-1"
+RECEIPTS_FORMAT = "site-receipts-2"
 """Version of what is cached per bundle (bump when the published data changes)."""
 SITE_FOLDER = "receipts"
 FRAMES_FOLDER = f"{SITE_FOLDER}/frames"
+SHARDS_FOLDER = f"{SITE_FOLDER}/c"
+"""Content-addressed receipt shards (``c/<first two hex>/<hash>.js``)."""
+SHARD_HASH = 32
+"""Hex digits of a shard's name (of the SHA-256 of its JSON)."""
 FRAME_OUTCOMES = frozenset(
     (Outcome.SILENT_WRONG_EFFECT.value, Outcome.OVER_HALT.value, Outcome.WRONG_ACTION.value)
 )
@@ -80,6 +90,21 @@ class Published:
     copies: dict[str, Path] = field(default_factory=dict)
     slugs: set[str] = field(default_factory=set)
     frame_bytes: int = 0
+    shard_refs: int = 0
+    """Receipt shards the submissions name, counted once per submission naming one."""
+    shard_ref_bytes: int = 0
+    """Their bytes counted the same way: what the shards would weigh if no two submissions
+    shared one."""
+
+    @property
+    def shards(self) -> int:
+        """Distinct receipt shards published."""
+        return sum(1 for p in self.texts if p.startswith(SHARDS_FOLDER + "/"))
+
+    @property
+    def shard_bytes(self) -> int:
+        """Bytes of the distinct receipt shards published."""
+        return sum(len(t) for p, t in self.texts.items() if p.startswith(SHARDS_FOLDER + "/"))
 
 
 def _letter(receipt: Mapping[str, Any]) -> str:
@@ -91,10 +116,12 @@ def _shown_frames(receipt: Mapping[str, Any]) -> bool:
     return bool(receipt["truth"]["outcome"] in FRAME_OUTCOMES or receipt.get("collateral"))
 
 
-def _compact(receipt: dict[str, Any], published: set[str]) -> dict[str, Any]:
-    """Return what the episode view reads of a receipt (task facts kept once per task)."""
-    out = {k: v for k, v in receipt.items() if k not in ("receipt_version", "task", "task_id")}
-    out["frames"] = [{**f, "shown": f["name"] in published} for f in receipt.get("frames", [])]
+def _compact(receipt: dict[str, Any]) -> dict[str, Any]:
+    """Return what the episode view reads of a receipt: task facts (kept in their own shard),
+    the episode id (the address names it) and the receipt's version left out, the changed
+    rows cut to :data:`MAX_CHANGES_SHOWN`."""
+    drop = ("receipt_version", "task", "task_id", "episode_id")
+    out = {k: v for k, v in receipt.items() if k not in drop}
     changes = receipt.get("changes")
     if changes is not None and len(changes["rows"]) > MAX_CHANGES_SHOWN:
         out["changes"] = {
@@ -105,9 +132,18 @@ def _compact(receipt: dict[str, Any], published: set[str]) -> dict[str, Any]:
     return out
 
 
-def _payload(data: Any) -> str:
-    raw = orjson.dumps(data)
-    return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
+def _shard(texts: dict[str, str], data: Any) -> str:
+    """Add ``data`` as a content-addressed shard to ``texts``; return its name (hash)."""
+    raw = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+    name = hashlib.sha256(raw).hexdigest()[:SHARD_HASH]
+    packed = base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
+    texts[shard_path(name)] = _script("EB_RECEIPT_DATA", name, packed)
+    return name
+
+
+def shard_path(name: str) -> str:
+    """Return the site path of the receipt shard ``name``."""
+    return f"{SHARDS_FOLDER}/{name[:2]}/{name}.js"
 
 
 def _script(variable: str, key: str, value: Any) -> str:
@@ -149,21 +185,17 @@ def _bundle_data(entry: Entry) -> tuple[dict[str, str], list[str]]:
             receipt = orjson.loads(line)
             by_task.setdefault(receipt["task_id"], []).append(receipt)
     shown = frames_to_show(by_task, entry.path / FRAMES_DIR)
-    picked = set(shown)
     slug = entry.slug
     texts: dict[str, str] = {}
     tasks = []
-    for i, (task_id, task_receipts) in enumerate(by_task.items()):
+    for task_id, task_receipts in by_task.items():
         ordered = sorted(task_receipts, key=lambda r: r["trial"])
         head = ordered[0]
-        trials = {str(r["trial"]): _compact(r, picked) for r in ordered}
-        texts[f"{SITE_FOLDER}/{slug}/{i}.js"] = _script(
-            "EB_RECEIPT_DATA", f"{slug}/{i}", _payload({"task": head["task"], "trials": trials})
-        )
         tasks.append(
             {
                 "id": task_id,
-                "file": i,
+                "task": _shard(texts, head["task"]),
+                "receipts": [_shard(texts, _compact(r)) for r in ordered],
                 "title": head["task"]["title"],
                 "category": head["task"]["category"],
                 "substrate": head["task"]["substrate"],
@@ -182,6 +214,7 @@ def _bundle_data(entry: Entry) -> tuple[dict[str, str], list[str]]:
         "reproduced": entry.reproduced,
         "reproduce_note": next((c.note for c in entry.checks if c.id == "reproduce"), ""),
         "policy": FRAMES_POLICY,
+        "frames": shown,
         "tasks": tasks,
     }
     texts[f"{SITE_FOLDER}/{slug}/index.js"] = _script("EB_RECEIPTS", slug, index)
@@ -213,6 +246,10 @@ def publish_receipts(entries: Iterable[Entry], cache: Path) -> Published:
             target.parent.mkdir(parents=True, exist_ok=True)
             seal.write(key, target, orjson.dumps({"texts": texts, "frames": shown}))
         out.texts.update(texts)
+        for path, text in texts.items():
+            if path.startswith(SHARDS_FOLDER + "/"):
+                out.shard_refs += 1
+                out.shard_ref_bytes += len(text)
         for name in shown:
             where = f"{FRAMES_FOLDER}/{name}"
             if where in out.copies:  # one copy site-wide, whoever showed it first

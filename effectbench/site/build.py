@@ -169,6 +169,11 @@ class BuildSummary:
     charts_rendered: int = 0
     charts_cached: int = 0
     receipt_frames: int = 0
+    receipt_shards: int = 0
+    """Distinct receipt shards published (content-addressed, shared across submissions)."""
+    receipt_shard_bytes: int = 0
+    receipt_shard_unshared: int = 0
+    """The shards' bytes if no two submissions shared one (each counted per submission)."""
     n_monitors: int = 0
     """Monitor bundles accepted on the monitors board."""
     n_monitors_refused: int = 0
@@ -188,6 +193,8 @@ class BuildSummary:
             f"monitors {self.n_monitors}, refused {self.n_monitors_refused}",
             f"charts rendered {self.charts_rendered}, from cache {self.charts_cached}; "
             f"receipt frames shown {self.receipt_frames}",
+            f"receipt shards {self.receipt_shards} ({self.receipt_shard_bytes / 2**20:.1f} MiB; "
+            f"{self.receipt_shard_unshared / 2**20:.1f} MiB if no two submissions shared one)",
             f"time: {t}",
             *(f"note: {n}" for n in self.notes),
         ]
@@ -564,6 +571,9 @@ class _SiteBuild:
         self.texts.update(self.receipts.texts)
         self.copies.update(self.receipts.copies)
         self.summary.receipt_frames = len(self.receipts.copies)
+        self.summary.receipt_shards = self.receipts.shards
+        self.summary.receipt_shard_bytes = self.receipts.shard_bytes
+        self.summary.receipt_shard_unshared = self.receipts.shard_ref_bytes
 
     def write_badges(self) -> None:
         """Write the badge of every ranked submission (``badges/SLUG.svg``); its snippet's

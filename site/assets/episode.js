@@ -4,9 +4,11 @@
  * &vs=OTHER the same task and trial of another submission beside it; ?s=SUBMISSION&cell=CATEGORY|
  * SUBSTRATE&m=EVENT the episodes of one heatmap cell that had the event (swer, over_halt,
  * record_wrong, collateral_write); ?s=SUBMISSION every episode of the submission.
- * Data: receipts/SUBMISSION/index.js (tasks, one outcome letter and one collateral mark per trial)
- * and receipts/SUBMISSION/N.js (one task's receipts, gzip-compressed JSON in base64, inflated here
- * with DecompressionStream; both are script files, so the view works from file:// too).
+ * Data: receipts/SUBMISSION/index.js (tasks, one outcome letter and one collateral mark per trial,
+ * the content address of each trial's receipt and of the task's facts, the frames shown) and
+ * receipts/c/HH/HASH.js (one receipt, or one task's facts, gzip-compressed JSON in base64, inflated
+ * here with DecompressionStream; shared by every submission holding the same bytes; all are
+ * script files, so the view works from file:// too). Only the shards of the episodes shown load.
  * Everything is written with textContent: a receipt's texts (the agent's claim, typed text, record
  * values) are shown as text, never read as markup. No request leaves the page.
  */
@@ -93,15 +95,40 @@
     return null;
   }
 
+  var SHARD = /^[0-9a-f]{32}$/;
+  var shards = {};
+  function shard(name) {
+    if (!SHARD.test(String(name))) return Promise.reject(new Error("not a receipt shard: " + name));
+    if (!shards[name]) {
+      shards[name] = (typeof own(window.EB_RECEIPT_DATA, name) === "string"
+        ? Promise.resolve()
+        : load("receipts/c/" + name.slice(0, 2) + "/" + name + ".js")
+      ).then(function () {
+        var data = own(window.EB_RECEIPT_DATA, name);
+        if (typeof data !== "string") throw new Error("no receipt shard " + name);
+        return inflate(data);
+      });
+    }
+    return shards[name];
+  }
+
+  /* One task's receipts, every trial: {task, trials: {TRIAL: receipt}}, each receipt's frames
+   * marked shown when the site publishes them for this submission. */
   function receiptsOf(slug, task) {
-    var key = slug + "/" + task.file;
-    var loaded = own(window.EB_RECEIPT_DATA, key)
-      ? Promise.resolve()
-      : load("receipts/" + slug + "/" + Number(task.file) + ".js");
-    return loaded.then(function () {
-      var data = own(window.EB_RECEIPT_DATA, key);
-      if (typeof data !== "string") throw new Error("no receipts for " + key);
-      return inflate(data);
+    return index(slug).then(function (idx) {
+      var published = {};
+      (idx.frames || []).forEach(function (n) { published[n] = true; });
+      return Promise.all([shard(task.task)].concat(task.receipts.map(shard))).then(function (got) {
+        var trials = {};
+        got.slice(1).forEach(function (r, i) {
+          var copy = Object.assign({}, r);
+          copy.frames = (r.frames || []).map(function (f) {
+            return Object.assign({}, f, { shown: own(published, f.name) === true });
+          });
+          trials[String(task.trials[i])] = copy;
+        });
+        return { task: got[0], trials: trials };
+      });
     });
   }
 

@@ -729,8 +729,54 @@
     });
   }
 
+  /* A submission's task x trial table, drawn from the page's own data: one letter per episode
+   * (script[data-eb-matrix]: trials, per task its letters, "-" for no row), each letter linking
+   * to its episode's receipt when the site publishes them. Written with textContent only. */
+  function drawMatrix() {
+    var box = document.querySelector("[data-eb-matrix-box]");
+    var source = document.querySelector("script[data-eb-matrix]");
+    if (!box || !source || box.getAttribute("data-eb-ready")) return;
+    box.setAttribute("data-eb-ready", "1");
+    var data = JSON.parse(source.textContent);
+    function node(tag, attrs, text) {
+      var n = document.createElement(tag);
+      Object.keys(attrs).forEach(function (k) { n.setAttribute(k, attrs[k]); });
+      if (text !== undefined) n.textContent = text;
+      return n;
+    }
+    var table = node("table", { "class": "eb-table eb-matrix", "data-eb": "matrix" });
+    var head = node("tr", {});
+    head.appendChild(node("th", { scope: "col" }, "Task"));
+    data.trials.forEach(function (t) { head.appendChild(node("th", { scope: "col" }, String(t))); });
+    table.appendChild(node("thead", {})).appendChild(head);
+    var body = table.appendChild(node("tbody", {}));
+    data.tasks.forEach(function (pair) {
+      var task = pair[0], letters = pair[1];
+      var tr = body.appendChild(node("tr", {}));
+      tr.appendChild(node("th", { scope: "row" }, task));
+      data.trials.forEach(function (trial, i) {
+        var letter = letters.charAt(i);
+        var name = Object.prototype.hasOwnProperty.call(data.names, letter) ? data.names[letter] : "";
+        var td = tr.appendChild(node("td", { "class": "o-" + (name ? letter : "X") }));
+        var shown = name ? letter : "·";
+        if (data.receipts && letter !== "-") {
+          var q = new URLSearchParams();
+          q.set("s", data.slug); q.set("t", task); q.set("n", String(trial));
+          td.appendChild(node("a", {
+            href: "../episode.html?" + q.toString(),
+            title: task + ", trial " + trial + ": " + (name || "unknown outcome")
+          }, shown));
+        } else {
+          td.textContent = shown;
+        }
+      });
+    });
+    box.appendChild(table);
+  }
+
   function setUp() {
     nameTheSearchDialog();
+    drawMatrix();
     var boards = [];
     document.querySelectorAll("table[data-eb-board]").forEach(function (table) {
       if (table.getAttribute("data-eb-ready")) return;
