@@ -29,7 +29,8 @@ on :mod:`effectbench.changes`), :class:`HttpEnv`, :class:`Action` and :class:`Re
 harness), :mod:`generate` with :class:`Template`, :class:`Draw`, :func:`distinct_key`,
 :func:`sequestered_seed` and :class:`GenerationError` (task definitions drawn from templates
 and a seed), :class:`Catalogue`, :class:`GeneratedCatalogue` and :func:`situation_template`
-(a pack's generated splits and its provider's part), and
+(a pack's generated splits and its provider's part), :class:`InstanceMark` and :func:`marked`
+(what a fresh instance's payload carries of its seed), and
 :mod:`pages`, :mod:`pixels` and :mod:`sqlite` (web pages in a fixed frame, the pixel bot, an
 SQLite record).
 """
@@ -83,7 +84,13 @@ from effectbench.kit.audit import (
     iter_tasks,
     run_audit,
 )
-from effectbench.kit.catalogue import Catalogue, GeneratedCatalogue, situation_template
+from effectbench.kit.catalogue import (
+    Catalogue,
+    GeneratedCatalogue,
+    InstanceMark,
+    marked,
+    situation_template,
+)
 from effectbench.kit.faults import FaultCatalogue
 from effectbench.kit.frontends import ApiFrontEnd, FrontEnds, WebFrontEnd
 from effectbench.kit.generate import (
@@ -169,6 +176,7 @@ __all__ = [
     "FaultCatalogue",
     "GeneratedCatalogue",
     "GenerationError",
+    "InstanceMark",
     "FrontEnds",
     "HttpEnv",
     "Page",
@@ -190,6 +198,7 @@ __all__ = [
     "distinct_key",
     "faults",
     "generate",
+    "marked",
     "sequestered_seed",
     "situation_template",
     "iter_tasks",

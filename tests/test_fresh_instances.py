@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from effectbench.hashing import instance_mark, trial_tag
+from effectbench.kit.catalogue import Catalogue
 from effectbench.kit.generate import Draw, GenerationError, Template, category_counts, generate
 from effectbench.manifest import fingerprint
 from effectbench.metrics import EVENTS, TaskTable, contamination_delta
@@ -130,19 +131,17 @@ def test_the_public_seed_is_the_shipped_references_pack_byte_for_byte() -> None:
         pack.close()
 
 
-def test_a_raising_template_is_named_when_an_instance_is_drawn(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_raising_template_is_named_when_an_instance_is_drawn() -> None:
     def boom(d: Draw, name: str, split: Split) -> GeneratedTask:
         if d.mark is not None:
             raise RuntimeError("no charts left")
         return generated.TEMPLATES[0].draw(d, name, split)
 
     broken = (Template("boom", Category.CONTROL, boom), *generated.TEMPLATES[1:])
-    monkeypatch.setattr(generated, "TEMPLATES", broken)
-    monkeypatch.setattr(generated, "DEV_COUNTS", {"boom": 1})
+    catalogue = Catalogue(generated.CATALOGUE.generator, broken, {"boom": 1}, DEV_SEED)
+    assert len(catalogue.instance_split(DEV_SEED)) == 1  # the public split still draws
     with pytest.raises(GenerationError, match="template 'boom' raised on draw 0"):
-        instance_split("a-seed-nobody-drew-before")
+        catalogue.instance_split("a-seed-nobody-drew-before")
 
 
 @pytest.fixture(scope="module")

@@ -46,6 +46,7 @@ from effectbench.instances import (
     derived_seed,
     log_entry,
 )
+from effectbench.kit.catalogue import Catalogue
 from effectbench.kit.generate import Draw, Template
 from effectbench.metrics import contamination_delta
 from effectbench.packs.clinic import generated
@@ -292,12 +293,9 @@ def test_a_template_that_raises_or_repeats_is_named(
         return first.draw(Draw(d.seed, first.name, 0), name, split)
 
     templates = (Template(first.name, Category.CONTROL, broken), *generated.TEMPLATES[1:])
-    monkeypatch.setattr(generated, "TEMPLATES", templates)
-    instance_split.cache_clear()
-    try:
-        report = _verify(made, made.bundle)
-    finally:
-        instance_split.cache_clear()
+    catalogue = Catalogue(generated.CATALOGUE.generator, templates, generated.DEV_COUNTS, DEV_SEED)
+    monkeypatch.setattr(GeneratedClinicProvider, "catalogue", catalogue)
+    report = _verify(made, made.bundle)
     message = _refused_with(report, "pack.instance_generator")
     said = "raised on draw 0" if fault == "raises" else "same situation and payload"
     assert f"template {first.name!r}" in message and said in message

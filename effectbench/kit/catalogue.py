@@ -12,6 +12,12 @@ its own world's digest, and the public manifest lists the dev split only and com
 test split by its size and digest (``generation``). A generated task has a ``world`` with a
 ``digest`` (the seed state its episodes start from) and the name of its ``template``.
 
+A provider built with ``seed=S`` serves the *fresh instance* drawn from submission seed ``S``
+(:meth:`Catalogue.instance_split`: the dev split's templates and counts, every payload
+carrying the seed's :class:`InstanceMark`); :meth:`GeneratedCatalogue.instantiate` draws one
+from a provider, as ``effectbench submit --instance-seed`` and the verifier do
+(:class:`~effectbench.seam.DrawsInstances`).
+
 Every task runs on the API; the costly substrates (the screens) offer each split's declared
 stratified sample (:func:`screen_sample`, named in the manifest), and the statistics count a
 task's template, the level its outcomes correlate within (``cluster_of``,
@@ -21,6 +27,7 @@ task's template, the level its outcomes correlate within (``cluster_of``,
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 from effectbench.kit.generate import (
@@ -30,6 +37,7 @@ from effectbench.kit.generate import (
     Template,
     category_counts,
     generate,
+    instance_catalogue_seed,
     sequestered_seed,
     split_digest,
     stratified_sample,
@@ -40,6 +48,8 @@ __all__ = [
     "SCREEN_SAMPLE",
     "Catalogue",
     "GeneratedCatalogue",
+    "InstanceMark",
+    "marked",
     "screen_sample",
     "situation_template",
 ]
@@ -48,6 +58,52 @@ T = TypeVar("T", bound=Generated)
 
 SCREEN_SAMPLE = 8
 """Tasks per category (controls included) each split offers on a screen substrate."""
+
+
+_CONSONANTS = "bdfghklmnprstvwz"
+_VOWELS = "aeio"
+
+
+@dataclass(frozen=True)
+class InstanceMark:
+    """The parts of a fresh instance's mark (:func:`effectbench.hashing.instance_mark`, as
+    :attr:`Draw.mark` holds it) a generated payload carries, each from its own hex digits:
+
+    * ``word``: six syllables (2^36 values), a suffix for every name drawn (``Fikibomedego``);
+    * ``digits``: eight digits (10^8 values) appended to every account number or record code;
+    * ``ids``: an offset for every row id (10^6 values: a multiple of 1000, 1000 to 10^9);
+    * ``cents``: 1 to 99 cents added to every amount already on the record;
+    * ``tag``: ``(ref HEX12)`` (2^48 values) after every text drawn (:func:`marked`).
+    """
+
+    word: str
+    digits: str
+    ids: int
+    cents: int
+    tag: str
+
+    @classmethod
+    def of(cls, mark: str | None) -> InstanceMark | None:
+        """Return the parts of ``mark`` (None: an unmarked draw, as the public dev split's)."""
+        if mark is None:
+            return None
+        bits = int(mark[:9], 16)  # 36 bits: six syllables of 6 bits
+        syllables = []
+        for _ in range(6):
+            syllables.append(_CONSONANTS[bits & 15] + _VOWELS[(bits >> 4) & 3])
+            bits >>= 6
+        return cls(
+            word="".join(syllables).capitalize(),
+            digits=f"{int(mark[9:17], 16) % 10**8:08d}",
+            ids=(int(mark[17:25], 16) % 10**6 + 1) * 1000,
+            cents=int(mark[25:27], 16) % 99 + 1,
+            tag=f"(ref {mark[27:39]})",
+        )
+
+
+def marked(text: str, mark: InstanceMark | None) -> str:
+    """Return ``text`` with the instance's tag after it (``text`` itself when unmarked)."""
+    return text if mark is None else f"{text} {mark.tag}"
 
 
 def screen_sample(tasks: Sequence[Any]) -> tuple[Any, ...]:
@@ -99,6 +155,26 @@ class Catalogue(Generic[T]):
             self._splits[""] = generate(self.templates, self.dev_counts, self.dev_seed, Split.DEV)
         return self._splits[""]
 
+    def instance_split(self, seed: str) -> tuple[T, ...]:
+        """The dev split's fresh instance for submission seed ``seed`` (once per process): the
+        same templates and counts, drawn from ``seed`` (:func:`~.generate.instance_catalogue_seed`)
+        so that every payload carries its mark (the published seed gives the dev split itself,
+        unmarked). Raises ``GenerationError`` naming a template that raises or repeats a task."""
+        if seed == self.dev_seed:
+            return self.dev_split()
+        key = instance_catalogue_seed(seed)
+        if key not in self._splits:
+            self._splits[key] = generate(self.templates, self.dev_counts, key, Split.DEV)
+        return self._splits[key]
+
+    def instance_slots(self, seed: str) -> dict[str, str]:
+        """Map each task id of ``seed``'s instance to the public dev task drawn from the same
+        template and index: the pairs of a contamination delta
+        (:func:`effectbench.metrics.contamination_delta`)."""
+        fresh: Sequence[Any] = self.instance_split(seed)
+        public: Sequence[Any] = self.dev_split()
+        return {f.task_id: p.task_id for f, p in zip(fresh, public, strict=True)}
+
     def sequestered_split(self, secret: str | None = None) -> tuple[T, ...] | None:
         """The sequestered split drawn from ``secret`` (default: the environment's), or None."""
         seed = secret if secret is not None else sequestered_seed()
@@ -116,18 +192,39 @@ class GeneratedCatalogue:
 
     catalogue: ClassVar[Catalogue[Any]]
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, seed: str | None = None, **kwargs: Any) -> None:
+        """``seed``: the submission seed of the fresh instance to serve (default: the published
+        dev seed); the other arguments are the provider's own. Raises ``GenerationError``
+        naming a template whose draw raises or repeats a task."""
+        seed = self.catalogue.dev_seed if seed is None else seed
+        if not isinstance(seed, str) or not seed:
+            raise ValueError("an instance seed is a non-empty string")
+        self._seed = seed
+        self._dev = self.catalogue.instance_split(seed)
+        self._made_with = (args, kwargs)
         self._secret_split = self.catalogue.sequestered_split()
         super().__init__(*args, **kwargs)
 
     @property
-    def instance_seed(self) -> str:
-        """The seed this provider's dev split was drawn from (the published one here)."""
+    def public_seed(self) -> str:
+        """The published seed of the dev split."""
         return self.catalogue.dev_seed
 
+    @property
+    def instance_seed(self) -> str:
+        """The seed this provider's dev split was drawn from."""
+        return self._seed
+
+    def instantiate(self, seed: str) -> Any:
+        """This pack's dev split drawn afresh from submission seed ``seed`` (same templates,
+        counts and generator; every payload carries the seed's mark), built with this
+        provider's arguments. Raises ``GenerationError`` naming a broken template."""
+        args, kwargs = self._made_with
+        return type(self)(*args, **kwargs, seed=seed)
+
     def dev(self) -> tuple[Any, ...]:
-        """This provider's dev split."""
-        return self.catalogue.dev_split()
+        """The dev split of this provider's instance seed."""
+        return self._dev
 
     def definitions(self) -> Sequence[Any]:
         """The dev split, then the sequestered split when its secret is set."""

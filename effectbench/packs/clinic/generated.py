@@ -24,13 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
 from effectbench.hashing import canonical_hash, trial_tag
-from effectbench.kit.catalogue import Catalogue, situation_template
+from effectbench.kit.catalogue import Catalogue, InstanceMark, marked, situation_template
 from effectbench.kit.faults import normalised
-from effectbench.kit.generate import Draw, Template, generate, instance_catalogue_seed
+from effectbench.kit.generate import Draw, Template
 from effectbench.packs.clinic import db
 from effectbench.packs.clinic.store import CHARGE_CENTS, Fault
 from effectbench.packs.clinic.tasks import ClinicTask, Patient
@@ -188,45 +187,11 @@ class GeneratedTask(ClinicTask):
 # -- drawing a world --------------------------------------------------------------------------
 
 
-_CONSONANTS = "bdfghklmnprstvwz"
-_VOWELS = "aeio"
-
-
-@dataclass(frozen=True)
-class _Mark:
-    """The parts of a fresh instance's mark (:func:`effectbench.hashing.instance_mark`) its
-    payload carries: a family-name suffix, MRN digits, an id offset, cents and a note tag."""
-
-    word: str
-    digits: str
-    ids: int
-    cents: int
-    tag: str
-
-    @classmethod
-    def of(cls, mark: str | None) -> _Mark | None:
-        """Return the parts of ``mark`` (None: an unmarked draw, as the public dev split's)."""
-        if mark is None:
-            return None
-        bits = int(mark[:9], 16)  # 36 bits: six syllables of 6 bits
-        syllables = []
-        for _ in range(6):
-            syllables.append(_CONSONANTS[bits & 15] + _VOWELS[(bits >> 4) & 3])
-            bits >>= 6
-        return cls(
-            word="".join(syllables).capitalize(),
-            digits=f"{int(mark[9:17], 16) % 10**8:08d}",
-            ids=(int(mark[17:25], 16) % 10**6 + 1) * 1000,
-            cents=int(mark[25:27], 16) % 99 + 1,
-            tag=f"(ref {mark[27:39]})",
-        )
-
-
 def _dob(d: Draw) -> str:
     return f"{d.integer(1935, 2005)}-{d.integer(1, 12):02d}-{d.integer(1, 28):02d}"
 
 
-def _mrn(d: Draw, taken: set[int], mark: _Mark | None = None) -> tuple[str, int]:
+def _mrn(d: Draw, taken: set[int], mark: InstanceMark | None = None) -> tuple[str, int]:
     while True:
         n = d.integer(300, 989)
         if n not in taken and n not in _TAKEN_SUFFIXES:
@@ -239,7 +204,7 @@ class _Scene:
     """The task's neighbourhood while it is drawn."""
 
     d: Draw
-    mark: _Mark | None = None
+    mark: InstanceMark | None = None
     """A fresh instance's mark (None for the public and sequestered seeds)."""
     taken: set[int] = field(default_factory=set)
     patients: list[tuple[str, str, str, str, str]] = field(default_factory=list)
@@ -270,7 +235,7 @@ class _Scene:
 
     def marked(self, note: str) -> str:
         """A note text, with the instance's tag when the draw is marked."""
-        return note if self.mark is None else f"{note} {self.mark.tag}"
+        return marked(note, self.mark)
 
 
 @dataclass(frozen=True)
@@ -296,7 +261,7 @@ def _draw_task(
     fault: Fault,
     title: str,
 ) -> GeneratedTask:
-    scene = _Scene(d, _Mark.of(d.mark))
+    scene = _Scene(d, InstanceMark.of(d.mark))
     kind = d.choice(shape.kinds)
     used: set[str] = set()
     given, family = scene.person(used)
@@ -533,21 +498,17 @@ def dev_split() -> tuple[GeneratedTask, ...]:
     return CATALOGUE.dev_split()
 
 
-@cache
 def instance_split(seed: str) -> tuple[GeneratedTask, ...]:
-    """The dev split's fresh instance for submission seed ``seed``: the same templates and
-    counts, drawn from ``seed`` and carrying its mark in every name, identifier, note and amount
-    (:data:`DEV_SEED` gives the public dev split itself, unmarked)."""
-    if seed == DEV_SEED:
-        return dev_split()
-    return generate(TEMPLATES, DEV_COUNTS, instance_catalogue_seed(seed), Split.DEV)
+    """The dev split's fresh instance for submission seed ``seed`` (once per process), carrying
+    its mark in every name, identifier, note and amount (:data:`DEV_SEED` gives the public dev
+    split itself, unmarked): :meth:`~effectbench.kit.catalogue.Catalogue.instance_split`."""
+    return CATALOGUE.instance_split(seed)
 
 
 def instance_slots(seed: str) -> dict[str, str]:
-    """Map each task id of ``seed``'s instance to the public dev task drawn from the same
-    template and index: the pairs of a contamination delta
-    (:func:`effectbench.metrics.contamination_delta`)."""
-    return {f.task_id: p.task_id for f, p in zip(instance_split(seed), dev_split(), strict=True)}
+    """Each task id of ``seed``'s instance mapped to its public dev slot:
+    :meth:`~effectbench.kit.catalogue.Catalogue.instance_slots`."""
+    return CATALOGUE.instance_slots(seed)
 
 
 def sequestered_split(secret: str | None = None) -> tuple[GeneratedTask, ...] | None:

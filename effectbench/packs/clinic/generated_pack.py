@@ -47,7 +47,6 @@ from effectbench.packs.clinic.generated import (
     NAME,
     GeneratedTask,
     World,
-    instance_split,
 )
 from effectbench.packs.clinic.provider import ClinicProvider
 from effectbench.schema import TaskSpec
@@ -191,37 +190,14 @@ class GeneratedClinicProvider(GeneratedCatalogue, ClinicProvider):
         *,
         oracle_factory: Any = SqliteOracle,
         service_per_episode: bool = False,
-        seed: str = DEV_SEED,
+        seed: str | None = None,
     ) -> None:
-        if not isinstance(seed, str) or not seed:
-            raise ValueError("an instance seed is a non-empty string")
-        self._seed = seed
-        self._dev = instance_split(seed)  # raises GenerationError naming a broken template
-        super().__init__(oracle_factory=oracle_factory, service_per_episode=service_per_episode)
-        self._initial_by_world: dict[str, dict[str, Table]] = {}
-
-    @property
-    def public_seed(self) -> str:
-        """The published seed of the dev split."""
-        return DEV_SEED
-
-    @property
-    def instance_seed(self) -> str:
-        """The seed this provider's dev split was drawn from."""
-        return self._seed
-
-    def dev(self) -> tuple[GeneratedTask, ...]:
-        """The dev split of this instance's seed."""
-        return self._dev
-
-    def instantiate(self, seed: str) -> GeneratedClinicProvider:
-        """This pack's dev split drawn afresh from submission seed ``seed`` (same templates and
-        generator; every payload carries the seed's mark). Raises ``GenerationError``."""
-        return GeneratedClinicProvider(
-            oracle_factory=self._oracle_factory,
-            service_per_episode=self._per_episode,
-            seed=seed,
+        """``seed``: the submission seed of the fresh instance to serve (default: the public
+        dev seed; :class:`~effectbench.kit.catalogue.GeneratedCatalogue`)."""
+        super().__init__(
+            oracle_factory=oracle_factory, service_per_episode=service_per_episode, seed=seed
         )
+        self._initial_by_world: dict[str, dict[str, Table]] = {}
 
     def run_audit(self, oracle_factory: Any) -> dict[str, AuditResult]:
         """The live adversarial audit, each task on its own world (once per process)."""
