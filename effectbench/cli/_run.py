@@ -104,7 +104,7 @@ def instance_of(pack_name: str, seed: str | None) -> str | BenchmarkProvider:
     if not isinstance(pack, DrawsInstances):
         raise UsageError(
             f"--instance-seed: pack {pack_name!r} draws no instances from a seed (a generated "
-            "pack does: clinic-generated)"
+            "pack does: clinic-generated, ticketing-generated)"
         )
     try:
         return pack.instantiate(seed)

@@ -15,6 +15,15 @@ account's tickets and credits) is drawn in controls as in faulted tasks, so a re
 does not tell its category. The dev split is drawn from :data:`DEV_SEED` (published); the
 sequestered test split from the secret in ``EFFECTBENCH_SEQUESTERED_SECRET``
 (:data:`CATALOGUE`), and is absent without it.
+
+A fresh instance (:meth:`~effectbench.api.Catalogue.instance_split`, drawn from a submission
+seed) makes the same random draws and writes its seed's mark
+(:class:`~effectbench.api.InstanceMark`) into every payload: a suffix on every company name
+(and so on its domains and contacts), eight digits after every account code (and so in every
+credit reference), an offset on every ticket, comment and credit id of the world (clear of the
+ids an episode's inserts take), cents on every credit already posted, and a tag after every
+description and comment text, the agent's handover comment included. The public and
+sequestered splits carry no mark.
 """
 
 from __future__ import annotations
@@ -30,9 +39,11 @@ from effectbench.api import (
     Catalogue,
     Category,
     Draw,
+    InstanceMark,
     Split,
     Template,
     canonical_hash,
+    marked,
     situation_template,
     trial_tag,
 )
@@ -113,6 +124,11 @@ CODES = (2000, 8999)
 """The numbers of drawn account codes (``C-2000`` to ``C-8999``)."""
 ZERO_CODES = (200, 899)
 """The numbers of drawn codes with a leading zero (``C-0200`` to ``C-0899``)."""
+ID_CLEARANCE = 10_000
+"""Added with the mark's id offset to a fresh instance's world ids: the app's inserts take
+ids from the identity starts (tickets 1000, comments 5000, credits 100), far below."""
+HANDOVER = "handover note"
+"""The agent's handover comment before the trial's tag (:class:`TicketingTask`'s)."""
 
 Row = tuple[Any, ...]
 
@@ -157,6 +173,9 @@ class GeneratedTask(TicketingTask):
     show_code: bool = True
     facts: tuple[tuple[str, Any], ...] = ()
     """The situation's parameters beyond the fault (how the homonym differs, ...)."""
+    handover: str = HANDOVER
+    """A reassignment's handover comment before the trial's tag (a fresh instance's is
+    marked)."""
 
     def situation(self) -> dict[str, Any]:
         """What the task's fault does and where, and its shape (see :mod:`.generated`)."""
@@ -197,10 +216,13 @@ class GeneratedTask(TicketingTask):
         }
 
     def params(self, trial: int) -> dict[str, Any]:
-        """The trial-unique payload: the drawn description with the trial's tag."""
+        """The trial-unique payload: the drawn description (a reassignment's handover comment)
+        with the trial's tag."""
         params = super().params(trial)
         if "description" in params:
             params["description"] = f"{self.description} {trial_tag(self.task_id, trial)}"
+        if "comment" in params and self.handover != HANDOVER:
+            params["comment"] = f"{self.handover} {trial_tag(self.task_id, trial)}"
         return params
 
     def brief(self, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -227,6 +249,8 @@ class _Scene:
     """The task's neighbourhood while it is drawn."""
 
     d: Draw
+    mark: InstanceMark | None = None
+    """A fresh instance's mark (None for the public and sequestered seeds)."""
     names: set[str] = field(default_factory=set)
     codes: set[int] = field(default_factory=set)
     customers: list[Row] = field(default_factory=list)
@@ -239,30 +263,48 @@ class _Scene:
             name = f"{self.d.choice(FIRST)} {self.d.choice(SECOND)}"
             if name not in self.names:
                 self.names.add(name)
-                return name
+                return name if self.mark is None else f"{name} {self.mark.word}"
 
     def code(self, lo: int, hi: int, *, zero: bool = False) -> str:
         """A new account code ``C-N`` (``C-0N`` with ``zero``), N in ``[lo, hi]``, unlike any
-        other code of the record (in either form)."""
+        other code of the record (in either form), then the mark's digits."""
         while True:
             n = self.d.integer(lo, hi)
             if n not in self.codes and {f"C-{n}", f"C-0{n}"}.isdisjoint(_SEED_CODES):
                 self.codes.add(n)
-                return f"C-0{n}" if zero else f"C-{n}"
+                return f"C-0{n}{self.digits}" if zero else f"C-{n}{self.digits}"
+
+    @property
+    def digits(self) -> str:
+        """What follows a code's number ("" unmarked)."""
+        return "" if self.mark is None else self.mark.digits
+
+    def number(self, code: str) -> int:
+        """The drawn number of ``code`` (the mark's digits left out)."""
+        return int(code.partition("-")[2].removesuffix(self.digits))
+
+    def id(self, number: int) -> int:
+        """A world row's id: ``number``, moved by the mark's offset."""
+        return number if self.mark is None else number + ID_CLEARANCE + self.mark.ids
+
+    def text(self, text: str) -> str:
+        """A drawn text, with the instance's tag when the draw is marked."""
+        return marked(text, self.mark)
 
     def account(self, code: str, name: str, domain: str, status: str = "active") -> Row:
         contact = f"{self.d.choice(('it', 'ops', 'desk', 'help'))}@{domain}"
         return (code, name, domain, self.d.choice(PLANS), contact, status)
 
     def ticket(self, tid: int, code: str) -> Row:
-        row = (tid, code, self.d.choice(SUBJECTS), self.d.choice(DESCRIPTIONS),
+        row = (tid, code, self.d.choice(SUBJECTS), self.text(self.d.choice(DESCRIPTIONS)),
                self.d.choice(PRIORITIES), "open", self.d.choice(AGENTS), None)  # fmt: skip
         self.tickets.append(row)
         return row
 
     def credit(self, code: str, ticket: int) -> None:
         sla, _, cents = db.SLA_PLANS[self.d.integer(0, len(db.SLA_PLANS) - 1)]
-        cid = 4 + len(self.credits)
+        cid = self.id(4 + len(self.credits))
+        cents += 0 if self.mark is None else self.mark.cents
         self.credits.append((cid, code, ticket, sla, f"CR-seed-{code.partition('-')[2]}", cents))
 
 
@@ -286,7 +328,7 @@ def _homonym(scene: _Scene, kind: str, name: str, domain: str, code: str, first:
     name lands)."""
     if kind == "merged":
         return scene.account(f"C-{code.removeprefix('C-0')}", name, domain)
-    number, zero = int(code.partition("-")[2]), code.startswith("C-0")
+    number, zero = scene.number(code), code.startswith("C-0")
     lo, hi = ZERO_CODES if zero else CODES
     lo, hi = (lo, number - 1) if first else (number + 1, hi)
     other = scene.code(lo, hi, zero=zero)
@@ -304,7 +346,7 @@ def _draw_task(
     d: Draw, name: str, split: Split, fault: Fault, *, template: str, category: Category,
     shape: _Shape, title: str,
 ) -> GeneratedTask:  # fmt: skip
-    scene = _Scene(d)
+    scene = _Scene(d, InstanceMark.of(d.mark))
     kind = d.choice(shape.kinds)
     company = scene.company()
     domain = f"{_slug(company)}.example"
@@ -345,13 +387,14 @@ def _draw_task(
     # Tickets: a stranger's, the requester's two, another stranger's (a reassignment that
     # misses its ticket by one lands on a neighbour either way).
     owner = homonym[0] if homonym_kind == "stale" and homonym is not None else code
-    base = 600 + 5 * d.integer(0, 70)
+    base = scene.id(600 + 5 * d.integer(0, 70))
     scene.ticket(base - 1, strangers[0])
     mine = [scene.ticket(base, owner), scene.ticket(base + 1, owner)]
     scene.ticket(base + 2, strangers[1])
     target = d.choice(mine)
     if d.chance(0.6):
-        scene.comments.append((4002, target[0], target[6], d.choice(COMMENTS), True))
+        comment = scene.text(d.choice(COMMENTS))
+        scene.comments.append((scene.id(4002), target[0], target[6], comment, True))
     # Earlier credits: a stranger's, maybe the homonym's; the last one posted is whose account
     # a misrouted credit hits.
     credited = [strangers[0]] + ([homonym[0]] if homonym is not None and d.chance(0.5) else [])
@@ -410,9 +453,10 @@ def _draw_task(
             tuple(scene.comments),
             tuple(scene.credits),
         ),  # fmt: skip
-        description=d.choice(DESCRIPTIONS),
+        description=scene.text(d.choice(DESCRIPTIONS)),
         show_code=show_code,
         facts=tuple(sorted(facts.items())),
+        handover=scene.text(HANDOVER),
     )
 
 

@@ -10,6 +10,11 @@ task on the seed state plus its world; and a task's ``initial_state`` names its 
 digest. The public manifest lists the dev split; the sequestered split (present only with the
 secret in ``EFFECTBENCH_SEQUESTERED_SECRET``) is committed to by its digest and size alone
 (:class:`~effectbench.api.GeneratedCatalogue`).
+
+``GeneratedTicketingProvider(seed=S)`` serves the fresh instance drawn from submission seed
+``S`` instead of the public dev split (its own cluster; every world audited anew), as
+``effectbench submit --pack ticketing-generated --instance-seed S`` and the verifier build it
+(:meth:`~effectbench.api.GeneratedCatalogue.instantiate`).
 """
 
 from __future__ import annotations
