@@ -147,6 +147,19 @@ def test_an_instance_is_the_same_templates_and_generator_drawn_from_the_seed() -
             assert t.ticket_id + t.fault.row_offset in {r[0] for r in t.world.tickets}
 
 
+def test_a_requester_code_at_the_end_of_its_range_still_gets_a_homonym_before_it() -> None:
+    """Seed ``bench-3`` draws a C6 requester with the lowest leading-zero code (``C-0200``): its
+    same-name account takes a code just below the range, so a lookup by name still lands on
+    it (the template raised on such a draw, which no public or sequestered seed had made)."""
+    tasks = CATALOGUE.instance_split("bench-3")
+    mark = InstanceMark.of(instance_mark("bench-3"))
+    assert mark is not None
+    edge = [t for t in tasks if t.customer.code == f"C-0200{mark.digits}"]
+    assert [t.template for t in edge] == ["homonym_closed"]
+    same = sorted(c[0] for c in edge[0].world.customers if c[1] == edge[0].customer.name)
+    assert len(same) == 2 and same[1] == edge[0].customer.code
+
+
 def test_the_public_split_is_unmarked() -> None:
     assert CATALOGUE.instance_split(DEV_SEED) is CATALOGUE.dev_split()
     assert Draw(DEV_SEED, "clean_open", 0).mark is None

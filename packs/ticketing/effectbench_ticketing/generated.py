@@ -331,6 +331,8 @@ def _homonym(scene: _Scene, kind: str, name: str, domain: str, code: str, first:
     number, zero = scene.number(code), code.startswith("C-0")
     lo, hi = ZERO_CODES if zero else CODES
     lo, hi = (lo, number - 1) if first else (number + 1, hi)
+    if lo > hi:  # the requester's number ends the range: the homonym's is just beyond it
+        lo, hi = (number - 100, number - 1) if first else (number + 1, number + 100)
     other = scene.code(lo, hi, zero=zero)
     if kind == "closed":
         domain = scene.d.choice((domain, _other(scene, name)))
