@@ -9,8 +9,11 @@ Prints figures, asserts nothing, the load average beside each:
   added (what every episode does);
 * one API episode of a generated task (provision its world, act over HTTP, the oracle's
   audit), per reference arm;
-* a fresh instance (clinic): drawing the whole dev split from a submission seed (marked
-  payloads), and verifying one beacon round's BLS signature (``py_ecc``, pure Python).
+* a fresh instance: drawing the whole dev split from a submission seed (marked payloads);
+  for the ticketing pack also building the provider of that instance (its own PostgreSQL
+  cluster and the audit of every fresh world: what ``submit --instance-seed`` and the verifier
+  pay before the first episode); for the clinic, verifying one beacon round's BLS signature
+  (``py_ecc``, pure Python).
 
     .venv/bin/python benchmarks/bench_generate.py [--pack clinic|ticketing] [--tasks 60] [--quick]
 
@@ -86,15 +89,20 @@ def draws(rounds: int, catalogue: Catalogue[Any] = CATALOGUE) -> None:
     print(f"draw the dev split ({len(tasks)} tasks): {took * 1000:.1f} ms  {_load()}")
 
 
-def fresh(rounds: int) -> None:
-    """Time drawing a fresh instance of the dev split, and verifying a beacon round."""
+def fresh(rounds: int, catalogue: Catalogue[Any] = CATALOGUE) -> None:
+    """Time drawing a fresh instance of the dev split (a new submission seed each round)."""
     took: list[float] = []
     for index in range(rounds):
         t0 = time.perf_counter()
         seed = instance_catalogue_seed(f"bench-{index}")
-        generate(TEMPLATES, CATALOGUE.dev_counts, seed, Split.DEV)
+        tasks = generate(catalogue.templates, catalogue.dev_counts, seed, Split.DEV)
         took.append(time.perf_counter() - t0)
-    print(f"draw a fresh instance of the dev split ({rounds} seeds): {_ms(took)}")
+    print(f"draw a fresh instance of the dev split ({len(tasks)} tasks, {rounds} seeds): "
+          f"{_ms(took)}")  # fmt: skip
+
+
+def beacon() -> None:
+    """Time verifying one beacon round's BLS signature."""
     from py_ecc.bls.ciphersuites import G2Basic
 
     secret = 0xBE4C0
@@ -145,15 +153,22 @@ def ticketing(n: int, quick: bool) -> None:
     print(f"ticketing-generated: {len(tasks)} dev tasks, {len(TICKETING.templates)} templates "
           f"{_load()}")  # fmt: skip
     draws(1 if quick else 20, TICKETING)
+    fresh(1 if quick else 5, TICKETING)
 
     class Few(GeneratedTicketingProvider):
         def definitions(self) -> Sequence[Any]:
-            return tasks[:n]
+            return self.dev()[:n]
 
     t0 = time.perf_counter()
     pack = Few() if quick else GeneratedTicketingProvider()
     count = len(pack.definitions())
     print(f"build the pack and audit {count} tasks: {time.perf_counter() - t0:.2f} s  {_load()}")
+    t0 = time.perf_counter()
+    with pack.instantiate("bench-fresh-instance") as instance:
+        count = len(instance.definitions())
+        took = time.perf_counter() - t0
+    print(f"build a fresh instance's pack (its cluster) and audit its {count} tasks: "
+          f"{took:.2f} s  {_load()}")  # fmt: skip
     with pack:
         built: list[float] = []
         for number, task in enumerate(tasks[:n]):
@@ -185,6 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"clinic-generated: {len(dev_split())} dev tasks, {len(TEMPLATES)} templates {_load()}")
     draws(1 if args.quick else 20)
     fresh(1 if args.quick else 5)
+    beacon()
     worlds(dev_split()[:n])
     t0 = time.perf_counter()
     if args.quick:
