@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.generated import pooled
 
 from effectbench.hashing import instance_mark, trial_tag
 from effectbench.kit.catalogue import Catalogue
@@ -48,14 +49,6 @@ def _values(task: GeneratedTask) -> dict[str, set[Any]]:
     }
 
 
-def _pooled(tasks: tuple[GeneratedTask, ...]) -> dict[str, set[Any]]:
-    out: dict[str, set[Any]] = {}
-    for t in tasks:
-        for kind, values in _values(t).items():
-            out.setdefault(kind, set()).update(values)
-    return out
-
-
 def test_two_seeds_give_disjoint_payloads_on_every_task() -> None:
     """Task by task (the whole dev split's size), and pooled over the instance: no task id,
     name, identifier, note or amount of one seed's instance is another's, nor the public
@@ -68,7 +61,7 @@ def test_two_seeds_give_disjoint_payloads_on_every_task() -> None:
         for kind in vx:
             assert vx[kind].isdisjoint(vy[kind]), (x.name, y.name, kind)
             assert vx[kind].isdisjoint(vz[kind]), (x.name, z.name, kind)
-    pa, pb, pp = _pooled(a), _pooled(b), _pooled(public)
+    pa, pb, pp = (pooled(x, _values) for x in (a, b, public))
     for kind in pa:
         assert pa[kind].isdisjoint(pb[kind]) and pa[kind].isdisjoint(pp[kind]), kind
     mark = instance_mark("submission-a")

@@ -29,6 +29,7 @@ from effectbench_ticketing.generated import (
 from effectbench_ticketing.generated_pack import GeneratedTicketingProvider
 from sigstore_testroot import GOOGLE, SigstoreTestInstance, shared_instance
 from support.bundles import copy_bundle, read_receipts, read_rows, write_receipts
+from support.generated import pooled
 
 from effectbench.bundle import InstanceDecl, SignerDecl, SystemInfo
 from effectbench.cli._run import instance_of
@@ -84,14 +85,6 @@ def _values(task: GeneratedTask) -> dict[str, set[Any]]:
     }
 
 
-def _pooled(tasks: Sequence[GeneratedTask]) -> dict[str, set[Any]]:
-    out: dict[str, set[Any]] = {}
-    for t in tasks:
-        for kind, values in _values(t).items():
-            out.setdefault(kind, set()).update(values)
-    return out
-
-
 def test_two_seeds_give_disjoint_payloads_on_every_task() -> None:
     """Task by task over the whole dev split's size, and pooled over the instance: no task id,
     company name, domain, identifier, text or amount of one seed's instance is another's, nor
@@ -105,7 +98,7 @@ def test_two_seeds_give_disjoint_payloads_on_every_task() -> None:
         for kind in vx:
             assert vx[kind].isdisjoint(vy[kind]), (x.name, y.name, kind)
             assert vx[kind].isdisjoint(vz[kind]), (x.name, z.name, kind)
-    pa, pb, pp = _pooled(a), _pooled(b), _pooled(public)
+    pa, pb, pp = (pooled(x, _values) for x in (a, b, public))
     for kind in pa:
         assert pa[kind].isdisjoint(pb[kind]) and pa[kind].isdisjoint(pp[kind]), kind
     mark = InstanceMark.of(instance_mark(SEEDS[0]))

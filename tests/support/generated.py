@@ -4,6 +4,7 @@ board's rows, clustered at each level where outcomes may correlate."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from effectbench.metrics.clustered import design_effect
@@ -30,4 +31,16 @@ def mdd_by_level(pack: Any, rows: list[Any]) -> dict[str, tuple[int, float]]:
         effect = design_effect([k[x] for x in keys], [m[x] for x in keys])
         n_eff = len(rows) / effect
         out[level] = (len(keys), round(100 * minimum_detectable_difference(n_eff), 1))
+    return out
+
+
+def pooled(
+    tasks: Iterable[Any], values: Callable[[Any], dict[str, set[Any]]]
+) -> dict[str, set[Any]]:
+    """Every kind of payload value (``values`` of one task: kind -> its values) of ``tasks``,
+    pooled over them."""
+    out: dict[str, set[Any]] = {}
+    for t in tasks:
+        for kind, found in values(t).items():
+            out.setdefault(kind, set()).update(found)
     return out
