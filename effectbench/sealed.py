@@ -23,12 +23,12 @@ from pathlib import Path
 
 from effectbench.filenames import cache_home
 
-__all__ = ["CacheSeal", "cache_home", "default_seal"]
+__all__ = ["CacheSeal", "cache_home", "default_seal", "machine_key"]
 
 _MAC_BYTES = 32
 
 
-def _machine_key(path: Path) -> bytes:
+def machine_key(path: Path) -> bytes:
     """Return the secret of ``path``, made (0600, exclusively) when it does not exist yet.
 
     When the cache home cannot be written a key for this process only is used:
@@ -48,7 +48,7 @@ def _machine_key(path: Path) -> bytes:
             fh.write(secret)
         return secret
     except FileExistsError:
-        return _machine_key(path) if path.stat().st_size >= _MAC_BYTES else secret
+        return machine_key(path) if path.stat().st_size >= _MAC_BYTES else secret
     except OSError:
         return secret
 
@@ -94,4 +94,4 @@ class CacheSeal:
 @lru_cache(maxsize=1)
 def default_seal() -> CacheSeal:
     """Return the seal of this user's machine key (made on first use)."""
-    return CacheSeal(_machine_key(cache_home() / "cache.key"))
+    return CacheSeal(machine_key(cache_home() / "cache.key"))

@@ -18,6 +18,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -69,6 +72,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 f"{len(selected)} {group} tests need {what}: {exc}; or run `make test-fast` "
                 f"(pytest -m 'not {group}') without them"
             ) from None
+
+
+_AUDITS: list[Path] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Share the packs' audits among this run's processes (one machine cache for the run,
+    removed after it; :class:`effectbench.kit.audit.AuditCache`), unless one is named."""
+    if "EFFECTBENCH_AUDIT_CACHE" not in os.environ:
+        folder = Path(tempfile.mkdtemp(prefix="effectbench-test-audits-"))
+        _AUDITS.append(folder)
+        os.environ["EFFECTBENCH_AUDIT_CACHE"] = str(folder)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for folder in _AUDITS:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 _skipped: list[str] = []

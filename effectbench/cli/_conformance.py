@@ -42,19 +42,21 @@ def _progress(name: str) -> Callable[[int, int, int], None]:
 def _cmd_check(args: argparse.Namespace) -> int:
     from effectbench.conformance import check_pack
     from effectbench.errors import UsageError
+    from effectbench.kit.audit import audits_live
     from effectbench.packs import get_pack
     from effectbench.seam import Closable
 
     if args.trials < 2:
         raise UsageError("--trials: trial-unique payloads need at least 2 trials to compare")
-    pack = get_pack(args.name)
-    try:
-        report = check_pack(
-            pack, substrate=args.substrate, trials=args.trials, progress=_progress(args.name)
-        )
-    finally:
-        if isinstance(pack, Closable):
-            pack.close()
+    with audits_live():  # the check audits now, whatever this machine audited before
+        pack = get_pack(args.name)
+        try:
+            report = check_pack(
+                pack, substrate=args.substrate, trials=args.trials, progress=_progress(args.name)
+            )
+        finally:
+            if isinstance(pack, Closable):
+                pack.close()
     if args.json:
         print_json(report.to_json())
         return 0 if report.passed else 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import sys
 from pathlib import Path
@@ -38,6 +39,7 @@ def _mkdocs_logging(verbose: bool) -> None:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
+    from effectbench.kit.audit import audits_live
     from effectbench.site import build_site
 
     root = Path(args.root).resolve()
@@ -50,7 +52,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
         raise UsageError(f"--held-labels {args.held_labels} is not a folder")
     use_accepted(args.accepted)
     _mkdocs_logging(args.verbose)
-    with bar("building the site", wanted()) as progress:
+    live = audits_live() if args.fresh else contextlib.nullcontext()
+    with live, bar("building the site", wanted()) as progress:
         summary = build_site(
             Path(args.submissions),
             Path(args.out),
@@ -150,7 +153,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--fresh",
         action="store_true",
-        help="verify every bundle again instead of reusing reports of byte-identical bundles",
+        help="verify every bundle again instead of reusing reports of byte-identical bundles, "
+        "and audit every pack again instead of adopting this machine's earlier audits",
     )
     p.add_argument(
         "--workers",

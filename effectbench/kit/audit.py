@@ -25,24 +25,38 @@ one dialect-neutral view of a DB-API connection (``?`` placeholders, SQLite and 
 alike), so the same probes run on any SQL record. A pack's :class:`Bench` gives the audit a
 resettable copy of its record and an oracle over it; an :class:`Attestation` runs the audit
 once per process and hands it to ``--workers`` processes (:class:`AuditHandoff`).
+
+The default oracle's audit is also kept on this machine (:class:`AuditCache`), keyed by
+everything it reads: the source of the modules that decide it, the tasks' payloads and
+worlds, Python's and SQLite's versions. Another process that loads the same code and the
+same tasks then adopts it instead of probing again. An entry is sealed with this machine's
+key (:mod:`effectbench.sealed`): one this machine did not write is never read.
+``EFFECTBENCH_AUDIT_CACHE=off`` (as ``pack check`` and ``site build --fresh`` set) makes
+every process audit for itself; ``EFFECTBENCH_AUDIT_CACHE=DIR`` keeps the entries and their
+key in ``DIR`` instead of this user's cache home.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
+import json
 import os
+import sqlite3
+import sys
 import time
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from effectbench.conformance.redteam import probe_failure
 from effectbench.effects import Effect, EffectKind
+from effectbench.filenames import cache_home
 from effectbench.hashing import canonical_hash
 from effectbench.schema import OracleVerdict
+from effectbench.sealed import CacheSeal, default_seal, machine_key
 from effectbench.seam import TRUE_EFFECT
 
 __all__ = [
@@ -53,6 +67,7 @@ __all__ = [
     "SHADOW",
     "Attack",
     "Attestation",
+    "AuditCache",
     "AuditHandoff",
     "AuditPlan",
     "AuditResult",
@@ -61,6 +76,8 @@ __all__ = [
     "Probing",
     "Write",
     "attacks",
+    "audit_scope",
+    "audits_live",
     "audit_task",
     "run_audit",
 ]
@@ -455,7 +472,10 @@ class Attestation:
         self._key: str | None = None
         self._results: dict[Hashable, dict[str, AuditResult]] = {}
         self.runs = 0
-        """How many audits this process ran itself (handed-over ones excluded)."""
+        """How many audits this process made itself: probed here, or adopted from this
+        machine's :class:`AuditCache` (handed-over ones excluded)."""
+        self.probed = 0
+        """How many of :attr:`runs` probed the record in this process."""
 
     @property
     def key(self) -> str:
@@ -465,13 +485,41 @@ class Attestation:
         return self._key
 
     def results(
-        self, factory: Hashable, run: Callable[[], dict[str, AuditResult]]
+        self,
+        factory: Hashable,
+        definitions: Sequence[Any],
+        run: Callable[[], dict[str, AuditResult]],
     ) -> dict[str, AuditResult]:
-        """Return the audit of oracle ``factory``, running it (``run``) the first time."""
+        """Return the audit of oracle ``factory`` over ``definitions``, running it (``run``)
+        the first time; the default oracle's is adopted from this machine's
+        :class:`AuditCache` when an earlier process audited the same code and tasks."""
         if factory not in self._results:
+            cache = AuditCache.configured() if factory is self._default else None
+            entry = None if cache is None else self._cache_key(definitions)
+            found = None if cache is None or entry is None else cache.get(entry)
+            if found is not None and set(found) != {d.task_id for d in definitions}:
+                found = None  # not this audit's tasks: audit again
             self.runs += 1
-            self._results[factory] = run()
+            if found is None:
+                self.probed += 1
+                found = run()
+                if cache is not None and entry is not None:
+                    cache.put(entry, found)
+            self._results[factory] = found
         return self._results[factory]
+
+    def _cache_key(self, definitions: Sequence[Any]) -> str | None:
+        if self.key.startswith("unkeyed:"):
+            return None  # a source file could not be read: nothing to key an entry by
+        return canonical_hash(
+            {
+                "owner": self.owner,
+                "source": self.key,
+                "tasks": audit_scope(definitions),
+                "python": list(sys.version_info[:2]),
+                "sqlite": sqlite3.sqlite_version,
+            }
+        )
 
     def done(self, factory: Hashable) -> dict[str, AuditResult] | None:
         """Return the audit this process already has for ``factory`` (None: none yet)."""
@@ -488,6 +536,97 @@ class Attestation:
             return False
         self._results[self._default] = dict(handoff.results)
         return True
+
+
+def audit_scope(definitions: Sequence[Any]) -> str:
+    """Return the digest of what an audit of ``definitions`` reads of them: each task's id,
+    effects, the audited trial's payload and the trial before's, and its world's digest (a
+    generated task's; None for a pack whose one record is in its source)."""
+    entries = [
+        [
+            task_id,
+            [e.model_dump(mode="json") for e in effects],
+            params,
+            prior,
+            getattr(getattr(d, "world", None), "digest", None),
+        ]
+        for d, (task_id, effects, params, prior) in zip(
+            definitions, iter_tasks(definitions), strict=True
+        )
+    ]
+    return canonical_hash(entries)
+
+
+class AuditCache:
+    """Default-oracle audits this machine ran, one sealed JSON file per key.
+
+    Reading never fails a build: a missing, truncated, foreign or unreadable entry is a miss
+    (the audit runs), and a folder that cannot be written (read-only, full) keeps nothing.
+    """
+
+    ENV = "EFFECTBENCH_AUDIT_CACHE"
+
+    def __init__(self, folder: Path, seal: CacheSeal) -> None:
+        self.folder = folder
+        self._seal = seal
+
+    @classmethod
+    def configured(cls) -> AuditCache | None:
+        """Return the cache ``$EFFECTBENCH_AUDIT_CACHE`` names (None: ``off``)."""
+        setting = os.environ.get(cls.ENV, "").strip()
+        if setting.lower() in {"off", "0", "no", "false"}:
+            return None
+        if setting:
+            home = Path(setting)
+            return cls(home / "audits", CacheSeal(machine_key(home / "cache.key")))
+        return cls(cache_home() / "audits", default_seal())
+
+    def _path(self, key: str) -> Path:
+        return self.folder / f"{key.removeprefix('sha256:')}.json"
+
+    def get(self, key: str) -> dict[str, AuditResult] | None:
+        """Return the audit stored under ``key``, or None (absent, damaged or not sealed here)."""
+        data = self._seal.read(key, self._path(key))
+        if data is None:
+            return None
+        try:
+            stored = json.loads(data)
+            found = {
+                task: AuditResult(task, passed, tuple(failures))
+                for task, (passed, failures) in stored.items()
+            }
+        except (ValueError, TypeError, AttributeError):
+            return None
+        if all(
+            isinstance(r.passed, bool) and all(isinstance(f, str) for f in r.failures)
+            for r in found.values()
+        ):
+            return found
+        return None
+
+    def put(self, key: str, results: Mapping[str, AuditResult]) -> None:
+        """Store ``results`` under ``key``; a folder that cannot take it keeps nothing."""
+        data = {t: [r.passed, list(r.failures)] for t, r in sorted(results.items())}
+        path = self._path(key)
+        try:
+            self._seal.write(key, path, json.dumps(data).encode())
+        except OSError:
+            path.with_name(f".{path.name}.{os.getpid()}.tmp").unlink(missing_ok=True)
+
+
+@contextmanager
+def audits_live() -> Iterator[None]:
+    """While the block runs, this process and the workers it starts audit for themselves
+    (the :class:`AuditCache` is off); the setting before is put back after."""
+    before = os.environ.get(AuditCache.ENV)
+    os.environ[AuditCache.ENV] = "off"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[AuditCache.ENV]
+        else:
+            os.environ[AuditCache.ENV] = before
 
 
 def iter_tasks(

@@ -323,7 +323,7 @@ def audit(
         with audit_bench(template, oracle_factory) as bench:
             return run_probes(bench, plan, list(iter_tasks(definitions)))
 
-    return attestation.results(oracle_factory, run)
+    return attestation.results(oracle_factory, definitions, run)
 
 
 class SqliteOracle(TableOracle):

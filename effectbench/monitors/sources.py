@@ -56,7 +56,7 @@ from effectbench.packs import get_pack
 from effectbench.receipts.files import iter_lines
 from effectbench.receipts.model import Receipt
 from effectbench.schema import Outcome, Split, TaskSpec
-from effectbench.seam import AgentTask
+from effectbench.seam import AgentTask, BenchmarkProvider, Closable
 from effectbench.strictjson import StrictJSONError, load_document
 
 __all__ = [
@@ -169,8 +169,9 @@ def _receipts(folder: Path) -> list[Receipt]:
 
 
 def _source_episodes(
-    located: Located,
+    located: Located, packs: dict[str, BenchmarkProvider]
 ) -> list[tuple[OverseerView, LabelEntry, dict[str, Path]]]:
+    """``packs``: the providers built so far, by pack name (one per pack for all sources)."""
     source, folder = located.source, located.path
     header = _header(folder)
     if header.pack.split is not source.split:
@@ -178,7 +179,9 @@ def _source_episodes(
             f"{source.folder} is a bundle of the {header.pack.split.value} split, "
             f"not of the {source.split.value} split its corpus source says"
         )
-    pack = get_pack(header.pack.name)
+    if header.pack.name not in packs:
+        packs[header.pack.name] = get_pack(header.pack.name)
+    pack = packs[header.pack.name]
     specs: dict[str, TaskSpec] = {t.task_id: t for t in pack.tasks()}
     rows = read_episodes(folder / EPISODES_FILE)
     receipts = _receipts(folder)
@@ -222,14 +225,20 @@ def assemble(sources: Sequence[Located], version: int, name: str = CORPUS_NAME) 
     labels: dict[Split, list[LabelEntry]] = {}
     frames: dict[str, Path] = {}
     seen: set[str] = set()
-    for located in sources:
-        for view, label, named in _source_episodes(located):
-            if view.id in seen:
-                raise UsageError(f"{located.source.folder} is a corpus source twice")
-            seen.add(view.id)
-            views.append(view)
-            labels.setdefault(located.source.split, []).append(label)
-            frames.update(named)
+    packs: dict[str, BenchmarkProvider] = {}
+    try:
+        for located in sources:
+            for view, label, named in _source_episodes(located, packs):
+                if view.id in seen:
+                    raise UsageError(f"{located.source.folder} is a corpus source twice")
+                seen.add(view.id)
+                views.append(view)
+                labels.setdefault(located.source.split, []).append(label)
+                frames.update(named)
+    finally:
+        for pack in packs.values():
+            if isinstance(pack, Closable):
+                pack.close()
     views.sort(key=lambda v: v.id)
     lines = b"".join(view_line(v) for v in views)
     ref = CorpusRef(name=name, version=version, digest=corpus_digest(lines))

@@ -42,5 +42,6 @@ def audit_pack(oracle_factory: Callable[..., Any] = SqliteOracle) -> dict[str, A
 
 
 def audits_run() -> int:
-    """Return how many audits this process has run itself (handed-over ones excluded)."""
+    """Return how many audits this process has made itself (probed here or adopted from this
+    machine's audit cache; handed-over ones excluded)."""
     return ATTESTATION.runs

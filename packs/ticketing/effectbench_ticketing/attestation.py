@@ -47,4 +47,4 @@ def audit_pack(
         with bench(cluster, oracle, oracle_factory) as database:
             return run_audit(database, PLAN, list(iter_tasks(definitions)))
 
-    return ATTESTATION.results(oracle_factory, run)
+    return ATTESTATION.results(oracle_factory, definitions, run)

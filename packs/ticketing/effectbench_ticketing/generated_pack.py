@@ -90,7 +90,7 @@ class GeneratedTicketingProvider(GeneratedCatalogue, TicketingProvider):
         not yet audited, as the sequestered split's once its secret is set, is audited then)."""
         definitions: Sequence[GeneratedTask] = self.definitions()
         results = ATTESTATION.results(
-            oracle_factory, lambda: self._probe(definitions, oracle_factory)
+            oracle_factory, definitions, lambda: self._probe(definitions, oracle_factory)
         )
         missing = [d for d in definitions if d.task_id not in results]
         if missing:

@@ -1,0 +1,144 @@
+"""This machine's cache of the packs' audits (:class:`effectbench.kit.audit.AuditCache`).
+
+A process that loads the same code and the same tasks adopts the audit an earlier process
+ran; anything else (other tasks, another oracle, an entry this machine did not seal, a
+damaged entry, a folder that cannot be written, the cache turned off) audits again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from effectbench.kit.audit import Attestation, AuditCache, AuditResult, audits_live
+from effectbench.kit.sqlite import SqliteOracle
+from effectbench.packs.clinic.tasks import TASKS
+
+MODULES = ("effectbench.packs.clinic.tasks",)
+
+
+class _Other(SqliteOracle):
+    """An oracle other than the default one."""
+
+
+def _attestation() -> Attestation:
+    """A new attestation, as another process would hold it (nothing audited yet)."""
+    return Attestation("tests.test_audit_cache:nowhere", MODULES, SqliteOracle)
+
+
+def _counting(calls: list[int]) -> Callable[[], dict[str, AuditResult]]:
+    def run() -> dict[str, AuditResult]:
+        calls.append(1)
+        return {
+            d.task_id: AuditResult(d.task_id, i % 3 != 0, () if i % 3 else ("phantom",))
+            for i, d in enumerate(TASKS)
+        }
+
+    return run
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv(AuditCache.ENV, str(tmp_path / "home"))
+    return tmp_path / "home" / "audits"
+
+
+def test_a_second_process_adopts_the_first_ones_audit(cache: Path) -> None:
+    calls: list[int] = []
+    first = _attestation()
+    made = first.results(SqliteOracle, TASKS, _counting(calls))
+    assert calls == [1] and first.probed == 1 and first.runs == 1
+    assert len(list(cache.glob("*.json"))) == 1
+    second = _attestation()
+    adopted = second.results(SqliteOracle, TASKS, _counting(calls))
+    assert calls == [1] and second.probed == 0 and second.runs == 1
+    assert adopted == made
+    assert sum(not r.passed for r in adopted.values()) == len(TASKS[::3])
+
+
+def test_other_tasks_or_another_oracle_audit_again(cache: Path) -> None:
+    calls: list[int] = []
+    _attestation().results(SqliteOracle, TASKS, _counting(calls))
+    fewer = TASKS[:-1]
+    _attestation().results(SqliteOracle, fewer, lambda: _counting(calls)())
+    assert calls == [1, 1]  # the scope of the tasks is part of the key
+    _attestation().results(_Other, TASKS, _counting(calls))
+    _attestation().results(_Other, TASKS, _counting(calls))
+    assert calls == [1, 1, 1, 1]  # only the default oracle's audit is kept
+
+
+@pytest.mark.parametrize("damage", ["planted", "truncated", "flipped", "not json"])
+def test_an_entry_this_machine_did_not_seal_is_never_read(cache: Path, damage: str) -> None:
+    calls: list[int] = []
+    _attestation().results(SqliteOracle, TASKS, _counting(calls))
+    (entry,) = cache.glob("*.json")
+    stored = entry.read_bytes()
+    forged = json.dumps({d.task_id: [True, []] for d in TASKS}).encode()
+    entry.write_bytes(
+        {
+            "planted": forged,  # a file someone put there, without this machine's seal
+            "truncated": stored[: len(stored) // 2],
+            "flipped": stored[:-3] + bytes([stored[-3] ^ 1]) + stored[-2:],
+            "not json": stored[:32] + b"{not json",
+        }[damage]
+    )
+    again = _attestation()
+    found = again.results(SqliteOracle, TASKS, _counting(calls))
+    assert calls == [1, 1] and again.probed == 1
+    assert not all(r.passed for r in found.values())  # never the forged all-pass
+
+
+def test_a_folder_that_cannot_be_written_keeps_nothing_and_fails_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    (home / "audits").mkdir(parents=True)
+    (home / "audits").chmod(0o500)
+    monkeypatch.setenv(AuditCache.ENV, str(home))
+    try:
+        calls: list[int] = []
+        _attestation().results(SqliteOracle, TASKS, _counting(calls))
+        _attestation().results(SqliteOracle, TASKS, _counting(calls))
+        if os.geteuid() != 0:  # root writes through the mode bits; the rest still holds
+            assert calls == [1, 1]
+        assert list((home / "audits").glob(".*.tmp")) == []
+    finally:
+        (home / "audits").chmod(0o700)
+
+
+def test_off_and_audits_live_make_every_process_audit(cache: Path) -> None:
+    calls: list[int] = []
+    with audits_live():
+        assert os.environ[AuditCache.ENV] == "off"
+        _attestation().results(SqliteOracle, TASKS, _counting(calls))
+        _attestation().results(SqliteOracle, TASKS, _counting(calls))
+    assert calls == [1, 1] and not cache.exists()
+    assert os.environ[AuditCache.ENV] == str(cache.parent)  # put back
+
+
+def test_the_clinics_real_audit_is_adopted_by_the_next_process(tmp_path: Path) -> None:
+    """Two processes build the clinic: the first probes its record, the second adopts the
+    entry, and both hold the same flags."""
+    script = (
+        "import json; from effectbench.packs.clinic import ClinicProvider; "
+        "from effectbench.packs.clinic.attestation import ATTESTATION as A; p = ClinicProvider(); "
+        "print(json.dumps([A.probed, {t: r.passed for t, r in sorted(p.audit.items())}])); "
+        "p.close()"
+    )
+    env = {**os.environ, AuditCache.ENV: str(tmp_path / "home")}
+    seen = []
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr
+        seen.append(json.loads(done.stdout))
+    assert [probed for probed, _ in seen] == [1, 0]
+    assert seen[0][1] == seen[1][1] and len(seen[0][1]) == len(TASKS)
+    assert all(seen[0][1].values())  # the clinic's oracle passes its audit
