@@ -42,6 +42,10 @@ def _monitor_corpus(tmp: Path) -> list[str]:
 Args = list[str] | Callable[[Path], list[str]]
 
 SMALLEST: dict[str, tuple[Args, tuple[pytest.MarkDecorator, ...]]] = {
+    "bench_audit_cache.py": (
+        ["--runs", "1", "--bundle", str(ROOT / "submissions" / "2026-12-01_screen-only-clinic")],
+        (),
+    ),
     "bench_channels.py": (["--repeats", "5", "--sessions", "1"], (pytest.mark.desktop,)),
     "bench_cli.py": (["--runs", "1"], ()),
     "bench_clinic.py": (["--trials", "1", "--workers", "1"], ()),
