@@ -10,11 +10,13 @@ FAST := not browser and not web and not desktop and not postgres and not slow
 # Python runs the screen and slow groups (web, desktop, slow: the engine end to end, through
 # Chromium and the X servers, on the oldest interpreter; PyGObject, built from source by
 # `make setup`, is there only), beside the linters; the newest runs the fast group (the
-# engine's own tests), the built site in Chromium (browser) and the ticketing pack's
-# PostgreSQL server (postgres), without the linters (ruff and mypy read the source for Python
-# 3.11 whatever runs them).
-CI_OLDEST := not browser and not postgres and not ($(FAST))
-CI_NEWEST := browser or postgres or ($(FAST))
+# engine's own tests), the built site in Chromium (browser), the ticketing pack's PostgreSQL
+# server (postgres) and the whole-site builds that need no screen (site without web or
+# desktop: the two legs then take about as long), without the linters (ruff and mypy read
+# the source for Python 3.11 whatever runs them).
+SITE_ONLY := site and not web and not desktop
+CI_OLDEST := not browser and not postgres and not ($(SITE_ONLY)) and not ($(FAST))
+CI_NEWEST := browser or postgres or ($(SITE_ONLY)) or ($(FAST))
 
 .PHONY: setup setup-test setup-runtime setup-site setup-screens reference site reproduce test test-fast test-ci-oldest test-ci-newest lint generate bench clean
 

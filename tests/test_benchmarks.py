@@ -56,7 +56,7 @@ SMALLEST: dict[str, tuple[Args, tuple[pytest.MarkDecorator, ...]]] = {
     ),
     "bench_generate.py": (["--quick"], ()),
     "bench_inspect.py": (["--trials", "1"], ()),
-    "bench_make_site.py": (["--rebuilds", "0"], ()),
+    "bench_make_site.py": (["--rebuilds", "0"], (pytest.mark.site,)),
     "bench_mcp.py": (["--runs", "1", "--substrate", "web"], (pytest.mark.web,)),
     "bench_monitors.py": (_monitor_corpus, ()),
     "bench_pack_check.py": (["--runs", "1", "--packs", "mockmed"], ()),
@@ -67,7 +67,7 @@ SMALLEST: dict[str, tuple[Args, tuple[pytest.MarkDecorator, ...]]] = {
         (),
     ),
     "bench_signing.py": (["--rows", "1000", "--repeat", "1"], ()),
-    "bench_site.py": (["--n", "2", "--shipped-material"], ()),
+    "bench_site.py": (["--n", "2", "--shipped-material"], (pytest.mark.site,)),
     "bench_ticketing.py": (["--episodes", "3"], (pytest.mark.postgres,)),
     "bench_verify.py": (["--sizes", "900"], ()),
     "bench_web.py": (

@@ -144,8 +144,13 @@ def test_test_fast_leaves_out_exactly_the_groups_and_lint_never_hides_tests() ->
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     markers = config["tool"]["pytest"]["ini_options"]["markers"]
     assert sorted(m.split(":")[0] for m in markers) == [
-        "browser", "desktop", "postgres", "slow", "web"
-    ]  # fmt: skip
+        "browser",
+        "desktop",
+        "postgres",
+        "site",
+        "slow",
+        "web",
+    ]  # fmt: skip  (site goes with slow, which FAST leaves out)
     assert "tests" in config["tool"]["mypy"]["files"]  # the tests are type-checked like the code
     extras = config["project"]["optional-dependencies"]
     assert not any("pygobject" in dep for dep in extras["test"])
@@ -187,16 +192,17 @@ def _make_variable(name: str) -> str:
 def _selects(expression: str, groups: frozenset[str]) -> bool:
     """Whether pytest's ``-m expression`` selects a test carrying exactly the markers ``groups``
     (the expressions use only the group names, and, or, not and parentheses: Python's own)."""
-    names = {g: g in groups for g in ("browser", "web", "desktop", "postgres", "slow")}
+    names = {g: g in groups for g in ("browser", "web", "desktop", "postgres", "slow", "site")}
     return bool(eval(expression, {"__builtins__": {}}, names))  # noqa: S307
 
 
 def test_the_ci_legs_run_every_test_exactly_once() -> None:
     """Over every combination of groups a test can carry: exactly one of the two legs of
     .ci/run selects it; the oldest takes the screen and slow groups (the desktop's PyGObject is
-    built there only), the newest the fast group, the browser and postgres."""
+    built there only), the newest the fast group, the browser, postgres and the whole-site
+    builds that need no screen."""
     oldest, newest, fast = (_make_variable(v) for v in ("CI_OLDEST", "CI_NEWEST", "FAST"))
-    groups = ("browser", "web", "desktop", "postgres", "slow")
+    groups = ("browser", "web", "desktop", "postgres", "slow", "site")
     for k in range(len(groups) + 1):
         for combo in itertools.combinations(groups, k):
             marked = frozenset(combo)
@@ -205,11 +211,14 @@ def test_the_ci_legs_run_every_test_exactly_once() -> None:
             if _selects(fast, marked):
                 assert legs[1], marked
     assert _selects(newest, frozenset({"browser"})) and _selects(newest, frozenset({"postgres"}))
+    assert _selects(newest, frozenset({"site", "slow"}))  # a whole-site build without screens
+    assert _selects(oldest, frozenset({"site", "slow", "web", "desktop"}))
     for screen in ({"web"}, {"desktop"}, {"slow"}, {"web", "slow"}, {"web", "desktop"}):
         assert _selects(oldest, frozenset(screen)), screen
     # the newest leg is set up from wheels only (no PyGObject): a desktop test stays on the oldest
     assert not _selects(newest, frozenset({"desktop"}))
     assert not _selects(newest, frozenset({"web", "desktop", "slow"}))
+    assert not _selects(newest, frozenset({"desktop", "site", "slow"}))
     assert _make_recipe("test-ci-oldest") == ['@bash scripts/check "$(BIN)" -m "$(CI_OLDEST)"']
     assert _make_recipe("test-ci-newest") == [
         '@bash scripts/check --no-lint "$(BIN)" -m "$(CI_NEWEST)"'
