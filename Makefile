@@ -11,7 +11,7 @@ FAST := not browser and not web and not desktop and not postgres and not slow
 # Chromium and the X servers, on the oldest interpreter; PyGObject, built from source by
 # `make setup`, is there only), beside the linters; the newest runs the fast group (the
 # engine's own tests), the built site in Chromium (browser), the ticketing pack's PostgreSQL
-# server (postgres) and the whole-site builds that need no screen (site without web or
+# server (postgres) and the site-size benchmark, which needs no screen (site without web or
 # desktop: the two legs then take about as long), without the linters (ruff and mypy read
 # the source for Python 3.11 whatever runs them).
 SITE_ONLY := site and not web and not desktop

@@ -56,7 +56,7 @@ SMALLEST: dict[str, tuple[Args, tuple[pytest.MarkDecorator, ...]]] = {
     ),
     "bench_generate.py": (["--quick"], ()),
     "bench_inspect.py": (["--trials", "1"], ()),
-    "bench_make_site.py": (["--rebuilds", "0"], (pytest.mark.site,)),
+    "bench_make_site.py": (["--rebuilds", "0"], ()),
     "bench_mcp.py": (["--runs", "1", "--substrate", "web"], (pytest.mark.web,)),
     "bench_monitors.py": (_monitor_corpus, ()),
     "bench_pack_check.py": (["--runs", "1", "--packs", "mockmed"], ()),

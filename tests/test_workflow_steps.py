@@ -177,7 +177,12 @@ def _runner(root: Path, *path: Path) -> Runner:
     for name in ("PIP_FIND_LINKS", "PIP_CERT", "PIP_DEFAULT_TIMEOUT"):
         if name in os.environ:  # this machine's pip set-up
             env[name] = os.environ[name]
-    # pip's own cache (a PyGObject wheel built once is reused); every other cache is the test's
+    # the packs' audits the test run already made (conftest), keyed by the source the checkout
+    # copy holds byte for byte: a step probes a pack only when no process of the run did
+    if "EFFECTBENCH_AUDIT_CACHE" in os.environ:
+        env["EFFECTBENCH_AUDIT_CACHE"] = os.environ["EFFECTBENCH_AUDIT_CACHE"]
+    # pip's own cache (a PyGObject wheel built once is reused); every other cache but the
+    # audits' is the test's
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     env["PIP_CACHE_DIR"] = os.environ.get("PIP_CACHE_DIR") or str(cache / "pip")
     env["XDG_CACHE_HOME"] = str(root / "cache")
