@@ -84,11 +84,16 @@ class CacheSeal:
         return self.open(key, stored)
 
     def write(self, key: str, path: Path, data: bytes) -> None:
-        """Store ``data`` as entry ``key`` at ``path`` (written whole, then renamed)."""
+        """Store ``data`` as entry ``key`` at ``path`` (written whole, then renamed; on an
+        ``OSError`` nothing is left behind and the error is raised)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(self.seal(key, data))
-        tmp.replace(path)
+        try:
+            tmp.write_bytes(self.seal(key, data))
+            tmp.replace(path)
+        except OSError:
+            tmp.unlink(missing_ok=True)  # a full disk leaves no partial file behind
+            raise
 
 
 @lru_cache(maxsize=1)

@@ -46,13 +46,14 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from effectbench.conformance.redteam import probe_failure
 from effectbench.effects import Effect, EffectKind
+from effectbench.environment import variable
 from effectbench.filenames import cache_home
 from effectbench.hashing import canonical_hash
 from effectbench.schema import OracleVerdict
@@ -424,6 +425,10 @@ _KIT_MODULES = (
 """The kit's modules whose source decides any kit-built pack's audit."""
 
 
+UNKEYED = "unkeyed:"
+"""How a :func:`source_digest` that keys nothing begins (a source file could not be read)."""
+
+
 def source_digest(modules: Sequence[str]) -> str:
     """Return the digest of the source files of ``modules`` (a key no process shares when one
     cannot be read)."""
@@ -435,7 +440,7 @@ def source_digest(modules: Sequence[str]) -> str:
             for name in sorted(modules)
         }
     except (OSError, ImportError):
-        return f"unkeyed:{os.getpid()}:{time.time_ns()}"
+        return f"{UNKEYED}{os.getpid()}:{time.time_ns()}"
     return canonical_hash(files)
 
 
@@ -509,7 +514,7 @@ class Attestation:
         return self._results[factory]
 
     def _cache_key(self, definitions: Sequence[Any]) -> str | None:
-        if self.key.startswith("unkeyed:"):
+        if self.key.startswith(UNKEYED):
             return None  # a source file could not be read: nothing to key an entry by
         return canonical_hash(
             {
@@ -607,26 +612,16 @@ class AuditCache:
     def put(self, key: str, results: Mapping[str, AuditResult]) -> None:
         """Store ``results`` under ``key``; a folder that cannot take it keeps nothing."""
         data = {t: [r.passed, list(r.failures)] for t, r in sorted(results.items())}
-        path = self._path(key)
         try:
-            self._seal.write(key, path, json.dumps(data).encode())
+            self._seal.write(key, self._path(key), json.dumps(data).encode())
         except OSError:
-            path.with_name(f".{path.name}.{os.getpid()}.tmp").unlink(missing_ok=True)
+            pass
 
 
-@contextmanager
-def audits_live() -> Iterator[None]:
+def audits_live() -> AbstractContextManager[None]:
     """While the block runs, this process and the workers it starts audit for themselves
     (the :class:`AuditCache` is off); the setting before is put back after."""
-    before = os.environ.get(AuditCache.ENV)
-    os.environ[AuditCache.ENV] = "off"
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ[AuditCache.ENV]
-        else:
-            os.environ[AuditCache.ENV] = before
+    return variable(AuditCache.ENV, "off")
 
 
 def iter_tasks(

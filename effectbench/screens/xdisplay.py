@@ -14,7 +14,6 @@ another application, is an :class:`~effectbench.computer.ActionError`.
 from __future__ import annotations
 
 import json
-import os
 import socket
 import sys
 import threading
@@ -30,6 +29,7 @@ from Xlib.ext import xtest
 
 from effectbench.computer import A11yNode, ActionError, Display
 from effectbench.computer.base import Readbacks
+from effectbench.environment import variable
 from effectbench.errors import InfrastructureError
 from effectbench.screens.xbase import XScreen
 from effectbench.screens.xsession import XSession
@@ -48,16 +48,8 @@ def open_display(name: str, xauthority: Path | None) -> xdisplay.Display:
     """
     if xauthority is None:
         return xdisplay.Display(name)
-    with _xauthority_lock:
-        saved = os.environ.get("XAUTHORITY")
-        os.environ["XAUTHORITY"] = str(xauthority)
-        try:
-            return xdisplay.Display(name)
-        finally:
-            if saved is None:
-                del os.environ["XAUTHORITY"]
-            else:
-                os.environ["XAUTHORITY"] = saved
+    with _xauthority_lock, variable("XAUTHORITY", str(xauthority)):
+        return xdisplay.Display(name)
 
 
 class XTestEnv(XScreen):

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import io
 import logging
-import os
 import re
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 from mkdocs.structure.toc import AnchorLink, TableOfContents
 
+from effectbench.environment import variable
 from effectbench.errors import SiteBuildError
 
 MARKER = "<!--effectbench-page-->"
@@ -240,19 +240,10 @@ def unused_theme_file(uri: str, languages: tuple[str, ...]) -> bool:
     return uri.startswith(LUNR) and uri.removeprefix(LUNR) not in search_language_files(languages)
 
 
-@contextmanager
-def _source_date(epoch: int) -> Iterator[None]:
+def _source_date(epoch: int) -> AbstractContextManager[None]:
     # mkdocs stamps sitemap.xml(.gz) with SOURCE_DATE_EPOCH when set: pin it to the
     # build date so two builds on one day are byte-identical.
-    old = os.environ.get("SOURCE_DATE_EPOCH")
-    os.environ["SOURCE_DATE_EPOCH"] = str(epoch)
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("SOURCE_DATE_EPOCH", None)
-        else:
-            os.environ["SOURCE_DATE_EPOCH"] = old
+    return variable("SOURCE_DATE_EPOCH", str(epoch))
 
 
 def load_site_config(
