@@ -39,6 +39,16 @@ def _monitor_corpus(tmp: Path) -> list[str]:
     return [str(corpus)]
 
 
+def _two_bundles(tmp: Path) -> list[str]:
+    """``make site`` on two shipped bundles, an API one and a web one ranked from its record
+    (the whole shipped site is built by ``test_shipped_site`` and the deploy job's test)."""
+    subs = tmp / "submissions"
+    subs.mkdir()
+    for name in ("2026-12-01_screen-only-clinic", "2026-12-01_screen-only-clinic-web"):
+        shutil.copytree(ROOT / "submissions" / name, subs / name)
+    return ["--rebuilds", "1", "--submissions", str(subs)]
+
+
 Args = list[str] | Callable[[Path], list[str]]
 
 SMALLEST: dict[str, tuple[Args, tuple[pytest.MarkDecorator, ...]]] = {
@@ -56,7 +66,7 @@ SMALLEST: dict[str, tuple[Args, tuple[pytest.MarkDecorator, ...]]] = {
     ),
     "bench_generate.py": (["--quick"], ()),
     "bench_inspect.py": (["--trials", "1"], ()),
-    "bench_make_site.py": (["--rebuilds", "0"], ()),
+    "bench_make_site.py": (_two_bundles, ()),
     "bench_mcp.py": (["--runs", "1", "--substrate", "web"], (pytest.mark.web,)),
     "bench_monitors.py": (_monitor_corpus, ()),
     "bench_pack_check.py": (["--runs", "1", "--packs", "mockmed"], ()),
@@ -67,7 +77,7 @@ SMALLEST: dict[str, tuple[Args, tuple[pytest.MarkDecorator, ...]]] = {
         (),
     ),
     "bench_signing.py": (["--rows", "1000", "--repeat", "1"], ()),
-    "bench_site.py": (["--n", "2", "--shipped-material"], (pytest.mark.site,)),
+    "bench_site.py": (["--n", "2", "--shipped-material", "--no-shipped"], (pytest.mark.site,)),
     "bench_ticketing.py": (["--episodes", "3"], (pytest.mark.postgres,)),
     "bench_verify.py": (["--sizes", "900"], ()),
     "bench_web.py": (
