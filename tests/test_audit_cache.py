@@ -112,13 +112,28 @@ def test_a_folder_that_cannot_be_written_keeps_nothing_and_fails_nothing(
         (home / "audits").chmod(0o700)
 
 
-def test_off_and_audits_live_make_every_process_audit(cache: Path) -> None:
+def test_off_makes_every_process_audit(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
-    with audits_live():
-        assert os.environ[AuditCache.ENV] == "off"
-        _attestation().results(SqliteOracle, TASKS, _counting(calls))
-        _attestation().results(SqliteOracle, TASKS, _counting(calls))
+    monkeypatch.setenv(AuditCache.ENV, "off")
+    _attestation().results(SqliteOracle, TASKS, _counting(calls))
+    _attestation().results(SqliteOracle, TASKS, _counting(calls))
     assert calls == [1, 1] and not cache.exists()
+
+
+def test_audits_live_probes_once_in_the_block_and_adopts_nothing_from_before(cache: Path) -> None:
+    """An entry this machine kept before is not adopted; the block's first process probes, and
+    the block's next one adopts that (a cache of the block's own, removed after)."""
+    calls: list[int] = []
+    _attestation().results(SqliteOracle, TASKS, _counting(calls))
+    assert calls == [1] and any(cache.iterdir())
+    with audits_live():
+        fresh = Path(os.environ[AuditCache.ENV])
+        assert fresh != cache.parent and fresh.is_dir()
+        _attestation().results(SqliteOracle, TASKS, _counting(calls))
+        assert calls == [1, 1]  # the earlier entry was not adopted
+        _attestation().results(SqliteOracle, TASKS, _counting(calls))
+        assert calls == [1, 1]  # the block's own entry was
+    assert not fresh.exists()
     assert os.environ[AuditCache.ENV] == str(cache.parent)  # put back
 
 

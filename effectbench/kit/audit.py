@@ -31,9 +31,10 @@ everything it reads: the source of the modules that decide it, the tasks' payloa
 worlds, Python's and SQLite's versions. Another process that loads the same code and the
 same tasks then adopts it instead of probing again. An entry is sealed with this machine's
 key (:mod:`effectbench.sealed`): one this machine did not write is never read.
-``EFFECTBENCH_AUDIT_CACHE=off`` (as ``pack check`` and ``site build --fresh`` set) makes
-every process audit for itself; ``EFFECTBENCH_AUDIT_CACHE=DIR`` keeps the entries and their
-key in ``DIR`` instead of this user's cache home.
+``EFFECTBENCH_AUDIT_CACHE=off`` makes every process audit for itself;
+``EFFECTBENCH_AUDIT_CACHE=DIR`` keeps the entries and their key in ``DIR`` instead of this
+user's cache home. ``pack check`` and ``site build --fresh`` audit anew (:func:`audits_live`):
+their processes share a cache of their own, empty when they start.
 """
 
 from __future__ import annotations
@@ -44,9 +45,10 @@ import json
 import os
 import sqlite3
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -618,10 +620,15 @@ class AuditCache:
             pass
 
 
-def audits_live() -> AbstractContextManager[None]:
-    """While the block runs, this process and the workers it starts audit for themselves
-    (the :class:`AuditCache` is off); the setting before is put back after."""
-    return variable(AuditCache.ENV, "off")
+@contextmanager
+def audits_live() -> Iterator[None]:
+    """While the block runs, no audit this machine made before is adopted: this process and
+    the processes it starts share a new, empty :class:`AuditCache` (a private temporary
+    folder), so each audit is probed once in the block and adopted by the block's later
+    processes; the folder is removed and the setting before put back after."""
+    with tempfile.TemporaryDirectory(prefix="effectbench-audits-") as fresh:
+        with variable(AuditCache.ENV, fresh):
+            yield
 
 
 def iter_tasks(
