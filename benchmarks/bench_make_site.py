@@ -2,14 +2,15 @@
 ``submissions/`` (an empty cache: every bundle verified, every API row and a fixed sample of
 each screen bundle's rows re-run in Chromium, under Xvfb and through Xvnc) and a rebuild with
 nothing new (every report, chart and page from the cache). ``--submissions DIR`` builds
-another folder of bundles instead (the smallest run, in the tests, builds two of them).
+another folder of bundles instead (the smallest run, in the tests, builds two of them);
+``--fresh`` builds as the deploy job does (every bundle verified and every pack audited anew).
 
 Each build is ``effectbench site build`` in a child process with a private cache folder, so
 the user's own cache is neither used nor touched. Prints wall and CPU seconds (user + system of
 the build and everything it started) and the load average before and after each build (the
 machine may be shared). Targets: first build under 180 s, rebuild under 20 s.
 
-    .venv/bin/python benchmarks/bench_make_site.py [--rebuilds 2] [--submissions DIR]
+    .venv/bin/python benchmarks/bench_make_site.py [--rebuilds 2] [--submissions DIR] [--fresh]
 """
 
 from __future__ import annotations
@@ -31,13 +32,14 @@ def _load() -> str:
 
 
 def build(
-    out: Path, cache: Path, submissions: Path = ROOT / "submissions"
+    out: Path, cache: Path, submissions: Path = ROOT / "submissions", *, fresh: bool = False
 ) -> tuple[float, float, str]:
-    """Run one build of ``submissions``; return (wall s, CPU s, the build's summary)."""
+    """Run one build of ``submissions`` (``fresh``: with ``--fresh``); return (wall s, CPU s,
+    the build's summary)."""
     cmd = [sys.executable, "-m", "effectbench.cli", "site", "build"]
     cmd += ["--submissions", str(submissions), "--out", str(out)]
     cmd += ["--root", str(ROOT), "--cache-dir", str(cache)]
-    cmd += ["--records", str(ROOT / "reproductions")]
+    cmd += ["--records", str(ROOT / "reproductions")] + (["--fresh"] if fresh else [])
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_before = usage.ru_utime + usage.ru_stime
     start = time.perf_counter()
@@ -58,6 +60,7 @@ def main() -> int:
         default=ROOT / "submissions",
         help="the folder of bundles to build (default: the repository's)",
     )
+    parser.add_argument("--fresh", action="store_true", help="build with --fresh (the deploy job)")
     args = parser.parse_args()
     if not args.submissions.is_dir():
         parser.error(f"--submissions {args.submissions}: no such folder")
@@ -67,12 +70,12 @@ def main() -> int:
         bundles = sorted(p.name for p in args.submissions.iterdir() if p.is_dir())
         print(f"{len(bundles)} bundles in {args.submissions}")
         print(f"load average before the first build: {_load()}")
-        wall, cpu, summary = build(out, cache, args.submissions)
+        wall, cpu, summary = build(out, cache, args.submissions, fresh=args.fresh)
         print(f"first build (empty cache): {wall:.1f}s wall, {cpu:.1f}s CPU (target < 180 s)")
         print("  " + "\n  ".join(summary.strip().splitlines()))
         print(f"load average after: {_load()}")
         for i in range(args.rebuilds):
-            wall, cpu, _ = build(out, cache, args.submissions)
+            wall, cpu, _ = build(out, cache, args.submissions, fresh=args.fresh)
             print(
                 f"rebuild {i + 1} (nothing new): {wall:.1f}s wall, {cpu:.1f}s CPU "
                 f"(target < 20 s); load average after: {_load()}"
