@@ -23,12 +23,18 @@ BENCHMARKS = ROOT / "benchmarks"
 EFFECTBENCH = Path(sys.executable).with_name("effectbench")
 
 
-def _monitor_corpus(tmp: Path) -> list[str]:
-    """A corpus of two shipped clinic API references (what ``bench_monitors`` reads)."""
+def _shipped(tmp: Path, *names: str) -> Path:
+    """A folder ``tmp/submissions`` holding copies of the shipped bundles ``names``."""
     subs = tmp / "submissions"
     subs.mkdir()
-    for name in ("2026-12-01_screen-only-clinic", "2026-12-01_effect-verified-clinic"):
+    for name in names:
         shutil.copytree(ROOT / "submissions" / name, subs / name)
+    return subs
+
+
+def _monitor_corpus(tmp: Path) -> list[str]:
+    """A corpus of two shipped clinic API references (what ``bench_monitors`` reads)."""
+    subs = _shipped(tmp, "2026-12-01_screen-only-clinic", "2026-12-01_effect-verified-clinic")
     corpus = tmp / "corpus"
     subprocess.run(
         [str(EFFECTBENCH), "monitor", "corpus", str(subs), "--out", str(corpus)],
@@ -42,10 +48,7 @@ def _monitor_corpus(tmp: Path) -> list[str]:
 def _two_bundles(tmp: Path) -> list[str]:
     """``make site`` on two shipped bundles, an API one and a web one ranked from its record
     (the whole shipped site is built by ``test_shipped_site`` and the deploy job's test)."""
-    subs = tmp / "submissions"
-    subs.mkdir()
-    for name in ("2026-12-01_screen-only-clinic", "2026-12-01_screen-only-clinic-web"):
-        shutil.copytree(ROOT / "submissions" / name, subs / name)
+    subs = _shipped(tmp, "2026-12-01_screen-only-clinic", "2026-12-01_screen-only-clinic-web")
     return ["--rebuilds", "1", "--submissions", str(subs)]
 
 
