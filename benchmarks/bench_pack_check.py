@@ -47,13 +47,11 @@ def main() -> None:
         with live:
             pack = get_pack(name)
         built = time.perf_counter() - t0
-        if opts.audit_only:
-            if isinstance(pack, Closable):
-                pack.close()
-            print(f"{name}: built with its live audit in {built:.2f} s")
-            continue
         seconds = []
         try:
+            if opts.audit_only:
+                print(f"{name}: built with its live audit in {built:.2f} s")
+                continue
             for _ in range(opts.runs):
                 report = check_pack(pack, substrate=substrate)
                 seconds.append(report.seconds)
