@@ -10,6 +10,9 @@ tool call (a `screenshot` round trip over stdio minus the same screenshot in
 process). Usage:
 
     .venv/bin/python benchmarks/bench_web.py [--trials 3] [--workers 2] [--quick]
+
+``--quick`` (the test suite's smallest run) times the cadence over one task at 3 trials and
+skips the three arms.
 """
 
 from __future__ import annotations
@@ -47,14 +50,17 @@ def _ms(values: list[float]) -> str:
     return f"median {statistics.median(values) * 1000:7.1f} ms  p95 {p95 * 1000:7.1f} ms"
 
 
-def episodes(pack: ClinicProvider, runs: int) -> None:
-    """The web episode start to start in real runs, and the screenshot they are made of."""
+def episodes(pack: ClinicProvider, runs: int, quick: bool) -> None:
+    """The web episode start to start in real runs (over one task at 3 trials when ``quick``),
+    and the screenshot they are made of."""
     for run in range(runs):
-        print(
-            cadence(
-                f"web episode (screen_only, run {run + 1})", pack="clinic", substrate="web"
-            ).line()
-        )
+        label = f"web episode (screen_only, run {run + 1})"
+        if quick:
+            label += " (clean_draft, 3 trials)"
+            timed = cadence(label, pack="clinic", substrate="web", trials=3, task="clean_draft")
+        else:
+            timed = cadence(label, pack="clinic", substrate="web")
+        print(timed.line())
     tasks = [t for t in pack.tasks() if t.substrate is Substrate.WEB and t.split.value == "dev"]
     with pack.provision(tasks[0], 0, pack.trial_params(tasks[0], 0)) as episode:
         shots = []
@@ -121,11 +127,16 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--runs", type=int, default=2, help="runs of the web dev split timed")
-    parser.add_argument("--quick", action="store_true", help="skip the three-arm run")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="time the run cadence over one task at 3 trials, not the whole dev split, and "
+        "skip the three-arm run",
+    )
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     with ClinicProvider() as pack:
-        episodes(pack, args.runs)
+        episodes(pack, args.runs, args.quick)
         shared_browser().close()
         mcp_overhead(50)
         if not args.quick:

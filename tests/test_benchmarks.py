@@ -45,11 +45,20 @@ def _monitor_corpus(tmp: Path) -> list[str]:
     return [str(corpus)]
 
 
+TWO_BUNDLES = ("2026-12-01_screen-only-clinic", "2026-12-01_screen-only-clinic-web")
+"""An API bundle and a web one ranked from its record: what the site and rank benchmarks run
+on at their smallest (the whole shipped site is built by ``test_shipped_site`` and the deploy
+job's test, and ranked by ``test_verify``)."""
+
+
 def _two_bundles(tmp: Path) -> list[str]:
-    """``make site`` on two shipped bundles, an API one and a web one ranked from its record
-    (the whole shipped site is built by ``test_shipped_site`` and the deploy job's test)."""
-    subs = _shipped(tmp, "2026-12-01_screen-only-clinic", "2026-12-01_screen-only-clinic-web")
-    return ["--rebuilds", "1", "--submissions", str(subs)]
+    """``make site`` on :data:`TWO_BUNDLES`, then one rebuild."""
+    return ["--rebuilds", "1", "--submissions", str(_shipped(tmp, *TWO_BUNDLES))]
+
+
+def _rank_two(tmp: Path) -> list[str]:
+    """``effectbench rank`` on :data:`TWO_BUNDLES`, cold, then once warm."""
+    return ["--runs", "1", "--cold", "--submissions", str(_shipped(tmp, *TWO_BUNDLES))]
 
 
 Args = list[str] | Callable[[Path], list[str]]
@@ -73,7 +82,7 @@ SMALLEST: dict[str, tuple[Args, tuple[pytest.MarkDecorator, ...]]] = {
     "bench_mcp.py": (["--runs", "1", "--substrate", "web"], (pytest.mark.web,)),
     "bench_monitors.py": (_monitor_corpus, ()),
     "bench_pack_check.py": (["--runs", "1", "--packs", "mockmed"], ()),
-    "bench_rank.py": (["--runs", "1", "--cold"], ()),
+    "bench_rank.py": (_rank_two, ()),
     "bench_scale.py": (
         ["--workers", "1", "--repeat", "1", "--trials", "1,2", "--tasks", "3", "--rows", "50"]
         + ["--journal-episodes", "1000"],
