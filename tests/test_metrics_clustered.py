@@ -483,8 +483,9 @@ def test_minimum_detectable_difference_has_80_percent_power_in_statsmodels() -> 
     assert minimum_detectable_difference(1) == 1.0
 
 
-N_BOARDS = 1000
-"""Generated boards of several systems for the family-wise rank ranges."""
+N_BOARDS = 400
+"""Generated boards of several systems for the family-wise rank ranges (each kind of board
+below, separated, together and with ranges apart, comes up more than 50 times in 400)."""
 
 
 def board(seed: int) -> tuple[list[Episodes], list[str]]:
@@ -514,7 +515,7 @@ def _on(ep: Episodes, tasks: set[int]) -> Episodes:
     return Episodes(ep.tasks[mask], [o for o, keep in zip(ep.outcomes, mask, strict=True) if keep])
 
 
-@pytest.mark.slow  # about 30 s of CPU: a thousand boards, a regression each
+@pytest.mark.slow  # about 12 s of CPU: 400 boards, a regression each
 def test_family_wise_rank_ranges_equal_a_statsmodels_assembly() -> None:
     """Which systems of a board are worth more than which beyond noise, and so every rank
     range, from references alone: each pair's net-value difference on the tasks both ran,
@@ -579,7 +580,7 @@ def test_family_wise_rank_ranges_equal_a_statsmodels_assembly() -> None:
         seen["together"] += int(not ref.any())
         seen["apart_ranges"] += int(any(w < b for w in worst for b in best))
     assert seen["boards"] == N_BOARDS and seen["on_the_edge"] < N_BOARDS // 20, seen
-    assert seen["separated"] > 100 and seen["together"] > 100 and seen["apart_ranges"] > 50, seen
+    assert seen["separated"] > 50 and seen["together"] > 50 and seen["apart_ranges"] > 50, seen
 
 
 def test_no_common_task_is_said_not_guessed() -> None:
