@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import workflows
 
 from effectbench.errors import UsageError
 from effectbench.screens.chromium import chromium_executable
@@ -135,3 +136,22 @@ def upstream_docs(vectors_dir: Path) -> dict[str, dict[str, Any]]:
     for arm in ("screen_only", "effect_verified"):
         docs[arm] = json.loads((vectors_dir / f"upstream-{arm}-t3.json").read_text())
     return docs
+
+
+@pytest.fixture(scope="session")
+def workflow_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A checkout copy and the light PATH the workflows' steps run in (support.workflows)."""
+    return workflows.workspace(tmp_path_factory.mktemp("workflow"))
+
+
+@pytest.fixture(scope="session")
+def light_runner(workflow_workspace: Path) -> workflows.Runner:
+    """deploy-site's build job's clean venv and install, made once per test run."""
+    return workflows.light(workflow_workspace)
+
+
+@pytest.fixture(scope="session")
+def deploy_build(light_runner: workflows.Runner) -> workflows.DeployBuild:
+    """The deploy job's build of every shipped bundle, once per test run: checked by
+    ``test_workflow_steps``, its published site read by ``test_shipped_site``."""
+    return workflows.deploy_build(light_runner)

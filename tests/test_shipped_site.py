@@ -1,4 +1,6 @@
-"""The site built from the repository's own ``submissions/``, as ``make site`` builds it: both
+"""The site built from the repository's own ``submissions/``, as the deploy job publishes it
+(``effectbench site build --fresh`` in its light venv, no browser or X server; the build is
+made once per test run and checked as a job by ``test_workflow_steps``): both
 systems of record (the clinic on its API and every screen, the PostgreSQL ticketing pack on its
 API and its web app), the three arms on each, every bundle ranked by reproduction from the
 maintainers' record the reference list names (as ``make site`` ranks it), the ladder on each
@@ -18,7 +20,8 @@ from typing import Any
 
 import pytest
 from support.across import WRONG_RATES, PacksPage, jsonl_rows, paired
-from support.site import RECORDS, REFERENCE, SCREEN_REFERENCES
+from support.site import REFERENCE, SCREEN_REFERENCES
+from support.workflows import DeployBuild
 
 from effectbench.findings import Family
 from effectbench.metrics import (
@@ -32,14 +35,12 @@ from effectbench.packs import get_pack
 from effectbench.produce import REFERENCE_FRESH_SEED, REFERENCE_SET
 from effectbench.schema import Substrate
 from effectbench.seam import DrawsInstances
-from effectbench.site import build_site
 from verifier.api import VerifyOptions, verify_path
 from verifier.limits import Limits
 from verifier.report import Status
 
 pytestmark = [pytest.mark.web, pytest.mark.desktop, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[1]
 ARMS = ("screen_only", "effect_verified", "effect_verified_all")
 """The ladder, most silent wrong effects first."""
 PACK_SUBSTRATES = {
@@ -62,17 +63,17 @@ bytes; the shipped default is :attr:`verifier.limits.Limits.reproduce_screen_row
 
 
 @pytest.fixture(scope="module")
-def shipped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    base = tmp_path_factory.mktemp("shipped")
-    out = base / "public"
-    summary = build_site(REFERENCE, out, root=ROOT, cache_dir=base / "cache", records=RECORDS)
+def shipped(deploy_build: DeployBuild) -> dict[str, Any]:
+    """The site the deploy job publishes (built once per test run, in its light venv)."""
+    done = deploy_build.done
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    out = deploy_build.public
     doc = json.loads((out / "downloads" / "leaderboard.json").read_text(encoding="utf-8"))
     boards = {p: [b for b in doc["boards"] if b["pack"] == p] for p in PACK_SUBSTRATES}
     groups = {p: [g for g in doc["groups"] if g["key"] == f"spec1-{p}"] for p in PACK_SUBSTRATES}
     page = PacksPage()
     page.feed((out / "packs.html").read_text(encoding="utf-8"))
     return {
-        "summary": summary,
         "doc": doc,
         "boards": boards,
         "groups": groups,
