@@ -12,7 +12,9 @@ import json
 import sqlite3
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -24,13 +26,14 @@ from effectbench.cli import main
 from effectbench.effects import Effect, EffectKind
 from effectbench.episode_http import Reply
 from effectbench.judge import judge_contract
-from effectbench.kit.audit import ATTACKS, POSITIVE, attacks
+from effectbench.kit.audit import ATTACKS, POSITIVE, attacks, iter_tasks, run_audit
+from effectbench.kit.sqlite import FileBench, SqliteOracle
 from effectbench.kit.tables import Reading, judge_tables
 from effectbench.manifest import SEQUESTERED, fingerprint
 from effectbench.packs import get_pack
 from effectbench.packs.clinic import ClinicProvider, audit_pack
 from effectbench.packs.clinic.audit import PLAN
-from effectbench.packs.clinic.db import template_path
+from effectbench.packs.clinic.db import TEMPLATE, template_path
 from effectbench.packs.clinic.oracle import SCHEMA, read_database
 from effectbench.packs.clinic.service import default_read_handler
 from effectbench.packs.clinic.tasks import TASKS
@@ -330,6 +333,28 @@ def test_the_audit_fails_a_weakened_oracle(weak: Any, must_fail: set[str]) -> No
         provider.close()
     assert not all(flags.values())
     assert flags == {tid: r.passed for tid, r in audit.items()}
+
+
+class _LeakyResetBench(FileBench):
+    """A bench whose reset puts the template back before a task's first probe only: every
+    later probe starts on what the one before it wrote."""
+
+    @contextmanager
+    def task(self, effects: Sequence[Effect]) -> Iterator[Any]:
+        with super().task(effects) as probing:
+            probing.reset()
+            yield SimpleNamespace(oracle=probing.oracle, reset=lambda: None, write=probing.write)
+
+
+def test_a_reset_that_leaves_a_probe_s_write_behind_fails_the_audit(tmp_path: Path) -> None:
+    """The audit judges every probe against one reading of the seed state: the positive
+    write a broken reset kept is a change the phantom probe did not make, and it fails."""
+    task = next(t for t in TASKS if t.task_id == "clinic::clean_draft")
+    probes = list(iter_tasks([task]))
+    (sound,) = run_audit(FileBench(TEMPLATE, tmp_path, SqliteOracle), PLAN, probes).values()
+    assert sound.passed, sound.failures
+    (leaky,) = run_audit(_LeakyResetBench(TEMPLATE, tmp_path, SqliteOracle), PLAN, probes).values()
+    assert not leaky.passed and "phantom" in {f.split(":")[0] for f in leaky.failures}
 
 
 @pytest.mark.parametrize("name", ["charge_wrong_patient", "double_charge"])

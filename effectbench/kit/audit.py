@@ -371,6 +371,10 @@ class AuditResult:
     failures: tuple[str, ...]
 
 
+_UNREAD = object()
+"""The seed state's reading before a task's first probe has read it."""
+
+
 def audit_task(
     bench: Bench,
     plan: AuditPlan,
@@ -379,17 +383,28 @@ def audit_task(
     params: Mapping[str, Any],
     prior: Mapping[str, Any],
 ) -> AuditResult:
-    """Run every probe of the audit for one task (``effects`` unresolved)."""
+    """Run every probe of the audit for one task (``effects`` unresolved).
+
+    Every probe starts from :meth:`Probing.reset`, the seed state, so the oracle reads that
+    state once per task and judges each probe against that one reading (a probe that seeds a
+    row first reads its own). A reset that left an earlier probe's write behind then shows as
+    a change the probe did not make, rather than vanishing into a fresh before-reading.
+    """
     resolved = tuple(e.resolve(params) for e in effects)
     before_trial = tuple(e.resolve(prior) for e in effects)
     failures: list[str] = []
+    seed_reading: Any = _UNREAD
     with bench.task(resolved) as probing:
         for name, attack in attacks(plan, resolved, params, before_trial, prior).items():
             try:
                 probing.reset()
                 if attack.seed_first is not None:
                     probing.write(attack.seed_first)
-                before = probing.oracle.snapshot()
+                    before = probing.oracle.snapshot()
+                else:
+                    if seed_reading is _UNREAD:
+                        seed_reading = probing.oracle.snapshot()
+                    before = seed_reading
                 for write in attack.writes:
                     probing.write(write)
                 verdict = probing.oracle.judge(before)
