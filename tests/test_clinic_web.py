@@ -11,11 +11,9 @@ the browser draws.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -276,35 +274,3 @@ def test_run_refuses_an_unknown_or_absent_substrate(
     code = main(["run", "--pack", pack_name, "--baseline", "screen_only", "--substrate", value])
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
-
-
-def test_a_listed_web_reference_is_reproduced_from_a_sample_chosen_by_its_listed_hash(
-    pack: ClinicProvider, tmp_path: Path
-) -> None:
-    """The reproduced tier on a listed web reference: a sample fixed by its listed bytes."""
-    from effectbench.bundle import SystemInfo
-    from effectbench.produce import make_submission, write_submission
-    from effectbench.schema import Split
-    from verifier.api import VerifyOptions, verify_path
-    from verifier.limits import Limits
-    from verifier.references import bundle_content_hash
-
-    tasks = [t for t in pack.tasks() if t.substrate is Substrate.WEB and t.split is Split.DEV]
-    run = evaluate(get_baseline("screen_only", pack), pack, trials=1, tasks=tasks)
-    system = SystemInfo(name="screen_only (web)", description="", url="", baseline="screen_only")
-    sub = make_submission(
-        run, pack, system, trials=1, split=Split.DEV, started_at="x", finished_at="y"
-    )
-    bundle = write_submission(tmp_path / "bundle", sub, run.rows)
-    listed = tmp_path / "references.json"  # only a listed reference's re-run is a sample
-    entry = {"content_hash": bundle_content_hash(bundle), "folder": "bundle"}
-    entry |= {"baseline": "screen_only", "pack": "clinic", "date": "2026-12-01"}
-    listed.write_text(json.dumps({"bundles": [entry]}))
-    options = VerifyOptions(
-        allow_unsigned=True, limits=Limits(reproduce_screen_rows=3), references=listed
-    )
-    (report,) = verify_path(bundle, options)
-    assert report.reproduced is True
-    assert (report.reproduced_rows, report.n_rows) == (3, 27)
-    rows = [json.loads(line) for line in (bundle / "episodes.jsonl").read_text().splitlines()]
-    assert len(rows) == 27
