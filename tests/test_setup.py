@@ -176,7 +176,7 @@ def test_a_lint_error_does_not_hide_the_test_results(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 1
-    assert "pytest -q --durations=25 -m not slow" in done.stdout
+    assert "pytest -q --durations=60 -m not slow" in done.stdout
     assert "ruff check ." in done.stdout and "ruff format --check ." in done.stdout
     assert "mypy ran" in done.stdout  # every linter ran although the first failed
     assert done.stderr.strip() == "check: FAILED: lint"
@@ -244,7 +244,7 @@ def test_check_without_lint_runs_the_tests_alone(tmp_path: Path) -> None:
     check = ["bash", str(ROOT / "scripts" / "check"), "--no-lint", str(bin_dir)]
     done = subprocess.run([*check, "-m", "browser"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "pytest -q --durations=25 -m browser" in done.stdout
+    assert "pytest -q --durations=60 -m browser" in done.stdout
     assert "lint not run" in done.stdout
     failed = subprocess.run([*check, "-x"], capture_output=True, text=True, timeout=60)
     assert failed.returncode == 1
