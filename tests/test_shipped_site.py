@@ -91,10 +91,17 @@ def test_the_reference_set_holds_every_arm_on_every_screen_of_each_pack() -> Non
 
 
 def test_every_bundle_is_ranked_by_reproduction(shipped: dict[str, Any]) -> None:
+    """Every shipped bundle is ranked as reproduced, from the maintainers' record the reference
+    list names (its page's report says so): no record is skipped and no bundle re-run."""
     entries = [e for b in shipped["doc"]["boards"] for e in b["entries"]]  # one board each
     shipped_bundles = [p for p in REFERENCE.iterdir() if (p / "submission.json").is_file()]
     assert len(entries) == len(shipped_bundles)
     assert {(e["status"], e["reproduced"]) for e in entries} == {("ranked", True)}
+    for bundle in shipped_bundles:
+        page = shipped["out"] / "submissions" / f"{bundle.name}.html"
+        assert "from the reproduction record listed in the maintainers" in page.read_text(
+            encoding="utf-8"
+        ), bundle.name
 
 
 def test_the_generated_references_are_flagged_as_public_seed(shipped: dict[str, Any]) -> None:

@@ -29,7 +29,6 @@ from effectbench.cli import main
 from effectbench.errors import DataError
 from effectbench.findings import Family
 from verifier.api import VerifyOptions, verify_bundle, verify_document, verify_path
-from verifier.records import RecordPolicy
 from verifier.report import SUBMISSION_FAMILIES, Status
 
 NOT_RUN_ALONE = (Family.SIGNATURE, Family.REPRODUCE, Family.RANKING)
@@ -254,22 +253,6 @@ def test_row_limit_flag(
 def test_empty_folder_is_unreadable_input(tmp_path: Path) -> None:
     with pytest.raises(DataError):
         verify_path(tmp_path)
-
-
-def test_reference_submissions_in_the_repository_are_ranked_from_their_records() -> None:
-    """Every shipped reference ranks from the maintainers' record the reference list names
-    (as `make site` ranks it); re-running every one of them is tests/test_shipped_site.py's."""
-    repo = Path(__file__).resolve().parents[1]
-    root = repo / "submissions"
-    bundles = [p for p in sorted(root.iterdir()) if p.is_dir()]
-    assert bundles, "the reference submissions are missing from submissions/"
-    options = VerifyOptions(records=RecordPolicy(records=repo / "reproductions"))
-    reports = verify_path(root, options)
-    assert len(reports) == len(bundles)
-    for report in reports:
-        assert report.status is Status.RANKED, (report.path, report.finding_ids())
-        assert report.reproduced is True, report.path
-        assert "reproduction record" in (report.check(Family.REPRODUCE).note or ""), report.path
 
 
 def test_reproduction_can_be_disabled(baseline_bundles: dict[str, Path]) -> None:
