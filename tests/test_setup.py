@@ -199,8 +199,8 @@ def _selects(expression: str, groups: frozenset[str]) -> bool:
 def test_the_ci_legs_run_every_test_exactly_once() -> None:
     """Over every combination of groups a test can carry: exactly one of the two legs of
     .ci/run selects it; the oldest takes the screen and slow groups (the desktop's PyGObject is
-    built there only), the newest the fast group, the browser, postgres and the whole-site
-    builds that need no screen."""
+    built there only) and the ticketing pack's web app, the newest the fast group, the browser,
+    the rest of postgres and the whole-site builds that need no screen."""
     oldest, newest, fast = (_make_variable(v) for v in ("CI_OLDEST", "CI_NEWEST", "FAST"))
     groups = ("browser", "web", "desktop", "postgres", "slow", "site")
     for k in range(len(groups) + 1):
@@ -211,6 +211,7 @@ def test_the_ci_legs_run_every_test_exactly_once() -> None:
             if _selects(fast, marked):
                 assert legs[1], marked
     assert _selects(newest, frozenset({"browser"})) and _selects(newest, frozenset({"postgres"}))
+    assert _selects(oldest, frozenset({"postgres", "web"}))  # the ticketing web app evens them
     assert _selects(newest, frozenset({"site", "slow"}))  # a whole-site build without screens
     assert _selects(oldest, frozenset({"site", "slow", "web", "desktop"}))
     for screen in ({"web"}, {"desktop"}, {"slow"}, {"web", "slow"}, {"web", "desktop"}):
