@@ -126,7 +126,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--runs", type=int, default=2, help="runs of the web dev split timed")
+    parser.add_argument("--runs", type=int, default=2, help="timed runs of the cadence")
     parser.add_argument(
         "--quick",
         action="store_true",

@@ -21,7 +21,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -139,9 +139,11 @@ def upstream_docs(vectors_dir: Path) -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="session")
-def workflow_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A checkout copy and the light PATH the workflows' steps run in (support.workflows)."""
-    return workflows.workspace(tmp_path_factory.mktemp("workflow"))
+def workflow_workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A checkout copy and the light PATH the workflows' steps run in (support.workflows);
+    the seconds each step took are printed at the end of the run (pytest -s)."""
+    yield workflows.workspace(tmp_path_factory.mktemp("workflow"))
+    print("\nworkflow steps, seconds:", {k: round(v, 1) for k, v in workflows.SPENT.items()})
 
 
 @pytest.fixture(scope="session")

@@ -47,8 +47,8 @@ def _monitor_corpus(tmp: Path) -> list[str]:
 
 TWO_BUNDLES = ("2026-12-01_screen-only-clinic", "2026-12-01_screen-only-clinic-web")
 """An API bundle and a web one ranked from its record: what the site and rank benchmarks run
-on at their smallest (the whole shipped site is built by ``test_shipped_site`` and the deploy
-job's test, and ranked by ``test_verify``)."""
+on at their smallest (the whole shipped site is built and ranked once per test run by the
+deploy job's build, which ``test_shipped_site`` and ``test_workflow_steps`` check)."""
 
 
 def _two_bundles(tmp: Path) -> list[str]:

@@ -28,14 +28,13 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sigstore_testroot import GOOGLE, shared_instance
 from support import workflows
 from support.bundles import make_bundle
-from support.workflows import REPRODUCE_STEP, SPENT, DeployBuild, Runner, imports
+from support.workflows import REPRODUCE_STEP, DeployBuild, Runner, imports
 
 from effectbench.signatures import sign_bundle
 from verifier.references import bundle_content_hash
@@ -44,18 +43,6 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 ALICE = "alice@example.org"
-
-
-@pytest.fixture(scope="module")
-def workspace(workflow_workspace: Path) -> Iterator[Path]:
-    yield workflow_workspace
-    print("\nworkflow steps, seconds:", {k: round(v, 1) for k, v in SPENT.items()})
-
-
-@pytest.fixture(scope="module")
-def light(workspace: Path, light_runner: Runner) -> Runner:
-    """deploy-site's build job's venv (made once per run: conftest)."""
-    return light_runner
 
 
 def _pins(lock: str) -> dict[str, str]:
@@ -69,7 +56,7 @@ def _pins(lock: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def screens(workspace: Path, light: Runner) -> Runner:
+def screens(workflow_workspace: Path, light_runner: Runner) -> Runner:
     """verify-pr's (and deploy-site's reproduce job's) install of the screen stack.
 
     Run into the light venv, once the light tests are done with it: every light pin is a
@@ -80,11 +67,11 @@ def screens(workspace: Path, light: Runner) -> Runner:
     """
     light_pins, screen_pins = _pins("verify.txt"), _pins("screens.txt")
     assert {name: screen_pins.get(name) for name in light_pins} == light_pins
-    runner = workflows.runner(workspace, workspace / "tools")
+    runner = workflows.runner(workflow_workspace, workflow_workspace / "tools")
     step = workflows.step("verify-pr.yml", "verify", "Install the locked dependencies")
     same = workflows.step("deploy-site.yml", "reproduce", "Install the locked dependencies")
     assert step == same  # one install for both jobs, so it is run once here
-    verifier = Path(light.path[0]).parent
+    verifier = Path(light_runner.path[0]).parent
     done = runner.run(step, overrides={"VERIFIER": str(verifier)}, phase="screens install")
     assert done.returncode == 0, done.stderr[-3000:]
     assert runner.path[0] == str(verifier / "bin")  # $GITHUB_PATH put it first
@@ -96,13 +83,13 @@ def _bundles(checkout: Path) -> list[str]:
 
 
 def test_the_deploy_build_job_ranks_every_shipped_bundle_without_a_browser_or_x_server(
-    light: Runner, deploy_build: DeployBuild
+    light_runner: Runner, deploy_build: DeployBuild
 ) -> None:
     """The job's build (run once per test run: conftest; ``test_shipped_site`` reads its site)."""
     assert deploy_build.reachable == () and deploy_build.importable == ()
     done = deploy_build.done
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    shipped = _bundles(light.workspace)
+    shipped = _bundles(light_runner.workspace)
     assert f"bundles {len(shipped)}: ranked {len(shipped)}, preview 0, refused 0" in done.stdout
     assert "make reproduce" not in done.stdout
     pages = deploy_build.public / "submissions"
@@ -123,11 +110,11 @@ def _make_site_command(checkout: Path, venv: Path) -> str:
     return command
 
 
-def test_make_site_names_the_bundle_whose_record_was_removed(light: Runner) -> None:
+def test_make_site_names_the_bundle_whose_record_was_removed(light_runner: Runner) -> None:
     """A clone of the checkout holding two shipped bundles, one without its record."""
-    assert imports(light, "import playwright").returncode != 0  # still the light stack
-    clone = light.scratch / "clone"
-    shutil.copytree(light.workspace, clone, ignore=shutil.ignore_patterns("public", "pr"))
+    assert imports(light_runner, "import playwright").returncode != 0  # still the light stack
+    clone = light_runner.scratch / "clone"
+    shutil.copytree(light_runner.workspace, clone, ignore=shutil.ignore_patterns("public", "pr"))
     keep = {"2026-12-01_always-halt", "2026-12-01_screen-only-clinic-web"}
     for folder in (clone / "submissions").iterdir():
         if folder.name not in keep:
@@ -135,9 +122,9 @@ def test_make_site_names_the_bundle_whose_record_was_removed(light: Runner) -> N
     web = clone / "submissions" / "2026-12-01_screen-only-clinic-web"
     record = clone / "reproductions" / f"{bundle_content_hash(web)[7:]}.reproduction.json"
     record.unlink()
-    venv = Path(light.path[0]).parent
+    venv = Path(light_runner.path[0]).parent
     command = _make_site_command(clone, venv)
-    done = light.run({"run": command}, cwd=clone, phase="make site (2 bundles)")
+    done = light_runner.run({"run": command}, cwd=clone, phase="make site (2 bundles)")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "bundles 2: ranked 1, preview 0, refused 1" in done.stdout
     (note,) = [line for line in done.stdout.splitlines() if "make reproduce" in line]

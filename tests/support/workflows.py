@@ -36,7 +36,7 @@ REPRODUCE_STEP = "Re-run and record the bundles without a valid record"
 PYTHON = Path(getattr(sys, "_base_executable", sys.executable))
 """This test's Python outside its virtual environment (what the clean venvs are made of)."""
 SPENT: dict[str, float] = {}
-"""Seconds each phase took (printed when the workspace is removed: pytest -s)."""
+"""Seconds each phase took (conftest prints them when the workspace is removed: pytest -s)."""
 
 
 def step(workflow: str, job: str, name: str) -> dict[str, Any]:
