@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import altair as alt
@@ -82,6 +83,7 @@ def _config(chart: alt.TopLevelMixin) -> dict[str, Any]:
 
 
 def _with_data(template: dict[str, Any], values: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return a copy of ``template`` (never changed: the builders cache it) with its data."""
     spec = copy.deepcopy(template)
     spec["data"] = {"values": values}
     return spec
@@ -101,7 +103,9 @@ def _unit() -> alt.Scale:
     return alt.Scale(domain=[0, 1], padding=EDGE, nice=False)
 
 
+@cache
 def _frontier_template(width: int, height: int, labelled: bool) -> dict[str, Any]:
+    # Built once per shape and process: Altair's encoding checks cost about a second a chart.
     base = alt.Chart(_PLACEHOLDER)
     x = alt.X("over_halt:Q", title="over-halt rate (lower is better)", scale=_unit())
     y = alt.Y("swer:Q", title="SWER (lower is better)", scale=_unit())
@@ -334,6 +338,26 @@ def frontier_chart(
     )
 
 
+@cache
+def _gap_template(width: int, label_limit: int) -> dict[str, Any]:
+    """The gap chart's spec without its data, for one shape (built once per process)."""
+    base = alt.Chart(_PLACEHOLDER).encode(
+        y=alt.Y("system:N", sort=None, title=None, axis=alt.Axis(labelLimit=label_limit)),
+        yOffset=alt.YOffset("metric:N"),
+    )
+    chart = alt.layer(
+        base.mark_bar().encode(
+            x=alt.X("p:Q", title="rate", scale=_unit()),
+            color=alt.Color("metric:N", legend=alt.Legend(orient="top", title=None)),
+            tooltip=["system:N", "metric:N", "t:N"],
+            href="href:N",
+            description="d:N",
+        ),
+        base.mark_rule(color="black").encode(x="lo:Q", x2="hi:Q", description="ci:N"),
+    ).properties(width=width, height=alt.Step(9))
+    return _template(chart)
+
+
 def gap_chart(name: str, frame: pd.DataFrame, href: str = "submissions/") -> Chart:
     """Screen success beside task success per system, with intervals (the gap)."""
     values = []
@@ -356,23 +380,6 @@ def gap_chart(name: str, frame: pd.DataFrame, href: str = "submissions/") -> Cha
                 }
             )
 
-    def drawn(width: int, label_limit: int) -> dict[str, Any]:
-        base = alt.Chart(_PLACEHOLDER).encode(
-            y=alt.Y("system:N", sort=None, title=None, axis=alt.Axis(labelLimit=label_limit)),
-            yOffset=alt.YOffset("metric:N"),
-        )
-        chart = alt.layer(
-            base.mark_bar().encode(
-                x=alt.X("p:Q", title="rate", scale=_unit()),
-                color=alt.Color("metric:N", legend=alt.Legend(orient="top", title=None)),
-                tooltip=["system:N", "metric:N", "t:N"],
-                href="href:N",
-                description="d:N",
-            ),
-            base.mark_rule(color="black").encode(x="lo:Q", x2="hi:Q", description="ci:N"),
-        ).properties(width=width, height=alt.Step(9))
-        return _with_data(_template(chart), values)
-
     widest = frame.loc[frame["gap"].idxmax()]
     alt_text = (
         f"Largest success-effect gap: {widest.system}, screen success "
@@ -388,10 +395,10 @@ def gap_chart(name: str, frame: pd.DataFrame, href: str = "submissions/") -> Cha
     return Chart(
         name,
         "screen success beside task success",
-        drawn(360, 180),
+        _with_data(_gap_template(360, 180), values),
         alt_text,
         table,
-        phone=drawn(160, 110),
+        phone=_with_data(_gap_template(160, 110), values),
     )
 
 
@@ -404,6 +411,54 @@ def _interval_text(c: dict[str, Any], name: str) -> str:
 
 CELL_METRICS = (("swer", "SWER"), ("over_halt", "over-halt"), ("record_wrong", "record-wrong"))
 """The three rates of the per-cell chart, one panel each, always together."""
+
+
+@cache
+def _cells_template(phone: bool, systems: int) -> dict[str, Any]:
+    """The per-cell chart's spec without its data, for a phone or not and a board of
+    ``systems`` systems (built once per shape and process)."""
+    # On a phone the three panels stand one above the other, each cell's label on two
+    # lines (category, then substrate), so the whole chart fits the screen's width.
+    axis = (
+        alt.Axis(labelLimit=170, labelExpr="split(datum.label, ' × ')", labelFontSize=10)
+        if phone
+        else alt.Axis(labelLimit=200)
+    )
+    legend = (
+        alt.Legend(orient="top", title=None, columns=1, labelLimit=150)
+        if phone
+        else alt.Legend(orient="top", title=None)
+    )
+    base = alt.Chart(_PLACEHOLDER).encode(
+        y=alt.Y("cell:N", title=None, sort=None, axis=axis),
+        yOffset=alt.YOffset("system:N", sort=None),
+        color=alt.Color("system:N", sort=None, legend=legend),
+    )
+    # The height of one system's mark in a cell; a cell's two-line label needs 26 px.
+    step = max(8, 40 // max(1, systems), -(-26 // max(1, systems)) if phone else 0)
+    layer = alt.layer(
+        base.mark_rule().encode(x="lo:Q", x2="hi:Q", description="ci:N"),
+        base.mark_point(filled=True).encode(
+            x=alt.X("p:Q", title="rate (lower is better)", scale=_unit()),
+            tooltip=["system:N", "cell:N", "metric:N", "t:N"],
+            href="href:N",
+            description="d:N",
+        ),
+    ).properties(width=125 if phone else 170, height=alt.Step(step))
+    order = [label for _, label in CELL_METRICS]
+    facet = (
+        layer.facet(
+            row=alt.Row(
+                "metric:N",
+                title=None,
+                sort=order,
+                header=alt.Header(labelAngle=0, labelAlign="left", labelOrient="top"),
+            )
+        )
+        if phone
+        else layer.facet(column=alt.Column("metric:N", title=None, sort=order))
+    )
+    return _template(facet)
 
 
 def cells_chart(name: str, cells: Sequence[dict[str, Any]], href: str = "submissions/") -> Chart:
@@ -434,50 +489,6 @@ def cells_chart(name: str, cells: Sequence[dict[str, Any]], href: str = "submiss
                 }
             )
     n_systems = len({c["system"] for c in cells})
-
-    def drawn(phone: bool) -> dict[str, Any]:
-        # On a phone the three panels stand one above the other, each cell's label on two
-        # lines (category, then substrate), so the whole chart fits the screen's width.
-        axis = (
-            alt.Axis(labelLimit=170, labelExpr="split(datum.label, ' × ')", labelFontSize=10)
-            if phone
-            else alt.Axis(labelLimit=200)
-        )
-        legend = (
-            alt.Legend(orient="top", title=None, columns=1, labelLimit=150)
-            if phone
-            else alt.Legend(orient="top", title=None)
-        )
-        base = alt.Chart(_PLACEHOLDER).encode(
-            y=alt.Y("cell:N", title=None, sort=None, axis=axis),
-            yOffset=alt.YOffset("system:N", sort=None),
-            color=alt.Color("system:N", sort=None, legend=legend),
-        )
-        # The height of one system's mark in a cell; a cell's two-line label needs 26 px.
-        step = max(8, 40 // max(1, n_systems), -(-26 // max(1, n_systems)) if phone else 0)
-        layer = alt.layer(
-            base.mark_rule().encode(x="lo:Q", x2="hi:Q", description="ci:N"),
-            base.mark_point(filled=True).encode(
-                x=alt.X("p:Q", title="rate (lower is better)", scale=_unit()),
-                tooltip=["system:N", "cell:N", "metric:N", "t:N"],
-                href="href:N",
-                description="d:N",
-            ),
-        ).properties(width=125 if phone else 170, height=alt.Step(step))
-        order = [label for _, label in CELL_METRICS]
-        facet = (
-            layer.facet(
-                row=alt.Row(
-                    "metric:N",
-                    title=None,
-                    sort=order,
-                    header=alt.Header(labelAngle=0, labelAlign="left", labelOrient="top"),
-                )
-            )
-            if phone
-            else layer.facet(column=alt.Column("metric:N", title=None, sort=order))
-        )
-        return _with_data(_template(facet), values)
 
     worst = _first_max(cells, "swer")
     most_halt = _first_max(cells, "over_halt")
@@ -512,10 +523,10 @@ def cells_chart(name: str, cells: Sequence[dict[str, Any]], href: str = "submiss
     return Chart(
         name,
         "SWER, over-halt and record-wrong per cell",
-        drawn(phone=False),
+        _with_data(_cells_template(False, n_systems), values),
         alt_text,
         table,
-        phone=drawn(phone=True),
+        phone=_with_data(_cells_template(True, n_systems), values),
     )
 
 
