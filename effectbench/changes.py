@@ -116,7 +116,8 @@ class ChangeSet:
         return tuple(t for t in self.tables if t not in touched)
 
 
-def _plain_row(row: Mapping[str, Any]) -> dict[str, Any]:
+def plain_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """Return a row as a change set states it: its values as :func:`plain_value` writes them."""
     return {str(k): plain_value(v) for k, v in row.items()}
 
 
@@ -130,8 +131,8 @@ def _table_changes(name: str, old: Table | None, new: Table | None) -> list[RowC
     if old is not None and new is not None and old.key == new.key and old.rows == new.rows:
         return []  # the same rows read twice (equal values stay equal once made plain)
     columns = table.key
-    old_rows = {table.key_of(r): _plain_row(r) for r in (old.rows if old else ())}
-    new_rows = {table.key_of(r): _plain_row(r) for r in (new.rows if new else ())}
+    old_rows = {table.key_of(r): plain_row(r) for r in (old.rows if old else ())}
+    new_rows = {table.key_of(r): plain_row(r) for r in (new.rows if new else ())}
     out: list[RowChange] = []
     for k in sorted(new_rows.keys() - old_rows.keys(), key=_sort_key):
         out.append(RowChange(name, "inserted", dict(zip(columns, k, strict=True)), new_rows[k]))

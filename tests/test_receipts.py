@@ -340,6 +340,29 @@ def test_a_forged_receipt_is_refused_with_its_check_id(
     assert {f.partition(".")[0] for f in report.finding_ids()} <= {"receipt"}
 
 
+MARKUP_DATA: list[Any] = [
+    {"message": "done", "values": {"note": "a < 3", "n": 3}},  # a comparison, not a tag
+    {"message": "ends with <", "note": "a tag's name starts the next field"},  # split: none
+    {"note": "java", "next": "script: across two fields"},  # split: none
+    {"values": {"<b>": 1}},  # a key
+    {"rows": [{"values": {"note": "x"}}, {"values": {"note": "<\n/p>"}}]},  # after a newline
+    {"note": "javaſcript:alert(1)"},  # a long s: the same letter to a case-blind match
+    {"note": "VBScript :x", "rows": []},
+    ["plain", ["nested", {"deep": ("tuple", "<!-- comment")}]],
+]
+"""Receipt data where the check's shortcut (every text joined) and its field-by-field walk
+must agree: markup split across fields, in a key, after a newline, in other letter cases."""
+
+
+@pytest.mark.parametrize("data", MARKUP_DATA)
+def test_the_markup_shortcut_agrees_with_the_field_by_field_check(data: Any) -> None:
+    from verifier.receipts import MARKUP, _joined_texts, _texts
+
+    by_field = any(MARKUP.search(text) for _, text in _texts(data, ""))
+    assert (MARKUP.search(_joined_texts(data)) is not None) == by_field
+    assert by_field == (MARKUP_DATA.index(data) >= 3)
+
+
 def test_a_missing_receipts_file_or_line_is_refused(clinic_api: Path, tmp_path: Path) -> None:
     bundle = copy_bundle(clinic_api, tmp_path / "b")
 

@@ -51,7 +51,7 @@ from effectbench.bundle import (
     SubmissionHeader,
     iter_episode_lines,
 )
-from effectbench.changes import AllowedChange, collateral, plain_value
+from effectbench.changes import AllowedChange, collateral, plain_row, plain_value
 from effectbench.classify import InconsistentReading, true_state
 from effectbench.effects import Effect, EffectKind
 from effectbench.findings import CheckId
@@ -112,6 +112,26 @@ def _texts(value: Any, path: str) -> Iterator[tuple[str, str]]:
             yield from _texts(v, f"{path}[{i}]")
 
 
+def _joined_texts(value: Any) -> str:
+    """Return every text inside a receipt's JSON data (keys included) joined by NUL.
+
+    :data:`MARKUP` matches no NUL, so it finds a match in the joined text exactly when it
+    finds one in some text on its own (:func:`_texts` then says where).
+    """
+    texts: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            texts.append(item)
+        elif isinstance(item, Mapping):
+            texts.extend(str(k) for k in item)
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return "\0".join(texts)
+
+
 class _Task:
     """What the check needs of one task: its spec, and per seed the resolved contract."""
 
@@ -120,7 +140,7 @@ class _Task:
         self.spec = spec
         self.mechanism = pack.mechanism(spec) if isinstance(pack, StatesMechanism) else ""
         self._trials: dict[int | None, tuple[dict[str, Any], tuple[Effect, ...]]] = {}
-        self._initial: dict[int | None, dict[str, dict[tuple[Any, ...], dict[str, Any]]]] = {}
+        self._initial: dict[int | None, dict[str, dict[tuple[Any, ...], Mapping[str, Any]]]] = {}
 
     def trial(self, seed: int | None) -> tuple[dict[str, Any], tuple[Effect, ...]]:
         if seed not in self._trials:
@@ -133,16 +153,18 @@ class _Task:
         params, _ = self.trial(seed)
         return allowances(self.pack, self.spec, params, tables)
 
-    def initial(self, seed: int | None) -> dict[str, dict[tuple[Any, ...], dict[str, Any]]] | None:
-        """The record as provisioned, per table its rows by key (None: the pack says not)."""
+    def initial(
+        self, seed: int | None
+    ) -> dict[str, dict[tuple[Any, ...], Mapping[str, Any]]] | None:
+        """The record as provisioned, per table its rows (as the pack gives them) by key;
+        None: the pack says not. :func:`plain_row` gives a row as a change set states it."""
         if not isinstance(self.pack, DeclaresInitialState):
             return None
         if seed not in self._initial:
             params, _ = self.trial(seed)
             tables = self.pack.initial_tables(self.spec, params)
             self._initial[seed] = {
-                name: {t.key_of(r): {str(k): plain_value(v) for k, v in r.items()} for r in t.rows}
-                for name, t in tables.items()
+                name: {t.key_of(r): r for r in t.rows} for name, t in tables.items()
             }
         return self._initial[seed]
 
@@ -274,7 +296,10 @@ class ReceiptChecker:
                 self.collateral.append(receipt.collateral)
 
     def _check_markup(self, line: int, receipt: Receipt) -> None:
-        for where, text in _texts(receipt.to_json(), ""):
+        data = receipt.to_json()
+        if MARKUP.search(_joined_texts(data)) is None:
+            return  # the common case, decided without building every field's path
+        for where, text in _texts(data, ""):
             found = MARKUP.search(text)
             if found is not None:
                 self._emit(
@@ -466,14 +491,17 @@ class ReceiptChecker:
         """Say (with its finding) whether the change set's before side is not the record as
         the pack provisions it: an updated or deleted row that was not there, or not with
         the values stated; an inserted row that was there already."""
-        initial = task.initial(row.seed)
         changes = receipt.changes
-        if initial is None or changes is None:
+        if changes is None or not changes.rows:
+            return False  # nothing changed: no before side to compare
+        initial = task.initial(row.seed)
+        if initial is None:
             return False
         for i, c in enumerate(changes.rows):
             rows = initial.get(c.table, {})
             key = tuple(plain_value(v) for v in c.key.values())
-            was = rows.get(key)
+            provisioned = rows.get(key)
+            was = None if provisioned is None else plain_row(provisioned)
             if c.change == "inserted":
                 problem = None if was is None else "was there before the episode"
             elif was is None:
