@@ -11,7 +11,10 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -60,6 +63,27 @@ def test_a_second_process_adopts_the_first_ones_audit(cache: Path) -> None:
     assert calls == [1] and second.probed == 0 and second.runs == 1
     assert adopted == made
     assert sum(not r.passed for r in adopted.values()) == len(TASKS[::3])
+
+
+def test_a_process_that_needs_an_audit_being_run_waits_for_it_and_adopts_it(cache: Path) -> None:
+    """Two workers of a build needing the same audit at once: one probes, the other waits
+    for its entry (each holds its own claim, as separate processes do) and adopts it."""
+    calls: list[int] = []
+    running = threading.Event()
+    slow = _counting(calls)
+
+    def run() -> dict[str, AuditResult]:
+        running.set()
+        time.sleep(0.5)  # the other worker asks meanwhile
+        return slow()
+
+    first, second = _attestation(), _attestation()
+    with ThreadPoolExecutor(2) as pool:
+        made = pool.submit(first.results, SqliteOracle, TASKS, run)
+        assert running.wait(10)
+        adopted = pool.submit(second.results, SqliteOracle, TASKS, _counting(calls))
+        assert adopted.result(10) == made.result(10)
+    assert calls == [1] and (first.probed, second.probed) == (1, 0)
 
 
 def test_other_tasks_or_another_oracle_audit_again(cache: Path) -> None:

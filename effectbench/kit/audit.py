@@ -39,6 +39,7 @@ their processes share a cache of their own, empty when they start.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib
 import json
@@ -519,16 +520,29 @@ class Attestation:
             cache = AuditCache.configured() if factory is self._default else None
             entry = None if cache is None else self._cache_key(definitions)
             found = None if cache is None or entry is None else cache.get(entry)
-            if found is not None and set(found) != {d.task_id for d in definitions}:
-                found = None  # not this audit's tasks: audit again
+            found = self._adopt(found, definitions)
             self.runs += 1
-            if found is None:
+            if found is None and cache is not None and entry is not None:
+                with cache.claim(entry):  # another process auditing the same: wait, adopt
+                    found = self._adopt(cache.get(entry), definitions)
+                    if found is None:
+                        self.probed += 1
+                        found = run()
+                        cache.put(entry, found)
+            elif found is None:
                 self.probed += 1
                 found = run()
-                if cache is not None and entry is not None:
-                    cache.put(entry, found)
             self._results[factory] = found
         return self._results[factory]
+
+    @staticmethod
+    def _adopt(
+        found: dict[str, AuditResult] | None, definitions: Sequence[Any]
+    ) -> dict[str, AuditResult] | None:
+        """Return a cached audit if it is of exactly these tasks (else None: audit again)."""
+        if found is not None and set(found) != {d.task_id for d in definitions}:
+            return None
+        return found
 
     def _cache_key(self, definitions: Sequence[Any]) -> str | None:
         if self.key.startswith(UNKEYED):
@@ -579,6 +593,10 @@ def audit_scope(definitions: Sequence[Any]) -> str:
     return canonical_hash(entries)
 
 
+CLAIM_WAIT_S = 900.0
+"""Seconds a process waits for another's audit of the same key before running its own."""
+
+
 class AuditCache:
     """Default-oracle audits this machine ran, one sealed JSON file per key.
 
@@ -625,6 +643,35 @@ class AuditCache:
         ):
             return found
         return None
+
+    @contextmanager
+    def claim(self, key: str) -> Iterator[None]:
+        """Hold ``key`` while its audit runs, so that processes that need the same audit at
+        the same time (a build's workers) wait for it and adopt it instead of each probing.
+
+        An exclusive ``flock`` on a lock file beside the entry; a folder where the lock cannot
+        be made, or a claim held longer than :data:`CLAIM_WAIT_S`, is not waited for (the
+        audit then runs here too: never wrong, only slower).
+        """
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self._path(key).with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:
+            yield
+            return
+        try:
+            deadline = time.monotonic() + CLAIM_WAIT_S
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.05)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
 
     def put(self, key: str, results: Mapping[str, AuditResult]) -> None:
         """Store ``results`` under ``key``; a folder that cannot take it keeps nothing."""
