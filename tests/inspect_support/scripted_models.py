@@ -1,7 +1,12 @@
 """Registers a scripted mock model with inspect for command-line tests (on PYTHONPATH only).
 
 ``inspect eval ... --model scripted/NAME`` then runs inspect's own mock model
-(``mockllm``) with script ``NAME`` of :mod:`scripted` as its outputs.
+(``mockllm``) with script ``NAME`` of :mod:`scripted` as its outputs. inspect imports this
+module itself, through the ``inspect_ai`` entry point of the dist-info beside it
+(``effectbench_test_models-0.dist-info``, found on ``PYTHONPATH`` as an installed package's
+would be), when it first looks a model provider up: only a process that runs inspect pays
+for importing it (a ``sitecustomize`` would make every Python process of a test pay, about
+two seconds each).
 """
 
 from __future__ import annotations
