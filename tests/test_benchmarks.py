@@ -76,6 +76,7 @@ SMALLEST: dict[str, tuple[Args, tuple[pytest.MarkDecorator, ...]]] = {
         ["--episodes", "1", "--trials", "1", "--workers", "1", "--skip-full", "--quick"],
         (pytest.mark.desktop,),
     ),
+    "bench_frames.py": (["--frames", "2", "--repeats", "1"], ()),
     "bench_generate.py": (["--quick"], ()),
     "bench_inspect.py": (["--trials", "1"], ()),
     "bench_make_site.py": (_two_bundles, ()),
