@@ -93,6 +93,7 @@ SMALLEST: dict[str, tuple[Args, tuple[pytest.MarkDecorator, ...]]] = {
     "bench_site.py": (["--n", "2", "--shipped-material", "--no-shipped"], (pytest.mark.site,)),
     "bench_ticketing.py": (["--episodes", "3"], (pytest.mark.postgres,)),
     "bench_verify.py": (["--sizes", "900"], ()),
+    "bench_verify_shipped.py": (["--bundles", "1"], ()),
     "bench_web.py": (
         ["--trials", "1", "--workers", "1", "--runs", "1", "--quick"],
         (pytest.mark.web,),
