@@ -36,7 +36,9 @@ LOCK = Path("requirements") / "packs.txt"
 
 
 def _pip(*args: str) -> None:
-    command = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", *args]
+    # --no-compile: Python compiles what is imported, on first use
+    command = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check"]
+    command += ["--no-compile", *args]
     done = subprocess.run(command, check=False)
     if done.returncode != 0:
         raise SystemExit(f"install-packs: pip failed ({' '.join(args)})")
