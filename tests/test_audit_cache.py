@@ -7,12 +7,12 @@ damaged entry, a folder that cannot be written, the cache turned off) audits aga
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -65,24 +65,36 @@ def test_a_second_process_adopts_the_first_ones_audit(cache: Path) -> None:
     assert sum(not r.passed for r in adopted.values()) == len(TASKS[::3])
 
 
-def test_a_process_that_needs_an_audit_being_run_waits_for_it_and_adopts_it(cache: Path) -> None:
+def test_a_process_that_needs_an_audit_being_run_waits_for_it_and_adopts_it(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Two workers of a build needing the same audit at once: one probes, the other waits
     for its entry (each holds its own claim, as separate processes do) and adopts it."""
     calls: list[int] = []
-    running = threading.Event()
+    running, waiting = threading.Event(), threading.Event()
     slow = _counting(calls)
+    flock = fcntl.flock
+
+    def noting(fd: int, operation: int) -> None:
+        try:
+            flock(fd, operation)
+        except BlockingIOError:
+            waiting.set()  # the second worker found the claim held
+            raise
+
+    monkeypatch.setattr(fcntl, "flock", noting)
 
     def run() -> dict[str, AuditResult]:
         running.set()
-        time.sleep(0.5)  # the other worker asks meanwhile
+        assert waiting.wait(30)  # the audit ends only once the other worker waits for it
         return slow()
 
     first, second = _attestation(), _attestation()
     with ThreadPoolExecutor(2) as pool:
         made = pool.submit(first.results, SqliteOracle, TASKS, run)
-        assert running.wait(10)
+        assert running.wait(30)
         adopted = pool.submit(second.results, SqliteOracle, TASKS, _counting(calls))
-        assert adopted.result(10) == made.result(10)
+        assert adopted.result(60) == made.result(60)
     assert calls == [1] and (first.probed, second.probed) == (1, 0)
 
 
