@@ -36,7 +36,7 @@ LOCK = Path("requirements") / "packs.txt"
 
 
 def _pip(*args: str) -> None:
-    # --no-compile: Python compiles what is imported, on first use
+    # --no-compile: Python compiles what it imports (scripts/setup-venv says why)
     command = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check"]
     command += ["--no-compile", *args]
     done = subprocess.run(command, check=False)

@@ -105,7 +105,8 @@ def _unit() -> alt.Scale:
 
 @cache
 def _frontier_template(width: int, height: int, labelled: bool) -> dict[str, Any]:
-    # Built once per shape and process: Altair's encoding checks cost about a second a chart.
+    """The frontier's spec without its data, for one shape (built once per process: Altair
+    checks every encoding against the schema, most of what building a chart costs)."""
     base = alt.Chart(_PLACEHOLDER)
     x = alt.X("over_halt:Q", title="over-halt rate (lower is better)", scale=_unit())
     y = alt.Y("swer:Q", title="SWER (lower is better)", scale=_unit())
