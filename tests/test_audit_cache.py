@@ -13,9 +13,10 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,12 +36,12 @@ def _attestation() -> Attestation:
     return Attestation("tests.test_audit_cache:nowhere", MODULES, SqliteOracle)
 
 
-def _counting(calls: list[int]) -> Callable[[], dict[str, AuditResult]]:
-    def run() -> dict[str, AuditResult]:
+def _counting(calls: list[int]) -> Callable[[Sequence[Any]], dict[str, AuditResult]]:
+    def run(tasks: Sequence[Any]) -> dict[str, AuditResult]:
         calls.append(1)
         return {
             d.task_id: AuditResult(d.task_id, i % 3 != 0, () if i % 3 else ("phantom",))
-            for i, d in enumerate(TASKS)
+            for i, d in enumerate(tasks)
         }
 
     return run
@@ -84,10 +85,10 @@ def test_a_process_that_needs_an_audit_being_run_waits_for_it_and_adopts_it(
 
     monkeypatch.setattr(fcntl, "flock", noting)
 
-    def run() -> dict[str, AuditResult]:
+    def run(tasks: Sequence[Any]) -> dict[str, AuditResult]:
         running.set()
         assert waiting.wait(30)  # the audit ends only once the other worker waits for it
-        return slow()
+        return slow(tasks)
 
     first, second = _attestation(), _attestation()
     with ThreadPoolExecutor(2) as pool:
@@ -102,11 +103,36 @@ def test_other_tasks_or_another_oracle_audit_again(cache: Path) -> None:
     calls: list[int] = []
     _attestation().results(SqliteOracle, TASKS, _counting(calls))
     fewer = TASKS[:-1]
-    _attestation().results(SqliteOracle, fewer, lambda: _counting(calls)())
+    _attestation().results(SqliteOracle, fewer, _counting(calls))
     assert calls == [1, 1]  # the scope of the tasks is part of the key
     _attestation().results(_Other, TASKS, _counting(calls))
     _attestation().results(_Other, TASKS, _counting(calls))
     assert calls == [1, 1, 1, 1]  # only the default oracle's audit is kept
+
+
+def test_a_second_set_of_tasks_is_audited_alone_and_kept_for_the_next_process(
+    cache: Path,
+) -> None:
+    """A process that audited one set of tasks (a pack's dev split) and then needs another (a
+    fresh instance of it) audits only the new tasks, and keeps that audit too: the next
+    process adopts both instead of probing the second set again."""
+    first_set, second_set = TASKS[:10], TASKS[10:]
+    audited: list[list[str]] = []
+
+    def run(tasks: Sequence[Any]) -> dict[str, AuditResult]:
+        audited.append([d.task_id for d in tasks])
+        return {d.task_id: AuditResult(d.task_id, True, ()) for d in tasks}
+
+    one = _attestation()
+    one.results(SqliteOracle, first_set, run)
+    both = one.results(SqliteOracle, TASKS, run)
+    assert audited == [[d.task_id for d in first_set], [d.task_id for d in second_set]]
+    assert list(both) == [d.task_id for d in TASKS] and one.probed == 2
+    assert len(list(cache.glob("*.json"))) == 2
+
+    later = _attestation()
+    assert set(later.results(SqliteOracle, second_set, run)) == {d.task_id for d in second_set}
+    assert len(audited) == 2 and later.probed == 0  # adopted, not probed again
 
 
 @pytest.mark.parametrize("damage", ["planted", "truncated", "flipped", "not json"])

@@ -511,29 +511,34 @@ class Attestation:
         self,
         factory: Hashable,
         definitions: Sequence[Any],
-        run: Callable[[], dict[str, AuditResult]],
+        run: Callable[[Sequence[Any]], dict[str, AuditResult]],
     ) -> dict[str, AuditResult]:
-        """Return the audit of oracle ``factory`` over ``definitions``, running it (``run``)
-        the first time; the default oracle's is adopted from this machine's
+        """Return the audit of oracle ``factory`` over ``definitions``.
+
+        A task this process audited before (a task id names one drawn task, so the dev split
+        and a fresh instance of it never share one) is not audited again. The others are
+        audited together (``run(others)``), the default oracle's adopted from this machine's
         :class:`AuditCache` when an earlier process audited the same code and tasks."""
-        if factory not in self._results:
+        held = self._results.setdefault(factory, {})
+        missing = [d for d in definitions if d.task_id not in held]
+        if missing:
             cache = AuditCache.configured() if factory is self._default else None
-            entry = None if cache is None else self._cache_key(definitions)
+            entry = None if cache is None else self._cache_key(missing)
             found = None if cache is None or entry is None else cache.get(entry)
-            found = self._adopt(found, definitions)
+            found = self._adopt(found, missing)
             self.runs += 1
             if found is None and cache is not None and entry is not None:
                 with cache.claim(entry):  # another process auditing the same: wait, adopt
-                    found = self._adopt(cache.get(entry), definitions)
+                    found = self._adopt(cache.get(entry), missing)
                     if found is None:
                         self.probed += 1
-                        found = run()
+                        found = run(missing)
                         cache.put(entry, found)
             elif found is None:
                 self.probed += 1
-                found = run()
-            self._results[factory] = found
-        return self._results[factory]
+                found = run(missing)
+            held.update(found)
+        return {d.task_id: held[d.task_id] for d in definitions}
 
     @staticmethod
     def _adopt(
@@ -557,18 +562,14 @@ class Attestation:
             }
         )
 
-    def done(self, factory: Hashable) -> dict[str, AuditResult] | None:
-        """Return the audit this process already has for ``factory`` (None: none yet)."""
-        return self._results.get(factory)
-
     def handoff(self) -> AuditHandoff | None:
         """Return the default oracle's audit for worker processes (None: not run here)."""
         found = self._results.get(self._default)
-        return None if found is None else AuditHandoff(self.owner, self.key, dict(found))
+        return None if not found else AuditHandoff(self.owner, self.key, dict(found))
 
     def adopt(self, handoff: AuditHandoff) -> bool:
         """Take ``handoff``'s result when it was made by the same code and none is held."""
-        if handoff.key != self.key or self._default in self._results:
+        if handoff.key != self.key or self._results.get(self._default):
             return False
         self._results[self._default] = dict(handoff.results)
         return True

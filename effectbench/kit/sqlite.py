@@ -319,9 +319,9 @@ def audit(
     """Return the live adversarial audit of ``oracle_factory`` over ``definitions`` on copies
     of ``template`` (run once per process; ``attestation`` keeps it)."""
 
-    def run() -> dict[str, AuditResult]:
+    def run(tasks: Sequence[Any]) -> dict[str, AuditResult]:
         with audit_bench(template, oracle_factory) as bench:
-            return run_probes(bench, plan, list(iter_tasks(definitions)))
+            return run_probes(bench, plan, list(iter_tasks(tasks)))
 
     return attestation.results(oracle_factory, definitions, run)
 

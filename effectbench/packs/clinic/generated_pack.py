@@ -169,13 +169,9 @@ def audit_generated(
     """Return the live adversarial audit of ``oracle_factory``: every task probed on copies of
     its own world, once per process and oracle (:data:`ATTESTATION` keeps it; a task not yet
     audited, as the sequestered split's once its secret is set, is audited then)."""
-    results = ATTESTATION.results(
-        oracle_factory, definitions, lambda: _probe(definitions, oracle_factory)
+    return ATTESTATION.results(
+        oracle_factory, definitions, lambda tasks: _probe(tasks, oracle_factory)
     )
-    missing = [d for d in definitions if d.task_id not in results]
-    if missing:
-        results.update(_probe(missing, oracle_factory))
-    return results
 
 
 class GeneratedClinicProvider(GeneratedCatalogue, ClinicProvider):

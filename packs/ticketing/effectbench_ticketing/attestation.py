@@ -43,8 +43,8 @@ def audit_pack(
     """Return the live adversarial audit of ``oracle_factory`` over ``definitions`` (the task
     catalogue by default; run once per process)."""
 
-    def run() -> dict[str, AuditResult]:
+    def run(tasks: Sequence[Any]) -> dict[str, AuditResult]:
         with bench(cluster, oracle, oracle_factory) as database:
-            return run_audit(database, PLAN, list(iter_tasks(definitions)))
+            return run_audit(database, PLAN, list(iter_tasks(tasks)))
 
     return ATTESTATION.results(oracle_factory, definitions, run)

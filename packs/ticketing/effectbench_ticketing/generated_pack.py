@@ -88,14 +88,9 @@ class GeneratedTicketingProvider(GeneratedCatalogue, TicketingProvider):
     def run_audit(self, oracle_factory: Any) -> dict[str, AuditResult]:
         """The live adversarial audit, each task on its own world (once per process; a task
         not yet audited, as the sequestered split's once its secret is set, is audited then)."""
-        definitions: Sequence[GeneratedTask] = self.definitions()
-        results = ATTESTATION.results(
-            oracle_factory, definitions, lambda: self._probe(definitions, oracle_factory)
+        return ATTESTATION.results(
+            oracle_factory, self.definitions(), lambda tasks: self._probe(tasks, oracle_factory)
         )
-        missing = [d for d in definitions if d.task_id not in results]
-        if missing:
-            results.update(self._probe(missing, oracle_factory))
-        return results
 
     def _probe(
         self, definitions: Sequence[GeneratedTask], oracle_factory: Callable[..., Any]
