@@ -27,6 +27,7 @@ from effectbench.errors import UsageError
 from effectbench.findings import CheckId
 from effectbench.monitors.bundle import MONITOR_FILE, SCORES_FILE
 from effectbench.monitors.corpus import (
+    Corpus,
     CorpusFolder,
     LabelFile,
     read_corpus,
@@ -34,10 +35,12 @@ from effectbench.monitors.corpus import (
 )
 from effectbench.monitors.reference import ClaimText, FrameChange
 from effectbench.monitors.run import Scored, run_monitor
+from effectbench.monitors.sources import assemble
 from effectbench.monitors.view import FORBIDDEN, READABLE
 from effectbench.schema import Outcome, Split
 from effectbench.signatures import sign_bundle
 from effectbench.signatures.subjects import PREDICATE_TYPE as SUBMISSION_PREDICATE
+from effectbench.site._monitors import kept_assemble
 from verifier.api import VerifyOptions, verify_path
 from verifier.corpus import board_corpus
 from verifier.monitors import MonitorReport, verify_monitor
@@ -215,6 +218,40 @@ def test_the_board_makes_the_locked_corpus_again_or_says_why_not(
     assert missing.corpus is None
     assert [f.check for f in missing.findings] == [CheckId.MONITOR_CORPUS_SOURCE]
     assert missing.findings[0].file == reports[0].path
+
+
+def test_a_kept_corpus_is_the_corpus_made_again(
+    board: Path, instance: SigstoreTestInstance, tmp_path: Path
+) -> None:
+    """The site keeps the corpus it made (sealed, by code and locked sources): the next build
+    adopts it instead of reading every source's receipts again, and gets the same corpus; an
+    entry this machine did not seal is made again."""
+    options = VerifyOptions(trust_config=instance.trust_config_path)
+    reports = rank_across(list(verify_path(board / "submissions", options)))
+    made = board_corpus(board, reports).corpus
+    assert made is not None
+    keep = tmp_path / "kept"
+    first = board_corpus(board, reports, kept_assemble(keep)).corpus
+    (entry,) = keep.iterdir()
+    assembled: list[int] = []
+
+    def counting(*args: Any) -> Corpus:
+        assembled.append(1)
+        return assemble(*args)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("effectbench.site._monitors.assemble", counting)
+        again = board_corpus(board, reports, kept_assemble(keep)).corpus
+        assert assembled == []  # adopted
+        entry.write_bytes(entry.read_bytes()[:-1] + b"x")  # no longer sealed here
+        remade = board_corpus(board, reports, kept_assemble(keep)).corpus
+        assert assembled == [1]
+    for corpus in (first, again, remade):
+        assert corpus is not None
+        assert (corpus.ref, corpus.lines, corpus.frames) == (made.ref, made.lines, made.frames)
+        assert corpus.labels == made.labels
+        assert corpus.ids() == [v.id for v in made.views]
+    assert again is not None and again.views == made.views  # read back from the lines
 
 
 def test_an_altered_corpus_is_refused(board: Path, tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from the verified rows only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -153,9 +153,17 @@ def _source_finding(source: CorpusSource, message: str) -> Finding:
     return Finding(CheckId.MONITOR_CORPUS_SOURCE, message, file=source.folder)
 
 
-def board_corpus(root: Path, reports: Sequence[BundleReport]) -> BoardCorpus:
+Assemble = Callable[[Sequence[Located], int, str], Corpus]
+"""What makes a corpus of sources already checked against the lock (:func:`assemble`, or a
+caller's cache of it)."""
+
+
+def board_corpus(
+    root: Path, reports: Sequence[BundleReport], make: Assemble = assemble
+) -> BoardCorpus:
     """Make the corpus ``monitors/corpus.lock.json`` pins, from the ranked bundles of
-    ``reports`` and the held-out bundles (verified here); or say why not."""
+    ``reports`` and the held-out bundles (verified here); or say why not. ``make`` assembles
+    it once every source is found, verified and of the locked content hash."""
     lock_path = root / MONITORS_FOLDER / LOCK_FILE
     if not lock_path.is_file():
         return BoardCorpus(
@@ -193,7 +201,7 @@ def board_corpus(root: Path, reports: Sequence[BundleReport]) -> BoardCorpus:
             located.append(Located(source, path))
     if findings:
         return BoardCorpus(lock, None, findings)
-    corpus = assemble(located, lock.corpus.version, lock.corpus.name or CORPUS_NAME)
+    corpus = make(located, lock.corpus.version, lock.corpus.name or CORPUS_NAME)
     if corpus.ref != lock.corpus:
         return BoardCorpus(
             lock,

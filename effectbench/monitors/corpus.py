@@ -23,8 +23,9 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -157,14 +158,27 @@ class Corpus:
     """A corpus in memory: its views, labels and where each frame's bytes are."""
 
     ref: CorpusRef
-    views: list[OverseerView]
-    """Sorted by id."""
     lines: bytes
     """``episodes.jsonl``'s bytes (what the digest is taken over)."""
     labels: Mapping[Split, LabelFile]
     """Every split's labels (the test split's too: they stay with whoever holds the corpus)."""
     frames: Mapping[str, Path]
     """Each frame a view names -> a file holding its bytes."""
+    parsed: Sequence[OverseerView] | None = None
+    """The views of :attr:`lines` when the maker has them (None: read from the lines)."""
+
+    @cached_property
+    def views(self) -> list[OverseerView]:
+        """The overseer's views, one per line of :attr:`lines`, sorted by id."""
+        if self.parsed is not None:
+            return list(self.parsed)
+        return [OverseerView.model_validate_json(line) for line in self.lines.splitlines()]
+
+    def ids(self) -> list[str]:
+        """Every view's id, in order (without reading the views when they are not held)."""
+        if self.parsed is not None or "views" in self.__dict__:
+            return [v.id for v in self.views]
+        return [str(orjson.loads(line)["id"]) for line in self.lines.splitlines()]
 
     def label_of(self) -> dict[str, LabelEntry]:
         """Return every episode's label entry by corpus id."""

@@ -244,7 +244,7 @@ def assemble(sources: Sequence[Located], version: int, name: str = CORPUS_NAME) 
     ref = CorpusRef(name=name, version=version, digest=corpus_digest(lines))
     return Corpus(
         ref=ref,
-        views=views,
+        parsed=views,
         lines=lines,
         labels={
             split: LabelFile(corpus=ref, split=split, episodes=sorted(found, key=lambda e: e.id))

@@ -16,6 +16,8 @@ slices), and its episodes are never listed.
 
 from __future__ import annotations
 
+import hashlib
+import pickle
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,8 +31,16 @@ from effectbench.findings import Finding
 from effectbench.metrics.clustered import TaskRate
 from effectbench.metrics.detection import FPR_TARGETS, Detection, roc_points
 from effectbench.monitors.bundle import SCORES_FILE, MonitorManifest
-from effectbench.monitors.corpus import CorpusRef, LabelFile, labels_file_name, read_labels
+from effectbench.monitors.corpus import (
+    Corpus,
+    CorpusRef,
+    LabelFile,
+    labels_file_name,
+    read_labels,
+)
+from effectbench.monitors.sources import Located, assemble
 from effectbench.schema import Split
+from effectbench.site._cache import default_seal
 from effectbench.site._charts import (
     _PLACEHOLDER,
     Chart,
@@ -43,7 +53,8 @@ from effectbench.site._charts import (
 from effectbench.site._mkdocs import GeneratedPage
 from effectbench.site._pages import ChartArt, environment, lede
 from effectbench.site._receipts import episode_href
-from verifier.corpus import MONITORS_FOLDER, board_corpus
+from effectbench.site._reports import code_fingerprint
+from verifier.corpus import MONITORS_FOLDER, Assemble, board_corpus
 from verifier.monitors import MonitorReport, SplitDetection, verify_monitor
 from verifier.report import BundleReport
 
@@ -187,6 +198,51 @@ def _cell_order(dev: LabelFile) -> list[tuple[str, str]]:
     return sorted(found)
 
 
+CORPUS_CACHE_FORMAT = "site-corpus-2"
+"""Version of the corpora kept by :func:`kept_assemble` (bump when :class:`Corpus` changes)."""
+
+
+def kept_assemble(cache: Path) -> Assemble:
+    """Return :func:`~effectbench.monitors.sources.assemble` with each corpus kept in ``cache``,
+    sealed for this machine, by everything it is made of: the code that makes it (the report
+    cache's fingerprint of the engine, the verifier and the packs), the corpus's version and
+    name, and each source's folder and locked content hash (the caller made sure the bundle
+    there has it). A missing, damaged or foreign entry is made again; a folder that cannot
+    take an entry keeps nothing."""
+
+    def make(located: Sequence[Located], version: int, name: str) -> Corpus:
+        digest = hashlib.sha256(f"{CORPUS_CACHE_FORMAT}\0{code_fingerprint()}\0".encode())
+        digest.update(orjson.dumps([version, name]))
+        for item in located:
+            digest.update(orjson.dumps([item.source.model_dump(mode="json"), str(item.path)]))
+        key = digest.hexdigest()
+        path = cache / f"{key}.pickle"
+        seal = default_seal()
+        stored = seal.read(key, path)
+        if stored is not None:  # sealed: only what this machine wrote is read
+            ref, lines, labels, frames = pickle.loads(stored)
+            return Corpus(
+                ref=CorpusRef.model_validate_json(ref),
+                lines=lines,
+                labels={Split(s): LabelFile.model_validate_json(f) for s, f in labels.items()},
+                frames={name: Path(where) for name, where in frames.items()},
+            )
+        corpus = assemble(located, version, name)
+        kept = (
+            corpus.ref.model_dump_json(),
+            corpus.lines,
+            {s.value: f.model_dump_json() for s, f in corpus.labels.items()},
+            {name: str(where) for name, where in corpus.frames.items()},
+        )
+        try:
+            seal.write(key, path, pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))
+        except OSError:
+            pass
+        return corpus
+
+    return make
+
+
 def monitor_board(
     root: Path,
     reports: Sequence[BundleReport],
@@ -196,16 +252,18 @@ def monitor_board(
     held_labels: Path | None = None,
     allow_unsigned: bool = False,
     trust_config: Path | None = None,
+    cache: Path | None = None,
 ) -> MonitorBoard:
     """Return the monitors board of ``root/monitors/``.
 
     ``reports`` are the verified submissions (the corpus is made again from the ranked ones),
     ``slugs`` each bundle's site slug by its folder relative to ``root``, ``published`` the
     slugs whose receipts the site shows; ``held_labels`` a folder holding the board's
-    ``labels-test.json`` (None: the test split is not shown).
+    ``labels-test.json`` (None: the test split is not shown); ``cache`` a folder where the
+    corpus is kept between builds (:func:`kept_assemble`; None: made every time).
     """
     board = MonitorBoard()
-    made = board_corpus(root, reports)
+    made = board_corpus(root, reports, assemble if cache is None else kept_assemble(cache))
     if made.lock is None:
         board.note = made.note
         return board
@@ -226,7 +284,7 @@ def monitor_board(
             labels.append(test)
             board.held_labels = True
     board.cells = _cell_order(dev)
-    ids = [v.id for v in corpus.views]
+    ids = corpus.ids()
     bundles = root / MONITORS_FOLDER / BUNDLES_FOLDER
     folders = (
         sorted(p for p in bundles.iterdir() if not p.name.startswith("."))

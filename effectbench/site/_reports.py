@@ -63,7 +63,7 @@ def _verdict_source(rel: Path) -> bool:
     return rel.name != "__main__.py"
 
 
-def _code_fingerprint() -> str:
+def code_fingerprint() -> str:
     # Everything whose change could change a verdict: the engine and the verifier (with
     # its pinned trust root) and the libraries they lean on. Computed once per build; a
     # report is reused only under the very same code.
@@ -278,7 +278,7 @@ def verify_submissions(
         return []  # nothing submitted yet: an empty leaderboard, not an error
     if force_reproduce:
         cache_dir = None  # a forced re-run reuses no report
-    code = _code_fingerprint() if cache_dir is not None else ""
+    code = code_fingerprint() if cache_dir is not None else ""
     if cache_dir is not None:
         trust += "\0" + records_fingerprint(records)
     if cache_dir is not None:

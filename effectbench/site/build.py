@@ -496,6 +496,7 @@ class _SiteBuild:
             held_labels=o.held_labels,
             allow_unsigned=o.allow_unsigned,
             trust_config=o.trust_config,
+            cache=o.cache_root / "corpus" if o.cache_reports else None,
         )
         rows = self.monitors.rows
         if rows:
