@@ -147,14 +147,15 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--cache-dir",
         metavar="DIR",
-        help="chart SVGs and verifier reports, by content (default: "
+        help="chart SVGs, verifier reports and the monitor corpus, by content (default: "
         f"{site_cache_home()}, under $XDG_CACHE_HOME or ~/.cache)",
     )
     p.add_argument(
         "--fresh",
         action="store_true",
         help="verify every bundle again instead of reusing reports of byte-identical bundles, "
-        "and audit every pack again instead of adopting this machine's earlier audits",
+        "make the monitor corpus again, and audit every pack again instead of adopting this "
+        "machine's earlier audits",
     )
     p.add_argument(
         "--workers",
