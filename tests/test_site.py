@@ -16,6 +16,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pandas as pd
 import pytest
 import yaml
@@ -52,6 +53,7 @@ from effectbench.site import (
     normalise_svg,
     read_withdrawn,
 )
+from effectbench.site._receipts import CHUNK_BYTES
 from effectbench.site._render import ChartCache
 
 BUILD_DATE = re.compile(r'<span class="eb-build-date">[^<]*</span>')
@@ -1491,10 +1493,17 @@ def _script_value(text: str) -> Any:
 def test_receipts_are_content_addressed_shards_each_episode_view_fetches(
     site: dict[str, Any],
 ) -> None:
-    """Each receipt is published once, as a shard named by the hash of its content; a
-    submission's index names, per task and trial, the shards the episode view fetches (the
-    view itself is exercised in Chromium by test_receipts_site)."""
+    """A submission's receipts are packed task by task into shards named by the hash of their
+    content (each at most CHUNK_BYTES of JSON unless one task alone is more); its index names,
+    per task, the shard of the task's facts and the one holding its receipts, which the
+    episode view fetches (the view itself is exercised in Chromium by test_receipts_site)."""
     import base64
+
+    def shard(name: str) -> Any:
+        path = out / "receipts" / "c" / name[:2] / f"{name}.js"
+        raw = gzip.decompress(base64.b64decode(_script_value(path.read_text(encoding="utf-8"))))
+        assert hashlib.sha256(raw).hexdigest()[:32] == name  # named by its content
+        return json.loads(raw)
 
     out: Path = site["out"]
     indexes = sorted((out / "receipts").glob("*/index.js"))
@@ -1508,24 +1517,24 @@ def test_receipts_are_content_addressed_shards_each_episode_view_fetches(
         assert bundle.is_dir(), slug
         lines = (bundle / "receipts.jsonl").read_bytes().splitlines()
         by_key = {(r["task_id"], r["trial"]): r for r in map(json.loads, filter(None, lines))}
-        assert len(by_key) == sum(len(t["receipts"]) for t in index["tasks"])
+        assert len(by_key) == sum(len(t["trials"]) for t in index["tasks"])
+        packed: dict[str, list[str]] = {}
         for task in index["tasks"]:
-            for trial, name in zip(task["trials"], task["receipts"], strict=True):
-                shard = out / "receipts" / "c" / name[:2] / f"{name}.js"
-                packed = _script_value(shard.read_text(encoding="utf-8"))
-                raw = gzip.decompress(base64.b64decode(packed))
-                assert hashlib.sha256(raw).hexdigest()[:32] == name  # named by its content
-                receipt = json.loads(raw)
+            packed.setdefault(task["receipts"], []).append(task["id"])
+            receipts = shard(task["receipts"])[task["id"]]
+            assert len(receipts) == len(task["trials"])
+            for trial, receipt in zip(task["trials"], receipts, strict=True):
                 signed = by_key[(task["id"], trial)]
                 assert receipt["truth"] == signed["truth"]
                 assert receipt["claim"] == signed["claim"]
                 assert "episode_id" not in receipt and receipt["trial"] == trial
                 checked += 1
-            task_shard = out / "receipts" / "c" / task["task"][:2] / f"{task['task']}.js"
-            facts = json.loads(
-                gzip.decompress(base64.b64decode(_script_value(task_shard.read_text())))
-            )
-            assert facts["title"] == task["title"]
+            assert shard(task["task"])["title"] == task["title"]
+        for name, ids in packed.items():  # each shard holds exactly its run of tasks
+            held = shard(name)
+            assert sorted(held) == sorted(ids)
+            if len(ids) > 1:  # (re-serialized here, so a little slack)
+                assert sum(len(orjson.dumps(v)) for v in held.values()) <= CHUNK_BYTES * 1.05
     assert checked >= len(indexes)
     summary = site["summary"]
     assert summary.receipt_shards == len(list((out / "receipts" / "c").glob("*/*.js")))

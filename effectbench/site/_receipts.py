@@ -4,16 +4,19 @@ For each accepted bundle with receipts (format 2, its ``receipt`` check passed) 
 writes, under ``receipts/<slug>/``:
 
 * ``index.js``: the submission's tasks, and per task one outcome letter and one
-  collateral mark per trial, the content address of the task's facts and of each trial's
-  receipt, and the key frames the site shows of it (what the episode view's lists and
-  links read);
+  collateral mark per trial, the content address of the task's facts and of the shard
+  holding its receipts, and the key frames the site shows of it (what the episode view's
+  lists and links read);
 
-and, site-wide, under ``receipts/c/``, one shard per distinct receipt (and per distinct
-task's facts), named by the hash of its content: gzip-compressed JSON in base64 (the
-episode view inflates it in the browser with ``DecompressionStream``) in a script file, so
-the view works from file:// too. A receipt that two submissions hold byte for byte (its
-episode id, which the view knows from the address, left out) is published once; the view
-fetches only the shards of the episodes it shows.
+and, site-wide, under ``receipts/c/``, shards named by the hash of their content:
+gzip-compressed JSON in base64 (the episode view inflates it in the browser with
+``DecompressionStream``) in a script file, so the view works from file:// too. A task's
+facts are one shard, shared by every submission on the same pack. A submission's receipts
+(its episode ids, which the view knows from the address, left out) are packed task by task,
+in the index's order, into shards of at most :data:`CHUNK_BYTES` of JSON: trials of one task
+and tasks of one run repeat most of their text, so packed together they compress to about a
+third of what one shard per receipt took. The view fetches only the shards of the tasks it
+shows.
 
 Every receipt is published as text. Key frames are published (once each, site-wide, under
 ``receipts/frames/``, each re-encoded within a bounded size by :mod:`._frames`, never the
@@ -45,12 +48,15 @@ from effectbench.site._compare import outcome_letter
 from effectbench.site._entries import Entry
 from effectbench.site._frames import rendition
 
-RECEIPTS_FORMAT = "site-receipts-2"
+RECEIPTS_FORMAT = "site-receipts-3"
 """Version of what is cached per bundle (bump when the published data changes)."""
 SITE_FOLDER = "receipts"
 FRAMES_FOLDER = f"{SITE_FOLDER}/frames"
 SHARDS_FOLDER = f"{SITE_FOLDER}/c"
 """Content-addressed receipt shards (``c/<first two hex>/<hash>.js``)."""
+CHUNK_BYTES = 256 * 1024
+"""JSON bytes of one submission's receipts a shard holds at most (unless one task's alone are
+more): about 30 to 60 KiB once compressed, well under what a page may fetch at once."""
 SHARD_HASH = 32
 """Hex digits of a shard's name (of the SHA-256 of its JSON)."""
 FRAME_OUTCOMES = frozenset(
@@ -187,15 +193,30 @@ def _bundle_data(entry: Entry) -> tuple[dict[str, str], list[str]]:
     shown = frames_to_show(by_task, entry.path / FRAMES_DIR)
     slug = entry.slug
     texts: dict[str, str] = {}
-    tasks = []
+    tasks: list[dict[str, Any]] = []
+    chunk: dict[str, list[dict[str, Any]]] = {}
+    size = 0
+
+    def pack() -> None:  # the tasks waiting for their receipts' shard get its name
+        name = _shard(texts, chunk)
+        for task in tasks[len(tasks) - len(chunk) :]:
+            task["receipts"] = name
+
     for task_id, task_receipts in by_task.items():
         ordered = sorted(task_receipts, key=lambda r: r["trial"])
+        compact = [_compact(r) for r in ordered]
+        weight = len(orjson.dumps(compact))
+        if chunk and size + weight > CHUNK_BYTES:
+            pack()
+            chunk, size = {}, 0
+        chunk[task_id] = compact
+        size += weight
         head = ordered[0]
         tasks.append(
             {
                 "id": task_id,
                 "task": _shard(texts, head["task"]),
-                "receipts": [_shard(texts, _compact(r)) for r in ordered],
+                "receipts": "",
                 "title": head["task"]["title"],
                 "category": head["task"]["category"],
                 "substrate": head["task"]["substrate"],
@@ -207,6 +228,8 @@ def _bundle_data(entry: Entry) -> tuple[dict[str, str], list[str]]:
                 ),
             }
         )
+    if chunk:
+        pack()
     index = {
         "name": entry.name,
         "pack": entry.pack,

@@ -5,10 +5,11 @@
  * SUBSTRATE&m=EVENT the episodes of one heatmap cell that had the event (swer, over_halt,
  * record_wrong, collateral_write); ?s=SUBMISSION every episode of the submission.
  * Data: receipts/SUBMISSION/index.js (tasks, one outcome letter and one collateral mark per trial,
- * the content address of each trial's receipt and of the task's facts, the frames shown) and
- * receipts/c/HH/HASH.js (one receipt, or one task's facts, gzip-compressed JSON in base64, inflated
- * here with DecompressionStream; shared by every submission holding the same bytes; all are
- * script files, so the view works from file:// too). Only the shards of the episodes shown load.
+ * the content address of the task's facts and of the shard holding its receipts, the frames
+ * shown) and receipts/c/HH/HASH.js (one task's facts, or a run of one submission's tasks'
+ * receipts by task id, gzip-compressed JSON in base64, inflated here with DecompressionStream;
+ * shared by every submission holding the same bytes; all are script files, so the view works
+ * from file:// too). Only the shards of the tasks shown load.
  * Everything is written with textContent: a receipt's texts (the agent's claim, typed text, record
  * values) are shown as text, never read as markup. No request leaves the page.
  */
@@ -118,9 +119,11 @@
     return index(slug).then(function (idx) {
       var published = {};
       (idx.frames || []).forEach(function (n) { published[n] = true; });
-      return Promise.all([shard(task.task)].concat(task.receipts.map(shard))).then(function (got) {
+      return Promise.all([shard(task.task), shard(task.receipts)]).then(function (got) {
+        var list = own(got[1], task.id);
+        if (!Array.isArray(list)) throw new Error("no receipts of " + task.id + " in their shard");
         var trials = {};
-        got.slice(1).forEach(function (r, i) {
+        list.forEach(function (r, i) {
           var copy = Object.assign({}, r);
           copy.frames = (r.frames || []).map(function (f) {
             return Object.assign({}, f, { shown: own(published, f.name) === true });
