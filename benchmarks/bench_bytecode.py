@@ -31,9 +31,9 @@ import tempfile
 import time
 from pathlib import Path
 
-IMPORTS = "import effectbench.site.build, verifier.api, effectbench.cli"
+IMPORTS = ("effectbench.site.build", "verifier.api", "effectbench.cli")
 """What a verify or site-build process imports (the engine, the verifier, pandas, altair,
-sigstore, mkdocs' plugins come later, at the build's own step)."""
+sigstore; mkdocs' plugins come later, at the build's own step)."""
 
 
 def _child_cpu() -> float:
@@ -41,11 +41,11 @@ def _child_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _start(env: dict[str, str]) -> tuple[float, float]:
-    """Run one importing process; return (wall s, CPU s)."""
+def _start(env: dict[str, str], code: str) -> tuple[float, float]:
+    """Run one process running ``code``; return (wall s, CPU s)."""
     cpu0, t0 = _child_cpu(), time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", IMPORTS], env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
     )
     wall, cpu = time.perf_counter() - t0, _child_cpu() - cpu0
     if done.returncode != 0:
@@ -53,14 +53,14 @@ def _start(env: dict[str, str]) -> tuple[float, float]:
     return wall, cpu
 
 
-def _way(name: str, keep: bool, runs: int) -> tuple[float, float]:
+def _way(name: str, keep: bool, runs: int, code: str) -> tuple[float, float]:
     """Time ``runs`` processes one way; print and return the later ones' medians."""
     with tempfile.TemporaryDirectory(prefix="eb-bytecode-") as prefix:
         env = {**os.environ, "PYTHONPYCACHEPREFIX": prefix}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         if not keep:
             env["PYTHONDONTWRITEBYTECODE"] = "1"
-        timings = [_start(env) for _ in range(runs + 1)]
+        timings = [_start(env, code) for _ in range(runs + 1)]
         kept = sum(1 for _ in Path(prefix).rglob("*.pyc"))
     (first_wall, first_cpu), later = timings[0], timings[1:]
     wall = statistics.median(t[0] for t in later)
@@ -79,13 +79,19 @@ def _load() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="later processes per way")
+    parser.add_argument(
+        "--module",
+        action="append",
+        help=f"a module to import instead (repeatable; default: {', '.join(IMPORTS)})",
+    )
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("--runs must be at least 1")
-    print(f"importing: {IMPORTS}")
+    code = "import " + ", ".join(args.module or IMPORTS)
+    print(f"each process runs: {code}")
     print(f"load average before: {_load()}")
-    none_wall, none_cpu = _way("none kept", False, args.runs)
-    kept_wall, kept_cpu = _way("kept", True, args.runs)
+    none_wall, none_cpu = _way("none kept", False, args.runs, code)
+    kept_wall, kept_cpu = _way("kept", True, args.runs, code)
     print(
         f"kept / none kept, later processes: {kept_wall / none_wall:.2f}x wall, "
         f"{kept_cpu / none_cpu:.2f}x CPU"
