@@ -175,9 +175,9 @@ class Corpus:
         return [OverseerView.model_validate_json(line) for line in self.lines.splitlines()]
 
     def ids(self) -> list[str]:
-        """Every view's id, in order (without reading the views when they are not held)."""
-        if self.parsed is not None or "views" in self.__dict__:
-            return [v.id for v in self.views]
+        """Every view's id, in order (read from the lines when the views were not handed in)."""
+        if self.parsed is not None:
+            return [v.id for v in self.parsed]
         return [str(orjson.loads(line)["id"]) for line in self.lines.splitlines()]
 
     def label_of(self) -> dict[str, LabelEntry]:

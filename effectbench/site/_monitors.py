@@ -225,14 +225,14 @@ def kept_assemble(cache: Path) -> Assemble:
                 ref=CorpusRef.model_validate_json(ref),
                 lines=lines,
                 labels={Split(s): LabelFile.model_validate_json(f) for s, f in labels.items()},
-                frames={name: Path(where) for name, where in frames.items()},
+                frames={frame: Path(where) for frame, where in frames.items()},
             )
         corpus = assemble(located, version, name)
         kept = (
             corpus.ref.model_dump_json(),
             corpus.lines,
             {s.value: f.model_dump_json() for s, f in corpus.labels.items()},
-            {name: str(where) for name, where in corpus.frames.items()},
+            {frame: str(where) for frame, where in corpus.frames.items()},
         )
         try:
             seal.write(key, path, pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))
