@@ -349,18 +349,34 @@ MARKUP_DATA: list[Any] = [
     {"note": "javaſcript:alert(1)"},  # a long s: the same letter to a case-blind match
     {"note": "VBScript :x", "rows": []},
     ["plain", ["nested", {"deep": ("tuple", "<!-- comment")}]],
+    {"note": 'quoted "<b>" in a text JSON escapes'},
+    {"note": "C:\\path\\ <i>x</i>", "n": 2**70},  # a backslash; a number JSON cannot hold
+    {"values": {"note": "<", "b": "x"}, "k": ["javascript", ":"]},  # JSON's punctuation between
 ]
+SCRIPT_ADDRESSES = ["JaVaScRiPt:", "vbscr\u0131pt :", "javascr\u0130pt:", "VB\u017fcript\n:"]
+"""Script addresses in letters a case-blind match takes for ASCII ones."""
 """Receipt data where the check's shortcut (every text joined) and its field-by-field walk
 must agree: markup split across fields, in a key, after a newline, in other letter cases."""
 
 
 @pytest.mark.parametrize("data", MARKUP_DATA)
 def test_the_markup_shortcut_agrees_with_the_field_by_field_check(data: Any) -> None:
-    from verifier.receipts import MARKUP, _joined_texts, _texts
+    from verifier.receipts import MARKUP, _holds_markup, _joined_texts, _texts
 
     by_field = any(MARKUP.search(text) for _, text in _texts(data, ""))
     assert (MARKUP.search(_joined_texts(data)) is not None) == by_field
-    assert by_field == (MARKUP_DATA.index(data) >= 3)
+    assert _holds_markup(data) == by_field
+    assert by_field == (3 <= MARKUP_DATA.index(data) < len(MARKUP_DATA) - 1)
+
+
+@pytest.mark.parametrize("address", SCRIPT_ADDRESSES)
+def test_the_markup_check_finds_a_script_address_in_any_letters(address: str) -> None:
+    from verifier.receipts import MARKUP, markup_in
+
+    assert MARKUP.search(address) is not None
+    found = markup_in(f"see {address}alert(1)")
+    assert found is not None and found.start() == 4
+    assert markup_in(address.replace(":", "")) is None
 
 
 def test_a_missing_receipts_file_or_line_is_refused(clinic_api: Path, tmp_path: Path) -> None:
