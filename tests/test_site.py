@@ -1297,8 +1297,8 @@ def test_shipped_clinic_board_ranks_by_net_value_against_the_doing_nothing_line(
         slug_of(site, s)
         for s in ("_effect-verified-all-clinic", "_effect-verified-clinic", "_screen-only-clinic")
     ]
-    assert clinic.index("data-eb-line") > clinic.index(f'<tr data-slug="{slugs[1]}"')
-    assert clinic.index("data-eb-line") < clinic.index(f'<tr data-slug="{slugs[2]}"')
+    assert clinic.index('<tr class="eb-idle-line"') > clinic.index(f'<tr data-slug="{slugs[1]}"')
+    assert clinic.index('<tr class="eb-idle-line"') < clinic.index(f'<tr data-slug="{slugs[2]}"')
     best = board_row(clinic, slugs[0])
     assert "+111.1" in best and "break-even 5.0" in best
     assert "break-even 10.0" in board_row(clinic, slugs[1])
@@ -1539,3 +1539,54 @@ def test_receipts_are_content_addressed_shards_each_episode_view_fetches(
     summary = site["summary"]
     assert summary.receipt_shards == len(list((out / "receipts" / "c").glob("*/*.js")))
     assert summary.receipt_shard_unshared >= summary.receipt_shard_bytes > 0
+
+
+def test_compare_data_pairs_only_episodes_two_systems_ran() -> None:
+    """A fresh instance's episodes (drawn for one submission) pair with nothing: they are left
+    out of the compare data, so it grows with the number of systems, not its square, and each
+    system says how many episodes it ran (the view's "left out" count)."""
+    import pyarrow as pa
+
+    from effectbench.site._compare import MISSING, compare_data
+    from effectbench.site._pages import BoardView
+
+    def rows(tasks: list[str], outcome: str) -> pa.Table:
+        return pa.table(
+            {
+                "task_id": tasks,
+                "trial": [0] * len(tasks),
+                "seed": [0] * len(tasks),
+                "category": ["control"] * len(tasks),
+                "substrate": ["api"] * len(tasks),
+                "outcome": [outcome] * len(tasks),
+                "swer_variant": ["none"] * len(tasks),
+            }
+        )
+
+    public = ["p::a@api", "p::b@api"]
+    rows_of = {"one": rows(public, "success"), "two": rows([*public, "p::c@api"], "over_halt")}
+    rows_of |= {f"fresh{i}": rows([f"p::a-{i}@api", f"p::b-{i}@api"], "success") for i in range(40)}
+    view = BoardView(
+        key="spec1-p-api",
+        title="p · api",
+        pack="p",
+        fingerprints=(),
+        frame=pd.DataFrame(),
+        rows=[
+            {"slug": s, "system": s, "substrate": "api", "status": "preview", "rank_text": "—"}
+            for s in rows_of
+        ],
+        n_ranked=0,
+        anchor=False,
+        substrate="api",
+    )
+    data = compare_data(view, rows_of)
+    assert [e[0] for e in data["episodes"]] == public  # p::c and every fresh task: one system
+    letters = {s["slug"]: s["outcomes"] for s in data["systems"]}
+    ran = {s["slug"]: s["ran"] for s in data["systems"]}
+    assert letters["one"] == "SS" and letters["two"] == "OO" and ran["two"] == 3
+    assert letters["fresh7"] == MISSING * 2 and ran["fresh7"] == 2
+    # What the view says of a pair: "one" and "two" share 2 episodes, so 1 is left out.
+    pairs = zip(letters["one"], letters["two"], strict=True)
+    both = sum(x != MISSING and y != MISSING for x, y in pairs)
+    assert ran["one"] + ran["two"] - 2 * both == 1

@@ -57,6 +57,7 @@ from effectbench.metrics import (
 from effectbench.packs import register
 from effectbench.site import build_site
 from effectbench.site._format import break_even_text
+from effectbench.site._prices import SHARD_BYTES
 from effectbench.site._tables import BOARD_COLUMNS
 from effectbench.verdicts import board_order, grain, rank_ranges, separation, standing
 
@@ -82,6 +83,10 @@ BOARDS = (*REFERENCE_BOARDS, TWO_BOARD)
 COMPARE_BOARDS = (MOCKMED_WEB, CLINIC_API, f"{TWO_BOARD}-web", f"{TWO_BOARD}-desktop")
 """Every board (one per pack and substrate): what the compare view picks from."""
 WIDTHS = (390, 1366)
+ROWS_INLINE = 3
+"""The rows each board holds on the page in this module's build: the two-substrate pack's boards
+hold more, so the page loads the rest of their rows from shards when a test sorts, filters or
+re-prices them, and every test of those boards covers that path."""
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +110,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             workers=1,
             allow_unsigned=True,
             records=RECORDS,
+            rows_inline=ROWS_INLINE,
         )
         yield {**paths, "two": two, "screens": screens, "out": out, "base": base}
 
@@ -140,6 +146,21 @@ def board(page: Page, key: str) -> Locator:
     return page.locator(f"table#eb-board-{key}[data-eb-board]")
 
 
+def settled(page: Page) -> None:
+    """Wait until nothing is loading from shards: a board loading its rows and the compare
+    view loading a board's systems say ``aria-busy`` meanwhile."""
+    expect(page.locator('[aria-busy="true"]')).to_have_count(0)
+
+
+def show_all(page: Page, key: str) -> None:
+    """Load every row of the board a pack's table shows, when the page holds only its first
+    rows (its "Show all" button; the paragraph goes once they are in)."""
+    button = page.locator(f'p[data-eb-facts="{key}"]:not([hidden]) button[data-eb-show-all]')
+    if button.count():
+        button.click()
+        expect(button).to_have_count(0)
+
+
 def cell_k(page: Page, slug: str, metric: str) -> str:
     row = page.locator(f'tbody:not([hidden]) tr[data-slug="{slug}"]')
     return row.locator(f'td[data-metric="{metric}"] .eb-k').inner_text()
@@ -173,6 +194,61 @@ def boards_of(site: dict[str, Any]) -> list[str]:
 
 
 # -- the board: numbers, order, sorting, filtering, links -----------------------------------
+
+
+def _script_data(path: Path) -> Any:
+    """The JSON a board script or row shard registers (``window.X[name] = {...};``)."""
+    text = path.read_text(encoding="utf-8")
+    return json.loads(text[text.rindex("] = ") + 4 :].rstrip().removesuffix(";"))
+
+
+def test_a_board_past_its_first_rows_keeps_the_rest_in_shards(site: dict[str, Any]) -> None:
+    """Each board's tbody holds its first rows; the rest, in the default order of the CSV, are
+    in its row shards with their per-task counts, each within the shard bound, and the pack's
+    board script carries the counts of the rows on the page only. The compare view's script of
+    a board holds as many systems, its parts the rest, in the same order."""
+    out: Path = site["out"]
+    html = (out / "index.html").read_text(encoding="utf-8")
+    csv = pd.read_csv(out / "downloads" / "leaderboard.csv")
+    sharded = 0
+    for view, slugs in csv.groupby("board", sort=False)["slug"]:
+        order = [str(x) for x in slugs]
+        body = re.search(rf'<tbody id="{view}"[^>]*>(.*?)</tbody>', html, re.S)
+        assert body is not None, view
+        assert re.findall(r'<tr data-slug="([^"]+)"', body.group(1)) == order[:ROWS_INLINE]
+        group = html[: body.start()].rsplit('data-eb-board="', 1)[1].split('"', 1)[0]
+        substrate = str(csv.loc[csv.board == view, "substrate"].iloc[0])
+        head = _script_data(out / "boards" / f"{group}.js")["views"][substrate]["systems"]
+        assert [x["slug"] for x in head] == order[:ROWS_INLINE], view
+        shards = sorted((out / "boards").glob(f"{view}-*.js"))
+        if len(order) <= ROWS_INLINE:
+            assert "data-eb-shards" not in body.group(0)[:400] and not shards, view
+            continue
+        sharded += 1
+        opening = body.group(0)[: body.group(0).index(">")]
+        assert f'data-eb-rows="{len(order)}"' in opening
+        assert f'data-eb-shards="{len(shards)}"' in opening
+        rows: list[str] = []
+        systems: list[str] = []
+        for i in range(len(shards)):
+            path = out / "boards" / f"{view}-{i}.js"
+            assert path.stat().st_size <= SHARD_BYTES + 200, path
+            data = _script_data(path)
+            rows += [re.findall(r'<tr data-slug="([^"]+)"', r)[0] for r in data["rows"]]
+            systems += [x["slug"] for x in data["systems"]]
+        assert rows == systems == order[ROWS_INLINE:], view
+    for view, slugs in csv.groupby("board", sort=False)["slug"]:
+        order = [str(x) for x in slugs]
+        compare = _script_data(out / "compare" / f"{view}.js")
+        parts = sorted((out / "compare").glob(f"{view}-*.js"))
+        assert compare["parts"] == len(parts) == (0 if len(order) <= ROWS_INLINE else 1), view
+        shown = [x["slug"] for x in compare["systems"]]
+        for i in range(len(parts)):
+            path = out / "compare" / f"{view}-{i}.js"
+            assert path.stat().st_size <= SHARD_BYTES + 200, path
+            shown += [x["slug"] for x in _script_data(path)["systems"]]
+        assert shown == order, view  # the compare view's systems: the board's, in its order
+    assert sharded >= 2  # the two-substrate pack's boards
 
 
 def test_board_shows_pinned_numbers(watched: Watched, base_url: str, site: dict[str, Any]) -> None:
@@ -230,8 +306,12 @@ def test_default_order_is_the_same_with_and_without_javascript_and_in_the_csv(
         expected = [
             str(s) for s, b in zip(csv.slug, csv.board, strict=True) if b == first_board[key]
         ]
+        assert shown_slugs(without_js.page, key) == expected[:ROWS_INLINE], key
+        assert shown_slugs(with_js.page, key) == expected[:ROWS_INLINE], key
+        more = without_js.page.locator(f'p[data-eb-facts="{key}"][data-eb-more]:not([hidden])')
+        expect(more).to_have_count(1 if len(expected) > ROWS_INLINE else 0)
+        show_all(with_js.page, key)
         assert shown_slugs(with_js.page, key) == expected, key
-        assert shown_slugs(without_js.page, key) == expected, key
         (doc,) = [b for b in data["boards"] if b["key"] == first_board[key]]
         assert [e["slug"] for e in doc["entries"]] == expected
     # always_halt (SWER 0 bought with 33% over-halt) never leads effect_verified (SWER 0, 0%).
@@ -268,6 +348,7 @@ def test_first_click_sorts_best_first_and_ties_keep_the_default_order(
             page.goto(server + "index.html")  # a fresh page: this is the first click
             header = board(page, key).locator(f'th[data-eb-column="{col}"]')
             header.locator("button").click()
+            settled(page)
             assert header.get_attribute("aria-sort") == (
                 "ascending" if best == "asc" else "descending"
             ), (key, col)
@@ -296,6 +377,7 @@ def test_sort_filter_and_substrate_live_in_the_url(
     oh = board(page, TWO_BOARD).locator('th[data-eb-column="over_halt"]')
     oh.locator("button").click()
     oh.locator("button").click()
+    settled(page)
     assert oh.get_attribute("aria-sort") == "descending"
     page.locator(f'input[data-eb-filter="{TWO_BOARD}"]').fill("verified")
     select = page.locator(f'select[data-eb-substrate="{TWO_BOARD}"]')
@@ -308,6 +390,7 @@ def test_sort_filter_and_substrate_live_in_the_url(
     second = Watched(browser)
     again = second.page
     again.goto(url)  # a shared link opens the same view
+    settled(again)
     assert shown_slugs(again, TWO_BOARD) == order
     assert shown_slugs(again, MOCKMED_BOARD) == mockmed_order
     assert again.locator(f'input[data-eb-filter="{TWO_BOARD}"]').input_value() == "verified"
@@ -329,14 +412,17 @@ def test_filter_keeps_to_its_own_board(watched: Watched, base_url: str) -> None:
     n_mockmed = len(REFERENCE_BOARDS[MOCKMED_BOARD]) + 1  # and the <script>-named bundle
     n_clinic = len(REFERENCE_BOARDS[CLINIC_BOARD])
     page.locator(f'input[data-eb-filter="{MOCKMED_BOARD}"]').fill("always")
+    settled(page)
     assert len(shown_slugs(page, MOCKMED_BOARD)) == 1
-    assert len(shown_slugs(page, CLINIC_BOARD)) == n_clinic
-    assert len(shown_slugs(page, TWO_BOARD)) == N_SCREENS_ROWS
+    # the other boards are as loaded: their first rows, none of them filtered
+    assert len(shown_slugs(page, CLINIC_BOARD)) == min(n_clinic, ROWS_INLINE)
+    assert len(shown_slugs(page, TWO_BOARD)) == min(N_SCREENS_ROWS, ROWS_INLINE)
     count = page.locator(f'[data-eb-count="{MOCKMED_BOARD}"]')
     assert count.inner_text() == f"1 of {n_mockmed} shown"
     page.locator(f'input[data-eb-filter="{MOCKMED_BOARD}"]').fill("")
     assert len(shown_slugs(page, MOCKMED_BOARD)) == n_mockmed
     page.locator(f'input[data-eb-filter="{CLINIC_BOARD}"]').fill("screen_only")
+    settled(page)
     assert len(shown_slugs(page, CLINIC_BOARD)) == 1
 
 
@@ -362,6 +448,7 @@ def test_substrate_view_shows_that_substrate_alone(
             b = boards[key]
             substrate = b["substrate"]
             select.select_option(substrate)
+            show_all(page, g["key"])
             body = board(page, g["key"]).locator(f'tbody[data-eb-view="{substrate}"]')
             assert body.is_visible()
             others = board(page, g["key"]).locator(f'tbody:not([data-eb-view="{substrate}"])')
@@ -542,6 +629,7 @@ def test_prices_in_the_url_re_rank_by_the_stated_formula(
     w = Watched(browser)
     page = w.page
     page.goto(base_url + f"index.html?{given}")
+    settled(page)  # other prices: every row of every board loaded, then re-ranked
     prices = parse_prices(*PRICES[given])
     for key, first in SHOWN_FIRST.items():
         expected, line = expected_board(site, first, prices)
@@ -569,6 +657,7 @@ def test_prices_typed_or_picked_re_rank_and_go_into_the_url(
 ) -> None:
     page = watched.page
     page.goto(server + "index.html")
+    show_all(page, MOCKMED_BOARD)
     default = [x[0] for x in shown_board(page, MOCKMED_BOARD)[0]]
     assert default == [x[0] for x in expected_board(site, MOCKMED_WEB, DEFAULT_PRICES)[0]]
     page.locator("details.eb-prices > summary").click()
@@ -635,6 +724,7 @@ def test_bad_prices_in_the_url_get_a_message_never_nan(
     assert BAD_PRICES[given] in error.inner_text() and "default prices" in error.inner_text()
     assert error.get_attribute("role") == "alert"
     for key, first in SHOWN_FIRST.items():
+        show_all(page, key)
         expected = expected_board(site, first, DEFAULT_PRICES)[0]
         assert [x[0] for x in shown_board(page, key)[0]] == [x[0] for x in expected]
     text = page.locator("article").inner_text().replace(error.inner_text(), "")
@@ -677,6 +767,7 @@ def test_clinic_compare_counts_tasks_not_repeats(
     page.goto(
         base_url + f"compare.html?board={CLINIC_API}&a={first.name.lower()}&b={second.name.lower()}"
     )
+    settled(page)
     td = page.locator('table[data-eb="compare"] tr[data-cell="all"] td[data-metric="over_halt"]')
     assert td.locator(".eb-k").inner_text() == "no difference beyond noise"
     ta, tb = _tables(site, [first.name.lower(), second.name.lower()], "api")
@@ -879,7 +970,9 @@ def test_script_in_a_name_renders_as_text(
         page.goto(base_url + name)
         assert page.evaluate("window.__pwned") is None, name
     page.goto(base_url + "index.html")
+    show_all(page, MOCKMED_BOARD)
     assert SCRIPT_NAME in board(page, MOCKMED_BOARD).inner_text()
+    assert page.evaluate("window.__pwned") is None  # nor once its row came from a shard
 
 
 def test_refused_page_lists_the_refused_bundle(
@@ -1035,6 +1128,7 @@ def test_a_board_parameter_naming_an_object_property_shows_the_first_board(
     page.goto(base_url + f"compare.html?board={board}")
     select = page.locator("#eb-compare-board")
     select.wait_for()
+    settled(page)
     first = page.evaluate("Object.keys(window.EB_COMPARE)[0]")
     assert select.input_value() == first
     assert page.locator("#eb-compare-a option").count() > 1  # the first board's systems
@@ -1175,11 +1269,11 @@ def test_compare_view_shows_both_differences_whole_at_390_px_for_every_pair(
     w = Watched(browser, viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
     page = w.page
     page.goto(server + "compare.html")
-    data = page.evaluate("window.EB_COMPARE")
     compared = 0
     for key in COMPARE_BOARDS:
-        slugs = [s["slug"] for s in data[key]["systems"]]
         page.locator("#eb-compare-board").select_option(key)
+        settled(page)  # the board's systems past its first ones come from its parts
+        slugs = page.evaluate("k => window.EB_COMPARE[k].systems.map(s => s.slug)", key)
         for i, a in enumerate(slugs):
             for b in slugs[i + 1 :]:
                 page.locator("#eb-compare-a").select_option(a)
@@ -1230,6 +1324,7 @@ def test_back_undoes_a_sort_a_filter_a_substrate_and_a_compared_pair(
 ) -> None:
     page = watched.page
     page.goto(server + "index.html")
+    show_all(page, TWO_BOARD)
     default = shown_slugs(page, TWO_BOARD)
     header = board(page, TWO_BOARD).locator('th[data-eb-column="swer"]')
     header.locator("button").click()

@@ -14,13 +14,12 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
-import orjson
 import pyarrow as pa
 
 from effectbench.metrics import CONFIDENCE, MAX_PRICE, PRICE_PRESETS, VALUE_EVENTS, min_shared_tasks
 from effectbench.schema import Outcome, SwerVariant
-from effectbench.site._pages import OUTCOME_CODES, BoardView
-from effectbench.site._prices import price_list
+from effectbench.site._pages import OUTCOME_CODES, ROWS_INLINE, BoardView
+from effectbench.site._prices import chunked, part_scripts, price_list, registering
 from effectbench.site._tables import BOARD_COLUMNS, named
 
 MISSING = "."
@@ -67,19 +66,31 @@ def compare_data(
     view: BoardView, rows_of: dict[str, pa.Table], receipts: Collection[str] = ()
 ) -> dict[str, Any]:
     """Return one board's compare data (systems in the board's default order; ``receipts``:
-    the systems whose receipts the site publishes, whose episodes the view links side by side)."""
+    the systems whose receipts the site publishes, whose episodes the view links side by side).
+
+    The episodes are those at least two systems ran; each system has one letter per episode
+    (:data:`MISSING` where it did not run it) and the number of episodes it ran (``ran``), from
+    which the view tells how many episodes of a pair only one of them ran.
+    """
     per_system = {row["slug"]: _episodes(rows_of[row["slug"]]) for row in view.rows}
     where: dict[tuple[str, int, int], tuple[str, str]] = {}
+    runs: dict[tuple[str, int, int], int] = {}
     for episodes in per_system.values():
         for key, cat, sub, _ in episodes:
             where.setdefault(key, (cat, sub))
-    keys = sorted(where)
+            runs[key] = runs.get(key, 0) + 1
+    # An episode one system alone ran pairs with nothing: a fresh instance's (its tasks are
+    # drawn for that submission) would otherwise lengthen every system's letters, so the data
+    # would grow with the square of the fresh submissions. Each system says how many it ran.
+    keys = sorted(k for k in where if runs[k] > 1)
     index = {k: i for i, k in enumerate(keys)}
     systems = []
     for row in view.rows:
         letters = [MISSING] * len(keys)
         for key, _, _, letter in per_system[row["slug"]]:
-            letters[index[key]] = letter
+            at = index.get(key)
+            if at is not None:
+                letters[at] = letter
         systems.append(
             {
                 "slug": row["slug"],
@@ -88,6 +99,7 @@ def compare_data(
                 "status": row["status"],
                 "rank": row["rank_text"] if row["rank_text"] != "—" else "",
                 "outcomes": "".join(letters),
+                "ran": len(per_system[row["slug"]]),
                 "receipts": row["slug"] in receipts,
             }
         )
@@ -121,16 +133,31 @@ def compare_data(
 
 def compare_script(key: str, data: dict[str, Any]) -> str:
     """Return ``compare/KEY.js``: registers the board's data for the compare page."""
-    body = orjson.dumps(data).decode()
-    name = orjson.dumps(key).decode()
-    return f"window.EB_COMPARE = window.EB_COMPARE || {{}};\nwindow.EB_COMPARE[{name}] = {body};\n"
+    return registering("EB_COMPARE", key, data)
 
 
 def compare_scripts(
-    views: Sequence[BoardView], rows_of: dict[str, pa.Table], receipts: Collection[str] = ()
+    views: Sequence[BoardView],
+    rows_of: dict[str, pa.Table],
+    receipts: Collection[str] = (),
+    rows_inline: int = ROWS_INLINE,
 ) -> dict[str, str]:
-    """Return every board's compare script, by site path."""
-    return {
-        f"compare/{v.key}.js": compare_script(v.key, compare_data(v, rows_of, receipts))
-        for v in views
-    }
+    """Return every board's compare script, and its parts where a board has more systems than
+    ``rows_inline``, by site path.
+
+    The board's script holds its first ``rows_inline`` systems and says how many parts hold
+    the rest (``parts``); each part (``compare/KEY-N.js``, registered as
+    ``EB_COMPARE_MORE["KEY/N"]``) holds the next systems, at most
+    :data:`~effectbench.site._prices.SHARD_BYTES` of them. The page loads a board's parts
+    when it shows that board.
+    """
+    out: dict[str, str] = {}
+    for v in views:
+        data = compare_data(v, rows_of, receipts)
+        systems = data["systems"]
+        parts = chunked(systems[rows_inline:])
+        data["systems"] = systems[:rows_inline]
+        data["parts"] = len(parts)
+        out[f"compare/{v.key}.js"] = compare_script(v.key, data)
+        out |= part_scripts("compare", "EB_COMPARE_MORE", v.key, [{"systems": p} for p in parts])
+    return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -412,6 +412,22 @@ def board_groups(views: Sequence[BoardView]) -> list[BoardGroup]:
     return out
 
 
+ROWS_INLINE = 100
+"""Rows of each board on the home page; the rest are loaded from the board's row shards when
+a reader sorts, filters, re-prices or asks for them all, so the page stays small at any number
+of systems."""
+
+
+def board_rows_html(
+    templates: Path, group: BoardGroup, view: BoardView, start: int = 0
+) -> list[str]:
+    """Return the HTML of each row of one board from position ``start`` on, in its default
+    order: the macro the home page renders its rows with, so a row loaded later is the row the
+    page would have held."""
+    row = environment(templates).get_template("macros.html.j2").module.board_row  # type: ignore[attr-defined]
+    return [str(row(r, group.columns, view.facts)) for r in view.rows[start:]]
+
+
 def leaderboard_page(
     templates: Path,
     views: Sequence[BoardView],
@@ -419,13 +435,17 @@ def leaderboard_page(
     n_withdrawn: int,
     trust_note: str = "",
     across: frozenset[str] = frozenset(),
+    rows_inline: int = ROWS_INLINE,
+    shards: Mapping[str, int] | None = None,
 ) -> GeneratedPage:
     """Return the home page: one table per (SPEC major, pack, split), one substrate's board
     at a time, sortable and filterable.
 
     ``trust_note`` (set when signatures were checked against a private trust
     configuration) is printed above the boards; ``across`` are the groups with a system that
-    ran more than one substrate (each links to its part of the substrates page).
+    ran more than one substrate (each links to its part of the substrates page). Each board
+    holds its first ``rows_inline`` rows; ``shards`` says, per board with more, how many row
+    shards (:func:`effectbench.site._prices.board_scripts`) the page loads when a reader asks.
     """
     groups = board_groups(views)
     body = (
@@ -433,6 +453,8 @@ def leaderboard_page(
         .get_template("leaderboard.html.j2")
         .render(
             groups=groups,
+            rows_inline=rows_inline,
+            shards=shards or {},
             n_refused=n_refused,
             n_withdrawn=n_withdrawn,
             trust_note=trust_note,

@@ -12,12 +12,14 @@ depend on the prices), so the browser needs no statistics library.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
 
 import orjson
 
 from effectbench.metrics import MAX_PRICE, PRICE_PRESETS, Prices, z_of
-from effectbench.site._pages import BoardView, board_groups
+from effectbench.site._pages import ROWS_INLINE, BoardView, board_groups, board_rows_html
 
 EVENT_KEYS = {
     "y": "task_success",
@@ -72,15 +74,87 @@ def board_data(views: Sequence[BoardView]) -> dict[str, Any]:
     }
 
 
-def board_script(key: str, data: dict[str, Any]) -> str:
-    """Return ``boards/KEY.js``: registers the board's data for the board script."""
+def registering(variable: str, key: str, data: Any) -> str:
+    """Return a script that registers ``data`` as ``window.VARIABLE[key]`` (a page loads it
+    with a script tag, so it works from ``file://`` as well as over http)."""
     body = orjson.dumps(data).decode()
     name = orjson.dumps(key).decode()
-    return f"window.EB_BOARD = window.EB_BOARD || {{}};\nwindow.EB_BOARD[{name}] = {body};\n"
+    return f"window.{variable} = window.{variable} || {{}};\nwindow.{variable}[{name}] = {body};\n"
 
 
-def board_scripts(views: Sequence[BoardView]) -> dict[str, str]:
-    """Return every pack's board script, by site path."""
+def board_script(key: str, data: dict[str, Any]) -> str:
+    """Return ``boards/KEY.js``: registers the board's data for the board script."""
+    return registering("EB_BOARD", key, data)
+
+
+def part_scripts(folder: str, variable: str, key: str, parts: Sequence[Any]) -> dict[str, str]:
+    """Return the scripts of ``key``'s parts by site path: ``FOLDER/KEY-N.js``, each registering
+    ``window.VARIABLE["KEY/N"]`` (what ``site/assets/leaderboard.js``'s ``EB_PARTS`` loads)."""
     return {
-        f"boards/{g.key}.js": board_script(g.key, board_data(g.views)) for g in board_groups(views)
+        f"{folder}/{key}-{i}.js": registering(variable, f"{key}/{i}", part)
+        for i, part in enumerate(parts)
     }
+
+
+SHARD_BYTES = 512 * 1024
+"""The most a shard a page loads on request holds (as JSON): a board's rows, a compare
+board's systems."""
+
+T = TypeVar("T")
+
+
+def chunked(items: Sequence[T], limit: int = SHARD_BYTES) -> list[list[T]]:
+    """Return ``items``, in order, in runs of at most ``limit`` bytes of JSON each (an item
+    larger than that alone is a run of its own)."""
+    out: list[list[T]] = []
+    size = limit
+    for item in items:
+        weight = len(orjson.dumps(item)) + 1
+        if size + weight > limit:
+            out.append([])
+            size = 0
+        out[-1].append(item)
+        size += weight
+    return out
+
+
+@dataclass(frozen=True)
+class BoardScripts:
+    """The board scripts of a build: ``files`` by site path; ``shards``, per board with more
+    rows than the home page holds, how many row shards it has."""
+
+    files: dict[str, str]
+    shards: dict[str, int]
+
+
+def board_scripts(
+    views: Sequence[BoardView], templates: Path, rows_inline: int = ROWS_INLINE
+) -> BoardScripts:
+    """Return every pack's board script, and each board's row shards where a board has more
+    rows than the home page holds (``rows_inline``).
+
+    The pack's script carries the per-task counts of the rows on the page; a shard
+    (``boards/BOARD-N.js``, registered as ``EB_MORE["BOARD/N"]``) carries the next rows' HTML
+    (:func:`effectbench.site._pages.board_rows_html`) and their counts, so the page re-ranks at
+    other prices only once every shard of the board is in.
+    """
+    files: dict[str, str] = {}
+    shards: dict[str, int] = {}
+    for g in board_groups(views):
+        data = board_data(g.views)
+        for view in g.views:
+            systems = data["views"][view.substrate]["systems"]
+            data["views"][view.substrate]["systems"] = systems[:rows_inline]
+            if len(systems) <= rows_inline:
+                continue
+            rows = board_rows_html(templates, g, view, rows_inline)
+            parts = chunked(list(zip(rows, systems[rows_inline:], strict=True)))
+            shards[view.key] = len(parts)
+            files |= part_scripts(
+                "boards",
+                "EB_MORE",
+                view.key,
+                [{"rows": [r for r, _ in p], "systems": [x for _, x in p]} for p in parts],
+            )
+        files[f"boards/{g.key}.js"] = board_script(g.key, data)
+    return BoardScripts(files, shards)

@@ -65,6 +65,7 @@ from effectbench.site._monitors import (
 )
 from effectbench.site._outdir import check_out, locked, staging_folder, swap_in
 from effectbench.site._pages import (
+    ROWS_INLINE,
     BadgeLink,
     BoardView,
     ChartArt,
@@ -255,6 +256,8 @@ class BuildOptions:
     held_labels: Path | None = None
     """A folder holding the board's ``labels-test.json`` (the monitors board's held-out
     column); never published."""
+    rows_inline: int = ROWS_INLINE
+    """Rows of each board on the home page; the rest load from row shards on request."""
 
     @property
     def cache_root(self) -> Path:
@@ -291,6 +294,7 @@ def build_site(
     force_reproduce: bool = False,
     progress: Callable[[int, int], None] | None = None,
     held_labels: Path | None = None,
+    rows_inline: int = ROWS_INLINE,
 ) -> BuildSummary:
     """Verify ``submissions`` (unless ``reports`` are given) and build the site into ``out``.
 
@@ -302,7 +306,8 @@ def build_site(
     ``(done, total)`` as bundles are verified and then as each step of the build ends.
     The monitors board verifies the monitor bundles of ``root/monitors/bundles/`` against the
     corpus ``root/monitors/corpus.lock.json`` pins; ``held_labels`` is a folder holding the
-    board's test labels (their totals only are shown).
+    board's test labels (their totals only are shown). Each board on the home page holds its
+    first ``rows_inline`` rows; the rest are loaded from its row shards when a reader asks.
 
     ``workers`` is the number of worker processes for verification and charts
     (default: the CPUs available, at most 4; 1 keeps everything in this process).
@@ -326,6 +331,7 @@ def build_site(
         force_reproduce=force_reproduce,
         progress=progress,
         held_labels=held_labels,
+        rows_inline=rows_inline,
     )
     try:
         with locked(out), Workers(workers) as pool:
@@ -613,6 +619,8 @@ class _SiteBuild:
         self.across = boards_across(
             self.views, self.rows_of, {e.slug: e.tasks for e in self.entries if e.tasks}
         )
+        scripts = board_scripts(self.views, t, self.options.rows_inline)
+        self.texts.update(scripts.files)
         self.pages["index.md"] = leaderboard_page(
             t,
             self.views,
@@ -620,6 +628,8 @@ class _SiteBuild:
             len(self.withdrawn),
             note,
             frozenset(a.key for a in self.across if a.systems),
+            self.options.rows_inline,
+            scripts.shards,
         )
         self.pages["charts.md"] = charts_page(
             t,
@@ -644,8 +654,9 @@ class _SiteBuild:
         self.pages["episode.md"] = episode_page(t, FRAMES_POLICY)
         self.pages["substrates.md"] = substrates_page(t, self.across)
         self.pages["packs.md"] = packs_page(t, systems_across_packs(self.views))
-        self.texts.update(compare_scripts(self.views, self.rows_of, self.receipts.slugs))
-        self.texts.update(board_scripts(self.views))
+        self.texts.update(
+            compare_scripts(self.views, self.rows_of, self.receipts.slugs, self.options.rows_inline)
+        )
         self.pages["refused.md"] = refused_page(t, self.refused, self.withdrawn)
         roc, cells = self.monitor_charts or (None, None)
         self.pages["monitors.md"] = monitors_page(

@@ -1,7 +1,10 @@
 /* EffectBench compare view: two systems of one board, episode by episode, counted by task.
  *
  * Data: every board's compare file (compare/KEY.js, one per substrate board) sets
- * EB_COMPARE[KEY] = {episodes, systems, events, prices, min_tasks}: the paired episodes (task,
+ * EB_COMPARE[KEY] = {episodes, systems, parts, events, prices, min_tasks} (the episodes at least two
+ * systems ran; each system's letters over them and how many episodes it ran); a board with more
+ * systems than that file holds has parts (compare/KEY-N.js, EB_COMPARE_MORE["KEY/N"] = {systems}),
+ * loaded with the leaderboard script's EB_PARTS the first time the board is shown. The data: the paired episodes (task,
  * trial, seed, category, substrate), one outcome letter per episode and system ("." when a
  * system did not run it), which letters count for each rate, the board's prices and the fewest
  * common tasks a difference needs to be beyond noise. Every system is named with the substrate
@@ -112,14 +115,12 @@
     var metrics = data.rates;
     var groups = { "": { label: "All paired episodes", idx: [] } };
     var order = [""];
-    var unmatched = 0;
+    var both = 0;
     data.episodes.forEach(function (ep, i) {
       var x = first.outcomes.charAt(i);
       var y = second.outcomes.charAt(i);
-      if (x === "." || y === ".") {
-        if (x !== y) unmatched += 1;
-        return;
-      }
+      if (x === "." || y === ".") return;
+      both += 1;
       var cell = ep[3] + " × " + ep[4];
       if (!groups[cell]) {
         groups[cell] = { label: cell, idx: [] };
@@ -133,7 +134,7 @@
     order.unshift(head);
     var S = stats();
     return {
-      unmatched: unmatched,
+      unmatched: first.ran + second.ran - 2 * both,  /* the episodes only one of them ran */
       rows: order.map(function (key) {
         var g = groups[key];
         // per task: its paired episodes and each system's counts
@@ -325,9 +326,41 @@
 
     function own(key) { return Object.prototype.hasOwnProperty.call(all, key); }
 
+    /* The rest of a board's systems, from its parts (once); null when every one is in. */
+    var loading = {};
+    function complete(key, data) {
+      if (!data.parts) return null;
+      if (!loading[key]) {
+        loading[key] = window.EB_PARTS("compare", "EB_COMPARE_MORE", key, data.parts).then(function (parts) {
+          parts.forEach(function (part) { data.systems = data.systems.concat(part.systems); });
+          data.parts = 0;
+        });
+      }
+      return loading[key];
+    }
+
+    var latest = 0;  /* only the last choice is drawn once its board's systems are in */
+    var waiting = 0;  /* loads under way: the result says aria-busy while there is one */
     function show(boardKey, a, b, replace) {
       var data = own(boardKey) ? all[boardKey] : null;  /* never __proto__ or constructor */
       if (!data) return;
+      var pending = complete(boardKey, data);
+      var mine = ++latest;
+      if (pending) {
+        waiting += 1;
+        out.setAttribute("aria-busy", "true");
+        pending.then(function () {
+          if (mine === latest) show(boardKey, a, b, replace);
+        }, function (error) {
+          if (mine !== latest) return;
+          out.textContent = "";
+          out.appendChild(el("p", { "class": "eb-empty" }, ["This board's systems did not load (" + error.message + ")."]));
+        }).then(function () {
+          waiting -= 1;
+          if (!waiting) out.removeAttribute("aria-busy");
+        });
+        return;
+      }
       boardSelect.value = boardKey;
       fill(firstSelect, data.systems, a);
       fill(secondSelect, data.systems, b);

@@ -15,7 +15,10 @@
  * both directions. The first click on a column sorts it best-first (data-eb-first); the next
  * click on it reverses it. State lives in the query string (costs=..., value=...,
  * sort-KEY=column.dir, filter-KEY=text, substrate-KEY=name), so a shared link opens the same view.
- * No request leaves the page.
+ * A board with more systems than the page holds (tbody[data-eb-shards]) loads the rest of its rows,
+ * in the default order, with their per-task counts, from its row shards (boards/VIEW-N.js) the
+ * first time a reader sorts, filters, re-prices or asks for every row; until then nothing else is
+ * fetched. No request leaves the site.
  */
 (function () {
   "use strict";
@@ -43,6 +46,38 @@
     }
   }
 
+  /* A script of the site, once (works from file:// as well as over http). */
+  var scripts = {};
+  function load(src) {
+    if (!scripts[src]) {
+      scripts[src] = new Promise(function (resolve, reject) {
+        var s = document.createElement("script");
+        s.src = src;
+        s.onload = function () { resolve(); };
+        s.onerror = function () { reject(new Error("could not load " + src)); };
+        document.head.appendChild(s);
+      });
+    }
+    return scripts[src];
+  }
+
+  /* The n parts of KEY's data that its page or first script leaves out, in order: the scripts
+   * FOLDER/KEY-I.js, each registering window[VARIABLE]["KEY/I"] (effectbench.site._prices.
+   * part_scripts writes them), loaded once. */
+  function loadParts(folder, variable, key, n) {
+    var srcs = [];
+    for (var i = 0; i < n; i++) srcs.push(folder + "/" + key + "-" + i + ".js");
+    return Promise.all(srcs.map(load)).then(function () {
+      var all = window[variable] || {};
+      return srcs.map(function (src, i) {
+        var name = key + "/" + i;
+        if (!Object.prototype.hasOwnProperty.call(all, name)) throw new Error(src + " holds no part of " + key);
+        return all[name];
+      });
+    });
+  }
+  window.EB_PARTS = loadParts;  /* the compare view loads its boards' parts with it */
+
   function slugRows(body) {
     return Array.prototype.slice.call(body.rows).filter(function (r) { return r.hasAttribute("data-slug"); });
   }
@@ -63,14 +98,49 @@
     this.filter = document.querySelector('input[data-eb-filter="' + this.key + '"]');
     this.count = document.querySelector('[data-eb-count="' + this.key + '"]');
     this.substrate = document.querySelector('select[data-eb-substrate="' + this.key + '"]');
-    this.bodies().forEach(function (body) {
-      var line = body.querySelector("tr[data-eb-line]");
-      if (!line) return;
-      var rows = slugRows(body);
-      var i = rows.indexOf(line.nextElementSibling);
-      body.setAttribute("data-eb-line-after", String(i < 0 ? rows.length : i));
-    });
+    this.complete = this.bodies().every(function (body) { return !body.hasAttribute("data-eb-shards"); });
+    this.loading = null;
   }
+
+  /* Run fn once every row of the board is on the page: at once when they are, else after the
+   * board's row shards are loaded (each shard's rows follow the page's in the default order, and
+   * its per-task counts join the board's data for re-ranking). */
+  Board.prototype.whenComplete = function (fn) {
+    if (this.complete) { fn(); return; }
+    if (!this.loading) this.loading = this.loadRest();
+    var board = this;
+    this.table.setAttribute("aria-busy", "true");
+    this.loading.then(fn, function (error) {
+      board.bodies().forEach(function (body) {
+        var more = document.querySelector('[data-eb-more="' + body.getAttribute("data-eb-board-key") + '"]');
+        if (more) more.textContent = "The rest of this board did not load (" + error.message + "); the CSV download holds every row.";
+      });
+    }).then(function () { board.table.removeAttribute("aria-busy"); });
+  };
+
+  Board.prototype.loadRest = function () {
+    var board = this;
+    var bodies = this.bodies();
+    return Promise.all(bodies.map(function (body) {
+      var n = Number(body.getAttribute("data-eb-shards") || 0);
+      return loadParts("boards", "EB_MORE", body.getAttribute("data-eb-board-key"), n);
+    })).then(function (shards) {
+      var data = (window.EB_BOARD || {})[board.key];
+      bodies.forEach(function (body, b) {
+        var view = data && data.views[body.getAttribute("data-eb-view") || ""];
+        shards[b].forEach(function (shard) {
+          body.insertAdjacentHTML("beforeend", shard.rows.join(""));
+          if (view) view.systems = view.systems.concat(shard.systems);
+        });
+      });
+      bodies.forEach(function (body) {
+        var more = document.querySelector('[data-eb-more="' + body.getAttribute("data-eb-board-key") + '"]');
+        if (more) more.parentNode.removeChild(more);
+        board.placeLine(body);
+      });
+      board.complete = true;
+    });
+  };
 
   Board.prototype.header = function (column) {
     for (var i = 0; i < this.headers.length; i++) {
@@ -122,9 +192,9 @@
     var line = body.querySelector("tr[data-eb-line]");
     if (!line) return;
     var isDefault = this.column === this.defaultColumn && this.dir === this.defaultDir;
-    line.hidden = !isDefault;
     var rows = slugRows(body);
     var after = Number(body.getAttribute("data-eb-line-after"));
+    line.hidden = !isDefault || after > rows.length;  /* its place is among rows not loaded yet */
     body.insertBefore(line, after < rows.length ? rows[after] : null);
   };
 
@@ -180,17 +250,21 @@
     var known = sort && this.header(parts[0]);
     var column = known ? parts[0] : this.defaultColumn;
     var dir = known ? (parts[1] === "desc" ? "desc" : "asc") : this.defaultDir;
-    if (column !== this.column || dir !== this.dir) {
-      this.column = column;
-      this.dir = dir;
-      this.sortRows();
-    }
+    var resort = column !== this.column || dir !== this.dir;
+    this.column = column;
+    this.dir = dir;
     this.clicked = known ? column : "";
     this.view = param("substrate-" + this.key) || "";
     this.showView();
     this.query = param("filter-" + this.key) || "";
     this.typing = false;
-    this.applyFilter();
+    var board = this;
+    function apply() {
+      if (resort) board.sortRows();
+      board.applyFilter();
+    }
+    if (resort || this.query) this.whenComplete(apply);
+    else apply();
   };
 
   Board.prototype.listen = function () {
@@ -204,17 +278,24 @@
         else board.dir = th.getAttribute("data-eb-first") === "desc" ? "desc" : "asc";
         board.column = column;
         board.clicked = column;
-        board.sortRows();
         board.typing = false;
         board.remember();
+        board.whenComplete(function () { board.sortRows(); });
       });
+    });
+    this.bodies().forEach(function (body) {
+      var key = body.getAttribute("data-eb-board-key");
+      var button = document.querySelector('button[data-eb-show-all="' + key + '"]');
+      if (!button) return;
+      button.hidden = false;  /* without JavaScript the CSV is the way to every row */
+      button.addEventListener("click", function () { board.whenComplete(function () { board.applyFilter(); }); });
     });
     if (this.filter) {
       this.filter.addEventListener("input", function () {
         board.query = board.filter.value;
-        board.applyFilter();
         board.remember(board.typing);  /* one step of history per filter typed */
         board.typing = true;
+        board.whenComplete(function () { board.applyFilter(); });
       });
       this.filter.addEventListener("change", function () { board.typing = false; });
     }
@@ -647,7 +728,7 @@
     var same = listOf(w).every(function (x, i) { return x === defaults[i]; });
     var preset = this.presetOf(w);
     this.show(w, preset);
-    this.boards.forEach(function (b) { b.reprice(w); });
+    this.boards.forEach(function (b) { b.whenComplete(function () { b.reprice(w); }); });
     if (remember) {
       var harms = fmt(w.silent) + "," + fmt(w.wrong) + "," + fmt(w.halt);
       setParams({
