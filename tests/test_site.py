@@ -35,6 +35,7 @@ from support.site import (
     ROOT,
     SCREENS_BOARD,
     SCREENS_PACK,
+    SCRIPT_NAME,
     ScreensPack,
     copy_references,
     make_submissions,
@@ -53,6 +54,8 @@ from effectbench.site import (
     normalise_svg,
     read_withdrawn,
 )
+from effectbench.site import _find as find
+from effectbench.site._prices import SHARD_BYTES
 from effectbench.site._receipts import CHUNK_BYTES
 from effectbench.site._render import ChartCache
 
@@ -354,22 +357,79 @@ def test_no_external_resources_and_no_broken_links(site: dict[str, Any]) -> None
         assert not re.search(r'(href|src)="https?:', body) and "url(http" not in body
 
 
-def test_search_index_holds_each_submission_once_and_no_tables(site: dict[str, Any]) -> None:
+def test_search_index_holds_the_site_pages_and_the_finder_every_submission(
+    site: dict[str, Any],
+) -> None:
+    """The theme's index (loaded whole on every page) holds the site's own pages and no
+    submission page; the finder's buckets hold each accepted submission once in the bucket of
+    each word of its name and nowhere else, every part within the shard bound."""
+    out: Path = site["out"]
     index = json.loads(page(site, "search/search_index.json"))
-    docs = index["docs"]
-    locations = [d["location"] for d in docs]
+    locations = [d["location"] for d in index["docs"]]
     assert "methodology.html" in locations and "index.html" in locations
-    for bundle in accepted_bundles(site):
-        # One entry per submission page: its title (the system's name) and its lead.
-        own = f"submissions/{bundle.name.lower()}.html"
-        entries = [d for d in docs if d["location"].split("#")[0] == own]
-        assert [d["location"] for d in entries] == [own]
-        assert "SWER" in entries[0]["text"] and "over-halt" in entries[0]["text"]
-    text = " ".join(d["text"] for d in docs)
+    assert not [x for x in locations if x.startswith("submissions/")]
+    text = " ".join(d["text"] for d in index["docs"])
     # No board row, chart or data table in the index (their cells ran together without spaces).
     assert "Data table" not in text and "[45.3%, 65.4%]" not in text and "[0.0%, 4.1%]" not in text
-    assert not [d for d in docs if d["location"].startswith("charts.html#chart-")]
-    assert (site["out"] / "search" / "search_index.js").is_file()  # offline plugin: file://
+    assert not [d for d in index["docs"] if d["location"].startswith("charts.html#chart-")]
+    assert (out / "search" / "search_index.js").is_file()  # offline plugin: file://
+
+    manifest = script_data(out / "search" / "systems-0.js")
+    assert manifest["separator"] == find.SEPARATOR and manifest["key_chars"] == 2
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    theme_search = next(p["search"] for p in config["plugins"] if isinstance(p, dict))
+    assert theme_search["separator"] == find.SEPARATOR  # a query splits alike in both
+    held: dict[str, list[str]] = {}
+    details: dict[str, tuple[str, str]] = {}
+    for key, parts in manifest["buckets"].items():
+        for n in range(parts):
+            f = out / "search" / "systems" / f"{key}-{n}.js"
+            assert len(script_data(f, raw=True)) <= SHARD_BYTES
+            for name, slug, detail in script_data(f):
+                held.setdefault(slug, []).append(key)
+                details[slug] = (name, detail.split(" · ")[0])
+    assert sorted(held) == sorted(b.name.lower() for b in accepted_bundles(site))
+    boards = json.loads(page(site, "downloads/leaderboard.json"))["boards"]
+    names = {e["slug"]: e["system"] for b in boards for e in b["entries"]}
+    assert details == {e["slug"]: (e["system"], b["pack"]) for b in boards for e in b["entries"]}
+    for slug, keys in held.items():
+        want = {w[:2].encode().hex() for w in re.split(find.SEPARATOR, names[slug].lower()) if w}
+        assert sorted(keys) == sorted(want), (slug, names[slug])
+    assert SCRIPT_NAME in names.values()  # a name that is markup is held as the text it is
+
+
+def script_data(path: Path, raw: bool = False) -> Any:
+    """The JSON a registering script holds (``window.X[name] = {...};``), or its text."""
+    text = path.read_text(encoding="utf-8")
+    body = text[text.rindex("] = ") + 4 :].rstrip().removesuffix(";")
+    return body if raw else json.loads(body)
+
+
+def test_the_finder_splits_a_bucket_past_the_shard_bound_and_keys_any_letters() -> None:
+    many = [
+        find.Findable(f"Synthetic agent {i:05d}", f"s{i:05d}", "clinic · api") for i in range(12000)
+    ]
+    odd = find.Findable("Ärzte-Bot <b>x</b> 🤖🤖", "odd", "clinic · web")
+    files = find.find_scripts([*many, odd])
+    manifest = json.loads(files["search/systems-0.js"].split("] = ", 1)[1].rstrip().rstrip(";"))
+    buckets = manifest["buckets"]
+    key = b"sy".hex()
+    assert buckets[key] >= 2  # 12,000 names in one bucket: more than one part
+    seen = []
+    for n in range(buckets[key]):
+        part = files[f"search/systems/{key}-{n}.js"]
+        assert len(part.split("] = ", 1)[1]) <= SHARD_BYTES
+        seen += [slug for _, slug, _ in json.loads(part.split("] = ", 1)[1].rstrip().rstrip(";"))]
+    assert seen == [f"s{i:05d}" for i in range(12000)]  # name order, each once
+    assert find.words(odd.name) == ["ärzte", "bot", "b", "x", "b", "🤖🤖"]
+    for w in ("är", "bo", "b", "x", "🤖🤖"):
+        assert buckets[w.encode().hex()] == 1
+    assert set(buckets) == {
+        key,
+        b"ag".hex(),
+        *(w[:2].encode().hex() for w in [f"{i:05d}" for i in range(12000)]),
+        *(w.encode().hex() for w in ("är", "bo", "b", "x", "🤖🤖")),
+    }
 
 
 def accepted_bundles(site: dict[str, Any]) -> list[Path]:

@@ -49,8 +49,6 @@ class GeneratedPage:
     """``(anchor id, text)`` of the page's second-level headings, for the TOC."""
     search: bool = True
     """Whether the page goes into the search index."""
-    search_boost: float | None = None
-    """The page's weight in search results (the theme's ``search.boost``), when not 1."""
     search_lead: str | None = None
     """When set, the search index holds only the page's title and this HTML (its lead), not
     the body: the page is found by its title, and the theme's search indexer never parses
@@ -73,8 +71,6 @@ class GeneratedPage:
         front: dict[str, object] = {"title": self.safe_title}
         if not self.search:
             front["search"] = {"exclude": True}
-        elif self.search_boost is not None:
-            front["search"] = {"boost": self.search_boost}
         if self.hide:
             front["hide"] = list(self.hide)
         header: str = yaml.safe_dump(front, allow_unicode=True)

@@ -665,8 +665,8 @@ def submission_page(
     each board it is on, with its row there; ``receipts``: its matrix and heatmap link to the
     episode view).
 
-    Only its title and lead paragraph go into the search index (a search for
-    the system's name finds the page); its sections and tables stay out.
+    The page stays out of the theme's search index: the system finder
+    (:mod:`effectbench.site._find`) finds it by the system's name.
     """
     res, tasks = entry.results, entry.tasks
     assert res is not None and tasks is not None
@@ -692,9 +692,6 @@ def submission_page(
         "rows": hrefs.get("episodes.jsonl.gz", ""),
         "receipts_file": hrefs.get("receipts.jsonl.gz", ""),
     }
-    lead = env.get_template("submission_lead.html.j2").render(
-        e=entry, row=row, placements=placements
-    )
     body = env.get_template("submission.html.j2").render(
         e=entry,
         row=row,
@@ -718,16 +715,5 @@ def submission_page(
         body,
         SUBMISSION_HEADINGS,
         hide=("navigation",),
-        search_boost=name_boost(entry.name),
-        search_lead=lead,
+        search=False,
     )
-
-
-def name_boost(name: str) -> float:
-    """Return a submission page's search weight: a hair above 1, more for a shorter name.
-
-    Two pages whose names both hold every word searched for score the same in the theme's
-    search (a stop word such as "all" counts for nothing); this tilts the tie towards the
-    shorter name, which is the exact match, without outweighing any real difference.
-    """
-    return round(1 + 0.05 / (1 + len(name)), 6)

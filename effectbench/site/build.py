@@ -54,6 +54,7 @@ from effectbench.site._charts import PHONE, Chart, cells_chart, frontier_chart, 
 from effectbench.site._compare import compare_scripts
 from effectbench.site._downloads import bundle_downloads, leaderboard_tables
 from effectbench.site._entries import Entry, entry_from_report, unique_slugs
+from effectbench.site._find import Findable, find_scripts
 from effectbench.site._json import SCHEMA_FILE, dumps, leaderboard_json, schema
 from effectbench.site._mkdocs import GeneratedPage, SitePages, load_site_config, run_mkdocs
 from effectbench.site._monitors import (
@@ -671,15 +672,20 @@ class _SiteBuild:
         for v in self.views:  # SPEC order of substrates within each pack
             for row in v.rows:
                 placed.setdefault(row["slug"], []).append((v, row))
+        findable: list[Findable] = []
         for e in self.entries:
             if not e.accepted or e.tasks is None:
                 continue
             copies, links = bundle_downloads(e, self.options.cache_root / "gzip")
             self.copies.update(copies)
+            substrates = "+".join(substrate_order(e.tasks.substrate))
+            findable.append(
+                Findable(e.name, e.slug, " · ".join(filter(None, (e.pack, substrates, e.date))))
+            )
             whole = entry_row(
                 e,
                 e.tasks,
-                "+".join(substrate_order(e.tasks.substrate)),
+                substrates,
                 DEFAULT_PRICES,
                 idle_share([e.tasks]),
             )
@@ -696,6 +702,7 @@ class _SiteBuild:
                 receipts=e.slug in self.receipts.slugs,
                 frames_policy=FRAMES_POLICY,
             )
+        self.texts.update(find_scripts(findable))
 
     def _art(self, chart: Chart) -> ChartArt:
         """Return a chart's drawings: the wide one, and the phone's where there is one."""
