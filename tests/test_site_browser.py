@@ -865,6 +865,16 @@ def test_the_finder_finds_each_system_by_name_first_from_its_own_bucket(
     links.first.click()
     w.page.wait_for_load_state()
     assert w.page.locator("h1#title").inner_text() == "always_halt two-substrate"
+    # Enter opens the page of the exact name typed, else the theme's best page.
+    find(w.page, "always_halt")
+    with w.page.expect_navigation():
+        w.page.locator("input.md-search__input").press("Enter")
+    assert w.page.locator("h1#title").inner_text() == "always_halt"
+    assert find(w.page, "always").count() > 0  # systems, none of them named "always"
+    search(w.page, "always")
+    with w.page.expect_navigation():
+        w.page.locator("input.md-search__input").press("Enter")
+    assert "/submissions/" not in w.page.url
     w.check()
 
 

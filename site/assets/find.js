@@ -7,8 +7,8 @@
  * key (search/systems/HEX-N.js, HEX the key's UTF-8 bytes). On the first query the manifest is
  * loaded; each query then loads the one bucket of its most selective word (a word of two
  * characters or more) and lists, above the theme's results, the systems whose name has a word
- * starting with each word typed: the exact name first, then shorter names. Names are shown as
- * text, never as markup. Nothing is fetched before a reader types, and no request leaves the site.
+ * starting with each word typed: the exact name first, then shorter names (Enter opens the exact
+ * name's page, else the theme's best page). Names are shown as text, never as markup. Nothing is fetched before a reader types, and no request leaves the site.
  */
 (function () {
   "use strict";
@@ -58,7 +58,7 @@
     return text.toLowerCase().split(separator).filter(Boolean);
   }
 
-  /* The systems matching words, best first: [entries shown, how many match]. */
+  /* The systems whose names match the words, best first. */
   function matches(entries, wanted, separator) {
     var exact = wanted.join(" ");
     var found = [];
@@ -73,7 +73,9 @@
       return a.exact - b.exact || a.n - b.n || a.e[0].length - b.e[0].length ||
         (a.e[0] < b.e[0] ? -1 : a.e[0] > b.e[0] ? 1 : 0) || (a.e[1] < b.e[1] ? -1 : 1);
     });
-    return found.map(function (f) { return f.e; });
+    return found.map(function (f) {
+      return { name: f.e[0], slug: f.e[1], detail: f.e[2], exact: f.exact === 0 };
+    });
   }
 
   /* Show what answers the query text (found: the matches; null: no list for it). */
@@ -86,13 +88,16 @@
       item.className = "eb-find__item";
       var link = document.createElement("a");
       link.className = "eb-find__link";
-      link.href = base + "/submissions/" + encodeURIComponent(e[1]) + ".html";
+      link.href = base + "/submissions/" + encodeURIComponent(e.slug) + ".html";
       var name = document.createElement("span");
       name.className = "eb-find__name";
-      name.textContent = e[0];
+      name.textContent = e.name;
+      /* The theme's Enter opens the result whose first child scores highest: the exact name
+       * outranks every page, any other system none. */
+      name.setAttribute("data-md-score", e.exact ? "1e9" : "0");
       var detail = document.createElement("span");
       detail.className = "eb-find__detail";
-      detail.textContent = e[2];
+      detail.textContent = e.detail;
       link.appendChild(name);
       link.appendChild(detail);
       item.appendChild(link);
