@@ -41,6 +41,7 @@ from effectbench.effects import Effect, EffectKind
 from effectbench.findings import CheckId, Family
 from effectbench.kit.audit import attacks
 from effectbench.kit.sqlite import attack_file
+from effectbench.manifest import fingerprint
 from effectbench.metrics import COLLATERAL_COLUMN, episode_frame, task_rate, task_table
 from effectbench.packs import get_pack
 from effectbench.packs.clinic import ClinicProvider
@@ -56,6 +57,8 @@ from effectbench.run.runner import evaluate
 from verifier.api import VerifyOptions, verify_bundle
 from verifier.frames import FrameBudget, pixel_problem, read_header
 from verifier.limits import Limits
+from verifier.pack import kept_pack_tasks, pack_tasks
+from verifier.receipts import TASKS_KEPT, receipt_tasks
 
 UNSIGNED = VerifyOptions(allow_unsigned=True, reproduce=False)
 
@@ -654,3 +657,25 @@ def test_the_site_publishes_frames_re_encoded_within_its_bound(tmp_path: Path) -
     bomb = bomb_png(8192, 8192)
     (frames / _named(bomb, "png")).write_bytes(bomb)
     assert rendition(frames / _named(bomb, "png"), cache) is None
+
+
+def test_task_data_are_kept_per_pack_class_and_fingerprint() -> None:
+    """A bundle's check reuses the task data of an earlier bundle of the same provider class
+    and fingerprint (a fresh provider of the same pack), never another pack's; the last few
+    packs are kept, and without a fingerprint nothing is."""
+    clinic = get_pack("clinic")
+    fp = fingerprint(clinic.manifest())
+    first = receipt_tasks(clinic, fp)
+    assert receipt_tasks(get_pack("clinic"), fp) is first
+    assert set(first) == {t.task_id for t in clinic.tasks()}
+    assert receipt_tasks(clinic, fp + "0") is not first
+    mockmed = get_pack("mockmed")
+    assert set(receipt_tasks(mockmed, fp)) == {t.task_id for t in mockmed.tasks()}  # its class
+    assert receipt_tasks(clinic, "") is not receipt_tasks(clinic, "")
+    for i in range(TASKS_KEPT):
+        receipt_tasks(clinic, f"sha256:{i}")
+    assert receipt_tasks(clinic, fp) is not first  # the oldest fell out
+
+    facts = kept_pack_tasks(clinic, fp, "dev")
+    assert facts == pack_tasks(clinic, "dev") and facts is not kept_pack_tasks(clinic, fp, "dev")
+    assert kept_pack_tasks(mockmed, fp, "dev") == pack_tasks(mockmed, "dev")

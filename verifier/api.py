@@ -123,6 +123,8 @@ class _Declared:
     tasks: dict[str, TaskFacts] | None = None
     instance: InstanceFacts | None = None
     """The instance of a generated pack the bundle ran on (None: the pack draws none)."""
+    fingerprint: str = ""
+    """The pack's fingerprint as computed here (not as declared)."""
 
 
 @dataclass(frozen=True)
@@ -191,8 +193,8 @@ def _check_declaration(
     if header is None:
         return _Declared()
     check_spec(header.spec_version, sink, sub.sub_file, sub.fields["spec_version"])
-    pack, tasks, instance = check_pack(header, sink, sub.sub_file, sub.fields)
-    return _Declared(pack, tasks, instance)
+    pack, tasks, instance, fingerprint = check_pack(header, sink, sub.sub_file, sub.fields)
+    return _Declared(pack, tasks, instance, fingerprint)
 
 
 def _check_rows(
@@ -258,6 +260,7 @@ def _check_receipts(
         options.limits,
         ready=ready,
         episode_ids=checker.episode_ids(),
+        pack_fingerprint=declared.fingerprint,
     )
 
 

@@ -9,6 +9,7 @@ with ``run.dropped`` and applies the drop caps.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -78,6 +79,27 @@ def pack_tasks(pack: BenchmarkProvider, split: str) -> dict[str, TaskFacts]:
     return out
 
 
+FACTS_KEPT = 8
+"""How many (pack, split) task facts a process keeps between bundles (:func:`kept_pack_tasks`)."""
+_kept_facts: OrderedDict[tuple[type, str, str], dict[str, TaskFacts]] = OrderedDict()
+
+
+def kept_pack_tasks(
+    pack: BenchmarkProvider, pack_fingerprint: str, split: str
+) -> dict[str, TaskFacts]:
+    """Return :func:`pack_tasks`, kept for the next bundle of the same provider class,
+    fingerprint (the manifest's hash: the tasks and their wiring) and split, for the last
+    :data:`FACTS_KEPT` of them: a board's bundles mostly share a pack."""
+    key = (type(pack), pack_fingerprint, split)
+    if key in _kept_facts:
+        _kept_facts.move_to_end(key)
+    else:
+        _kept_facts[key] = pack_tasks(pack, split)
+        while len(_kept_facts) > FACTS_KEPT:
+            _kept_facts.popitem(last=False)
+    return dict(_kept_facts[key])
+
+
 def clusters_of(tasks: Mapping[str, TaskFacts]) -> dict[str, str] | None:
     """Return each task's statistical cluster by task id, or None when every task is its own
     (:func:`effectbench.metrics.tasks.task_table` then counts tasks)."""
@@ -88,9 +110,10 @@ def clusters_of(tasks: Mapping[str, TaskFacts]) -> dict[str, str] | None:
 
 def check_pack(
     header: SubmissionHeader, sink: FindingSink, file: str, fields: Mapping[str, str]
-) -> tuple[BenchmarkProvider | None, dict[str, TaskFacts] | None, InstanceFacts | None]:
+) -> tuple[BenchmarkProvider | None, dict[str, TaskFacts] | None, InstanceFacts | None, str]:
     """Check the pack declaration; return the pack (drawn from the bundle's instance seed, for
-    a generated pack: :mod:`verifier.instances`), its task facts and the instance's facts.
+    a generated pack: :mod:`verifier.instances`), its task facts, the instance's facts and the
+    pack's fingerprint ("" where there is no pack).
 
     ``fields`` maps a header field (``pack.name``...) to its name in ``file``.
     """
@@ -99,7 +122,7 @@ def check_pack(
         public = get_pack(ref.name)
     except UsageError as exc:
         sink.emit(CheckId.PACK_UNKNOWN, exc.diagnostics(), file, None, fields["pack.name"])
-        return None, None, None
+        return None, None, None, ""
     except GenerationError as exc:
         sink.emit(
             CheckId.PACK_INSTANCE_GENERATOR,
@@ -108,10 +131,10 @@ def check_pack(
             None,
             fields["pack.name"],
         )
-        return None, None, None
+        return None, None, None, ""
     pack, instance = instance_pack(public, header, sink, file)
     if pack is None:
-        return None, None, None
+        return None, None, None, ""
     refused = acceptance_problem(ref.name)
     if refused is not None:
         sink.emit(CheckId.PACK_NOT_ACCEPTED, refused, file, None, fields["pack.name"])
@@ -127,7 +150,7 @@ def check_pack(
             fields["pack.fingerprint"],
         )
     _check_trials(header, sink, file, fields)
-    tasks = pack_tasks(pack, ref.split.value)
+    tasks = kept_pack_tasks(pack, actual, ref.split.value)
     if not tasks:
         why = pack.split_absent(ref.split.value) if isinstance(pack, ExplainsAbsentSplit) else None
         sink.emit(
@@ -138,7 +161,7 @@ def check_pack(
             None,
             "pack.split",
         )
-    return pack, tasks, instance
+    return pack, tasks, instance, actual
 
 
 def _check_trials(

@@ -36,6 +36,7 @@ collateral-write rate's events) and each (task, trial)'s change-set digest (repr
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import zip_longest
@@ -173,40 +174,78 @@ def _holds_markup(value: Any) -> bool:
 
 
 class _Task:
-    """What the check needs of one task: its spec, and per seed the resolved contract."""
+    """What the check needs of one task: its spec, and per seed the resolved contract, the
+    initial record and the allowed changes, each worked out once. It keeps no provider: a
+    task's data depend on the pack's code and its fingerprint only (:func:`receipt_tasks`)."""
 
     def __init__(self, pack: BenchmarkProvider, spec: TaskSpec) -> None:
-        self.pack = pack
         self.spec = spec
         self.mechanism = pack.mechanism(spec) if isinstance(pack, StatesMechanism) else ""
         self._trials: dict[int | None, tuple[dict[str, Any], tuple[Effect, ...]]] = {}
         self._initial: dict[int | None, dict[str, dict[tuple[Any, ...], Mapping[str, Any]]]] = {}
+        self._allowed: dict[
+            tuple[int | None, tuple[str, ...]], tuple[AllowedChange, ...] | None
+        ] = {}
 
-    def trial(self, seed: int | None) -> tuple[dict[str, Any], tuple[Effect, ...]]:
+    def trial(
+        self, pack: BenchmarkProvider, seed: int | None
+    ) -> tuple[dict[str, Any], tuple[Effect, ...]]:
         if seed not in self._trials:
-            params = self.pack.trial_params(self.spec, seed if seed is not None else 0)
+            params = pack.trial_params(self.spec, seed if seed is not None else 0)
             effects = tuple(e.resolve(params) for e in self.spec.expected_effect)
             self._trials[seed] = (params, effects)
         return self._trials[seed]
 
-    def allowed(self, seed: int | None, tables: list[str]) -> tuple[AllowedChange, ...] | None:
-        params, _ = self.trial(seed)
-        return allowances(self.pack, self.spec, params, tables)
+    def allowed(
+        self, pack: BenchmarkProvider, seed: int | None, tables: list[str]
+    ) -> tuple[AllowedChange, ...] | None:
+        key = (seed, tuple(tables))
+        if key not in self._allowed:
+            params, _ = self.trial(pack, seed)
+            self._allowed[key] = allowances(pack, self.spec, params, tables)
+        return self._allowed[key]
 
     def initial(
-        self, seed: int | None
+        self, pack: BenchmarkProvider, seed: int | None
     ) -> dict[str, dict[tuple[Any, ...], Mapping[str, Any]]] | None:
         """The record as provisioned, per table its rows (as the pack gives them) by key;
         None: the pack says not. :func:`plain_row` gives a row as a change set states it."""
-        if not isinstance(self.pack, DeclaresInitialState):
+        if not isinstance(pack, DeclaresInitialState):
             return None
         if seed not in self._initial:
-            params, _ = self.trial(seed)
-            tables = self.pack.initial_tables(self.spec, params)
+            params, _ = self.trial(pack, seed)
+            tables = pack.initial_tables(self.spec, params)
             self._initial[seed] = {
                 name: {t.key_of(r): r for r in t.rows} for name, t in tables.items()
             }
         return self._initial[seed]
+
+
+TASKS_KEPT = 4
+"""How many packs' task data a process keeps between bundles (:func:`receipt_tasks`)."""
+_kept_tasks: OrderedDict[tuple[type, str], dict[str, _Task]] = OrderedDict()
+
+
+def receipt_tasks(pack: BenchmarkProvider, pack_fingerprint: str = "") -> dict[str, _Task]:
+    """Return the check's data of every task of ``pack``, by task id.
+
+    With the pack's fingerprint (its manifest's hash: the tasks, their payload wiring, the
+    system of record), the data are kept for the next bundle of the same provider class and
+    fingerprint, for the last :data:`TASKS_KEPT` packs: a board's bundles mostly share a pack,
+    and the initial records and allowances were worked out again for each. Without it, the
+    data are this bundle's own.
+    """
+    if not pack_fingerprint:
+        return {t.task_id: _Task(pack, t) for t in pack.tasks()}
+    key = (type(pack), pack_fingerprint)
+    if key in _kept_tasks:
+        _kept_tasks.move_to_end(key)
+        return _kept_tasks[key]
+    tasks = {t.task_id: _Task(pack, t) for t in pack.tasks()}
+    _kept_tasks[key] = tasks
+    while len(_kept_tasks) > TASKS_KEPT:
+        _kept_tasks.popitem(last=False)
+    return tasks
 
 
 class ReceiptChecker:
@@ -218,12 +257,13 @@ class ReceiptChecker:
         pack: BenchmarkProvider,
         frames: Mapping[str, Path],
         limits: Limits,
+        pack_fingerprint: str = "",
     ) -> None:
         self.sink = sink
         self.pack = pack
         self.frames = frames
         self.limits = limits
-        self.tasks = {t.task_id: _Task(pack, t) for t in pack.tasks()}
+        self.tasks = receipt_tasks(pack, pack_fingerprint)
         self.tables = set(pack.record_tables()) if isinstance(pack, DeclaresChanges) else None
         self.screens = isinstance(pack, ChecksFrontEnds)
         self.named: set[str] = set()
@@ -435,7 +475,7 @@ class ReceiptChecker:
             return
         if self._bad_tables(line, receipt) or self._not_from_initial(line, receipt, row, task):
             return
-        _, contract = task.trial(row.seed)
+        _, contract = task.trial(self.pack, row.seed)
         if len(effects) != len(contract):
             self._emit(
                 CheckId.RECEIPT_EVIDENCE,
@@ -534,7 +574,7 @@ class ReceiptChecker:
         changes = receipt.changes
         if changes is None or not changes.rows:
             return False  # nothing changed: no before side to compare
-        initial = task.initial(row.seed)
+        initial = task.initial(self.pack, row.seed)
         if initial is None:
             return False
         for i, c in enumerate(changes.rows):
@@ -597,7 +637,7 @@ class ReceiptChecker:
     ) -> None:
         changes = receipt.changes
         assert changes is not None
-        allowed = task.allowed(row.seed, changes.tables)
+        allowed = task.allowed(self.pack, row.seed, changes.tables)
         marks = [c.collateral for c in changes.rows]
         if allowed is None:
             if any(marks) or receipt.collateral is not None:
@@ -686,8 +726,10 @@ def check_receipts(
     *,
     ready: bool,
     episode_ids: Mapping[str, int],
+    pack_fingerprint: str = "",
 ) -> ReceiptResult:
-    """Run the ``receipt`` family on a bundle (``ready``: its rows and pack checked out)."""
+    """Run the ``receipt`` family on a bundle (``ready``: its rows and pack checked out;
+    ``pack_fingerprint``: the pack's, which lets its task data be kept for the next bundle)."""
     if header is None:
         return ReceiptResult(Step(True, "not run: submission.json unreadable"))
     if header.effectbench_bundle_version != RECEIPTS_VERSION:
@@ -713,7 +755,7 @@ def check_receipts(
         return ReceiptResult(Step())
     if not ready or pack is None or rows is None:
         return ReceiptResult(Step(True, "not run: the rows or the pack could not be checked"))
-    checker = ReceiptChecker(sink, pack, frames or {}, limits)
+    checker = ReceiptChecker(sink, pack, frames or {}, limits, pack_fingerprint)
     checker.episode_ids = episode_ids
     lines = iter_episode_lines(receipts_file, limits.max_receipt_line_bytes)
     n = 0
