@@ -31,9 +31,10 @@ submissions.
 
 At the end it prints the figures of issue 31 against its targets: the size per 1,000
 submissions (25 MiB), the landing page's transferred bytes (gzip of the page and of every
-script and stylesheet it loads; 300 kB), the largest JS or JSON file a page fetches (1 MiB;
-the downloads are listed apart), what one search fetches, and the rebuild after one new
-submission (15 s).
+script and stylesheet it loads, with the theme's search worker and index, which every page
+fetches; 300 kB), the largest JS or JSON file a page fetches (1 MiB; the downloads are
+listed apart), the most one system search fetches (the finder's manifest and its largest
+bucket; 300 kB), and the rebuild after one new submission (15 s).
 
     .venv/bin/python benchmarks/bench_site.py [--submissions 1000] [--shipped-material] [--keep DIR]
 """

@@ -860,6 +860,8 @@ def test_the_finder_finds_each_system_by_name_first_from_its_own_bucket(
     assert find(w.page, "zzqx always").count() == 0
     meta = w.page.locator("[data-eb-find] .eb-find__meta")
     assert meta.inner_text() == "No system's name matches"
+    w.page.locator("button.md-search__icon[type=reset]").click()  # the theme's clear button
+    expect(w.page.locator("[data-eb-find]")).to_be_hidden()
     # The link of a result opens the system's page.
     links = find(w.page, "always_halt two")
     links.first.click()

@@ -142,5 +142,7 @@
   }
 
   input.addEventListener("input", query);
+  /* the theme's reset button clears the box without an input event */
+  if (input.form) input.form.addEventListener("reset", function () { latest++; show("", null); });
   input.addEventListener("focus", function () { if (input.value.trim()) query(); });
 })();
