@@ -10,9 +10,9 @@ with ``run.dropped`` and applies the drop caps.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from effectbench.attempts import attempt_problems
 from effectbench.bundle import SubmissionHeader
@@ -79,9 +79,32 @@ def pack_tasks(pack: BenchmarkProvider, split: str) -> dict[str, TaskFacts]:
     return out
 
 
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Kept(Generic[K, V]):
+    """The values made for the last ``bound`` keys asked for (the least recently used goes
+    first): what a verifying process keeps of a pack between bundles."""
+
+    def __init__(self, bound: int) -> None:
+        self.bound = bound
+        self._values: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K, make: Callable[[], V]) -> V:
+        """Return the value kept for ``key``, made by ``make`` if there is none."""
+        if key in self._values:
+            self._values.move_to_end(key)
+        else:
+            self._values[key] = make()
+            while len(self._values) > self.bound:
+                self._values.popitem(last=False)
+        return self._values[key]
+
+
 FACTS_KEPT = 8
 """How many (pack, split) task facts a process keeps between bundles (:func:`kept_pack_tasks`)."""
-_kept_facts: OrderedDict[tuple[type, str, str], dict[str, TaskFacts]] = OrderedDict()
+_kept_facts: Kept[tuple[type, str, str], dict[str, TaskFacts]] = Kept(FACTS_KEPT)
 
 
 def kept_pack_tasks(
@@ -91,13 +114,7 @@ def kept_pack_tasks(
     fingerprint (the manifest's hash: the tasks and their wiring) and split, for the last
     :data:`FACTS_KEPT` of them: a board's bundles mostly share a pack."""
     key = (type(pack), pack_fingerprint, split)
-    if key in _kept_facts:
-        _kept_facts.move_to_end(key)
-    else:
-        _kept_facts[key] = pack_tasks(pack, split)
-        while len(_kept_facts) > FACTS_KEPT:
-            _kept_facts.popitem(last=False)
-    return dict(_kept_facts[key])
+    return dict(_kept_facts.get(key, lambda: pack_tasks(pack, split)))
 
 
 def clusters_of(tasks: Mapping[str, TaskFacts]) -> dict[str, str] | None:

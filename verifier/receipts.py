@@ -36,7 +36,6 @@ collateral-write rate's events) and each (task, trial)'s change-set digest (repr
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import zip_longest
@@ -73,6 +72,7 @@ from effectbench.seam import (
 from verifier.frames import FrameBudget, frame_problem
 from verifier.instances import instance_seed, is_fresh, rerun_hint
 from verifier.limits import Limits
+from verifier.pack import Kept
 from verifier.report import FindingSink, Step
 
 SCREEN_SUBSTRATES = frozenset({Substrate.WEB, Substrate.DESKTOP, Substrate.REMOTE_DISPLAY})
@@ -223,7 +223,7 @@ class _Task:
 
 TASKS_KEPT = 4
 """How many packs' task data a process keeps between bundles (:func:`receipt_tasks`)."""
-_kept_tasks: OrderedDict[tuple[type, str], dict[str, _Task]] = OrderedDict()
+_kept_tasks: Kept[tuple[type, str], dict[str, _Task]] = Kept(TASKS_KEPT)
 
 
 def receipt_tasks(pack: BenchmarkProvider, pack_fingerprint: str = "") -> dict[str, _Task]:
@@ -235,17 +235,13 @@ def receipt_tasks(pack: BenchmarkProvider, pack_fingerprint: str = "") -> dict[s
     and the initial records and allowances were worked out again for each. Without it, the
     data are this bundle's own.
     """
-    if not pack_fingerprint:
+
+    def make() -> dict[str, _Task]:
         return {t.task_id: _Task(pack, t) for t in pack.tasks()}
-    key = (type(pack), pack_fingerprint)
-    if key in _kept_tasks:
-        _kept_tasks.move_to_end(key)
-        return _kept_tasks[key]
-    tasks = {t.task_id: _Task(pack, t) for t in pack.tasks()}
-    _kept_tasks[key] = tasks
-    while len(_kept_tasks) > TASKS_KEPT:
-        _kept_tasks.popitem(last=False)
-    return tasks
+
+    if not pack_fingerprint:
+        return make()
+    return _kept_tasks.get((type(pack), pack_fingerprint), make)
 
 
 class ReceiptChecker:
