@@ -39,6 +39,8 @@ from support.site import (
     ScreensPack,
     copy_references,
     make_submissions,
+    registered,
+    registered_body,
     screens_bundles,
     site_root,
     slug_of,
@@ -374,7 +376,7 @@ def test_search_index_holds_the_site_pages_and_the_finder_every_submission(
     assert not [d for d in index["docs"] if d["location"].startswith("charts.html#chart-")]
     assert (out / "search" / "search_index.js").is_file()  # offline plugin: file://
 
-    manifest = script_data(out / "search" / "systems-0.js")
+    manifest = registered(out / "search" / "systems-0.js")
     assert manifest["separator"] == find.SEPARATOR and manifest["key_chars"] == 2
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
     theme_search = next(p["search"] for p in config["plugins"] if isinstance(p, dict))
@@ -384,8 +386,8 @@ def test_search_index_holds_the_site_pages_and_the_finder_every_submission(
     for key, parts in manifest["buckets"].items():
         for n in range(parts):
             f = out / "search" / "systems" / f"{key}-{n}.js"
-            assert len(script_data(f, raw=True)) <= SHARD_BYTES
-            for name, slug, detail in script_data(f):
+            assert len(registered_body(f.read_text(encoding="utf-8"))) <= SHARD_BYTES
+            for name, slug, detail in registered(f):
                 held.setdefault(slug, []).append(key)
                 details[slug] = (name, detail.split(" · ")[0])
     assert sorted(held) == sorted(b.name.lower() for b in accepted_bundles(site))
@@ -398,28 +400,21 @@ def test_search_index_holds_the_site_pages_and_the_finder_every_submission(
     assert SCRIPT_NAME in names.values()  # a name that is markup is held as the text it is
 
 
-def script_data(path: Path, raw: bool = False) -> Any:
-    """The JSON a registering script holds (``window.X[name] = {...};``), or its text."""
-    text = path.read_text(encoding="utf-8")
-    body = text[text.rindex("] = ") + 4 :].rstrip().removesuffix(";")
-    return body if raw else json.loads(body)
-
-
 def test_the_finder_splits_a_bucket_past_the_shard_bound_and_keys_any_letters() -> None:
     many = [
         find.Findable(f"Synthetic agent {i:05d}", f"s{i:05d}", "clinic · api") for i in range(12000)
     ]
     odd = find.Findable("Ärzte-Bot <b>x</b> 🤖🤖", "odd", "clinic · web")
     files = find.find_scripts([*many, odd])
-    manifest = json.loads(files["search/systems-0.js"].split("] = ", 1)[1].rstrip().rstrip(";"))
+    manifest = registered(files["search/systems-0.js"])
     buckets = manifest["buckets"]
     key = b"sy".hex()
     assert buckets[key] >= 2  # 12,000 names in one bucket: more than one part
     seen = []
     for n in range(buckets[key]):
         part = files[f"search/systems/{key}-{n}.js"]
-        assert len(part.split("] = ", 1)[1]) <= SHARD_BYTES
-        seen += [slug for _, slug, _ in json.loads(part.split("] = ", 1)[1].rstrip().rstrip(";"))]
+        assert len(registered_body(part)) <= SHARD_BYTES
+        seen += [slug for _, slug, _ in registered(part)]
     assert seen == [f"s{i:05d}" for i in range(12000)]  # name order, each once
     assert find.words(odd.name) == ["ärzte", "bot", "b", "x", "b", "🤖🤖"]
     for w in ("är", "bo", "b", "x", "🤖🤖"):

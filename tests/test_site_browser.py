@@ -33,6 +33,7 @@ from support.site import (
     SCRIPT_NAME,
     ScreensPack,
     make_submissions,
+    registered,
     screens_bundles,
     slug_of,
 )
@@ -196,12 +197,6 @@ def boards_of(site: dict[str, Any]) -> list[str]:
 # -- the board: numbers, order, sorting, filtering, links -----------------------------------
 
 
-def _script_data(path: Path) -> Any:
-    """The JSON a board script or row shard registers (``window.X[name] = {...};``)."""
-    text = path.read_text(encoding="utf-8")
-    return json.loads(text[text.rindex("] = ") + 4 :].rstrip().removesuffix(";"))
-
-
 def test_a_board_past_its_first_rows_keeps_the_rest_in_shards(site: dict[str, Any]) -> None:
     """Each board's tbody holds its first rows; the rest, in the default order of the CSV, are
     in its row shards with their per-task counts, each within the shard bound, and the pack's
@@ -218,7 +213,7 @@ def test_a_board_past_its_first_rows_keeps_the_rest_in_shards(site: dict[str, An
         assert re.findall(r'<tr data-slug="([^"]+)"', body.group(1)) == order[:ROWS_INLINE]
         group = html[: body.start()].rsplit('data-eb-board="', 1)[1].split('"', 1)[0]
         substrate = str(csv.loc[csv.board == view, "substrate"].iloc[0])
-        head = _script_data(out / "boards" / f"{group}.js")["views"][substrate]["systems"]
+        head = registered(out / "boards" / f"{group}.js")["views"][substrate]["systems"]
         assert [x["slug"] for x in head] == order[:ROWS_INLINE], view
         shards = sorted((out / "boards").glob(f"{view}-*.js"))
         if len(order) <= ROWS_INLINE:
@@ -233,20 +228,20 @@ def test_a_board_past_its_first_rows_keeps_the_rest_in_shards(site: dict[str, An
         for i in range(len(shards)):
             path = out / "boards" / f"{view}-{i}.js"
             assert path.stat().st_size <= SHARD_BYTES + 200, path
-            data = _script_data(path)
+            data = registered(path)
             rows += [re.findall(r'<tr data-slug="([^"]+)"', r)[0] for r in data["rows"]]
             systems += [x["slug"] for x in data["systems"]]
         assert rows == systems == order[ROWS_INLINE:], view
     for view, slugs in csv.groupby("board", sort=False)["slug"]:
         order = [str(x) for x in slugs]
-        compare = _script_data(out / "compare" / f"{view}.js")
+        compare = registered(out / "compare" / f"{view}.js")
         parts = sorted((out / "compare").glob(f"{view}-*.js"))
         assert compare["parts"] == len(parts) == (0 if len(order) <= ROWS_INLINE else 1), view
         shown = [x["slug"] for x in compare["systems"]]
         for i in range(len(parts)):
             path = out / "compare" / f"{view}-{i}.js"
             assert path.stat().st_size <= SHARD_BYTES + 200, path
-            shown += [x["slug"] for x in _script_data(path)["systems"]]
+            shown += [x["slug"] for x in registered(path)["systems"]]
         assert shown == order, view  # the compare view's systems: the board's, in its order
     assert sharded >= 2  # the two-substrate pack's boards
 

@@ -271,3 +271,15 @@ def screens_bundles(subs: Path) -> dict[str, list[Path]]:
         for sub, arm in ((Substrate.WEB, "effect_verified"), (Substrate.DESKTOP, "retry_on_error"))
     ]
     return out
+
+
+def registered_body(script: str) -> str:
+    """The JSON text a registering script holds (``window.X[name] = {...};``, written by
+    ``effectbench.site._prices.registering``)."""
+    return script[script.index("] = ") + 4 :].rstrip().removesuffix(";")
+
+
+def registered(script: str | Path) -> Any:
+    """The data a registering script holds: its text, or the file at a path."""
+    text = script.read_text(encoding="utf-8") if isinstance(script, Path) else script
+    return json.loads(registered_body(text))
