@@ -16,6 +16,7 @@ import importlib.util
 import os
 import platform
 import stat
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -108,11 +109,75 @@ def _code_roots(packs: Iterable[InstalledPack]) -> list[tuple[str, Path]]:
     return sorted(roots.items())
 
 
-def _file_digests(bundle: Path) -> dict[str, str] | None:
+SETTLED_NS = 2_000_000_000
+"""How long a file must have been left alone before its digest is kept by its stat data
+(:class:`FileDigests`): a later write sets its change time to a moment the kept one is not."""
+DIGESTS_FILE = "file-digests.memo"
+"""The report cache's kept file digests (sealed, in the report cache's folder)."""
+
+
+class FileDigests:
+    """The sha256 of files, kept between builds by what ``stat`` says of each file.
+
+    As git's index does, a file whose device, inode, size, modification and change times
+    (nanoseconds) are those it had when it was hashed is not read again. The change time is
+    set by the kernel on every write, rename or permission change and cannot be set back by a
+    user, so a file edited in place, replaced or copied over is hashed again. A digest is kept
+    only when the file's times were at least :data:`SETTLED_NS` old when it was hashed, so a
+    write in the same clock tick as the hashing is never missed (git's "racily clean" files).
+    The kept digests live in one sealed file of the report cache (:class:`CacheSeal`: an entry
+    planted by someone else is never read); they hold only the files seen by the last build.
+    Without a cache folder (CI's fresh clones, ``--no-cache``) every file is hashed.
+    """
+
+    def __init__(self, folder: Path | None, seal: CacheSeal) -> None:
+        self._path = folder / DIGESTS_FILE if folder is not None else None
+        self._seal = seal
+        self._known: dict[str, list[int | str]] = {}
+        self._seen: dict[str, list[int | str]] = {}
+        self.hashed = 0
+        """Files read and hashed by this object (the rest came from the kept digests)."""
+        if self._path is not None:
+            data = seal.read(DIGESTS_FILE, self._path)
+            if data is not None:
+                try:
+                    known = orjson.loads(data)
+                except orjson.JSONDecodeError:
+                    known = None
+                if isinstance(known, dict):
+                    self._known = known
+
+    def digest(self, path: str, st: os.stat_result) -> str:
+        """Return the sha256 hex digest of the regular file at ``path`` whose ``lstat`` is
+        ``st``: kept when its stat data match, else read now."""
+        mark: list[int | str] = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+        kept = self._known.get(path)
+        if kept is not None and kept[:-1] == mark and isinstance(kept[-1], str):
+            self._seen[path] = kept
+            return kept[-1]
+        started = time.time_ns()
+        digest = hash_file(Path(path))
+        self.hashed += 1
+        if max(st.st_mtime_ns, st.st_ctime_ns) < started - SETTLED_NS:
+            self._seen[path] = [*mark, digest]
+        return digest
+
+    def save(self) -> None:
+        """Keep the digests of the files seen since this object was made (if there is a cache
+        folder; a cache that cannot be written keeps nothing, and costs a re-hash later)."""
+        if self._path is None or self._seen == self._known:
+            return
+        try:
+            self._seal.write(DIGESTS_FILE, self._path, orjson.dumps(self._seen))
+        except OSError:
+            pass
+
+
+def _file_digests(bundle: Path, digests: FileDigests) -> dict[str, str] | None:
     """Return what a bundle folder holds, entry by entry; None if it holds a link.
 
-    A regular file counts by its sha256; a folder (even an empty one) and any other
-    entry (a FIFO, a socket, a device) count by their kind, so a bundle whose file
+    A regular file counts by its sha256 (from ``digests``); a folder (even an empty one) and
+    any other entry (a FIFO, a socket, a device) count by their kind, so a bundle whose file
     set changed in any way gets a new cache key and is verified again.
     """
     if bundle.is_symlink():
@@ -127,14 +192,14 @@ def _file_digests(bundle: Path) -> dict[str, str] | None:
             if item.is_symlink():
                 return None  # let the verifier judge links afresh every time
             rel = prefix + item.name
-            mode = item.stat(follow_symlinks=False).st_mode
-            if stat.S_ISDIR(mode):
+            st = item.stat(follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
                 out[rel + "/"] = "folder"
                 stack.append((Path(item.path), rel + "/"))
-            elif stat.S_ISREG(mode):
-                out[rel] = hash_file(Path(item.path))
+            elif stat.S_ISREG(st.st_mode):
+                out[rel] = digests.digest(os.path.abspath(item.path), st)
             else:
-                out[rel] = f"special {stat.S_IFMT(mode):o}"
+                out[rel] = f"special {stat.S_IFMT(st.st_mode):o}"
     return dict(sorted(out.items()))
 
 
@@ -288,10 +353,12 @@ def verify_submissions(
     rows_at = str(rows_dir) if rows_dir is not None else None
     trust_at = str(trust_config) if trust_config is not None else None
     seal = default_seal()
+    digests = FileDigests(cache_dir, seal)
     for i, bundle in enumerate(bundles):
         cached = None
         if cache_dir is not None:
-            key = _report_key(bundle, _file_digests(bundle), code, allow_unsigned, trust, reproduce)
+            files = _file_digests(bundle, digests)
+            key = _report_key(bundle, files, code, allow_unsigned, trust, reproduce)
             cached = cache_dir / f"{key}.json" if key else None
         if cached is not None:
             report = _cached_report(seal, cached)
@@ -302,6 +369,7 @@ def verify_submissions(
             str(bundle), allow_unsigned, rows_at, trust_at, records, force_reproduce, reproduce
         )
         todo.append((i, cached, job))
+    digests.save()
     jobs = [job for _, _, job in todo]
     done = len(bundles) - len(todo)
     if progress is not None:

@@ -1,0 +1,138 @@
+"""The report cache's kept file digests (effectbench.site._reports.FileDigests): a file is
+read again whenever stat says it may have changed, and a build on settled files reads none."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from pathlib import Path
+
+import pytest
+from support.bundles import make_bundle
+
+from effectbench.hashing import hash_file
+from effectbench.sealed import CacheSeal
+from effectbench.site import _reports
+from effectbench.site._reports import DIGESTS_FILE, FileDigests
+
+SEAL = CacheSeal(b"k" * 32)
+
+
+def _digest(digests: FileDigests, path: Path) -> str:
+    return digests.digest(str(path), os.lstat(path))
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _next_tick() -> None:
+    """Sleep past the file system clock's coarse tick, so the next write has new times."""
+    time.sleep(0.05)
+
+
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Count every file as settled (its times in the past), as files are in a checkout."""
+    monkeypatch.setattr(_reports, "SETTLED_NS", -(10**12))
+
+
+@pytest.mark.usefixtures("settled")
+def test_a_kept_digest_is_used_until_the_file_is_written_or_replaced(tmp_path: Path) -> None:
+    f = tmp_path / "episodes.jsonl"
+    f.write_bytes(b"one\n")
+    first = FileDigests(tmp_path, SEAL)
+    assert _digest(first, f) == _sha(b"one\n")
+    assert first.hashed == 1
+    first.save()
+
+    kept = FileDigests(tmp_path, SEAL)
+    assert _digest(kept, f) == _sha(b"one\n")
+    assert kept.hashed == 0  # from the kept digests
+    kept.save()
+
+    _next_tick()
+    with f.open("r+b") as fh:  # same size, edited in place: the change time moves
+        fh.write(b"two\n")
+    edited = FileDigests(tmp_path, SEAL)
+    assert _digest(edited, f) == _sha(b"two\n")
+    assert edited.hashed == 1
+    edited.save()
+
+    other = tmp_path / "other"
+    other.write_bytes(b"six\n")
+    other.replace(f)  # another inode
+    replaced = FileDigests(tmp_path, SEAL)
+    assert _digest(replaced, f) == _sha(b"six\n")
+    assert replaced.hashed == 1
+
+
+def test_a_file_written_just_before_it_was_hashed_is_never_kept(tmp_path: Path) -> None:
+    f = tmp_path / "submission.json"
+    f.write_bytes(b"{}")
+    first = FileDigests(tmp_path, SEAL)
+    _digest(first, f)
+    first.save()
+    again = FileDigests(tmp_path, SEAL)
+    _digest(again, f)
+    assert again.hashed == 1  # a write in the same tick could have left stat unchanged
+
+
+@pytest.mark.usefixtures("settled")
+def test_digests_kept_under_another_key_or_damaged_are_not_read(tmp_path: Path) -> None:
+    f = tmp_path / "a"
+    f.write_bytes(b"a")
+    planted = FileDigests(tmp_path, CacheSeal(b"x" * 32))
+    st = os.lstat(f)
+    planted._seen[str(f)] = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    planted._seen[str(f)].append(_sha(b"forged"))
+    planted.save()  # sealed under someone else's key
+    mine = FileDigests(tmp_path, SEAL)
+    assert _digest(mine, f) == _sha(b"a")
+    assert mine.hashed == 1
+    SEAL.write(DIGESTS_FILE, tmp_path / DIGESTS_FILE, b"[not json")
+    damaged = FileDigests(tmp_path, SEAL)
+    assert _digest(damaged, f) == _sha(b"a")
+    assert damaged.hashed == 1
+
+
+def test_without_a_cache_folder_every_file_is_hashed(tmp_path: Path) -> None:
+    f = tmp_path / "a"
+    f.write_bytes(b"a")
+    digests = FileDigests(None, SEAL)
+    _digest(digests, f)
+    digests.save()
+    assert not (tmp_path / DIGESTS_FILE).exists()
+    assert digests.hashed == 1
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("settled")
+def test_a_rebuild_reads_no_settled_file_and_sees_an_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    subs = tmp_path / "subs"
+    bundle = make_bundle(subs / "2026-01-01_screen-only", "screen_only", trials=1)
+    cache = tmp_path / "reports"
+    hashed: list[str] = []
+
+    def counting(path: Path) -> str:
+        hashed.append(path.name)
+        return hash_file(path)
+
+    monkeypatch.setattr(_reports, "hash_file", counting)
+    first = _reports.verify_submissions(subs, cache_dir=cache)
+    n_files = len(hashed)
+    assert n_files >= 3
+    hashed.clear()
+    again = _reports.verify_submissions(subs, cache_dir=cache)
+    assert hashed == []  # every digest kept, the report from the cache
+    assert [r.to_json() for r in again] == [r.to_json() for r in first]
+
+    _next_tick()
+    claims = bundle / "submission.json"
+    claims.write_text(claims.read_text().replace('"screen_only"', '"screen only"', 1))
+    changed = _reports.verify_submissions(subs, cache_dir=cache)
+    assert hashed == ["submission.json"]  # the one file written since
+    assert changed[0].to_json() != first[0].to_json()  # and the bundle verified afresh
