@@ -218,6 +218,9 @@ def rank_ranges(order: Sequence[int], beyond: np.ndarray) -> tuple[list[int], li
     the two ran different tasks) separates nothing.
     """
     n = len(order)
-    best = [1 + sum(bool(beyond[order[q], order[p]]) for q in range(p)) for p in range(n)]
-    worst = [n - sum(bool(beyond[order[p], order[q]]) for q in range(p + 1, n)) for p in range(n)]
+    at = np.asarray(order, dtype=np.intp)
+    # above[p, q] for p < q: the system at position p is worth more than the one at q.
+    above = np.triu(np.asarray(beyond, dtype=bool)[np.ix_(at, at)], 1)
+    best = (1 + above.sum(axis=0)).tolist()
+    worst = (n - above.sum(axis=1)).tolist()
     return best, worst

@@ -237,6 +237,17 @@ def test_boards_whose_systems_ran_other_tasks_are_compared_on_the_common_ones() 
     assert rank_ranges([0, 2, 1], apart.beyond) == ([1, 1, 2], [2, 3, 3])
 
 
+@given(st.integers(0, 9), st.randoms(use_true_random=False))
+def test_rank_ranges_count_the_systems_beyond_noise_above_and_below(n: int, rnd: Any) -> None:
+    """The ranges as their definition reads, pair by pair, on any order and any matrix."""
+    beyond = np.array([[i != j and rnd.random() < 0.4 for j in range(n)] for i in range(n)])
+    order = list(range(n))
+    rnd.shuffle(order)
+    best = [1 + sum(bool(beyond[order[q], order[p]]) for q in range(p)) for p in range(n)]
+    worst = [n - sum(bool(beyond[order[p], order[q]]) for q in range(p + 1, n)) for p in range(n)]
+    assert rank_ranges(order, beyond.reshape(n, n)) == (best, worst)
+
+
 def test_a_board_of_one_system_ranks_it_first() -> None:
     t = table_of([["success"]], [True])
     s = _standings([t], DEFAULT_PRICES)
