@@ -574,7 +574,8 @@
 
   window.EB_STATS = {
     Z95: Z95, wilson: wilson, designEffect: designEffect, clusteredWilson: clusteredWilson,
-    rateDifference: rateDifference, valueDifference: valueDifference, parsePrices: parsePrices
+    rateDifference: rateDifference, valueDifference: valueDifference, parsePrices: parsePrices,
+    standing: standing, rankRanges: rankRanges
   };
 
   /* effectbench.verdicts.grain and order_key */
@@ -605,16 +606,69 @@
     return valueDifference(c.ka, c.ma, c.kb, c.mb, w, view.z).lo > 0;
   }
 
-  /* effectbench.verdicts.rank_ranges over the ranked systems, in order */
-  function rankRanges(st, order, w, view) {
+  function sameTasks(st, order) {
+    if (!order.length) return false;
+    var first = st[order[0]].sys.t;
+    return order.every(function (i) {
+      var t = st[i].sys.t;
+      if (t.length !== first.length) return false;
+      for (var j = 0; j < t.length; j++) if (t[j] !== first[j]) return false;
+      return true;
+    });
+  }
+
+  /* effectbench.verdicts._shared_separation, one system's part: the lower limit of
+   * value_i - value_j is (v_i - v_j) - sqrt(|P_i - R_j|^2 + pFlat_i + rFlat_j), P from i's
+   * rates' distances down through its unit residuals, R from j's distances up. */
+  function separationParts(s, w, z) {
+    var ks = counts(s.sys), m = s.sys.m;
+    var parts = components(ks, m, z);
+    var weights = weightsOf(w);
+    var g = m.length, P = new Float64Array(g), R = new Float64Array(g), pFlat = 0, rFlat = 0;
+    for (var e = 0; e < weights.length; e++) {
+      var x = weights[e], p = parts.points[e], lo = parts.intervals[e][0], hi = parts.intervals[e][1];
+      var sign = x > 0 ? 1 : x < 0 ? -1 : 0;
+      var down = sign * (x >= 0 ? x * (p - lo) : -x * (hi - p));
+      var up = sign * (x >= 0 ? x * (hi - p) : -x * (p - lo));
+      var r = parts.residuals[e], norm = 0;
+      for (var t = 0; t < g; t++) norm += r[t] * r[t];
+      norm = Math.sqrt(norm);
+      if (norm === 0) { pFlat += down * down; rFlat += up * up; continue; }
+      for (var u = 0; u < g; u++) { P[u] += down * r[u] / norm; R[u] += up * r[u] / norm; }
+    }
+    var pp = 0, rr = 0;
+    for (var v = 0; v < g; v++) { pp += P[v] * P[v]; rr += R[v] * R[v]; }
+    return { v: valuePerEpisode(shares(ks, m), w), P: P, R: R, pp: pp + pFlat, rr: rr + rFlat };
+  }
+
+  /* Which of the ranked systems (``order``) is worth more than which beyond noise: beyond(p, q)
+   * for positions p, q. Systems that ran the same tasks are compared all at once, from each
+   * one's parts (computed once); others pair by pair on the tasks both ran. */
+  function separation(st, order, w, view, pairwise) {
+    if (!pairwise && sameTasks(st, order)) {
+      if (st[order[0]].sys.t.length < view.min_tasks) return function () { return false; };
+      var parts = order.map(function (i) { return separationParts(st[i], w, view.z); });
+      return function (p, q) {
+        var a = parts[p], b = parts[q], dot = 0;
+        for (var t = 0; t < a.P.length; t++) dot += a.P[t] * b.R[t];
+        return (a.v - b.v) - Math.sqrt(Math.max(a.pp + b.rr - 2 * dot, 0)) > 0;
+      };
+    }
+    return function (p, q) { return separated(st[order[p]], st[order[q]], w, view); };
+  }
+
+  /* effectbench.verdicts.rank_ranges over the ranked systems, in order: each pair (p above q)
+   * is tested once, for p's worst rank and q's best (``pairwise``: every pair on its own,
+   * even where all ran the same tasks; the tests hold the two ways to each other). */
+  function rankRanges(st, order, w, view, pairwise) {
     var n = order.length;
+    var beyond = separation(st, order, w, view, pairwise);
     var best = [], worst = [];
+    for (var i = 0; i < n; i++) { best.push(1); worst.push(n); }
     for (var p = 0; p < n; p++) {
-      var b = 1, down = 0;
-      for (var q = 0; q < p; q++) if (separated(st[order[q]], st[order[p]], w, view)) b += 1;
-      for (var r = p + 1; r < n; r++) if (separated(st[order[p]], st[order[r]], w, view)) down += 1;
-      best.push(b);
-      worst.push(n - down);
+      for (var q = p + 1; q < n; q++) {
+        if (beyond(p, q)) { best[q] += 1; worst[p] -= 1; }
+      }
     }
     return [best, worst];
   }
