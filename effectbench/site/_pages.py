@@ -25,6 +25,7 @@ from effectbench.metrics import (
     DEFAULT_PRICES,
     MAX_PRICE,
     PRICE_PRESETS,
+    Cell,
     Prices,
     Results,
     TaskTable,
@@ -614,17 +615,19 @@ def _heat_cell(k: int, n: int) -> HeatCell:
     return HeatCell(k, n, r, heat_bin(r))
 
 
-def heat_table(results: Results, tasks: TaskTable) -> Heat:
-    """Return the heatmap of one submission's cells."""
+def heat_table(results: Results, cells: Sequence[tuple[Cell, TaskTable]]) -> Heat:
+    """Return the heatmap of one submission's cells (``cells``: each with its tasks,
+    :attr:`Entry.cells`)."""
     substrates = substrate_order(c.substrate for c in results.cells)
     by_key = {(c.category, c.substrate): c for c in results.cells}
+    tasks_of = {(c.category, c.substrate): t for c, t in cells}
     categories = sorted({c.category for c in results.cells})
     rows = []
     for cat in categories:
         groups: list[tuple[tuple[str, HeatCell | None], ...]] = []
         for sub in substrates:
             cell = by_key.get((cat, sub))
-            wrong = int(tasks.of_cell(cat, sub).k("record_wrong").sum()) if cell else 0
+            wrong = int(tasks_of[cat, sub].k("record_wrong").sum()) if cell else 0
             groups.append(
                 (
                     ("s", _heat_cell(cell.swer.numerator, cell.n) if cell else None),
@@ -671,8 +674,7 @@ def submission_page(
     res, tasks = entry.results, entry.tasks
     assert res is not None and tasks is not None
     cells = []
-    for c in cells_rows(entry):
-        mine = tasks.of_cell(c["category"], c["substrate"])
+    for c, (_, mine) in zip(cells_rows(entry), entry.cells, strict=True):
         cells.append({**c, "max_trials": max(mine.trials), "n_tasks": mine.n_tasks, "n_dropped": 0})
     order = list(OUTCOME_CODES)
     counts = sorted(
@@ -696,7 +698,7 @@ def submission_page(
         e=entry,
         row=row,
         placements=placements,
-        heat=heat_table(res, tasks),
+        heat=heat_table(res, entry.cells),
         cells=cells,
         prices=placements[0][0].prices,
         outcome_counts=counts,
