@@ -1,8 +1,10 @@
-"""The report cache's kept file digests (effectbench.site._reports.FileDigests): a file is
-read again whenever stat says it may have changed, and a build on settled files reads none."""
+"""The bundle files' kept digests (effectbench.site._digests.FileDigests): a file is read
+again whenever stat says it may have changed, and a rebuild on settled files reads none (the
+report cache, the rows cache and the gzip copies)."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 import time
@@ -13,14 +15,14 @@ from support.bundles import make_bundle
 
 from effectbench.hashing import hash_file
 from effectbench.sealed import CacheSeal
-from effectbench.site import _reports
-from effectbench.site._reports import DIGESTS_FILE, FileDigests
+from effectbench.site import _digests, _reports
+from effectbench.site._digests import DIGESTS_FILE, FileDigests
 
 SEAL = CacheSeal(b"k" * 32)
 
 
 def _digest(digests: FileDigests, path: Path) -> str:
-    return digests.digest(str(path), os.lstat(path))
+    return digests.digest(path, os.lstat(path))
 
 
 def _sha(data: bytes) -> str:
@@ -35,7 +37,7 @@ def _next_tick() -> None:
 @pytest.fixture
 def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Count every file as settled (its times in the past), as files are in a checkout."""
-    monkeypatch.setattr(_reports, "SETTLED_NS", -(10**12))
+    monkeypatch.setattr(_digests, "SETTLED_NS", -(10**12))
 
 
 @pytest.mark.usefixtures("settled")
@@ -121,7 +123,7 @@ def test_a_rebuild_reads_no_settled_file_and_sees_an_edit(
         hashed.append(path.name)
         return hash_file(path)
 
-    monkeypatch.setattr(_reports, "hash_file", counting)
+    monkeypatch.setattr(_digests, "hash_file", counting)
     first = _reports.verify_submissions(subs, cache_dir=cache)
     n_files = len(hashed)
     assert n_files >= 3
@@ -136,3 +138,36 @@ def test_a_rebuild_reads_no_settled_file_and_sees_an_edit(
     changed = _reports.verify_submissions(subs, cache_dir=cache)
     assert hashed == ["submission.json"]  # the one file written since
     assert changed[0].to_json() != first[0].to_json()  # and the bundle verified afresh
+
+
+@pytest.mark.usefixtures("settled")
+def test_gzip_copies_and_rows_of_an_unchanged_file_are_found_without_reading_it(
+    tmp_path: Path,
+) -> None:
+    from effectbench.site._downloads import gzipped
+    from effectbench.site._rows import rows_table
+
+    bundle = make_bundle(tmp_path / "b", "screen_only", trials=1)
+    episodes = bundle / "episodes.jsonl"
+    cache, rows = tmp_path / "gzip", tmp_path / "rows"
+    first = FileDigests(tmp_path, SEAL)
+    copy = gzipped(episodes, cache, first)
+    table = rows_table(episodes, rows, digests=first)
+    assert first.hashed == 2  # the copy and the rows are made from its bytes
+    first.save()
+
+    again = FileDigests(tmp_path, SEAL)
+    assert gzipped(episodes, cache, again) == copy
+    assert rows_table(episodes, rows, digests=again) == table
+    assert again.hashed == 0
+    assert gzip.decompress(copy.read_bytes()) == episodes.read_bytes()
+
+    _next_tick()
+    lines = episodes.read_bytes().splitlines(keepends=True)
+    episodes.write_bytes(b"".join(lines[:-1]))  # one row fewer
+    edited = FileDigests(tmp_path, SEAL)
+    assert gzip.decompress(gzipped(episodes, cache, edited).read_bytes()) == episodes.read_bytes()
+    changed = rows_table(episodes, rows, digests=edited)
+    assert changed is not None and table is not None
+    assert changed.num_rows == table.num_rows - 1
+    assert edited.hashed == 2  # read again for the copy and for the rows

@@ -27,6 +27,7 @@ from effectbench.bundle import (
     SIGNATURE_FILE,
     SUBMISSION_FILE,
 )
+from effectbench.site._digests import FileDigests
 from effectbench.site._entries import Entry
 from effectbench.site._tables import Board, all_rows, leaderboard_download
 
@@ -43,13 +44,21 @@ GZIPPED = frozenset({EPISODES_FILE, SUBMISSION_FILE, RECEIPTS_FILE})
 GZIP_LEVEL = 6
 
 
-def gzipped(source: Path, cache: Path) -> Path:
-    """Return a gzip copy of ``source``, kept in ``cache`` under the hash of its bytes.
+def gzipped(source: Path, cache: Path, digests: FileDigests | None = None) -> Path:
+    """Return a gzip copy of ``source``, kept in ``cache`` under the hash of its bytes
+    (``digests``: the bundle files' kept digests; a file known unchanged is not read).
 
     The copy is byte-stable (no name, no time stamp), so two builds publish the same bytes.
     """
-    data = source.read_bytes()
-    target = cache / f"{hashlib.sha256(data).hexdigest()}.gz"
+    if digests is not None:
+        known = digests.known(source, os.stat(source))
+        if known is not None and (cache / f"{known}.gz").is_file():
+            return cache / f"{known}.gz"
+        data, digest = digests.read(source)
+    else:
+        data = source.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+    target = cache / f"{digest}.gz"
     if not target.is_file():
         cache.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
@@ -58,11 +67,13 @@ def gzipped(source: Path, cache: Path) -> Path:
     return target
 
 
-def bundle_downloads(entry: Entry, cache: Path) -> tuple[dict[str, Path], list[tuple[str, str]]]:
+def bundle_downloads(
+    entry: Entry, cache: Path, digests: FileDigests | None = None
+) -> tuple[dict[str, Path], list[tuple[str, str]]]:
     """Return the files of ``entry`` to publish (site path -> source) and its page's links.
 
     Each link is ``(published name, href relative to the submissions folder)``;
-    ``cache`` keeps the gzip copies.
+    ``cache`` keeps the gzip copies (``digests``: as :func:`gzipped`).
     """
     copies: dict[str, Path] = {}
     links = []
@@ -70,7 +81,7 @@ def bundle_downloads(entry: Entry, cache: Path) -> tuple[dict[str, Path], list[t
         published = DOWNLOAD_NAMES[name]
         source = entry.path / name
         if name in GZIPPED:
-            source = gzipped(source, cache)
+            source = gzipped(source, cache, digests)
         copies[f"submissions/{entry.slug}/{published}"] = source
         links.append((published, f"{entry.slug}/{published}"))
     return copies, links

@@ -16,7 +16,6 @@ import importlib.util
 import os
 import platform
 import stat
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -28,9 +27,9 @@ import effectbench
 import verifier
 from effectbench.bundle import EPISODES_FILE, FRAMES_DIR
 from effectbench.errors import DataError
-from effectbench.hashing import hash_file
 from effectbench.packs import InstalledPack, installed
 from effectbench.site._cache import CacheSeal, default_seal
+from effectbench.site._digests import FileDigests
 from effectbench.site._pool import Workers
 from effectbench.site._rows import rows_table
 from verifier.accepted import accepted_file
@@ -109,70 +108,6 @@ def _code_roots(packs: Iterable[InstalledPack]) -> list[tuple[str, Path]]:
     return sorted(roots.items())
 
 
-SETTLED_NS = 2_000_000_000
-"""How long a file must have been left alone before its digest is kept by its stat data
-(:class:`FileDigests`): a later write sets its change time to a moment the kept one is not."""
-DIGESTS_FILE = "file-digests.memo"
-"""The report cache's kept file digests (sealed, in the report cache's folder)."""
-
-
-class FileDigests:
-    """The sha256 of files, kept between builds by what ``stat`` says of each file.
-
-    As git's index does, a file whose device, inode, size, modification and change times
-    (nanoseconds) are those it had when it was hashed is not read again. The change time is
-    set by the kernel on every write, rename or permission change and cannot be set back by a
-    user, so a file edited in place, replaced or copied over is hashed again. A digest is kept
-    only when the file's times were at least :data:`SETTLED_NS` old when it was hashed, so a
-    write in the same clock tick as the hashing is never missed (git's "racily clean" files).
-    The kept digests live in one sealed file of the report cache (:class:`CacheSeal`: an entry
-    planted by someone else is never read); they hold only the files seen by the last build.
-    Without a cache folder (CI's fresh clones, ``--no-cache``) every file is hashed.
-    """
-
-    def __init__(self, folder: Path | None, seal: CacheSeal) -> None:
-        self._path = folder / DIGESTS_FILE if folder is not None else None
-        self._seal = seal
-        self._known: dict[str, list[int | str]] = {}
-        self._seen: dict[str, list[int | str]] = {}
-        self.hashed = 0
-        """Files read and hashed by this object (the rest came from the kept digests)."""
-        if self._path is not None:
-            data = seal.read(DIGESTS_FILE, self._path)
-            if data is not None:
-                try:
-                    known = orjson.loads(data)
-                except orjson.JSONDecodeError:
-                    known = None
-                if isinstance(known, dict):
-                    self._known = known
-
-    def digest(self, path: str, st: os.stat_result) -> str:
-        """Return the sha256 hex digest of the regular file at ``path`` whose ``lstat`` is
-        ``st``: kept when its stat data match, else read now."""
-        mark: list[int | str] = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-        kept = self._known.get(path)
-        if kept is not None and kept[:-1] == mark and isinstance(kept[-1], str):
-            self._seen[path] = kept
-            return kept[-1]
-        started = time.time_ns()
-        digest = hash_file(Path(path))
-        self.hashed += 1
-        if max(st.st_mtime_ns, st.st_ctime_ns) < started - SETTLED_NS:
-            self._seen[path] = [*mark, digest]
-        return digest
-
-    def save(self) -> None:
-        """Keep the digests of the files seen since this object was made (if there is a cache
-        folder; a cache that cannot be written keeps nothing, and costs a re-hash later)."""
-        if self._path is None or self._seen == self._known:
-            return
-        try:
-            self._seal.write(DIGESTS_FILE, self._path, orjson.dumps(self._seen))
-        except OSError:
-            pass
-
-
 def _file_digests(bundle: Path, digests: FileDigests) -> dict[str, str] | None:
     """Return what a bundle folder holds, entry by entry; None if it holds a link.
 
@@ -197,7 +132,7 @@ def _file_digests(bundle: Path, digests: FileDigests) -> dict[str, str] | None:
                 out[rel + "/"] = "folder"
                 stack.append((Path(item.path), rel + "/"))
             elif stat.S_ISREG(st.st_mode):
-                out[rel] = digests.digest(os.path.abspath(item.path), st)
+                out[rel] = digests.digest(Path(item.path), st)
             else:
                 out[rel] = f"special {stat.S_IFMT(st.st_mode):o}"
     return dict(sorted(out.items()))
@@ -301,6 +236,7 @@ def verify_submissions(
     force_reproduce: bool = False,
     reproduce: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    digests: FileDigests | None = None,
 ) -> list[BundleReport]:
     """Run the verifier over every bundle in ``submissions`` (the site's only data source, and
     what ``effectbench rank`` reads).
@@ -316,7 +252,8 @@ def verify_submissions(
     ``rows_dir``, the flattened rows of each newly verified, accepted bundle are kept
     there (keyed by the content of its ``episodes.jsonl``). ``records`` says where
     reproduction records are read (a report is reused only under the same records);
-    ``force_reproduce`` re-runs every reproducible bundle and reuses no report.
+    ``force_reproduce`` re-runs every reproducible bundle and reuses no report. ``digests``
+    holds the bundle files' kept digests (by default those kept beside the reports).
     """
     records = records or RecordPolicy()
     if not submissions.is_dir():
@@ -353,7 +290,7 @@ def verify_submissions(
     rows_at = str(rows_dir) if rows_dir is not None else None
     trust_at = str(trust_config) if trust_config is not None else None
     seal = default_seal()
-    digests = FileDigests(cache_dir, seal)
+    digests = digests if digests is not None else FileDigests(cache_dir, seal)
     for i, bundle in enumerate(bundles):
         cached = None
         if cache_dir is not None:

@@ -10,6 +10,7 @@ fill this cache on the way (:mod:`effectbench.site._reports`).
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,7 @@ import pyarrow as pa
 
 from effectbench.bundle import EPISODES_FILE, parse_episode_line
 from effectbench.site._cache import CacheSeal, default_seal
+from effectbench.site._digests import FileDigests
 
 if TYPE_CHECKING:
     from effectbench.site._entries import Entry
@@ -31,20 +33,32 @@ def _parse_rows(data: bytes, episodes: Path) -> list[dict[str, Any]]:
     return [parse_episode_line(line, str(episodes), n) for n, line in lines if line.strip()]
 
 
-def rows_table(episodes: Path, rows_dir: Path | None, *, load: bool = True) -> pa.Table | None:
+def rows_table(
+    episodes: Path, rows_dir: Path | None, *, load: bool = True, digests: FileDigests | None = None
+) -> pa.Table | None:
     """Return a bundle's rows flattened (:func:`flat_rows`), kept in ``rows_dir`` by content.
 
-    The cache file is named after the bytes actually read, so it always matches
+    The cache file is named after the sha256 of the bytes read (or, with ``digests``, of a
+    file known unchanged since it was read: then it is not read again), so it always matches
     them, and is read only when this machine sealed it (:mod:`effectbench.site._cache`).
     With ``load`` false (a pool worker filling the cache) a valid entry is left alone
     and None is returned.
     """
-    data = episodes.read_bytes()
-    target = None
     seal = default_seal()
+    if digests is not None and rows_dir is not None:
+        known = digests.known(episodes, os.stat(episodes))
+        if known is not None:
+            table = _read_rows(seal, rows_dir / f"{_rows_key(known)}.arrow")
+            if table is not None:
+                return table if load else None
+    if digests is not None:
+        data, digest = digests.read(episodes)
+    else:
+        data = episodes.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+    target = None
     if rows_dir is not None:
-        key = hashlib.sha256(f"{ROWS_FORMAT}\0".encode() + data).hexdigest()
-        target = rows_dir / f"{key}.arrow"
+        target = rows_dir / f"{_rows_key(digest)}.arrow"
         table = _read_rows(seal, target)
         if table is not None:
             return table if load else None
@@ -55,6 +69,11 @@ def rows_table(episodes: Path, rows_dir: Path | None, *, load: bool = True) -> p
             writer.write_table(table)
         seal.write(target.stem, target, sink.getvalue().to_pybytes())
     return table
+
+
+def _rows_key(digest: str) -> str:
+    """The cache name of the rows of an ``episodes.jsonl`` whose sha256 is ``digest``."""
+    return hashlib.sha256(f"{ROWS_FORMAT}\0{digest}".encode()).hexdigest()
 
 
 def _read_rows(seal: CacheSeal, target: Path) -> pa.Table | None:
@@ -68,13 +87,16 @@ def _read_rows(seal: CacheSeal, target: Path) -> pa.Table | None:
         return None
 
 
-def rows_tables(entries: Sequence[Entry], rows_dir: Path | None) -> dict[str, pa.Table]:
-    """Return the flattened rows of every accepted entry, from the cache when kept there."""
+def rows_tables(
+    entries: Sequence[Entry], rows_dir: Path | None, digests: FileDigests | None = None
+) -> dict[str, pa.Table]:
+    """Return the flattened rows of every accepted entry, from the cache when kept there
+    (``digests``: as :func:`rows_table`)."""
     out: dict[str, pa.Table] = {}
     for e in entries:
         if e.accepted:
             episodes = e.path / EPISODES_FILE
-            table = rows_table(episodes, rows_dir) if episodes.is_file() else None
+            table = rows_table(episodes, rows_dir, digests=digests) if episodes.is_file() else None
             out[e.slug] = table if table is not None else pa.table({})
     return out
 

@@ -50,8 +50,10 @@ from effectbench.filenames import site_cache_home
 from effectbench.findings import CheckId
 from effectbench.metrics import DEFAULT_PRICES, idle_share, task_rate
 from effectbench.site._badges import result_badge
+from effectbench.site._cache import default_seal
 from effectbench.site._charts import PHONE, Chart, cells_chart, frontier_chart, gap_chart
 from effectbench.site._compare import compare_scripts
+from effectbench.site._digests import FileDigests
 from effectbench.site._downloads import bundle_downloads, leaderboard_tables
 from effectbench.site._entries import Entry, entry_from_report, unique_slugs
 from effectbench.site._find import Findable, find_scripts
@@ -373,6 +375,10 @@ class _SiteBuild:
         self.day, self.epoch = build_day(options.today)
         self.summary.build_date = self.day
         self.rows_dir = options.cache_root / "rows"
+        self.digests = FileDigests(
+            options.cache_root / "reports" if options.cache_reports else None, default_seal()
+        )
+        """The bundle files' digests, kept between local builds by their stat data."""
         # Filled by the steps, in order.
         self.reports: Sequence[BundleReport] = ()
         self.entries: list[Entry] = []
@@ -446,6 +452,7 @@ class _SiteBuild:
             records=o.records,
             force_reproduce=o.force_reproduce,
             progress=self._tell_bundles,
+            digests=self.digests,
         )
         unable = [
             Path(r.path).name
@@ -571,7 +578,7 @@ class _SiteBuild:
 
     def read_rows(self) -> None:
         """Read every accepted bundle's flattened rows (from the row cache when kept there)."""
-        self.rows_of = rows_tables(self.entries, self.rows_dir)
+        self.rows_of = rows_tables(self.entries, self.rows_dir, self.digests)
 
     def write_receipts(self) -> None:
         """Publish every accepted bundle's receipts (text) and the key frames the site shows."""
@@ -676,7 +683,7 @@ class _SiteBuild:
         for e in self.entries:
             if not e.accepted or e.tasks is None:
                 continue
-            copies, links = bundle_downloads(e, self.options.cache_root / "gzip")
+            copies, links = bundle_downloads(e, self.options.cache_root / "gzip", self.digests)
             self.copies.update(copies)
             substrates = "+".join(substrate_order(e.tasks.substrate))
             findable.append(
@@ -703,6 +710,7 @@ class _SiteBuild:
                 frames_policy=FRAMES_POLICY,
             )
         self.texts.update(find_scripts(findable))
+        self.digests.save()
 
     def _art(self, chart: Chart) -> ChartArt:
         """Return a chart's drawings: the wide one, and the phone's where there is one."""
