@@ -5,7 +5,8 @@ every system's standing, the order, and the rank ranges, which test every pair o
 for a value difference beyond noise. This script gives the board script ``n`` synthetic ranked
 systems that ran the same tasks (81 tasks, 3 trials each, like the clinic's shipped references;
 each trial a success at the system's own rate, else a silent wrong effect, another wrong record
-or an over-halt, drawn from a fixed seed), in headless Chromium (Debian's ``/usr/bin/chromium``), and times ``EB_STATS.rankRanges`` two ways:
+or an over-halt, drawn from a fixed seed), in headless Chromium (Debian's ``/usr/bin/chromium``),
+and times ``EB_STATS.rankRanges`` two ways:
 
 * **at once**: what a board whose systems share their tasks uses: each system's part of the
   difference is computed once, and a pair costs one dot product;
