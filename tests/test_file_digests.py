@@ -40,45 +40,37 @@ def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_digests, "SETTLED_NS", -(10**12))
 
 
+def _build(folder: Path | None, f: Path, seal: CacheSeal = SEAL) -> tuple[str, int]:
+    """What one build learns of ``f``: its digest and how many files it read (kept after)."""
+    digests = FileDigests(folder, seal)
+    digest = _digest(digests, f)
+    digests.save()
+    return digest, digests.hashed
+
+
 @pytest.mark.usefixtures("settled")
 def test_a_kept_digest_is_used_until_the_file_is_written_or_replaced(tmp_path: Path) -> None:
     f = tmp_path / "episodes.jsonl"
     f.write_bytes(b"one\n")
-    first = FileDigests(tmp_path, SEAL)
-    assert _digest(first, f) == _sha(b"one\n")
-    assert first.hashed == 1
-    first.save()
-
-    kept = FileDigests(tmp_path, SEAL)
-    assert _digest(kept, f) == _sha(b"one\n")
-    assert kept.hashed == 0  # from the kept digests
-    kept.save()
+    assert _build(tmp_path, f) == (_sha(b"one\n"), 1)
+    assert _build(tmp_path, f) == (_sha(b"one\n"), 0)  # from the kept digests
 
     _next_tick()
     with f.open("r+b") as fh:  # same size, edited in place: the change time moves
         fh.write(b"two\n")
-    edited = FileDigests(tmp_path, SEAL)
-    assert _digest(edited, f) == _sha(b"two\n")
-    assert edited.hashed == 1
-    edited.save()
+    assert _build(tmp_path, f) == (_sha(b"two\n"), 1)
 
     other = tmp_path / "other"
     other.write_bytes(b"six\n")
     other.replace(f)  # another inode
-    replaced = FileDigests(tmp_path, SEAL)
-    assert _digest(replaced, f) == _sha(b"six\n")
-    assert replaced.hashed == 1
+    assert _build(tmp_path, f) == (_sha(b"six\n"), 1)
 
 
 def test_a_file_written_just_before_it_was_hashed_is_never_kept(tmp_path: Path) -> None:
     f = tmp_path / "submission.json"
     f.write_bytes(b"{}")
-    first = FileDigests(tmp_path, SEAL)
-    _digest(first, f)
-    first.save()
-    again = FileDigests(tmp_path, SEAL)
-    _digest(again, f)
-    assert again.hashed == 1  # a write in the same tick could have left stat unchanged
+    _build(tmp_path, f)
+    assert _build(tmp_path, f)[1] == 1  # a write in the same tick could have left stat unchanged
 
 
 @pytest.mark.usefixtures("settled")
@@ -90,23 +82,18 @@ def test_digests_kept_under_another_key_or_damaged_are_not_read(tmp_path: Path) 
     planted._seen[str(f)] = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
     planted._seen[str(f)].append(_sha(b"forged"))
     planted.save()  # sealed under someone else's key
-    mine = FileDigests(tmp_path, SEAL)
-    assert _digest(mine, f) == _sha(b"a")
-    assert mine.hashed == 1
+    assert FileDigests(tmp_path, SEAL).known(f, st) is None
+    assert _build(tmp_path, f) == (_sha(b"a"), 1)
     SEAL.write(DIGESTS_FILE, tmp_path / DIGESTS_FILE, b"[not json")
-    damaged = FileDigests(tmp_path, SEAL)
-    assert _digest(damaged, f) == _sha(b"a")
-    assert damaged.hashed == 1
+    assert FileDigests(tmp_path, SEAL).known(f, st) is None
 
 
 def test_without_a_cache_folder_every_file_is_hashed(tmp_path: Path) -> None:
     f = tmp_path / "a"
     f.write_bytes(b"a")
-    digests = FileDigests(None, SEAL)
-    _digest(digests, f)
-    digests.save()
+    assert _build(None, f) == (_sha(b"a"), 1)
+    assert _build(None, f) == (_sha(b"a"), 1)
     assert not (tmp_path / DIGESTS_FILE).exists()
-    assert digests.hashed == 1
 
 
 @pytest.mark.slow
