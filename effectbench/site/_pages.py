@@ -27,7 +27,6 @@ from effectbench.metrics import (
     PRICE_PRESETS,
     Cell,
     Prices,
-    Results,
     TaskTable,
 )
 from effectbench.schema import Outcome
@@ -615,19 +614,18 @@ def _heat_cell(k: int, n: int) -> HeatCell:
     return HeatCell(k, n, r, heat_bin(r))
 
 
-def heat_table(results: Results, cells: Sequence[tuple[Cell, TaskTable]]) -> Heat:
+def heat_table(cells: Sequence[tuple[Cell, TaskTable]]) -> Heat:
     """Return the heatmap of one submission's cells (``cells``: each with its tasks,
     :attr:`Entry.cells`)."""
-    substrates = substrate_order(c.substrate for c in results.cells)
-    by_key = {(c.category, c.substrate): c for c in results.cells}
-    tasks_of = {(c.category, c.substrate): t for c, t in cells}
-    categories = sorted({c.category for c in results.cells})
+    substrates = substrate_order(c.substrate for c, _ in cells)
+    by_key = {(c.category, c.substrate): (c, t) for c, t in cells}
+    categories = sorted({c.category for c, _ in cells})
     rows = []
     for cat in categories:
         groups: list[tuple[tuple[str, HeatCell | None], ...]] = []
         for sub in substrates:
-            cell = by_key.get((cat, sub))
-            wrong = int(tasks_of[cat, sub].k("record_wrong").sum()) if cell else 0
+            cell, tasks = by_key.get((cat, sub), (None, None))
+            wrong = int(tasks.k("record_wrong").sum()) if tasks is not None else 0
             groups.append(
                 (
                     ("s", _heat_cell(cell.swer.numerator, cell.n) if cell else None),
@@ -671,8 +669,8 @@ def submission_page(
     The page stays out of the theme's search index: the system finder
     (:mod:`effectbench.site._find`) finds it by the system's name.
     """
-    res, tasks = entry.results, entry.tasks
-    assert res is not None and tasks is not None
+    res = entry.results
+    assert res is not None and entry.tasks is not None
     cells = []
     for c, (_, mine) in zip(cells_rows(entry), entry.cells, strict=True):
         cells.append({**c, "max_trials": max(mine.trials), "n_tasks": mine.n_tasks, "n_dropped": 0})
@@ -698,7 +696,7 @@ def submission_page(
         e=entry,
         row=row,
         placements=placements,
-        heat=heat_table(res, entry.cells),
+        heat=heat_table(entry.cells),
         cells=cells,
         prices=placements[0][0].prices,
         outcome_counts=counts,
