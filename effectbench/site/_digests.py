@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 
 from effectbench.hashing import hash_file
-from effectbench.site._cache import CacheSeal
+from effectbench.site._cache import CacheSeal, default_seal
 
 SETTLED_NS = 2_000_000_000
 """How long a file must have been left alone before its digest is kept by its stat data
@@ -39,15 +39,17 @@ class FileDigests:
     (CI's fresh clones, ``--no-cache``) nothing is kept and every file is read.
     """
 
-    def __init__(self, folder: Path | None, seal: CacheSeal) -> None:
+    def __init__(self, folder: Path | None = None, seal: CacheSeal | None = None) -> None:
+        """Read the digests kept in ``folder`` (sealed by ``seal``: this machine's by
+        default); without a folder, keep none."""
         self._path = folder / DIGESTS_FILE if folder is not None else None
-        self._seal = seal
+        self._seal = seal if seal is not None else default_seal()
         self._known: dict[str, list[int | str]] = {}
         self._seen: dict[str, list[int | str]] = {}
         self.hashed = 0
         """Files read and hashed through this object (the rest were known)."""
         if self._path is not None:
-            data = seal.read(DIGESTS_FILE, self._path)
+            data = self._seal.read(DIGESTS_FILE, self._path)
             if data is not None:
                 try:
                     known = orjson.loads(data)
@@ -89,10 +91,10 @@ class FileDigests:
             self.learn(path, st, found, started)
         return found
 
-    def read(self, path: Path) -> tuple[bytes, str]:
-        """Return the bytes of the file at ``path`` and their sha256 (read once), and keep the
-        digest."""
-        st = os.stat(path)
+    def read(self, path: Path, st: os.stat_result | None = None) -> tuple[bytes, str]:
+        """Return the bytes of the file at ``path`` (``st``: its stat, taken before) and their
+        sha256 (read once), and keep the digest."""
+        st = st if st is not None else os.stat(path)
         started = time.time_ns()
         data = path.read_bytes()
         digest = hashlib.sha256(data).hexdigest()

@@ -10,7 +10,6 @@ the boards as CSV and Parquet and every accepted row as one Parquet file.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import io
 import os
 from collections.abc import Sequence
@@ -50,14 +49,12 @@ def gzipped(source: Path, cache: Path, digests: FileDigests | None = None) -> Pa
 
     The copy is byte-stable (no name, no time stamp), so two builds publish the same bytes.
     """
-    if digests is not None:
-        known = digests.known(source, os.stat(source))
-        if known is not None and (cache / f"{known}.gz").is_file():
-            return cache / f"{known}.gz"
-        data, digest = digests.read(source)
-    else:
-        data = source.read_bytes()
-        digest = hashlib.sha256(data).hexdigest()
+    digests = digests if digests is not None else FileDigests()
+    st = os.stat(source)
+    known = digests.known(source, st)
+    if known is not None and (cache / f"{known}.gz").is_file():
+        return cache / f"{known}.gz"
+    data, digest = digests.read(source, st)
     target = cache / f"{digest}.gz"
     if not target.is_file():
         cache.mkdir(parents=True, exist_ok=True)

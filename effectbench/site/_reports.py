@@ -253,7 +253,8 @@ def verify_submissions(
     there (keyed by the content of its ``episodes.jsonl``). ``records`` says where
     reproduction records are read (a report is reused only under the same records);
     ``force_reproduce`` re-runs every reproducible bundle and reuses no report. ``digests``
-    holds the bundle files' kept digests (by default those kept beside the reports).
+    holds the bundle files' kept digests, which its owner saves (by default those kept beside
+    the reports, saved here).
     """
     records = records or RecordPolicy()
     if not submissions.is_dir():
@@ -290,7 +291,8 @@ def verify_submissions(
     rows_at = str(rows_dir) if rows_dir is not None else None
     trust_at = str(trust_config) if trust_config is not None else None
     seal = default_seal()
-    digests = digests if digests is not None else FileDigests(cache_dir, seal)
+    own = digests is None  # then kept here, beside the reports; else its owner keeps it
+    digests = FileDigests(cache_dir, seal) if digests is None else digests
     for i, bundle in enumerate(bundles):
         cached = None
         if cache_dir is not None:
@@ -306,7 +308,8 @@ def verify_submissions(
             str(bundle), allow_unsigned, rows_at, trust_at, records, force_reproduce, reproduce
         )
         todo.append((i, cached, job))
-    digests.save()
+    if own:
+        digests.save()
     jobs = [job for _, _, job in todo]
     done = len(bundles) - len(todo)
     if progress is not None:

@@ -45,17 +45,14 @@ def rows_table(
     and None is returned.
     """
     seal = default_seal()
-    if digests is not None and rows_dir is not None:
-        known = digests.known(episodes, os.stat(episodes))
-        if known is not None:
-            table = _read_rows(seal, rows_dir / f"{_rows_key(known)}.arrow")
-            if table is not None:
-                return table if load else None
-    if digests is not None:
-        data, digest = digests.read(episodes)
-    else:
-        data = episodes.read_bytes()
-        digest = hashlib.sha256(data).hexdigest()
+    digests = digests if digests is not None else FileDigests()
+    st = os.stat(episodes)
+    known = digests.known(episodes, st)
+    if known is not None and rows_dir is not None:
+        table = _read_rows(seal, rows_dir / f"{_rows_key(known)}.arrow")
+        if table is not None:
+            return table if load else None
+    data, digest = digests.read(episodes, st)
     target = None
     if rows_dir is not None:
         target = rows_dir / f"{_rows_key(digest)}.arrow"

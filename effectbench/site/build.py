@@ -418,6 +418,7 @@ class _SiteBuild:
             step()
             self.clock.lap(name)
             self._tell(name)
+        self.digests.save()  # what verify, rows and downloads learnt of the bundle files
         self.summary.n_pages = len(self.pages) + 1  # + the SPEC page
         self.mkdocs_and_swap()
         self.clock.lap("mkdocs")
@@ -710,7 +711,6 @@ class _SiteBuild:
                 frames_policy=FRAMES_POLICY,
             )
         self.texts.update(find_scripts(findable))
-        self.digests.save()
 
     def _art(self, chart: Chart) -> ChartArt:
         """Return a chart's drawings: the wide one, and the phone's where there is one."""
