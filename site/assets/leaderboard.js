@@ -392,14 +392,19 @@
     });
   }
 
+  /* How far weight w times a rate at p may go down and up within its interval [lo, hi]. */
+  function reach(w, p, lo, hi) {
+    return w >= 0 ? [w * (p - lo), w * (hi - p)] : [-w * (hi - p), -w * (p - lo)];
+  }
+
   /* effectbench.metrics.combine: square-and-add (MOVER) of a weighted sum */
   function combine(points, intervals, weights, corr) {
     var theta = 0, down = [], up = [], sign = [];
     for (var e = 0; e < points.length; e++) {
-      var p = points[e], lo = intervals[e][0], hi = intervals[e][1], w = weights[e];
+      var p = points[e], w = weights[e], d = reach(w, p, intervals[e][0], intervals[e][1]);
       theta += w * p;
-      if (w >= 0) { down.push(w * (p - lo)); up.push(w * (hi - p)); }
-      else { down.push(-w * (hi - p)); up.push(-w * (p - lo)); }
+      down.push(d[0]);
+      up.push(d[1]);
       sign.push(w > 0 ? 1 : w < 0 ? -1 : 0);
     }
     var below = 0, above = 0;
@@ -626,10 +631,9 @@
     var weights = weightsOf(w);
     var g = m.length, P = new Float64Array(g), R = new Float64Array(g), pFlat = 0, rFlat = 0;
     for (var e = 0; e < weights.length; e++) {
-      var x = weights[e], p = parts.points[e], lo = parts.intervals[e][0], hi = parts.intervals[e][1];
+      var x = weights[e], d = reach(x, parts.points[e], parts.intervals[e][0], parts.intervals[e][1]);
       var sign = x > 0 ? 1 : x < 0 ? -1 : 0;
-      var down = sign * (x >= 0 ? x * (p - lo) : -x * (hi - p));
-      var up = sign * (x >= 0 ? x * (hi - p) : -x * (p - lo));
+      var down = sign * d[0], up = sign * d[1];
       var r = parts.residuals[e], norm = 0;
       for (var t = 0; t < g; t++) norm += r[t] * r[t];
       norm = Math.sqrt(norm);
