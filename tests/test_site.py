@@ -744,7 +744,64 @@ def test_two_builds_are_identical(site: dict[str, Any]) -> None:
     again = site["base"] / "public-again"
     summary = build(site["base"], site["subs"], again, site["base"] / "cache")
     assert summary.charts_rendered == 0  # every chart came from the content cache
+    n_pages = len(list(site["out"].glob("submissions/*.html")))
+    assert (summary.pages_kept, summary.pages_rendered) == (n_pages, 0)  # every body kept
     assert snapshot(again) == snapshot(site["out"])
+
+
+PLACES = re.compile(r"(?:rank [^<]*|not ranked \(preview\)) on the <a [^>]*>[^<]*</a> board")
+
+
+def test_kept_pages_show_where_they_rank_now(site: dict[str, Any], tmp_path: Path) -> None:
+    """A withdrawal moves the other systems' ranks: pages whose bodies were kept from the
+    module's build show the new ranks, and the site is the one a build rendering every page
+    afresh makes; a planted, a damaged and an unwritable kept body change nothing."""
+    from verifier.references import bundle_content_hash
+
+    subs: Path = site["subs"]
+    (gone,) = [p for p in subs.iterdir() if p.name.endswith("_effect-verified-clinic")]
+    hashed = bundle_content_hash(gone)
+    root = site_root(tmp_path, [{"content_hash": hashed, "reason": "test", "date": "2026-02-04"}])
+    cache = tmp_path / "cache"
+    shutil.copytree(site["base"] / "cache", cache)
+    kept, fresh = tmp_path / "kept", tmp_path / "fresh"
+    summary = build_site(
+        subs, kept, root=root, cache_dir=cache, allow_unsigned=True, records=RECORDS
+    )
+    assert summary.pages_kept > 0 and summary.pages_rendered == 0
+    moved = [
+        f.name
+        for f in kept.glob("submissions/*.html")
+        if PLACES.findall(f.read_text()) != PLACES.findall(page(site, f"submissions/{f.name}"))
+    ]
+    assert moved  # the clinic board lost a ranked system: its others' ranks changed
+
+    shutil.rmtree(cache / "pages")  # keep this build's bodies alone
+    filled = build_site(
+        subs, fresh, root=root, cache_dir=cache, allow_unsigned=True, records=RECORDS
+    )
+    assert (filled.pages_kept, filled.pages_rendered) == (0, summary.pages_kept)
+    assert snapshot(fresh) == snapshot(kept)
+    bodies = sorted((cache / "pages").rglob("*.html"))
+    assert len(bodies) == summary.pages_kept
+    bodies[0].write_bytes(bodies[0].read_bytes()[:-10] + b"<b>x</b>!!")  # damaged
+    bodies[1].write_bytes(bodies[1].read_bytes()[:32] + b"<script>alert(1)</script>")  # planted
+    bodies[2].unlink()
+    again = build_site(
+        subs, fresh, root=root, cache_dir=cache, allow_unsigned=True, records=RECORDS
+    )
+    assert (again.pages_kept, again.pages_rendered) == (summary.pages_kept - 3, 3)
+    assert snapshot(fresh) == snapshot(kept)
+
+    shutil.rmtree(cache / "pages")
+    (cache / "pages").write_text("not a folder")  # nothing can be kept (as a full disk)
+    unkept = tmp_path / "unkept"
+    third = build_site(
+        subs, unkept, root=root, cache_dir=cache, allow_unsigned=True, records=RECORDS
+    )
+    assert (third.pages_kept, third.pages_rendered) == (0, summary.pages_kept)
+    assert [n for n in third.notes if n.startswith("cannot keep submission pages in")]
+    assert snapshot(unkept) == snapshot(kept)
 
 
 def test_builds_with_the_same_source_date_epoch_are_byte_identical(

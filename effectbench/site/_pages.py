@@ -35,7 +35,7 @@ from effectbench.site._charts import Chart, pct
 from effectbench.site._contamination import Contamination
 from effectbench.site._entries import Entry
 from effectbench.site._format import break_even_text, signed, verdict
-from effectbench.site._mkdocs import GeneratedPage
+from effectbench.site._mkdocs import GeneratedPage, compact_html
 from effectbench.site._tables import (
     BOARD_COLUMNS,
     Board,
@@ -649,11 +649,17 @@ class BadgeLink:
     """Whether the snippet's links are absolute (``site_url`` is set in ``mkdocs.yml``)."""
 
 
-def submission_page(
+PLACES_RANKS = Markup("<!--eb-places-ranks-->")
+"""The slot in a kept submission body for its rank on each board (:func:`fill_places`)."""
+PLACES_VALUES = Markup("<!--eb-places-values-->")
+"""The slot in a kept submission body for its net value on each board."""
+
+
+def submission_body(
     templates: Path,
     entry: Entry,
     row: dict[str, Any],
-    placements: Sequence[tuple[BoardView, dict[str, Any]]],
+    board: tuple[str, Prices],
     matrix: tuple[list[int], list[tuple[str, list[str]]]],
     downloads: Sequence[tuple[str, str]],
     badge: BadgeLink | None,
@@ -661,13 +667,15 @@ def submission_page(
     *,
     receipts: bool = False,
     frames_policy: str = "",
-) -> GeneratedPage:
-    """Return one submission's page (``row``: its numbers over every episode; ``placements``:
-    each board it is on, with its row there; ``receipts``: its matrix and heatmap link to the
-    episode view).
+) -> str:
+    """Return one submission page's body, compacted, with the two slots of
+    :func:`fill_places` in it (``row``: its numbers over every episode; ``board``: the key
+    and prices of the first board it is on, which its compare link and price note name;
+    ``receipts``: its matrix and heatmap link to the episode view).
 
-    The page stays out of the theme's search index: the system finder
-    (:mod:`effectbench.site._find`) finds it by the system's name.
+    Everything in it depends on the bundle, its report and the code alone, so a build keeps
+    it between builds (:mod:`effectbench.site._kept`); its place on the boards, which moves
+    whenever a submission joins, is filled in on every build.
     """
     res = entry.results
     assert res is not None and entry.tasks is not None
@@ -695,10 +703,12 @@ def submission_page(
     body = env.get_template("submission.html.j2").render(
         e=entry,
         row=row,
-        placements=placements,
+        board_key=board[0],
+        places_ranks=PLACES_RANKS,
+        places_values=PLACES_VALUES,
         heat=heat_table(entry.cells),
         cells=cells,
-        prices=placements[0][0].prices,
+        prices=board[1],
         outcome_counts=counts,
         matrix=matrix,
         matrix_data=matrix_data,
@@ -710,6 +720,27 @@ def submission_page(
         receipts=receipts,
         frames_policy=frames_policy,
     )
+    assert body.count(PLACES_RANKS) == 1 and body.count(PLACES_VALUES) == 1
+    return compact_html(body.strip())
+
+
+def fill_places(
+    templates: Path, body: str, placements: Sequence[tuple[BoardView, dict[str, Any]]]
+) -> str:
+    """Return a kept submission body (:func:`submission_body`) with its place on each board
+    it is on (``placements``: the board, and its row there) put in its slots."""
+    places = environment(templates).get_template("submission_places.html.j2").module
+    ranks = str(places.ranks(placements))  # type: ignore[attr-defined]
+    values = str(places.values(placements))  # type: ignore[attr-defined]
+    return body.replace(PLACES_RANKS, ranks, 1).replace(PLACES_VALUES, values, 1)
+
+
+def submission_page(entry: Entry, body: str) -> GeneratedPage:
+    """Return one submission's page around its filled body (:func:`fill_places`).
+
+    The page stays out of the theme's search index: the system finder
+    (:mod:`effectbench.site._find`) finds it by the system's name.
+    """
     return GeneratedPage(
         entry.name,
         body,

@@ -1,7 +1,10 @@
 """``effectbench site build``: verify every bundle, render the site, swap it into place.
 
 Data flows one way: verifier reports -> :class:`Entry` values -> pandas boards
--> charts (SVG, cached by content) and pages (jinja2) -> mkdocs (in-process).
+-> charts (SVG, cached by content) and pages (jinja2) -> mkdocs (in-process). The
+submission pages skip mkdocs: it renders their frame once and they are written into it
+(:mod:`~effectbench.site._shell`), each from a body kept between builds
+(:mod:`~effectbench.site._kept`) with its place on the boards filled in afresh.
 The site is built into a sibling temporary folder and swapped with the output
 folder in one atomic exchange once mkdocs succeeded, so a failed build leaves
 the previous site untouched; an output that is not a previous build is refused
@@ -25,7 +28,8 @@ processes (:mod:`effectbench.site._pool`). Only the boards have SVG charts
 pages); a submission's per-cell heatmap is an HTML table, so a thousand
 submissions cost no chart rendering. Everything derived from a bundle is cached
 by content under the cache folder (``reports/``, ``rows/``, ``charts/``,
-``gzip/``), so a rebuild after one new bundle verifies and flattens only that.
+``gzip/``, ``pages/``), so a rebuild after one new bundle verifies, flattens and renders
+the page of only that.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ from effectbench.site._downloads import bundle_downloads, leaderboard_tables
 from effectbench.site._entries import Entry, entry_from_report, unique_slugs
 from effectbench.site._find import Findable, find_scripts
 from effectbench.site._json import SCHEMA_FILE, dumps, leaderboard_json, schema
+from effectbench.site._kept import KeptBodies, page_code
 from effectbench.site._mkdocs import GeneratedPage, SitePages, load_site_config, run_mkdocs
 from effectbench.site._monitors import (
     MonitorBoard,
@@ -69,6 +74,7 @@ from effectbench.site._monitors import (
 from effectbench.site._outdir import check_out, locked, staging_folder, swap_in
 from effectbench.site._pages import (
     ROWS_INLINE,
+    SUBMISSION_HEADINGS,
     BadgeLink,
     BoardView,
     ChartArt,
@@ -78,9 +84,11 @@ from effectbench.site._pages import (
     compare_page,
     downloads_page,
     episode_page,
+    fill_places,
     leaderboard_page,
     refused_page,
     row_badges,
+    submission_body,
     submission_page,
 )
 from effectbench.site._pool import Workers
@@ -96,6 +104,7 @@ from effectbench.site._sensitivity import (
     substrates_page,
     systems_across_packs,
 )
+from effectbench.site._shell import SHELL_URI, shell_page, write_shelled
 from effectbench.site._tables import Board, boards, cells_rows, entry_row, substrate_order
 from effectbench.site._withdrawn import Withdrawn, name_withdrawn, read_withdrawn
 from verifier.ranking import rank_across
@@ -173,6 +182,9 @@ class BuildSummary:
     charts_rendered: int = 0
     charts_cached: int = 0
     receipt_frames: int = 0
+    pages_kept: int = 0
+    """Submission page bodies taken from the cache instead of rendered (:mod:`._kept`)."""
+    pages_rendered: int = 0
     receipt_shards: int = 0
     """Distinct receipt shards published (content-addressed, shared across submissions)."""
     receipt_shard_bytes: int = 0
@@ -196,7 +208,8 @@ class BuildSummary:
             f"refused {self.n_refused}, withdrawn {self.n_withdrawn}",
             f"monitors {self.n_monitors}, refused {self.n_monitors_refused}",
             f"charts rendered {self.charts_rendered}, from cache {self.charts_cached}; "
-            f"receipt frames shown {self.receipt_frames}",
+            f"receipt frames shown {self.receipt_frames}; submission pages kept "
+            f"{self.pages_kept}, rendered {self.pages_rendered}",
             f"receipt shards {self.receipt_shards} ({self.receipt_shard_bytes / 2**20:.1f} MiB; "
             f"{self.receipt_shard_unshared / 2**20:.1f} MiB if no two submissions shared one)",
             f"time: {t}",
@@ -392,6 +405,10 @@ class _SiteBuild:
         self.rows_of: dict[str, pa.Table] = {}
         self.across: list[BoardAcross] = []
         self.pages: dict[str, GeneratedPage] = {}
+        self.shelled: dict[str, GeneratedPage] = {}
+        """The submission pages, by slug: written into the frame mkdocs renders once
+        (:mod:`effectbench.site._shell`), not by mkdocs."""
+        self.report_of: dict[str, BundleReport] = {}
         self.copies: dict[str, Path] = {}
         self.texts: dict[str, str | bytes] = {}
         self.receipts = Published()
@@ -419,7 +436,7 @@ class _SiteBuild:
             self.clock.lap(name)
             self._tell(name)
         self.digests.save()  # what verify, rows and downloads learnt of the bundle files
-        self.summary.n_pages = len(self.pages) + 1  # + the SPEC page
+        self.summary.n_pages = len(self.pages) + len(self.shelled)  # the shell out, SPEC in
         self.mkdocs_and_swap()
         self.clock.lap("mkdocs")
         self._tell("mkdocs")
@@ -474,6 +491,7 @@ class _SiteBuild:
         self.reports = rank_across(self.reports, [w.rule for w in withdrawn])
         slugs = unique_slugs(list(self.reports))
         every = [entry_from_report(r, s) for r, s in zip(self.reports, slugs, strict=True)]
+        self.report_of = dict(zip(slugs, self.reports, strict=True))
         held = [
             (e.content_hash, e.rows_hash, r.measured_hash or "", e.path.name, e.name)
             for e, r in zip(every, self.reports, strict=True)
@@ -681,6 +699,8 @@ class _SiteBuild:
             for row in v.rows:
                 placed.setdefault(row["slug"], []).append((v, row))
         findable: list[Findable] = []
+        cache = self.options.cache_root / "pages" if self.options.cache_reports else None
+        kept = KeptBodies(cache, default_seal(), page_code(t))
         for e in self.entries:
             if not e.accepted or e.tasks is None:
                 continue
@@ -690,26 +710,47 @@ class _SiteBuild:
             findable.append(
                 Findable(e.name, e.slug, " · ".join(filter(None, (e.pack, substrates, e.date))))
             )
-            whole = entry_row(
-                e,
-                e.tasks,
-                substrates,
-                DEFAULT_PRICES,
-                idle_share([e.tasks]),
+            first = placed[e.slug][0][0]
+            outcomes = matrix(self.rows_of[e.slug])
+            badge = self.badges.get(e.slug)
+            key = kept.key(
+                (
+                    self.report_of[e.slug].model_dump_json(),
+                    e.slug,
+                    repr(outcomes),
+                    repr(links),
+                    repr(badge),
+                    note,
+                    repr(e.slug in self.receipts.slugs),
+                    FRAMES_POLICY,
+                    first.key,
+                    repr(first.prices),
+                )
             )
-            whole["all_badges"] = row_badges(whole)
-            self.pages[f"submissions/{e.slug}.md"] = submission_page(
-                t,
-                e,
-                whole,
-                placed[e.slug],
-                matrix(self.rows_of[e.slug]),
-                links,
-                self.badges.get(e.slug),
-                note,
-                receipts=e.slug in self.receipts.slugs,
-                frames_policy=FRAMES_POLICY,
-            )
+            body = kept.get(key)
+            if body is None:
+                whole = entry_row(e, e.tasks, substrates, DEFAULT_PRICES, idle_share([e.tasks]))
+                whole["all_badges"] = row_badges(whole)
+                body = submission_body(
+                    t,
+                    e,
+                    whole,
+                    (first.key, first.prices),
+                    outcomes,
+                    links,
+                    badge,
+                    note,
+                    receipts=e.slug in self.receipts.slugs,
+                    frames_policy=FRAMES_POLICY,
+                )
+                kept.put(key, body)
+            self.shelled[e.slug] = submission_page(e, fill_places(t, body, placed[e.slug]))
+        if self.shelled:
+            self.pages[SHELL_URI] = shell_page(SUBMISSION_HEADINGS, ("navigation",))
+        self.summary.pages_kept = kept.hits
+        self.summary.pages_rendered = kept.made
+        if kept.problem:
+            self.summary.notes.append(kept.problem)
         self.texts.update(find_scripts(findable))
 
     def _art(self, chart: Chart) -> ChartArt:
@@ -736,7 +777,15 @@ class _SiteBuild:
     def mkdocs_and_swap(self) -> None:
         """Run mkdocs into a staging folder and swap it over ``out``."""
         plugin = SitePages(self.pages, self.copies, self.texts)
-        _build_and_swap(self.sources, self.options.out, plugin, self.day, self.epoch)
+        shelled, epoch = self.shelled, self.epoch
+        _build_and_swap(
+            self.sources,
+            self.options.out,
+            plugin,
+            self.day,
+            epoch,
+            (lambda staging: write_shelled(staging, shelled, epoch)) if shelled else None,
+        )
 
 
 def _distinct_names(frame: pd.DataFrame, entries: dict[str, Entry]) -> pd.DataFrame:
