@@ -746,6 +746,10 @@ def test_two_builds_are_identical(site: dict[str, Any]) -> None:
     assert summary.charts_rendered == 0  # every chart came from the content cache
     n_pages = len(list(site["out"].glob("submissions/*.html")))
     assert (summary.pages_kept, summary.pages_rendered) == (n_pages, 0)  # every body kept
+    entries = sum(
+        len(b["entries"]) for b in json.loads(page(site, "downloads/leaderboard.json"))["boards"]
+    )
+    assert summary.entries_kept == entries  # and every entry's rates and cells
     assert snapshot(again) == snapshot(site["out"])
 
 
@@ -783,14 +787,17 @@ def test_kept_pages_show_where_they_rank_now(site: dict[str, Any], tmp_path: Pat
     assert (filled.pages_kept, filled.pages_rendered) == (0, summary.pages_kept)
     assert snapshot(fresh) == snapshot(kept)
     bodies = sorted((cache / "pages").rglob("*.html"))
-    assert len(bodies) == summary.pages_kept
+    tails = sorted((cache / "pages").rglob("*.json"))  # each entry's rates and cells
+    assert len(bodies) == summary.pages_kept and len(tails) == summary.entries_kept > 0
     bodies[0].write_bytes(bodies[0].read_bytes()[:-10] + b"<b>x</b>!!")  # damaged
     bodies[1].write_bytes(bodies[1].read_bytes()[:32] + b"<script>alert(1)</script>")  # planted
     bodies[2].unlink()
+    tails[0].write_bytes(tails[0].read_bytes()[:32] + b'"rates":{"swer":0}')  # planted
     again = build_site(
         subs, fresh, root=root, cache_dir=cache, allow_unsigned=True, records=RECORDS
     )
     assert (again.pages_kept, again.pages_rendered) == (summary.pages_kept - 3, 3)
+    assert again.entries_kept == summary.entries_kept - 1
     assert snapshot(fresh) == snapshot(kept)
 
     shutil.rmtree(cache / "pages")
@@ -799,8 +806,12 @@ def test_kept_pages_show_where_they_rank_now(site: dict[str, Any], tmp_path: Pat
     third = build_site(
         subs, unkept, root=root, cache_dir=cache, allow_unsigned=True, records=RECORDS
     )
-    assert (third.pages_kept, third.pages_rendered) == (0, summary.pages_kept)
-    assert [n for n in third.notes if n.startswith("cannot keep submission pages in")]
+    assert (third.pages_kept, third.pages_rendered, third.entries_kept) == (
+        0,
+        summary.pages_kept,
+        0,
+    )
+    assert len([n for n in third.notes if n.startswith("cannot keep what a build makes")]) == 1
     assert snapshot(unkept) == snapshot(kept)
 
 

@@ -8,8 +8,8 @@ is generated from the pydantic models below, so the two cannot drift apart.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Protocol
 
 import orjson
 import pandas as pd
@@ -173,8 +173,9 @@ class DroppedJSON(_Model):
     reasons: dict[str, int] = Field(description="how many were dropped for each reason")
 
 
-class EntryJSON(_Model):
-    """One accepted submission on a board, with its numbers on the board's substrate."""
+class EntryHeadJSON(_Model):
+    """The fields of :class:`EntryJSON` before its rates and cells: what a build makes
+    afresh (its rank and net value move as submissions join); the rest may be kept."""
 
     system: str
     substrate: str = Field(description="the substrate every number of the entry comes from")
@@ -207,6 +208,11 @@ class EntryJSON(_Model):
     never_acts: bool = Field(description="every episode on the substrate is a halt")
     value: ValueJSON
     dropped: DroppedJSON
+
+
+class EntryJSON(EntryHeadJSON):
+    """One accepted submission on a board, with its numbers on the board's substrate."""
+
     rates: RatesJSON = Field(description="over its episodes on the board's substrate")
     cells: list[CellJSON] = Field(description="its cells on the board's substrate")
 
@@ -466,88 +472,117 @@ def _finite(x: Any) -> float | None:
     return None if x is None or pd.isna(x) or math.isinf(float(x)) else _r(float(x))
 
 
+class KeptParts(Protocol):
+    """Where a build keeps the entries' rates and cells (:class:`effectbench.site._kept.Kept`)."""
+
+    def get(self, key: str) -> bytes | None: ...
+
+    def put(self, key: str, data: bytes) -> None: ...
+
+
+def entry_tail(entry: Entry, board: Board, row: dict[str, Any]) -> bytes:
+    """Return the end of ``entry``'s object on ``board`` (``row``: its board row): the
+    ``rates`` and ``cells`` fields as JSON, without braces. They depend on the entry and the
+    board's substrate alone, so a build may keep them (:func:`leaderboard_json`)."""
+    res = entry.results
+    tasks = board.tables[entry.slug]
+    assert res is not None and entry.status != "refused"
+    rates = {name: task_rate(tasks, name) for name in RATES if name in tasks.events}
+    mine = [(i, c, t) for i, (c, t) in enumerate(entry.cells) if c.substrate == board.substrate]
+    gap_ci = (
+        None
+        if pd.isna(row["gap_lo"])
+        else Interval(lo=row["gap_lo"], hi=row["gap_hi"], method="bootstrap")
+    )
+    whole = RatesJSON(**_rates(tasks, row["gap"], gap_ci, int(row["n_dropped"]), rates))
+    cells = [
+        CellJSON(
+            category=c.category,
+            substrate=c.substrate,
+            **_rates(
+                t,
+                c.success_effect_gap,
+                None,
+                counted={name: entry.cell_rate(i, name) for name in RATES if name in t.events},
+            ),
+        )
+        for i, c, t in mine
+    ]
+    part = {
+        "rates": whole.model_dump(mode="json"),
+        "cells": [c.model_dump(mode="json") for c in cells],
+    }
+    return orjson.dumps(part)[1:-1]
+
+
 def leaderboard_json(
     boards: Sequence[Board],
     entries: dict[str, Entry],
     badges: set[str],
     build_date: str,
     across: Sequence[BoardAcross] = (),
-) -> LeaderboardJSON:
-    """Return the whole leaderboard as a document (``badges``: slugs that have a badge;
-    ``across``: each pack's systems that ran more than one substrate)."""
+    key_of: Callable[[str, str], str] | None = None,
+    kept: KeptParts | None = None,
+) -> bytes:
+    """Return the whole leaderboard as compact JSON (keys in model order, byte-stable;
+    ``badges``: slugs that have a badge; ``across``: each pack's systems that ran more than
+    one substrate).
+
+    Each entry's rates and cells (:func:`entry_tail`) are taken from ``kept`` under
+    ``key_of(slug, board key)`` when given, and kept there when made.
+    """
     out = []
+    items_of: list[list[orjson.Fragment]] = []
     for b in boards:
         facts = b.facts
         items = []
         for row in b.frame.to_dict("records"):
             e = entries[row["slug"]]
-            res = e.results
             tasks = b.tables[e.slug]
-            assert res is not None and e.status != "refused"
-            rates = {name: task_rate(tasks, name) for name in RATES if name in tasks.events}
-            mine = [(i, c, t) for i, (c, t) in enumerate(e.cells) if c.substrate == b.substrate]
+            assert e.status != "refused"
             even = row["break_even"]
-            items.append(
-                EntryJSON(
-                    system=e.name,
-                    substrate=b.substrate,
-                    label=named(e.name, b.substrate),
-                    slug=e.slug,
-                    status="ranked" if e.status == "ranked" else "preview",
-                    rank_best=_int_or_none(row["rank_best"]),
-                    rank_worst=_int_or_none(row["rank_worst"]),
-                    page=f"submissions/{e.slug}.html",
-                    badge=f"badges/{e.slug}.svg" if e.slug in badges else None,
-                    signer=SignerJSON(identity=e.signer.identity, issuer=e.signer.issuer)
-                    if e.signer
-                    else None,
-                    reproduced=bool(e.reproduced),
-                    instance=e.instance or None,  # type: ignore[arg-type]
-                    spec_version=e.spec_version,
-                    fingerprint=e.fingerprint,
-                    trials=int(row["trials"]),
-                    seeds=list(e.seeds),
-                    seeds_default=e.default_seeds,
-                    n_tasks=tasks.n_tasks,
-                    date=e.date,
-                    never_acts=never_acts(tasks),
-                    value=ValueJSON(
-                        per_100=_r(row["value"]),
-                        lo=_r(row["value_lo"]),
-                        hi=_r(row["value_hi"]),
-                        tasks=tasks.n_tasks,
-                        break_even=_finite(even),
-                        never_beats_doing_nothing=bool(not pd.isna(even) and math.isinf(even)),
-                    ),
-                    dropped=DroppedJSON(n=int(row["n_dropped"]), reasons=dict(e.drop_reasons)),
-                    rates=RatesJSON(
-                        **_rates(
-                            tasks,
-                            row["gap"],
-                            None
-                            if pd.isna(row["gap_lo"])
-                            else Interval(lo=row["gap_lo"], hi=row["gap_hi"], method="bootstrap"),
-                            int(row["n_dropped"]),
-                            rates,
-                        )
-                    ),
-                    cells=[
-                        CellJSON(
-                            category=c.category,
-                            substrate=c.substrate,
-                            **_rates(
-                                t,
-                                c.success_effect_gap,
-                                None,
-                                counted={
-                                    name: e.cell_rate(i, name) for name in RATES if name in t.events
-                                },
-                            ),
-                        )
-                        for i, c, t in mine
-                    ],
-                )
+            head = EntryHeadJSON(
+                system=e.name,
+                substrate=b.substrate,
+                label=named(e.name, b.substrate),
+                slug=e.slug,
+                status="ranked" if e.status == "ranked" else "preview",
+                rank_best=_int_or_none(row["rank_best"]),
+                rank_worst=_int_or_none(row["rank_worst"]),
+                page=f"submissions/{e.slug}.html",
+                badge=f"badges/{e.slug}.svg" if e.slug in badges else None,
+                signer=SignerJSON(identity=e.signer.identity, issuer=e.signer.issuer)
+                if e.signer
+                else None,
+                reproduced=bool(e.reproduced),
+                instance=e.instance or None,  # type: ignore[arg-type]
+                spec_version=e.spec_version,
+                fingerprint=e.fingerprint,
+                trials=int(row["trials"]),
+                seeds=list(e.seeds),
+                seeds_default=e.default_seeds,
+                n_tasks=tasks.n_tasks,
+                date=e.date,
+                never_acts=never_acts(tasks),
+                value=ValueJSON(
+                    per_100=_r(row["value"]),
+                    lo=_r(row["value_lo"]),
+                    hi=_r(row["value_hi"]),
+                    tasks=tasks.n_tasks,
+                    break_even=_finite(even),
+                    never_beats_doing_nothing=bool(not pd.isna(even) and math.isinf(even)),
+                ),
+                dropped=DroppedJSON(n=int(row["n_dropped"]), reasons=dict(e.drop_reasons)),
             )
+            key = key_of(e.slug, b.key) if key_of is not None and kept is not None else None
+            tail = kept.get(key) if kept is not None and key is not None else None
+            if tail is None:
+                tail = entry_tail(e, b, row)
+                if kept is not None and key is not None:
+                    kept.put(key, tail)
+            own = orjson.dumps(head.model_dump(mode="json"))
+            items.append(orjson.Fragment(own[:-1] + b"," + tail + b"}"))
+        items_of.append(items)
         idle = facts.idle if facts is not None else None
         out.append(
             BoardJSON(
@@ -571,7 +606,7 @@ def leaderboard_json(
                 ),
                 minimum_detectable_difference=_r(facts.mdd) if facts else 1.0,
                 effective_tasks=_r(facts.n_effective) if facts else 0.0,
-                entries=items,
+                entries=[],
                 contamination=[
                     ContaminationJSON(
                         system=c.system,
@@ -602,12 +637,11 @@ def leaderboard_json(
         )
         for group, members in keys.items()
     ]
-    return LeaderboardJSON(format=FORMAT, build_date=build_date, boards=out, groups=groups)
-
-
-def dumps(doc: LeaderboardJSON) -> bytes:
-    """Return the document as compact JSON (keys in model order, byte-stable)."""
-    return orjson.dumps(doc.model_dump(mode="json")) + b"\n"
+    doc = LeaderboardJSON(format=FORMAT, build_date=build_date, boards=out, groups=groups)
+    data = doc.model_dump(mode="json")
+    for board, items in zip(data["boards"], items_of, strict=True):
+        board["entries"] = items
+    return orjson.dumps(data) + b"\n"
 
 
 def schema() -> bytes:

@@ -1,14 +1,15 @@
-"""Submission page bodies kept between local builds.
+"""What a build makes of one submission alone, kept between local builds.
 
-A submission page's body (:func:`effectbench.site._pages.submission_body`) depends on its
-bundle, its verifier report and the code that renders it; only its place on the boards
-changes when another submission joins, and that is filled into slots on every build. So a
-build keeps each body in the cache folder under a key that hashes everything it was made
-from (:func:`page_code`, the report, the slug, the rows' outcomes, the downloads, the
-badge, the trust note, the first board and its prices), sealed by this machine's key like
-every other cache entry (:mod:`effectbench.site._cache`): a planted or damaged file is
-never published. At 10,000 submissions rendering every body again took about 80 s of a
-rebuild.
+Two things are kept: a submission page's body
+(:func:`effectbench.site._pages.submission_body`) and the end of its entry in
+``leaderboard.json`` on each board (its rates and cells,
+:func:`effectbench.site._json.entry_tail`). Each depends on the bundle, its verifier report
+and the code that makes it; what moves when another submission joins (a page's place on the
+boards, an entry's rank and net value) is made afresh on every build. A build keeps each
+part in the cache folder under a key that hashes everything it was made from (:func:`page_code`
+and the caller's parts: the report, the slug, and so on), sealed by this machine's key like
+every other cache entry (:mod:`effectbench.site._cache`): a planted or damaged file is never
+published. At 10,000 submissions rendering every body again took about 80 s of a rebuild.
 """
 
 from __future__ import annotations
@@ -21,14 +22,14 @@ from pathlib import Path
 import effectbench
 from effectbench.site._cache import CacheSeal
 
-KEPT_FORMAT = "site-page-body-1"
-"""Version of the kept bodies (bump when what a key covers changes)."""
+KEPT_FORMAT = "site-kept-1"
+"""Version of the kept parts (bump when what a key covers changes)."""
 RENDER_DEPENDENCIES = ("jinja2", "markupsafe", "numpy", "pandas", "scipy")
 """Installed packages whose version is part of every body's key (templates and numbers)."""
 
 
 def page_code(templates: Path) -> str:
-    """Return the digest of everything that renders a body besides its inputs: the
+    """Return the digest of everything that makes a kept part besides its inputs: the
     engine's every Python file (the site's code and the metrics it calls), the templates,
     and the versions of the libraries they lean on. Computed once per build."""
     digest = hashlib.sha256(f"{KEPT_FORMAT}\0".encode())
@@ -48,57 +49,54 @@ def page_code(templates: Path) -> str:
     return digest.hexdigest()
 
 
-class KeptBodies:
-    """The kept bodies in ``folder`` (None: keep none), one sealed file each.
+class Kept:
+    """The kept parts of one kind (``suffix``) in ``folder`` (None: keep none), one sealed
+    file each.
 
-    :meth:`key` names a body by what it was made from; :meth:`get` returns it when this
+    :meth:`key` names a part by what it was made from; :meth:`get` returns it when this
     machine stored it under that key; :meth:`put` stores one. A folder that cannot be
     written (read-only, full) stops the keeping for the build, with :attr:`problem` saying
-    why once; the build goes on rendering every body.
+    why once; the build goes on making every part.
     """
 
-    def __init__(self, folder: Path | None, seal: CacheSeal, code: str) -> None:
+    def __init__(self, folder: Path | None, seal: CacheSeal, code: str, suffix: str) -> None:
         self.folder = folder
         self.seal = seal
         self.code = code
+        self.suffix = suffix
         self.problem = ""
         self.hits = 0
         self.made = 0
 
     def key(self, parts: Iterable[str]) -> str:
-        """Return the key of a body made from ``parts`` under this build's code."""
-        digest = hashlib.sha256(self.code.encode())
+        """Return the key of a part made from ``parts`` under this build's code."""
+        digest = hashlib.sha256(f"{self.code}\0{self.suffix}".encode())
         for part in parts:
             digest.update(b"\0" + hashlib.sha256(part.encode()).digest())
         return digest.hexdigest()
 
     def _path(self, key: str) -> Path:
         assert self.folder is not None
-        return self.folder / key[:2] / f"{key}.html"
+        return self.folder / key[:2] / f"{key}.{self.suffix}"
 
-    def get(self, key: str) -> str | None:
-        """Return the body kept under ``key``, or None (none kept, or not sealed here)."""
+    def get(self, key: str) -> bytes | None:
+        """Return the part kept under ``key``, or None (none kept, or not sealed here)."""
         if self.folder is None:
             return None
         data = self.seal.read(key, self._path(key))
-        if data is None:
-            return None
-        try:
-            body = data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-        self.hits += 1
-        return body
+        if data is not None:
+            self.hits += 1
+        return data
 
-    def put(self, key: str, body: str) -> None:
-        """Keep ``body`` under ``key`` (nothing when keeping stopped)."""
+    def put(self, key: str, data: bytes) -> None:
+        """Keep ``data`` under ``key`` (nothing when keeping stopped)."""
         self.made += 1
         if self.folder is None or self.problem:
             return
         try:
-            self.seal.write(key, self._path(key), body.encode("utf-8"))
+            self.seal.write(key, self._path(key), data)
         except OSError as exc:
             self.problem = (
-                f"cannot keep submission pages in {self.folder}: {exc.strerror or exc}; "
-                "every page is rendered again on each build"
+                f"cannot keep what a build makes of each submission in {self.folder}: "
+                f"{exc.strerror or exc}; it is made again on each build"
             )

@@ -34,6 +34,7 @@ the page of only that.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import time
@@ -61,8 +62,8 @@ from effectbench.site._digests import FileDigests
 from effectbench.site._downloads import bundle_downloads, leaderboard_tables
 from effectbench.site._entries import Entry, entry_from_report, unique_slugs
 from effectbench.site._find import Findable, find_scripts
-from effectbench.site._json import SCHEMA_FILE, dumps, leaderboard_json, schema
-from effectbench.site._kept import KeptBodies, page_code
+from effectbench.site._json import SCHEMA_FILE, leaderboard_json, schema
+from effectbench.site._kept import Kept, page_code
 from effectbench.site._mkdocs import GeneratedPage, SitePages, load_site_config, run_mkdocs
 from effectbench.site._monitors import (
     MonitorBoard,
@@ -185,6 +186,8 @@ class BuildSummary:
     pages_kept: int = 0
     """Submission page bodies taken from the cache instead of rendered (:mod:`._kept`)."""
     pages_rendered: int = 0
+    entries_kept: int = 0
+    """Entries of ``leaderboard.json`` whose rates and cells were kept (:mod:`._kept`)."""
     receipt_shards: int = 0
     """Distinct receipt shards published (content-addressed, shared across submissions)."""
     receipt_shard_bytes: int = 0
@@ -209,7 +212,8 @@ class BuildSummary:
             f"monitors {self.n_monitors}, refused {self.n_monitors_refused}",
             f"charts rendered {self.charts_rendered}, from cache {self.charts_cached}; "
             f"receipt frames shown {self.receipt_frames}; submission pages kept "
-            f"{self.pages_kept}, rendered {self.pages_rendered}",
+            f"{self.pages_kept}, rendered {self.pages_rendered}; leaderboard.json entries kept "
+            f"{self.entries_kept}",
             f"receipt shards {self.receipt_shards} ({self.receipt_shard_bytes / 2**20:.1f} MiB; "
             f"{self.receipt_shard_unshared / 2**20:.1f} MiB if no two submissions shared one)",
             f"time: {t}",
@@ -409,6 +413,8 @@ class _SiteBuild:
         """The submission pages, by slug: written into the frame mkdocs renders once
         (:mod:`effectbench.site._shell`), not by mkdocs."""
         self.report_of: dict[str, BundleReport] = {}
+        self._report_digests: dict[str, str] = {}
+        self._kept: dict[str, Kept] = {}
         self.copies: dict[str, Path] = {}
         self.texts: dict[str, str | bytes] = {}
         self.receipts = Published()
@@ -436,6 +442,8 @@ class _SiteBuild:
             self.clock.lap(name)
             self._tell(name)
         self.digests.save()  # what verify, rows and downloads learnt of the bundle files
+        problems = {k.problem for k in self._kept.values() if k.problem}
+        self.summary.notes.extend(sorted(problems))
         self.summary.n_pages = len(self.pages) + len(self.shelled)  # the shell out, SPEC in
         self.mkdocs_and_swap()
         self.clock.lap("mkdocs")
@@ -699,8 +707,7 @@ class _SiteBuild:
             for row in v.rows:
                 placed.setdefault(row["slug"], []).append((v, row))
         findable: list[Findable] = []
-        cache = self.options.cache_root / "pages" if self.options.cache_reports else None
-        kept = KeptBodies(cache, default_seal(), page_code(t))
+        kept = self.kept("html")
         for e in self.entries:
             if not e.accepted or e.tasks is None:
                 continue
@@ -715,7 +722,7 @@ class _SiteBuild:
             badge = self.badges.get(e.slug)
             key = kept.key(
                 (
-                    self.report_of[e.slug].model_dump_json(),
+                    self.report_digest(e.slug),
                     e.slug,
                     repr(outcomes),
                     repr(links),
@@ -727,7 +734,8 @@ class _SiteBuild:
                     repr(first.prices),
                 )
             )
-            body = kept.get(key)
+            data = kept.get(key)
+            body = data.decode("utf-8") if data is not None else None
             if body is None:
                 whole = entry_row(e, e.tasks, substrates, DEFAULT_PRICES, idle_share([e.tasks]))
                 whole["all_badges"] = row_badges(whole)
@@ -743,15 +751,32 @@ class _SiteBuild:
                     receipts=e.slug in self.receipts.slugs,
                     frames_policy=FRAMES_POLICY,
                 )
-                kept.put(key, body)
+                kept.put(key, body.encode("utf-8"))
             self.shelled[e.slug] = submission_page(e, fill_places(t, body, placed[e.slug]))
         if self.shelled:
             self.pages[SHELL_URI] = shell_page(SUBMISSION_HEADINGS, ("navigation",))
         self.summary.pages_kept = kept.hits
         self.summary.pages_rendered = kept.made
-        if kept.problem:
-            self.summary.notes.append(kept.problem)
         self.texts.update(find_scripts(findable))
+
+    def kept(self, suffix: str) -> Kept:
+        """Return the build's store of kept parts of one kind (:mod:`._kept`)."""
+        if suffix not in self._kept:
+            o = self.options
+            code = next((k.code for k in self._kept.values()), None) or page_code(
+                self.sources.templates
+            )
+            folder = o.cache_root / "pages" if o.cache_reports else None
+            self._kept[suffix] = Kept(folder, default_seal(), code, suffix)
+        return self._kept[suffix]
+
+    def report_digest(self, slug: str) -> str:
+        """Return the sha256 of submission ``slug``'s report as this build judged it (the
+        rules across bundles applied): what a kept part of it is keyed by first."""
+        if slug not in self._report_digests:
+            data = self.report_of[slug].model_dump_json().encode("utf-8")
+            self._report_digests[slug] = hashlib.sha256(data).hexdigest()
+        return self._report_digests[slug]
 
     def _art(self, chart: Chart) -> ChartArt:
         """Return a chart's drawings: the wide one, and the phone's where there is one."""
@@ -763,10 +788,17 @@ class _SiteBuild:
         """Write the whole-leaderboard downloads, their page and the SPEC page's source."""
         tables = leaderboard_tables(self.boards, self.rows_of)
         self.texts.update(tables.files)
-        doc = leaderboard_json(
-            self.boards, {e.slug: e for e in self.entries}, set(self.badges), self.day, self.across
+        kept = self.kept("json")
+        self.texts["downloads/leaderboard.json"] = leaderboard_json(
+            self.boards,
+            {e.slug: e for e in self.entries},
+            set(self.badges),
+            self.day,
+            self.across,
+            lambda slug, board: kept.key((self.report_digest(slug), slug, board)),
+            kept,
         )
-        self.texts["downloads/leaderboard.json"] = dumps(doc)
+        self.summary.entries_kept = kept.hits
         self.texts[f"downloads/{SCHEMA_FILE}"] = schema()
         self.pages["downloads.md"] = downloads_page(
             self.sources.templates, tables.n_board_rows, tables.n_episode_rows
