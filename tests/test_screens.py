@@ -215,7 +215,8 @@ def test_a_killed_harness_leaves_nothing_behind(tmp_path: Path) -> None:
         from effectbench.screens.xsession import XSession
         session = XSession()
         env = desktop_env(session)
-        print(json.dumps(session.supervisor.descendants() + [session.supervisor.pid]), flush=True)
+        pids = session.supervisor.descendants() + [session.supervisor.pid]
+        print(json.dumps([str(session.root), pids]), flush=True)
         time.sleep(60)
         """
     )
@@ -223,14 +224,15 @@ def test_a_killed_harness_leaves_nothing_behind(tmp_path: Path) -> None:
         [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=tmp_path
     )
     assert harness.stdout is not None
-    pids = json.loads(harness.stdout.readline())
-    assert len(pids) >= 6 and all(_alive(p) for p in pids)
+    root, pids = json.loads(harness.stdout.readline())
+    assert len(pids) >= 6 and all(_alive(p) for p in pids) and Path(root).is_dir()
     harness.kill()  # SIGKILL: no cleanup runs in the harness
     harness.wait()
     deadline = time.monotonic() + 15
-    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+    while (any(_alive(p) for p in pids) or Path(root).exists()) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert [p for p in pids if _alive(p)] == []
+    assert not Path(root).exists()  # nor its files: the supervisor removed the session's folder
 
 
 def test_remote_display_gives_pixels_and_input_only() -> None:

@@ -1,6 +1,6 @@
 """One episode's process supervisor: spawns, watches and reaps everything the episode runs.
 
-Run by path (``python -S -E _supervisor.py``), standard library only, so it
+Run by path (``python -S -E _supervisor.py [FOLDER]``), standard library only, so it
 starts in a few milliseconds. It puts itself in a new session, becomes a child
 *subreaper* (so every orphaned descendant is re-parented to it, not to PID 1,
 which does not reap in containers), and obeys one JSON request per line on
@@ -20,7 +20,9 @@ stdin, answering one JSON line on stdout:
   SIGTERM: terminate every descendant (TERM, then KILL), reap them all, exit.
 
 Every child is started with ``PR_SET_PDEATHSIG = SIGKILL``: if the supervisor
-itself is killed outright, its children die with it.
+itself is killed outright, its children die with it. ``FOLDER`` (the episode's own
+files) is removed once every descendant is reaped, however the supervisor stops, so an
+episode whose harness was killed leaves no file behind either.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import ctypes
 import json
 import os
 import select
+import shutil
 import signal
 import sys
 import time
@@ -224,9 +227,15 @@ def main() -> None:
     """Become a session leader and subreaper, serve requests, always clean up."""
     os.setsid()
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1)
+    owned = sys.argv[1] if len(sys.argv) > 1 else ""
+
+    def _clean_up() -> None:
+        _stop()
+        if owned:
+            shutil.rmtree(owned, ignore_errors=True)
 
     def _terminated(signum: int, frame: object) -> None:
-        _stop()
+        _clean_up()
         os._exit(0)
 
     signal.signal(signal.SIGTERM, _terminated)
@@ -236,7 +245,7 @@ def main() -> None:
         _answer({"ready": os.getpid()})
         _serve()
     finally:
-        _stop()
+        _clean_up()
 
 
 if __name__ == "__main__":

@@ -50,12 +50,14 @@ class Spawned:
 class Supervisor:
     """One episode's process tree: everything spawned here is reaped by :meth:`stop`."""
 
-    def __init__(self, log_dir: Path) -> None:
+    def __init__(self, log_dir: Path, owned: Path | None = None) -> None:
+        """Start the supervisor; ``owned`` is a folder of the episode's own files, which it
+        removes once it has reaped everything (even when this process was killed)."""
         self.log_dir = log_dir
         self._names: dict[int, str] = {}
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[str] | None = subprocess.Popen(
-            [sys.executable, "-S", "-E", "-u", str(SCRIPT)],
+            [sys.executable, "-S", "-E", "-u", str(SCRIPT), *([str(owned)] if owned else [])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

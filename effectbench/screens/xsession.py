@@ -171,7 +171,7 @@ class XSession:
             (self.root / sub).mkdir(mode=0o700)
         self.xauthority = write_xauthority(self.root / "xauthority")
         self.rfb_path = self.root / "run" / "rfb.sock"
-        self.supervisor = Supervisor(self.root / "logs")
+        self.supervisor = Supervisor(self.root / "logs", owned=self.root)
         try:
             self._start()
         except BaseException:
