@@ -415,6 +415,7 @@ class _SiteBuild:
         self.report_of: dict[str, BundleReport] = {}
         self._report_digests: dict[str, str] = {}
         self._kept: dict[str, Kept] = {}
+        self._page_code = ""
         self.copies: dict[str, Path] = {}
         self.texts: dict[str, str | bytes] = {}
         self.receipts = Published()
@@ -724,6 +725,7 @@ class _SiteBuild:
                 (
                     self.report_digest(e.slug),
                     e.slug,
+                    repr((e.readme, e.files, e.same_as)),  # read beside the report
                     repr(outcomes),
                     repr(links),
                     repr(badge),
@@ -762,12 +764,11 @@ class _SiteBuild:
     def kept(self, suffix: str) -> Kept:
         """Return the build's store of kept parts of one kind (:mod:`._kept`)."""
         if suffix not in self._kept:
+            if not self._page_code:
+                self._page_code = page_code(self.sources.templates)
             o = self.options
-            code = next((k.code for k in self._kept.values()), None) or page_code(
-                self.sources.templates
-            )
             folder = o.cache_root / "pages" if o.cache_reports else None
-            self._kept[suffix] = Kept(folder, default_seal(), code, suffix)
+            self._kept[suffix] = Kept(folder, default_seal(), self._page_code, suffix)
         return self._kept[suffix]
 
     def report_digest(self, slug: str) -> str:
