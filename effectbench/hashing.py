@@ -28,7 +28,7 @@ def trial_tag(task_id: str, trial: int) -> str:
     return hashlib.sha256(f"{task_id}:{trial}".encode()).hexdigest()[:12]
 
 
-def hash_file(path: Path) -> str:
+def hash_file(path: Path | str) -> str:
     """Return the sha256 hex digest of ``path``, read in chunks (never the whole file) by
     :func:`hashlib.file_digest`, which allocates no large buffer per file: a bundle's many
     small files (its frames) hash at the speed of the digest."""

@@ -62,7 +62,7 @@ class FileDigests:
     def _mark(st: os.stat_result) -> list[int | str]:
         return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
-    def known(self, path: Path, st: os.stat_result) -> str | None:
+    def known(self, path: Path | str, st: os.stat_result) -> str | None:
         """Return the kept sha256 of the file at ``path`` whose stat is ``st`` (kept by an
         earlier build, or learnt by this one), if its stat data are those it was hashed with;
         else None (read it, then :meth:`learn`)."""
@@ -73,16 +73,17 @@ class FileDigests:
         self._seen[where] = kept
         return kept[-1]
 
-    def learn(self, path: Path, st: os.stat_result, digest: str, started_ns: int) -> None:
+    def learn(self, path: Path | str, st: os.stat_result, digest: str, started_ns: int) -> None:
         """Keep ``digest``, read from ``path`` (whose stat was ``st`` before the read began at
         ``started_ns``), if the file had been left alone for :data:`SETTLED_NS` by then."""
         self.hashed += 1
         if max(st.st_mtime_ns, st.st_ctime_ns) < started_ns - SETTLED_NS:
             self._seen[os.path.abspath(path)] = [*self._mark(st), digest]
 
-    def digest(self, path: Path, st: os.stat_result | None = None) -> str:
+    def digest(self, path: Path | str, st: os.stat_result | None = None) -> str:
         """Return the sha256 hex digest of the file at ``path`` (``st``: its stat, when known):
-        kept, or read now."""
+        kept, or read now. (A path may be a string: a bundle's folders hold many files, and
+        a ``Path`` for each cost more than looking the file up.)"""
         st = st if st is not None else os.stat(path)
         found = self.known(path, st)
         if found is None:

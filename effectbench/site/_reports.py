@@ -132,7 +132,7 @@ def _file_digests(bundle: Path, digests: FileDigests) -> dict[str, str] | None:
                 out[rel + "/"] = "folder"
                 stack.append((Path(item.path), rel + "/"))
             elif stat.S_ISREG(st.st_mode):
-                out[rel] = digests.digest(Path(item.path), st)
+                out[rel] = digests.digest(item.path, st)
             else:
                 out[rel] = f"special {stat.S_IFMT(st.st_mode):o}"
     return dict(sorted(out.items()))
