@@ -106,8 +106,8 @@ def test_a_rebuild_reads_no_settled_file_and_sees_an_edit(
     cache = tmp_path / "reports"
     hashed: list[str] = []
 
-    def counting(path: Path) -> str:
-        hashed.append(path.name)
+    def counting(path: Path | str) -> str:
+        hashed.append(Path(path).name)
         return hash_file(path)
 
     monkeypatch.setattr(_digests, "hash_file", counting)
