@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import effectbench
-from effectbench.site._cache import CacheSeal
+from effectbench.site._cache import CacheSeal, add_versions
 
 KEPT_FORMAT = "site-kept-1"
 """Version of the kept parts (bump when what a key covers changes)."""
@@ -33,11 +32,7 @@ def page_code(templates: Path) -> str:
     engine's every Python file (the site's code and the metrics it calls), the templates,
     and the versions of the libraries they lean on. Computed once per build."""
     digest = hashlib.sha256(f"{KEPT_FORMAT}\0".encode())
-    for dist in RENDER_DEPENDENCIES:
-        try:
-            digest.update(f"{dist} {version(dist)}\0".encode())
-        except PackageNotFoundError:
-            digest.update(f"{dist} absent\0".encode())
+    add_versions(digest, RENDER_DEPENDENCIES)
     package = Path(next(iter(effectbench.__path__))).resolve()
     for name, base, suffixes in (
         ("effectbench", package, (".py", ".json")),

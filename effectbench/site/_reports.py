@@ -18,7 +18,6 @@ import platform
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import orjson
@@ -28,7 +27,7 @@ import verifier
 from effectbench.bundle import EPISODES_FILE, FRAMES_DIR
 from effectbench.errors import DataError
 from effectbench.packs import InstalledPack, installed
-from effectbench.site._cache import CacheSeal, default_seal
+from effectbench.site._cache import CacheSeal, add_versions, default_seal
 from effectbench.site._digests import FileDigests
 from effectbench.site._pool import Workers
 from effectbench.site._rows import rows_table
@@ -68,11 +67,7 @@ def code_fingerprint() -> str:
     # its pinned trust root) and the libraries they lean on. Computed once per build; a
     # report is reused only under the very same code.
     digest = hashlib.sha256(f"python {platform.python_version()}\0".encode())
-    for dist in VERIFY_DEPENDENCIES:
-        try:
-            digest.update(f"{dist} {version(dist)}\0".encode())
-        except PackageNotFoundError:
-            digest.update(f"{dist} absent\0".encode())
+    add_versions(digest, VERIFY_DEPENDENCIES)
     packs = list(installed().values())  # the entry points, read once
     for name, base in _code_roots(packs):
         for f in sorted(base.rglob("*")):
