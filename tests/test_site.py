@@ -773,6 +773,8 @@ def test_kept_pages_show_where_they_rank_now(site: dict[str, Any], tmp_path: Pat
         subs, kept, root=root, cache_dir=cache, allow_unsigned=True, records=RECORDS
     )
     assert summary.pages_kept > 0 and summary.pages_rendered == 0
+    kept_now = sorted((cache / "pages").rglob("*.html"))
+    assert len(kept_now) == summary.pages_kept  # the withdrawn bundle's body was pruned
     moved = [
         f.name
         for f in kept.glob("submissions/*.html")

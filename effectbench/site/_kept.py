@@ -62,6 +62,7 @@ class Kept:
         self.problem = ""
         self.hits = 0
         self.made = 0
+        self._used: set[str] = set()
 
     def key(self, parts: Iterable[str]) -> str:
         """Return the key of a part made from ``parts`` under this build's code."""
@@ -81,6 +82,7 @@ class Kept:
         data = self.seal.read(key, self._path(key))
         if data is not None:
             self.hits += 1
+            self._used.add(key)
         return data
 
     def put(self, key: str, data: bytes) -> None:
@@ -90,8 +92,30 @@ class Kept:
             return
         try:
             self.seal.write(key, self._path(key), data)
+            self._used.add(key)
         except OSError as exc:
             self.problem = (
                 f"cannot keep what a build makes of each submission in {self.folder}: "
                 f"{exc.strerror or exc}; it is made again on each build"
             )
+
+    def prune(self) -> int:
+        """Remove the parts of this kind that this build neither read nor kept (those of
+        earlier code, of gone submissions, of other places on the boards), so the folder holds
+        one build's parts; return how many were removed. Nothing is removed when keeping
+        stopped; a file that cannot be removed stays."""
+        if self.folder is None or self.problem or not self.folder.is_dir():
+            return 0
+        removed = 0
+        suffix = f".{self.suffix}"
+        for sub in self.folder.iterdir():
+            if not sub.is_dir() or sub.is_symlink():
+                continue
+            for f in sub.iterdir():
+                if f.name.endswith(suffix) and f.name[: -len(suffix)] not in self._used:
+                    try:
+                        f.unlink()
+                        removed += 1
+                    except OSError:
+                        continue
+        return removed

@@ -443,6 +443,8 @@ class _SiteBuild:
             self.clock.lap(name)
             self._tell(name)
         self.digests.save()  # what verify, rows and downloads learnt of the bundle files
+        for kept in self._kept.values():
+            kept.prune()  # the cache holds this build's parts, not every code's
         problems = {k.problem for k in self._kept.values() if k.problem}
         self.summary.notes.extend(sorted(problems))
         self.summary.n_pages = len(self.pages) + len(self.shelled)  # the shell out, SPEC in
