@@ -40,7 +40,19 @@ def _no_leftovers() -> Iterator[None]:
     assert live_count() == 0
     close_pools()
     left = set(descendants(os.getpid())) - before
-    assert left == set(), "a process of an X session outlived its sample"
+    assert left == set(), f"a process of an X session outlived its sample: {_named(left)}"
+
+
+def _named(pids: set[int]) -> dict[int, str]:
+    """Return each process's command line (what a leftover was), or why it cannot be read."""
+    named = {}
+    for pid in sorted(pids):
+        try:
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+            named[pid] = raw.replace(b"\0", b" ").decode(errors="replace").strip()[:200]
+        except OSError as exc:
+            named[pid] = f"gone ({exc.strerror})"
+    return named
 
 
 @pytest.mark.slow
