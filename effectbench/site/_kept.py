@@ -15,6 +15,7 @@ published. At 10,000 submissions rendering every body again took about 80 s of a
 from __future__ import annotations
 
 import hashlib
+import platform
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -30,8 +31,8 @@ RENDER_DEPENDENCIES = ("jinja2", "markupsafe", "numpy", "pandas", "scipy")
 def page_code(templates: Path) -> str:
     """Return the digest of everything that makes a kept part besides its inputs: the
     engine's every Python file (the site's code and the metrics it calls), the templates,
-    and the versions of the libraries they lean on. Computed once per build."""
-    digest = hashlib.sha256(f"{KEPT_FORMAT}\0".encode())
+    and the versions of Python and of the libraries they lean on. Computed once per build."""
+    digest = hashlib.sha256(f"{KEPT_FORMAT}\0python {platform.python_version()}\0".encode())
     add_versions(digest, RENDER_DEPENDENCIES)
     package = Path(next(iter(effectbench.__path__))).resolve()
     for name, base, suffixes in (
