@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, Protocol
+from functools import partial
+from typing import Any, Literal
 
 import orjson
 import pandas as pd
@@ -472,14 +473,6 @@ def _finite(x: Any) -> float | None:
     return None if x is None or pd.isna(x) or math.isinf(float(x)) else _r(float(x))
 
 
-class KeptParts(Protocol):
-    """Where a build keeps the entries' rates and cells (:class:`effectbench.site._kept.Kept`)."""
-
-    def get(self, key: str) -> bytes | None: ...
-
-    def put(self, key: str, data: bytes) -> None: ...
-
-
 def entry_tail(entry: Entry, board: Board, row: dict[str, Any]) -> bytes:
     """Return the end of ``entry``'s object on ``board`` (``row``: its board row): the
     ``rates`` and ``cells`` fields as JSON, without braces. They depend on the entry and the
@@ -521,15 +514,14 @@ def leaderboard_json(
     badges: set[str],
     build_date: str,
     across: Sequence[BoardAcross] = (),
-    key_of: Callable[[str, str], str] | None = None,
-    kept: KeptParts | None = None,
+    keep: Callable[[str, str, Callable[[], bytes]], bytes] | None = None,
 ) -> bytes:
     """Return the whole leaderboard as compact JSON (keys in model order, byte-stable;
     ``badges``: slugs that have a badge; ``across``: each pack's systems that ran more than
     one substrate).
 
-    Each entry's rates and cells (:func:`entry_tail`) are taken from ``kept`` under
-    ``key_of(slug, board key)`` when given, and kept there when made.
+    With ``keep``, each entry's rates and cells (:func:`entry_tail`) come from
+    ``keep(slug, board key, make)``, which returns them as kept or as ``make`` makes them.
     """
     out = []
     items_of: list[list[orjson.Fragment]] = []
@@ -574,12 +566,8 @@ def leaderboard_json(
                 ),
                 dropped=DroppedJSON(n=int(row["n_dropped"]), reasons=dict(e.drop_reasons)),
             )
-            key = key_of(e.slug, b.key) if key_of is not None and kept is not None else None
-            tail = kept.get(key) if kept is not None and key is not None else None
-            if tail is None:
-                tail = entry_tail(e, b, row)
-                if kept is not None and key is not None:
-                    kept.put(key, tail)
+            make = partial(entry_tail, e, b, row)
+            tail = keep(e.slug, b.key, make) if keep is not None else make()
             own = orjson.dumps(head.model_dump(mode="json"))
             items.append(orjson.Fragment(own[:-1] + b"," + tail + b"}"))
         items_of.append(items)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import platform
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import effectbench
@@ -49,8 +49,8 @@ class Kept:
     """The kept parts of one kind (``suffix``) in ``folder`` (None: keep none), one sealed
     file each.
 
-    :meth:`key` names a part by what it was made from; :meth:`get` returns it when this
-    machine stored it under that key; :meth:`put` stores one. A folder that cannot be
+    :meth:`key` names a part by what it was made from; :meth:`get_or_make` returns the part
+    this machine stored under that key, or makes and stores it. A folder that cannot be
     written (read-only, full) stops the keeping for the build, with :attr:`problem` saying
     why once; the build goes on making every part.
     """
@@ -84,6 +84,14 @@ class Kept:
         if data is not None:
             self.hits += 1
             self._used.add(key)
+        return data
+
+    def get_or_make(self, key: str, make: Callable[[], bytes]) -> bytes:
+        """Return the part kept under ``key``, or make it with ``make`` and keep it."""
+        data = self.get(key)
+        if data is None:
+            data = make()
+            self.put(key, data)
         return data
 
     def put(self, key: str, data: bytes) -> None:

@@ -42,6 +42,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ from markupsafe import Markup
 from effectbench.errors import SiteBuildError
 from effectbench.filenames import site_cache_home
 from effectbench.findings import CheckId
-from effectbench.metrics import DEFAULT_PRICES, idle_share, task_rate
+from effectbench.metrics import DEFAULT_PRICES, Prices, idle_share, task_rate
 from effectbench.site._badges import result_badge
 from effectbench.site._cache import default_seal
 from effectbench.site._charts import PHONE, Chart, cells_chart, frontier_chart, gap_chart
@@ -738,30 +739,41 @@ class _SiteBuild:
                     repr(first.prices),
                 )
             )
-            data = kept.get(key)
-            body = data.decode("utf-8") if data is not None else None
-            if body is None:
-                whole = entry_row(e, e.tasks, substrates, DEFAULT_PRICES, idle_share([e.tasks]))
-                whole["all_badges"] = row_badges(whole)
-                body = submission_body(
-                    t,
-                    e,
-                    whole,
-                    (first.key, first.prices),
-                    outcomes,
-                    links,
-                    badge,
-                    note,
-                    receipts=e.slug in self.receipts.slugs,
-                    frames_policy=FRAMES_POLICY,
-                )
-                kept.put(key, body.encode("utf-8"))
+            make = partial(self._body, e, (first.key, first.prices), outcomes, links, badge)
+            body = kept.get_or_make(key, make).decode("utf-8")
             self.shelled[e.slug] = submission_page(e, fill_places(t, body, placed[e.slug]))
         if self.shelled:
             self.pages[SHELL_URI] = shell_page(SUBMISSION_HEADINGS, ("navigation",))
         self.summary.pages_kept = kept.hits
         self.summary.pages_rendered = kept.made
         self.texts.update(find_scripts(findable))
+
+    def _body(
+        self,
+        e: Entry,
+        board: tuple[str, Prices],
+        outcomes: tuple[list[int], list[tuple[str, list[str]]]],
+        links: list[tuple[str, str]],
+        badge: BadgeLink | None,
+    ) -> bytes:
+        """Render submission ``e``'s page body (:func:`submission_body`), as UTF-8."""
+        assert e.tasks is not None
+        substrates = "+".join(substrate_order(e.tasks.substrate))
+        whole = entry_row(e, e.tasks, substrates, DEFAULT_PRICES, idle_share([e.tasks]))
+        whole["all_badges"] = row_badges(whole)
+        body = submission_body(
+            self.sources.templates,
+            e,
+            whole,
+            board,
+            outcomes,
+            links,
+            badge,
+            self.options.trust_note,
+            receipts=e.slug in self.receipts.slugs,
+            frames_policy=FRAMES_POLICY,
+        )
+        return body.encode("utf-8")
 
     def kept(self, suffix: str) -> Kept:
         """Return the build's store of kept parts of one kind (:mod:`._kept`)."""
@@ -798,8 +810,9 @@ class _SiteBuild:
             set(self.badges),
             self.day,
             self.across,
-            lambda slug, board: kept.key((self.report_digest(slug), slug, board)),
-            kept,
+            lambda slug, board, make: kept.get_or_make(
+                kept.key((self.report_digest(slug), slug, board)), make
+            ),
         )
         self.summary.entries_kept = kept.hits
         self.texts[f"downloads/{SCHEMA_FILE}"] = schema()
