@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
 import posixpath
 import re
 import shlex
@@ -751,6 +752,42 @@ def test_two_builds_are_identical(site: dict[str, Any]) -> None:
     )
     assert summary.entries_kept == entries  # and every entry's rates and cells
     assert snapshot(again) == snapshot(site["out"])
+
+
+def test_a_rebuild_links_the_files_it_left_unchanged(site: dict[str, Any], tmp_path: Path) -> None:
+    """Rebuilt into the same output, each file published as it is (bundle copies, receipt
+    shards, downloads ...) is the previous output's file, hard-linked; a file edited or
+    replaced in the output since, and every file under a planted memo, is written afresh; the
+    site is the same either way."""
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    shutil.copytree(site["base"] / "cache", cache)
+    first = build(site["base"], site["subs"], out, cache)
+    assert first.files_linked == 0 and first.files_written > 100
+    copy = sorted(out.glob("submissions/*/episodes.jsonl.gz"))[0]
+    shard = sorted(out.glob("receipts/c/*/*.js"))[0]
+    edited = sorted(out.glob("submissions/*/submission.json.gz"))[0]
+    replaced = out / "downloads" / "leaderboard.csv"
+    inode = {p: p.stat().st_ino for p in (copy, shard)}
+    with edited.open("r+b") as fh:  # in place, the same size: only its times tell
+        fh.seek(20)
+        byte = fh.read(1)
+        fh.seek(20)
+        fh.write(bytes([byte[0] ^ 1]))
+    swap = replaced.with_name("new.csv")
+    swap.write_bytes(replaced.read_bytes())
+    swap.replace(replaced)  # the same bytes, another file
+
+    second = build(site["base"], site["subs"], out, cache)
+    assert (second.files_linked, second.files_written) == (first.files_written - 2, 2)
+    assert {p: p.stat().st_ino for p in inode} == inode  # linked: the very same files
+    assert snapshot(out) == snapshot(site["out"])  # the edit is gone
+
+    memo = cache / "output" / f"{hashlib.sha256(os.fsencode(out.resolve())).hexdigest()[:32]}.memo"
+    memo.write_bytes(b"\0" * 32 + memo.read_bytes()[32:])  # planted: another key's seal
+    third = build(site["base"], site["subs"], out, cache)
+    assert (third.files_linked, third.files_written) == (0, first.files_written)
+    assert snapshot(out) == snapshot(site["out"])
+    assert all(p.stat().st_nlink == 1 for p in out.rglob("*") if p.is_file())  # nothing shared
 
 
 PLACES = re.compile(r"(?:rank [^<]*|not ranked \(preview\)) on the <a [^>]*>[^<]*</a> board")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,21 +81,21 @@ class SitePages(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
     """The mkdocs plugin that adds the generated pages and files of one build.
 
     ``pages`` are pre-rendered pages by source path (``index.md``,
-    ``submissions/x.md``); ``copies`` are files published as they are, by
-    destination path; ``texts`` are in-memory files (markdown that mkdocs should
-    convert, data files).
+    ``submissions/x.md``); ``texts`` are in-memory files mkdocs should convert (markdown);
+    ``published`` are the paths of the files the build writes itself once mkdocs has run
+    (:mod:`effectbench.site._publish`): a hand-written file of such a path is left out.
     """
 
     def __init__(
         self,
         pages: Mapping[str, GeneratedPage],
-        copies: Mapping[str, Path] | None = None,
         texts: Mapping[str, str | bytes] | None = None,
+        published: Collection[str] = (),
     ) -> None:
         super().__init__()
         self.pages = pages
-        self.copies = copies or {}
         self.texts = texts or {}
+        self.published = published
         self._bodies: dict[str, str] = {}
 
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
@@ -106,14 +106,11 @@ class SitePages(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         languages = search_languages(config)
         for file in [f for f in files if unused_theme_file(f.src_uri, languages)]:
             files.remove(file)
-        for uri in [*self.pages, *self.copies, *self.texts]:
-            existing = files.get_file_from_path(uri)
-            if existing is not None:
-                files.remove(existing)
+        ours = {*self.pages, *self.texts, *self.published}
+        for file in [f for f in files if f.src_uri in ours]:
+            files.remove(file)
         for uri, page in self.pages.items():
             files.append(File.generated(config, uri, content=page.markdown()))
-        for uri, path in self.copies.items():
-            files.append(File.generated(config, uri, abs_src_path=str(path)))
         for uri, content in self.texts.items():
             files.append(File.generated(config, uri, content=content))
         return files

@@ -95,6 +95,7 @@ from effectbench.site._pages import (
 )
 from effectbench.site._pool import Workers
 from effectbench.site._prices import board_scripts
+from effectbench.site._publish import OutputMemo, Source, publish_files
 from effectbench.site._receipts import FRAMES_POLICY, Published, has_receipts, publish_receipts
 from effectbench.site._render import ChartCache, ChartRenderer, VlConvertRenderer, inline_svg
 from effectbench.site._reports import verify_submissions
@@ -189,6 +190,9 @@ class BuildSummary:
     pages_rendered: int = 0
     entries_kept: int = 0
     """Entries of ``leaderboard.json`` whose rates and cells were kept (:mod:`._kept`)."""
+    files_linked: int = 0
+    """Files published as they are that were linked from the previous output (unchanged)."""
+    files_written: int = 0
     receipt_shards: int = 0
     """Distinct receipt shards published (content-addressed, shared across submissions)."""
     receipt_shard_bytes: int = 0
@@ -214,7 +218,8 @@ class BuildSummary:
             f"charts rendered {self.charts_rendered}, from cache {self.charts_cached}; "
             f"receipt frames shown {self.receipt_frames}; submission pages kept "
             f"{self.pages_kept}, rendered {self.pages_rendered}; leaderboard.json entries kept "
-            f"{self.entries_kept}",
+            f"{self.entries_kept}; files linked from the previous output {self.files_linked}, "
+            f"written {self.files_written}",
             f"receipt shards {self.receipt_shards} ({self.receipt_shard_bytes / 2**20:.1f} MiB; "
             f"{self.receipt_shard_unshared / 2**20:.1f} MiB if no two submissions shared one)",
             f"time: {t}",
@@ -443,13 +448,13 @@ class _SiteBuild:
             step()
             self.clock.lap(name)
             self._tell(name)
-        self.digests.save()  # what verify, rows and downloads learnt of the bundle files
         for kept in self._kept.values():
             kept.prune()  # the cache holds this build's parts, not every code's
         problems = {k.problem for k in self._kept.values() if k.problem}
         self.summary.notes.extend(sorted(problems))
         self.summary.n_pages = len(self.pages) + len(self.shelled)  # the shell out, SPEC in
         self.mkdocs_and_swap()
+        self.digests.save()  # what verify, rows, downloads and publishing learnt of files
         self.clock.lap("mkdocs")
         self._tell("mkdocs")
         return self.summary
@@ -823,17 +828,25 @@ class _SiteBuild:
         self.texts["spec.md"] = self.sources.spec.read_text(encoding="utf-8")
 
     def mkdocs_and_swap(self) -> None:
-        """Run mkdocs into a staging folder and swap it over ``out``."""
-        plugin = SitePages(self.pages, self.copies, self.texts)
+        """Run mkdocs into a staging folder, write the submission pages and the files
+        published as they are into it (:mod:`._publish`), and swap it over ``out``."""
+        converted = {k: v for k, v in self.texts.items() if k.endswith(".md")}
+        files: dict[str, Source] = {k: v for k, v in self.texts.items() if k not in converted}
+        files.update(self.copies)
+        plugin = SitePages(self.pages, converted, files)
         shelled, epoch = self.shelled, self.epoch
-        _build_and_swap(
-            self.sources,
-            self.options.out,
-            plugin,
-            self.day,
-            epoch,
-            (lambda staging: write_shelled(staging, shelled, epoch)) if shelled else None,
-        )
+        o = self.options
+        memo_dir = o.cache_root / "output" if o.cache_reports else None
+        memo = OutputMemo(memo_dir, o.out.resolve(), default_seal())
+
+        def complete(staging: Path) -> None:
+            if shelled:
+                write_shelled(staging, shelled, epoch)
+            done = publish_files(staging, files, memo, self.digests.digest)
+            self.summary.files_linked, self.summary.files_written = done.linked, done.written
+
+        _build_and_swap(self.sources, o.out, plugin, self.day, epoch, complete)
+        memo.save()
 
 
 def _distinct_names(frame: pd.DataFrame, entries: dict[str, Entry]) -> pd.DataFrame:
