@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import gzip
 import hashlib
 import json
@@ -788,6 +789,7 @@ def test_a_rebuild_links_the_files_it_left_unchanged(site: dict[str, Any], tmp_p
     assert (third.files_linked, third.files_written) == (0, first.files_written)
     assert snapshot(out) == snapshot(site["out"])
     assert all(p.stat().st_nlink == 1 for p in out.rglob("*") if p.is_file())  # nothing shared
+    assert gc.isenabled()  # the build paused the cycle collector, and only for itself
 
 
 PLACES = re.compile(r"(?:rank [^<]*|not ranked \(preview\)) on the <a [^>]*>[^<]*</a> board")
