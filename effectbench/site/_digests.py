@@ -25,6 +25,15 @@ DIGESTS_FILE = "file-digests.memo"
 """The kept file digests (sealed, in the report cache's folder)."""
 
 
+def _where(path: Path | str) -> str:
+    """Return the key of ``path``: an absolute path string as it is (a rebuild looks up
+    about 600,000 of them at 10,000 submissions, and normalising each took 2 s; the same file
+    under two spellings is only hashed twice), anything else made absolute."""
+    if isinstance(path, str) and os.path.isabs(path):
+        return path
+    return os.path.abspath(path)
+
+
 class FileDigests:
     """The sha256 of files, kept between builds by what ``stat`` says of each file.
 
@@ -66,7 +75,7 @@ class FileDigests:
         """Return the kept sha256 of the file at ``path`` whose stat is ``st`` (kept by an
         earlier build, or learnt by this one), if its stat data are those it was hashed with;
         else None (read it, then :meth:`learn`)."""
-        where = os.path.abspath(path)
+        where = _where(path)
         kept = self._seen.get(where) or self._known.get(where)
         if kept is None or kept[:-1] != self._mark(st) or not isinstance(kept[-1], str):
             return None
@@ -78,7 +87,7 @@ class FileDigests:
         ``started_ns``), if the file had been left alone for :data:`SETTLED_NS` by then."""
         self.hashed += 1
         if max(st.st_mtime_ns, st.st_ctime_ns) < started_ns - SETTLED_NS:
-            self._seen[os.path.abspath(path)] = [*self._mark(st), digest]
+            self._seen[_where(path)] = [*self._mark(st), digest]
 
     def digest(self, path: Path | str, st: os.stat_result | None = None) -> str:
         """Return the sha256 hex digest of the file at ``path`` (``st``: its stat, when known):

@@ -32,7 +32,7 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ import orjson
 
 from effectbench.bundle import FRAMES_DIR, RECEIPTS_FILE
 from effectbench.findings import Family
+from effectbench.hashing import hash_file
 from effectbench.receipts.model import FRAME_NAME
 from effectbench.schema import Outcome
 from effectbench.site._cache import default_seal
@@ -235,7 +236,7 @@ def _bundle_data(entry: Entry) -> tuple[dict[str, str], list[str]]:
         "pack": entry.pack,
         "status": entry.status,
         "reproduced": entry.reproduced,
-        "reproduce_note": next((c.note for c in entry.checks if c.id == "reproduce"), ""),
+        "reproduce_note": _reproduce_note(entry),
         "policy": FRAMES_POLICY,
         "frames": shown,
         "tasks": tasks,
@@ -244,21 +245,31 @@ def _bundle_data(entry: Entry) -> tuple[dict[str, str], list[str]]:
     return texts, shown
 
 
-def _cache_key(entry: Entry) -> str:
-    digest = hashlib.sha256(f"{RECEIPTS_FORMAT}\0{entry.slug}\0".encode())
-    digest.update(hashlib.sha256((entry.path / RECEIPTS_FILE).read_bytes()).digest())
-    digest.update(orjson.dumps([entry.name, entry.status, entry.reproduced, entry.pack]))
+def _reproduce_note(entry: Entry) -> str:
+    return next((c.note for c in entry.checks if c.id == "reproduce"), "")
+
+
+def _cache_key(entry: Entry, receipts_digest: str) -> str:
+    """Return the key of one bundle's receipt data: its receipts' sha256 and whatever else
+    its index carries."""
+    digest = hashlib.sha256(f"{RECEIPTS_FORMAT}\0{entry.slug}\0{receipts_digest}\0".encode())
+    said = [entry.name, entry.status, entry.reproduced, entry.pack, _reproduce_note(entry)]
+    digest.update(orjson.dumps([*said, FRAMES_POLICY]))
     return digest.hexdigest()
 
 
-def publish_receipts(entries: Iterable[Entry], cache: Path) -> Published:
-    """Return every accepted bundle's receipt data and the frames the site shows."""
+def publish_receipts(
+    entries: Iterable[Entry], cache: Path, digest_of: Callable[[Path], str] = hash_file
+) -> Published:
+    """Return every accepted bundle's receipt data and the frames the site shows
+    (``digest_of``: the sha256 of a bundle's receipts file; the build's kept digests, which
+    spare reading every bundle's receipts on a rebuild)."""
     seal = default_seal()
     out = Published()
     for entry in entries:
         if not has_receipts(entry):
             continue
-        key = _cache_key(entry)
+        key = _cache_key(entry, digest_of(entry.path / RECEIPTS_FILE))
         target = cache / f"{key}.json"
         stored = seal.read(key, target)
         if stored is not None:

@@ -113,7 +113,7 @@ def _file_digests(bundle: Path, digests: FileDigests) -> dict[str, str] | None:
     if bundle.is_symlink():
         return None
     out: dict[str, str] = {}
-    stack = [(bundle, "")]
+    stack = [(Path(os.path.abspath(bundle)), "")]  # so every entry's path is absolute
     while stack:
         folder, prefix = stack.pop()
         with os.scandir(folder) as it:

@@ -639,7 +639,9 @@ class _SiteBuild:
 
     def write_receipts(self) -> None:
         """Publish every accepted bundle's receipts (text) and the key frames the site shows."""
-        self.receipts = publish_receipts(self.entries, self.options.cache_root / "receipts")
+        self.receipts = publish_receipts(
+            self.entries, self.options.cache_root / "receipts", self.digests.digest
+        )
         self.texts.update(self.receipts.texts)
         self.copies.update(self.receipts.copies)
         self.summary.receipt_frames = len(self.receipts.copies)
