@@ -34,6 +34,7 @@ import gzip
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -142,10 +143,23 @@ def _compact(receipt: dict[str, Any]) -> dict[str, Any]:
 def _shard(texts: dict[str, str], data: Any) -> str:
     """Add ``data`` as a content-addressed shard to ``texts``; return its name (hash)."""
     raw = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+    name, script = (_pack_small if len(raw) <= SMALL_SHARD else _pack)(raw)
+    texts[shard_path(name)] = script
+    return name
+
+
+def _pack(raw: bytes) -> tuple[str, str]:
+    """Return the name and the script of the shard holding ``raw``."""
     name = hashlib.sha256(raw).hexdigest()[:SHARD_HASH]
     packed = base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
-    texts[shard_path(name)] = _script("EB_RECEIPT_DATA", name, packed)
-    return name
+    return name, _script("EB_RECEIPT_DATA", name, packed)
+
+
+SMALL_SHARD = 16 * 1024
+"""Shards at most this long are packed once per process (:func:`_pack_small`)."""
+_pack_small = lru_cache(maxsize=2048)(_pack)
+"""A task's facts are the same shard in every bundle of its pack: at 1,000 submissions
+compressing them again took about a third of the receipts' gzip time."""
 
 
 def shard_path(name: str) -> str:
