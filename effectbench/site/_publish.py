@@ -5,7 +5,8 @@ pages' frame, :mod:`effectbench.site._shell`) and files published as they are: t
 gzip copies, the receipt shards and indexes, the key frames, the boards' row shards, the
 badges and the downloads. The second kind is written here, into the staging folder after
 mkdocs has run, not handed to mkdocs: at 10,000 submissions mkdocs spent about 24 s of a
-rebuild copying 52,000 of them (1.2 GB), nearly all the bytes the output already held.
+rebuild copying 52,000 of them (1.2 GB), nearly all the bytes the output already held. The
+submission pages, each written into the frame mkdocs rendered once, are placed here too.
 
 A file whose bytes the previous build published at the same path, and which is still as that
 build left it, is hard-linked from the output into the staging folder instead of written.
@@ -29,7 +30,7 @@ import errno
 import hashlib
 import os
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,17 +116,17 @@ Source = Path | str | bytes
 
 def publish_files(
     staging: Path,
-    files: Mapping[str, Source],
+    files: Iterable[tuple[str, Source]],
     memo: OutputMemo,
     digest_of: Callable[[Path], str],
 ) -> Placed:
-    """Write ``files`` (site path -> source) into ``staging``: linked from the previous
+    """Write ``files`` (site path, source) into ``staging``: linked from the previous
     output when :meth:`OutputMemo.unchanged` finds it there, else copied or written (a file
     already there is replaced, never written through: it may be another site's link).
     ``digest_of`` returns the sha256 of a file to copy (the build's kept digests)."""
     done = Placed()
     made: set[Path] = set()
-    for rel, source in files.items():
+    for rel, source in files:
         if isinstance(source, Path):
             data = None
             digest = digest_of(source)

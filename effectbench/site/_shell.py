@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import gzip
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,19 +80,26 @@ def write_shelled(site: Path, pages: Mapping[str, GeneratedPage], epoch: int) ->
     mkdocs rendered for :func:`shell_page`, drop the stand-in, and list the pages in the
     sitemap where it listed the stand-in (``epoch``: the build's timestamp, as mkdocs
     stamps the sitemap's gzip copy)."""
+    for where, html in shelled_pages(site, pages):
+        (site / where).write_text(html, encoding="utf-8")
+    list_in_sitemap(site, list(pages), epoch)
+
+
+def shelled_pages(site: Path, pages: Mapping[str, GeneratedPage]) -> Iterator[tuple[str, str]]:
+    """Drop the stand-in mkdocs rendered into ``site`` and yield each page of ``pages``
+    (site path, HTML) in its frame, one at a time (a build hands them to
+    :func:`effectbench.site._publish.publish_files`)."""
     stand_in = site / SHELL_HTML
     try:
         shell = Shell.cut(stand_in.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SiteBuildError("mkdocs wrote no frame for the submission pages") from None
     stand_in.unlink()
-    folder = stand_in.parent
     for slug, page in pages.items():
-        (folder / f"{slug}.html").write_text(shell.page(slug, page), encoding="utf-8")
-    _sitemap(site, list(pages), epoch)
+        yield f"submissions/{slug}.html", shell.page(slug, page)
 
 
-def _sitemap(site: Path, slugs: list[str], epoch: int) -> None:
+def list_in_sitemap(site: Path, slugs: list[str], epoch: int) -> None:
     """List ``slugs``' pages in ``sitemap.xml`` (and its gzip copy) in place of the
     stand-in's entry; a sitemap without one (no ``site_url``: mkdocs lists no page) is left
     as it is."""

@@ -45,6 +45,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from functools import partial
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +110,7 @@ from effectbench.site._sensitivity import (
     substrates_page,
     systems_across_packs,
 )
-from effectbench.site._shell import SHELL_URI, shell_page, write_shelled
+from effectbench.site._shell import SHELL_URI, list_in_sitemap, shell_page, shelled_pages
 from effectbench.site._tables import Board, boards, cells_rows, entry_row, substrate_order
 from effectbench.site._withdrawn import Withdrawn, name_withdrawn, read_withdrawn
 from verifier.ranking import rank_across
@@ -863,10 +864,11 @@ class _SiteBuild:
         memo = OutputMemo(memo_dir, o.out.resolve(), default_seal())
 
         def complete(staging: Path) -> None:
-            if shelled:
-                write_shelled(staging, shelled, epoch)
-            done = publish_files(staging, files, memo, self.digests.digest)
+            pages = shelled_pages(staging, shelled) if shelled else ()
+            done = publish_files(staging, chain(pages, files.items()), memo, self.digests.digest)
             self.summary.files_linked, self.summary.files_written = done.linked, done.written
+            if shelled:
+                list_in_sitemap(staging, list(shelled), epoch)
 
         _build_and_swap(self.sources, o.out, plugin, self.day, epoch, complete)
         memo.save()
