@@ -5,6 +5,9 @@ Data flows one way: verifier reports -> :class:`Entry` values -> pandas boards
 submission pages skip mkdocs: it renders their frame once and they are written into it
 (:mod:`~effectbench.site._shell`), each from a body kept between builds
 (:mod:`~effectbench.site._kept`) with its place on the boards filled in afresh.
+Those pages and the files published as they are (bundle copies, receipt shards,
+downloads) are placed by the build itself, each linked from the previous output when
+its bytes are already there unchanged (:mod:`~effectbench.site._publish`).
 The site is built into a sibling temporary folder and swapped with the output
 folder in one atomic exchange once mkdocs succeeded, so a failed build leaves
 the previous site untouched; an output that is not a previous build is refused
@@ -28,8 +31,8 @@ processes (:mod:`effectbench.site._pool`). Only the boards have SVG charts
 pages); a submission's per-cell heatmap is an HTML table, so a thousand
 submissions cost no chart rendering. Everything derived from a bundle is cached
 by content under the cache folder (``reports/``, ``rows/``, ``charts/``,
-``gzip/``, ``pages/``), so a rebuild after one new bundle verifies, flattens and renders
-the page of only that.
+``gzip/``, ``pages/``; ``output/`` holds what each output folder was given), so a
+rebuild after one new bundle verifies, flattens and renders the page of only that.
 """
 
 from __future__ import annotations
