@@ -769,11 +769,14 @@ def test_a_rebuild_links_the_files_it_left_unchanged(site: dict[str, Any], tmp_p
     edited = sorted(out.glob("submissions/*/submission.json.gz"))[0]
     replaced = out / "downloads" / "leaderboard.csv"
     inode = {p: p.stat().st_ino for p in (copy, shard)}
-    with edited.open("r+b") as fh:  # in place, the same size: only its times tell
-        fh.seek(20)
+    before = edited.stat()
+    with edited.open("r+b") as fh:  # in place, the same size, its modification time set back:
+        fh.seek(20)  # only the change time tells
         byte = fh.read(1)
         fh.seek(20)
         fh.write(bytes([byte[0] ^ 1]))
+    os.utime(edited, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert edited.stat().st_mtime_ns == before.st_mtime_ns
     swap = replaced.with_name("new.csv")
     swap.write_bytes(replaced.read_bytes())
     swap.replace(replaced)  # the same bytes, another file
@@ -782,6 +785,8 @@ def test_a_rebuild_links_the_files_it_left_unchanged(site: dict[str, Any], tmp_p
     assert (second.files_linked, second.files_written) == (first.files_written - 2, 2)
     assert {p: p.stat().st_ino for p in inode} == inode  # linked: the very same files
     assert snapshot(out) == snapshot(site["out"])  # the edit is gone
+    again = build(site["base"], site["subs"], out, cache)  # links set the change times: kept
+    assert (again.files_linked, again.files_written) == (first.files_written, 0)
 
     memo = cache / "output" / f"{hashlib.sha256(os.fsencode(out.resolve())).hexdigest()[:32]}.memo"
     memo.write_bytes(b"\0" * 32 + memo.read_bytes()[32:])  # planted: another key's seal

@@ -10,15 +10,16 @@ submission pages, each written into the frame mkdocs rendered once, are placed h
 
 A file whose bytes the previous build published at the same path, and which is still as that
 build left it, is hard-linked from the output into the staging folder instead of written.
-"As it left it" is what ``stat`` says: :class:`OutputMemo` keeps, per published path, the
-file's device, inode, size and modification time (nanoseconds) and its sha256, taken when the
-build put the file in its staging folder (private to the build until the swap). An edit or a
-replacement of the output's file changes its modification time or its inode, so that file is
-written afresh. (The change time is not compared: linking a file and removing the previous
-output's name for it both change it. A file edited in place to the same size and then given
-back its old modification time on purpose, ``touch -d``, would be kept.) Linking never changes
-a file's bytes, and the previous output is removed once the new one is swapped in, so no two
-sites share a file for longer than the swap.
+"As it left it" is what ``stat`` says, as git's index tells a file unchanged:
+:class:`OutputMemo` keeps, per published path, the file's sha256, its device, inode, size and
+modification time (nanoseconds) taken when the build placed it in its staging folder (private
+to the build until the swap), and its change time taken once the new output is in place and
+the previous one removed (placing a link and removing a name both set it). An edit, a
+replacement or a ``touch`` of the output's file changes one of these (the kernel sets the
+change time; a user cannot set it back), so that file is written afresh; a file changed
+between the swap and the memo's writing no longer has the stat data it was placed with, and
+is left out of the memo. Linking never changes a file's bytes, and the previous output is
+removed once the new one is swapped in, so no two sites share a file for longer than the swap.
 The memo is sealed by this machine's key (:mod:`effectbench.sealed`) like every cache entry:
 a planted one is never read, and without one (no cache folder, a first build, a damaged memo)
 every file is written.
@@ -38,19 +39,18 @@ import orjson
 
 from effectbench.sealed import CacheSeal
 
-MEMO_KEY = "site-output-1"
+MEMO_KEY = "site-output-2"
 """The seal's key of an output memo (bump when what an entry holds changes)."""
 
-Mark = tuple[int, int, int, int]
-"""What ``stat`` says of a published file: device, inode, size, modification time (ns)."""
 
-
-def _mark(st: os.stat_result) -> Mark:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+def _mark(st: os.stat_result) -> list[int]:
+    """What ``stat`` says of a file as the build placed it: device, inode, size,
+    modification time (ns)."""
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
 
 
 class OutputMemo:
-    """What the last build published as files into one output folder (path -> stat mark and
+    """What the last build published as files into one output folder (path -> stat data and
     sha256), kept in ``folder`` (None: keep nothing; every file is written)."""
 
     def __init__(self, folder: Path | None, out: Path, seal: CacheSeal) -> None:
@@ -59,7 +59,7 @@ class OutputMemo:
         name = hashlib.sha256(os.fsencode(out)).hexdigest()[:32]
         self._path = folder / f"{name}.memo" if folder is not None else None
         self._known: dict[str, list[int | str]] = {}
-        self._seen: dict[str, list[int | str]] = {}
+        self._placed: dict[str, tuple[list[int], str]] = {}
         data = self._seal.read(MEMO_KEY, self._path) if self._path is not None else None
         if data is not None:
             try:
@@ -72,7 +72,7 @@ class OutputMemo:
 
     def unchanged(self, rel: str, digest: str) -> Path | None:
         """Return the output's file at ``rel`` when the last build published ``digest``'s
-        bytes there and the file is as it left it; else None."""
+        bytes there and the file is as it left it (its change time too); else None."""
         kept = self._known.get(rel)
         if kept is None or kept[-1] != digest:
             return None
@@ -81,21 +81,33 @@ class OutputMemo:
             st = os.lstat(path)
         except OSError:
             return None
-        if list(_mark(st)) != kept[:-1]:
+        if [*_mark(st), st.st_ctime_ns] != kept[:-1]:
             return None
         return path
 
     def learn(self, rel: str, path: Path, digest: str) -> None:
-        """Keep what ``stat`` says of the file just published at ``path`` (site path ``rel``)."""
-        self._seen[rel] = [*_mark(os.lstat(path)), digest]
+        """Note what ``stat`` says of the file just placed at ``path`` (site path ``rel``)."""
+        self._placed[rel] = (_mark(os.lstat(path)), digest)
 
     def save(self) -> None:
-        """Keep this build's files (once its output is in place); a cache folder that cannot
-        be written keeps nothing, and the next build writes every file again."""
+        """Keep this build's files, once its output is in place and the previous one removed.
+
+        Each file's change time is read now (placing a link and removing the previous
+        output's name for a file both set it); a file whose other stat data are no longer
+        those it was placed with was changed since, and is not kept. A cache folder that
+        cannot be written keeps nothing, and the next build writes every file again."""
         if self._path is None:
             return
+        files: dict[str, list[int | str]] = {}
+        for rel, (mark, digest) in self._placed.items():
+            try:
+                st = os.lstat(self.out / rel)
+            except OSError:
+                continue
+            if _mark(st) == mark:
+                files[rel] = [*mark, st.st_ctime_ns, digest]
         try:
-            data = orjson.dumps({"out": str(self.out), "files": self._seen})
+            data = orjson.dumps({"out": str(self.out), "files": files})
             self._seal.write(MEMO_KEY, self._path, data)
         except OSError:
             pass
