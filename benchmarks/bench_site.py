@@ -37,6 +37,7 @@ listed apart), the most one system search fetches (the finder's manifest and its
 bucket; 300 kB), and the rebuild after one new submission (15 s).
 
     .venv/bin/python benchmarks/bench_site.py [--submissions 1000] [--shipped-material] [--keep DIR]
+    .venv/bin/python benchmarks/bench_site.py --keep DIR --rebuilds 3 [--submissions 1000] ...
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ import random
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -572,9 +574,19 @@ def main() -> int:
     parser.add_argument(
         "--no-shipped", action="store_true", help="skip building the shipped site at the end"
     )
+    parser.add_argument(
+        "--rebuilds",
+        type=int,
+        metavar="K",
+        help="with --keep, on the site and cache an earlier run left there: build once to take "
+        "the current code, then K times add one submission and rebuild (no cold or plain "
+        "build); the added bundles are removed at the end",
+    )
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-site-"))
     subs, out, cache = work / "submissions", work / "public", work / "cache"
+    if args.rebuilds is not None:
+        return rebuilds_only(args, subs, out, cache)
     for p in (out, cache):
         shutil.rmtree(p, ignore_errors=True)
     print(f"load average at start: {_load()}")
@@ -665,6 +677,45 @@ def main() -> int:
     report_targets(out, args.n + 1, size, seconds2)
     if args.keep is None:
         shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def rebuilds_only(args: argparse.Namespace, subs: Path, out: Path, cache: Path) -> int:
+    """Time ``args.rebuilds`` rebuilds after one new submission each, on a kept site."""
+    if args.keep is None or not (out / "index.html").is_file() or not cache.is_dir():
+        print("--rebuilds needs --keep FOLDER holding a site and cache from an earlier run")
+        return 2
+    bundles = shipped_material() if args.shipped_material else material(args.keep / "material")
+    pairs = load_material(bundles)
+    frames_of = {p.name: p for b in bundles.values() for p in (b / "frames").iterdir()}
+    added = range(args.n, args.n + max(args.rebuilds, 1))  # the first: an earlier run's
+    extras = [subs / f"2026-01-01_synthetic-{i:04d}" for i in added]
+    for extra in extras:
+        shutil.rmtree(extra, ignore_errors=True)
+    try:
+        print(f"load average before the build that takes the current code: {_load()}")
+        seconds, _, _, _, cpu = run_build(subs, out, cache)
+        print(f"  {seconds:.1f}s wall, {cpu:.1f}s CPU")
+        walls, cpus = [], []
+        for i in range(args.n, args.n + args.rebuilds):
+            synthetic_bundle(subs, i, pairs, frames_of)
+            print(f"load average before rebuild {i - args.n + 1}: {_load()}")
+            seconds, peak, tree, output, cpu = run_build(subs, out, cache)
+            walls.append(seconds)
+            cpus.append(cpu)
+            print(
+                f"rebuild after adding one: {seconds:.1f}s wall, {cpu:.1f}s CPU, peak RSS "
+                f"{peak:.0f} MiB (largest process), {tree:.0f} MiB (build + workers, summed)"
+            )
+            print("  " + "\n  ".join(output.strip().splitlines()))
+        print(
+            f"rebuilds at {args.n} submissions and more: median {statistics.median(walls):.1f}s "
+            f"wall, {statistics.median(cpus):.1f}s CPU of {len(walls)} "
+            f"(load average now {_load()})"
+        )
+    finally:
+        for extra in extras:
+            shutil.rmtree(extra, ignore_errors=True)
     return 0
 
 

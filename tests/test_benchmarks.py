@@ -131,3 +131,32 @@ def test_benchmark_runs_at_its_smallest_size(script: str, tmp_path: Path) -> Non
     assert "Traceback" not in done.stderr, done.stderr
     figures = re.findall(r"\d+(?:\.\d+)?\s*(?:ms|s|MiB|%|x)\b", done.stdout)
     assert figures, f"{script} printed no figure:\n{done.stdout}"
+
+
+@pytest.mark.slow
+@pytest.mark.site
+def test_bench_site_times_rebuilds_on_the_site_an_earlier_run_kept(tmp_path: Path) -> None:
+    """``--rebuilds K`` skips the cold and plain builds: on the kept site it builds once, then
+    adds one submission and rebuilds K times, and removes what it added; with no kept site it
+    says so."""
+
+    def bench(*extra: str) -> subprocess.CompletedProcess[str]:
+        argv = ["--n", "2", "--shipped-material", "--no-shipped", "--keep", str(tmp_path)]
+        return subprocess.run(
+            [sys.executable, str(BENCHMARKS / "bench_site.py"), *argv, *extra],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+
+    none = bench("--rebuilds", "1")
+    assert none.returncode == 2 and "needs --keep FOLDER holding a site" in none.stdout
+    assert bench().returncode == 0
+    done = bench("--rebuilds", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("rebuild after adding one:") == 2
+    assert re.search(r"median \d+\.\d+s wall, \d+\.\d+s CPU of 2", done.stdout), done.stdout
+    assert "files linked from the previous output" in done.stdout
+    left = sorted(p.name for p in (tmp_path / "submissions").iterdir())
+    assert left == ["2026-01-01_synthetic-0000", "2026-01-01_synthetic-0001"]
