@@ -20,6 +20,9 @@ import os
 import secrets
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from effectbench.filenames import cache_home
 
@@ -82,6 +85,18 @@ class CacheSeal:
         except OSError:
             return None
         return self.open(key, stored)
+
+    def read_object(self, key: str, path: Path) -> dict[str, Any] | None:
+        """Return the entry stored at ``path`` as a JSON object, or None (absent, not ours,
+        or not a JSON object)."""
+        data = self.read(key, path)
+        if data is None:
+            return None
+        try:
+            found = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return None
+        return found if isinstance(found, dict) else None
 
     def write(self, key: str, path: Path, data: bytes) -> None:
         """Store ``data`` as entry ``key`` at ``path`` (written whole, then renamed; on an

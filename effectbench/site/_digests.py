@@ -58,14 +58,7 @@ class FileDigests:
         self.hashed = 0
         """Files read and hashed through this object (the rest were known)."""
         if self._path is not None:
-            data = self._seal.read(DIGESTS_FILE, self._path)
-            if data is not None:
-                try:
-                    known = orjson.loads(data)
-                except orjson.JSONDecodeError:
-                    known = None
-                if isinstance(known, dict):
-                    self._known = known
+            self._known = self._seal.read_object(DIGESTS_FILE, self._path) or {}
 
     @staticmethod
     def _mark(st: os.stat_result) -> list[int | str]:

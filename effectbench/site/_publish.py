@@ -60,15 +60,10 @@ class OutputMemo:
         self._path = folder / f"{name}.memo" if folder is not None else None
         self._known: dict[str, list[int | str]] = {}
         self._placed: dict[str, tuple[list[int], str]] = {}
-        data = self._seal.read(MEMO_KEY, self._path) if self._path is not None else None
-        if data is not None:
-            try:
-                known = orjson.loads(data)
-            except orjson.JSONDecodeError:
-                known = None
-            if isinstance(known, dict) and known.get("out") == str(out):
-                files = known.get("files")
-                self._known = files if isinstance(files, dict) else {}
+        known = self._seal.read_object(MEMO_KEY, self._path) if self._path is not None else None
+        if known is not None and known.get("out") == str(out):
+            files = known.get("files")
+            self._known = files if isinstance(files, dict) else {}
 
     def unchanged(self, rel: str, digest: str) -> Path | None:
         """Return the output's file at ``rel`` when the last build published ``digest``'s

@@ -383,7 +383,8 @@ def _collector_paused() -> Iterator[None]:
     few reference cycles: each run of the collector traversed that growing heap again. At
     10,000 submissions it was half of a rebuild's verify stage (22 s with it, 12 s without)
     and a ninth of a cold build's CPU at 1,000 (75 s, 67 s), for 0.7% more peak memory
-    (``benchmarks/bench_site.py``; by hand, ``gc.disable()`` before the build).
+    (measured by hand: ``gc.disable()`` before builds of ``benchmarks/bench_site.py``'s
+    synthetic folders, no script isolates it).
     """
     was = gc.isenabled()
     gc.disable()
