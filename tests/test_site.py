@@ -797,6 +797,49 @@ def test_a_rebuild_links_the_files_it_left_unchanged(site: dict[str, Any], tmp_p
     assert gc.isenabled()  # the build paused the cycle collector, and only for itself
 
 
+def test_compiled_templates_are_kept_and_only_this_machines_are_loaded(
+    site: dict[str, Any], tmp_path: Path
+) -> None:
+    """A build keeps the templates' compiled code in the cache folder, and the next build
+    loads it: kept code sealed by this machine is run as it is (compiled code a test put
+    there shows), code sealed by another key is never loaded, and the site is the same."""
+    from jinja2.bccache import Bucket
+
+    from effectbench.sealed import CacheSeal, default_seal
+    from effectbench.site._compiled import SealedTemplateCode
+    from effectbench.site._mkdocs import load_site_config
+
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    shutil.copytree(site["base"] / "cache", cache)
+    shutil.rmtree(cache / "templates", ignore_errors=True)
+    build(site["base"], site["subs"], out, cache)
+    kept = sorted((cache / "templates").glob("*.code"))
+    assert len(kept) > 20  # the theme's templates and the site's
+
+    env = load_site_config(ROOT / "mkdocs.yml", tmp_path / "unused").theme.get_env()
+    source, filename, _ = env.loader.get_source(env, "base.html")  # type: ignore[union-attr]
+    assert source.count("</body>") == 1
+    store = SealedTemplateCode(cache / "templates", default_seal())
+    key = store.get_cache_key("base.html", filename)
+    assert (cache / "templates" / f"{key}.code").is_file()  # the theme's page frame was kept
+
+    def plant(seal: CacheSeal) -> None:
+        """Keep, under the real base.html's key and source checksum, code compiled from a
+        changed source (what a planted or stale entry could run)."""
+        bucket = Bucket(env, key, store.get_source_checksum(source))
+        changed = source.replace("</body>", "<!-- planted code ran --></body>")
+        bucket.code = env.compile(changed, "base.html", filename)
+        SealedTemplateCode(cache / "templates", seal).dump_bytecode(bucket)
+
+    plant(CacheSeal(b"another machine's key, 32 bytes."))
+    build(site["base"], site["subs"], out, cache)
+    assert "planted code ran" not in (out / "index.html").read_text(encoding="utf-8")
+    assert snapshot(out) == snapshot(site["out"])
+    plant(default_seal())  # this machine's seal: the kept code is what runs
+    build(site["base"], site["subs"], out, cache)
+    assert "planted code ran" in (out / "index.html").read_text(encoding="utf-8")
+
+
 PLACES = re.compile(r"(?:rank [^<]*|not ranked \(preview\)) on the <a [^>]*>[^<]*</a> board")
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import yaml
 from markupsafe import escape
 from mkdocs.commands.build import build as mkdocs_build
@@ -84,6 +85,8 @@ class SitePages(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
     ``submissions/x.md``); ``texts`` are in-memory files mkdocs should convert (markdown);
     ``published`` are the paths of the files the build writes itself once mkdocs has run
     (:mod:`effectbench.site._publish`): a hand-written file of such a path is left out.
+    ``compiled`` keeps the theme's compiled templates between builds
+    (:mod:`effectbench.site._compiled`).
     """
 
     def __init__(
@@ -91,12 +94,21 @@ class SitePages(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         pages: Mapping[str, GeneratedPage],
         texts: Mapping[str, str | bytes] | None = None,
         published: Collection[str] = (),
+        compiled: jinja2.BytecodeCache | None = None,
     ) -> None:
         super().__init__()
         self.pages = pages
         self.texts = texts or {}
         self.published = published
+        self.compiled = compiled
         self._bodies: dict[str, str] = {}
+
+    def on_env(
+        self, env: jinja2.Environment, *, config: MkDocsConfig, files: Files
+    ) -> jinja2.Environment:
+        """Load the theme's templates through the kept compiled code (before any is loaded)."""
+        env.bytecode_cache = self.compiled
+        return env
 
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         """Add every generated page and file, replacing a hand-written file of the same path;

@@ -212,6 +212,12 @@ def environment(templates: Path) -> jinja2.Environment:
     return env
 
 
+def keep_compiled(templates: Path, code: jinja2.BytecodeCache | None) -> None:
+    """Load the templates of ``templates`` through ``code`` from now on: their compiled code
+    kept between builds (:mod:`effectbench.site._compiled`), or none."""
+    environment(templates).bytecode_cache = code
+
+
 def row_badges(row: dict[str, Any]) -> list[str]:
     """Return the trust badges of a board row, by kind, in display order."""
     kinds = ["preview"] if row["status"] == "preview" else []

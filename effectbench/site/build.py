@@ -65,6 +65,7 @@ from effectbench.site._badges import result_badge
 from effectbench.site._cache import default_seal
 from effectbench.site._charts import PHONE, Chart, cells_chart, frontier_chart, gap_chart
 from effectbench.site._compare import compare_scripts
+from effectbench.site._compiled import SealedTemplateCode
 from effectbench.site._digests import FileDigests
 from effectbench.site._downloads import bundle_downloads, leaderboard_tables
 from effectbench.site._entries import Entry, entry_from_report, unique_slugs
@@ -93,6 +94,7 @@ from effectbench.site._pages import (
     downloads_page,
     episode_page,
     fill_places,
+    keep_compiled,
     leaderboard_page,
     refused_page,
     row_badges,
@@ -428,6 +430,13 @@ class _SiteBuild:
             options.cache_root / "reports" if options.cache_reports else None, default_seal()
         )
         """The bundle files' digests, kept between local builds by their stat data."""
+        self.compiled = (
+            SealedTemplateCode(options.cache_root / "templates", default_seal())
+            if options.cache_reports
+            else None
+        )
+        """The templates' compiled code, kept between local builds (ours and the theme's)."""
+        keep_compiled(self.sources.templates, self.compiled)
         # Filled by the steps, in order.
         self.reports: Sequence[BundleReport] = ()
         self.entries: list[Entry] = []
@@ -861,7 +870,7 @@ class _SiteBuild:
         converted = {k: v for k, v in self.texts.items() if k.endswith(".md")}
         files: dict[str, Source] = {k: v for k, v in self.texts.items() if k not in converted}
         files.update(self.copies)
-        plugin = SitePages(self.pages, converted, files)
+        plugin = SitePages(self.pages, converted, files, self.compiled)
         shelled, epoch = self.shelled, self.epoch
         o = self.options
         memo_dir = o.cache_root / "output" if o.cache_reports else None
