@@ -420,3 +420,41 @@ def test_a_bundle_with_every_trial_dropped_gives_numbers_not_nan() -> None:
     s = standing("e", "empty", empty, DEFAULT_PRICES)
     assert s.value == 0.0 and not np.isnan(s.value)
     assert rank_ranges([0], separation([empty], DEFAULT_PRICES).beyond) == ([1], [1])
+
+
+def _same_number(a: Any, b: Any) -> bool:
+    """Equal and of the same type, NaN equal to NaN."""
+    if type(a) is not type(b):
+        return False
+    return bool(a == b or (isinstance(a, float) and math.isnan(a) and math.isnan(b)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(boards(most=3), any_prices, st.integers(0, 3), st.booleans())
+def test_kept_counts_are_the_counts(
+    board: tuple[list[TaskTable], list[bool]], prices: Prices, dropped: int, no_line: bool
+) -> None:
+    """A board row's counted columns (net value against doing nothing, every rate with its
+    intervals), kept between builds as the site keeps them, are the numbers counted afresh,
+    each of the same type (NaN and infinity included), made or read back."""
+    import tempfile
+
+    from effectbench.sealed import default_seal
+    from effectbench.site._kept import Kept
+    from effectbench.site._tables import KeptCounts, counted_columns
+
+    tables, _ = board
+    idle = None if no_line else idle_share(tables)
+    with tempfile.TemporaryDirectory() as folder:
+        keep = KeptCounts(Kept(Path(folder), default_seal(), "code", "counts"))
+        for table in tables:
+            fresh = {
+                k: v.item() if isinstance(v, np.generic) else v
+                for k, v in counted_columns(table, prices, idle, dropped).items()
+            }
+            made = keep(table, prices, idle, dropped)
+            again = keep(table, prices, idle, dropped)
+            assert keep.kept.hits >= 1
+            for found in (made, again):
+                assert found.keys() == fresh.keys()
+                assert all(_same_number(found[k], fresh[k]) for k in fresh), (found, fresh)

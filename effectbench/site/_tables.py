@@ -12,7 +12,8 @@ differences at a family-wise level (systems not separated beyond noise share ran
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -40,6 +41,7 @@ from effectbench.metrics import (
 from effectbench.schema import Substrate
 from effectbench.site._contamination import Contamination, contamination
 from effectbench.site._entries import Entry
+from effectbench.site._kept import Kept
 from effectbench.verdicts import board_order, grain, rank_ranges, separation, standing
 
 RATES = (
@@ -350,12 +352,50 @@ def value_columns(tasks: TaskTable, prices: Prices, idle: float | None) -> dict[
     }
 
 
+def counted_columns(
+    tasks: TaskTable, prices: Prices, idle: float | None, dropped: int
+) -> dict[str, Any]:
+    """Return the columns of a board row counted from its tasks (``dropped``: the trials
+    dropped from them): net value against doing nothing (share ``idle``), every rate with
+    its intervals, and whether the system never acts. They depend on these arguments alone,
+    so a build keeps them between builds (:class:`KeptCounts`)."""
+    row = {**value_columns(tasks, prices, idle), "never_acts": never_acts(tasks)}
+    for name in RATES:
+        row.update(_rate_or_not_measured(name, tasks, dropped))
+    return row
+
+
+class KeptCounts:
+    """:func:`counted_columns`, kept between builds in ``kept`` (a board row's counting is
+    most of what tabulating 10,000 submissions costs, and a new submission leaves the other
+    rows' counts as they were). Kept as JSON, with NaN and infinity spelt as Python's
+    ``json`` spells them, so every number comes back as it was counted."""
+
+    def __init__(self, kept: Kept) -> None:
+        self.kept = kept
+
+    def __call__(
+        self, tasks: TaskTable, prices: Prices, idle: float | None, dropped: int
+    ) -> dict[str, Any]:
+        key = self.kept.key((tasks.model_dump_json(), repr(prices), repr(idle), str(dropped)))
+        made = self.kept.get_or_make(
+            key, lambda: json.dumps(counted_columns(tasks, prices, idle, dropped)).encode()
+        )
+        found: dict[str, Any] = json.loads(made)
+        return found
+
+
+Counter = Callable[[TaskTable, Prices, float | None, int], dict[str, Any]]
+"""How a board row's counted columns are had: :func:`counted_columns`, or kept ones."""
+
+
 def entry_row(
     entry: Entry,
     tasks: TaskTable,
     substrate: str,
     prices: Prices = DEFAULT_PRICES,
     idle: float | None = None,
+    counted: Counter = counted_columns,
 ) -> dict[str, Any]:
     """Return the flat board row of an accepted entry over its episodes on ``substrate``
     (``tasks``), its net value drawn against doing nothing on a board whose tasks had the
@@ -392,11 +432,8 @@ def entry_row(
         "split": entry.split,
         "measured": entry.measured,
         "date": entry.date,
-        **value_columns(tasks, prices, idle),
-        "never_acts": never_acts(tasks),
+        **counted(tasks, prices, idle, dropped),
     }
-    for name in RATES:
-        row.update(_rate_or_not_measured(name, tasks, dropped))
     gap = row["screen_success"] - row["task_success"]
     ci = res.success_effect_gap_ci if whole else None
     row.update(
@@ -468,10 +505,12 @@ def view_facts(frame: pd.DataFrame, tables: Sequence[TaskTable], prices: Prices)
     )
 
 
-def boards(entries: Iterable[Entry], prices: Prices = DEFAULT_PRICES) -> list[Board]:
+def boards(
+    entries: Iterable[Entry], prices: Prices = DEFAULT_PRICES, counted: Counter = counted_columns
+) -> list[Board]:
     """Group accepted entries into one board per (SPEC major, pack, split, substrate), each
     entry on every substrate it ran, ranks filled in (boards of one pack in SPEC order of
-    their substrates)."""
+    their substrates; ``counted`` counts each row, :class:`KeptCounts` from kept counts)."""
     groups: dict[tuple[str, str, str], list[Entry]] = {}
     for e in entries:
         if e.accepted:
@@ -484,7 +523,7 @@ def boards(entries: Iterable[Entry], prices: Prices = DEFAULT_PRICES) -> list[Bo
             ran = [e for e in members if mine[e.slug].n_tasks]
             idle = idle_share([mine[e.slug] for e in ran])
             frame, facts = order_and_rank(
-                [entry_row(e, mine[e.slug], sub, prices, idle) for e in ran],
+                [entry_row(e, mine[e.slug], sub, prices, idle, counted) for e in ran],
                 [mine[e.slug] for e in ran],
                 prices,
             )

@@ -116,7 +116,14 @@ from effectbench.site._sensitivity import (
     systems_across_packs,
 )
 from effectbench.site._shell import SHELL_URI, list_in_sitemap, shell_page, shelled_pages
-from effectbench.site._tables import Board, boards, cells_rows, entry_row, substrate_order
+from effectbench.site._tables import (
+    Board,
+    KeptCounts,
+    boards,
+    cells_rows,
+    entry_row,
+    substrate_order,
+)
 from effectbench.site._withdrawn import Withdrawn, name_withdrawn, read_withdrawn
 from verifier.ranking import rank_across
 from verifier.records import RecordPolicy
@@ -558,7 +565,7 @@ class _SiteBuild:
         s.n_preview = sum(e.status == "preview" for e in self.entries if e.accepted)
         s.n_refused = len(self.refused)
         s.n_withdrawn = len(self.withdrawn)
-        self.boards = boards(self.entries)
+        self.boards = boards(self.entries, counted=KeptCounts(self.kept("counts")))
         self.views = board_views(self.boards)
 
     def verify_monitors(self) -> None:
