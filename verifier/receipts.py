@@ -372,6 +372,9 @@ class ReceiptChecker:
                 self.collateral.append(receipt.collateral)
 
     def _check_markup(self, line: int, receipt: Receipt) -> None:
+        compact = receipt.model_dump_json()  # every text as it is, unless JSON escapes it
+        if "\\" not in compact and markup_in(compact) is None:
+            return  # no text can hold markup (the receipt's data is not even built)
         data = receipt.to_json()
         if not _holds_markup(data):
             return  # the common case, decided without building every field's path

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from effectbench.effects import Effect, EffectKind, Param
@@ -436,6 +437,7 @@ TASKS: tuple[ClinicTask, ...] = (
 """The catalogue, in manifest order."""
 
 
+@cache  # the same frozen effects for every task of the kind: built once
 def _encounter_insert(status: str) -> tuple[Effect, ...]:
     match: dict[str, str | Param] = {"patient_mrn": Param(name="mrn"), "type": Param(name="type")}
     common: dict[str, Any] = {"surface": "encounters", "key_field": "id", "count_new_only": True}
@@ -458,6 +460,7 @@ def _encounter_insert(status: str) -> tuple[Effect, ...]:
     )
 
 
+@cache  # the same frozen effects for every task of the kind: built once
 def _billing_insert() -> tuple[Effect, ...]:
     match: dict[str, str | Param] = {
         "patient_mrn": Param(name="mrn"),
@@ -476,6 +479,7 @@ def _billing_insert() -> tuple[Effect, ...]:
     )
 
 
+@cache  # the same frozen effects for every task of the kind: built once
 def _encounter_edit() -> tuple[Effect, ...]:
     match: dict[str, str | Param] = {"id": Param(name="encounter_id")}
     return (
