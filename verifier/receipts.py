@@ -304,7 +304,7 @@ class ReceiptChecker:
         if not self._same_episode(line, receipt, record):
             self._unknown()
             return
-        self._check(line, receipt, record)
+        self._check(line, receipt, record, raw)
 
     def _unknown(self) -> None:
         self.collateral = None
@@ -351,12 +351,12 @@ class ReceiptChecker:
             return False
         return True
 
-    def _check(self, line: int, receipt: Receipt, row: EpisodeRecord) -> None:
+    def _check(self, line: int, receipt: Receipt, row: EpisodeRecord, raw: bytes) -> None:
         task = self.tasks.get(row.task_id)
         if task is None:  # the pack check names the row
             self._unknown()
             return
-        self._check_markup(line, receipt)
+        self._check_markup(line, receipt, raw)
         self._check_task(line, receipt, task)
         self._check_claim(line, receipt, row, task)
         self._check_evidence(line, receipt, row, task)
@@ -371,10 +371,11 @@ class ReceiptChecker:
             else:
                 self.collateral.append(receipt.collateral)
 
-    def _check_markup(self, line: int, receipt: Receipt) -> None:
-        compact = receipt.model_dump_json()  # every text as it is, unless JSON escapes it
-        if "\\" not in compact and markup_in(compact) is None:
-            return  # no text can hold markup (the receipt's data is not even built)
+    def _check_markup(self, line: int, receipt: Receipt, raw: bytes) -> None:
+        """``receipt.markup``: no text of the receipt (``raw``: its line) holds markup."""
+        text = raw.decode("utf-8", "replace")  # it parsed as JSON: it is UTF-8
+        if "\\" not in text and markup_in(text) is None:
+            return  # nothing escaped: every text of the receipt is in its line as it is
         data = receipt.to_json()
         if not _holds_markup(data):
             return  # the common case, decided without building every field's path
