@@ -343,6 +343,23 @@ def test_a_forged_receipt_is_refused_with_its_check_id(
     assert {f.partition(".")[0] for f in report.finding_ids()} <= {"receipt"}
 
 
+def test_markup_spelt_with_json_escapes_is_refused(clinic_api: Path, tmp_path: Path) -> None:
+    """The markup check reads a receipt's line as it is only when nothing in it is escaped:
+    a tag and a script address written with JSON's escapes (which the line does not show as
+    such) are found in the receipt's texts."""
+    bundle = copy_bundle(clinic_api, tmp_path / "b")
+    edit_receipts(bundle, _markup_claim)
+    edit_receipts(bundle, _markup_note)
+    path = bundle / "receipts.jsonl"
+    text = path.read_text(encoding="utf-8")
+    hidden = text.replace("<", "\\u003c").replace("javascript:", "java\\u0073cript:")
+    assert "<" not in hidden and "javascript:" not in hidden and hidden != text
+    path.write_text(hidden, encoding="utf-8")
+    report = verify_bundle(bundle, UNSIGNED)
+    markup = [f for c in report.checks for f in c.findings if f.check == "receipt.markup"]
+    assert report.status.value == "refused" and len(markup) == 2, report.finding_ids()
+
+
 MARKUP_DATA: list[Any] = [
     {"message": "done", "values": {"note": "a < 3", "n": 3}},  # a comparison, not a tag
     {"message": "ends with <", "note": "a tag's name starts the next field"},  # split: none
