@@ -1711,9 +1711,11 @@ def test_receipts_are_content_addressed_shards_each_episode_view_fetches(
     episode view fetches (the view itself is exercised in Chromium by test_receipts_site)."""
     import base64
 
+    def unpacked(path: Path) -> bytes:  # every data script carries gzip-compressed JSON
+        return gzip.decompress(base64.b64decode(_script_value(path.read_text(encoding="utf-8"))))
+
     def shard(name: str) -> Any:
-        path = out / "receipts" / "c" / name[:2] / f"{name}.js"
-        raw = gzip.decompress(base64.b64decode(_script_value(path.read_text(encoding="utf-8"))))
+        raw = unpacked(out / "receipts" / "c" / name[:2] / f"{name}.js")
         assert hashlib.sha256(raw).hexdigest()[:32] == name  # named by its content
         return json.loads(raw)
 
@@ -1723,7 +1725,7 @@ def test_receipts_are_content_addressed_shards_each_episode_view_fetches(
     assert not list((out / "receipts").glob("*/[0-9]*.js"))  # no per-submission receipt files
     checked = 0
     for path in indexes:
-        index = _script_value(path.read_text(encoding="utf-8"))
+        index = json.loads(unpacked(path))
         slug = path.parent.name
         bundle = site["subs"] / slug
         assert bundle.is_dir(), slug

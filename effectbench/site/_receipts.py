@@ -6,7 +6,8 @@ writes, under ``receipts/<slug>/``:
 * ``index.js``: the submission's tasks, and per task one outcome letter and one
   collateral mark per trial, the content address of the task's facts and of the shard
   holding its receipts, and the key frames the site shows of it (what the episode view's
-  lists and links read);
+  lists and links read), packed as the shards are (its titles and addresses repeat: about
+  a third of its JSON's size);
 
 and, site-wide, under ``receipts/c/``, shards named by the hash of their content:
 gzip-compressed JSON in base64 (the episode view inflates it in the browser with
@@ -50,7 +51,7 @@ from effectbench.site._compare import outcome_letter
 from effectbench.site._entries import Entry
 from effectbench.site._frames import rendition
 
-RECEIPTS_FORMAT = "site-receipts-3"
+RECEIPTS_FORMAT = "site-receipts-4"
 """Version of what is cached per bundle (bump when the published data changes)."""
 SITE_FOLDER = "receipts"
 FRAMES_FOLDER = f"{SITE_FOLDER}/frames"
@@ -148,11 +149,16 @@ def _shard(texts: dict[str, str], data: Any) -> str:
     return name
 
 
+def _packed(raw: bytes) -> str:
+    """Return ``raw`` gzip-compressed in base64: how every data script of the receipts carries
+    its JSON (the episode view inflates it)."""
+    return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
+
+
 def _pack(raw: bytes) -> tuple[str, str]:
     """Return the name and the script of the shard holding ``raw``."""
     name = hashlib.sha256(raw).hexdigest()[:SHARD_HASH]
-    packed = base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
-    return name, _script("EB_RECEIPT_DATA", name, packed)
+    return name, _script("EB_RECEIPT_DATA", name, _packed(raw))
 
 
 SMALL_SHARD = 16 * 1024
@@ -255,7 +261,8 @@ def _bundle_data(entry: Entry) -> tuple[dict[str, str], list[str]]:
         "frames": shown,
         "tasks": tasks,
     }
-    texts[f"{SITE_FOLDER}/{slug}/index.js"] = _script("EB_RECEIPTS", slug, index)
+    packed = _packed(orjson.dumps(index))
+    texts[f"{SITE_FOLDER}/{slug}/index.js"] = _script("EB_RECEIPTS", slug, packed)
     return texts, shown
 
 

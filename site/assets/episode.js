@@ -7,9 +7,9 @@
  * Data: receipts/SUBMISSION/index.js (tasks, one outcome letter and one collateral mark per trial,
  * the content address of the task's facts and of the shard holding its receipts, the frames
  * shown) and receipts/c/HH/HASH.js (one task's facts, or a run of one submission's tasks'
- * receipts by task id, gzip-compressed JSON in base64, inflated here with DecompressionStream;
- * shared by every submission holding the same bytes; all are script files, so the view works
- * from file:// too). Only the shards of the tasks shown load.
+ * receipts by task id, shared by every submission holding the same bytes). Each carries its
+ * JSON gzip-compressed in base64, inflated here with DecompressionStream; all are script files,
+ * so the view works from file:// too. Only the shards of the tasks shown load.
  * Everything is written with textContent: a receipt's texts (the agent's claim, typed text, record
  * values) are shown as text, never read as markup. No request leaves the page.
  */
@@ -85,8 +85,8 @@
     if (indexes[slug]) return indexes[slug];
     indexes[slug] = load("receipts/" + slug + "/index.js").then(function () {
       var found = own(window.EB_RECEIPTS, slug);
-      if (!found) throw new Error("no receipts for " + slug);
-      return found;
+      if (typeof found !== "string") throw new Error("no receipts for " + slug);
+      return inflate(found);
     });
     return indexes[slug];
   }
