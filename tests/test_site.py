@@ -876,7 +876,7 @@ def test_kept_pages_show_where_they_rank_now(site: dict[str, Any], tmp_path: Pat
     assert (filled.pages_kept, filled.pages_rendered) == (0, summary.pages_kept)
     assert snapshot(fresh) == snapshot(kept)
     bodies = sorted((cache / "pages").rglob("*.html"))
-    tails = sorted((cache / "pages").rglob("*.json"))  # each entry's rates and cells
+    tails = sorted((cache / "pages").rglob("*.json"))  # each entry's rates
     assert len(bodies) == summary.pages_kept and len(tails) == summary.entries_kept > 0
     bodies[0].write_bytes(bodies[0].read_bytes()[:-10] + b"<b>x</b>!!")  # damaged
     bodies[1].write_bytes(bodies[1].read_bytes()[:32] + b"<script>alert(1)</script>")  # planted
@@ -934,6 +934,7 @@ def test_leaderboard_json_follows_its_schema_and_the_boards(site: dict[str, Any]
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.Draft202012Validator(schema).validate(doc)
     csv = pd.read_csv(downloads / "leaderboard.csv")
+    cells = pd.read_parquet(downloads / "cells.parquet")
     flat = [(b, e) for b in doc["boards"] for e in b["entries"]]
     assert [e["slug"] for _, e in flat] == list(csv["slug"])  # the CSV's rows, in its order
     for (b, e), row in zip(flat, csv.itertuples(), strict=True):
@@ -948,10 +949,16 @@ def test_leaderboard_json_follows_its_schema_and_the_boards(site: dict[str, Any]
         assert e["value"]["per_100"] == pytest.approx(row.value, abs=1e-6)
         assert (site["out"] / e["page"]).is_file()
         assert e["badge"] is None or (site["out"] / e["badge"]).is_file()
-        # Per cell, the counts add up to the board's.
-        for rate in ("swer", "over_halt"):
-            assert sum(c[rate]["k"] for c in e["cells"]) == e["rates"][rate]["k"]
-            assert {c["substrate"] for c in e["cells"]} == {b["substrate"]}
+        # Its cells are in cells.parquet, whose counts add up to the board's.
+        mine = cells[(cells["board"] == b["key"]) & (cells["slug"] == e["slug"])]
+        assert len(mine) and set(mine["substrate"]) == {b["substrate"]}
+        assert set(mine["system"]) == {e["system"]}
+        for rate in ("swer", "over_halt", "record_wrong", "swer_wrong_write"):
+            assert mine[f"{rate}_k"].sum() == e["rates"][rate]["k"]
+            assert mine[f"{rate}_n"].sum() == e["rates"][rate]["n"] == mine["n"].sum()
+        assert "cells" not in e  # format 4: the document carries each entry's rates alone
+    assert doc["format"] == 4
+    assert len(cells) == len(cells.drop_duplicates(["board", "slug", "category"]))
     assert [k for g in doc["groups"] for k in g["boards"]] == [b["key"] for b in doc["boards"]]
     broken = json.loads(json.dumps(doc))
     broken["boards"][0]["entries"][0]["rates"]["swer"]["k"] = "many"

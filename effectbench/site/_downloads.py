@@ -4,7 +4,8 @@ Bundle files are published under ``submissions/<slug>/`` (a submitter's
 README as plain text, never as a page; the submission document and the episode
 rows gzip-compressed, since they were two thirds of a site's bytes and shrink
 9- and 25-fold); ``downloads/`` holds
-the boards as CSV and Parquet and every accepted row as one Parquet file.
+the boards as CSV and Parquet, every entry's (category x substrate) cells and every accepted
+row as Parquet files.
 """
 
 from __future__ import annotations
@@ -28,7 +29,14 @@ from effectbench.bundle import (
 )
 from effectbench.site._digests import FileDigests
 from effectbench.site._entries import Entry
-from effectbench.site._tables import Board, all_rows, leaderboard_download
+from effectbench.site._tables import (
+    Board,
+    CellsOf,
+    all_rows,
+    board_cells,
+    cells_download,
+    leaderboard_download,
+)
 
 DOWNLOAD_NAMES = {
     SUBMISSION_FILE: f"{SUBMISSION_FILE}.gz",
@@ -90,18 +98,30 @@ class Tables:
 
     files: dict[str, str | bytes] = field(default_factory=dict)
     n_board_rows: int = 0
+    n_cell_rows: int = 0
     n_episode_rows: int = 0
 
 
-def leaderboard_tables(boards: Sequence[Board], rows_of: dict[str, pa.Table]) -> Tables:
-    """Return ``downloads/leaderboard.{csv,parquet}`` and ``downloads/episodes.parquet``."""
+def leaderboard_tables(
+    boards: Sequence[Board],
+    rows_of: dict[str, pa.Table],
+    entries: dict[str, Entry],
+    cells_of: CellsOf = board_cells,
+) -> Tables:
+    """Return ``downloads/leaderboard.{csv,parquet}``, ``downloads/cells.parquet`` (every
+    entry's cells on every board; ``cells_of``: how one entry's are had) and
+    ``downloads/episodes.parquet``."""
     board_table = leaderboard_download(boards)
+    cells = cells_download(boards, entries, cells_of)
     episodes = all_rows(list(rows_of.items()))
-    out = Tables(n_board_rows=len(board_table), n_episode_rows=episodes.num_rows)
+    out = Tables(
+        n_board_rows=len(board_table), n_cell_rows=len(cells), n_episode_rows=episodes.num_rows
+    )
     out.files["downloads/leaderboard.csv"] = csv_safe(board_table).to_csv(
         index=False, lineterminator="\n", float_format="%.6f"
     )
     out.files["downloads/leaderboard.parquet"] = _parquet(board_table)
+    out.files["downloads/cells.parquet"] = _parquet(cells)
     out.files["downloads/episodes.parquet"] = _parquet_table(episodes)
     return out
 

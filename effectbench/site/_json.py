@@ -36,7 +36,7 @@ from effectbench.site._entries import Entry
 from effectbench.site._sensitivity import BoardAcross, SystemAcross
 from effectbench.site._tables import DEFAULT_ORDER, DROP_BOUNDED, RATES, Board, named
 
-FORMAT = 3
+FORMAT = 4
 """Bumped when a field changes meaning or disappears (new fields may be added freely).
 2: entries in the joint default order (expected cost, dominance, no reward for inaction);
 rank ranges from paired, task-clustered cost differences; record-wrong, task-clustered
@@ -44,7 +44,9 @@ intervals, costs and drop bounds added.
 3: one board per substrate (an entry is on the board of every substrate it ran, with its
 numbers there, named with it); ordered by net value per 100 tasks against doing nothing
 (``value`` replaces ``cost``), with break-even values; rank ranges at a family-wise level;
-the same system across substrates under ``groups``."""
+the same system across substrates under ``groups``.
+4: an entry's ``cells`` left out (they were nine tenths of the document, 142 MB at 10,000
+entries); every entry's cells are in ``cells.parquet`` beside it, one row per cell."""
 SCHEMA_FILE = "leaderboard.schema.json"
 DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 DATE_OR_EMPTY = r"^([0-9]{4}-[0-9]{2}-[0-9]{2})?$"
@@ -112,7 +114,7 @@ class GapJSON(_Model):
 
 
 class RatesJSON(_Model):
-    """Every rate of one set of episodes (all of them, a substrate's, or one cell's)."""
+    """Every rate of one set of episodes (all of them, or a substrate's)."""
 
     n_episodes: int = Field(ge=0)
     n_tasks: int = Field(ge=0)
@@ -132,13 +134,6 @@ class RatesJSON(_Model):
     swer_wrong_write: RateJSON
     swer_phantom: RateJSON
     gap: GapJSON
-
-
-class CellJSON(RatesJSON):
-    """The rates of one (category x substrate) cell."""
-
-    category: str
-    substrate: str
 
 
 class SignerJSON(_Model):
@@ -214,8 +209,10 @@ class EntryHeadJSON(_Model):
 class EntryJSON(EntryHeadJSON):
     """One accepted submission on a board, with its numbers on the board's substrate."""
 
-    rates: RatesJSON = Field(description="over its episodes on the board's substrate")
-    cells: list[CellJSON] = Field(description="its cells on the board's substrate")
+    rates: RatesJSON = Field(
+        description="over its episodes on the board's substrate (its cells' rates are in "
+        "cells.parquet beside this file)"
+    )
 
 
 class DoingNothingJSON(_Model):
@@ -475,37 +472,19 @@ def _finite(x: Any) -> float | None:
 
 def entry_tail(entry: Entry, board: Board, row: dict[str, Any]) -> bytes:
     """Return the end of ``entry``'s object on ``board`` (``row``: its board row): the
-    ``rates`` and ``cells`` fields as JSON, without braces. They depend on the entry and the
-    board's substrate alone, so a build may keep them (:func:`leaderboard_json`)."""
+    ``rates`` field as JSON, without braces. It depends on the entry and the board's
+    substrate alone, so a build may keep it (:func:`leaderboard_json`)."""
     res = entry.results
     tasks = board.tables[entry.slug]
     assert res is not None and entry.status != "refused"
     rates = {name: task_rate(tasks, name) for name in RATES if name in tasks.events}
-    mine = [(i, c, t) for i, (c, t) in enumerate(entry.cells) if c.substrate == board.substrate]
     gap_ci = (
         None
         if pd.isna(row["gap_lo"])
         else Interval(lo=row["gap_lo"], hi=row["gap_hi"], method="bootstrap")
     )
     whole = RatesJSON(**_rates(tasks, row["gap"], gap_ci, int(row["n_dropped"]), rates))
-    cells = [
-        CellJSON(
-            category=c.category,
-            substrate=c.substrate,
-            **_rates(
-                t,
-                c.success_effect_gap,
-                None,
-                counted={name: entry.cell_rate(i, name) for name in RATES if name in t.events},
-            ),
-        )
-        for i, c, t in mine
-    ]
-    part = {
-        "rates": whole.model_dump(mode="json"),
-        "cells": [c.model_dump(mode="json") for c in cells],
-    }
-    return orjson.dumps(part)[1:-1]
+    return orjson.dumps({"rates": whole.model_dump(mode="json")})[1:-1]
 
 
 def leaderboard_json(
@@ -520,7 +499,7 @@ def leaderboard_json(
     ``badges``: slugs that have a badge; ``across``: each pack's systems that ran more than
     one substrate).
 
-    With ``keep``, each entry's rates and cells (:func:`entry_tail`) come from
+    With ``keep``, each entry's rates (:func:`entry_tail`) come from
     ``keep(slug, board key, make)``, which returns them as kept or as ``make`` makes them.
     """
     out = []

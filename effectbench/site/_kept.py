@@ -1,11 +1,13 @@
 """What a build makes of one submission alone, kept between local builds.
 
-Two things are kept: a submission page's body
-(:func:`effectbench.site._pages.submission_body`) and the end of its entry in
-``leaderboard.json`` on each board (its rates and cells,
-:func:`effectbench.site._json.entry_tail`). Each depends on the bundle, its verifier report
-and the code that makes it; what moves when another submission joins (a page's place on the
-boards, an entry's rank and net value) is made afresh on every build. A build keeps each
+Kept are: a submission page's body
+(:func:`effectbench.site._pages.submission_body`), the end of its entry in
+``leaderboard.json`` on each board (its rates, :func:`effectbench.site._json.entry_tail`), its
+cells for ``cells.parquet`` on each board (:class:`effectbench.site._tables.KeptCells`) and its
+board row's counts (:class:`effectbench.site._tables.KeptCounts`). Each depends on the
+bundle, its verifier report and the code that makes it; what moves when another submission
+joins (a page's place on the boards, an entry's rank and net value) is made afresh on every
+build. A build keeps each
 part in the cache folder under a key that hashes everything it was made from (:func:`page_code`
 and the caller's parts: the report, the slug, and so on), sealed by this machine's key like
 every other cache entry (:mod:`effectbench.site._cache`): a planted or damaged file is never

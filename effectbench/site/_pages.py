@@ -33,6 +33,7 @@ from effectbench.schema import Outcome
 from effectbench.showable import LAYOUT, make_showable
 from effectbench.site._charts import Chart, pct
 from effectbench.site._contamination import Contamination
+from effectbench.site._downloads import Tables
 from effectbench.site._entries import Entry
 from effectbench.site._format import break_even_text, signed, verdict
 from effectbench.site._mkdocs import GeneratedPage, compact_html
@@ -541,12 +542,16 @@ def episode_page(templates: Path, frames_policy: str) -> GeneratedPage:
     return GeneratedPage("Episode receipt", body, search=False, hide=("navigation", "toc"))
 
 
-def downloads_page(templates: Path, n_board_rows: int, n_episode_rows: int) -> GeneratedPage:
-    """Return the downloads page."""
+def downloads_page(templates: Path, tables: Tables) -> GeneratedPage:
+    """Return the downloads page (``tables``: the downloads, for their row counts)."""
     body = (
         environment(templates)
         .get_template("downloads.html.j2")
-        .render(n_board_rows=n_board_rows, n_episode_rows=n_episode_rows)
+        .render(
+            n_board_rows=tables.n_board_rows,
+            n_cell_rows=tables.n_cell_rows,
+            n_episode_rows=tables.n_episode_rows,
+        )
     )
     return GeneratedPage("Downloads", body)
 

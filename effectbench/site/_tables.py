@@ -610,19 +610,69 @@ CELL_RATES = tuple(r for r in RATES if r not in ("swer_wrong_write", "swer_phant
 """The rates of each (category x substrate) cell on a submission's page and chart."""
 
 
-def cells_rows(entry: Entry) -> list[dict[str, Any]]:
-    """Return the per (category x substrate) cells of an entry, one plain dict per cell."""
+def cells_rows(
+    entry: Entry, rates: Sequence[str] = CELL_RATES, substrate: str | None = None
+) -> list[dict[str, Any]]:
+    """Return the per (category x substrate) cells of an entry, one plain dict per cell, with
+    the board columns of ``rates`` (``substrate``: its cells on that substrate alone)."""
     assert entry.results is not None
     rows = []
-    for i, (c, _) in enumerate(entry.cells):
+    for i, (c, cell) in enumerate(entry.cells):
+        if substrate is not None and c.substrate != substrate:
+            continue
         row: dict[str, Any] = {"category": c.category, "substrate": c.substrate, "n": c.n}
-        for name in CELL_RATES:
-            cell = entry.cells[i][1]
+        for name in rates:
             counted = entry.cell_rate(i, name) if name in cell.events else None
             row.update(_rate_or_not_measured(name, cell, 0, counted))
         row["gap"] = c.success_effect_gap
         rows.append(row)
     return rows
+
+
+CellsOf = Callable[[Entry, Board], list[dict[str, Any]]]
+"""How an entry's cells on a board are had for the download: :func:`board_cells`, or kept."""
+
+
+def board_cells(entry: Entry, board: Board) -> list[dict[str, Any]]:
+    """Return ``entry``'s cells on ``board``'s substrate with every rate's columns."""
+    return cells_rows(entry, RATES, board.substrate)
+
+
+class KeptCells:
+    """:func:`board_cells`, kept between builds in ``kept`` under the entry's report, its
+    slug and the board (what :func:`cells_download` reads of every entry on a rebuild). Kept
+    as JSON, NaN spelt as Python's ``json`` spells it."""
+
+    def __init__(self, kept: Kept, report_digest: Callable[[str], str]) -> None:
+        self.kept = kept
+        self.report_digest = report_digest
+
+    def __call__(self, entry: Entry, board: Board) -> list[dict[str, Any]]:
+        key = self.kept.key((self.report_digest(entry.slug), entry.slug, board.key))
+        made = self.kept.get_or_make(key, lambda: json.dumps(board_cells(entry, board)).encode())
+        found: list[dict[str, Any]] = json.loads(made)
+        return found
+
+
+CELLS_LEAD = ("spec_major", "board", "slug", "system")
+"""The columns that say whose each row of the cells download is."""
+
+
+def cells_download(
+    all_boards: Sequence[Board], entries: dict[str, Entry], cells_of: CellsOf = board_cells
+) -> pd.DataFrame:
+    """Return every entry's (category x substrate) cells on every board, one row per cell,
+    with each rate's board columns (k/n, Wilson and task-clustered intervals, bounds): what
+    ``leaderboard.json`` carried per entry until its format 4."""
+    records: list[dict[str, Any]] = []
+    for b in all_boards:
+        for slug in b.frame["slug"]:
+            e = entries[slug]
+            lead = {"spec_major": b.spec_major, "board": b.key, "slug": slug, "system": e.name}
+            records.extend({**lead, **cell} for cell in cells_of(e, b))
+    if not records:
+        return pd.DataFrame({c: pd.Series(dtype="object") for c in CELLS_LEAD})
+    return pd.DataFrame.from_records(records)
 
 
 def all_rows(parts: Sequence[tuple[str, pa.Table]]) -> pa.Table:

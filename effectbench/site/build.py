@@ -118,6 +118,7 @@ from effectbench.site._sensitivity import (
 from effectbench.site._shell import SHELL_URI, list_in_sitemap, shell_page, shelled_pages
 from effectbench.site._tables import (
     Board,
+    KeptCells,
     KeptCounts,
     boards,
     cells_rows,
@@ -204,7 +205,7 @@ class BuildSummary:
     """Submission page bodies taken from the cache instead of rendered (:mod:`._kept`)."""
     pages_rendered: int = 0
     entries_kept: int = 0
-    """Entries of ``leaderboard.json`` whose rates and cells were kept (:mod:`._kept`)."""
+    """Entries of ``leaderboard.json`` whose rates were kept (:mod:`._kept`)."""
     files_linked: int = 0
     """Files published as they are that were linked from the previous output (unchanged)."""
     files_written: int = 0
@@ -850,12 +851,14 @@ class _SiteBuild:
 
     def write_downloads(self) -> None:
         """Write the whole-leaderboard downloads, their page and the SPEC page's source."""
-        tables = leaderboard_tables(self.boards, self.rows_of)
+        entries = {e.slug: e for e in self.entries}
+        cells = KeptCells(self.kept("cells"), self.report_digest)
+        tables = leaderboard_tables(self.boards, self.rows_of, entries, cells)
         self.texts.update(tables.files)
         kept = self.kept("json")
         self.texts["downloads/leaderboard.json"] = leaderboard_json(
             self.boards,
-            {e.slug: e for e in self.entries},
+            entries,
             set(self.badges),
             self.day,
             self.across,
@@ -865,9 +868,7 @@ class _SiteBuild:
         )
         self.summary.entries_kept = kept.hits
         self.texts[f"downloads/{SCHEMA_FILE}"] = schema()
-        self.pages["downloads.md"] = downloads_page(
-            self.sources.templates, tables.n_board_rows, tables.n_episode_rows
-        )
+        self.pages["downloads.md"] = downloads_page(self.sources.templates, tables)
         # The SPEC is our own trusted markdown: mkdocs converts it (headings, tables, TOC).
         self.texts["spec.md"] = self.sources.spec.read_text(encoding="utf-8")
 
