@@ -654,12 +654,7 @@ def main() -> int:
         f"(largest process), {tree2:.0f} MiB (build + workers, summed)"
     )
     print("  " + "\n  ".join(output2.strip().splitlines()))
-    size = _size(out)
-    parts = site_parts(out)
-    print(f"\nsite: {sum(1 for _ in out.rglob('*.html'))} HTML pages, {size / MIB:.1f} MiB")
-    print(f"  {size / MIB * 1000 / (args.n + 1):.1f} MiB per 1,000 submissions; by part:")
-    for part, nbytes in sorted(parts.items(), key=lambda kv: -kv[1]):
-        print(f"  {nbytes / MIB:8.1f} MiB  {100 * nbytes / size:5.1f}%  {part}")
+    size, parts = print_parts(out, args.n + 1)
     shared = parts.get("receipts/frames (shown key frames)", 0)
     bound = size - shared + unshared_frames(subs)
     shipped, shipped_s, shipped_out = (-1, 0.0, "") if args.no_shipped else shipped_site(work)
@@ -678,6 +673,17 @@ def main() -> int:
     if args.keep is None:
         shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def print_parts(out: Path, n: int) -> tuple[int, dict[str, int]]:
+    """Print the site's size, per 1,000 of its ``n`` submissions and by part; return both."""
+    size = _size(out)
+    parts = site_parts(out)
+    print(f"\nsite: {sum(1 for _ in out.rglob('*.html'))} HTML pages, {size / MIB:.1f} MiB")
+    print(f"  {size / MIB * 1000 / n:.1f} MiB per 1,000 submissions; by part:")
+    for part, nbytes in sorted(parts.items(), key=lambda kv: -kv[1]):
+        print(f"  {nbytes / MIB:8.1f} MiB  {100 * nbytes / size:5.1f}%  {part}")
+    return size, parts
 
 
 def rebuilds_only(args: argparse.Namespace, subs: Path, out: Path, cache: Path) -> int:
@@ -713,6 +719,10 @@ def rebuilds_only(args: argparse.Namespace, subs: Path, out: Path, cache: Path) 
             f"wall, {statistics.median(cpus):.1f}s CPU of {len(walls)} "
             f"(load average now {_load()})"
         )
+        if walls:  # the site as the last rebuild left it
+            n = args.n + args.rebuilds
+            size, _ = print_parts(out, n)
+            report_targets(out, n, size, statistics.median(walls))
     finally:
         for extra in extras:
             shutil.rmtree(extra, ignore_errors=True)
