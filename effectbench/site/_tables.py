@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import orjson
 import pandas as pd
 import pyarrow as pa
 
@@ -629,50 +630,100 @@ def cells_rows(
     return rows
 
 
-CellsOf = Callable[[Entry, Board], list[dict[str, Any]]]
+@dataclass(frozen=True)
+class CellBlock:
+    """One entry's cells on one board for the cells download: each cell's category and
+    substrate, and its numbers (``values``: one row per cell, one column per ``columns``)."""
+
+    columns: tuple[str, ...]
+    labels: tuple[tuple[str, str], ...]
+    values: np.ndarray
+
+    def to_bytes(self) -> bytes:
+        """Return the block as kept: its names as JSON, a newline, its numbers as float64."""
+        head = orjson.dumps({"columns": self.columns, "labels": self.labels})
+        return head + b"\n" + np.ascontiguousarray(self.values, dtype="<f8").tobytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> CellBlock:
+        """Return the block :meth:`to_bytes` kept."""
+        head, _, numbers = data.partition(b"\n")
+        names = orjson.loads(head)
+        columns = tuple(names["columns"])
+        values = np.frombuffer(numbers, dtype="<f8").reshape(-1, len(columns))
+        return cls(columns, tuple((c, s) for c, s in names["labels"]), values)
+
+
+def board_cells(entry: Entry, board: Board) -> CellBlock:
+    """Return ``entry``'s cells on ``board``'s substrate with every rate's board columns."""
+    rows = cells_rows(entry, RATES, board.substrate)
+    columns = tuple(k for k in rows[0] if k not in ("category", "substrate")) if rows else ()
+    return CellBlock(
+        columns,
+        tuple((r["category"], r["substrate"]) for r in rows),
+        np.array([[r[c] for c in columns] for r in rows], dtype=float).reshape(-1, len(columns)),
+    )
+
+
+CellsOf = Callable[[Entry, Board], CellBlock]
 """How an entry's cells on a board are had for the download: :func:`board_cells`, or kept."""
-
-
-def board_cells(entry: Entry, board: Board) -> list[dict[str, Any]]:
-    """Return ``entry``'s cells on ``board``'s substrate with every rate's columns."""
-    return cells_rows(entry, RATES, board.substrate)
 
 
 class KeptCells:
     """:func:`board_cells`, kept between builds in ``kept`` under the entry's report, its
-    slug and the board (what :func:`cells_download` reads of every entry on a rebuild). Kept
-    as JSON, NaN spelt as Python's ``json`` spells it."""
+    slug and the board: on a rebuild, what :func:`cells_download` reads of every entry is
+    one small file each, its numbers as they were counted (float64, NaN included)."""
 
     def __init__(self, kept: Kept, report_digest: Callable[[str], str]) -> None:
         self.kept = kept
         self.report_digest = report_digest
 
-    def __call__(self, entry: Entry, board: Board) -> list[dict[str, Any]]:
+    def __call__(self, entry: Entry, board: Board) -> CellBlock:
         key = self.kept.key((self.report_digest(entry.slug), entry.slug, board.key))
-        made = self.kept.get_or_make(key, lambda: json.dumps(board_cells(entry, board)).encode())
-        found: list[dict[str, Any]] = json.loads(made)
-        return found
+        made = self.kept.get_or_make(key, lambda: board_cells(entry, board).to_bytes())
+        return CellBlock.from_bytes(made)
 
 
-CELLS_LEAD = ("spec_major", "board", "slug", "system")
-"""The columns that say whose each row of the cells download is."""
+CELLS_LEAD = ("spec_major", "board", "slug", "system", "category", "substrate")
+"""The columns that say whose and which cell each row of the cells download is."""
 
 
 def cells_download(
     all_boards: Sequence[Board], entries: dict[str, Entry], cells_of: CellsOf = board_cells
 ) -> pd.DataFrame:
     """Return every entry's (category x substrate) cells on every board, one row per cell,
-    with each rate's board columns (k/n, Wilson and task-clustered intervals, bounds): what
-    ``leaderboard.json`` carried per entry until its format 4."""
-    records: list[dict[str, Any]] = []
+    with each rate's board columns (k/n, Wilson and task-clustered intervals, bounds; counts
+    as nullable integers): what ``leaderboard.json`` carried per entry until its format 4."""
+    lead: dict[str, list[str]] = {c: [] for c in CELLS_LEAD}
+    blocks: list[np.ndarray] = []
+    columns: tuple[str, ...] = ()
     for b in all_boards:
         for slug in b.frame["slug"]:
             e = entries[slug]
-            lead = {"spec_major": b.spec_major, "board": b.key, "slug": slug, "system": e.name}
-            records.extend({**lead, **cell} for cell in cells_of(e, b))
-    if not records:
-        return pd.DataFrame({c: pd.Series(dtype="object") for c in CELLS_LEAD})
-    return pd.DataFrame.from_records(records)
+            block = cells_of(e, b)
+            if not block.labels:
+                continue
+            if columns and block.columns != columns:
+                raise ValueError(f"the cells of {slug} on {b.key} have other columns")
+            columns = block.columns
+            for name, value in (
+                ("spec_major", b.spec_major),
+                ("board", b.key),
+                ("slug", slug),
+                ("system", e.name),
+            ):
+                lead[name].extend([value] * len(block.labels))
+            lead["category"].extend(c for c, _ in block.labels)
+            lead["substrate"].extend(s for _, s in block.labels)
+            blocks.append(block.values)
+    frame = pd.DataFrame(lead, dtype=object)
+    if not blocks:
+        return frame
+    numbers = pd.DataFrame(np.concatenate(blocks), columns=list(columns))
+    for c in columns:
+        if c == "n" or c.endswith(("_k", "_n")):
+            numbers[c] = numbers[c].astype("Int64")
+    return pd.concat([frame, numbers], axis=1)
 
 
 def all_rows(parts: Sequence[tuple[str, pa.Table]]) -> pa.Table:
