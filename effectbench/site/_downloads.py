@@ -115,13 +115,13 @@ def leaderboard_tables(
     cells = cells_download(boards, entries, cells_of)
     episodes = all_rows(list(rows_of.items()))
     out = Tables(
-        n_board_rows=len(board_table), n_cell_rows=len(cells), n_episode_rows=episodes.num_rows
+        n_board_rows=len(board_table), n_cell_rows=cells.num_rows, n_episode_rows=episodes.num_rows
     )
     out.files["downloads/leaderboard.csv"] = csv_safe(board_table).to_csv(
         index=False, lineterminator="\n", float_format="%.6f"
     )
     out.files["downloads/leaderboard.parquet"] = _parquet(board_table)
-    out.files["downloads/cells.parquet"] = _parquet(cells)
+    out.files["downloads/cells.parquet"] = _parquet_table(cells)
     out.files["downloads/episodes.parquet"] = _parquet_table(episodes)
     return out
 

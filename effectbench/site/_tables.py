@@ -690,40 +690,41 @@ CELLS_LEAD = ("spec_major", "board", "slug", "system", "category", "substrate")
 
 def cells_download(
     all_boards: Sequence[Board], entries: dict[str, Entry], cells_of: CellsOf = board_cells
-) -> pd.DataFrame:
+) -> pa.Table:
     """Return every entry's (category x substrate) cells on every board, one row per cell,
     with each rate's board columns (k/n, Wilson and task-clustered intervals, bounds; counts
-    as nullable integers): what ``leaderboard.json`` carried per entry until its format 4."""
+    as integers, what was not measured null): what ``leaderboard.json`` carried per entry
+    until its format 4."""
     lead: dict[str, list[str]] = {c: [] for c in CELLS_LEAD}
     blocks: list[np.ndarray] = []
     columns: tuple[str, ...] = ()
     for b in all_boards:
-        for slug in b.frame["slug"]:
+        for slug in b.frame["slug"].tolist():
             e = entries[slug]
             block = cells_of(e, b)
-            if not block.labels:
+            n = len(block.labels)
+            if not n:
                 continue
             if columns and block.columns != columns:
                 raise ValueError(f"the cells of {slug} on {b.key} have other columns")
             columns = block.columns
-            for name, value in (
-                ("spec_major", b.spec_major),
-                ("board", b.key),
-                ("slug", slug),
-                ("system", e.name),
-            ):
-                lead[name].extend([value] * len(block.labels))
-            lead["category"].extend(c for c, _ in block.labels)
-            lead["substrate"].extend(s for _, s in block.labels)
+            lead["spec_major"] += [b.spec_major] * n
+            lead["board"] += [b.key] * n
+            lead["slug"] += [slug] * n
+            lead["system"] += [e.name] * n
+            lead["category"] += [c for c, _ in block.labels]
+            lead["substrate"] += [s for _, s in block.labels]
             blocks.append(block.values)
-    frame = pd.DataFrame(lead, dtype=object)
-    if not blocks:
-        return frame
-    numbers = pd.DataFrame(np.concatenate(blocks), columns=list(columns))
-    for c in columns:
-        if c == "n" or c.endswith(("_k", "_n")):
-            numbers[c] = numbers[c].astype("Int64")
-    return pd.concat([frame, numbers], axis=1)
+    arrays = {name: pa.array(values, pa.string()) for name, values in lead.items()}
+    numbers = np.concatenate(blocks) if blocks else np.empty((0, 0))
+    for j, name in enumerate(columns):
+        column = numbers[:, j]
+        missing = np.isnan(column)
+        if name == "n" or name.endswith(("_k", "_n")):
+            arrays[name] = pa.array(np.where(missing, 0, column).astype(np.int64), mask=missing)
+        else:
+            arrays[name] = pa.array(column, mask=missing)
+    return pa.table(arrays)
 
 
 def all_rows(parts: Sequence[tuple[str, pa.Table]]) -> pa.Table:
