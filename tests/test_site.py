@@ -878,6 +878,9 @@ def test_kept_pages_show_where_they_rank_now(site: dict[str, Any], tmp_path: Pat
     bodies = sorted((cache / "pages").rglob("*.html"))
     tails = sorted((cache / "pages").rglob("*.json"))  # each entry's rates
     assert len(bodies) == summary.pages_kept and len(tails) == summary.entries_kept > 0
+    # each entry's cells on each board: the kept build's cells.parquet (above) was read
+    # from them and has the fresh one's bytes
+    assert len(list((cache / "pages").rglob("*.cells"))) == len(tails)
     bodies[0].write_bytes(bodies[0].read_bytes()[:-10] + b"<b>x</b>!!")  # damaged
     bodies[1].write_bytes(bodies[1].read_bytes()[:32] + b"<script>alert(1)</script>")  # planted
     bodies[2].unlink()
