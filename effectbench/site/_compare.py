@@ -19,7 +19,8 @@ import pyarrow as pa
 from effectbench.metrics import CONFIDENCE, MAX_PRICE, PRICE_PRESETS, VALUE_EVENTS, min_shared_tasks
 from effectbench.schema import Outcome, SwerVariant
 from effectbench.site._pages import OUTCOME_CODES, ROWS_INLINE, BoardView
-from effectbench.site._prices import chunked, part_scripts, price_list, registering
+from effectbench.site._prices import chunked, price_list
+from effectbench.site._scripts import part_scripts, registering
 from effectbench.site._tables import BOARD_COLUMNS, named
 
 MISSING = "."

@@ -8,7 +8,7 @@ theme's index keeps the site's own pages), and the build writes a finder index i
   per bucket, how many parts it has. A bucket is keyed by the first two characters (code
   points) of a word of a system's name, lower-cased (the whole word when it is shorter), its
   file name the key's UTF-8 bytes in hex.
-- ``search/systems/HEX-N.js`` (:func:`effectbench.site._prices.part_scripts`) registers the
+- ``search/systems/HEX-N.js`` (:func:`effectbench.site._scripts.part_scripts`) registers the
   bucket's N-th part: ``[name, slug, detail]`` of every submission with a word in that bucket,
   at most :data:`effectbench.site._prices.SHARD_BYTES` of JSON a part.
 
@@ -24,7 +24,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from effectbench.site._prices import chunked, part_scripts
+from effectbench.site._prices import chunked
+from effectbench.site._scripts import part_scripts
 
 SEPARATOR = r"""[\s\-_,:;!=\[\]()"'/<>.&]+"""
 """What splits a system's name into words: white space and punctuation (the theme's search

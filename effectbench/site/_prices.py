@@ -20,6 +20,7 @@ import orjson
 
 from effectbench.metrics import MAX_PRICE, PRICE_PRESETS, Prices, z_of
 from effectbench.site._pages import ROWS_INLINE, BoardView, board_groups, board_rows_html
+from effectbench.site._scripts import part_scripts, registering
 
 EVENT_KEYS = {
     "y": "task_success",
@@ -74,26 +75,9 @@ def board_data(views: Sequence[BoardView]) -> dict[str, Any]:
     }
 
 
-def registering(variable: str, key: str, data: Any) -> str:
-    """Return a script that registers ``data`` as ``window.VARIABLE[key]`` (a page loads it
-    with a script tag, so it works from ``file://`` as well as over http)."""
-    body = orjson.dumps(data).decode()
-    name = orjson.dumps(key).decode()
-    return f"window.{variable} = window.{variable} || {{}};\nwindow.{variable}[{name}] = {body};\n"
-
-
 def board_script(key: str, data: dict[str, Any]) -> str:
     """Return ``boards/KEY.js``: registers the board's data for the board script."""
     return registering("EB_BOARD", key, data)
-
-
-def part_scripts(folder: str, variable: str, key: str, parts: Sequence[Any]) -> dict[str, str]:
-    """Return the scripts of ``key``'s parts by site path: ``FOLDER/KEY-N.js``, each registering
-    ``window.VARIABLE["KEY/N"]`` (what ``site/assets/leaderboard.js``'s ``EB_PARTS`` loads)."""
-    return {
-        f"{folder}/{key}-{i}.js": registering(variable, f"{key}/{i}", part)
-        for i, part in enumerate(parts)
-    }
 
 
 SHARD_BYTES = 512 * 1024

@@ -30,8 +30,6 @@ What a build publishes is cached by the bytes of the bundle's receipts.
 
 from __future__ import annotations
 
-import base64
-import gzip
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -50,6 +48,7 @@ from effectbench.site._cache import default_seal
 from effectbench.site._compare import outcome_letter
 from effectbench.site._entries import Entry
 from effectbench.site._frames import rendition
+from effectbench.site._scripts import packed, registering
 
 RECEIPTS_FORMAT = "site-receipts-4"
 """Version of what is cached per bundle (bump when the published data changes)."""
@@ -149,16 +148,10 @@ def _shard(texts: dict[str, str], data: Any) -> str:
     return name
 
 
-def _packed(raw: bytes) -> str:
-    """Return ``raw`` gzip-compressed in base64: how every data script of the receipts carries
-    its JSON (the episode view inflates it)."""
-    return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
-
-
 def _pack(raw: bytes) -> tuple[str, str]:
     """Return the name and the script of the shard holding ``raw``."""
     name = hashlib.sha256(raw).hexdigest()[:SHARD_HASH]
-    return name, _script("EB_RECEIPT_DATA", name, _packed(raw))
+    return name, registering("EB_RECEIPT_DATA", name, packed(raw))
 
 
 SMALL_SHARD = 16 * 1024
@@ -171,14 +164,6 @@ compressing them again took about a third of the receipts' gzip time."""
 def shard_path(name: str) -> str:
     """Return the site path of the receipt shard ``name``."""
     return f"{SHARDS_FOLDER}/{name[:2]}/{name}.js"
-
-
-def _script(variable: str, key: str, value: Any) -> str:
-    name = orjson.dumps(key).decode()
-    return (
-        f"window.{variable} = window.{variable} || {{}};\n"
-        f"window.{variable}[{name}] = {orjson.dumps(value).decode()};\n"
-    )
 
 
 def frames_to_show(by_task: Mapping[str, list[dict[str, Any]]], frames_dir: Path) -> list[str]:
@@ -261,8 +246,9 @@ def _bundle_data(entry: Entry) -> tuple[dict[str, str], list[str]]:
         "frames": shown,
         "tasks": tasks,
     }
-    packed = _packed(orjson.dumps(index))
-    texts[f"{SITE_FOLDER}/{slug}/index.js"] = _script("EB_RECEIPTS", slug, packed)
+    texts[f"{SITE_FOLDER}/{slug}/index.js"] = registering(
+        "EB_RECEIPTS", slug, packed(orjson.dumps(index))
+    )
     return texts, shown
 
 

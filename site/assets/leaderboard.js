@@ -61,19 +61,37 @@
     return scripts[src];
   }
 
+  /* A part's JSON, gzip-compressed in base64 (effectbench.site._scripts.packed), inflated. */
+  var inflated = {};
+  function inflate(name, b64) {
+    if (!inflated[name]) {
+      if (typeof DecompressionStream === "undefined") {
+        return Promise.reject(new Error("this browser cannot inflate it (no DecompressionStream)"));
+      }
+      var raw = atob(b64);
+      var bytes = new Uint8Array(raw.length);
+      for (var i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+      var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+      inflated[name] = new Response(stream).text().then(JSON.parse);
+    }
+    return inflated[name];
+  }
+
   /* The n parts of KEY's data that its page or first script leaves out, in order: the scripts
-   * FOLDER/KEY-I.js, each registering window[VARIABLE]["KEY/I"] (effectbench.site._prices.
-   * part_scripts writes them), loaded once. */
+   * FOLDER/KEY-I.js, each registering window[VARIABLE]["KEY/I"] as its JSON packed
+   * (effectbench.site._scripts.part_scripts writes them), loaded and inflated once. */
   function loadParts(folder, variable, key, n) {
     var srcs = [];
     for (var i = 0; i < n; i++) srcs.push(folder + "/" + key + "-" + i + ".js");
     return Promise.all(srcs.map(load)).then(function () {
       var all = window[variable] || {};
-      return srcs.map(function (src, i) {
+      return Promise.all(srcs.map(function (src, i) {
         var name = key + "/" + i;
-        if (!Object.prototype.hasOwnProperty.call(all, name)) throw new Error(src + " holds no part of " + key);
-        return all[name];
-      });
+        if (!Object.prototype.hasOwnProperty.call(all, name) || typeof all[name] !== "string") {
+          throw new Error(src + " holds no part of " + key);
+        }
+        return inflate(variable + " " + name, all[name]);
+      }));
     });
   }
   window.EB_PARTS = loadParts;  /* the compare view loads its boards' parts with it */

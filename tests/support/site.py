@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import shutil
 from collections.abc import Mapping, Sequence
@@ -274,9 +276,13 @@ def screens_bundles(subs: Path) -> dict[str, list[Path]]:
 
 
 def registered_body(script: str) -> str:
-    """The JSON text a registering script holds (``window.X[name] = {...};``, written by
-    ``effectbench.site._prices.registering``)."""
-    return script[script.index("] = ") + 4 :].rstrip().removesuffix(";")
+    """The JSON a registering script holds (``window.X[name] = VALUE;``, written by
+    ``effectbench.site._scripts.registering``); a part's, packed as a base64 string of gzip
+    (``effectbench.site._scripts.packed``), unpacked."""
+    body = script[script.index("] = ") + 4 :].rstrip().removesuffix(";")
+    if body.startswith('"'):  # a packed part
+        return gzip.decompress(base64.b64decode(json.loads(body))).decode("utf-8")
+    return body
 
 
 def registered(script: str | Path) -> Any:
