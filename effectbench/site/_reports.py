@@ -232,6 +232,7 @@ def verify_submissions(
     reproduce: bool = True,
     progress: Callable[[int, int], None] | None = None,
     digests: FileDigests | None = None,
+    read_as: dict[str, str] | None = None,
 ) -> list[BundleReport]:
     """Run the verifier over every bundle in ``submissions`` (the site's only data source, and
     what ``effectbench rank`` reads).
@@ -249,7 +250,9 @@ def verify_submissions(
     reproduction records are read (a report is reused only under the same records);
     ``force_reproduce`` re-runs every reproducible bundle and reuses no report. ``digests``
     holds the bundle files' kept digests, which its owner saves (by default those kept beside
-    the reports, saved here).
+    the reports, saved here). ``read_as`` is filled, per report's path, with
+    :func:`report_digest` of the JSON each report was read from (cached or made): a digest of
+    the report that costs no serialising.
     """
     records = records or RecordPolicy()
     if not submissions.is_dir():
@@ -295,9 +298,11 @@ def verify_submissions(
             key = _report_key(bundle, files, code, allow_unsigned, trust, reproduce)
             cached = cache_dir / f"{key}.json" if key else None
         if cached is not None:
-            report = _cached_report(seal, cached)
-            if report is not None:  # the path as this run spells it (its files are read there)
-                reports[i] = report.model_copy(update={"path": str(bundle)})
+            hit = _cached_report(seal, cached)
+            if hit is not None:  # the path as this run spells it (its files are read there)
+                reports[i] = hit[0].model_copy(update={"path": str(bundle)})
+                if read_as is not None:
+                    read_as[str(bundle)] = report_digest(hit[1], str(bundle))
                 continue
         job = _VerifyJob(
             str(bundle), allow_unsigned, rows_at, trust_at, records, force_reproduce, reproduce
@@ -318,19 +323,30 @@ def verify_submissions(
     for (i, cached, _), data in zip(todo, results, strict=True):
         if cached is not None:
             seal.write(cached.stem, cached, data)
-        reports[i] = BundleReport.model_validate_json(data)
+        made = reports[i] = BundleReport.model_validate_json(data)
+        if read_as is not None:
+            read_as[made.path] = report_digest(data, made.path)
         done += 1
         if progress is not None:
             progress(done, len(bundles))
     return [r for r in reports if r is not None]
 
 
-def _cached_report(seal: CacheSeal, path: Path) -> BundleReport | None:
-    """Return the report cached at ``path`` when this machine wrote it, else None."""
+def _cached_report(seal: CacheSeal, path: Path) -> tuple[BundleReport, bytes] | None:
+    """Return the report cached at ``path`` and its JSON when this machine wrote it, else
+    None."""
     data = seal.read(path.stem, path)
     if data is None:
         return None  # absent, damaged, or planted: verified afresh
     try:
-        return BundleReport.model_validate_json(data)
+        return BundleReport.model_validate_json(data), data
     except ValueError:
         return None
+
+
+def report_digest(data: bytes, path: str) -> str:
+    """Return the digest of a report read from the JSON ``data`` and given the path ``path``
+    (all a report is): the sha256 of both."""
+    digest = hashlib.sha256(data)
+    digest.update(b"\0" + path.encode("utf-8"))
+    return digest.hexdigest()

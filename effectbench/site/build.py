@@ -463,6 +463,10 @@ class _SiteBuild:
         (:mod:`effectbench.site._shell`), not by mkdocs."""
         self.report_of: dict[str, BundleReport] = {}
         self._report_digests: dict[str, str] = {}
+        self._read: dict[str, BundleReport] = {}
+        """The reports as verification returned them, by path (each as it was read)."""
+        self._read_as: dict[str, str] = {}
+        """The digest of the JSON each of those was read from, by path."""
         self._kept: dict[str, Kept] = {}
         self._page_code = ""
         self.copies: dict[str, Path] = {}
@@ -531,7 +535,9 @@ class _SiteBuild:
             force_reproduce=o.force_reproduce,
             progress=self._tell_bundles,
             digests=self.digests,
+            read_as=self._read_as,
         )
+        self._read = {r.path: r for r in self.reports}
         unable = [
             Path(r.path).name
             for r in self.reports
@@ -839,8 +845,13 @@ class _SiteBuild:
         """Return the sha256 of submission ``slug``'s report as this build judged it (the
         rules across bundles applied): what a kept part of it is keyed by first."""
         if slug not in self._report_digests:
-            data = self.report_of[slug].model_dump_json().encode("utf-8")
-            self._report_digests[slug] = hashlib.sha256(data).hexdigest()
+            report = self.report_of[slug]
+            if self._read.get(report.path) is report and report.path in self._read_as:
+                found = self._read_as[report.path]  # as read: no rule across bundles changed it
+            else:
+                data = report.model_dump_json().encode("utf-8")
+                found = hashlib.sha256(data).hexdigest()
+            self._report_digests[slug] = found
         return self._report_digests[slug]
 
     def _art(self, chart: Chart) -> ChartArt:
