@@ -8,8 +8,9 @@
  * the content address of the task's facts and of the shard holding its receipts, the frames
  * shown) and receipts/c/HH/HASH.js (one task's facts, or a run of one submission's tasks'
  * receipts by task id, shared by every submission holding the same bytes). Each carries its
- * JSON gzip-compressed in base64, inflated here with DecompressionStream; all are script files,
- * so the view works from file:// too. Only the shards of the tasks shown load.
+ * JSON gzip-compressed in base64, inflated with DecompressionStream (leaderboard.js's
+ * EB_INFLATE); all are script files, so the view works from file:// too. Only the shards of the
+ * tasks shown load.
  * Everything is written with textContent: a receipt's texts (the agent's claim, typed text, record
  * values) are shown as text, never read as markup. No request leaves the page.
  */
@@ -72,11 +73,7 @@
   }
 
   function inflate(b64) {
-    var raw = atob(b64);
-    var bytes = new Uint8Array(raw.length);
-    for (var i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
-    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    return new Response(stream).text().then(JSON.parse);
+    return window.EB_INFLATE(b64);  /* the site's one inflater, in leaderboard.js */
   }
 
   var indexes = {};
@@ -450,7 +447,7 @@
     var out = document.getElementById("eb-episode");
     if (!out || out.getAttribute("data-eb-ready")) return;
     out.setAttribute("data-eb-ready", "1");
-    if (typeof DecompressionStream === "undefined") {
+    if (typeof DecompressionStream === "undefined" || typeof window.EB_INFLATE !== "function") {
       fail(out, "This browser cannot inflate the receipts (no DecompressionStream); every receipt is in its bundle's receipts.jsonl.");
       return;
     }

@@ -16,9 +16,9 @@
  * click on it reverses it. State lives in the query string (costs=..., value=...,
  * sort-KEY=column.dir, filter-KEY=text, substrate-KEY=name), so a shared link opens the same view.
  * A board with more systems than the page holds (tbody[data-eb-shards]) loads the rest of its rows,
- * in the default order, with their per-task counts, from its row shards (boards/VIEW-N.js) the
- * first time a reader sorts, filters, re-prices or asks for every row; until then nothing else is
- * fetched. No request leaves the site.
+ * in the default order, with their per-task counts, from its row shards (boards/VIEW-N.js, JSON
+ * gzip-compressed in base64, inflated here) the first time a reader sorts, filters, re-prices or
+ * asks for every row; until then nothing else is fetched. No request leaves the site.
  */
 (function () {
   "use strict";
@@ -61,21 +61,21 @@
     return scripts[src];
   }
 
-  /* A part's JSON, gzip-compressed in base64 (effectbench.site._scripts.packed), inflated. */
-  var inflated = {};
-  function inflate(name, b64) {
-    if (!inflated[name]) {
-      if (typeof DecompressionStream === "undefined") {
-        return Promise.reject(new Error("this browser cannot inflate it (no DecompressionStream)"));
-      }
-      var raw = atob(b64);
-      var bytes = new Uint8Array(raw.length);
-      for (var i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
-      var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-      inflated[name] = new Response(stream).text().then(JSON.parse);
+  /* The data of a data script: its JSON gzip-compressed in base64
+   * (effectbench.site._scripts.packed), inflated. The episode view reads its receipts with it. */
+  function inflate(b64) {
+    if (typeof DecompressionStream === "undefined") {
+      return Promise.reject(new Error("this browser cannot inflate it (no DecompressionStream)"));
     }
-    return inflated[name];
+    var raw = atob(b64);
+    var bytes = new Uint8Array(raw.length);
+    for (var i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text().then(JSON.parse);
   }
+  window.EB_INFLATE = inflate;
+
+  var inflated = {};
 
   /* The n parts of KEY's data that its page or first script leaves out, in order: the scripts
    * FOLDER/KEY-I.js, each registering window[VARIABLE]["KEY/I"] as its JSON packed
@@ -90,7 +90,9 @@
         if (!Object.prototype.hasOwnProperty.call(all, name) || typeof all[name] !== "string") {
           throw new Error(src + " holds no part of " + key);
         }
-        return inflate(variable + " " + name, all[name]);
+        var id = variable + " " + name;
+        if (!inflated[id]) inflated[id] = inflate(all[name]);
+        return inflated[id];
       }));
     });
   }
