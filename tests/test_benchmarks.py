@@ -158,5 +158,10 @@ def test_bench_site_times_rebuilds_on_the_site_an_earlier_run_kept(tmp_path: Pat
     assert done.stdout.count("rebuild after adding one:") == 2
     assert re.search(r"median \d+\.\d+s wall, \d+\.\d+s CPU of 2", done.stdout), done.stdout
     assert "files linked from the previous output" in done.stdout
+    # the site as the last rebuild left it: its size by part and the issue's targets
+    assert "MiB per 1,000 submissions; by part:" in done.stdout
+    assert "issue 31 targets at 4 submissions" in done.stdout, done.stdout
+    peaks = [float(p) for p in re.findall(r"peak RSS (\d+) MiB \(largest process\)", done.stdout)]
+    assert len(peaks) == 2 and all(p > 0 for p in peaks)
     left = sorted(p.name for p in (tmp_path / "submissions").iterdir())
     assert left == ["2026-01-01_synthetic-0000", "2026-01-01_synthetic-0001"]
