@@ -232,7 +232,7 @@ def verify_submissions(
     reproduce: bool = True,
     progress: Callable[[int, int], None] | None = None,
     digests: FileDigests | None = None,
-    read_as: dict[str, str] | None = None,
+    read_as: dict[str, tuple[BundleReport, str]] | None = None,
 ) -> list[BundleReport]:
     """Run the verifier over every bundle in ``submissions`` (the site's only data source, and
     what ``effectbench rank`` reads).
@@ -250,9 +250,9 @@ def verify_submissions(
     reproduction records are read (a report is reused only under the same records);
     ``force_reproduce`` re-runs every reproducible bundle and reuses no report. ``digests``
     holds the bundle files' kept digests, which its owner saves (by default those kept beside
-    the reports, saved here). ``read_as`` is filled, per report's path, with
-    :func:`report_digest` of the JSON each report was read from (cached or made): a digest of
-    the report that costs no serialising.
+    the reports, saved here). ``read_as`` is filled, per report's path, with the report returned
+    and :func:`report_digest` of the JSON it was read from (cached or made): a digest of the
+    report that costs no serialising.
     """
     records = records or RecordPolicy()
     if not submissions.is_dir():
@@ -300,9 +300,9 @@ def verify_submissions(
         if cached is not None:
             hit = _cached_report(seal, cached)
             if hit is not None:  # the path as this run spells it (its files are read there)
-                reports[i] = hit[0].model_copy(update={"path": str(bundle)})
+                got = reports[i] = hit[0].model_copy(update={"path": str(bundle)})
                 if read_as is not None:
-                    read_as[str(bundle)] = report_digest(hit[1], str(bundle))
+                    read_as[got.path] = (got, report_digest(hit[1], got.path))
                 continue
         job = _VerifyJob(
             str(bundle), allow_unsigned, rows_at, trust_at, records, force_reproduce, reproduce
@@ -325,7 +325,7 @@ def verify_submissions(
             seal.write(cached.stem, cached, data)
         made = reports[i] = BundleReport.model_validate_json(data)
         if read_as is not None:
-            read_as[made.path] = report_digest(data, made.path)
+            read_as[made.path] = (made, report_digest(data, made.path))
         done += 1
         if progress is not None:
             progress(done, len(bundles))
@@ -346,7 +346,7 @@ def _cached_report(seal: CacheSeal, path: Path) -> tuple[BundleReport, bytes] | 
 
 def report_digest(data: bytes, path: str) -> str:
     """Return the digest of a report read from the JSON ``data`` and given the path ``path``
-    (all a report is): the sha256 of both."""
+    (all a report is): the sha256 of both. What a site build's kept parts are keyed by."""
     digest = hashlib.sha256(data)
     digest.update(b"\0" + path.encode("utf-8"))
     return digest.hexdigest()

@@ -38,7 +38,6 @@ rebuild after one new bundle verifies, flattens and renders the page of only tha
 from __future__ import annotations
 
 import gc
-import hashlib
 import os
 import shutil
 import time
@@ -106,7 +105,7 @@ from effectbench.site._prices import board_scripts
 from effectbench.site._publish import OutputMemo, Source, publish_files
 from effectbench.site._receipts import FRAMES_POLICY, Published, has_receipts, publish_receipts
 from effectbench.site._render import ChartCache, ChartRenderer, VlConvertRenderer, inline_svg
-from effectbench.site._reports import verify_submissions
+from effectbench.site._reports import report_digest, verify_submissions
 from effectbench.site._rows import matrix, rows_tables
 from effectbench.site._sensitivity import (
     BoardAcross,
@@ -463,10 +462,9 @@ class _SiteBuild:
         (:mod:`effectbench.site._shell`), not by mkdocs."""
         self.report_of: dict[str, BundleReport] = {}
         self._report_digests: dict[str, str] = {}
-        self._read: dict[str, BundleReport] = {}
-        """The reports as verification returned them, by path (each as it was read)."""
-        self._read_as: dict[str, str] = {}
-        """The digest of the JSON each of those was read from, by path."""
+        self._read_as: dict[str, tuple[BundleReport, str]] = {}
+        """The reports as verification returned them, by path, each with the digest of the
+        JSON it was read from."""
         self._kept: dict[str, Kept] = {}
         self._page_code = ""
         self.copies: dict[str, Path] = {}
@@ -537,7 +535,6 @@ class _SiteBuild:
             digests=self.digests,
             read_as=self._read_as,
         )
-        self._read = {r.path: r for r in self.reports}
         unable = [
             Path(r.path).name
             for r in self.reports
@@ -842,15 +839,14 @@ class _SiteBuild:
         return self._kept[suffix]
 
     def report_digest(self, slug: str) -> str:
-        """Return the sha256 of submission ``slug``'s report as this build judged it (the
-        rules across bundles applied): what a kept part of it is keyed by first."""
+        """Return the digest (:func:`report_digest`) of submission ``slug``'s report as this
+        build judged it (the rules across bundles applied): what a kept part of it is keyed by
+        first."""
         if slug not in self._report_digests:
             report = self.report_of[slug]
-            if self._read.get(report.path) is report and report.path in self._read_as:
-                found = self._read_as[report.path]  # as read: no rule across bundles changed it
-            else:
-                data = report.model_dump_json().encode("utf-8")
-                found = hashlib.sha256(data).hexdigest()
+            read, found = self._read_as.get(report.path, (None, ""))
+            if read is not report:  # a rule across bundles changed it, or it was given
+                found = report_digest(report.model_dump_json().encode("utf-8"), report.path)
             self._report_digests[slug] = found
         return self._report_digests[slug]
 
