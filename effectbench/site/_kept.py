@@ -7,11 +7,11 @@ cells for ``cells.parquet`` on each board (:class:`effectbench.site._tables.Kept
 board row's counts (:class:`effectbench.site._tables.KeptCounts`). Each depends on the
 bundle, its verifier report and the code that makes it; what moves when another submission
 joins (a page's place on the boards, an entry's rank and net value) is made afresh on every
-build. A build keeps each
-part in the cache folder under a key that hashes everything it was made from (:func:`page_code`
-and the caller's parts: the report, the slug, and so on), sealed by this machine's key like
-every other cache entry (:mod:`effectbench.site._cache`): a planted or damaged file is never
-published. At 10,000 submissions rendering every body again took about 80 s of a rebuild.
+build. A build keeps each part in the cache folder under a key that hashes everything it was
+made from (:func:`page_code` and the caller's parts: the report, the slug, and so on), sealed
+by this machine's key like every other cache entry (:mod:`effectbench.site._cache`): a planted
+or damaged file is never published. At 10,000 submissions rendering every body again took
+about 80 s of a rebuild.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ as well as over http), registered as ``window.VARIABLE[KEY]``.
 A script that a page loads on request (a board's further rows, a compare board's systems, a
 part of the system finder, a submission's receipts) carries its JSON gzip-compressed in
 base64 (:func:`packed`): HTML and JSON of many like rows compress four- to sevenfold, and the
-page inflates it with ``DecompressionStream`` (``site/assets/leaderboard.js``'s ``EB_PARTS``,
-``site/assets/episode.js``).
+page inflates it with ``DecompressionStream`` (``site/assets/leaderboard.js``'s ``EB_INFLATE``,
+which its ``EB_PARTS`` and the episode view use).
 """
 
 from __future__ import annotations
