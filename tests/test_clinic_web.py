@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 from collections.abc import Awaitable, Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
+from support.browser import served
 from support.clinic import ARMS, PREDICTED, SWER
+from support.screens import left_since, processes_now
 
 from effectbench.baselines import ScreenOnly, get_baseline
 from effectbench.cli import main
@@ -29,7 +33,7 @@ from effectbench.packs.clinic.web import layout
 from effectbench.packs.clinic.web.pixels import banner_status
 from effectbench.run.runner import DroppedEpisode, evaluate, run_episode
 from effectbench.schema import AgentReport, Category, DropReason, Substrate, TaskSpec
-from effectbench.screens.browser import chromium_pids, shared_browser
+from effectbench.screens.browser import SharedBrowser, chromium_pids, shared_browser
 from effectbench.seam import AgentTask
 
 LEAN = (
@@ -258,6 +262,32 @@ def test_the_recorded_layout_is_what_the_browser_draws(pack: ClinicProvider) -> 
                     assert (got["x"], got["y"], got["width"], got["height"]) == tuple(box), selector
         finally:
             session.close()
+
+
+def test_a_shared_browsers_new_renderers_are_not_a_tests_leftovers(tmp_path: Path) -> None:
+    """The leftover check of the screen tests (support.screens.left_since) counts a process
+    the test started and left, not a renderer an earlier test's browser starts meanwhile."""
+    (tmp_path / "index.html").write_text("<p>a page</p>")
+    browser = SharedBrowser()
+    try:
+        with served(tmp_path) as url:
+            browser.open(layout.VIEWPORT, url).close()
+            before = processes_now()
+            browser.open(layout.VIEWPORT, url).close()  # a fresh context: new renderers
+            renderers = {
+                pid
+                for pid in processes_now() - before
+                if b"--type=" in Path(f"/proc/{pid}/cmdline").read_bytes()
+            }
+            sleeper = subprocess.Popen(["sleep", "60"])  # noqa: S607 - coreutils
+            try:
+                assert renderers, "the browser started no process for a new context"
+                assert left_since(before) == {sleeper.pid}
+            finally:
+                sleeper.kill()
+                sleeper.wait()
+    finally:
+        browser.close()
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.screens import left_since, processes_now
 
 from effectbench.baselines import ScreenOnly, get_baseline
 from effectbench.computer import Display, images
@@ -30,7 +31,6 @@ from effectbench.packs.clinic.frontends import variant_id
 from effectbench.packs.clinic.tasks import TASKS
 from effectbench.run.runner import DroppedEpisode, run_episode
 from effectbench.schema import AgentReport, DropReason, EpisodeRecord, Outcome, Substrate, TaskSpec
-from effectbench.screens._supervisor import descendants
 from effectbench.screens.processes import exited
 from effectbench.seam import AgentTask
 
@@ -61,11 +61,6 @@ def _task(pack: ClinicProvider, name: str, substrate: Substrate) -> TaskSpec:
     return next(t for t in pack.tasks() if t.task_id == variant_id(name, substrate))
 
 
-def _descendants() -> set[int]:
-    """Every live process below this test process."""
-    return set(descendants(os.getpid()))
-
-
 class ScreenTruster:
     """Run the pack's scripted steps, then believe a screenshot's banner colour."""
 
@@ -92,7 +87,7 @@ class ScreenTruster:
 def test_a_green_screen_over_a_wrong_record_in_every_category(
     pack: ClinicProvider, substrate: Substrate
 ) -> None:
-    before = _descendants()
+    before = processes_now()
     sut = ScreenTruster(pack)
     for category, name in FAULTS.items():
         row = run_episode(sut, pack, _task(pack, name, substrate), 0, 0)
@@ -101,7 +96,7 @@ def test_a_green_screen_over_a_wrong_record_in_every_category(
         assert sut.seen[-1] == "success"  # the screenshot's banner is green
         assert row.oracle.verdict.value == "refuted"  # the record is wrong
         assert row.outcome is Outcome.SILENT_WRONG_EFFECT
-    assert _descendants() - before == set()  # no process outlived its episode
+    assert left_since(before) == set()  # no process outlived its episode
 
 
 def test_pixel_baselines_reproduce_row_for_row(pack: ClinicProvider) -> None:
@@ -157,7 +152,7 @@ class Saboteur:
 
     def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport:
         killed = []
-        for pid in _descendants():
+        for pid in processes_now():
             try:
                 command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
             except OSError:
@@ -186,14 +181,14 @@ class Saboteur:
 def test_a_killed_server_or_app_is_an_infrastructure_drop(
     pack: ClinicProvider, substrate: Substrate, program: str
 ) -> None:
-    before = _descendants()
+    before = processes_now()
     saboteur = Saboteur(pack, program)
     dropped = run_episode(saboteur, pack, _task(pack, "clean_draft", substrate), 0, 0)
     assert saboteur.killed and all(saboteur.killed), saboteur.killed
     assert isinstance(dropped, DroppedEpisode), (dropped, saboteur.killed)
     assert dropped.reason is DropReason.INFRASTRUCTURE
     assert "no longer running" in dropped.detail or "broke" in dropped.detail
-    assert _descendants() - before == set()
+    assert left_since(before) == set()
 
 
 @pytest.mark.parametrize(

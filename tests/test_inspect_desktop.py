@@ -13,18 +13,17 @@ and a fault; the full ladders run in ``benchmarks/bench_desktop.py``.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from inspect_support.screens import assert_same_as_the_runner, eval_clinic
+from support.screens import left_since, processes_now
 
 from effectbench.baselines import get_baseline
 from effectbench.integrations.inspect_ai.episodes import close_pools, live_count
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.run.runner import evaluate
-from effectbench.screens._supervisor import descendants
 
 pytestmark = pytest.mark.desktop
 
@@ -35,11 +34,11 @@ TASKS = ("clinic::clean_draft@desktop", "clinic::partial_note@remote_display")
 
 @pytest.fixture(autouse=True)
 def _no_leftovers() -> Iterator[None]:
-    before = set(descendants(os.getpid()))
+    before = processes_now()
     yield
     assert live_count() == 0
     close_pools()
-    left = set(descendants(os.getpid())) - before
+    left = left_since(before)
     assert left == set(), f"a process of an X session outlived its sample: {_named(left)}"
 
 

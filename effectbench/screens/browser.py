@@ -26,7 +26,6 @@ import asyncio
 import base64
 import concurrent.futures
 import multiprocessing.util
-import os
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from effectbench.computer.base import ComputerBase, Readbacks
 from effectbench.computer.checks import PIXELS_PER_NOTCH
 from effectbench.computer.keys import KeyCombo
 from effectbench.errors import InfrastructureError
+from effectbench.screens._supervisor import descendants
 from effectbench.screens.chromium import chromium_executable
 
 T = TypeVar("T")
@@ -76,30 +76,10 @@ LAUNCH_ARGS = (
 )
 
 
-def _descendants(root: int) -> list[int]:
-    """Return the process ids below ``root`` (from /proc; empty where there is none)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(ppid, []).append(int(entry.name))
-    out, todo = [], [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
-
-
 def chromium_pids() -> list[int]:
     """Return the main Chromium processes this process launched (for health and tests)."""
     pids = []
-    for pid in _descendants(os.getpid()):
+    for pid in descendants():
         try:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:

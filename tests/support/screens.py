@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection
 
 from effectbench.packs.clinic.desktop.frontend import app_command
 from effectbench.packs.clinic.service import SECRET_HEADER, Channel
+from effectbench.screens._supervisor import descendants
 from effectbench.screens.xdisplay import A11yReader, AccessibleXEnv
 from effectbench.screens.xsession import XSession
 
@@ -41,3 +43,19 @@ def browsers_gone(timeout: float = 30.0, before: Collection[int] = ()) -> list[i
     while (found := left()) and time.monotonic() < deadline:
         time.sleep(0.05)
     return found
+
+
+def processes_now() -> set[int]:
+    """Every live process below this test process (to compare with :func:`left_since`)."""
+    return set(descendants(os.getpid()))
+
+
+def left_since(before: Collection[int]) -> set[int]:
+    """Return the processes below this one that were not in ``before``, but for those below a
+    Chromium of ``before``: an earlier test's shared browser lives until the session ends and
+    starts renderers when it likes, which belong to it and not to the test."""
+    from effectbench.screens.browser import chromium_pids
+
+    shared = [pid for pid in chromium_pids() if pid in before]
+    theirs = {child for pid in shared for child in descendants(pid)}
+    return processes_now() - set(before) - theirs
