@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import sync_playwright
 from support.browser import served
 from support.clinic import ARMS, PREDICTED, SWER
-from support.screens import left_since, processes_now
+from support.screens import command_line, left_since, processes_now
 
 from effectbench.baselines import ScreenOnly, get_baseline
 from effectbench.cli import main
@@ -33,7 +34,7 @@ from effectbench.packs.clinic.web import layout
 from effectbench.packs.clinic.web.pixels import banner_status
 from effectbench.run.runner import DroppedEpisode, evaluate, run_episode
 from effectbench.schema import AgentReport, Category, DropReason, Substrate, TaskSpec
-from effectbench.screens.browser import SharedBrowser, chromium_pids, shared_browser
+from effectbench.screens.browser import chromium_pids, shared_browser
 from effectbench.seam import AgentTask
 
 LEAN = (
@@ -264,30 +265,29 @@ def test_the_recorded_layout_is_what_the_browser_draws(pack: ClinicProvider) -> 
             session.close()
 
 
-def test_a_shared_browsers_new_renderers_are_not_a_tests_leftovers(tmp_path: Path) -> None:
+def test_a_shared_browsers_new_renderers_are_not_a_tests_leftovers(
+    tmp_path: Path, chromium: Path
+) -> None:
     """The leftover check of the screen tests (support.screens.left_since) counts a process
     the test started and left, not a renderer an earlier test's browser starts meanwhile."""
     (tmp_path / "index.html").write_text("<p>a page</p>")
-    browser = SharedBrowser()
-    try:
-        with served(tmp_path) as url:
-            browser.open(layout.VIEWPORT, url).close()
+    with served(tmp_path) as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(chromium), args=["--no-sandbox"])
+        try:
             before = processes_now()
-            browser.open(layout.VIEWPORT, url).close()  # a fresh context: new renderers
-            renderers = {
-                pid
-                for pid in processes_now() - before
-                if b"--type=" in Path(f"/proc/{pid}/cmdline").read_bytes()
-            }
+            context = browser.new_context()  # a context shares no renderer with another
+            context.new_page().goto(url)
             sleeper = subprocess.Popen(["sleep", "60"])  # noqa: S607 - coreutils
             try:
-                assert renderers, "the browser started no process for a new context"
+                new = processes_now() - before
+                assert any(b"--type=renderer" in command_line(pid) for pid in new), new
                 assert left_since(before) == {sleeper.pid}
             finally:
                 sleeper.kill()
                 sleeper.wait()
-    finally:
-        browser.close()
+                context.close()
+        finally:
+            browser.close()
 
 
 @pytest.mark.parametrize(
