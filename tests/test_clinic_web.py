@@ -22,7 +22,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 from support.browser import served
 from support.clinic import ARMS, PREDICTED, SWER
-from support.screens import command_line, left_since, processes_now
+from support.screens import left_since, processes_now
 
 from effectbench.baselines import ScreenOnly, get_baseline
 from effectbench.cli import main
@@ -34,6 +34,7 @@ from effectbench.packs.clinic.web import layout
 from effectbench.packs.clinic.web.pixels import banner_status
 from effectbench.run.runner import DroppedEpisode, evaluate, run_episode
 from effectbench.schema import AgentReport, Category, DropReason, Substrate, TaskSpec
+from effectbench.screens._supervisor import command_line
 from effectbench.screens.browser import chromium_pids, shared_browser
 from effectbench.seam import AgentTask
 

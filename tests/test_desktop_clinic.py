@@ -31,6 +31,7 @@ from effectbench.packs.clinic.frontends import variant_id
 from effectbench.packs.clinic.tasks import TASKS
 from effectbench.run.runner import DroppedEpisode, run_episode
 from effectbench.schema import AgentReport, DropReason, EpisodeRecord, Outcome, Substrate, TaskSpec
+from effectbench.screens._supervisor import command_line
 from effectbench.screens.processes import exited
 from effectbench.seam import AgentTask
 
@@ -153,10 +154,7 @@ class Saboteur:
     def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport:
         killed = []
         for pid in processes_now():
-            try:
-                command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
+            command = command_line(pid).split(b"\0")
             if any(part.endswith(self._program.encode()) for part in command[:3]):
                 os.kill(pid, signal.SIGKILL)
                 _wait_until_dead(pid)  # SIGKILL lands when the process is next scheduled

@@ -24,6 +24,7 @@ from effectbench.baselines import get_baseline
 from effectbench.integrations.inspect_ai.episodes import close_pools, live_count
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.run.runner import evaluate
+from effectbench.screens._supervisor import command_line
 
 pytestmark = pytest.mark.desktop
 
@@ -43,14 +44,11 @@ def _no_leftovers() -> Iterator[None]:
 
 
 def _named(pids: set[int]) -> dict[int, str]:
-    """Return each process's command line (what a leftover was), or why it cannot be read."""
+    """Return each process's command line (what a leftover was), or "gone" once it has ended."""
     named = {}
     for pid in sorted(pids):
-        try:
-            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-            named[pid] = raw.replace(b"\0", b" ").decode(errors="replace").strip()[:200]
-        except OSError as exc:
-            named[pid] = f"gone ({exc.strerror})"
+        raw = command_line(pid)
+        named[pid] = raw.replace(b"\0", b" ").decode(errors="replace").strip()[:200] or "gone"
     return named
 
 

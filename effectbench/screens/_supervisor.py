@@ -35,6 +35,7 @@ import shutil
 import signal
 import sys
 import time
+from collections.abc import Collection
 from typing import Any
 
 PR_SET_PDEATHSIG = 1
@@ -61,8 +62,9 @@ def _reap() -> None:
             _ended[pid] = os.waitstatus_to_exitcode(status)
 
 
-def descendants(root: int | None = None) -> list[int]:
-    """Return every live process whose ancestry reaches ``root`` (this one by default)."""
+def descendants(root: int | None = None, beside: Collection[int] = ()) -> list[int]:
+    """Return every live process whose ancestry reaches ``root`` (this one by default), but
+    for the processes of ``beside`` and those below them."""
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -81,10 +83,20 @@ def descendants(root: int | None = None) -> list[int]:
     while frontier:
         current = frontier.pop()
         for pid, ppid in parents.items():
-            if ppid == current and pid not in found:
+            if ppid == current and pid not in found and pid not in beside:
                 found.append(pid)
                 frontier.append(pid)
     return sorted(found)
+
+
+def command_line(pid: int) -> bytes:
+    """Return the command line of process ``pid`` (its arguments, each ended by NUL), or b""
+    once it has ended."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""
 
 
 def _spawn(request: dict[str, Any]) -> dict[str, Any]:

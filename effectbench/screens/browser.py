@@ -29,7 +29,6 @@ import multiprocessing.util
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 from effectbench.computer import Display, MouseButton
@@ -37,7 +36,7 @@ from effectbench.computer.base import ComputerBase, Readbacks
 from effectbench.computer.checks import PIXELS_PER_NOTCH
 from effectbench.computer.keys import KeyCombo
 from effectbench.errors import InfrastructureError
-from effectbench.screens._supervisor import descendants
+from effectbench.screens._supervisor import command_line, descendants
 from effectbench.screens.chromium import chromium_executable
 
 T = TypeVar("T")
@@ -80,10 +79,7 @@ def chromium_pids() -> list[int]:
     """Return the main Chromium processes this process launched (for health and tests)."""
     pids = []
     for pid in descendants():
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
+        cmd = command_line(pid).split(b"\0")
         if cmd and cmd[0].endswith(b"chromium") and not any(a.startswith(b"--type=") for a in cmd):
             pids.append(pid)
     return pids

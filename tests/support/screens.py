@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection
-from pathlib import Path
 
 from effectbench.packs.clinic.desktop.frontend import app_command
 from effectbench.packs.clinic.service import SECRET_HEADER, Channel
@@ -54,35 +53,8 @@ def processes_now() -> set[int]:
 def left_since(before: Collection[int]) -> set[int]:
     """Return the processes below this one that were not in ``before``, but for those below a
     Chromium of ``before``: an earlier test's shared browser lives until the session ends and
-    starts renderers when it likes, which belong to it and not to the test. A process that
-    ends while it is looked at is not left."""
+    starts renderers when it likes, which belong to it and not to the test."""
     from effectbench.screens.browser import chromium_pids
 
-    shared = {pid for pid in chromium_pids() if pid in before}
-    left = set()
-    for pid in processes_now() - set(before):
-        ancestor: int | None = pid
-        while ancestor is not None and ancestor not in shared and ancestor > 1:
-            ancestor = None if ancestor == os.getpid() else _parent(ancestor)
-        if ancestor is None and _parent(pid) is not None:
-            left.add(pid)
-    return left
-
-
-def _parent(pid: int) -> int | None:
-    """The parent of process ``pid``, or None once it has ended (or is a zombie)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return None
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    return None if fields[0] == b"Z" else int(fields[1])
-
-
-def command_line(pid: int) -> bytes:
-    """The command line of process ``pid`` (its arguments joined by NUL), or b"" once it has
-    ended."""
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""
+    shared = [pid for pid in chromium_pids() if pid in before]
+    return set(descendants(os.getpid(), beside=shared)) - set(before)
