@@ -20,13 +20,13 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from effectbench.baselines import get_baseline
+from effectbench.baselines import following, get_baseline
 from effectbench.kit.http import ServiceClient
 from effectbench.packs.clinic import ClinicProvider, audit_pack
 from effectbench.run.parallel import evaluate_parallel
 from effectbench.run.runner import evaluate, run_episode
+from effectbench.run.view import agent_view
 from effectbench.schema import Substrate
-from effectbench.seam import AgentTask
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _cadence import cadence  # noqa: E402
@@ -56,7 +56,8 @@ def phases(pack: ClinicProvider, arm: str, trials: int) -> dict[str, list[float]
                 t1 = time.perf_counter()
                 before = episode.oracle.snapshot()
                 t2 = time.perf_counter()
-                sut.run(AgentTask.from_spec(task, params), episode.env, params)
+                with following(task):
+                    sut.run(agent_view(task, params, seed, episode.env), episode.env, params)
                 t3 = time.perf_counter()
                 episode.oracle.judge(before)
                 t4 = time.perf_counter()

@@ -21,8 +21,10 @@ from effectbench_ticketing import TicketingProvider
 from effectbench_ticketing.cluster import Cluster
 from effectbench_ticketing.db import TEMPLATE
 
-from effectbench.api import AgentTask, Substrate, get_baseline
+from effectbench.api import Substrate, get_baseline
+from effectbench.baselines import following
 from effectbench.packs.clinic import ClinicProvider
+from effectbench.run.view import agent_view
 
 
 def _ms(values: list[float]) -> str:
@@ -48,7 +50,8 @@ def episodes(pack: TicketingProvider | ClinicProvider, n: int) -> dict[str, list
         with pack.provision(task, i, params) as episode:
             t1 = time.perf_counter()
             before = episode.oracle.snapshot()
-            sut.run(AgentTask.from_spec(task, params), episode.env, params)
+            with following(task):
+                sut.run(agent_view(task, params, i, episode.env), episode.env, params)
             episode.oracle.judge(before)
             t2 = time.perf_counter()
         t3 = time.perf_counter()

@@ -7,18 +7,22 @@
 * ``retry_on_error`` retries once on an error banner: a commit-then-timeout
   becomes a duplicate write, the harm the false-abort label warns of.
 
-A baseline knows *what* to click through its pack's scripted ``attempt``; how
-it decides what to report is the baseline.
+A baseline knows *what* to click through its pack's scripted ``attempt``, which the
+harness hands it for the episode at hand (:func:`following`): it is told the task no
+more than any system under test is (:class:`~effectbench.seam.AgentTask`), and how it
+decides what to report reads only that view and the screen.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from effectbench.errors import UsageError
-from effectbench.schema import AgentReport
+from effectbench.schema import AgentReport, TaskSpec
 from effectbench.seam import (
     AgentTask,
     BenchmarkProvider,
@@ -31,16 +35,38 @@ from effectbench.seam import (
     own_baselines,
 )
 
+_SCRIPT: ContextVar[TaskSpec | None] = ContextVar("effectbench_script", default=None)
+
+
+@contextmanager
+def following(spec: TaskSpec) -> Iterator[None]:
+    """Hand the shipped baselines the script of ``spec`` while its episode runs.
+
+    The harness's side of the seam: the runner wraps every episode in it, so a scripted
+    arm clicks through its pack's steps for the task without being told the task.
+    """
+    token = _SCRIPT.set(spec)
+    try:
+        yield
+    finally:
+        _SCRIPT.reset(token)
+
 
 class _Baseline(ABC):
     name = ""
 
     def __init__(self, pack: ScriptedPack) -> None:
         self._pack = pack
-        self._tasks = {t.task_id: t for t in pack.tasks()}
 
     def _attempt(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> Screen:
-        return self._pack.attempt(env, self._tasks[task.task_id], params)
+        spec = _SCRIPT.get()
+        if spec is None:
+            raise UsageError(
+                f"the {self.name} baseline follows its pack's script, which the harness "
+                "hands it per episode: run it with effectbench.run (or inside "
+                "effectbench.baselines.following(spec))"
+            )
+        return self._pack.attempt(env, spec, params)
 
     @abstractmethod
     def run(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> AgentReport:

@@ -7,6 +7,7 @@ Byte-compatible with the reference implementation of SPEC v1.0.0:
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,6 +27,18 @@ def canonical_hash(obj: Any) -> str:
 def trial_tag(task_id: str, trial: int) -> str:
     """Return the 12-hex-digit tag that makes trial ``trial`` of ``task_id`` unique."""
     return hashlib.sha256(f"{task_id}:{trial}".encode()).hexdigest()[:12]
+
+
+def episode_handle(key: bytes, task_id: str, trial: int | None) -> str:
+    """Return the opaque handle a system under test knows an episode by (SPEC 5.2.1).
+
+    ``ep-`` and 20 hex digits of HMAC-SHA256 under the harness's secret ``key``: distinct
+    per (task, trial), and without the key it names no task, template or category. With
+    ``trial`` ``None``, the handle of the task's every trial (an inspect sample), ``s-``.
+    """
+    part = "*" if trial is None else str(trial)
+    mac = hmac.new(key, f"{task_id}\x00{part}".encode(), hashlib.sha256).hexdigest()
+    return ("s-" if trial is None else "ep-") + mac[:20]
 
 
 def hash_file(path: Path | str) -> str:

@@ -36,29 +36,100 @@ from effectbench.schema import (
     TrueState,
 )
 
+VIEW_FIELDS = ("handle", "goal", "referral", "declared_effect", "display", "vocabulary")
+"""The closed set of fields a system under test is told (SPEC 5.2.1), in every door."""
+
+
+class NotInView(AttributeError):
+    """Raised when a system under test asks its task for what it is not told.
+
+    An :class:`AttributeError` (``hasattr`` answers ``False``) whose message names the
+    closed field set, never a silent ``None``.
+    """
+
+
+@dataclass(frozen=True)
+class AgentDisplay:
+    """What the agent works on: its surface and, on a screen, the screen's size."""
+
+    surface: str
+    """``api`` (no screen: named actions), ``web``, ``desktop`` or ``remote_display``."""
+    width: int | None = None
+    height: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the display as the doors answer it."""
+        return {"surface": self.surface, "width": self.width, "height": self.height}
+
 
 @dataclass(frozen=True)
 class AgentTask:
-    """What a system under test is told: the goal, never the fault or the oracle."""
+    """What a system under test is told, and nothing more (SPEC 5.2.1).
 
-    task_id: str
-    title: str
+    The goal, the trial's referral (its payload), the declared effect where the task
+    declares one, the display, the action vocabulary and an opaque episode handle. The
+    task's id and title, its template, category, split, whether a correct action exists
+    and the fault stay on the harness side: asking for any of them raises
+    :class:`NotInView`. Every door (the in-process seam, MCP, the inspect tasks, the
+    vendor loops, the executors' workers) builds this one type with :meth:`of_episode`.
+    """
+
+    handle: str
+    """Opaque: names the episode, cannot be mapped to a task, template or category."""
     goal: str
-    substrate: Substrate
+    referral: Mapping[str, Any]
+    """The trial's payload: what the referral names (patient, note, key, ...)."""
     declared_effect: tuple[Effect, ...] | None
     """The effect contract, resolved for this trial; ``None`` when undeclared."""
+    display: AgentDisplay
+    vocabulary: tuple[str, ...]
+    """The names of the actions the environment accepts."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise NotInView(
+            f"a system under test is not told {name!r}: its task holds only "
+            f"{', '.join(VIEW_FIELDS)} (SPEC 5.2.1)"
+        )
 
     @classmethod
-    def from_spec(cls, spec: TaskSpec, params: Mapping[str, Any]) -> AgentTask:
-        """Return the agent-facing view of ``spec`` for a trial with ``params``."""
+    def of_episode(
+        cls,
+        spec: TaskSpec,
+        params: Mapping[str, Any],
+        handle: str,
+        *,
+        display: AgentDisplay | None = None,
+        vocabulary: Sequence[str] = (),
+    ) -> AgentTask:
+        """Return the view of ``spec``'s episode with ``params`` under ``handle``.
+
+        ``display`` defaults to the task's surface without a size (known once provisioned).
+        """
         effect = tuple(e.resolve(params) for e in spec.expected_effect)
         return cls(
-            task_id=spec.task_id,
-            title=spec.title,
+            handle=handle,
             goal=spec.goal,
-            substrate=spec.substrate,
+            referral=dict(params),
             declared_effect=effect if spec.effect_declared else None,
+            display=display or AgentDisplay(spec.substrate.value),
+            vocabulary=tuple(vocabulary),
         )
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the view as every door serialises it (exactly :data:`VIEW_FIELDS`)."""
+        effect = self.declared_effect
+        return {
+            "handle": self.handle,
+            "goal": self.goal,
+            "referral": dict(self.referral),
+            "declared_effect": None
+            if effect is None
+            else [e.model_dump(mode="json") for e in effect],
+            "display": self.display.to_json(),
+            "vocabulary": list(self.vocabulary),
+        }
 
 
 @dataclass(frozen=True)

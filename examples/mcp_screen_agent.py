@@ -1,7 +1,9 @@
 """A scripted pixel-level agent that plays one EffectBench episode over MCP (stdio).
 
-It starts ``effectbench mcp`` as a subprocess, asks ``task`` for the goal and
-referral, then drives the clinic's app only through the server's tools:
+It starts ``effectbench mcp`` as a subprocess, asks ``task`` for what an agent is told
+(the goal, the referral, the display, an opaque episode handle: never the task's name),
+reads what the referral asks for as a clerk would (an encounter id to edit, a claim to
+sign, otherwise a new draft), then drives the clinic's app only through the server's tools:
 ``screenshot`` and the computer actions, under the names of the vocabulary the
 server speaks (Anthropic's ``left_click``, OpenAI's ``click``, OSWorld's
 ``CLICK``). It clicks the fixed layout's recorded coordinates and trusts the
@@ -24,13 +26,13 @@ import sys
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
+from types import SimpleNamespace
 from typing import Any
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from effectbench.computer import ActionError, Display, MouseButton
 from effectbench.packs.clinic.desktop import pixel_driver
-from effectbench.packs.clinic.tasks import TASKS
 from effectbench.packs.clinic.web import pixels
 from effectbench.seam import ProductVerifier
 
@@ -190,16 +192,30 @@ class McpScreen:
         return None  # a screen-trusting agent reads no record
 
 
+def workflow(referral: dict[str, Any]) -> Any:
+    """What the referral asks for: an encounter to edit, a claim to sign, or a new draft (the
+    ``kind`` the clinic's scripted drivers read)."""
+    if "encounter_id" in referral:
+        return SimpleNamespace(kind="edit")
+    return SimpleNamespace(kind="sign" if "claim_ref" in referral else "draft")
+
+
+def speaks(actions: Sequence[str]) -> str:
+    """Which vendor's names the server's actions are (OSWorld's, Anthropic's or OpenAI's)."""
+    if "CLICK" in actions:
+        return "computer_13"
+    return "anthropic" if "left_click" in actions else "openai"
+
+
 def play(command: Sequence[str]) -> str:
     """Play one episode with the pixel, screen-trusting policy; return what it reported."""
     episode = McpEpisode(command)
     try:
         info = json.loads(episode.call("task"))
-        name = info["task_id"].removeprefix("clinic::").split("@", 1)[0]
-        task = next(t for t in TASKS if t.name == name)
+        task = workflow(info["referral"])
         display = Display(info["display"]["width"], info["display"]["height"])
-        env = McpScreen(episode, display, info["vocabulary"])
-        if info["substrate"] == "web":
+        env = McpScreen(episode, display, speaks(info["vocabulary"]))
+        if info["display"]["surface"] == "web":
             screen = pixels.attempt(env, task, info["referral"])
         else:  # the GTK app on a desktop or a remote display: its own recorded layout
             screen = pixel_driver.attempt(env, task, info["referral"])

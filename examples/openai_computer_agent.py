@@ -89,7 +89,7 @@ REPORT_FUNCTION = {
 
 
 def computer_tool(
-    model: str, given: str | None, display: dict[str, int], substrate: str
+    model: str, given: str | None, display: dict[str, Any], substrate: str
 ) -> dict[str, Any]:
     """Return the computer tool ``model`` takes (``given`` overrides), declared for the screen."""
     kind = given
@@ -182,7 +182,7 @@ def run_agent(
     """The loop: model turn, perform its computer calls, answer with screenshots, until report."""
     meter = Meter(args.model, *price_of(args.model, args.price))
     info = json.loads(episode.call("task"))
-    tool = computer_tool(args.model, args.tool, info["display"], info["substrate"])
+    tool = computer_tool(args.model, args.tool, info["display"], info["display"]["surface"])
     prompt = (
         f"{info['goal']}\nReferral and payload: {json.dumps(info['referral'])}\n"
         f"Declared effect: {json.dumps(info['declared_effect'])}\n"

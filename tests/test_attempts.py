@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import pytest
 from support.bundles import read_submission, write_submission
+from support.handles import is_task
 
 from effectbench.attempts import EarlierAttempt, Ending, attempt_problems
 from effectbench.bundle import SystemInfo
@@ -34,7 +35,7 @@ class OutageOnce:
     seen: ClassVar[set[str]] = set()
 
     def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport:
-        if task.task_id == FLAKY_TASK and FLAKY_TASK not in self.seen:
+        if is_task(task, FLAKY_TASK) and FLAKY_TASK not in self.seen:
             self.seen.add(FLAKY_TASK)
             raise AgentError("model API unreachable (connection refused)")
         return AgentReport(reported_success=True, halted=False, message="done")

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from support.clinic import ARMS, PREDICTED, SWER
+from support.handles import spec_of
 
 from effectbench.baselines import get_baseline
 from effectbench.classify import classify, true_state
@@ -384,11 +385,10 @@ class _Sabotage:
     def __init__(self, pack: ClinicProvider, how: str) -> None:
         self.name = f"sabotage_{how}"
         self._pack, self._how = pack, how
-        self._tasks = {t.task_id: t for t in pack.tasks()}
         self.locks: list[sqlite3.Connection] = []
 
     def run(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> AgentReport:
-        screen = self._pack.attempt(env, self._tasks[task.task_id], params)
+        screen = self._pack.attempt(env, spec_of(task, self._pack.tasks()), params)
         store = self._pack.service.mounted
         assert store is not None
         if self._how == "lock":

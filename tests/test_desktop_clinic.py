@@ -28,7 +28,6 @@ from effectbench.mcp.paths import record_path
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.packs.clinic.desktop import pixel_driver
 from effectbench.packs.clinic.frontends import variant_id
-from effectbench.packs.clinic.tasks import TASKS
 from effectbench.run.runner import DroppedEpisode, run_episode
 from effectbench.schema import AgentReport, DropReason, EpisodeRecord, Outcome, Substrate, TaskSpec
 from effectbench.screens._supervisor import command_line
@@ -245,7 +244,7 @@ def test_the_mcp_episode_server_on_both_substrates(
         ).result(timeout=60)
         tools = {tool.name for tool in listed.tools}
         info = json.loads(episode.call("task"))
-        assert info["substrate"] == substrate.value
+        assert info["display"]["surface"] == substrate.value
         if substrate is Substrate.DESKTOP:
             assert {"a11y_tree", "a11y_action", "a11y_set_text"} <= tools
             tree = json.loads(episode.call("a11y_tree"))
@@ -254,8 +253,9 @@ def test_the_mcp_episode_server_on_both_substrates(
             assert not any(name.startswith("a11y") for name in tools)
         display = Display(info["display"]["width"], info["display"]["height"])
         env = mcp_screen_agent.McpScreen(episode, display)
-        task = next(t for t in TASKS if t.name == "noop_green")
-        screen = pixel_driver.attempt(env, task, info["referral"])
+        screen = pixel_driver.attempt(
+            env, mcp_screen_agent.workflow(info["referral"]), info["referral"]
+        )
         ok = screen.status == "success"
         episode.call("report", {"success": ok, "halted": not ok, "message": screen.banner})
     finally:

@@ -31,6 +31,7 @@ import pytest
 from sigstore_testroot import new_instance
 
 from effectbench.produce import now
+from effectbench.run.view import handle_for
 from effectbench.schema import AgentReport
 from effectbench.seam import AgentTask
 
@@ -407,7 +408,7 @@ def test_an_agent_that_claims_success_at_once_is_the_same_phantom_through_every_
             "effectbench/clinic",
             model="effectbench-mock/claim",
             task_args={"substrate": "web"},
-            sample_id=[CLAIMED],
+            sample_id=[handle_for(CLAIMED, None)],  # a sample is known by its opaque id
             epochs=1,
             display="none",
             log_dir=str(tmp_path / "logs"),

@@ -57,12 +57,13 @@ def _eval(task: Any, policy: Any, tmp_path: Path, **options: Any) -> EvalLog:
 def _trials(log: EvalLog) -> dict[tuple[str, int], dict[str, Any]]:
     """Return each scored trial's score metadata by (task_id, trial)."""
     assert log.samples is not None
+    tasks = (log.eval.metadata or {})["effectbench"]["samples"]  # opaque sample ids -> tasks
     out = {}
     for s in log.samples:
         assert s.scores is not None, s.error
         meta = s.scores[SCORER_NAME].metadata
         assert meta is not None
-        out[(str(s.id), s.epoch - 1)] = meta
+        out[(tasks[str(s.id)], s.epoch - 1)] = meta
     return out
 
 

@@ -33,7 +33,6 @@ from effectbench.mcp.paths import record_path
 from effectbench.mcp.records import read_records, write_record
 from effectbench.mcp.server import ENDED, LEFT, EpisodeServer
 from effectbench.packs.clinic import ClinicProvider
-from effectbench.packs.clinic.tasks import TASKS
 from effectbench.packs.clinic.web import pixels
 from effectbench.run.runner import run_episode
 from effectbench.schema import (
@@ -48,6 +47,8 @@ from effectbench.screens.browser import shared_browser
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
 import mcp_screen_agent  # noqa: E402
+
+from effectbench.seam import VIEW_FIELDS  # noqa: E402
 
 pytestmark = pytest.mark.web
 
@@ -94,9 +95,8 @@ def test_bad_input_is_a_tool_error_and_a_second_report_is_refused(tmp_path: Path
     episode = mcp_screen_agent.McpEpisode(server_command("clean_draft", 0, tmp_path))
     try:
         info = json.loads(episode.call("task"))
-        assert info["display"] == {"width": 1024, "height": 640}
-        assert "note" in info["referral"] and info["substrate"] == "web"
-        assert info["vocabulary"] == "anthropic"
+        assert info["display"] == {"surface": "web", "width": 1024, "height": 640}
+        assert "note" in info["referral"] and "left_click" in info["vocabulary"]
         for name, args, message in (
             ("left_click", {"coordinate": [1024, 5]}, "off the screen"),
             ("key", {"text": "ctrl+Hyperdrive"}, "unknown key name"),
@@ -196,10 +196,11 @@ def test_the_product_readback_is_offered_where_the_task_declares_its_effect(
         before = json.loads(episode.call("verify_effect"))
         assert before["confirmed"] is False and before["verifier"] == "rest:encounters"
         info = json.loads(episode.call("task"))
-        task = next(t for t in TASKS if t.name == "clean_draft")
         display = Display(info["display"]["width"], info["display"]["height"])
         screen = pixels.attempt(
-            mcp_screen_agent.McpScreen(episode, display), task, info["referral"]
+            mcp_screen_agent.McpScreen(episode, display),
+            mcp_screen_agent.workflow(info["referral"]),
+            info["referral"],
         )
         assert screen.status == "success"
         after = json.loads(episode.call("verify_effect"))
@@ -501,10 +502,12 @@ def test_the_tool_list_and_the_task_are_answered_before_the_sdk_as_it_answers_th
     assert ("verify_effect" in names) is (task == "clean_draft")
     assert ("a11y_tree" in names) is (substrate == "desktop")
     told = json.loads(answers[2]["result"]["content"][0]["text"])
-    assert told["vocabulary"] == vocabulary and told["substrate"] == substrate
-    assert told["display"] == {"web": {"width": 1024, "height": 640}}.get(
-        substrate, {"width": 1024, "height": 768}
-    )
+    assert set(told) == set(VIEW_FIELDS) and told["display"]["surface"] == substrate
+    actions = set(names) - {"task", "screenshot", "report", "abort"}
+    assert told["vocabulary"] and set(told["vocabulary"]) <= actions
+    assert {k: told["display"][k] for k in ("width", "height")} == {
+        "web": {"width": 1024, "height": 640}
+    }.get(substrate, {"width": 1024, "height": 768})
     gate.touch()
     _sdk_served(process, 4)
     _ended(process)

@@ -163,7 +163,7 @@ def test_arguments_are_typed_strictly(tmp_path: Path, name: str, arguments: dict
 
 
 _MOCKMED = MockMedProvider()
-TASK = AgentTask.from_spec(_MOCKMED.tasks()[0], {})
+TASK = AgentTask.of_episode(_MOCKMED.tasks()[0], {}, "ep-any")
 """Any agent-facing task (the accessibility tools never read it)."""
 
 

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from support.handles import spec_of
 
 from effectbench.baselines import get_baseline
 from effectbench.effects import EffectKind
@@ -283,7 +284,7 @@ class _CrashAfterSaving:
     name = "crasher"
 
     def run(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> AgentReport:
-        PACK.attempt(env, next(t for t in PACK.tasks() if t.task_id == task.task_id), params)
+        PACK.attempt(env, spec_of(task, PACK.tasks()), params)
         raise RuntimeError("lost the browser")
 
 

@@ -27,6 +27,7 @@ from effectbench_ticketing.attestation import audit_pack
 from effectbench_ticketing.db import TEMPLATE
 from effectbench_ticketing.oracle import SCHEMA, PostgresOracle, read_database
 from effectbench_ticketing.service import COOKIE, SECRET_HEADER, default_read_handler
+from support.handles import spec_of
 from support.ticketing import ARMS, PREDICTED, SWER, everything, short
 
 from effectbench.api import (
@@ -576,10 +577,9 @@ class _Sabotage:
     def __init__(self, pack: TicketingProvider, how: str) -> None:
         self.name = f"sabotage_{how}"
         self._pack, self._how = pack, how
-        self._tasks = {t.task_id: t for t in pack.tasks()}
 
     def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport:
-        screen = self._pack.attempt(env, self._tasks[task.task_id], params)
+        screen = self._pack.attempt(env, spec_of(task, self._pack.tasks()), params)
         if self._how == "down":
             self._pack.service.stop()
         else:

@@ -37,6 +37,7 @@ from effectbench.errors import EffectBenchError
 from effectbench.hashing import canonical_hash
 from effectbench.reachability import reachable
 from effectbench.run.runner import read_verdict
+from effectbench.run.view import agent_view
 from effectbench.schema import (
     Category,
     OracleVerdict,
@@ -49,7 +50,6 @@ from effectbench.schema import (
 from effectbench.seam import (
     RED_TEAM_MOVES,
     TRUE_EFFECT,
-    AgentTask,
     BenchmarkProvider,
     ChecksFrontEnds,
     NotApplicable,
@@ -230,7 +230,7 @@ class _Audit:
                 if failure is not None:
                     return _Run(problem=f"the episode's infrastructure failed: {failure}")
                 if inspect:
-                    agent_task = AgentTask.from_spec(task, params)
+                    agent_task = agent_view(task, params, 0, episode.env)
                     agent = reach([episode.env, dict(params), agent_task])
                     oracle = reach([episode.oracle])
                     run.isolation = isolation_problems(agent, episode.oracle, oracle, trace)

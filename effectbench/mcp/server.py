@@ -59,6 +59,7 @@ from effectbench.mcp.records import claim_attempt, finish_attempt
 from effectbench.mcp.tools import (
     A11Y_TOOLS,
     MAX_REPORTED_CALLS,
+    OWN_TOOLS,
     VERIFY_TOOL,
     ReportedCall,
     episode_tools,
@@ -66,6 +67,7 @@ from effectbench.mcp.tools import (
 )
 from effectbench.mcp.vocabulary import DEFAULT, VOCABULARIES, Vocabulary
 from effectbench.run.runner import INFRA_RETRIES, DroppedEpisode, run_episode
+from effectbench.run.view import handle_for
 from effectbench.schema import (
     COST_REPORTED_KEY,
     COST_REPORTED_VALUE,
@@ -77,6 +79,7 @@ from effectbench.schema import (
     TaskSpec,
 )
 from effectbench.seam import (
+    AgentDisplay,
     AgentError,
     AgentTask,
     Attempt,
@@ -321,17 +324,23 @@ class EpisodeServer:
         self.record_dir = record_dir
         self.name = name
         self.params = pack.trial_params(task, trial)
-        self.agent_task = AgentTask.from_spec(task, self.params)
         self.vocabulary = VOCABULARIES[vocabulary]
         self.display = promised_display(pack, task.substrate)
         """The display known before provisioning (``task`` answers at once), if the front end
         says it."""
         self.tools = episode_tools(
             self.vocabulary,
-            readback=self.agent_task.declared_effect is not None,
+            readback=task.effect_declared,
             a11y=task.substrate is Substrate.DESKTOP,
         )
         """The episode's tools, in the order ``tools/list`` gives them."""
+        self.agent_task = AgentTask.of_episode(
+            task,
+            self.params,
+            handle_for(task.task_id, trial),
+            vocabulary=[tool.name for tool in self.tools if tool.name not in OWN_TOOLS],
+        )
+        """What the agent is told; the runner builds the same view (this process's secret)."""
         self.agent = RemoteAgent(name, timeout_s, self.vocabulary, self.display)
         self.ended = threading.Event()
         self.finished = threading.Event()
@@ -427,23 +436,10 @@ class EpisodeServer:
             self._final = final
 
     def describe(self, display: Display) -> dict[str, Any]:
-        """What the agent is told: the goal, the declared effect, the referral, the display."""
-        t = self.agent_task
-        effect = (
-            None
-            if t.declared_effect is None
-            else [e.model_dump(mode="json") for e in t.declared_effect]
-        )
-        return {
-            "task_id": t.task_id,
-            "title": t.title,
-            "goal": t.goal,
-            "substrate": t.substrate.value,
-            "declared_effect": effect,
-            "referral": dict(self.params),
-            "display": {"width": display.width, "height": display.height},
-            "vocabulary": self.vocabulary.name,
-        }
+        """What the agent is told (SPEC 5.2.1): exactly the closed view, its display sized."""
+        surface = self.agent_task.display.surface
+        sized = AgentDisplay(surface, display.width, display.height)
+        return dataclasses.replace(self.agent_task, display=sized).to_json()
 
     def task_answer(self) -> dict[str, Any] | None:
         """The ``task`` tool's answer when it is known before provisioning (else None)."""

@@ -95,6 +95,9 @@ _OWN = (
         ),
     ),
 )
+OWN_TOOLS = frozenset(tool.name for tool in _OWN)
+"""The episode's own tools (task, report, abort): not actions of its vocabulary."""
+
 _READBACK = ActionTool(
     VERIFY_TOOL,
     "Read the record back through the application's own readback and say whether this "

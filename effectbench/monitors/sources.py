@@ -199,7 +199,9 @@ def _source_episodes(
                 file=str(folder / RECEIPTS_FILE),
             )
         params = pack.trial_params(spec, receipt.trial)
-        goal = goal_of(AgentTask.from_spec(spec, params), params, source.notice)
+        goal = goal_of(
+            AgentTask.of_episode(spec, params, receipt.episode_id), params, source.notice
+        )
         key = corpus_id(source.content_hash, receipt.episode_id)
         outcome = Outcome(row["outcome"])
         label = LabelEntry(

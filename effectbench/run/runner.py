@@ -18,10 +18,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from effectbench.attempts import EarlierAttempt
+from effectbench.baselines import following
 from effectbench.classify import InconsistentReading, classify, true_state
 from effectbench.effects import contract_hash
 from effectbench.errors import InfrastructureError
 from effectbench.receipts.collect import Recording
+from effectbench.run.view import agent_view
 from effectbench.schema import (
     AgentReport,
     DropReason,
@@ -31,7 +33,7 @@ from effectbench.schema import (
     TaskSpec,
     Verdict,
 )
-from effectbench.seam import AgentTask, Attempt, BenchmarkProvider, Oracle, SystemUnderTest
+from effectbench.seam import Attempt, BenchmarkProvider, Oracle, SystemUnderTest
 
 
 @dataclass(frozen=True)
@@ -103,16 +105,17 @@ def _attempt_episode(
     seed: int,
     params: dict[str, Any],
 ) -> EpisodeRecord | DroppedEpisode:
-    agent_task = AgentTask.from_spec(task, params)
     try:
         with provider.provision(task, seed, params) as episode:
             started = _now()
             before = episode.oracle.snapshot()
             receipt = Recording.start(provider, task, params, episode)  # the agent's env, logged
+            agent_task = agent_view(task, params, trial, receipt.env)  # all the agent is told
             clock = time.perf_counter()  # latency is the system's own time, not the oracle's
             agent_error = ""
             try:
-                attempt: AgentReport | Attempt = sut.run(agent_task, receipt.env, params)
+                with following(task):
+                    attempt: AgentReport | Attempt = sut.run(agent_task, receipt.env, params)
             except Exception as exc:  # the harness around the agent failed: not a halt
                 agent_error = f"system under test raised {type(exc).__name__}: {exc}"
             latency = time.perf_counter() - clock

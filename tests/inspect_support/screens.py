@@ -12,6 +12,7 @@ from inspect_ai.model import get_model
 
 from effectbench.integrations.inspect_ai import SCORER_NAME
 from effectbench.run.runner import RunResult
+from effectbench.run.view import handle_for
 from inspect_support.scripted import mock_outputs
 
 
@@ -39,19 +40,20 @@ def eval_clinic(
         "effectbench/clinic",
         model=model,
         task_args={"substrate": substrate, "display": "native"},
-        sample_id=list(tasks),
+        sample_id=[handle_for(t, None) for t in tasks],  # samples are known by opaque ids
         epochs=trials,
         display="none",
         log_dir=str(log_dir),
     )
     assert log.status == "success" and log.samples is not None
+    named = (log.eval.metadata or {})["effectbench"]["samples"]
     got = {}
     for sample in log.samples:
         assert sample.error is None and sample.scores is not None, sample.error
         meta = sample.scores[SCORER_NAME].metadata
         assert meta is not None
         calls = [c for m in sample.messages if m.role == "assistant" for c in m.tool_calls or []]
-        got[(str(sample.id), sample.epoch - 1)] = Trial(
+        got[(named[str(sample.id)], sample.epoch - 1)] = Trial(
             meta,
             {c.function for c in calls},
             {str(c.arguments.get("action")) for c in calls if c.function == "computer"},

@@ -12,6 +12,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from support.handles import is_task
+
 from effectbench.errors import InfrastructureError
 from effectbench.packs.mockmed import MockMedProvider
 from effectbench.schema import AgentReport, TaskSpec
@@ -47,7 +49,7 @@ class RaisesOnOneTask:
     name = "raises_on_one_task"
 
     def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport:
-        if task.task_id == RAISING_TASK:
+        if is_task(task, RAISING_TASK):
             raise RuntimeError("the agent's own bug")
         return AgentReport(reported_success=True, halted=False, message="done")
 
@@ -62,7 +64,7 @@ class KillsItsWorker:
         self.driver_pid = os.getpid()
 
     def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport:
-        if task.task_id == self.task_id and os.getpid() != self.driver_pid:
+        if is_task(task, self.task_id) and os.getpid() != self.driver_pid:
             os._exit(17)
         return AgentReport(reported_success=False, halted=True, message="halted")
 

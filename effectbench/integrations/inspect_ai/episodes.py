@@ -33,6 +33,7 @@ from effectbench.errors import InfrastructureError
 from effectbench.packs import get_pack
 from effectbench.receipts.collect import Recording
 from effectbench.run.runner import INFRA_RETRIES
+from effectbench.run.view import agent_view, handle_for
 from effectbench.schema import AgentReport, TaskSpec
 from effectbench.seam import AgentTask, BenchmarkProvider, Closable, Episode, ProductVerifier
 
@@ -119,8 +120,8 @@ class LiveEpisode:
 
     @property
     def agent_task(self) -> AgentTask:
-        """Return what the agent is told (goal and declared effect, never the oracle)."""
-        return AgentTask.from_spec(self.task, self.params)
+        """Return what the agent is told (SPEC 5.2.1: the closed view, never the oracle)."""
+        return agent_view(self.task, self.params, self.trial, self.env)
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run ``fn`` on this episode's thread (every env, oracle and teardown call goes here)."""
@@ -157,13 +158,14 @@ class LiveEpisode:
         _give_back(self.pack, self.provider)
 
 
-def _provision_once(pack: str, task_id: str, trial: int, seed: int, thread: int) -> LiveEpisode:
+def _provision_once(pack: str, handle: str, trial: int, seed: int, thread: int) -> LiveEpisode:
     provider = _borrow(pack)
     stack = ExitStack()
     try:
-        task = next((t for t in provider.tasks() if t.task_id == task_id), None)
+        # the sample names its task only by its opaque handle (made under this user's key)
+        task = next((t for t in provider.tasks() if handle_for(t.task_id, None) == handle), None)
         if task is None:
-            raise KeyError(f"pack {pack!r} has no task {task_id!r}")
+            raise KeyError(f"pack {pack!r} has no task whose sample is {handle!r}")
         params = provider.trial_params(task, seed)
         episode = stack.enter_context(provider.provision(task, seed, params))
         started = now()
@@ -197,19 +199,20 @@ def _provision_once(pack: str, task_id: str, trial: int, seed: int, thread: int)
     )
 
 
-def _provision(pack: str, task_id: str, trial: int, seed: int, thread: int) -> LiveEpisode:
+def _provision(pack: str, handle: str, trial: int, seed: int, thread: int) -> LiveEpisode:
     failure: InfrastructureError | None = None
     for _ in range(1 + max(0, INFRA_RETRIES)):
         try:
-            return _provision_once(pack, task_id, trial, seed, thread)
+            return _provision_once(pack, handle, trial, seed, thread)
         except InfrastructureError as exc:
             failure = exc
     assert failure is not None
     raise failure
 
 
-async def open_episode(key: str, pack: str, task_id: str, trial: int, seed: int) -> LiveEpisode:
-    """Provision a fresh episode for one sample run, retrying a failed provisioning.
+async def open_episode(key: str, pack: str, handle: str, trial: int, seed: int) -> LiveEpisode:
+    """Provision a fresh episode for one sample run (the sample's ``handle``), retrying a
+    failed provisioning.
 
     Like the runner, a provisioning that raises
     :class:`~effectbench.errors.InfrastructureError` is tried again up to
@@ -219,7 +222,7 @@ async def open_episode(key: str, pack: str, task_id: str, trial: int, seed: int)
     thread = _thread()
     _LOAD[thread] += 1
     try:
-        live = await _on(thread, _provision, pack, task_id, trial, seed, thread)
+        live = await _on(thread, _provision, pack, handle, trial, seed, thread)
     except BaseException:
         _LOAD[thread] -= 1
         raise

@@ -281,6 +281,18 @@ def _header(log: EvalLog, path: Path) -> dict[str, Any]:
     return dict(meta)
 
 
+def _sample_tasks(meta: Mapping[str, Any], path: Path) -> dict[str, str]:
+    """Each sample's task: the samples carry opaque handles, the task's metadata their tasks."""
+    samples = meta.get("samples", {})
+    if not isinstance(samples, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in samples.items()
+    ):
+        raise _refuse(
+            path, "not an object of handles to task ids", f"eval.metadata.{METADATA_KEY}.samples"
+        )
+    return dict(samples)
+
+
 def _model_calls(sample: EvalSample) -> list[ModelCall]:
     events = [e for e in sample.events if isinstance(e, ModelEvent)]
     calls = []
@@ -489,9 +501,10 @@ def convert_log(path: Path) -> Converted:
             f"eval.metadata.{METADATA_KEY}.fingerprint",
         )
     by_id = {t.task_id: t for t in chosen}
+    named = _sample_tasks(meta, path)
     seen: dict[tuple[str, int], EvalSample] = {}
     for sample in log.samples:
-        key = (str(sample.id), sample.epoch)
+        key = (named.get(str(sample.id), str(sample.id)), sample.epoch)
         if key[0] not in by_id:
             raise _refuse(
                 path, f"sample {key[0]!r} is not a task of split {meta['split']!r}", "samples"

@@ -62,6 +62,7 @@ from effectbench.metrics import Results, episode_frame, summarize
 from effectbench.receipts.collect import evidence_of
 from effectbench.receipts.files import evidence_inline
 from effectbench.run.runner import DroppedEpisode, episode_row, read_verdict
+from effectbench.run.view import handle_for
 from effectbench.schema import AgentReport, OracleVerdict, Outcome, Split, TaskSpec
 from effectbench.seam import BenchmarkProvider
 from effectbench.variants import choose, tasks_on
@@ -295,25 +296,18 @@ def effectbench_task(
     with borrowed(pack) as provider:
         chosen = select_tasks(provider, split, substrate)
         name, manifest = provider.name, provider.manifest()
-    samples = [
-        Sample(
-            id=t.task_id,
-            input=t.goal,
-            metadata={
-                "title": t.title,
-                "category": t.category.value,
-                "substrate": t.substrate.value,
-                "correct_action_available": t.correct_action_available,
-            },
-        )
-        for t in chosen
-    ]
+    # A solver reads its sample (id, input, metadata): an opaque handle and the goal, nothing
+    # that names the task, its category or whether halting is right (SPEC 5.2.1). The
+    # handles' tasks are in the task's metadata, which the importer reads and no solver does.
+    handles = {handle_for(t.task_id, None): t.task_id for t in chosen}
+    samples = [Sample(id=handle_for(t.task_id, None), input=t.goal) for t in chosen]
     meta = {
         "pack": name,
         "fingerprint": fingerprint(manifest),
         "split": split,
         "substrates": sorted({t.substrate.value for t in chosen}),
         "tasks": [t.task_id for t in chosen],
+        "samples": handles,
         "spec_version": SPEC_VERSION,
     }
     return Task(
