@@ -213,13 +213,19 @@ class _NextCall(Exception):
         self.tool, self.arguments = tool, arguments
 
 
-def _params(messages: Sequence[ChatMessage]) -> dict[str, Any]:
-    marker = "Parameters of this trial: "
+def told(messages: Sequence[ChatMessage]) -> dict[str, Any]:
+    """The view the first message carries (SPEC 5.3), as the model reads it."""
+    marker = "What you are told about this episode: "
     for m in messages:
         if isinstance(m, ChatMessageUser) and marker in m.text:
-            params: dict[str, Any] = json.loads(m.text.split(marker, 1)[1].split("\n", 1)[0])
-            return params
-    raise AssertionError("the prompt carries no trial parameters")
+            view: dict[str, Any] = json.loads(m.text.split(marker, 1)[1].split("\n", 1)[0])
+            return view
+    raise AssertionError("the prompt carries no view of the episode")
+
+
+def _params(messages: Sequence[ChatMessage]) -> dict[str, Any]:
+    referral: dict[str, Any] = told(messages)["referral"]
+    return referral
 
 
 def _image(message: ChatMessage) -> bytes | None:

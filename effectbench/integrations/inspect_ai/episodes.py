@@ -16,10 +16,10 @@ from __future__ import annotations
 import functools
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -28,14 +28,21 @@ from inspect_ai.hooks import Hooks, RunEnd, hooks
 from inspect_ai.tool import ToolError
 from inspect_ai.util import store
 
-from effectbench.computer import ActionError
+from effectbench.computer import ActionError, Display
 from effectbench.errors import InfrastructureError
 from effectbench.packs import get_pack
 from effectbench.receipts.collect import Recording
 from effectbench.run.runner import INFRA_RETRIES
 from effectbench.run.view import agent_view, handle_for
 from effectbench.schema import AgentReport, TaskSpec
-from effectbench.seam import AgentTask, BenchmarkProvider, Closable, Episode, ProductVerifier
+from effectbench.seam import (
+    AgentDisplay,
+    AgentTask,
+    BenchmarkProvider,
+    Closable,
+    Episode,
+    ProductVerifier,
+)
 
 INFRASTRUCTURE_KEY = "effectbench:infrastructure"
 """Sample store key: what failed in the harness when a sample has no score because of it."""
@@ -120,8 +127,17 @@ class LiveEpisode:
 
     @property
     def agent_task(self) -> AgentTask:
-        """Return what the agent is told (SPEC 5.2.1: the closed view, never the oracle)."""
+        """Return what the agent is told (SPEC 5.3: the closed view, never the oracle)."""
         return agent_view(self.task, self.params, self.trial, self.env)
+
+    def view(self, display: Display | None, actions: Sequence[str]) -> AgentTask:
+        """Return the view as the inspect agent is told it: the display it works in (the
+        scaled one on a screen) and its tools' names as the vocabulary."""
+        told = agent_view(self.task, self.params, self.trial, self.env, vocabulary=actions)
+        if display is None:
+            return told
+        surface = told.display.surface
+        return replace(told, display=AgentDisplay(surface, display.width, display.height))
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run ``fn`` on this episode's thread (every env, oracle and teardown call goes here)."""

@@ -39,6 +39,7 @@ from inspect_ai.scorer import (
     scorer,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.tool import ToolDef
 
 from effectbench import SPEC_VERSION
 from effectbench.errors import InfrastructureError, UsageError
@@ -64,7 +65,7 @@ from effectbench.receipts.files import evidence_inline
 from effectbench.run.runner import DroppedEpisode, episode_row, read_verdict
 from effectbench.run.view import handle_for
 from effectbench.schema import AgentReport, OracleVerdict, Outcome, Split, TaskSpec
-from effectbench.seam import BenchmarkProvider
+from effectbench.seam import AgentTask, BenchmarkProvider
 from effectbench.variants import choose, tasks_on
 
 TASK_VERSION = "effectbench-inspect-2"
@@ -222,11 +223,12 @@ def effect_scorer() -> Scorer:
     return score
 
 
-def prompt(live_params: Mapping[str, Any], goal: str, screen: str) -> str:
-    """Return the trial's instructions: the goal, its parameters and the first screen."""
+def prompt(told: AgentTask, screen: str) -> str:
+    """Return the trial's instructions: the goal, the whole view (SPEC 5.3) and the first
+    screen."""
     return (
-        f"{goal}\n\n"
-        f"Parameters of this trial: {json.dumps(dict(live_params), sort_keys=True)}\n\n"
+        f"{told.goal}\n\n"
+        f"What you are told about this episode: {json.dumps(told.to_json(), sort_keys=True)}\n\n"
         f"The application shows: {screen}\n\n"
         f"Use the tools to act. When you are done, or decide not to go on, call "
         f"{REPORT_TOOL} with success true or false and a short message."
@@ -246,17 +248,18 @@ def provision_episode(pack: str, display: str = "inspect") -> Solver:
             raise
         live.display = display
         state.tools = episode_tools(live)
+        actions = [ToolDef(t).name for t in state.tools if ToolDef(t).name != REPORT_TOOL]
         if is_screen(live):
             view = screen_view(live)
+            told = live.view(view.display, actions)
             shot = await live.run(perform, view, [{"action": "screenshot"}])
             first = f"on the screen ({view.display.width}x{view.display.height}, below)"
-            text = prompt(live.params, live.agent_task.goal, first)
-            state.messages.append(ChatMessageUser(content=[ContentText(text=text), shot]))
+            state.messages.append(
+                ChatMessageUser(content=[ContentText(text=prompt(told, first)), shot])
+            )
         else:
             first = screen_text(await live.run(live.env.screen))
-            state.messages.append(
-                ChatMessageUser(content=prompt(live.params, live.agent_task.goal, first))
-            )
+            state.messages.append(ChatMessageUser(content=prompt(live.view(None, actions), first)))
         return state
 
     return solve
