@@ -33,7 +33,7 @@ from sigstore_testroot import new_instance
 from effectbench.produce import now
 from effectbench.run.view import handle_for
 from effectbench.schema import AgentReport
-from effectbench.seam import AgentTask
+from effectbench.seam import VIEW_FIELDS, AgentTask
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "site" / "submit.md"
@@ -309,12 +309,20 @@ the record is empty when it reports, so the claim is SPEC's phantom)."""
 
 
 class _ClaimsAtOnce:
-    """In process: reports success at once, without acting."""
+    """In process: reads the whole view (keeping it), then reports success without acting."""
 
     name = "claims-at-once"
 
+    def __init__(self) -> None:
+        self.told: dict[str, Any] = {}
+
     def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport:
+        self.told = task.to_json()
         return AgentReport(reported_success=True, halted=False, message="done")
+
+
+SAME_THROUGH_EVERY_DOOR = ("handle", "goal", "referral", "declared_effect")
+"""What each door tells alike (the display and the action names are the door's own)."""
 
 
 def _verdict_of(row: dict[str, object]) -> tuple[object, ...]:
@@ -360,6 +368,7 @@ def test_an_agent_that_claims_success_at_once_is_the_same_phantom_through_every_
     from concurrent.futures import ThreadPoolExecutor
 
     from inspect_ai import eval as inspect_eval
+    from inspect_support.scripted import told
 
     from effectbench.integrations.inspect_ai import SCORER_NAME
     from effectbench.integrations.inspect_ai.episodes import close_pools, release_thread
@@ -372,11 +381,15 @@ def test_an_agent_that_claims_success_at_once_is_the_same_phantom_through_every_
     import mcp_screen_agent
     import openai_computer_agent
 
+    views: dict[str, dict[str, Any]] = {}
+
     def in_process() -> dict[str, object]:
         try:
             with ClinicProvider() as pack:
                 task = next(t for t in pack.tasks() if t.task_id == CLAIMED)
-                row = run_episode(_ClaimsAtOnce(), pack, task, 0, 0)
+                agent = _ClaimsAtOnce()
+                row = run_episode(agent, pack, task, 0, 0)
+                views["in process"] = agent.told
                 return dict(json.loads(row.model_dump_json()))  # type: ignore[union-attr]
         finally:
             release_thread()
@@ -390,6 +403,7 @@ def test_an_agent_that_claims_success_at_once_is_the_same_phantom_through_every_
         + ["--system", "claims-at-once"]
     )
     try:
+        views["MCP"] = json.loads(episode.call("task"))
         episode.call("report", {"success": True, "halted": False, "message": "done"})
     finally:
         episode.close()
@@ -416,9 +430,15 @@ def test_an_agent_that_claims_success_at_once_is_the_same_phantom_through_every_
     finally:
         close_pools()
     assert log.samples is not None and len(log.samples) == 1
+    assert not log.samples[0].metadata  # a solver reads nothing of the task but the view
+    views["inspect"] = told(log.samples[0].messages)
     score = (log.samples[0].scores or {})[SCORER_NAME]
     assert score.metadata is not None
     rows["inspect"] = score.metadata["row"]
     verdicts = {door: _verdict_of(row) for door, row in rows.items()}
     expected = (CLAIMED, 0, True, False, "refuted", True, "silent_wrong_effect", "phantom")
     assert verdicts == dict.fromkeys(rows, expected), verdicts
+    assert all(set(view) == set(VIEW_FIELDS) for view in views.values()), views
+    same = {door: {k: view[k] for k in SAME_THROUGH_EVERY_DOOR} for door, view in views.items()}
+    assert len({json.dumps(v, sort_keys=True) for v in same.values()}) == 1, same
+    assert views["MCP"]["handle"] == handle_for(CLAIMED, 0)
