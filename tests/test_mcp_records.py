@@ -362,3 +362,26 @@ def test_a_missing_trial_is_no_attempt(
     assert "pack.missing_trials" in report.finding_ids()
     assert "pack.attempts" not in report.finding_ids()
     assert report.submission is not None and report.submission.run.n_attempts == 26
+
+
+def test_a_client_asking_for_a_completed_cell_is_told_so_as_an_mcp_error(tmp_path: Path) -> None:
+    """The refusal reaches the client (its first request's error), not a closed connection."""
+    import sys
+
+    from mcp.shared.exceptions import MCPError
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+    import mcp_screen_agent
+
+    pack = MockMedProvider()
+    task = pack.tasks()[0]
+    write_record(tmp_path, task.task_id, 0, _row(pack, task, 0))
+    command = [sys.executable, "-m", "effectbench.cli", "mcp", "--pack", "mockmed"]
+    command += ["--task", task.task_id, "--record-dir", str(tmp_path), "--system", "screen_only"]
+    episode = mcp_screen_agent.McpEpisode(command)
+    try:
+        with pytest.raises(MCPError, match=r"already completed \(attempt 1"):
+            episode.call("task")
+    finally:
+        episode.close()
+    assert len(list(tmp_path.glob("*.json"))) == 1  # nothing claimed, nothing written

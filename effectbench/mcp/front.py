@@ -27,6 +27,10 @@ message and the end of input, so the episode ends as the ``agent_error`` drop of
 client that left, as it would have had the SDK answered first. A client killed
 outright (its end of the wire closed) gets nothing more: what the SDK says after that
 is read and dropped, never a traceback.
+
+A plan refused for the user's reason (a cell whose attempt already completed, a task the
+pack lacks) is told to the client as an MCP error on its first request (:func:`refuse`),
+and on stderr in one line.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from effectbench.errors import UsageError
 from effectbench.mcp.shape import MAX_MESSAGE_BYTES, too_deep
 
 SERVER_NAME = "effectbench-episode"
@@ -269,6 +274,33 @@ class _Front:
             self.gone = True
 
 
+REFUSED = -32600
+"""The JSON-RPC error code of every request to a server that cannot serve its episode."""
+
+
+def refuse(why: str) -> None:
+    """Tell the client on stdio why this server serves no episode, until it closes its end.
+
+    ``initialize`` is answered (its instructions say why), so the client's handshake
+    completes and its first request meets a JSON-RPC error whose message is ``why`` (a cell
+    whose attempt completed names that attempt), never a closed connection.
+    """
+    try:
+        for line in _lines(0, threading.Event()):
+            message = _request(line)
+            if message is None:
+                continue
+            answer: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+            if early_initialize(message):
+                result = initialize_result(str(message["params"]["protocolVersion"]))
+                answer["result"] = {**result, "instructions": f"No episode is served: {why}"}
+            else:
+                answer["error"] = {"code": REFUSED, "message": why}
+            _write_all(1, json.dumps(answer).encode() + b"\n")
+    except OSError:  # no client on the other end (closed stdio): the one line on stderr
+        return
+
+
 def serve(plan: Callable[[], Early | None], start: Callable[[], Callable[[], None]]) -> None:
     """Serve MCP on stdio: ``plan`` first, then answer early, run what ``start`` returns.
 
@@ -284,10 +316,12 @@ def serve(plan: Callable[[], Early | None], start: Callable[[], Callable[[], Non
     os.dup2(2, 1)  # while preparing, a stray print goes to stderr, never to the client
     try:
         early = plan()
-    except BaseException:
+    except BaseException as exc:
         os.dup2(saved_out, 1)
         for fd in (saved_in, saved_out):
             os.close(fd)
+        if isinstance(exc, UsageError) and not os.isatty(0):  # a client, not a terminal:
+            refuse(exc.diagnostics())  # it is told why, as an MCP error
         raise
     wire_in, wire_out = os.dup(saved_in), os.dup(saved_out)
     sdk_in, to_sdk = os.pipe()
