@@ -22,6 +22,7 @@ import orjson
 import pandas as pd
 import pytest
 import yaml
+from mkdocs.utils.yaml import yaml_load
 from support.across import WRONG_RATES, jsonl_rows, paired
 from support.site import (
     CLINIC_API,
@@ -380,7 +381,7 @@ def test_search_index_holds_the_site_pages_and_the_finder_every_submission(
 
     manifest = registered(out / "search" / "systems-0.js")
     assert manifest["separator"] == find.SEPARATOR and manifest["key_chars"] == 2
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = yaml_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
     theme_search = next(p["search"] for p in config["plugins"] if isinstance(p, dict))
     assert theme_search["separator"] == find.SEPARATOR  # a query splits alike in both
     held: dict[str, list[str]] = {}
@@ -1027,7 +1028,7 @@ def test_failed_build_leaves_previous_site_untouched(site: dict[str, Any], tmp_p
     root = tmp_path / "root"
     shutil.copytree(ROOT / "site", root / "site")
     shutil.copy(ROOT / "SPEC.md", root / "SPEC.md")
-    cfg = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    cfg = yaml_load((ROOT / "mkdocs.yml").read_text())
     cfg["nav"].append({"Missing": "no-such-page.md"})  # strict mode refuses this
     (root / "mkdocs.yml").write_text(yaml.safe_dump(cfg))
     with pytest.raises(SiteBuildError):
@@ -1810,3 +1811,19 @@ def test_compare_data_pairs_only_episodes_two_systems_ran() -> None:
     pairs = zip(letters["one"], letters["two"], strict=True)
     both = sum(x != MISSING and y != MISSING for x, y in pairs)
     assert ran["one"] + ran["two"] - 2 * both == 1
+
+
+def test_the_published_address_comes_from_one_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mkdocs.yml takes site_url from EFFECTBENCH_SITE_URL (the deploy workflow sets it)."""
+    from effectbench.site.build import SiteSources
+
+    sources = SiteSources(ROOT)
+    monkeypatch.delenv("EFFECTBENCH_SITE_URL", raising=False)
+    assert sources.site_url == ""
+    monkeypatch.setenv("EFFECTBENCH_SITE_URL", "https://board.example.org/effectbench")
+    assert sources.site_url == "https://board.example.org/effectbench/"
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "deploy-site.yml").read_text())
+    (build,) = [s for s in workflow["jobs"]["build"]["steps"] if "site build" in s.get("run", "")]
+    assert build["env"]["EFFECTBENCH_SITE_URL"].startswith("https://")

@@ -130,8 +130,9 @@ from verifier.records import RecordPolicy
 from verifier.report import BundleReport
 
 NO_SITE_URL = (
-    "mkdocs.yml sets no site_url, so the badge snippets link relative to the site and break "
-    "when pasted into a README; set site_url to the address the site is published at"
+    "no site_url (mkdocs.yml takes it from EFFECTBENCH_SITE_URL), so the badge snippets link "
+    "relative to the site and break when pasted into a README; set EFFECTBENCH_SITE_URL to "
+    "the address the site is published at"
 )
 """The build's note (and the badge section's) when snippets cannot be absolute."""
 FRONTIER_CHART_SYSTEMS = 100
@@ -170,9 +171,12 @@ class SiteSources:
 
     @property
     def site_url(self) -> str:
-        """Return ``site_url`` of ``mkdocs.yml`` with a trailing slash, or "" when unset."""
+        """Return ``site_url`` of ``mkdocs.yml`` with a trailing slash, or "" when unset
+        (read as mkdocs reads it: ``!ENV [EFFECTBENCH_SITE_URL, null]`` takes the variable)."""
+        from mkdocs.utils.yaml import yaml_load
+
         try:
-            cfg = yaml.safe_load(self.config_file.read_text(encoding="utf-8")) or {}
+            cfg = yaml_load(self.config_file.read_text(encoding="utf-8")) or {}
         except (OSError, yaml.YAMLError):
             return ""
         url = str(cfg.get("site_url") or "") if isinstance(cfg, dict) else ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import re
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -155,8 +156,9 @@ def site_root(base: Path, withdrawn: list[dict[str, str]], site_url: str = "") -
     shutil.copytree(ROOT / "site", root / "site")
     shutil.copy(ROOT / "SPEC.md", root / "SPEC.md")
     config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-    if site_url:
-        config = f"site_url: {site_url}\n" + config
+    if site_url:  # in place of the repository's (which takes EFFECTBENCH_SITE_URL)
+        config = re.sub(r"(?m)^site_url: .*$", f"site_url: {site_url}", config)
+        assert f"site_url: {site_url}" in config
     (root / "mkdocs.yml").write_text(config, encoding="utf-8")
     (root / "site" / "withdrawn.yml").write_text(yaml.safe_dump(withdrawn), encoding="utf-8")
     return root
