@@ -561,3 +561,19 @@ def test_verify_json_holds_each_split_its_cells_and_slices(
     assert set(test["slices"]) == {"plain", "monitored"}
     assert all(" x " in cell for cell in test["cells"])
     assert {"auroc", "auroc_ci", "points", "cost_per_catch"} <= set(test["overall"])
+
+
+@pytest.mark.slow  # draws the generated clinic pack's fresh instance
+def test_a_fresh_instance_bundle_is_a_corpus_source_of_its_own_instance() -> None:
+    """The corpus reads a fresh-instance bundle's episodes against the instance it drew
+    (its tasks are not the public seed's), not as tasks missing from the pack."""
+    from effectbench.monitors.sources import CorpusSource, Located, _source_episodes
+    from effectbench.schema import Split
+
+    root = Path(__file__).resolve().parents[1]
+    folder = root / "submissions" / "2026-12-02_screen-only-clinic-generated-fresh"
+    source = CorpusSource(
+        folder=f"submissions/{folder.name}", content_hash="sha256:" + "0" * 64, split=Split.DEV
+    )
+    episodes = _source_episodes(Located(source, folder), {})
+    assert episodes and all(label.task.startswith("clinic-generated::") for _, label, _ in episodes)

@@ -56,7 +56,7 @@ from effectbench.packs import get_pack
 from effectbench.receipts.files import iter_lines
 from effectbench.receipts.model import Receipt
 from effectbench.schema import Outcome, Split, TaskSpec
-from effectbench.seam import AgentTask, BenchmarkProvider, Closable
+from effectbench.seam import AgentTask, BenchmarkProvider, Closable, DrawsInstances
 from effectbench.strictjson import StrictJSONError, load_document
 
 __all__ = [
@@ -168,6 +168,20 @@ def _receipts(folder: Path) -> list[Receipt]:
     return out
 
 
+def _drawn(header: SubmissionHeader, packs: dict[str, BenchmarkProvider]) -> BenchmarkProvider:
+    """The pack the bundle ran: its instance when it declares one drawn from another seed
+    (a fresh-instance bundle), built once per pack and seed."""
+    seed = header.instances.seed if header.instances is not None else ""
+    key = f"{header.pack.name}@{seed}"
+    if key not in packs:
+        pack = packs.get(header.pack.name) or get_pack(header.pack.name)
+        packs.setdefault(header.pack.name, pack)
+        if seed and isinstance(pack, DrawsInstances) and seed != pack.instance_seed:
+            pack = pack.instantiate(seed)
+        packs[key] = pack
+    return packs[key]
+
+
 def _source_episodes(
     located: Located, packs: dict[str, BenchmarkProvider]
 ) -> list[tuple[OverseerView, LabelEntry, dict[str, Path]]]:
@@ -179,9 +193,7 @@ def _source_episodes(
             f"{source.folder} is a bundle of the {header.pack.split.value} split, "
             f"not of the {source.split.value} split its corpus source says"
         )
-    if header.pack.name not in packs:
-        packs[header.pack.name] = get_pack(header.pack.name)
-    pack = packs[header.pack.name]
+    pack = _drawn(header, packs)
     specs: dict[str, TaskSpec] = {t.task_id: t for t in pack.tasks()}
     rows = read_episodes(folder / EPISODES_FILE)
     receipts = _receipts(folder)
@@ -238,7 +250,7 @@ def assemble(sources: Sequence[Located], version: int, name: str = CORPUS_NAME) 
                 labels.setdefault(located.source.split, []).append(label)
                 frames.update(named)
     finally:
-        for pack in packs.values():
+        for pack in {id(p): p for p in packs.values()}.values():  # each pack once
             if isinstance(pack, Closable):
                 pack.close()
     views.sort(key=lambda v: v.id)
