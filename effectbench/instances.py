@@ -31,7 +31,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from effectbench.errors import DataError
 from effectbench.hashing import canonical_hash, hash_file, submission_seed
@@ -298,16 +298,16 @@ def _point(data: bytes, on_g1: bool) -> Any:
     """Decompress a point (ZCash encoding) and check it is in the prime-order subgroup;
     raises ValueError otherwise."""
     from py_ecc.bls.point_compression import decompress_G1, decompress_G2
-    from py_ecc.optimized_bls12_381 import curve_order, is_inf, multiply
+    from py_ecc.optimized_bls12_381.optimized_curve import curve_order, is_inf, multiply
 
     if len(data) != (48 if on_g1 else 96):
         raise ValueError("wrong length")
+    point: Any
     if on_g1:
-        point = decompress_G1(int.from_bytes(data, "big"))  # type: ignore[arg-type]
+        point = decompress_G1(cast(Any, int.from_bytes(data, "big")))
     else:
-        point = decompress_G2(  # type: ignore[arg-type]
-            (int.from_bytes(data[:48], "big"), int.from_bytes(data[48:], "big"))
-        )
+        halves = (int.from_bytes(data[:48], "big"), int.from_bytes(data[48:], "big"))
+        point = decompress_G2(cast(Any, halves))
     if is_inf(point) or not is_inf(multiply(point, curve_order)):
         raise ValueError("not in the subgroup")
     return point
@@ -317,20 +317,23 @@ def bls_verifies(scheme: Scheme, public_key: bytes, message: bytes, signature: b
     """Whether ``signature`` is ``public_key``'s BLS signature of ``message`` under ``scheme``
     (``e(sig, g) == e(H(message), pk)``, hashing to the signature's group by RFC 9380)."""
     from py_ecc.bls.hash_to_curve import hash_to_G1, hash_to_G2
-    from py_ecc.optimized_bls12_381 import FQ12, G1, G2, final_exponentiate, neg, pairing
+    from py_ecc.fields import optimized_bls12_381_FQ12 as FQ12
+    from py_ecc.optimized_bls12_381.optimized_curve import G1, G2, neg
+    from py_ecc.optimized_bls12_381.optimized_pairing import final_exponentiate, pairing
 
+    sha256: Any = hashlib.sha256
     try:
         sig = _point(signature, scheme.signature_on_g1)
         key = _point(public_key, not scheme.signature_on_g1)
     except (ValueError, TypeError, AssertionError):
         return False
-    if scheme.signature_on_g1:
-        hashed = hash_to_G1(message, scheme.dst, hashlib.sha256)
+    if scheme.signature_on_g1:  # e(G2, sig) == e(pk, H(m)), pairing's arguments being (G2, G1)
+        hashed: Any = hash_to_G1(message, scheme.dst, sha256)
         product = pairing(G2, sig, final_exponentiate=False) * pairing(
             neg(key), hashed, final_exponentiate=False
         )
     else:
-        hashed = hash_to_G2(message, scheme.dst, hashlib.sha256)
+        hashed = hash_to_G2(message, scheme.dst, sha256)
         product = pairing(sig, G1, final_exponentiate=False) * pairing(
             hashed, neg(key), final_exponentiate=False
         )

@@ -8,10 +8,11 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 from py_ecc.bls.hash_to_curve import hash_to_G1, hash_to_G2
 from py_ecc.bls.point_compression import compress_G1, compress_G2
-from py_ecc.optimized_bls12_381 import G1, G2, multiply
+from py_ecc.optimized_bls12_381.optimized_curve import G1, G2, multiply
 
 from effectbench.hashing import canonical_hash
 from effectbench.instances import SCHEMES, Beacon, BeaconChain, beacon_message
@@ -47,11 +48,12 @@ class PrivateBeacon:
         """Round ``number``'s signature (chained: over the previous round's)."""
         previous = self.signature(number - 1) if self._scheme.chained and number > 1 else b""
         message = beacon_message(number, previous)
+        sha256: Any = hashlib.sha256
         if self._scheme.signature_on_g1:
-            point = hash_to_G1(message, self._scheme.dst, hashlib.sha256)
-            return _g1_bytes(multiply(point, self._secret))
-        point = hash_to_G2(message, self._scheme.dst, hashlib.sha256)
-        return _g2_bytes(multiply(point, self._secret))
+            on_g1: Any = hash_to_G1(message, self._scheme.dst, sha256)
+            return _g1_bytes(multiply(on_g1, self._secret))
+        on_g2: Any = hash_to_G2(message, self._scheme.dst, sha256)
+        return _g2_bytes(multiply(on_g2, self._secret))
 
     def round(self, number: int) -> Beacon:
         """Round ``number``, signed for real."""
