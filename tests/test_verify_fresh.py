@@ -68,6 +68,9 @@ from effectbench.run import run
 from effectbench.schema import Category, Split
 from effectbench.signatures import sign_bundle
 from effectbench.signatures.sign import sign_statement
+from effectbench.site._contamination import contamination, pooled
+from effectbench.site._entries import entry_from_report
+from effectbench.site._reports import verify_submissions
 from verifier.api import VerifyOptions, verify_bundle
 from verifier.report import BundleReport, Status
 
@@ -621,3 +624,55 @@ def test_submit_draws_its_instance_from_the_commitment_and_the_round(tmp_path: P
         instance_decl(argparse.Namespace(instance_seed=None, commitment=None, beacon=files[1]))
     plain = instance_decl(argparse.Namespace(instance_seed="s", commitment=None, beacon=None))
     assert plain == InstanceDecl(seed="s")
+
+
+# -- where the board is built -----------------------------------------------------------------
+
+
+def test_the_board_ranks_a_committed_bundle_as_committed_and_pools_its_delta(
+    made: Made, tmp_path: Path
+) -> None:
+    """The site's verification (``verify_submissions``) pins the production chain, so a round
+    of another chain is refused there; pinned to the private chain the tests run, the committed
+    bundle is ranked as a committed fresh entry. The contamination delta pools every committed
+    fresh entry of a system, and leaves an uncommitted one out."""
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    copy_bundle(made.bundle, folder / "2026-12-07_fresh-committed")
+    copy_bundle(made.public, folder / "2026-12-07_public")
+
+    def drop(data: dict[str, Any]) -> None:
+        data["instances"] = {"seed": made.seed}
+
+    uncommitted = _variant(made, tmp_path / "u", submission=drop)
+    copy_bundle(uncommitted, folder / "2026-12-07_fresh-uncommitted")
+    trust = made.instance.trust_config_path
+    pinned = {Path(r.path).name: r for r in verify_submissions(folder, trust_config=trust)}
+    refused = pinned["2026-12-07_fresh-committed"]
+    assert refused.status is Status.REFUSED
+    assert "pack.instance_beacon" in refused.finding_ids()
+    reports = verify_submissions(folder, trust_config=trust, beacon_chain=made.chain_file)
+    by_name = {Path(r.path).name: r for r in reports}
+    fresh = by_name["2026-12-07_fresh-committed"]
+    assert fresh.status is Status.RANKED, fresh.finding_ids()
+    entries = {Path(r.path).name: entry_from_report(r) for r in reports}
+    assert entries["2026-12-07_fresh-committed"].instance == "fresh"
+    assert entries["2026-12-07_fresh-uncommitted"].instance == "fresh-uncommitted"
+    assert entries["2026-12-07_public"].instance == "public"
+    # a second committed run of the same system (the same report under another slug) is pooled
+    twin = entry_from_report(fresh, slug="fresh-twin")
+    by_slug = {e.slug: e for e in entries.values()} | {"fresh-twin": twin}
+    tables = {
+        e.slug: r.tasks
+        for e, r in zip(entries.values(), reports, strict=True)
+        if r.tasks is not None
+    }
+    tables["fresh-twin"] = tables[entries["2026-12-07_fresh-committed"].slug]
+    (delta,) = contamination(list(by_slug), by_slug, tables)
+    assert delta.fresh == (entries["2026-12-07_fresh-committed"].slug, "fresh-twin")
+    assert delta.public == (entries["2026-12-07_public"].slug,)
+    one = tables[entries["2026-12-07_fresh-committed"].slug]
+    both = pooled([one, one])
+    assert both.task_id == one.task_id and both.trials == [2 * t for t in one.trials]
+    assert both.events["swer"] == [2 * n for n in one.events["swer"]]
+    assert delta.delta.first == pytest.approx(fresh.results.swer.rate if fresh.results else -1)
