@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     )
     from effectbench.seam import AgentTask, Attempt, BenchmarkProvider, EnvHandle, SystemUnderTest
 
-SPEC_VERSION = "1.3.0"
+SPEC_VERSION = "1.4.0"
 """The SPEC this engine implements (the VERSION file at the repository root)."""
 
 
