@@ -81,7 +81,7 @@ def _cmd_commit(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.out} exists; name a new file")
     chain = _chain(args.beacon_chain)
     digest = configuration_digest(
-        harness_of(args), args.model, configuration_file_digest(args.config)
+        harness_of(args), args.model or "", configuration_file_digest(args.config)
     )
     from sigstore import dsse
 
@@ -205,7 +205,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--baseline", metavar="NAME", help="the harness: a shipped baseline")
     p.add_argument("--sut", metavar="MODULE:ATTR", help="the harness: your SystemUnderTest")
-    p.add_argument("--model", default="", help="the model the system calls (default: none)")
+    p.add_argument("--model", help="the model the system calls (default: none)")
     p.add_argument(
         "--pack",
         default="clinic-generated",

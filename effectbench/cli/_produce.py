@@ -294,9 +294,7 @@ def register(sub: Any) -> None:
         metavar="FILE",
         help="with --commitment: the configuration file committed (its hash is declared)",
     )
-    p.add_argument(
-        "--model", default="", help="with --commitment: the model committed (default: none)"
-    )
+    p.add_argument("--model", help="with --commitment: the model committed (default: none)")
     p.set_defaults(func=_cmd_submit)
 
     p = sub.add_parser("import", help="convert an upstream submission document into a bundle")
