@@ -35,10 +35,17 @@ from support.bundles import (
     write_submission,
 )
 
-from effectbench.bundle import ConfigurationDecl, InstanceDecl, SignerDecl, SystemInfo
+from effectbench.bundle import (
+    ConfigurationDecl,
+    InstanceDecl,
+    SignerDecl,
+    SubmissionHeader,
+    SystemInfo,
+)
 from effectbench.cli import main
 from effectbench.cli._produce import instance_decl
 from effectbench.errors import UsageError
+from effectbench.findings import CheckId
 from effectbench.hashing import instance_mark
 from effectbench.instances import (
     ROUND_DELAY,
@@ -72,7 +79,9 @@ from effectbench.site._contamination import contamination, pooled
 from effectbench.site._entries import entry_from_report
 from effectbench.site._reports import verify_submissions
 from verifier.api import VerifyOptions, verify_bundle
-from verifier.report import BundleReport, Status
+from verifier.commitment import check_commitment
+from verifier.instances import InstanceFacts
+from verifier.report import BundleReport, FindingSink, Status
 
 ALICE = "alice@example.org"
 BOB = "bob@example.org"
@@ -676,3 +685,36 @@ def test_the_board_ranks_a_committed_bundle_as_committed_and_pools_its_delta(
     assert both.task_id == one.task_id and both.trials == [2 * t for t in one.trials]
     assert both.events["swer"] == [2 * n for n in one.events["swer"]]
     assert delta.delta.first == pytest.approx(fresh.results.swer.rate if fresh.results else -1)
+
+
+def test_a_committed_harness_other_than_the_bundles_baseline_is_refused(made: Made) -> None:
+    """A bundle that says it is a shipped baseline holds its committed harness to it (checked
+    on the header alone: a bundle naming a baseline would otherwise be re-run)."""
+    data = read_submission(made.bundle)
+    data.pop("results")
+    data["system"]["baseline"] = "effect_verified"
+    header = SubmissionHeader.model_validate(data)
+    facts = InstanceFacts(made.seed, public=False)
+    sink = FindingSink()
+    committed = check_commitment(
+        header,
+        facts,
+        sink,
+        "submission.json",
+        trust_config=made.instance.trust_config_path,
+        beacon_chain=made.chain_file,
+    )
+    assert committed is False
+    (finding,) = sink.kept["pack"]
+    assert finding.check is CheckId.PACK_INSTANCE_CONFIGURATION
+    assert "'baseline:effect_verified'" in finding.message and HARNESS in finding.message
+    data["system"]["baseline"] = None  # the same header without it is committed
+    header = SubmissionHeader.model_validate(data)
+    assert check_commitment(
+        header,
+        facts,
+        FindingSink(),
+        "submission.json",
+        trust_config=made.instance.trust_config_path,
+        beacon_chain=made.chain_file,
+    )
