@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from effectbench.baselines import get_baseline
-from effectbench.instances import Beacon, BeaconChain, beacon_message, beacon_problem
+from effectbench.instances import Beacon, BeaconChain, beacon_problem
 from effectbench.kit.catalogue import Catalogue
 from effectbench.kit.generate import generate, instance_catalogue_seed
 from effectbench.packs.clinic.generated import (
@@ -101,18 +101,27 @@ def fresh(rounds: int, catalogue: Catalogue[Any] = CATALOGUE) -> None:
           f"{_ms(took)}")  # fmt: skip
 
 
-def beacon() -> None:
-    """Time verifying one beacon round's BLS signature."""
-    from py_ecc.bls.ciphersuites import G2Basic
+QUICKNET_ROUND_3 = (
+    "b3fab6df720b68cc47175f2c777e86d84187caab5770906f515ff1099"
+    "cb01e4deaa027075d860823e49477b93c72bd64"
+)
+"""drand quicknet's published signature of round 3."""
 
-    secret = 0xBE4C0
-    chain = BeaconChain(G2Basic.SkToPk(secret).hex(), 0, 3)
-    signature = bytes(G2Basic.Sign(secret, beacon_message(7)))
-    beacon = Beacon(chain.chain_hash, 7, signature.hex(), hashlib.sha256(signature).hexdigest())
+
+def beacon() -> None:
+    """Time verifying one real quicknet round under the pinned chain (BLS on G1, RFC 9380)."""
+    from verifier.commitment import PINNED_CHAIN
+
+    chain = BeaconChain.from_file(PINNED_CHAIN)
+    signature = bytes.fromhex(QUICKNET_ROUND_3)
+    beacon = Beacon(chain.chain_hash, 3, signature.hex(), hashlib.sha256(signature).hexdigest())
     t0 = time.perf_counter()
     problem = beacon_problem(beacon, chain)
     took_one = time.perf_counter() - t0
-    print(f"verify one beacon round (BLS12-381, {problem or 'valid'}): {took_one:.2f} s  {_load()}")
+    print(
+        f"verify one quicknet round (BLS12-381 on G1, {problem or 'valid'}): {took_one:.2f} s  "
+        f"{_load()}"
+    )
 
 
 def worlds(tasks: Sequence[GeneratedTask]) -> None:

@@ -168,6 +168,19 @@ class RunInfo(_Model):
     """ISO 8601 time the run finished (informative)."""
 
 
+class ConfigurationDecl(_Model):
+    """The configuration a committed fresh instance ran with, as its commitment binds it
+    (``effectbench.instances.configuration_digest`` of the three must be the committed digest)."""
+
+    harness: str = _text(URL_MAX, min_length=1)
+    """``baseline:NAME`` (a shipped baseline, as ``system.baseline`` names it) or
+    ``sut:MODULE:ATTR`` (``effectbench.instances.harness_name``)."""
+    model: str = _text(SHORT_MAX, default="")
+    """The model the system called ("" for none)."""
+    file: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    """``sha256:<hex>`` of the configuration file (``effectbench commit --config``)."""
+
+
 class InstanceDecl(_Model):
     """Which instance of a generated pack the run drew: its seed and where the seed came from."""
 
@@ -178,6 +191,8 @@ class InstanceDecl(_Model):
     null for a seed that is not derived from one (the public dev seed, a preview)."""
     beacon: dict[str, Any] | None = None
     """The beacon round published after the commitment (``effectbench.instances.Beacon``)."""
+    configuration: ConfigurationDecl | None = None
+    """The committed configuration (with a commitment: required, and held to its digest)."""
 
 
 class EnvironmentInfo(_Model):

@@ -206,7 +206,12 @@ class CheckId(StrEnum):
     )
     PACK_INSTANCE_COMMITMENT = (
         "pack.instance_commitment",
-        "the instance's commitment does not verify, or names another system or configuration",
+        "the instance's commitment does not verify, or names another system or pack",
+    )
+    PACK_INSTANCE_CONFIGURATION = (
+        "pack.instance_configuration",
+        "the configuration the bundle declares (harness, model, file hash) is not the committed "
+        "digest, or not the bundle's baseline",
     )
     PACK_INSTANCE_COMMITMENT_SIGNER = (
         "pack.instance_commitment_signer",
@@ -214,11 +219,17 @@ class CheckId(StrEnum):
     )
     PACK_INSTANCE_COMMITMENT_TIME = (
         "pack.instance_commitment_time",
-        "the commitment was integrated in the transparency log after the run started",
+        "the commitment was integrated in the transparency log after the run started, or "
+        "after its beacon round was published",
     )
     PACK_INSTANCE_BEACON = (
         "pack.instance_beacon",
-        "the beacon round does not verify, or is not after the commitment's integrated time",
+        "the beacon round does not verify under the pinned chain, or no chain is pinned",
+    )
+    PACK_INSTANCE_ROUND = (
+        "pack.instance_round",
+        "the beacon round is not the commitment's: the first published after its integrated "
+        "time plus the stated delay",
     )
     PACK_INSTANCE_DERIVED_SEED = (
         "pack.instance_derived_seed",

@@ -25,16 +25,10 @@ from support.workflows import DeployBuild
 
 from effectbench.findings import Family
 from effectbench.metrics import (
-    TaskTable,
-    contamination_delta,
-    episode_frame,
     rate_difference,
-    task_table,
 )
-from effectbench.packs import get_pack
 from effectbench.produce import REFERENCE_FRESH_SEED, REFERENCE_SET
 from effectbench.schema import Substrate
-from effectbench.seam import DrawsInstances
 from verifier.api import VerifyOptions, verify_path
 from verifier.limits import Limits
 from verifier.report import Status
@@ -224,46 +218,24 @@ def _fresh_bundles() -> dict[str, Path]:
     return out
 
 
-def _clustered(bundle: Path, pack: Any) -> TaskTable:
-    """A bundle's rows counted per template, as the generated boards count them."""
-    rows = jsonl_rows(bundle)
-    specs = {t.task_id: t for t in pack.tasks()}
-    return task_table(
-        episode_frame(rows),
-        {r["task_id"]: r["correct_action_available"] for r in rows},
-        {tid: pack.cluster_of(t) for tid, t in specs.items()},
-    )
-
-
-def test_the_generated_api_board_shows_each_arm_s_contamination_delta(
+def test_the_generated_api_board_shows_no_delta_from_uncommitted_fresh_runs(
     shipped: dict[str, Any],
 ) -> None:
-    """Each arm ran the generated clinic's API on the public dev seed and on a fresh instance:
-    the board states fresh minus public SWER, paired by template, as the metric computes it
-    from the two bundles' rows; a scripted arm cannot have tuned to either seed, so no delta
-    is beyond noise, and the page says so."""
+    """Each arm ran the generated clinic's API on the public dev seed and on a fresh instance
+    whose seed was not committed (a shipped reference has no production transparency-log
+    commitment): those entries are shown as uncommitted and measure no contamination delta,
+    since only committed fresh instances count, and the page says why."""
     (board,) = [b for b in shipped["boards"]["clinic-generated"] if b["substrate"] == "api"]
-    assert {c["system"] for c in board["contamination"]} == set(ARMS)
-    public_pack = get_pack("clinic-generated")
-    assert isinstance(public_pack, DrawsInstances)
-    fresh_pack = public_pack.instantiate(REFERENCE_FRESH_SEED)
-    fresh = _fresh_bundles()
-    for c in board["contamination"]:
-        (public,) = [b for b in _bundles("clinic-generated", c["system"]) if b.name == c["public"]]
-        assert fresh[c["system"]].name == c["fresh"] and c["committed"] is False
-        d = contamination_delta(
-            _clustered(public, public_pack), _clustered(fresh[c["system"]], fresh_pack), {}
-        )
-        for key, want in (("difference", d.difference), ("lo", d.lo), ("hi", d.hi)):
-            assert c["delta"][key] == pytest.approx(want, abs=1e-6), (c["system"], key)
-        assert c["delta"]["tasks"] == d.tasks == 26  # every template, on both seeds
-        for side, bundle in (("public", public), ("fresh", fresh[c["system"]])):
-            swer = json.loads((bundle / "submission.json").read_text())["results"]["swer"]
-            assert c[f"swer_{side}"] == pytest.approx(swer["rate"], abs=1e-6)
-        assert c["delta"]["lo"] <= 0 <= c["delta"]["hi"] and not c["delta"]["beyond_noise"]
+    assert board["contamination"] == []
+    fresh = {e["system"] for e in board["entries"] if e["instance"] == "fresh-uncommitted"}
+    assert fresh == set(ARMS) == set(_fresh_bundles())
     page = (shipped["out"] / "index.html").read_text(encoding="utf-8")
-    (said,) = re.findall(r"<p data-eb-contamination>(.*?)</p>", page, re.S)
-    assert said.count("no difference beyond noise") == len(ARMS)
+    said = re.findall(r"<p data-eb-contamination>(.*?)</p>", page, re.S)
+    assert said == [
+        "No contamination delta: no fresh instance on this board was committed "
+        "before its run (an uncommitted seed was the submitter's to choose), and "
+        "only committed ones count."
+    ]
 
 
 def test_the_packs_page_sets_each_arm_on_both_systems_of_record(shipped: dict[str, Any]) -> None:

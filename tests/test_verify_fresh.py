@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import base64
+import http.server
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -33,16 +35,26 @@ from support.bundles import (
     write_submission,
 )
 
-from effectbench.bundle import InstanceDecl, SignerDecl, SystemInfo
+from effectbench.bundle import (
+    ConfigurationDecl,
+    InstanceDecl,
+    SignerDecl,
+    SubmissionHeader,
+    SystemInfo,
+)
 from effectbench.cli import main
 from effectbench.cli._produce import instance_decl
 from effectbench.errors import UsageError
+from effectbench.findings import CheckId
 from effectbench.hashing import instance_mark
 from effectbench.instances import (
+    ROUND_DELAY,
     Beacon,
     LogEntry,
+    commitment_round,
     commitment_statement,
     configuration_digest,
+    configuration_file_digest,
     derived_seed,
     log_entry,
 )
@@ -63,8 +75,13 @@ from effectbench.run import run
 from effectbench.schema import Category, Split
 from effectbench.signatures import sign_bundle
 from effectbench.signatures.sign import sign_statement
+from effectbench.site._contamination import contamination, pooled
+from effectbench.site._entries import entry_from_report
+from effectbench.site._reports import verify_submissions
 from verifier.api import VerifyOptions, verify_bundle
-from verifier.report import BundleReport, Status
+from verifier.commitment import check_commitment
+from verifier.instances import InstanceFacts
+from verifier.report import BundleReport, FindingSink, Status
 
 ALICE = "alice@example.org"
 BOB = "bob@example.org"
@@ -72,6 +89,8 @@ SYSTEM = "Fresh instance checker"
 PACK = "clinic-generated"
 BEACON_SECRET = 0x5EED_C0FFEE_1234_5678_9ABC
 """The private beacon chain's secret key (minted for the tests, like the private Sigstore)."""
+HARNESS = "sut:fresh_checker:Agent"
+MODEL = "checker-1"
 
 
 @dataclass(frozen=True)
@@ -90,8 +109,13 @@ class Made:
     instance: SigstoreTestInstance
 
 
+def _configured(config: Path) -> ConfigurationDecl:
+    return ConfigurationDecl(harness=HARNESS, model=MODEL, file=configuration_file_digest(config))
+
+
 def _commit(instance: SigstoreTestInstance, config: Path, who: str) -> dict[str, Any]:
-    statement = commitment_statement(SYSTEM, configuration_digest(config), PACK)
+    c = _configured(config)
+    statement = commitment_statement(SYSTEM, configuration_digest(c.harness, c.model, c.file), PACK)
     raw, _, _ = sign_statement(
         dsse.Statement(json.dumps(statement).encode()),
         identity_token=instance.email_token(who),
@@ -140,12 +164,17 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Made:
     commitment = _commit(instance, config, ALICE)
     entry = log_entry(commitment)
     beacon = PrivateBeacon(BEACON_SECRET, genesis_time=entry.integrated_time - 300, period=3)
-    chosen = beacon.round(beacon.chain.first_round_after(entry.integrated_time))
+    chosen = beacon.round(commitment_round(entry, beacon.chain))
     seed = derived_seed(entry, chosen)
     fresh = GeneratedClinicProvider(seed=seed)
     public = GeneratedClinicProvider()
     try:
-        decl = InstanceDecl(seed=seed, commitment=commitment, beacon=chosen.to_json())
+        decl = InstanceDecl(
+            seed=seed,
+            commitment=commitment,
+            beacon=chosen.to_json(),
+            configuration=_configured(config),
+        )
         bundle = _bundle(fresh, root / "fresh", decl, instance)
         public_bundle = _bundle(public, root / "public", None, instance)
     finally:
@@ -164,14 +193,14 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Made:
     )
 
 
-def _verify(made: Made, bundle: Path, *, chain: bool = True) -> BundleReport:
-    return verify_bundle(
-        bundle,
-        VerifyOptions(
-            trust_config=made.instance.trust_config_path,
-            beacon_chain=made.chain_file if chain else None,
-        ),
-    )
+def _verify(made: Made, bundle: Path, *, chain: str = "private") -> BundleReport:
+    """Verify under the private chain, or none (``chain="none"``), or the verifier's pinned
+    production chain (``"pinned"``, its default)."""
+    if chain == "pinned":
+        return verify_bundle(bundle, VerifyOptions(trust_config=made.instance.trust_config_path))
+    pinned = made.chain_file if chain == "private" else None
+    options = VerifyOptions(trust_config=made.instance.trust_config_path, beacon_chain=pinned)
+    return verify_bundle(bundle, options)
 
 
 def _variant(
@@ -306,35 +335,99 @@ def test_a_template_that_raises_or_repeats_is_named(
 
 
 def test_without_a_pinned_chain_the_round_is_not_taken_on_trust(made: Made) -> None:
-    message = _refused_with(_verify(made, made.bundle, chain=False), "pack.instance_beacon")
+    message = _refused_with(_verify(made, made.bundle, chain="none"), "pack.instance_beacon")
     assert "no beacon chain is pinned" in message
 
 
-def test_a_seed_not_derived_from_the_entry_and_round_is_refused(made: Made, tmp_path: Path) -> None:
-    """A later, valid round: the seed the bundle ran on is not the one it gives."""
-    later = made.beacon.round(made.round.round + 1)
+def test_the_verifier_pins_quicknet_so_a_private_round_is_refused(made: Made) -> None:
+    """By default the verifier (and so the board's build) pins drand's quicknet: a round of
+    another chain, however well signed, is not taken."""
+    message = _refused_with(_verify(made, made.bundle, chain="pinned"), "pack.instance_beacon")
+    assert "not the pinned 52db9ba70e0cc0f6" in message
+
+
+def _with_round(made: Made, folder: Path, number: int) -> Path:
+    """The bundle naming round ``number`` and the seed derived from it (signed again)."""
+    other = made.beacon.round(number)
 
     def swap(data: dict[str, Any]) -> None:
-        data["instances"]["beacon"] = later.to_json()
+        data["instances"]["beacon"] = other.to_json()
+        data["instances"]["seed"] = derived_seed(made.entry, other)
+
+    return _variant(made, folder, submission=swap)
+
+
+def test_a_seed_not_derived_from_the_entry_and_round_is_refused(made: Made, tmp_path: Path) -> None:
+    def swap(data: dict[str, Any]) -> None:
+        data["instances"]["seed"] = "a-seed-of-my-choosing"
 
     message = _refused_with(
         _verify(made, _variant(made, tmp_path / "b", submission=swap)),
         "pack.instance_derived_seed",
     )
-    assert derived_seed(made.entry, later) in message
+    assert made.seed in message
 
 
-def test_a_round_not_after_the_commitment_is_refused(made: Made, tmp_path: Path) -> None:
-    earlier = made.beacon.round(made.round.round - 1)
-    assert made.beacon.chain.round_time(earlier.round) <= made.entry.integrated_time
+@pytest.mark.parametrize("later", [1, 1000])
+def test_a_later_round_than_the_commitments_is_refused(
+    made: Made, tmp_path: Path, later: int
+) -> None:
+    """One commitment gives one seed: a later round (a new seed every period) is refused by
+    name, whatever its seed."""
+    report = _verify(made, _with_round(made, tmp_path / "b", made.round.round + later))
+    message = _refused_with(report, "pack.instance_round")
+    assert f"not the commitment's round {made.round.round}" in message
+
+
+def test_a_round_inside_the_delay_is_refused(made: Made, tmp_path: Path) -> None:
+    """A round published after the commitment but within ROUND_DELAY of it is not its round."""
+    chain = made.beacon.chain
+    inside = chain.first_round_after(made.entry.integrated_time)
+    assert inside < made.round.round  # the period (3 s) is shorter than the delay (10 s)
+    assert made.entry.integrated_time < chain.round_time(inside)
+    assert chain.round_time(inside) <= made.entry.integrated_time + ROUND_DELAY
+    _refused_with(_verify(made, _with_round(made, tmp_path / "b", inside)), "pack.instance_round")
+
+
+def test_a_commitment_made_after_its_round_is_refused(made: Made, tmp_path: Path) -> None:
+    """A round already published when the commitment was integrated: the seed was known."""
+    earlier = made.beacon.chain.first_round_after(made.entry.integrated_time) - 1
+    assert made.beacon.chain.round_time(earlier) <= made.entry.integrated_time
+    report = _verify(made, _with_round(made, tmp_path / "b", earlier))
+    message = _refused_with(report, "pack.instance_commitment_time")
+    assert f"after round {earlier} was published" in message
+
+
+@pytest.mark.parametrize(
+    ("part", "value"),
+    [("harness", "sut:other:Agent"), ("model", "bigger-model"), ("file", "sha256:" + "0" * 64)],
+)
+def test_a_configuration_other_than_the_committed_is_refused(
+    made: Made, tmp_path: Path, part: str, value: str
+) -> None:
+    """Each of the three declared parts differs in turn from what was committed."""
 
     def swap(data: dict[str, Any]) -> None:
-        data["instances"]["beacon"] = earlier.to_json()
-        data["instances"]["seed"] = derived_seed(made.entry, earlier)
+        data["instances"]["configuration"][part] = value
 
-    report = _verify(made, _variant(made, tmp_path / "b", submission=swap))
-    message = _refused_with(report, "pack.instance_beacon")
-    assert "not after the commitment's integrated time" in message
+    message = _refused_with(
+        _verify(made, _variant(made, tmp_path / "b", submission=swap)),
+        "pack.instance_configuration",
+    )
+    assert "not the committed" in message
+
+
+def test_a_committed_instance_without_its_configuration_is_refused(
+    made: Made, tmp_path: Path
+) -> None:
+    def drop(data: dict[str, Any]) -> None:
+        del data["instances"]["configuration"]
+
+    message = _refused_with(
+        _verify(made, _variant(made, tmp_path / "b", submission=drop)),
+        "pack.instance_configuration",
+    )
+    assert "--config" in message
 
 
 def test_a_round_signed_by_another_key_is_refused(made: Made, tmp_path: Path) -> None:
@@ -356,13 +449,14 @@ def test_a_round_signed_by_another_key_is_refused(made: Made, tmp_path: Path) ->
 def test_a_commitment_by_another_signer_is_refused(made: Made, tmp_path: Path) -> None:
     bobs = _commit(made.instance, made.config, BOB)
     entry = log_entry(bobs)
-    chosen = made.beacon.round(made.beacon.chain.first_round_after(entry.integrated_time))
+    chosen = made.beacon.round(commitment_round(entry, made.beacon.chain))
 
     def swap(data: dict[str, Any]) -> None:
         data["instances"] = {
             "seed": derived_seed(entry, chosen),
             "commitment": bobs,
             "beacon": chosen.to_json(),
+            "configuration": _configured(made.config).model_dump(),
         }
 
     message = _refused_with(
@@ -412,11 +506,49 @@ def test_the_contamination_delta_of_one_system_on_both_seeds(made: Made) -> None
     assert delta.lo <= delta.difference <= delta.hi
 
 
+class _Relay:
+    """A drand HTTP relay on 127.0.0.1 serving a private chain's rounds as drand does
+    (``/<chain hash>/public/<round>``: round, randomness, signature; no chain named)."""
+
+    def __init__(self, beacon: PrivateBeacon) -> None:
+        chain_hash = beacon.chain.chain_hash
+        self.asked: list[str] = []
+        asked = self.asked
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (the http.server name)
+                asked.append(self.path)
+                parts = self.path.strip("/").split("/")
+                if len(parts) != 3 or parts[:2] != [chain_hash, "public"]:
+                    self.send_error(404)
+                    return
+                got = beacon.round(int(parts[2])).to_json()
+                body = json.dumps({k: got[k] for k in ("round", "randomness", "signature")})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(body.encode())
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
 def test_commit_and_draw_on_the_command_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``effectbench commit`` signs and logs the commitment; ``draw`` verifies the round and
-    prints the seed the verifier derives; a round before the commitment is refused."""
+    """``effectbench commit`` signs and logs the commitment and names its one round; ``draw``
+    fetches that round from a relay once it is out (or reads a saved one), verifies it and
+    prints the seed the verifier derives; any other round is refused."""
     instance = shared_instance()
     config = tmp_path / "config.json"
     config.write_text('{"agent": "mine"}\n', encoding="utf-8")
@@ -426,49 +558,163 @@ def test_commit_and_draw_on_the_command_line(
     chain = beacon.write_chain(tmp_path / "chain.json")
     trust = str(instance.trust_config_path)
     argv = ["commit", "--name", SYSTEM, "--config", str(config), "--out", str(out)]
+    argv += ["--sut", HARNESS[len("sut:") :], "--model", MODEL]
     argv += ["--identity-token", instance.email_token(ALICE), "--trust-config", trust]
     assert main([*argv, "--beacon-chain", str(chain)]) == 0
     said = capsys.readouterr().out
     entry = log_entry(json.loads(out.read_bytes()))
-    first = beacon.chain.first_round_after(entry.integrated_time)
-    assert f"log index {entry.log_index}" in said and f"beacon round {first}" in said
+    first = commitment_round(entry, beacon.chain)
+    assert f"log index {entry.log_index}" in said and f"beacon round {first} " in said
     statement = json.loads(
         base64.b64decode(json.loads(out.read_bytes())["dsseEnvelope"]["payload"])
     )
-    assert statement["predicate"]["configuration_digest"] == configuration_digest(config)
-    assert main([*argv]) == 2  # the file exists: never overwritten
+    c = _configured(config)
+    committed = configuration_digest(c.harness, c.model, c.file)
+    assert statement["predicate"]["configuration_digest"] == committed
+    assert main([*argv, "--beacon-chain", str(chain)]) == 2  # the file exists: never overwritten
     capsys.readouterr()
+    relay = _Relay(beacon)
+    try:
+        fetch = ["draw", "--commitment", str(out), "--beacon-chain", str(chain)]
+        fetch += ["--relay", relay.url]
+        assert main(fetch) == 2  # not published yet: nothing asked of the relay
+        assert "run draw again then" in capsys.readouterr().err and not relay.asked
+        published = beacon.chain.round_time(first)
+        monkeypatch.setattr("effectbench.cli._commit._now", lambda: published)
+        saved = tmp_path / "saved.json"
+        assert main([*fetch, "--save", str(saved)]) == 0
+        assert relay.asked == [f"/{beacon.chain.chain_hash}/public/{first}"]
+    finally:
+        relay.stop()
     chosen = beacon.round(first)
-    (tmp_path / "round.json").write_text(json.dumps(chosen.to_json()), encoding="utf-8")
-    draw = ["draw", "--commitment", str(out), "--beacon", str(tmp_path / "round.json")]
-    assert main([*draw, "--beacon-chain", str(chain)]) == 0
     assert capsys.readouterr().out.strip() == derived_seed(entry, chosen)
-    (tmp_path / "round.json").write_text(json.dumps(beacon.round(first - 1).to_json()))
-    assert main([*draw, "--beacon-chain", str(chain)]) == 2
-    assert f"wait for round {first}" in capsys.readouterr().err
+    assert json.loads(saved.read_text()) == chosen.to_json()
+    # offline: the saved round (ours, or drand's own JSON) gives the same seed
+    draw = ["draw", "--commitment", str(out), "--beacon-chain", str(chain), "--beacon"]
+    drand = tmp_path / "drand.json"
+    drand.write_text(
+        json.dumps({k: chosen.to_json()[k] for k in ("round", "signature", "randomness")})
+    )
+    for file in (saved, drand):
+        assert main([*draw, str(file)]) == 0
+        assert capsys.readouterr().out.strip() == derived_seed(entry, chosen)
+    for other in (first - 1, first + 1):
+        (tmp_path / f"{other}.json").write_text(json.dumps(beacon.round(other).to_json()))
+        assert main([*draw, str(tmp_path / f"{other}.json")]) == 2
+        assert f"not the commitment's round {first}" in capsys.readouterr().err
 
 
 def test_submit_draws_its_instance_from_the_commitment_and_the_round(tmp_path: Path) -> None:
-    """``submit --commitment --beacon``: the seed it runs on and declares is the derived one;
-    a contradicting --instance-seed or a lone --beacon is a usage error before anything runs."""
+    """``submit --commitment --beacon --config``: the seed it runs on and declares is the
+    derived one, with the configuration it committed; a contradicting --instance-seed, a lone
+    --beacon or no --config is a usage error before anything runs."""
     instance = shared_instance()
     config = tmp_path / "config.json"
     config.write_text("{}\n", encoding="utf-8")
     commitment = _commit(instance, config, ALICE)
     entry = log_entry(commitment)
     beacon = PrivateBeacon(BEACON_SECRET, genesis_time=entry.integrated_time - 30)
-    chosen = beacon.round(beacon.chain.first_round_after(entry.integrated_time))
+    chosen = beacon.round(commitment_round(entry, beacon.chain))
     files = tmp_path / "commitment.json", tmp_path / "round.json"
     files[0].write_text(json.dumps(commitment), encoding="utf-8")
     files[1].write_text(json.dumps(chosen.to_json()), encoding="utf-8")
-    args = argparse.Namespace(instance_seed=None, commitment=files[0], beacon=files[1])
+    run_as = {"sut": HARNESS[len("sut:") :], "baseline": None, "model": MODEL, "config": config}
+    args = argparse.Namespace(instance_seed=None, commitment=files[0], beacon=files[1], **run_as)
     decl = instance_decl(args)
     assert decl is not None and decl.seed == derived_seed(entry, chosen) == args.instance_seed
     assert decl.commitment == commitment and decl.beacon == chosen.to_json()
-    wrong = argparse.Namespace(instance_seed="mine", commitment=files[0], beacon=files[1])
+    assert decl.configuration == _configured(config)
+    wrong = argparse.Namespace(instance_seed="mine", commitment=files[0], beacon=files[1], **run_as)
     with pytest.raises(UsageError, match="is not the seed the commitment and beacon give"):
         instance_decl(wrong)
+    with pytest.raises(UsageError, match="--config"):
+        instance_decl(argparse.Namespace(instance_seed=None, commitment=files[0], beacon=files[1]))
     with pytest.raises(UsageError, match="go together"):
         instance_decl(argparse.Namespace(instance_seed=None, commitment=None, beacon=files[1]))
     plain = instance_decl(argparse.Namespace(instance_seed="s", commitment=None, beacon=None))
     assert plain == InstanceDecl(seed="s")
+
+
+# -- where the board is built -----------------------------------------------------------------
+
+
+def test_the_board_ranks_a_committed_bundle_as_committed_and_pools_its_delta(
+    made: Made, tmp_path: Path
+) -> None:
+    """The site's verification (``verify_submissions``) pins the production chain, so a round
+    of another chain is refused there; pinned to the private chain the tests run, the committed
+    bundle is ranked as a committed fresh entry. The contamination delta pools every committed
+    fresh entry of a system, and leaves an uncommitted one out."""
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    copy_bundle(made.bundle, folder / "2026-12-07_fresh-committed")
+    copy_bundle(made.public, folder / "2026-12-07_public")
+
+    def drop(data: dict[str, Any]) -> None:
+        data["instances"] = {"seed": made.seed}
+
+    uncommitted = _variant(made, tmp_path / "u", submission=drop)
+    copy_bundle(uncommitted, folder / "2026-12-07_fresh-uncommitted")
+    trust = made.instance.trust_config_path
+    pinned = {Path(r.path).name: r for r in verify_submissions(folder, trust_config=trust)}
+    refused = pinned["2026-12-07_fresh-committed"]
+    assert refused.status is Status.REFUSED
+    assert "pack.instance_beacon" in refused.finding_ids()
+    reports = verify_submissions(folder, trust_config=trust, beacon_chain=made.chain_file)
+    by_name = {Path(r.path).name: r for r in reports}
+    fresh = by_name["2026-12-07_fresh-committed"]
+    assert fresh.status is Status.RANKED, fresh.finding_ids()
+    entries = {Path(r.path).name: entry_from_report(r) for r in reports}
+    assert entries["2026-12-07_fresh-committed"].instance == "fresh"
+    assert entries["2026-12-07_fresh-uncommitted"].instance == "fresh-uncommitted"
+    assert entries["2026-12-07_public"].instance == "public"
+    # a second committed run of the same system (the same report under another slug) is pooled
+    twin = entry_from_report(fresh, slug="fresh-twin")
+    by_slug = {e.slug: e for e in entries.values()} | {"fresh-twin": twin}
+    tables = {
+        e.slug: r.tasks
+        for e, r in zip(entries.values(), reports, strict=True)
+        if r.tasks is not None
+    }
+    tables["fresh-twin"] = tables[entries["2026-12-07_fresh-committed"].slug]
+    (delta,) = contamination(list(by_slug), by_slug, tables)
+    assert delta.fresh == (entries["2026-12-07_fresh-committed"].slug, "fresh-twin")
+    assert delta.public == (entries["2026-12-07_public"].slug,)
+    one = tables[entries["2026-12-07_fresh-committed"].slug]
+    both = pooled([one, one])
+    assert both.task_id == one.task_id and both.trials == [2 * t for t in one.trials]
+    assert both.events["swer"] == [2 * n for n in one.events["swer"]]
+    assert delta.delta.first == pytest.approx(fresh.results.swer.rate if fresh.results else -1)
+
+
+def test_a_committed_harness_other_than_the_bundles_baseline_is_refused(made: Made) -> None:
+    """A bundle that says it is a shipped baseline holds its committed harness to it (checked
+    on the header alone: a bundle naming a baseline would otherwise be re-run)."""
+    data = read_submission(made.bundle)
+    data.pop("results")
+    data["system"]["baseline"] = "effect_verified"
+    header = SubmissionHeader.model_validate(data)
+    facts = InstanceFacts(made.seed, public=False)
+    sink = FindingSink()
+    committed = check_commitment(
+        header,
+        facts,
+        sink,
+        "submission.json",
+        trust_config=made.instance.trust_config_path,
+        beacon_chain=made.chain_file,
+    )
+    assert committed is False
+    (finding,) = sink.kept["pack"]
+    assert finding.check is CheckId.PACK_INSTANCE_CONFIGURATION
+    assert "'baseline:effect_verified'" in finding.message and HARNESS in finding.message
+    data["system"]["baseline"] = None  # the same header without it is committed
+    header = SubmissionHeader.model_validate(data)
+    assert check_commitment(
+        header,
+        facts,
+        FindingSink(),
+        "submission.json",
+        trust_config=made.instance.trust_config_path,
+        beacon_chain=made.chain_file,
+    )

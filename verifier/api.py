@@ -39,7 +39,7 @@ from effectbench.seam import BenchmarkProvider
 from effectbench.showable import SHOWN_PARAGRAPH, describe_unshowable
 from verifier import reproduce as _reproduce
 from verifier.claims import compare_claims
-from verifier.commitment import check_commitment
+from verifier.commitment import PINNED_CHAIN, check_commitment
 from verifier.inputs import Submitted, open_bundle, open_document
 from verifier.instances import InstanceFacts, check_instance_rows
 from verifier.limits import Limits
@@ -100,9 +100,11 @@ class VerifyOptions:
     """Hold the bundle folder's name to ``YYYY-MM-DD_slug`` (set for a folder of bundles)."""
     records: RecordPolicy = field(default_factory=RecordPolicy)
     """Where reproduction records are read and whose count (:mod:`verifier.records`)."""
-    beacon_chain: Path | None = None
+    beacon_chain: Path | None = PINNED_CHAIN
     """The pinned beacon chain (:class:`effectbench.instances.BeaconChain` file) a fresh
-    instance's round is verified under; None: none is pinned, a committed instance is refused."""
+    instance's round is verified under (default: drand's quicknet,
+    :data:`verifier.commitment.PINNED_CHAIN`; tests pin a private chain); None: none is
+    pinned, a committed instance is refused."""
     force_reproduce: bool = False
     """Re-run even a bundle that has a valid reproduction record (``--reproduce``)."""
     records_only: bool = False

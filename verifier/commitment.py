@@ -2,15 +2,22 @@
 
 A bundle on a fresh instance (``instances`` in ``submission.json``, a seed other than the pack's
 public one) may carry the signed commitment (a Sigstore bundle over a
-:data:`effectbench.instances.COMMITMENT_PREDICATE` Statement) and the beacon round its seed was
-drawn with. :func:`check_commitment` refuses, each with its named ``pack.instance_*`` finding:
+:data:`effectbench.instances.COMMITMENT_PREDICATE` Statement), the configuration it committed
+(harness, model, configuration file hash) and the beacon round its seed was drawn with.
+:func:`check_commitment` refuses, each with its named ``pack.instance_*`` finding:
 
 * a commitment that does not verify under the trust root, or names another system or pack
   (``pack.instance_commitment``), or is signed by another identity than the bundle's declared
   signer (``pack.instance_commitment_signer``);
-* a commitment integrated in the log after the run started (``pack.instance_commitment_time``);
-* a beacon round that does not verify under the pinned chain, or is not published after the
-  commitment's integrated time (``pack.instance_beacon``);
+* a declared configuration whose digest is not the committed one, or whose harness is not the
+  bundle's baseline (``pack.instance_configuration``);
+* a commitment integrated in the log after the run started or after its round was published
+  (``pack.instance_commitment_time``);
+* a beacon round that does not verify under the pinned chain (:data:`PINNED_CHAIN`, drand's
+  quicknet, unless the caller pins another), or no chain pinned (``pack.instance_beacon``);
+* any round but the commitment's own, the first published more than
+  :data:`effectbench.instances.ROUND_DELAY` seconds after its integrated time
+  (``pack.instance_round``);
 * a seed that is not :func:`effectbench.instances.derived_seed` of the entry and the round
   (``pack.instance_derived_seed``).
 
@@ -32,14 +39,20 @@ from effectbench.instances import (
     Beacon,
     BeaconChain,
     beacon_problem,
+    configuration_digest,
     derived_seed,
-    early_round,
+    harness_name,
     log_entry,
+    round_problem,
 )
 from verifier.instances import InstanceFacts, rerun_hint
 from verifier.report import FindingSink
 
-__all__ = ["check_commitment"]
+__all__ = ["PINNED_CHAIN", "check_commitment"]
+
+PINNED_CHAIN = Path(__file__).with_name("beacon_chain.json")
+"""The production beacon chain every round is verified under: drand's quicknet (its ``/info``,
+scheme ``bls-unchained-g1-rfc9380``)."""
 
 
 def _epoch(text: str) -> int | None:
@@ -126,6 +139,31 @@ def check_commitment(
             "the commitment names no configuration digest (sha256:<64 hex digits>)",
             "commitment",
         )
+    configured = decl.configuration
+    if configured is None:
+        return refuse(
+            CheckId.PACK_INSTANCE_CONFIGURATION,
+            "a committed instance declares the configuration it committed (harness, model, "
+            "configuration file hash): submit with --config, and --model if the commit named one",
+            "configuration",
+        )
+    declared = configuration_digest(configured.harness, configured.model, configured.file)
+    if declared != digest:
+        return refuse(
+            CheckId.PACK_INSTANCE_CONFIGURATION,
+            f"the declared configuration (harness {configured.harness!r}, model "
+            f"{configured.model!r}, file {configured.file}) has digest {declared}, not the "
+            f"committed {digest}: run the configuration that was committed",
+            "configuration",
+        )
+    baseline = header.system.baseline
+    if baseline is not None and configured.harness != harness_name(baseline, None):
+        return refuse(
+            CheckId.PACK_INSTANCE_CONFIGURATION,
+            f"the committed harness is {configured.harness!r}, but the bundle is baseline "
+            f"{baseline!r} ({harness_name(baseline, None)!r})",
+            "configuration.harness",
+        )
     try:
         entry = log_entry(decl.commitment)
         beacon = Beacon.from_json(decl.beacon)
@@ -155,9 +193,21 @@ def check_commitment(
     wrong = beacon_problem(beacon, chain)
     if wrong is not None:
         return refuse(CheckId.PACK_INSTANCE_BEACON, wrong, "beacon")
-    early = early_round(entry, beacon, chain)
-    if early is not None:
-        return refuse(CheckId.PACK_INSTANCE_BEACON, f"{early}, then {hint}", "beacon.round")
+    misplaced = round_problem(entry, beacon, chain)
+    if misplaced is not None:
+        kind, message = misplaced
+        if kind == "late_commitment":
+            return refuse(
+                CheckId.PACK_INSTANCE_COMMITMENT_TIME,
+                f"{message}; commit again and run the instance of that commitment's round "
+                "(effectbench draw)",
+                "beacon.round",
+            )
+        return refuse(
+            CheckId.PACK_INSTANCE_ROUND,
+            f"{message} (effectbench draw fetches it); re-run every task of its instance",
+            "beacon.round",
+        )
     want = derived_seed(entry, beacon)
     if decl.seed != want:
         return refuse(

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from effectbench.cli._run import add_system_arguments, instance_of, run_system
-from effectbench.errors import UsageError
+from effectbench.errors import DataError, UsageError
 from effectbench.filenames import README_FILE
 from effectbench.findings import Family
 
@@ -106,8 +106,22 @@ def instance_decl(args: argparse.Namespace) -> InstanceDecl | None:
         raise UsageError(
             f"--instance-seed {seed!r} is not the seed the commitment and beacon give ({drawn})"
         )
+    config = getattr(args, "config", None)
+    if config is None:
+        raise UsageError("--commitment: name the committed configuration file with --config")
+    from effectbench.bundle import ConfigurationDecl
+    from effectbench.cli._commit import harness_of
+    from effectbench.instances import configuration_file_digest
+
+    try:
+        file = configuration_file_digest(config)
+    except DataError as exc:
+        raise UsageError(f"--config: {exc.diagnostics()}") from None
+    configured = ConfigurationDecl(
+        harness=harness_of(args), model=getattr(args, "model", "") or "", file=file
+    )
     args.instance_seed = drawn  # the run draws its instance from it
-    return InstanceDecl(seed=drawn, commitment=docs[0], beacon=docs[1])
+    return InstanceDecl(seed=drawn, commitment=docs[0], beacon=docs[1], configuration=configured)
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
@@ -271,7 +285,16 @@ def register(sub: Any) -> None:
         help="the signed commitment (effectbench commit): with --beacon, draws the fresh "
         "instance's seed and the bundle carries both",
     )
-    p.add_argument("--beacon", type=Path, metavar="FILE", help="the beacon round (JSON)")
+    p.add_argument(
+        "--beacon", type=Path, metavar="FILE", help="the beacon round (effectbench draw --save)"
+    )
+    p.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="with --commitment: the configuration file committed (its hash is declared)",
+    )
+    p.add_argument("--model", help="with --commitment: the model committed (default: none)")
     p.set_defaults(func=_cmd_submit)
 
     p = sub.add_parser("import", help="convert an upstream submission document into a bundle")

@@ -40,6 +40,7 @@ LIMIT_OPTIONS = (
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     from verifier.api import VerifyOptions, verify_path
+    from verifier.commitment import PINNED_CHAIN
     from verifier.report import format_report
 
     if args.trust_config is not None and not args.trust_config.is_file():
@@ -65,7 +66,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         references=args.references,
         records=record_policy(args),
         force_reproduce=args.reproduce,
-        beacon_chain=args.beacon_chain,
+        beacon_chain=args.beacon_chain or PINNED_CHAIN,
     )
     reports = []
     with bar("verifying bundles", wanted(args.json)) as progress:
@@ -104,8 +105,9 @@ def register(sub: Any) -> None:
         "--beacon-chain",
         type=Path,
         metavar="FILE",
-        help="the pinned beacon chain a fresh instance's round is verified under (JSON "
-        "public_key, genesis_time, period; docs/generated-tasks.md)",
+        help="the beacon chain a fresh instance's round is verified under (drand's /info JSON: "
+        "public_key, genesis_time, period, scheme, hash; default: the pinned quicknet chain; "
+        "docs/generated-tasks.md)",
     )
     p.add_argument("--no-reproduce", action="store_true", help="do not re-run shipped baselines")
     add_record_options(p)

@@ -305,13 +305,17 @@ class ContaminationJSON(_Model):
     """One system's SWER on a fresh instance of a generated pack minus on its public dev seed."""
 
     system: str
-    public: str = Field(description="the slug of the public-seed entry")
-    fresh: str = Field(description="the slug of the fresh-instance entry")
-    committed: bool = Field(
-        description="whether the fresh seed was derived from a commitment logged before the run"
+    public: list[str] = Field(description="the slugs of the system's ranked public-seed entries")
+    fresh: list[str] = Field(
+        description="the slugs of the system's ranked committed fresh-instance entries (a seed "
+        "derived from a commitment and its one beacon round; uncommitted ones do not count)"
     )
-    swer_public: float = Field(ge=0, le=1, description="SWER on the public seed (paired units)")
-    swer_fresh: float = Field(ge=0, le=1, description="SWER on the fresh instance (paired units)")
+    swer_public: float = Field(
+        ge=0, le=1, description="SWER on the public seed (every public entry, paired units)"
+    )
+    swer_fresh: float = Field(
+        ge=0, le=1, description="SWER on the fresh instances (every committed one, paired units)"
+    )
     delta: DifferenceJSON = Field(
         description="fresh minus public, paired by the board's unit (a template), with its "
         "task-clustered interval; positive: worse on tasks it could not have seen"
@@ -577,9 +581,8 @@ def leaderboard_json(
                 contamination=[
                     ContaminationJSON(
                         system=c.system,
-                        public=c.public,
-                        fresh=c.fresh,
-                        committed=c.committed,
+                        public=list(c.public),
+                        fresh=list(c.fresh),
                         swer_public=_r(c.delta.second),
                         swer_fresh=_r(c.delta.first),
                         delta=_difference(c.delta),

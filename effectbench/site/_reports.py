@@ -33,6 +33,7 @@ from effectbench.site._pool import Workers
 from effectbench.site._rows import rows_table
 from verifier.accepted import accepted_file
 from verifier.api import VerifyOptions, bundle_folders, is_bundle, verify_bundle, verify_path
+from verifier.commitment import PINNED_CHAIN
 from verifier.records import RecordPolicy, records_fingerprint
 from verifier.report import BundleReport
 
@@ -187,6 +188,8 @@ class _VerifyJob:
     force_reproduce: bool = False
     reproduce: bool = True
     """Re-run shipped baselines on deterministic packs (or read their records)."""
+    beacon_chain: str | None = None
+    """A private beacon chain (None: the verifier's pinned production chain)."""
 
 
 def _verify_jobs(jobs: list[_VerifyJob]) -> list[bytes]:
@@ -202,6 +205,7 @@ def _verify_jobs(jobs: list[_VerifyJob]) -> list[bytes]:
             records=job.records,
             force_reproduce=job.force_reproduce,
             reproduce=job.reproduce,
+            beacon_chain=Path(job.beacon_chain) if job.beacon_chain else PINNED_CHAIN,
         )
         report = verify_bundle(bundle, options)
         episodes = bundle / EPISODES_FILE
@@ -233,12 +237,15 @@ def verify_submissions(
     progress: Callable[[int, int], None] | None = None,
     digests: FileDigests | None = None,
     read_as: dict[str, tuple[BundleReport, str]] | None = None,
+    beacon_chain: Path | None = None,
 ) -> list[BundleReport]:
     """Run the verifier over every bundle in ``submissions`` (the site's only data source, and
     what ``effectbench rank`` reads).
 
     Signatures are verified under the verifier's pinned production root unless
-    ``trust_config`` names a private Sigstore trust configuration (tests). Shipped baselines
+    ``trust_config`` names a private Sigstore trust configuration (tests); fresh instances' beacon
+    rounds under the pinned production chain unless ``beacon_chain`` names a private one (tests,
+    with a private Sigstore). Shipped baselines
     are re-run unless ``reproduce`` is false (such reports are cached apart). ``progress`` is
     told ``(done, total)`` bundles: once the cached reports are read, then after each bundle
     verified.
@@ -258,6 +265,8 @@ def verify_submissions(
     if not submissions.is_dir():
         raise DataError("the submissions folder does not exist", file=str(submissions))
     trust = trust_key(trust_config)  # also: an unreadable trust file is a clear error up front
+    if beacon_chain is not None:  # a private chain's reports are kept apart, by its bytes
+        trust += "\0beacon " + trust_key(beacon_chain)
     try:
         single = is_bundle(submissions)
     except PermissionError as exc:
@@ -269,6 +278,7 @@ def verify_submissions(
             records=records,
             force_reproduce=force_reproduce,
             reproduce=reproduce,
+            beacon_chain=beacon_chain or PINNED_CHAIN,
         )
         found = list(verify_path(submissions, options))
         if progress is not None:
@@ -305,7 +315,14 @@ def verify_submissions(
                     read_as[got.path] = (got, report_digest(hit[1], got.path))
                 continue
         job = _VerifyJob(
-            str(bundle), allow_unsigned, rows_at, trust_at, records, force_reproduce, reproduce
+            str(bundle),
+            allow_unsigned,
+            rows_at,
+            trust_at,
+            records,
+            force_reproduce,
+            reproduce,
+            str(beacon_chain) if beacon_chain is not None else None,
         )
         todo.append((i, cached, job))
     if own:
