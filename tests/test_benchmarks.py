@@ -91,6 +91,7 @@ SMALLEST: dict[str, tuple[Args, tuple[pytest.MarkDecorator, ...]]] = {
         + ["--journal-episodes", "1000"],
         (),
     ),
+    "bench_screens_build.py": (["--ways", "locked"], (pytest.mark.desktop,)),  # PyPI, gcc
     "bench_signing.py": (["--rows", "1000", "--repeat", "1"], ()),
     "bench_site.py": (["--n", "2", "--shipped-material", "--no-shipped"], (pytest.mark.site,)),
     "bench_ticketing.py": (["--episodes", "3"], (pytest.mark.postgres,)),
