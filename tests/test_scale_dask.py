@@ -369,8 +369,7 @@ def test_a_scheduler_lost_mid_run_stops_resumably_and_the_resume_completes_the_r
 
 
 def test_the_readme_deployment_runs_against_a_scheduler_with_the_documented_options() -> None:
-    readme = (TESTS.parent / "README.md").read_text()
-    section = readme.split("### Long runs: journals, resume and a Dask cluster", 1)[1]
+    section = (TESTS.parent / "docs" / "long-runs.md").read_text()
     block = section.split("```sh\n", 1)[1].split("```", 1)[0]
     commands = [line.split("#", 1)[0].strip() for line in block.replace("\\\n", " ").splitlines()]
     scheduler, worker, run = commands
@@ -397,8 +396,7 @@ def test_the_readme_deployment_listens_only_on_the_addresses_it_names(tmp_path: 
     """Attacks the documented deployment's exposure: the README's own scheduler and worker
     commands (its addresses made this machine's loopback, one worker process) must listen
     on nothing but the address each names: no dashboard or comm port on every interface."""
-    readme = (TESTS.parent / "README.md").read_text()
-    section = readme.split("### Long runs: journals, resume and a Dask cluster", 1)[1]
+    section = (TESTS.parent / "docs" / "long-runs.md").read_text()
     block = section.split("```sh\n", 1)[1].split("```", 1)[0]
     scheduler_cmd, worker_cmd, _ = [
         line.split("#", 1)[0].strip() for line in block.replace("\\\n", " ").splitlines()
@@ -440,7 +438,7 @@ def test_a_hostile_worker_cannot_change_labels_or_run_code_in_the_driver(
     and answering with a pickle that runs code where it is loaded (sent as a pickle whatever
     the client asked for). Either refuses the run in one line, before the lie reaches the
     journal; neither the answer nor the type the worker reports for it is loaded here. (Dask's
-    other messages still pickle, task errors among them: README, Long runs.)"""
+    other messages still pickle, task errors among them: docs/long-runs.md.)"""
     scheduler, address = _scheduler(tmp_path)
     mark = tmp_path / "planted"
     rogue = _extra_worker(
@@ -466,7 +464,7 @@ def test_a_hostile_worker_cannot_change_labels_or_run_code_in_the_driver(
     assert not mark.exists()  # the worker's pickle never ran in the driver
     assert "scale_support.rogue_answer" not in sys.modules  # not even its type was loaded
     assert (status, out, err.count("\n")) == (1, "", 1), (status, out[:300], err)
-    assert "the run is refused" in err and "README, Long runs" in err, err
+    assert "the run is refused" in err and "docs/long-runs.md" in err, err
     rows = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
     assert all(
         r["row"]["outcome"] != "success" for r in rows if r["row"]["task_id"] != "mockmed::ok"
