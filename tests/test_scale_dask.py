@@ -4,7 +4,7 @@ The cluster is a ``LocalCluster`` bound to 127.0.0.1 (its two workers in their
 own processes), built with ``allowed-failures`` 0 and one task per worker
 thread, so that the executor's own re-queue and drop of lost episodes are what
 the tests see (the scheduler's own re-queue comes first with its defaults). The lost-scheduler
-test starts the deployment the README documents (``dask scheduler`` and
+test starts the deployment docs/long-runs.md documents (``dask scheduler`` and
 ``dask worker`` processes). Nothing binds anything but loopback; every process
 is stopped by the test that started it.
 """
@@ -147,7 +147,7 @@ def test_harness_failures_are_infrastructure_drops_and_agent_exceptions_agent_er
 def _extra_worker(
     address: str, env: dict[str, str], cwd: Path, *extra: str
 ) -> subprocess.Popen[bytes]:
-    """``dask worker ADDRESS`` on loopback (as the README starts one), with ``env`` added."""
+    """``dask worker ADDRESS`` on loopback (as docs/long-runs.md starts one), with ``env`` added."""
     return subprocess.Popen(
         [DASK, "worker", address, "--host", LOOPBACK, "--dashboard-address", f"{LOOPBACK}:0"]
         + ["--nthreads", "1", "--no-nanny", "--local-directory", str(cwd), *extra],
@@ -368,7 +368,7 @@ def test_a_scheduler_lost_mid_run_stops_resumably_and_the_resume_completes_the_r
     assert resumed == untimed_results(capsys.readouterr().out)
 
 
-def test_the_readme_deployment_runs_against_a_scheduler_with_the_documented_options() -> None:
+def test_the_documented_deployment_runs_against_a_scheduler_with_the_documented_options() -> None:
     section = (TESTS.parent / "docs" / "long-runs.md").read_text()
     block = section.split("```sh\n", 1)[1].split("```", 1)[0]
     commands = [line.split("#", 1)[0].strip() for line in block.replace("\\\n", " ").splitlines()]
@@ -392,8 +392,8 @@ def _listening(proc: subprocess.Popen[bytes]) -> list[tuple[str, int]]:
     ]
 
 
-def test_the_readme_deployment_listens_only_on_the_addresses_it_names(tmp_path: Path) -> None:
-    """Attacks the documented deployment's exposure: the README's own scheduler and worker
+def test_the_documented_deployment_listens_only_on_the_addresses_it_names(tmp_path: Path) -> None:
+    """Attacks the documented deployment's exposure: the page's own scheduler and worker
     commands (its addresses made this machine's loopback, one worker process) must listen
     on nothing but the address each names: no dashboard or comm port on every interface."""
     section = (TESTS.parent / "docs" / "long-runs.md").read_text()
@@ -471,10 +471,10 @@ def test_a_hostile_worker_cannot_change_labels_or_run_code_in_the_driver(
     )
 
 
-def test_the_readmes_tls_cluster_admits_only_holders_of_its_certificates(
+def test_the_documented_tls_cluster_admits_only_holders_of_its_certificates(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Attacks a cluster secured as the README says (TLS, certificates of one CA, each
+    """Attacks a cluster secured as docs/long-runs.md says (TLS, certificates of one CA, each
     side's own): a client with no certificate, and one with a certificate of another CA,
     are turned away; the run with the cluster's certificate completes."""
     mine, stranger = certificates(tmp_path, "cluster"), certificates(tmp_path, "stranger")
