@@ -1,4 +1,4 @@
-"""The example system under test runs from the command line the way the README says."""
+"""The example system under test runs from the command line the way docs/using.md says."""
 
 from __future__ import annotations
 

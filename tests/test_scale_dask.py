@@ -4,7 +4,7 @@ The cluster is a ``LocalCluster`` bound to 127.0.0.1 (its two workers in their
 own processes), built with ``allowed-failures`` 0 and one task per worker
 thread, so that the executor's own re-queue and drop of lost episodes are what
 the tests see (the scheduler's own re-queue comes first with its defaults). The lost-scheduler
-test starts the deployment the README documents (``dask scheduler`` and
+test starts the deployment docs/long-runs.md documents (``dask scheduler`` and
 ``dask worker`` processes). Nothing binds anything but loopback; every process
 is stopped by the test that started it.
 """
@@ -147,7 +147,7 @@ def test_harness_failures_are_infrastructure_drops_and_agent_exceptions_agent_er
 def _extra_worker(
     address: str, env: dict[str, str], cwd: Path, *extra: str
 ) -> subprocess.Popen[bytes]:
-    """``dask worker ADDRESS`` on loopback (as the README starts one), with ``env`` added."""
+    """``dask worker ADDRESS`` on loopback (as docs/long-runs.md starts one), with ``env`` added."""
     return subprocess.Popen(
         [DASK, "worker", address, "--host", LOOPBACK, "--dashboard-address", f"{LOOPBACK}:0"]
         + ["--nthreads", "1", "--no-nanny", "--local-directory", str(cwd), *extra],
@@ -368,9 +368,8 @@ def test_a_scheduler_lost_mid_run_stops_resumably_and_the_resume_completes_the_r
     assert resumed == untimed_results(capsys.readouterr().out)
 
 
-def test_the_readme_deployment_runs_against_a_scheduler_with_the_documented_options() -> None:
-    readme = (TESTS.parent / "README.md").read_text()
-    section = readme.split("### Long runs: journals, resume and a Dask cluster", 1)[1]
+def test_the_documented_deployment_runs_against_a_scheduler_with_the_documented_options() -> None:
+    section = (TESTS.parent / "docs" / "long-runs.md").read_text()
     block = section.split("```sh\n", 1)[1].split("```", 1)[0]
     commands = [line.split("#", 1)[0].strip() for line in block.replace("\\\n", " ").splitlines()]
     scheduler, worker, run = commands
@@ -393,12 +392,11 @@ def _listening(proc: subprocess.Popen[bytes]) -> list[tuple[str, int]]:
     ]
 
 
-def test_the_readme_deployment_listens_only_on_the_addresses_it_names(tmp_path: Path) -> None:
-    """Attacks the documented deployment's exposure: the README's own scheduler and worker
+def test_the_documented_deployment_listens_only_on_the_addresses_it_names(tmp_path: Path) -> None:
+    """Attacks the documented deployment's exposure: the page's own scheduler and worker
     commands (its addresses made this machine's loopback, one worker process) must listen
     on nothing but the address each names: no dashboard or comm port on every interface."""
-    readme = (TESTS.parent / "README.md").read_text()
-    section = readme.split("### Long runs: journals, resume and a Dask cluster", 1)[1]
+    section = (TESTS.parent / "docs" / "long-runs.md").read_text()
     block = section.split("```sh\n", 1)[1].split("```", 1)[0]
     scheduler_cmd, worker_cmd, _ = [
         line.split("#", 1)[0].strip() for line in block.replace("\\\n", " ").splitlines()
@@ -440,7 +438,7 @@ def test_a_hostile_worker_cannot_change_labels_or_run_code_in_the_driver(
     and answering with a pickle that runs code where it is loaded (sent as a pickle whatever
     the client asked for). Either refuses the run in one line, before the lie reaches the
     journal; neither the answer nor the type the worker reports for it is loaded here. (Dask's
-    other messages still pickle, task errors among them: README, Long runs.)"""
+    other messages still pickle, task errors among them: docs/long-runs.md.)"""
     scheduler, address = _scheduler(tmp_path)
     mark = tmp_path / "planted"
     rogue = _extra_worker(
@@ -466,17 +464,17 @@ def test_a_hostile_worker_cannot_change_labels_or_run_code_in_the_driver(
     assert not mark.exists()  # the worker's pickle never ran in the driver
     assert "scale_support.rogue_answer" not in sys.modules  # not even its type was loaded
     assert (status, out, err.count("\n")) == (1, "", 1), (status, out[:300], err)
-    assert "the run is refused" in err and "README, Long runs" in err, err
+    assert "the run is refused" in err and "docs/long-runs.md" in err, err
     rows = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
     assert all(
         r["row"]["outcome"] != "success" for r in rows if r["row"]["task_id"] != "mockmed::ok"
     )
 
 
-def test_the_readmes_tls_cluster_admits_only_holders_of_its_certificates(
+def test_the_documented_tls_cluster_admits_only_holders_of_its_certificates(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Attacks a cluster secured as the README says (TLS, certificates of one CA, each
+    """Attacks a cluster secured as docs/long-runs.md says (TLS, certificates of one CA, each
     side's own): a client with no certificate, and one with a certificate of another CA,
     are turned away; the run with the cluster's certificate completes."""
     mine, stranger = certificates(tmp_path, "cluster"), certificates(tmp_path, "stranger")

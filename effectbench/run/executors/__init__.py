@@ -103,7 +103,7 @@ def execute(
                 raise ForgedRow(
                     f"the {executor.name} executor returned a row of {cell.task_id} trial "
                     f"{cell.trial} that its readings contradict: {departure}; the run is refused "
-                    "(a worker is trusted with the episodes it runs: see README, Long runs)"
+                    "(a worker is trusted with the episodes it runs: see docs/long-runs.md)"
                 )
             if journal is not None:
                 journal.append(cell, outcome)

@@ -15,7 +15,7 @@ Workers are trusted all the same: Dask's protocol pickles other messages (task
 errors, control messages), so whoever joins the cluster can run code in the
 scheduler and in this process, and a worker can make up the readings a row is
 judged from. Run a cluster on a private network, with TLS and certificates
-(README, "Long runs").
+(docs/long-runs.md).
 
 Failures: a worker lost while running an episode is the scheduler's to re-queue
 (up to its ``allowed-failures``); when the scheduler gives up
@@ -123,7 +123,7 @@ class DaskExecutor:
                 raise UsageError(
                     f"--scheduler {self.scheduler} needs this client's TLS certificate in Dask's "
                     "configuration (distributed.comm.tls.ca-file, .client.cert, .client.key: "
-                    "see README, Long runs)"
+                    "see docs/long-runs.md)"
                 )
             if scheme != "tcp":
                 return  # other transports (inproc, ucx) are left to the client
@@ -156,7 +156,7 @@ class DaskExecutor:
         except TimeoutError:
             raise UsageError(
                 f"no Dask worker joined the scheduler at {self.scheduler} within "
-                f"{self.worker_wait:.0f} s (start one as README, Long runs shows: dask worker "
+                f"{self.worker_wait:.0f} s (start one as docs/long-runs.md shows: dask worker "
                 f"{self.scheduler} --host ITS_ADDRESS ...)"
             ) from None
         for address, identity in sorted(client.run(worker_identity, on_error="return").items()):
@@ -189,7 +189,7 @@ class DaskExecutor:
             raise ForgedRow(
                 f"{where} answered {cell.task_id} trial {cell.trial} with data that is not "
                 f"plain ({reason}); the run is refused (a worker is trusted with the episodes "
-                "it runs: see README, Long runs)"
+                "it runs: see docs/long-runs.md)"
             ) from None
         try:
             return from_wire(answer, cell, where)

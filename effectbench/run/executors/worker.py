@@ -94,7 +94,7 @@ def from_wire(answer: object, cell: Cell, where: str) -> Outcome:
     def forged(what: str) -> ForgedRow:
         return ForgedRow(
             f"{where} answered {cell.task_id} trial {cell.trial} with {what}; the run is "
-            "refused (a worker is trusted with the episodes it runs: see README, Long runs)"
+            "refused (a worker is trusted with the episodes it runs: see docs/long-runs.md)"
         )
 
     if not isinstance(answer, str):
