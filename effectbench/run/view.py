@@ -21,23 +21,20 @@ from effectbench.schema import Substrate, TaskSpec
 from effectbench.sealed import machine_key
 from effectbench.seam import AgentDisplay, AgentTask
 
-SCREEN_ACTIONS = (
-    "screenshot",
-    "click",
-    "move",
-    "drag",
-    "mouse_down",
-    "mouse_up",
-    "cursor_position",
-    "type",
-    "key",
-    "key_down",
-    "key_up",
-    "scroll",
-    "wait",
-)
-"""The methods of :class:`~effectbench.computer.ComputerEnv` an in-process agent calls."""
-A11Y_ACTIONS = ("a11y_tree", "a11y_action")
+
+def _methods(protocol: type, leave_out: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The public methods ``protocol`` itself declares, in declaration order."""
+    return tuple(
+        name
+        for name, value in vars(protocol).items()
+        if not name.startswith("_") and callable(value) and name not in leave_out
+    )
+
+
+SCREEN_ACTIONS = _methods(ComputerEnv, leave_out=("product_effect_verifier",))
+"""The methods of :class:`~effectbench.computer.ComputerEnv` an in-process agent acts and
+looks with (its product readback is offered apart, by the env)."""
+A11Y_ACTIONS = _methods(AccessibleComputerEnv)
 """What an :class:`~effectbench.computer.AccessibleComputerEnv` adds."""
 
 
