@@ -18,7 +18,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from atif import Trajectory
-from inspect_ai.log import read_eval_log
+from inspect_ai.log import list_eval_logs, read_eval_log
 
 from effectbench.cli import main
 from effectbench.exports.atif import NO_RECEIPTS, UNSIGNED
@@ -137,7 +137,9 @@ def test_atif_trajectories_of_a_clinic_bundle_validate_under_atif(
 def test_the_inspect_log_reads_back_with_one_sample_per_episode(
     clinic_exports: dict[str, Path],
 ) -> None:
-    (path,) = clinic_exports["inspect"].iterdir()
+    (listed,) = list_eval_logs(str(clinic_exports["inspect"]))  # as inspect view lists logs
+    (path,) = (clinic_exports["inspect"] / CLINIC.name).iterdir()
+    assert listed.name.endswith(path.name) and path.name.startswith("2026-12-01T15-14-19+00-00_")
     log = read_eval_log(str(path))
     rows = read_rows(CLINIC)
     assert log.samples is not None and len(log.samples) == len(rows) == 81
@@ -193,7 +195,7 @@ def test_an_unsigned_preview_exports_with_allow_unsigned_and_says_so(tmp_path: P
     assert (details["unsigned_preview"], details["verifier_status"]) == ("true", "preview")
     for path in (tmp_path / "atif").rglob("*.json"):
         assert UNSIGNED in (json.loads(path.read_text()).get("notes") or "")
-    (log,) = (tmp_path / "inspect").iterdir()
+    (log,) = (tmp_path / "inspect").rglob("*.json")
     meta = read_eval_log(str(log)).eval.metadata or {}
     assert meta["effectbench_export"]["unsigned_preview"] == "true"
 
@@ -258,3 +260,21 @@ def test_a_folder_of_bundles_exports_the_whole_board(tmp_path: Path) -> None:
         assert list(aggregate.iter_errors(record)) == []
         swer.add(record["evaluation_results"][0]["score_details"]["details"]["k_of_n"])
     assert len(swer) == 2  # two systems, two different SWERs
+
+
+def test_a_folder_with_one_refused_bundle_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    board = tmp_path / "board"
+    make_bundle(board / "2026-01-02_screen", "screen_only", declare_baseline=False)
+    bad = make_bundle(board / "2026-01-02_verified", "effect_verified", declare_baseline=False)
+
+    def wrong(rows: list[dict[str, object]]) -> None:
+        rows[2]["swer_variant"] = "phantom"
+
+    edit_rows(bad, wrong, claims=True)
+    out = tmp_path / "out"
+    assert _export(board, "inspect", out, "--allow-unsigned") == 1
+    err = _one_line(capsys.readouterr().err)
+    assert err.startswith(f"effectbench: {bad}: refused, not exported: ")
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["board"]

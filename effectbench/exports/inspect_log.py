@@ -12,10 +12,13 @@ tasks ``import-inspect`` reads: an exported log is a view of a bundle, not a new
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from effectbench.exports.files import sha256
 from effectbench.exports.source import BundleSource, Episode
 from effectbench.extras import require
 
@@ -61,6 +64,23 @@ def _sample(episode: Episode) -> Any:
     )
 
 
+def log_id(source: BundleSource) -> str:
+    """The log's id: 22 hex digits of the bundle's content hash (of its name when unknown)."""
+    named = source.verified.content_hash or sha256(source.name.encode())
+    return named.removeprefix("sha256:")[:22]
+
+
+def log_name(source: BundleSource) -> str:
+    """``<bundle>/<start>_effectbench-export_<id>.json``: Inspect lists a JSON log only under
+    a name that starts with its time (``inspect view`` and ``list_eval_logs`` read it so)."""
+    stamp = "1970-01-01T00-00-00+00-00"
+    if source.started_at:
+        with contextlib.suppress(ValueError):
+            start = datetime.fromisoformat(source.started_at).astimezone(UTC)
+            stamp = start.strftime("%Y-%m-%dT%H-%M-%S+00-00")
+    return f"{source.name}/{stamp}_{TASK.replace('/', '-')}_{log_id(source)}.json"
+
+
 def eval_log(source: BundleSource) -> Any:
     """Return the :class:`inspect_ai.log.EvalLog` of one bundle."""
     require("inspect", "inspect_ai", what="effectbench export --format inspect")
@@ -77,15 +97,15 @@ def eval_log(source: BundleSource) -> Any:
 
     header = source.header
     results = source.results
-    digest = (source.verified.content_hash or source.name).removeprefix("sha256:")[:22]
+    digest = log_id(source)
     metrics = {
         name: EvalMetric(name=name, value=getattr(results, name).rate)
         for name in ("swer", "over_halt", "task_success", "screen_success")
     }
     spec = EvalSpec(
-        eval_id=f"export-{digest}",
-        run_id=f"export-{digest}",
-        task_id=f"export-{digest}",
+        eval_id=digest,
+        run_id=digest,
+        task_id=digest,
         created=source.started_at or "1970-01-01T00:00:00+00:00",
         task=TASK,
         task_version=header.spec_version,
@@ -127,14 +147,14 @@ def eval_log(source: BundleSource) -> Any:
 
 
 def export_inspect(source: BundleSource) -> list[tuple[str, bytes]]:
-    """Return the Inspect log of one bundle: ``<bundle>.json`` (inspect's JSON log format)."""
+    """Return the Inspect log of one bundle, :func:`log_name` (inspect's JSON log format)."""
     from inspect_ai.log import write_eval_log
 
     log = eval_log(source)
     with tempfile.TemporaryDirectory(prefix="effectbench-export-") as tmp:
-        path = Path(tmp) / f"{source.name}.json"
+        path = Path(tmp) / "log.json"
         write_eval_log(log, str(path), format="json")
-        return [(path.name, path.read_bytes())]
+        return [(log_name(source), path.read_bytes())]
 
 
-__all__ = ["METADATA_KEY", "SCORER", "TASK", "eval_log", "export_inspect"]
+__all__ = ["METADATA_KEY", "SCORER", "TASK", "eval_log", "export_inspect", "log_id", "log_name"]
