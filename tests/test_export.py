@@ -120,7 +120,9 @@ def test_atif_trajectories_of_a_clinic_bundle_validate_under_atif(
         row = rows[traj.session_id or ""]
         ours = (traj.extra or {})["effectbench"]
         assert ours["outcome"] == row["outcome"] and ours["reading"] == row["oracle"]
-        assert traj.steps[-1].source == "agent" or traj.steps[-2].extra == {"claim": row["agent"]}
+        (claim,) = [s for s in traj.steps if s.extra and "claim" in s.extra]
+        assert claim.source == "agent" and claim.extra == {"claim": row["agent"]}
+        assert claim.message == row["agent"]["message"]
         calls = [s for s in traj.steps if s.tool_calls]
         assert calls, "the receipt's actions are the agent's steps"
         for step in traj.steps:

@@ -168,7 +168,7 @@ def trajectory(source: BundleSource, episode: Episode) -> dict[str, Any]:
         "session_id": episode.trial_handle,
         "agent": {
             "name": source.header.system.name,
-            "version": source.effectbench_version,
+            "version": source.agent_version,
             "model_name": source.model,
             "extra": {"harness": source.harness, "baseline": source.header.system.baseline},
         },

@@ -149,6 +149,15 @@ class BundleSource:
         return self.header.environment.dependencies.get("effectbench", UNKNOWN)
 
     @property
+    def agent_version(self) -> str:
+        """The system's version: the bundle's own field when it has one; a shipped
+        baseline's is the EffectBench it ships with; else ``unknown``."""
+        declared = getattr(self.header.system, "version", None)
+        if declared:
+            return str(declared)
+        return self.effectbench_version if self.header.system.baseline is not None else UNKNOWN
+
+    @property
     def harness(self) -> str:
         """The system's harness: the bundle's own field when it has one, else its name."""
         return str(getattr(self.header.system, "harness", None) or self.header.system.name)
