@@ -115,7 +115,8 @@ def _rate_result(
                     "lower": c.lo,
                     "upper": c.hi,
                     "confidence_level": c.confidence,
-                    "method": f"{c.method} (task-clustered; clusters: {c.tasks})",
+                    "method": f"{c.method}, clustered over {c.tasks} units (the board's: tasks, "
+                    "or a generated pack's templates)",
                 },
                 "num_samples": r.denominator,
             },
