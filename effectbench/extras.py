@@ -8,7 +8,8 @@ checkout: ``pip install -e '.[NAME]'``; ``make setup`` installs them all):
 web       the web substrate: Playwright's client for the system's Chromium, Pillow
 desktop   the desktop and remote-display substrates: python-xlib, PyGObject, Pillow
 mcp       ``effectbench mcp``: one episode as an MCP server (the ``mcp`` SDK)
-inspect   the inspect_ai tasks and ``import-inspect``
+inspect   the inspect_ai tasks and ``import-inspect`` (and ``export --format inspect``)
+export    ``export --format atif``: the ``atif`` models (ATIF v1.8)
 dask      ``--executor dask``
 agent     the example agent loops (the vendors' SDKs)
 ========  ============================================================================
@@ -20,7 +21,7 @@ import importlib.util
 
 from effectbench.errors import UsageError
 
-EXTRAS = ("web", "desktop", "mcp", "inspect", "dask", "agent")
+EXTRAS = ("web", "desktop", "mcp", "inspect", "export", "dask", "agent")
 """Every extra ``pyproject.toml`` declares."""
 
 

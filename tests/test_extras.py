@@ -18,7 +18,9 @@ import pytest
 from effectbench.extras import EXTRAS
 
 ROOT = Path(__file__).resolve().parents[1]
-EXTRA_MODULES = ("playwright", "mcp", "PIL", "Xlib", "gi", "distributed", "inspect_ai", "anthropic")
+EXTRA_MODULES = (
+    "playwright", "mcp", "PIL", "Xlib", "gi", "distributed", "inspect_ai", "atif", "anthropic"
+)  # fmt: skip
 """The top-level modules only the extras install."""
 
 CORE_ONLY = f"""
@@ -75,6 +77,8 @@ def test_the_core_verifies_runs_the_api_substrate_and_lists_packs(tmp_path: Path
         (("run", "--baseline", "screen_only", "--executor", "dask", "--scheduler",
           "tcp://127.0.0.1:9"), "dask", "distributed"),
         (("import-inspect", "log.eval", "--out", "x", "--name", "n"), "inspect", "inspect-ai"),
+        (("export", "b", "--format", "atif", "--out", "x"), "export", "atif"),
+        (("export", "b", "--format", "inspect", "--out", "x"), "inspect", "inspect_ai"),
     ],
 )  # fmt: skip
 def test_a_missing_extra_is_one_line_naming_it(

@@ -14,6 +14,7 @@ it adds sets ``func(args) -> int``:
 :mod:`~effectbench.cli._commit`   ``commit``, ``draw`` (a fresh instance's seed)
 :mod:`~effectbench.cli._verify`   ``verify``
 :mod:`~effectbench.cli._rank`     ``rank``
+:mod:`~effectbench.cli._export`   ``export`` (bundles as EEE records, ATIF, Inspect logs)
 :mod:`~effectbench.cli._reproduce`  ``reproduce`` (re-run and record shipped baselines)
 :mod:`~effectbench.cli._site`     ``site build``, ``site serve``
 :mod:`~effectbench.cli._monitor`  ``monitor heldout|corpus|run|verify`` (the monitor track)
@@ -38,6 +39,7 @@ from typing import Any
 from effectbench.cli import (
     _commit,
     _conformance,
+    _export,
     _inspect,
     _mcp,
     _monitor,
@@ -64,6 +66,7 @@ GROUPS = (
     _commit,
     _verify,
     _rank,
+    _export,
     _reproduce,
     _site,
     _monitor,
