@@ -19,13 +19,13 @@ import jsonschema
 import pytest
 from atif import Trajectory
 from inspect_ai.log import list_eval_logs, read_eval_log
+from support.bundles import edit_rows, make_bundle, read_receipts, read_rows
 
 from effectbench.cli import main
 from effectbench.exports.atif import NO_RECEIPTS, UNSIGNED
 from effectbench.metrics import task_rate, task_table
 from effectbench.metrics.events import episode_frame
 from effectbench.run.view import handle_for
-from tests.support.bundles import edit_rows, make_bundle, read_receipts, read_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 CLINIC = ROOT / "submissions" / "2026-12-01_screen-only-clinic-web"
