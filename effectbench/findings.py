@@ -301,7 +301,8 @@ class CheckId(StrEnum):
     )
     RECEIPT_FRAME_IMAGE = (
         "receipt.frame_image",
-        "a frame is not a WebP or PNG image, or exceeds the size limits (bytes, pixels)",
+        "a frame is not a WebP or PNG image that decodes to its header's size, or exceeds the "
+        "size limits (bytes, pixels, metadata)",
     )
     RECEIPT_FRAME_PIXELS = (
         "receipt.frame_pixels",
@@ -455,6 +456,11 @@ class CheckId(StrEnum):
     RANKING_REFERENCE_COPY = (
         "ranking.reference_copy",
         "measured the same as a maintainers' reference bundle on every (task, trial)",
+    )
+    RANKING_UNRENDERED = (
+        "ranking.unrendered",
+        "the site could not render the bundle (the error is named): it is withheld from the "
+        "board and the build goes on",
     )
     RANKING_WITHDRAWN = (
         "ranking.withdrawn",

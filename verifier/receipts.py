@@ -21,11 +21,12 @@ pair the check asks:
   (``receipt.change_set``), and are its collateral marks the task's allowance applied again
   (:func:`effectbench.changes.collateral`; ``receipt.collateral``)?
 * are its frames files of ``frames/`` with the hash their names state, images within the
-  limits (:mod:`verifier.frames`: the image formats, and the decoded pixels per frame and
-  per bundle, read from each header, never decoded), and (on a screen substrate of a pack
-  with front ends) the first, report and last frame all there (``receipt.frame_*``,
-  ``receipt.frames``)? Does ``frames/`` hold a frame no receipt names
-  (``receipt.frame_unreferenced``)?
+  limits (:mod:`verifier.frames`: the image formats, their metadata, and the decoded pixels
+  per frame and per bundle, read from each header), that decode, once, to the size their
+  headers state (in a child process held to a memory and a time limit), and (on a screen
+  substrate of a pack with front ends) the first, report and last frame all there
+  (``receipt.frame_*``, ``receipt.frames``)? Does ``frames/`` hold a frame no receipt
+  names (``receipt.frame_unreferenced``)?
 * is every text plain text, no markup or script address (``receipt.markup``)?
 
 Nothing here re-implements a rule: each question is put to the engine function that the
@@ -69,7 +70,7 @@ from effectbench.seam import (
     DeclaresInitialState,
     StatesMechanism,
 )
-from verifier.frames import FrameBudget, frame_problem
+from verifier.frames import FrameBudget, Header, ToDecode, decode_frames, frame_header
 from verifier.instances import instance_seed, is_fresh, rerun_hint
 from verifier.limits import Limits
 from verifier.pack import Kept
@@ -265,6 +266,8 @@ class ReceiptChecker:
         self.named: set[str] = set()
         self._frame_verdicts: dict[str, tuple[CheckId, str] | None] = {}
         self._budget = FrameBudget(limits.max_bundle_frame_pixels)
+        self._to_decode: list[ToDecode] = []
+        """Frames whose header passed, decoded together after every pair (:meth:`finish`)."""
         self.collateral: list[bool] | None = []
         self.change_sets: dict[tuple[str, int], str] = {}
         self.frame_sets: dict[tuple[str, int], tuple[str, ...]] = {}
@@ -690,10 +693,13 @@ class ReceiptChecker:
                 )
                 continue
             if ref.name not in self._frame_verdicts:
-                problem = frame_problem(path, ref.name, self.limits, self._budget)
-                self._frame_verdicts[ref.name] = problem
-                if problem is not None:
-                    self.sink.emit(problem[0], problem[1], f"{FRAMES_DIR}/{ref.name}")
+                found = frame_header(path, ref.name, self.limits, self._budget)
+                if isinstance(found, Header):
+                    self._frame_verdicts[ref.name] = None
+                    self._to_decode.append(ToDecode(path, ref.name, found))
+                else:
+                    self._frame_verdicts[ref.name] = found
+                    self.sink.emit(found[0], found[1], f"{FRAMES_DIR}/{ref.name}")
         if self.screens and task.spec.substrate in SCREEN_SUBSTRATES:
             roles = {ref.role for ref in receipt.frames}
             lacking = [r for r in FRAME_ROLES if r not in roles]
@@ -706,7 +712,12 @@ class ReceiptChecker:
                 )
 
     def finish(self) -> None:
-        """After every pair: report frames no receipt names."""
+        """After every pair: decode the frames whose headers passed (in child processes,
+        :func:`verifier.frames.decode_frames`) and report frames no receipt names."""
+        said = decode_frames(self._to_decode, self.limits)
+        for frame, problem in zip(self._to_decode, said, strict=True):
+            if problem is not None:
+                self.sink.emit(CheckId.RECEIPT_FRAME_IMAGE, problem, f"{FRAMES_DIR}/{frame.name}")
         for name in sorted(set(self.frames) - self.named):
             self.sink.emit(
                 CheckId.RECEIPT_FRAME_UNREFERENCED,
