@@ -286,6 +286,11 @@ class CheckId(StrEnum):
         "receipt.collateral",
         "a receipt's collateral marks differ from what the task's allowed change set gives",
     )
+    RECEIPT_THINNED = (
+        "receipt.thinned",
+        "a receipt's change set lacks what its oracle reading reports: a write that persisted, "
+        "the collateral changes its reason names, the records its evidence says were lost",
+    )
     RECEIPT_FRAMES = (
         "receipt.frames",
         "a receipt on a screen substrate lacks its first, report or last frame",

@@ -284,6 +284,42 @@ def _unmark(receipts: list[dict[str, Any]]) -> None:
     stale["collateral"] = False
 
 
+def _thinned(receipt: dict[str, Any], keep: Callable[[dict[str, Any]], bool]) -> None:
+    """Keep only the changes ``keep`` says of ``receipt``'s change set, restating its untouched
+    tables and collateral flag as if nothing else had changed."""
+    changes = receipt["changes"]
+    changes["rows"] = [c for c in changes["rows"] if keep(c)]
+    touched = {c["table"] for c in changes["rows"]}
+    changes["untouched"] = sorted(set(changes["tables"]) - touched)
+    receipt["collateral"] = any(c["collateral"] for c in changes["rows"])
+
+
+def _collateral_receipts(receipts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in receipts if r["collateral"]]
+
+
+def _emptied_under_a_collateral_reading(receipts: list[dict[str, Any]]) -> None:
+    """The homonym's receipt: its only change (another patient's encounter) left out."""
+    receipt = next(
+        r
+        for r in _collateral_receipts(receipts)
+        if all(e["state"] == "absent" for e in r["effects"])
+    )
+    _thinned(receipt, lambda c: False)
+
+
+def _collateral_dropped_beside_a_wrong_effect(receipts: list[dict[str, Any]]) -> None:
+    """A receipt whose declared effect persisted wrong and which wrote outside its allowance
+    too: the collateral changes left out, the ones its effects read kept."""
+    receipt = next(
+        r
+        for r in _collateral_receipts(receipts)
+        if any(e["state"] == "wrong_persisted" for e in r["effects"])
+        and any(not c["collateral"] for c in r["changes"]["rows"])
+    )
+    _thinned(receipt, lambda c: not c["collateral"])
+
+
 def _markup_claim(receipts: list[dict[str, Any]]) -> None:
     receipts[0]["claim"]["message"] = "<script>alert(1)</script>"
 
@@ -321,6 +357,14 @@ CASES: dict[str, tuple[Edit, str]] = {
     "a receipt of no row": (_no_row, "receipt.extra"),
     "a table the pack does not have": (_unknown_table, "receipt.change_set"),
     "a collateral write unmarked": (_unmark, "receipt.collateral"),
+    "a change set emptied under a reading that reports a collateral write": (
+        _emptied_under_a_collateral_reading,
+        "receipt.thinned",
+    ),
+    "a collateral change dropped beside a wrong effect": (
+        _collateral_dropped_beside_a_wrong_effect,
+        "receipt.thinned",
+    ),
     "a script in the claim": (_markup_claim, "receipt.markup"),
     "markup in a record value": (_markup_record_value, "receipt.markup"),
     "a script address in the note": (_markup_note, "receipt.markup"),
@@ -341,6 +385,51 @@ def test_a_forged_receipt_is_refused_with_its_check_id(
     assert check in report.finding_ids(), report.finding_ids()
     assert report.check(Family.RECEIPT).n_findings
     assert {f.partition(".")[0] for f in report.finding_ids()} <= {"receipt"}
+
+
+def test_no_collateral_write_can_be_thinned_out_of_a_bundle(
+    clinic_api: Path, tmp_path: Path
+) -> None:
+    """Every receipt with a collateral write, its change set emptied (or its collateral changes
+    dropped, the others kept): each is refused, so the collateral-write rate cannot be lowered
+    by thinning receipts (it fell from 90 to 10 of 270 episodes before ``receipt.thinned``)."""
+    collateral = len(_collateral_receipts(read_receipts(clinic_api)))
+    assert collateral >= 6
+    for label, keep in (("emptied", lambda c: False), ("dropped", lambda c: not c["collateral"])):
+        bundle = copy_bundle(clinic_api, tmp_path / label)
+
+        def thin(
+            receipts: list[dict[str, Any]], keep: Callable[[dict[str, Any]], bool] = keep
+        ) -> None:
+            for receipt in _collateral_receipts(receipts):
+                _thinned(receipt, keep)
+
+        edit_receipts(bundle, thin)
+        report = verify_bundle(bundle, UNSIGNED)
+        # one finding a receipt: thinned, or (an emptied change set that no longer inserts
+        # the rows a new-records effect counts) its evidence
+        assert "receipt.thinned" in report.finding_ids(), label
+        assert report.finding_ids() <= {"receipt.thinned", "receipt.evidence"}, label
+        assert report.check(Family.RECEIPT).n_findings == collateral, label
+
+
+def test_a_lost_record_left_out_of_the_change_set_is_refused(tmp_path: Path) -> None:
+    """MockMed's effect_verified deletes a record it should keep (its evidence counts it lost,
+    a collateral loss): the deletion left out of the change set is refused."""
+    bundle = make_bundle(tmp_path / "b", "effect_verified", declare_baseline=False)
+    assert _ids(bundle) == set()
+    lost = [r for r in read_receipts(bundle) if any(e["evidence"]["lost"] for e in r["effects"])]
+    assert lost
+
+    def drop_deletions(receipts: list[dict[str, Any]]) -> None:
+        for receipt in receipts:
+            if any(e["evidence"]["lost"] for e in receipt["effects"]):
+                _thinned(receipt, lambda c: c["change"] != "deleted")
+
+    edit_receipts(bundle, drop_deletions)
+    report = verify_bundle(bundle, UNSIGNED)
+    assert report.finding_ids() == {"receipt.thinned"}, report.finding_ids()
+    assert report.check(Family.RECEIPT).n_findings == len(lost)
 
 
 def test_markup_spelt_with_json_escapes_is_refused(clinic_api: Path, tmp_path: Path) -> None:

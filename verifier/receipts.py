@@ -18,8 +18,10 @@ pair the check asks:
   the reading follow (confirmed only when every effect holds; confirmed whenever every effect
   holds and nothing collateral changed; ``receipt.evidence``)?
 * does the change set name only the pack's tables and the untouched ones right
-  (``receipt.change_set``), and are its collateral marks the task's allowance applied again
-  (:func:`effectbench.changes.collateral`; ``receipt.collateral``)?
+  (``receipt.change_set``), are its collateral marks the task's allowance applied again
+  (:func:`effectbench.changes.collateral`; ``receipt.collateral``), and does it hold what the
+  reading reports: a write when the effect persisted wrong, exactly the collateral changes
+  its reason names, the deletions its evidence counts as lost (``receipt.thinned``)?
 * are its frames files of ``frames/`` with the hash their names state, images within the
   limits (:mod:`verifier.frames`: the image formats, their metadata, and the decoded pixels
   per frame and per bundle, read from each header), that decode, once, to the size their
@@ -59,6 +61,7 @@ from effectbench.effects import Effect, EffectKind
 from effectbench.findings import CheckId
 from effectbench.hashing import canonical_hash
 from effectbench.judge import selects
+from effectbench.kit.tables import COLLATERAL_REASON, describe_changes
 from effectbench.receipts.collect import allowances
 from effectbench.receipts.derive import decided, describe, label_of, row_changes
 from effectbench.receipts.model import FRAME_NAME, FRAME_ROLES, Receipt
@@ -521,7 +524,10 @@ class ReceiptChecker:
             if effect.count_new_only and not self._new_rows_agree(line, i, effect, receipt):
                 return
             holds.append(state is TrueState.CORRECT)
-        self._check_collateral(line, receipt, row, task)
+        if self._check_collateral(line, receipt, row, task) and not self._check_reported(
+            line, receipt
+        ):
+            return  # the change set was thinned: the verdict's checks below would read it
         confirmed = row.oracle.verdict is Verdict.CONFIRMED
         clean = receipt.collateral is False
         if confirmed and not all(holds):
@@ -637,7 +643,9 @@ class ReceiptChecker:
 
     def _check_collateral(
         self, line: int, receipt: Receipt, row: EpisodeRecord, task: _Task
-    ) -> None:
+    ) -> bool:
+        """``receipt.collateral``: the marks are the task's allowance applied again (say
+        whether they are)."""
         changes = receipt.changes
         assert changes is not None
         allowed = task.allowed(self.pack, row.seed, changes.tables)
@@ -650,7 +658,8 @@ class ReceiptChecker:
                     line,
                     "collateral",
                 )
-            return
+                return False
+            return True
         want = list(collateral(row_changes(changes), allowed))
         if marks != want:
             at = next(i for i, (a, b) in enumerate(zip(marks, want, strict=True)) if a != b)
@@ -670,6 +679,63 @@ class ReceiptChecker:
                 line,
                 "collateral",
             )
+        else:
+            return True
+        return False
+
+    def _check_reported(self, line: int, receipt: Receipt) -> bool:
+        """``receipt.thinned``: the change set holds what the oracle's reading reports (say
+        whether it does).
+
+        * a reading whose effect persisted wrong reports a write: the change set holds one;
+        * a reading whose reason reports collateral changes (the kit's words,
+          :data:`~effectbench.kit.tables.COLLATERAL_REASON`) names exactly the changes the
+          change set marks collateral (:func:`~effectbench.kit.tables.describe_changes`);
+        * an effect whose evidence says records present before were lost: the change set
+          deletes at least as many rows of its table.
+        """
+        changes = receipt.changes
+        assert changes is not None
+        reading = receipt.reading
+        if reading.effect_wrong_persisted and not changes.rows:
+            self._emit(
+                CheckId.RECEIPT_THINNED,
+                "the reading reports a wrong effect that persisted, but the change set holds no "
+                "change: what the oracle read changed is left out",
+                line,
+                "changes.rows",
+            )
+            return False
+        if reading.reason.startswith(COLLATERAL_REASON):
+            marked = [c for c in changes.rows if c.collateral]
+            named = describe_changes(
+                row_changes(changes.model_copy(update={"rows": marked})).changes
+            )
+            reported = reading.reason[len(COLLATERAL_REASON) :]
+            if named != reported:
+                self._emit(
+                    CheckId.RECEIPT_THINNED,
+                    f"the reading reports the collateral changes {reported!r:.200}; the change "
+                    f"set marks {named or 'none'!r:.200}",
+                    line,
+                    "changes.rows",
+                )
+                return False
+        for i, effect in enumerate(receipt.effects or []):
+            lost = effect.evidence.lost
+            deleted = sum(
+                1 for c in changes.rows if c.change == "deleted" and effect.table in (None, c.table)
+            )
+            if lost > deleted:
+                self._emit(
+                    CheckId.RECEIPT_THINNED,
+                    f"effect {i}'s evidence says {lost} record(s) of {effect.table} were lost; the "
+                    f"change set deletes {deleted}",
+                    line,
+                    f"effects[{i}].evidence.lost",
+                )
+                return False
+        return True
 
     def _check_frames(self, line: int, receipt: Receipt, task: _Task) -> None:
         for i, ref in enumerate(receipt.frames):
