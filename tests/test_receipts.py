@@ -42,7 +42,13 @@ from effectbench.findings import CheckId, Family
 from effectbench.kit.audit import attacks
 from effectbench.kit.sqlite import attack_file
 from effectbench.manifest import fingerprint
-from effectbench.metrics import COLLATERAL_COLUMN, episode_frame, task_rate, task_table
+from effectbench.metrics import (
+    COLLATERAL_COLUMN,
+    DEFAULT_PRICES,
+    episode_frame,
+    task_rate,
+    task_table,
+)
 from effectbench.packs import get_pack
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.packs.clinic.audit import PLAN
@@ -54,7 +60,7 @@ from effectbench.receipts.collect import evidence_of
 from effectbench.receipts.model import Receipt
 from effectbench.run.journal import retire_journal
 from effectbench.run.runner import evaluate
-from verifier.api import VerifyOptions, verify_bundle
+from verifier.api import VerifyOptions, verify_bundle, verify_path
 from verifier.frames import FrameBudget, pixel_problem, read_header
 from verifier.limits import Limits
 from verifier.pack import kept_pack_tasks, pack_tasks
@@ -620,9 +626,36 @@ def test_a_format_1_bundle_is_verified_from_its_rows_and_holds_no_receipts(
     rows_only = make_bundle(tmp_path / "v1", declare_baseline=False, receipts=False)
     report = verify_bundle(rows_only, UNSIGNED)
     assert report.status.value == "preview" and report.check(Family.RECEIPT).skipped
+    assert report.unranked.startswith("format 1: made without receipts")
     assert report.tasks is not None and "collateral_write" not in report.tasks.events
     shutil.copy(make_bundle(tmp_path / "v2", declare_baseline=False) / "receipts.jsonl", rows_only)
     assert _ids(rows_only) == {"structure.unexpected_file"}
+
+
+def test_rank_shows_a_format_1_bundle_unranked_with_its_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Beside a format 2 bundle, ``effectbench rank`` lists the format 1 one as a preview,
+    unranked, and says why; the site's row carries the same reason."""
+    from effectbench.site._entries import entry_from_report
+    from effectbench.site._tables import entry_row
+
+    subs = tmp_path / "subs"
+    make_bundle(subs / "2026-12-05_with-receipts", declare_baseline=False)
+    make_bundle(
+        subs / "2026-12-05_rows-only", "effect_verified", declare_baseline=False, receipts=False
+    )
+    capsys.readouterr()
+    assert main(["rank", str(subs), "--allow-unsigned", "--no-cache", "--no-reproduce"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "net value" in line]
+    (unranked,) = [line for line in lines if "effect_verified" in line]
+    assert "preview, not ranked: format 1: made without receipts" in unranked
+    assert unranked.split()[0] == "-"  # no rank
+    (report,) = verify_path(subs / "2026-12-05_rows-only", UNSIGNED)
+    entry = entry_from_report(report)
+    assert entry.tasks is not None
+    row = entry_row(entry, entry.tasks, "web", DEFAULT_PRICES, 0.5)
+    assert row["status"] == "preview" and row["unranked"] == report.unranked != ""
 
 
 def test_a_seed_shifted_copy_is_refused_by_its_receipts(mock: Path, tmp_path: Path) -> None:

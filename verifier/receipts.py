@@ -792,6 +792,28 @@ class ReceiptChecker:
             )
 
 
+def unranked_reason(header: SubmissionHeader | None, pack: BenchmarkProvider | None) -> str:
+    """Say why a bundle may not be ranked for want of receipts, or "".
+
+    A pack that records receipts (it names its record's tables and the changes each task
+    allows, :class:`~effectbench.seam.DeclaresChanges`: its receipts hold the change sets the
+    collateral-write rate is counted from) ranks bundles of format
+    :data:`~effectbench.bundle.RECEIPTS_VERSION` only; a bundle of an earlier format is shown
+    as an unranked preview, with this reason.
+    """
+    if header is None or header.effectbench_bundle_version >= RECEIPTS_VERSION:
+        return ""
+    records = isinstance(pack, DeclaresChanges)
+    if not records:
+        return ""
+    return (
+        f"format {header.effectbench_bundle_version}: made without receipts, so nothing shows "
+        f"its evidence and its collateral writes are not measured; pack {header.pack.name} "
+        f"records receipts, and only bundles of format {RECEIPTS_VERSION} or later are ranked "
+        "on it"
+    )
+
+
 def check_receipts(
     header: SubmissionHeader | None,
     pack: BenchmarkProvider | None,
