@@ -222,12 +222,12 @@ def decode_problem(data: bytes, name: str, header: Header, metadata_bound: int) 
     want = f"{header.width}x{header.height}"
     try:
         with Image.open(io.BytesIO(data), formats=[fmt]) as image:
-            for when in ("opened", "decoded"):
-                if when == "decoded":
+            for when in ("as opened", "once decoded"):
+                if when == "once decoded":
                     image.load()  # the pixels, and a PNG's chunks after them
                 got = f"{image.size[0]}x{image.size[1]}"
                 if got != want:
-                    return f"{when}, it is {got} pixels; its header says {want}"
+                    return f"it is {got} pixels {when}; its header says {want}"
             # what the decoder read besides pixels: text chunks, ICC profile, EXIF, XMP
             meta = sum(len(v) for v in image.info.values() if isinstance(v, bytes | str))
     except Exception as exc:  # noqa: BLE001 - whatever the decoder raises, the frame is refused
@@ -307,7 +307,6 @@ def _run_child(
 ) -> list[str | None]:
     """Run one decoding child on ``job`` (``n`` frames); return the verdicts it gave, and
     for the frame it stopped on (died, or over the time limit) that frame's refusal."""
-    out: list[str | None] = []
     child = subprocess.Popen(  # noqa: S603 - this interpreter, this module
         command,
         stdin=subprocess.PIPE,
@@ -317,10 +316,23 @@ def _run_child(
     )
     assert child.stdin is not None and child.stdout is not None
     try:
-        child.stdin.write(job)
-        child.stdin.close()
-    except BrokenPipeError:
-        pass
+        try:
+            child.stdin.write(job)
+            child.stdin.close()
+        except BrokenPipeError:
+            pass
+        return _read_verdicts(child, n, limits)
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait()
+        child.stdout.close()
+
+
+def _read_verdicts(child: subprocess.Popen[bytes], n: int, limits: Limits) -> list[str | None]:
+    """Read a decoding child's verdicts, one line a frame, each within the time limit."""
+    assert child.stdout is not None
+    out: list[str | None] = []
     # the child's start (Python, Pillow) is given the time of one frame besides
     deadline = time.monotonic() + 2 * limits.frame_decode_seconds
     pending = b""
@@ -329,8 +341,6 @@ def _run_child(
         while len(out) < n:
             left = deadline - time.monotonic()
             if left <= 0 or not sel.select(timeout=left):
-                child.kill()
-                child.wait()
                 out.append(
                     f"decoding it took longer than the limit of {limits.frame_decode_seconds} s"
                 )
@@ -339,9 +349,9 @@ def _run_child(
             if not chunk:
                 code = child.wait()
                 out.append(
-                    "the decoder stopped on it (over its memory limit of "
-                    f"{limits.frame_decode_memory // (1024 * 1024)} MiB, or crashed; exit "
-                    f"status {code})"
+                    "the decoder stopped on it (over its limit of "
+                    f"{limits.frame_decode_memory // (1024 * 1024)} MiB of memory or of CPU "
+                    f"time, or crashed; exit status {code})"
                 )
                 return out
             pending += chunk
@@ -349,8 +359,6 @@ def _run_child(
                 line, pending = pending.split(b"\n", 1)
                 out.append(json.loads(line)["problem"])
                 deadline = time.monotonic() + limits.frame_decode_seconds
-    child.stdout.close()
-    child.wait()
     return out
 
 
