@@ -434,8 +434,9 @@ class _SiteBuild:
         self.pool = pool
         self._bundles_seen = 0
         self._done_steps = 0
-        self._n_steps = 0
-        """The steps of :meth:`run` (mkdocs included), told ``progress`` after the bundles."""
+        self._n_steps = len(self._steps()) + 2
+        """The steps of :meth:`run` (verify and mkdocs included), told ``progress`` after the
+        bundles."""
         self.sources = SiteSources(options.root)
         self.summary = BuildSummary(out=options.out)
         self.clock = _Clock(self.summary.timings)
@@ -506,6 +507,7 @@ class _SiteBuild:
                 ]
                 self.withheld.append(f"{Path(stop.path).name} ({type(stop.error).__name__})")
                 self.summary.notes[:] = notes
+                self._done_steps = 1  # verify: the steps after it run again
                 self._clear_steps()
         if self.withheld:
             self.summary.notes.append(
@@ -533,7 +535,14 @@ class _SiteBuild:
 
     def _render(self) -> None:
         """Run the steps after :meth:`verify`, timing each under its name."""
-        steps: tuple[tuple[str, Callable[[], None]], ...] = (
+        for name, step in self._steps():
+            step()
+            self.clock.lap(name)
+            self._tell(name)
+
+    def _steps(self) -> tuple[tuple[str, Callable[[], None]], ...]:
+        """The steps after :meth:`verify` and before mkdocs, in order, by name."""
+        return (
             ("tables", self.select_and_tabulate),
             ("monitors", self.verify_monitors),
             ("chart specs", self.plan_charts),
@@ -544,11 +553,6 @@ class _SiteBuild:
             ("pages", self.write_pages),
             ("downloads", self.write_downloads),
         )
-        self._n_steps = len(steps) + 2  # verify before, mkdocs after
-        for name, step in steps:
-            step()
-            self.clock.lap(name)
-            self._tell(name)
 
     def _tell(self, step: str) -> None:
         if self.options.progress is None:
