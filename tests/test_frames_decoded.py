@@ -208,6 +208,28 @@ def test_frames_are_decoded_in_batches_of_many_per_child(tmp_path: Path) -> None
     assert [i for i, s in enumerate(said) if s is not None] == [DECODE_BATCH]
 
 
+def test_a_decoded_frames_verdict_is_kept_for_the_next_bundle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A board's bundles share screens: a frame decoded once (by its name, its sha256, and the
+    limits) is not decoded again by the same process; a frame the child stopped on is."""
+    import verifier.frames as frames_module
+
+    frames = _queued(tmp_path, [(_webp((30, 20)), "webp"), (_idat(lambda b: b[:-5]), "png")])
+    first = decode_frames(frames, Limits())
+    assert first[0] is None and first[1] is not None
+    untimed = Limits(frame_decode_seconds=0)
+    assert all(s is not None for s in decode_frames(frames, untimed))
+
+    def no_child(*_: Any) -> Any:
+        raise AssertionError("decoded again")
+
+    monkeypatch.setattr(frames_module, "_decode_batch", no_child)
+    assert decode_frames(frames, Limits()) == first  # kept: no child started
+    with pytest.raises(AssertionError, match="decoded again"):
+        decode_frames(frames, untimed)  # stopped for its time: never kept
+
+
 # -- the site -----------------------------------------------------------------------------------
 
 

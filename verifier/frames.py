@@ -41,6 +41,7 @@ import subprocess
 import sys
 import time
 import zlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,10 @@ WEBP_IMAGE_CHUNKS = frozenset({b"VP8 ", b"VP8L", b"VP8X", b"ALPH", b"ANIM", b"AN
 """WebP chunks that hold the image itself; every other chunk is metadata (ICCP, EXIF, XMP)."""
 DECODE_BATCH = 512
 """Frames one decoding child decodes at most (a child costs about 0.1 s to start)."""
+DECODED_KEPT = 100_000
+"""Frames whose decoding verdict a verifying process keeps (by name, the file's sha256, and
+the limits), for the next bundle holding the same screen: a board's bundles share many."""
+_decoded: OrderedDict[tuple[str, int, int, int], str | None] = OrderedDict()
 
 
 @dataclass(frozen=True)
@@ -283,10 +288,11 @@ def _child_command() -> tuple[list[str], dict[str, str]]:
     return [sys.executable, "-m", "verifier.frames"], env
 
 
-def _decode_batch(batch: Sequence[ToDecode], limits: Limits) -> list[str | None]:
+def _decode_batch(batch: Sequence[ToDecode], limits: Limits) -> list[tuple[str | None, bool]]:
     """Decode ``batch`` in children, one at a time: a child that dies or runs out of time on
-    a frame has that frame refused, and the frames after it go to a new child."""
-    said: list[str | None] = []
+    a frame has that frame refused, and the frames after it go to a new child. Each verdict
+    comes with whether the decoder gave it (False: the child stopped on that frame)."""
+    said: list[tuple[str | None, bool]] = []
     command, env = _child_command()
     while len(said) < len(batch):
         rest = batch[len(said) :]
@@ -298,13 +304,16 @@ def _decode_batch(batch: Sequence[ToDecode], limits: Limits) -> list[str | None]
                 [str(f.path), f.name, f.header.width, f.header.height, f.header.wide] for f in rest
             ],
         }
-        said.extend(_run_child(command, env, json.dumps(job).encode(), len(rest), limits))
+        given, stopped = _run_child(command, env, json.dumps(job).encode(), len(rest), limits)
+        said.extend((v, True) for v in given)
+        if stopped is not None:
+            said.append((stopped, False))
     return said
 
 
 def _run_child(
     command: list[str], env: dict[str, str], job: bytes, n: int, limits: Limits
-) -> list[str | None]:
+) -> tuple[list[str | None], str | None]:
     """Run one decoding child on ``job`` (``n`` frames); return the verdicts it gave, and
     for the frame it stopped on (died, or over the time limit) that frame's refusal."""
     child = subprocess.Popen(  # noqa: S603 - this interpreter, this module
@@ -329,8 +338,11 @@ def _run_child(
         child.stdout.close()
 
 
-def _read_verdicts(child: subprocess.Popen[bytes], n: int, limits: Limits) -> list[str | None]:
-    """Read a decoding child's verdicts, one line a frame, each within the time limit."""
+def _read_verdicts(
+    child: subprocess.Popen[bytes], n: int, limits: Limits
+) -> tuple[list[str | None], str | None]:
+    """Read a decoding child's verdicts, one line a frame, each within the time limit; and
+    the refusal of the frame it stopped on, if it stopped."""
     assert child.stdout is not None
     out: list[str | None] = []
     # the child's start (Python, Pillow) is given the time of one frame besides
@@ -341,34 +353,55 @@ def _read_verdicts(child: subprocess.Popen[bytes], n: int, limits: Limits) -> li
         while len(out) < n:
             left = deadline - time.monotonic()
             if left <= 0 or not sel.select(timeout=left):
-                out.append(
+                return out, (
                     f"decoding it took longer than the limit of {limits.frame_decode_seconds} s"
                 )
-                return out
             chunk = os.read(child.stdout.fileno(), 65536)
             if not chunk:
                 code = child.wait()
-                out.append(
+                return out, (
                     "the decoder stopped on it (over its limit of "
                     f"{limits.frame_decode_memory // (1024 * 1024)} MiB of memory or of CPU "
                     f"time, or crashed; exit status {code})"
                 )
-                return out
             pending += chunk
             while b"\n" in pending and len(out) < n:
                 line, pending = pending.split(b"\n", 1)
                 out.append(json.loads(line)["problem"])
                 deadline = time.monotonic() + limits.frame_decode_seconds
-    return out
+    return out, None
 
 
 def decode_frames(frames: Sequence[ToDecode], limits: Limits) -> list[str | None]:
     """Decode every frame of ``frames`` (:func:`decode_problem`) in child processes held to
     the memory and time limits, :data:`DECODE_BATCH` frames a child; return, in order, what
-    is wrong with each (None: it decodes as its header says)."""
+    is wrong with each (None: it decodes as its header says).
+
+    A verdict the decoder gave is kept for the process's next bundles (the last
+    :data:`DECODED_KEPT`, by the frame's name, its sha256, and the limits); a frame the child
+    stopped on (time, memory) is decoded again when asked again.
+    """
+    bounds = (limits.max_frame_metadata_bytes, limits.frame_decode_memory)
+    keys = [(f.name, *bounds, limits.frame_decode_seconds) for f in frames]
+    new = [i for i, key in enumerate(keys) if key not in _decoded]
+    fresh: list[tuple[str | None, bool]] = []
+    for start in range(0, len(new), DECODE_BATCH):
+        batch = [frames[i] for i in new[start : start + DECODE_BATCH]]
+        fresh.extend(_decode_batch(batch, limits))
+    made = dict(zip(new, fresh, strict=True))
     said: list[str | None] = []
-    for start in range(0, len(frames), DECODE_BATCH):
-        said.extend(_decode_batch(frames[start : start + DECODE_BATCH], limits))
+    for i, key in enumerate(keys):
+        if i in made:
+            verdict, given = made[i]
+            if given:
+                _decoded[key] = verdict
+        else:
+            verdict = _decoded[key]
+        if key in _decoded:
+            _decoded.move_to_end(key)  # kept the longest: the most recently asked for
+        said.append(verdict)
+    while len(_decoded) > DECODED_KEPT:
+        _decoded.popitem(last=False)
     return said
 
 
