@@ -25,6 +25,7 @@ import pytest
 from PIL import Image
 from support.bundles import copy_bundle, edit_receipts, make_bundle, read_receipts
 
+from effectbench.errors import SiteBuildError
 from effectbench.site import build_site
 from effectbench.site._receipts import FRAME_OUTCOMES
 from verifier.api import VerifyOptions, verify_bundle, verify_path
@@ -258,11 +259,12 @@ def test_a_site_build_over_malformed_frame_bundles_publishes_the_others(tmp_path
 
 
 def test_a_bundle_the_build_cannot_render_is_withheld_and_the_build_goes_on(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Its frame replaced by one that does not decode after it was verified (a report the
     build was given): rendering it fails, it is withheld with ``ranking.unrendered`` named on
-    the refused page, and the other bundle is published with its frame."""
+    the refused page, and the other bundle is published with its frame. More withheld bundles
+    than the build allows stop it with a one-line error (the build's fault, not a bundle's)."""
     subs = tmp_path / "submissions"
     good = make_bundle(subs / "2026-12-05_good", declare_baseline=False)
     _with_frame(good, _webp((1024, 640)), "webp")
@@ -281,3 +283,11 @@ def test_a_bundle_the_build_cannot_render_is_withheld_and_the_build_goes_on(
     refused = (out / "refused.html").read_text(encoding="utf-8")
     assert "ranking.unrendered" in refused and "2026-12-05_stale" in refused.lower()
     assert len(list((out / "receipts" / "frames").iterdir())) == 1
+
+    import effectbench.site.build as build_module
+
+    monkeypatch.setattr(build_module, "MAX_WITHHELD", 0)
+    with pytest.raises(
+        SiteBuildError, match=r"rendering failed for 1 bundle\(s\), the last 2026-12-05_stale"
+    ):
+        _build(subs, tmp_path / "stopped", tmp_path / "cache", reports=reports)

@@ -417,6 +417,11 @@ class _BoardCharts:
     cells_note: str
 
 
+MAX_WITHHELD = 10
+"""Bundles a build withholds for errors in rendering them before it stops: more are the
+build's own fault, not one bundle's (and each withheld bundle runs the steps again)."""
+
+
 class _Withheld(Exception):
     """Rendering one bundle failed: the build withholds it and runs its steps again."""
 
@@ -506,6 +511,12 @@ class _SiteBuild:
                     withheld(r, stop.error) if r.path == stop.path else r for r in self.reports
                 ]
                 self.withheld.append(f"{Path(stop.path).name} ({type(stop.error).__name__})")
+                if len(self.withheld) > MAX_WITHHELD:
+                    raise SiteBuildError(
+                        f"rendering failed for {len(self.withheld)} bundle(s), the last "
+                        f"{Path(stop.path).name} ({type(stop.error).__name__}: {stop.error}): "
+                        "more than one bundle's fault"
+                    ) from stop.error
                 self.summary.notes[:] = notes
                 self._done_steps = 1  # verify: the steps after it run again
                 self._clear_steps()
