@@ -297,6 +297,11 @@ class CheckId(StrEnum):
         "receipt.collateral",
         "a receipt's collateral marks differ from what the task's allowed change set gives",
     )
+    RECEIPT_THINNED = (
+        "receipt.thinned",
+        "a receipt's change set lacks what its oracle reading reports: a write that persisted, "
+        "the collateral changes its reason names, the records its evidence says were lost",
+    )
     RECEIPT_FRAMES = (
         "receipt.frames",
         "a receipt on a screen substrate lacks its first, report or last frame",
@@ -312,7 +317,8 @@ class CheckId(StrEnum):
     )
     RECEIPT_FRAME_IMAGE = (
         "receipt.frame_image",
-        "a frame is not a WebP or PNG image, or exceeds the size limits (bytes, pixels)",
+        "a frame is not a WebP or PNG image that decodes to its header's size, or exceeds the "
+        "size limits (bytes, pixels, metadata)",
     )
     RECEIPT_FRAME_PIXELS = (
         "receipt.frame_pixels",
@@ -466,6 +472,11 @@ class CheckId(StrEnum):
     RANKING_REFERENCE_COPY = (
         "ranking.reference_copy",
         "measured the same as a maintainers' reference bundle on every (task, trial)",
+    )
+    RANKING_UNRENDERED = (
+        "ranking.unrendered",
+        "the site could not render the bundle (the error is named): it is withheld from the "
+        "board and the build goes on",
     )
     RANKING_WITHDRAWN = (
         "ranking.withdrawn",

@@ -175,7 +175,9 @@ def test_a_remake_keeps_the_first_listing_date_so_the_reference_stays_ranked(
 @pytest.fixture(scope="module")
 def alice(instance: SigstoreTestInstance, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A custom system's signed bundle (not a reference: 4 trials), rows only (format 1): a
-    copier who shifts seeds in a bundle with receipts is refused by them (test_receipts)."""
+    copier who shifts seeds in a bundle with receipts is refused by them (test_receipts). On
+    MockMed, which records receipts, a format 1 bundle is an accepted preview, never ranked
+    (``unranked``); the rules across bundles judge it all the same."""
     base = tmp_path_factory.mktemp("alice")
     made = make_bundle(
         base / "made", "retry_on_error", trials=4, declare_baseline=False, receipts=False
@@ -199,8 +201,9 @@ def test_a_re_signed_copy_of_another_entry_is_flagged_on_the_board(
     subs, copy = _beside_alice(alice, tmp_path, change, instance)
     reports = _by_name(verify_path(subs, _options(instance)))
     first, second = reports[alice.name], reports[copy.name]
-    assert first.status is Status.RANKED and first.same_measurements_as is None
-    assert second.status is Status.RANKED  # not row-identical: flagged, not refused
+    assert first.status is Status.PREVIEW and first.same_measurements_as is None
+    assert first.unranked.startswith("format 1")  # signed, but rows only
+    assert second.status is Status.PREVIEW  # not row-identical: flagged, not refused
     assert second.same_measurements_as == str(subs / alice.name)
     assert "measured the same as" in second.check("ranking").note
 
@@ -227,7 +230,7 @@ def test_a_different_run_is_neither_refused_nor_flagged(
     )
     mine = _signed_copy(other, subs / "2026-12-07_bob", None, instance, who="bob@example.org")
     reports = _by_name(verify_path(subs, _options(instance)))
-    assert reports[mine.name].status is Status.RANKED
+    assert reports[mine.name].status is Status.PREVIEW and reports[mine.name].accepted
     assert reports[mine.name].same_measurements_as is None
 
 
@@ -243,7 +246,7 @@ def test_the_board_flags_the_later_of_two_entries_that_measured_alike(
         cache_dir=tmp_path / "cache",
         trust_config=instance.trust_config_path,
     )
-    assert summary.n_ranked == 2
+    assert (summary.n_ranked, summary.n_preview) == (0, 2)  # signed, but format 1 (rows only)
     index = (out / "index.html").read_text(encoding="utf-8")
     row = index[index.index(f'data-slug="{copy.name}"') :]
     row = row[: row.index("</tr>")]

@@ -42,7 +42,13 @@ from effectbench.findings import CheckId, Family
 from effectbench.kit.audit import attacks
 from effectbench.kit.sqlite import attack_file
 from effectbench.manifest import fingerprint
-from effectbench.metrics import COLLATERAL_COLUMN, episode_frame, task_rate, task_table
+from effectbench.metrics import (
+    COLLATERAL_COLUMN,
+    DEFAULT_PRICES,
+    episode_frame,
+    task_rate,
+    task_table,
+)
 from effectbench.packs import get_pack
 from effectbench.packs.clinic import ClinicProvider
 from effectbench.packs.clinic.audit import PLAN
@@ -54,7 +60,7 @@ from effectbench.receipts.collect import evidence_of
 from effectbench.receipts.model import Receipt
 from effectbench.run.journal import retire_journal
 from effectbench.run.runner import evaluate
-from verifier.api import VerifyOptions, verify_bundle
+from verifier.api import VerifyOptions, verify_bundle, verify_path
 from verifier.frames import FrameBudget, pixel_problem, read_header
 from verifier.limits import Limits
 from verifier.pack import kept_pack_tasks, pack_tasks
@@ -284,6 +290,42 @@ def _unmark(receipts: list[dict[str, Any]]) -> None:
     stale["collateral"] = False
 
 
+def _thinned(receipt: dict[str, Any], keep: Callable[[dict[str, Any]], bool]) -> None:
+    """Keep only the changes ``keep`` says of ``receipt``'s change set, restating its untouched
+    tables and collateral flag as if nothing else had changed."""
+    changes = receipt["changes"]
+    changes["rows"] = [c for c in changes["rows"] if keep(c)]
+    touched = {c["table"] for c in changes["rows"]}
+    changes["untouched"] = sorted(set(changes["tables"]) - touched)
+    receipt["collateral"] = any(c["collateral"] for c in changes["rows"])
+
+
+def _collateral_receipts(receipts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in receipts if r["collateral"]]
+
+
+def _emptied_under_a_collateral_reading(receipts: list[dict[str, Any]]) -> None:
+    """The homonym's receipt: its only change (another patient's encounter) left out."""
+    receipt = next(
+        r
+        for r in _collateral_receipts(receipts)
+        if all(e["state"] == "absent" for e in r["effects"])
+    )
+    _thinned(receipt, lambda c: False)
+
+
+def _collateral_dropped_beside_a_wrong_effect(receipts: list[dict[str, Any]]) -> None:
+    """A receipt whose declared effect persisted wrong and which wrote outside its allowance
+    too: the collateral changes left out, the ones its effects read kept."""
+    receipt = next(
+        r
+        for r in _collateral_receipts(receipts)
+        if any(e["state"] == "wrong_persisted" for e in r["effects"])
+        and any(not c["collateral"] for c in r["changes"]["rows"])
+    )
+    _thinned(receipt, lambda c: not c["collateral"])
+
+
 def _markup_claim(receipts: list[dict[str, Any]]) -> None:
     receipts[0]["claim"]["message"] = "<script>alert(1)</script>"
 
@@ -321,6 +363,14 @@ CASES: dict[str, tuple[Edit, str]] = {
     "a receipt of no row": (_no_row, "receipt.extra"),
     "a table the pack does not have": (_unknown_table, "receipt.change_set"),
     "a collateral write unmarked": (_unmark, "receipt.collateral"),
+    "a change set emptied under a reading that reports a collateral write": (
+        _emptied_under_a_collateral_reading,
+        "receipt.thinned",
+    ),
+    "a collateral change dropped beside a wrong effect": (
+        _collateral_dropped_beside_a_wrong_effect,
+        "receipt.thinned",
+    ),
     "a script in the claim": (_markup_claim, "receipt.markup"),
     "markup in a record value": (_markup_record_value, "receipt.markup"),
     "a script address in the note": (_markup_note, "receipt.markup"),
@@ -341,6 +391,51 @@ def test_a_forged_receipt_is_refused_with_its_check_id(
     assert check in report.finding_ids(), report.finding_ids()
     assert report.check(Family.RECEIPT).n_findings
     assert {f.partition(".")[0] for f in report.finding_ids()} <= {"receipt"}
+
+
+def test_no_collateral_write_can_be_thinned_out_of_a_bundle(
+    clinic_api: Path, tmp_path: Path
+) -> None:
+    """Every receipt with a collateral write, its change set emptied (or its collateral changes
+    dropped, the others kept): each is refused, so the collateral-write rate cannot be lowered
+    by thinning receipts (it fell from 90 to 10 of 270 episodes before ``receipt.thinned``)."""
+    collateral = len(_collateral_receipts(read_receipts(clinic_api)))
+    assert collateral >= 6
+    for label, keep in (("emptied", lambda c: False), ("dropped", lambda c: not c["collateral"])):
+        bundle = copy_bundle(clinic_api, tmp_path / label)
+
+        def thin(
+            receipts: list[dict[str, Any]], keep: Callable[[dict[str, Any]], bool] = keep
+        ) -> None:
+            for receipt in _collateral_receipts(receipts):
+                _thinned(receipt, keep)
+
+        edit_receipts(bundle, thin)
+        report = verify_bundle(bundle, UNSIGNED)
+        # one finding a receipt: thinned, or (an emptied change set that no longer inserts
+        # the rows a new-records effect counts) its evidence
+        assert "receipt.thinned" in report.finding_ids(), label
+        assert report.finding_ids() <= {"receipt.thinned", "receipt.evidence"}, label
+        assert report.check(Family.RECEIPT).n_findings == collateral, label
+
+
+def test_a_lost_record_left_out_of_the_change_set_is_refused(tmp_path: Path) -> None:
+    """MockMed's effect_verified deletes a record it should keep (its evidence counts it lost,
+    a collateral loss): the deletion left out of the change set is refused."""
+    bundle = make_bundle(tmp_path / "b", "effect_verified", declare_baseline=False)
+    assert _ids(bundle) == set()
+    lost = [r for r in read_receipts(bundle) if any(e["evidence"]["lost"] for e in r["effects"])]
+    assert lost
+
+    def drop_deletions(receipts: list[dict[str, Any]]) -> None:
+        for receipt in receipts:
+            if any(e["evidence"]["lost"] for e in receipt["effects"]):
+                _thinned(receipt, lambda c: c["change"] != "deleted")
+
+    edit_receipts(bundle, drop_deletions)
+    report = verify_bundle(bundle, UNSIGNED)
+    assert report.finding_ids() == {"receipt.thinned"}, report.finding_ids()
+    assert report.check(Family.RECEIPT).n_findings == len(lost)
 
 
 def test_markup_spelt_with_json_escapes_is_refused(clinic_api: Path, tmp_path: Path) -> None:
@@ -531,9 +626,36 @@ def test_a_format_1_bundle_is_verified_from_its_rows_and_holds_no_receipts(
     rows_only = make_bundle(tmp_path / "v1", declare_baseline=False, receipts=False)
     report = verify_bundle(rows_only, UNSIGNED)
     assert report.status.value == "preview" and report.check(Family.RECEIPT).skipped
+    assert report.unranked.startswith("format 1: made without receipts")
     assert report.tasks is not None and "collateral_write" not in report.tasks.events
     shutil.copy(make_bundle(tmp_path / "v2", declare_baseline=False) / "receipts.jsonl", rows_only)
     assert _ids(rows_only) == {"structure.unexpected_file"}
+
+
+def test_rank_shows_a_format_1_bundle_unranked_with_its_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Beside a format 2 bundle, ``effectbench rank`` lists the format 1 one as a preview,
+    unranked, and says why; the site's row carries the same reason."""
+    from effectbench.site._entries import entry_from_report
+    from effectbench.site._tables import entry_row
+
+    subs = tmp_path / "subs"
+    make_bundle(subs / "2026-12-05_with-receipts", declare_baseline=False)
+    make_bundle(
+        subs / "2026-12-05_rows-only", "effect_verified", declare_baseline=False, receipts=False
+    )
+    capsys.readouterr()
+    assert main(["rank", str(subs), "--allow-unsigned", "--no-cache", "--no-reproduce"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "net value" in line]
+    (unranked,) = [line for line in lines if "effect_verified" in line]
+    assert "preview, not ranked: format 1: made without receipts" in unranked
+    assert unranked.split()[0] == "-"  # no rank
+    (report,) = verify_path(subs / "2026-12-05_rows-only", UNSIGNED)
+    entry = entry_from_report(report)
+    assert entry.tasks is not None
+    row = entry_row(entry, entry.tasks, "web", DEFAULT_PRICES, 0.5)
+    assert row["status"] == "preview" and row["unranked"] == report.unranked != ""
 
 
 def test_a_seed_shifted_copy_is_refused_by_its_receipts(mock: Path, tmp_path: Path) -> None:
@@ -652,8 +774,9 @@ def test_a_recorded_env_offers_the_all_surfaces_readback_it_wraps() -> None:
 
 def test_the_site_publishes_frames_re_encoded_within_its_bound(tmp_path: Path) -> None:
     """A frame within the verifier's bound but larger than the site's is published scaled
-    down (a new file, never the submitted one); a screen keeps its size; a frame over the
-    verifier's bound is never decoded nor published."""
+    down (a new file, never the submitted one); a screen keeps its size. (A frame over the
+    verifier's bound, or one that does not decode, is refused by the verifier, and the site
+    publishes frames of bundles it accepted only: tests/test_frames_decoded.py.)"""
     from effectbench.site._frames import MAX_SIDE, rendition
 
     frames = tmp_path / "frames"
@@ -662,18 +785,14 @@ def test_the_site_publishes_frames_re_encoded_within_its_bound(tmp_path: Path) -
     big = bomb_png(4000, 3000)
     (frames / _named(big, "png")).write_bytes(big)
     published = rendition(frames / _named(big, "png"), cache)
-    assert published is not None and published.read_bytes() != big
+    assert published.read_bytes() != big
     with Image.open(published) as image:
         assert max(image.size) == MAX_SIDE and image.size == (MAX_SIDE, MAX_SIDE * 3 // 4)
     name, screen = _frame((1024, 640))
     (frames / name).write_bytes(screen)
     kept = rendition(frames / name, cache)
-    assert kept is not None
     with Image.open(kept) as image:
         assert image.size == (1024, 640) and image.format == "WEBP"
-    bomb = bomb_png(8192, 8192)
-    (frames / _named(bomb, "png")).write_bytes(bomb)
-    assert rendition(frames / _named(bomb, "png"), cache) is None
 
 
 def test_task_data_are_kept_per_pack_class_and_fingerprint() -> None:

@@ -9,6 +9,7 @@ command line and the ``verifier.api`` entry point.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -161,3 +162,34 @@ def test_signature_for_another_declared_signer_is_refused(
     data = report.to_json()
     assert data["status"] == "refused"
     assert [f["check"] for f in _signature_check(data)["findings"]] == ["signature.wrong_identity"]
+
+
+def test_a_signed_format_1_bundle_is_an_unranked_preview_with_its_reason(
+    instance: SigstoreTestInstance, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same run declared format 1 (its receipts and frames left out), then signed: MockMed
+    records receipts, so the bundle is accepted as a preview, never ranked, and says why."""
+    from support.bundles import read_submission, write_submission
+
+    out = tmp_path / "submissions"
+    args = ["submit", "--baseline", "screen_only", "--trials", "3", "--name", "rows only"]
+    who = ["--signer-identity", ALICE, "--signer-issuer", GOOGLE]
+    assert main([*args, *who, "--out", str(out)]) == 0
+    (bundle,) = out.iterdir()
+    (bundle / "receipts.jsonl").unlink()
+    if (bundle / "frames").exists():
+        shutil.rmtree(bundle / "frames")
+    data = read_submission(bundle)
+    data["effectbench_bundle_version"] = 1
+    write_submission(bundle, data)
+    token = instance.email_token(ALICE)
+    trust = str(instance.trust_config_path)
+    assert main(["sign", str(bundle), "--identity-token", token, "--trust-config", trust]) == 0
+    status, report = _verify_json(bundle, capsys, "--trust-config", trust, "--no-reproduce")
+    assert status == 0 and report["accepted"] is True
+    assert report["status"] == "preview" and report["signer"]["identity"] == ALICE
+    assert report["unranked"].startswith("format 1: made without receipts")
+    assert "collateral writes are not measured" in report["unranked"]
+    capsys.readouterr()
+    assert main(["verify", str(bundle), "--trust-config", trust, "--no-reproduce"]) == 0
+    assert "not ranked: format 1" in capsys.readouterr().out

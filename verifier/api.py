@@ -45,7 +45,7 @@ from verifier.instances import InstanceFacts, check_instance_rows
 from verifier.limits import Limits
 from verifier.pack import TaskFacts, check_drops, check_pack, clusters_of
 from verifier.ranking import rank_across
-from verifier.receipts import ReceiptResult, check_receipts
+from verifier.receipts import ReceiptResult, check_receipts, unranked_reason
 from verifier.records import RecordPolicy, Reproduction, read_record, record_key
 from verifier.references import listed_reference, load_references
 from verifier.report import (
@@ -438,12 +438,14 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
         Family.RANKING: Step(True, RANKING_NOTE),
     }
     checks = [sink.report(family, steps[family]) for family in SUBMISSION_FAMILIES]
+    unranked = unranked_reason(header, declared.pack)
     status = decide_status(
         checks,
         signature_verified=signature.signer is not None,
         signature_present=sub.signature_present,
         ranked_unsigned=signature.ranked_unsigned,
         allow_unsigned=options.allow_unsigned,
+        unranked=unranked,
     )
     return BundleReport(
         path=str(sub.path),
@@ -465,6 +467,7 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
         instance_seed=declared.instance.seed if declared.instance else None,
         public_seed=declared.instance.public if declared.instance else None,
         instance_committed=committed,
+        unranked=unranked if status is not Status.REFUSED else "",
     )
 
 

@@ -39,6 +39,15 @@ class Limits:
     max_frame_pixels: int = 4096 * 4096
     """Decoded pixels of one key frame, read from its header (a 16-bit PNG's count twice):
     64 MiB as 8-bit RGBA, where a 1024x768 screen is 0.8 million pixels."""
+    max_frame_metadata_bytes: int = 64 * KIB
+    """Bytes of one key frame's ancillary chunks together (PNG's text, zTXt, iCCP and other
+    lower-case chunks; WebP's ICCP, EXIF, XMP), as stored and as decoded: a screenshot the
+    harness writes holds none."""
+    frame_decode_memory: int = 1 * GIB
+    """Bytes of address space the child process that decodes a bundle's frames may use (the
+    interpreter and Pillow included: a frame within the pixel bound decodes in 128 MiB)."""
+    frame_decode_seconds: int = 10
+    """Seconds the decoding child may take per frame (a screen decodes in a few ms)."""
     max_bundle_frame_pixels: int = 1 << 32
     """Decoded pixels of all a bundle's key frames together (about 6,000 screens of
     1024x640), so verifying, building and reading a bundle's frames stay bounded."""

@@ -1,7 +1,7 @@
 """The ``ranking`` family: rules that need every bundle at once (a folder of bundles, the site).
 
-A bundle is judged alone by :func:`verifier.api.verify_bundle`; two rules can
-only be judged across bundles:
+A bundle is judged alone by :func:`verifier.api.verify_bundle`; these rules can
+only be judged across bundles, or by the site that builds them into one board:
 
 * ``ranking.withdrawn``: the maintainers withdrew a bundle by its content hash
   (or rows hash); a byte-identical or row-identical copy is withdrawn with it,
@@ -11,6 +11,8 @@ only be judged across bundles:
   reference bundle on every (task, trial) (the reference list holds each one's
   measured hash) and is not that reference is refused, whatever its date: a
   reference's run is never ranked again under another name;
+* ``ranking.unrendered``: the site build could not render a bundle (any error, named); it
+  withholds that bundle (:func:`withheld`) and publishes the others;
 * ``ranking.duplicate``: a copy of a bundle accepted earlier (same content hash,
   or same rows hash: the same run re-typed, re-timed, renamed or re-signed) is
   not ranked twice. "Earlier" is the verified time (the signature's log time or
@@ -35,7 +37,7 @@ from effectbench.findings import CheckId, Family, Finding
 from verifier.references import Reference, load_references
 from verifier.report import BundleReport, CheckReport, Status
 
-__all__ = ["Withdrawal", "rank_across"]
+__all__ = ["Withdrawal", "rank_across", "withheld"]
 
 _UNVERIFIED = "~"
 """Sorts after every ISO date: bundles without a verified time come last."""
@@ -68,6 +70,17 @@ def _with_findings(report: BundleReport, findings: list[Finding]) -> BundleRepor
             )
         checks.append(c)
     return report.model_copy(update={"checks": checks, "status": Status.REFUSED, "accepted": False})
+
+
+def withheld(report: BundleReport, error: BaseException) -> BundleReport:
+    """Return ``report`` refused with ``ranking.unrendered``: the site could not render it
+    (``error``), so the build withholds it and goes on with the others."""
+    what = f"{type(error).__name__}: {str(error)[:300]}"
+    message = (
+        f"the site could not render this bundle ({what}); it is withheld from the board, "
+        "the other bundles are published"
+    )
+    return _with_findings(report, [Finding(CheckId.RANKING_UNRENDERED, message)])
 
 
 def _passed(report: BundleReport, note: str) -> BundleReport:

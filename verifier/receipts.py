@@ -18,14 +18,17 @@ pair the check asks:
   the reading follow (confirmed only when every effect holds; confirmed whenever every effect
   holds and nothing collateral changed; ``receipt.evidence``)?
 * does the change set name only the pack's tables and the untouched ones right
-  (``receipt.change_set``), and are its collateral marks the task's allowance applied again
-  (:func:`effectbench.changes.collateral`; ``receipt.collateral``)?
+  (``receipt.change_set``), are its collateral marks the task's allowance applied again
+  (:func:`effectbench.changes.collateral`; ``receipt.collateral``), and does it hold what the
+  reading reports: a write when the effect persisted wrong, exactly the collateral changes
+  its reason names, the deletions its evidence counts as lost (``receipt.thinned``)?
 * are its frames files of ``frames/`` with the hash their names state, images within the
-  limits (:mod:`verifier.frames`: the image formats, and the decoded pixels per frame and
-  per bundle, read from each header, never decoded), and (on a screen substrate of a pack
-  with front ends) the first, report and last frame all there (``receipt.frame_*``,
-  ``receipt.frames``)? Does ``frames/`` hold a frame no receipt names
-  (``receipt.frame_unreferenced``)?
+  limits (:mod:`verifier.frames`: the image formats, their metadata, and the decoded pixels
+  per frame and per bundle, read from each header), that decode, once, to the size their
+  headers state (in a child process held to a memory and a time limit), and (on a screen
+  substrate of a pack with front ends) the first, report and last frame all there
+  (``receipt.frame_*``, ``receipt.frames``)? Does ``frames/`` hold a frame no receipt
+  names (``receipt.frame_unreferenced``)?
 * is every text plain text, no markup or script address (``receipt.markup``)?
 
 Nothing here re-implements a rule: each question is put to the engine function that the
@@ -58,6 +61,7 @@ from effectbench.effects import Effect, EffectKind
 from effectbench.findings import CheckId
 from effectbench.hashing import canonical_hash
 from effectbench.judge import selects
+from effectbench.kit.tables import COLLATERAL_REASON, describe_changes
 from effectbench.receipts.collect import allowances
 from effectbench.receipts.derive import decided, describe, label_of, row_changes
 from effectbench.receipts.model import FRAME_NAME, FRAME_ROLES, Receipt
@@ -69,7 +73,7 @@ from effectbench.seam import (
     DeclaresInitialState,
     StatesMechanism,
 )
-from verifier.frames import FrameBudget, frame_problem
+from verifier.frames import FrameBudget, Header, ToDecode, decode_frames, frame_header
 from verifier.instances import instance_seed, is_fresh, rerun_hint
 from verifier.limits import Limits
 from verifier.pack import Kept
@@ -265,6 +269,8 @@ class ReceiptChecker:
         self.named: set[str] = set()
         self._frame_verdicts: dict[str, tuple[CheckId, str] | None] = {}
         self._budget = FrameBudget(limits.max_bundle_frame_pixels)
+        self._to_decode: list[ToDecode] = []
+        """Frames whose header passed, decoded together after every pair (:meth:`finish`)."""
         self.collateral: list[bool] | None = []
         self.change_sets: dict[tuple[str, int], str] = {}
         self.frame_sets: dict[tuple[str, int], tuple[str, ...]] = {}
@@ -518,7 +524,10 @@ class ReceiptChecker:
             if effect.count_new_only and not self._new_rows_agree(line, i, effect, receipt):
                 return
             holds.append(state is TrueState.CORRECT)
-        self._check_collateral(line, receipt, row, task)
+        if self._check_collateral(line, receipt, row, task) and not self._check_reported(
+            line, receipt
+        ):
+            return  # the change set was thinned: the verdict's checks below would read it
         confirmed = row.oracle.verdict is Verdict.CONFIRMED
         clean = receipt.collateral is False
         if confirmed and not all(holds):
@@ -634,7 +643,9 @@ class ReceiptChecker:
 
     def _check_collateral(
         self, line: int, receipt: Receipt, row: EpisodeRecord, task: _Task
-    ) -> None:
+    ) -> bool:
+        """``receipt.collateral``: the marks are the task's allowance applied again (say
+        whether they are)."""
         changes = receipt.changes
         assert changes is not None
         allowed = task.allowed(self.pack, row.seed, changes.tables)
@@ -647,7 +658,8 @@ class ReceiptChecker:
                     line,
                     "collateral",
                 )
-            return
+                return False
+            return True
         want = list(collateral(row_changes(changes), allowed))
         if marks != want:
             at = next(i for i, (a, b) in enumerate(zip(marks, want, strict=True)) if a != b)
@@ -667,6 +679,63 @@ class ReceiptChecker:
                 line,
                 "collateral",
             )
+        else:
+            return True
+        return False
+
+    def _check_reported(self, line: int, receipt: Receipt) -> bool:
+        """``receipt.thinned``: the change set holds what the oracle's reading reports (say
+        whether it does).
+
+        * a reading whose effect persisted wrong reports a write: the change set holds one;
+        * a reading whose reason reports collateral changes (the kit's words,
+          :data:`~effectbench.kit.tables.COLLATERAL_REASON`) names exactly the changes the
+          change set marks collateral (:func:`~effectbench.kit.tables.describe_changes`);
+        * an effect whose evidence says records present before were lost: the change set
+          deletes at least as many rows of its table.
+        """
+        changes = receipt.changes
+        assert changes is not None
+        reading = receipt.reading
+        if reading.effect_wrong_persisted and not changes.rows:
+            self._emit(
+                CheckId.RECEIPT_THINNED,
+                "the reading reports a wrong effect that persisted, but the change set holds no "
+                "change: what the oracle read changed is left out",
+                line,
+                "changes.rows",
+            )
+            return False
+        if reading.reason.startswith(COLLATERAL_REASON):
+            marked = [c for c in changes.rows if c.collateral]
+            named = describe_changes(
+                row_changes(changes.model_copy(update={"rows": marked})).changes
+            )
+            reported = reading.reason[len(COLLATERAL_REASON) :]
+            if named != reported:
+                self._emit(
+                    CheckId.RECEIPT_THINNED,
+                    f"the reading reports the collateral changes {reported!r:.200}; the change "
+                    f"set marks {named or 'none'!r:.200}",
+                    line,
+                    "changes.rows",
+                )
+                return False
+        for i, effect in enumerate(receipt.effects or []):
+            lost = effect.evidence.lost
+            deleted = sum(
+                1 for c in changes.rows if c.change == "deleted" and effect.table in (None, c.table)
+            )
+            if lost > deleted:
+                self._emit(
+                    CheckId.RECEIPT_THINNED,
+                    f"effect {i}'s evidence says {lost} record(s) of {effect.table} were lost; the "
+                    f"change set deletes {deleted}",
+                    line,
+                    f"effects[{i}].evidence.lost",
+                )
+                return False
+        return True
 
     def _check_frames(self, line: int, receipt: Receipt, task: _Task) -> None:
         for i, ref in enumerate(receipt.frames):
@@ -690,10 +759,13 @@ class ReceiptChecker:
                 )
                 continue
             if ref.name not in self._frame_verdicts:
-                problem = frame_problem(path, ref.name, self.limits, self._budget)
-                self._frame_verdicts[ref.name] = problem
-                if problem is not None:
-                    self.sink.emit(problem[0], problem[1], f"{FRAMES_DIR}/{ref.name}")
+                found = frame_header(path, ref.name, self.limits, self._budget)
+                if isinstance(found, Header):
+                    self._frame_verdicts[ref.name] = None
+                    self._to_decode.append(ToDecode(path, ref.name, found))
+                else:
+                    self._frame_verdicts[ref.name] = found
+                    self.sink.emit(found[0], found[1], f"{FRAMES_DIR}/{ref.name}")
         if self.screens and task.spec.substrate in SCREEN_SUBSTRATES:
             roles = {ref.role for ref in receipt.frames}
             lacking = [r for r in FRAME_ROLES if r not in roles]
@@ -706,13 +778,40 @@ class ReceiptChecker:
                 )
 
     def finish(self) -> None:
-        """After every pair: report frames no receipt names."""
+        """After every pair: decode the frames whose headers passed (in child processes,
+        :func:`verifier.frames.decode_frames`) and report frames no receipt names."""
+        said = decode_frames(self._to_decode, self.limits)
+        for frame, problem in zip(self._to_decode, said, strict=True):
+            if problem is not None:
+                self.sink.emit(CheckId.RECEIPT_FRAME_IMAGE, problem, f"{FRAMES_DIR}/{frame.name}")
         for name in sorted(set(self.frames) - self.named):
             self.sink.emit(
                 CheckId.RECEIPT_FRAME_UNREFERENCED,
                 "no receipt names this frame; remove it",
                 f"{FRAMES_DIR}/{name}",
             )
+
+
+def unranked_reason(header: SubmissionHeader | None, pack: BenchmarkProvider | None) -> str:
+    """Say why a bundle may not be ranked for want of receipts, or "".
+
+    A pack that records receipts (it names its record's tables and the changes each task
+    allows, :class:`~effectbench.seam.DeclaresChanges`: its receipts hold the change sets the
+    collateral-write rate is counted from) ranks bundles of format
+    :data:`~effectbench.bundle.RECEIPTS_VERSION` only; a bundle of an earlier format is shown
+    as an unranked preview, with this reason.
+    """
+    if header is None or header.effectbench_bundle_version >= RECEIPTS_VERSION:
+        return ""
+    records = isinstance(pack, DeclaresChanges)
+    if not records:
+        return ""
+    return (
+        f"format {header.effectbench_bundle_version}: made without receipts, so nothing shows "
+        f"its evidence and its collateral writes are not measured; pack {header.pack.name} "
+        f"records receipts, and only bundles of format {RECEIPTS_VERSION} or later are ranked "
+        "on it"
+    )
 
 
 def check_receipts(

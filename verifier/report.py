@@ -140,6 +140,10 @@ class BundleReport(BaseModel):
     same_measurements_as: str | None = None
     """Set by the ranking rules: the path of a bundle verified earlier whose every
     (task, trial) measured the same (a near-identical entry, flagged on the board)."""
+    unranked: str = ""
+    """Why an accepted bundle is shown as a preview and never ranked, whatever its signature
+    (:func:`verifier.receipts.unranked_reason`: a bundle without receipts on a pack that
+    records them); empty when nothing but its signature decides."""
 
     def to_json(self) -> dict[str, Any]:
         """Return the report as JSON-ready data (the documented ``--json`` schema)."""
@@ -213,13 +217,15 @@ def decide_status(
     signature_present: bool,
     ranked_unsigned: bool,
     allow_unsigned: bool,
+    unranked: str = "",
 ) -> Status:
     """Apply the status rule of the interface contract.
 
     Refused when any non-signature check failed or was skipped (but for the
     steps that may not apply), or when a signature is present but does not
     verify; otherwise ranked when the signature verified, or when the bundle is
-    a listed reference bundle that reproduced row for row (``ranked_unsigned``);
+    a listed reference bundle that reproduced row for row (``ranked_unsigned``), unless
+    something else keeps it from the rank (``unranked`` says what: it is then a preview);
     otherwise preview when unsigned previews are allowed; otherwise refused.
     """
     for c in checks:
@@ -230,7 +236,7 @@ def decide_status(
     if signature_present and not signature_verified:
         return Status.REFUSED
     if signature_verified or ranked_unsigned:
-        return Status.RANKED
+        return Status.PREVIEW if unranked else Status.RANKED
     return Status.PREVIEW if allow_unsigned else Status.REFUSED
 
 
@@ -275,6 +281,8 @@ def format_report(report: BundleReport, *, max_rows: int = 5) -> str:
             lines.append(f"         ... and {c.n_findings - max_rows} more (see --json)")
     if report.signer is not None:
         lines.append(f"  signed by {report.signer.identity} ({report.signer.issuer})")
+    if report.unranked:
+        lines.append(f"  not ranked: {report.unranked}")
     if report.results is not None:
         r = report.results
         lines.append(

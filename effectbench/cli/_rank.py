@@ -181,6 +181,7 @@ def _print_board(b: Board, prices: Prices) -> None:
             f"{signed(row['value'])} [{signed(row['value_lo'])}, {signed(row['value_hi'])}]"
             f"{'; ' + even if even else ''}; SWER {_rate(row, 'swer')}; over-halt "
             f"{_rate(row, 'over_halt')}; record-wrong {_rate(row, 'record_wrong')}"
+            + (f"; preview, not ranked: {row['unranked']}" if row.get("unranked") else "")
         )
     if line == len(rows):
         print("  ------  doing nothing: 0")

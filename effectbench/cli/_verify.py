@@ -30,6 +30,11 @@ LIMIT_OPTIONS = (
     ("--max-frame-bytes", "max_frame_bytes", "bytes of one key frame"),
     ("--max-frame-pixels", "max_frame_pixels", "decoded pixels of one key frame"),
     (
+        "--max-frame-metadata-bytes",
+        "max_frame_metadata_bytes",
+        "bytes of one key frame's ancillary chunks (text, ICC profile, EXIF, XMP)",
+    ),
+    (
         "--max-reproduce-rows",
         "max_reproduce_rows",
         "episodes a baseline re-run may run (checked before it starts)",

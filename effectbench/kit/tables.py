@@ -44,13 +44,25 @@ from effectbench.effects import Effect
 from effectbench.judge import judge
 from effectbench.schema import OracleVerdict, Verdict
 
-__all__ = ["CHANGE_WORDS", "Reading", "TableOracle", "judge_tables", "replace_row"]
+__all__ = [
+    "CHANGE_WORDS",
+    "COLLATERAL_REASON",
+    "Reading",
+    "TableOracle",
+    "describe_changes",
+    "judge_tables",
+    "replace_row",
+]
 
 Reading = Mapping[str, Table]
 """One reading of the record: every table (and the schema's entry) by name."""
 
 CHANGE_WORDS = {"inserted": "added", "updated": "changed", "deleted": "removed"}
 """How a verdict's reason names each kind of change."""
+COLLATERAL_REASON = "collateral change outside the declared effect: "
+"""How a verdict's reason starts when the change set holds a change outside the allowance;
+:func:`describe_changes` of those changes follows (the verifier holds a receipt's collateral
+marks to it: ``receipt.thinned``)."""
 
 
 def _label(change: RowChange) -> str:
@@ -60,7 +72,9 @@ def _label(change: RowChange) -> str:
     return f"{CHANGE_WORDS[change.change]} {key}{columns}"
 
 
-def _describe(changes: Sequence[RowChange]) -> str:
+def describe_changes(changes: Sequence[RowChange]) -> str:
+    """Name ``changes`` as a verdict's reason does: per table (sorted), each change's kind and
+    key (an update's columns too)."""
     by_table: dict[str, list[str]] = {}
     for c in changes:
         by_table.setdefault(c.table, []).append(_label(c))
@@ -127,8 +141,7 @@ def judge_tables(
         return head.model_copy(
             update={
                 "verdict": Verdict.REFUTED,
-                "reason": "collateral change outside the declared effect: "
-                + _describe(unexplained),
+                "reason": COLLATERAL_REASON + describe_changes(unexplained),
                 "effect_correct": False,
                 "effect_wrong_persisted": True,
                 "effect_absent": False,

@@ -123,6 +123,9 @@ class Entry:
     kind: str
     status: Status
     name: str
+    unranked: str = ""
+    """Why the verifier shows this accepted bundle as a preview whatever its signature
+    (:attr:`verifier.report.BundleReport.unranked`); empty otherwise."""
     description: str = ""
     url: str | None = None
     baseline: str | None = None
@@ -319,6 +322,7 @@ def entry_from_report(report: BundleReport, slug: str | None = None) -> Entry:
         path=path,
         kind=report.kind,
         status=status,
+        unranked=report.unranked,
         name=shown(name),
         description=shown(str(system.get("description") or ""), SHOWN_TEXT_MAX),
         url=shown(str(system.get("url") or ""), SHOWN_TEXT_MAX) or None,

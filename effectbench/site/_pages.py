@@ -242,6 +242,8 @@ def _badge_identity(row: dict[str, Any], kind: str) -> tuple[str, ...]:
         return (kind, row["signer"], row["signer_issuer"])
     if kind == "same":
         return (kind, row["same_as"])
+    if kind == "preview":
+        return (kind, row.get("unranked") or "")
     return (kind, row["seeds"]) if kind == "seeds" else (kind,)
 
 

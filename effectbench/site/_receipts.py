@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -44,6 +45,7 @@ from effectbench.findings import Family
 from effectbench.hashing import hash_file
 from effectbench.receipts.model import FRAME_NAME
 from effectbench.schema import Outcome
+from effectbench.sealed import CacheSeal
 from effectbench.site._cache import default_seal
 from effectbench.site._compare import outcome_letter
 from effectbench.site._entries import Entry
@@ -266,38 +268,56 @@ def _cache_key(entry: Entry, receipts_digest: str) -> str:
 
 
 def publish_receipts(
-    entries: Iterable[Entry], cache: Path, digest_of: Callable[[Path], str] = hash_file
+    entries: Iterable[Entry],
+    cache: Path,
+    digest_of: Callable[[Path], str] = hash_file,
+    guard: Callable[[Entry], AbstractContextManager[None]] = lambda _: nullcontext(),
 ) -> Published:
     """Return every accepted bundle's receipt data and the frames the site shows
     (``digest_of``: the sha256 of a bundle's receipts file; the build's kept digests, which
-    spare reading every bundle's receipts on a rebuild)."""
+    spare reading every bundle's receipts on a rebuild). Each bundle's part is made within
+    ``guard(entry)`` (the build's: an error withholds that bundle) and added only whole."""
     seal = default_seal()
     out = Published()
     for entry in entries:
         if not has_receipts(entry):
             continue
-        key = _cache_key(entry, digest_of(entry.path / RECEIPTS_FILE))
-        target = cache / f"{key}.json"
-        stored = seal.read(key, target)
-        if stored is not None:
-            data = orjson.loads(stored)
-            texts, shown = data["texts"], data["frames"]
-        else:
-            texts, shown = _bundle_data(entry)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            seal.write(key, target, orjson.dumps({"texts": texts, "frames": shown}))
+        with guard(entry):
+            texts, copies = _publish_one(entry, cache, seal, digest_of, out.copies)
         out.texts.update(texts)
         for path, text in texts.items():
             if path.startswith(SHARDS_FOLDER + "/"):
                 out.shard_refs += 1
                 out.shard_ref_bytes += len(text)
-        for name in shown:
-            where = f"{FRAMES_FOLDER}/{name}"
-            if where in out.copies:  # one copy site-wide, whoever showed it first
-                continue
-            published = rendition(entry.path / FRAMES_DIR / name, cache)
-            if published is not None:
-                out.copies[where] = published
-                out.frame_bytes += published.stat().st_size
+        for where, published in copies.items():
+            out.copies[where] = published
+            out.frame_bytes += published.stat().st_size
         out.slugs.add(entry.slug)
     return out
+
+
+def _publish_one(
+    entry: Entry,
+    cache: Path,
+    seal: CacheSeal,
+    digest_of: Callable[[Path], str],
+    copied: Mapping[str, Path],
+) -> tuple[dict[str, str], dict[str, Path]]:
+    """One bundle's receipt data, and the renditions of the frames it shows that no bundle
+    before it showed (``copied``)."""
+    key = _cache_key(entry, digest_of(entry.path / RECEIPTS_FILE))
+    target = cache / f"{key}.json"
+    stored = seal.read(key, target)
+    if stored is not None:
+        data = orjson.loads(stored)
+        texts, shown = data["texts"], data["frames"]
+    else:
+        texts, shown = _bundle_data(entry)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        seal.write(key, target, orjson.dumps({"texts": texts, "frames": shown}))
+    copies: dict[str, Path] = {}
+    for name in shown:
+        where = f"{FRAMES_FOLDER}/{name}"
+        if where not in copied and where not in copies:  # one copy site-wide, first shower's
+            copies[where] = rendition(entry.path / FRAMES_DIR / name, cache)
+    return texts, copies

@@ -410,6 +410,7 @@ def entry_row(
         "system": entry.name,
         "substrate": substrate,
         "status": entry.status,
+        "unranked": entry.unranked,
         "baseline": entry.baseline or "",
         "signer": entry.signer.identity if entry.signer else "",
         "signer_issuer": entry.signer.issuer if entry.signer else "",

@@ -125,7 +125,7 @@ from effectbench.site._tables import (
     substrate_order,
 )
 from effectbench.site._withdrawn import Withdrawn, name_withdrawn, read_withdrawn
-from verifier.ranking import rank_across
+from verifier.ranking import rank_across, withheld
 from verifier.records import RecordPolicy
 from verifier.report import BundleReport
 
@@ -421,6 +421,20 @@ class _BoardCharts:
     cells_note: str
 
 
+MAX_WITHHELD = 10
+"""Bundles a build withholds for errors in rendering them before it stops: more are the
+build's own fault, not one bundle's (and each withheld bundle runs the steps again)."""
+
+
+class _Withheld(Exception):
+    """Rendering one bundle failed: the build withholds it and runs its steps again."""
+
+    def __init__(self, path: str, error: Exception) -> None:
+        super().__init__(path)
+        self.path = path
+        self.error = error
+
+
 class _SiteBuild:
     """One build: the steps of :meth:`run`, in order, and what each hands the next."""
 
@@ -429,8 +443,9 @@ class _SiteBuild:
         self.pool = pool
         self._bundles_seen = 0
         self._done_steps = 0
-        self._n_steps = 0
-        """The steps of :meth:`run` (mkdocs included), told ``progress`` after the bundles."""
+        self._n_steps = len(self._steps()) + 2
+        """The steps of :meth:`run` (verify and mkdocs included), told ``progress`` after the
+        bundles."""
         self.sources = SiteSources(options.root)
         self.summary = BuildSummary(out=options.out)
         self.clock = _Clock(self.summary.timings)
@@ -448,8 +463,19 @@ class _SiteBuild:
         )
         """The templates' compiled code, kept between local builds (ours and the theme's)."""
         keep_compiled(self.sources.templates, self.compiled)
-        # Filled by the steps, in order.
         self.reports: Sequence[BundleReport] = ()
+        """Filled by :meth:`verify`; a bundle the build cannot render is withheld in them."""
+        self._read_as: dict[str, tuple[BundleReport, str]] = {}
+        """The reports as verification returned them, by path, each with the digest of the
+        JSON it was read from."""
+        self._page_code = ""
+        self.withheld: list[str] = []
+        """The bundles the build could not render (withheld, each with its error's kind)."""
+        self._clear_steps()
+
+    def _clear_steps(self) -> None:
+        """Set what the steps after :meth:`verify` fill to empty (again, when they run again
+        after a bundle was withheld)."""
         self.entries: list[Entry] = []
         self.refused: list[Entry] = []
         self.withdrawn: list[Withdrawn] = []
@@ -466,11 +492,7 @@ class _SiteBuild:
         (:mod:`effectbench.site._shell`), not by mkdocs."""
         self.report_of: dict[str, BundleReport] = {}
         self._report_digests: dict[str, str] = {}
-        self._read_as: dict[str, tuple[BundleReport, str]] = {}
-        """The reports as verification returned them, by path, each with the digest of the
-        JSON it was read from."""
         self._kept: dict[str, Kept] = {}
-        self._page_code = ""
         self.copies: dict[str, Path] = {}
         self.texts: dict[str, str | bytes] = {}
         self.receipts = Published()
@@ -480,23 +502,33 @@ class _SiteBuild:
     def run(self) -> BuildSummary:
         """Run every step, timing each under its name; return the summary."""
         self.sources.check()
-        steps: tuple[tuple[str, Callable[[], None]], ...] = (
-            ("verify", self.verify),
-            ("tables", self.select_and_tabulate),
-            ("monitors", self.verify_monitors),
-            ("chart specs", self.plan_charts),
-            ("charts", self.render_charts),
-            ("read rows", self.read_rows),
-            ("receipts", self.write_receipts),
-            ("badges", self.write_badges),
-            ("pages", self.write_pages),
-            ("downloads", self.write_downloads),
-        )
-        self._n_steps = len(steps) + 1  # and mkdocs
-        for name, step in steps:
-            step()
-            self.clock.lap(name)
-            self._tell(name)
+        self.verify()
+        self.clock.lap("verify")
+        self._tell("verify")
+        notes = list(self.summary.notes)
+        while True:
+            try:
+                self._render()
+                break
+            except _Withheld as stop:  # that bundle is withheld; the others are built again
+                self.reports = [
+                    withheld(r, stop.error) if r.path == stop.path else r for r in self.reports
+                ]
+                self.withheld.append(f"{Path(stop.path).name} ({type(stop.error).__name__})")
+                if len(self.withheld) > MAX_WITHHELD:
+                    raise SiteBuildError(
+                        f"rendering failed for {len(self.withheld)} bundle(s), the last "
+                        f"{Path(stop.path).name} ({type(stop.error).__name__}: {stop.error}): "
+                        "more than one bundle's fault"
+                    ) from stop.error
+                self.summary.notes[:] = notes
+                self._done_steps = 1  # verify: the steps after it run again
+                self._clear_steps()
+        if self.withheld:
+            self.summary.notes.append(
+                f"{len(self.withheld)} bundle(s) could not be rendered and are withheld "
+                f"(ranking.unrendered, on the refused page): {', '.join(self.withheld)}"
+            )
         for kept in self._kept.values():
             kept.prune()  # the cache holds this build's parts, not every code's
         problems = {k.problem for k in self._kept.values() if k.problem}
@@ -507,6 +539,35 @@ class _SiteBuild:
         self.clock.lap("mkdocs")
         self._tell("mkdocs")
         return self.summary
+
+    @contextmanager
+    def _rendering(self, entry: Entry) -> Iterator[None]:
+        """Render one bundle's part: any error in it withholds that bundle (:class:`_Withheld`)."""
+        try:
+            yield
+        except Exception as exc:  # noqa: BLE001 - whatever one bundle does, the build goes on
+            raise _Withheld(str(entry.path), exc) from exc
+
+    def _render(self) -> None:
+        """Run the steps after :meth:`verify`, timing each under its name."""
+        for name, step in self._steps():
+            step()
+            self.clock.lap(name)
+            self._tell(name)
+
+    def _steps(self) -> tuple[tuple[str, Callable[[], None]], ...]:
+        """The steps after :meth:`verify` and before mkdocs, in order, by name."""
+        return (
+            ("tables", self.select_and_tabulate),
+            ("monitors", self.verify_monitors),
+            ("chart specs", self.plan_charts),
+            ("charts", self.render_charts),
+            ("read rows", self.read_rows),
+            ("receipts", self.write_receipts),
+            ("badges", self.write_badges),
+            ("pages", self.write_pages),
+            ("downloads", self.write_downloads),
+        )
 
     def _tell(self, step: str) -> None:
         if self.options.progress is None:
@@ -664,12 +725,17 @@ class _SiteBuild:
 
     def read_rows(self) -> None:
         """Read every accepted bundle's flattened rows (from the row cache when kept there)."""
-        self.rows_of = rows_tables(self.entries, self.rows_dir, self.digests)
+        for e in self.entries:
+            with self._rendering(e):
+                self.rows_of.update(rows_tables([e], self.rows_dir, self.digests))
 
     def write_receipts(self) -> None:
         """Publish every accepted bundle's receipts (text) and the key frames the site shows."""
         self.receipts = publish_receipts(
-            self.entries, self.options.cache_root / "receipts", self.digests.digest
+            self.entries,
+            self.options.cache_root / "receipts",
+            self.digests.digest,
+            guard=self._rendering,
         )
         self.texts.update(self.receipts.texts)
         self.copies.update(self.receipts.copies)
@@ -687,26 +753,31 @@ class _SiteBuild:
         for e in self.entries:
             if e.status != "ranked" or e.results is None:
                 continue
-            tasks = e.tasks
-            assert tasks is not None  # accepted: the verifier counted its rows per task
-            badge = result_badge(
-                e.pack,
-                substrate_order(tasks.substrate),
-                e.results.swer,
-                e.results.over_halt,
-                task_rate(tasks, "record_wrong"),
-            )
-            path = f"badges/{e.slug}.svg"
-            self.texts[path] = badge.svg()
-            image = f"{site}{path}" if site else path
-            page = f"{site}submissions/{e.slug}.html" if site else f"submissions/{e.slug}.html"
-            self.badges[e.slug] = BadgeLink(
-                path=path,
-                text=badge.text,
-                width=badge.width,
-                markdown=f"[![{badge.text}]({image})]({page})",
-                absolute=bool(site),
-            )
+            with self._rendering(e):
+                self._badge(e, site)
+
+    def _badge(self, e: Entry, site: str) -> None:
+        """Write submission ``e``'s badge and its snippet."""
+        tasks, results = e.tasks, e.results
+        assert tasks is not None and results is not None  # ranked: counted, and its results
+        badge = result_badge(
+            e.pack,
+            substrate_order(tasks.substrate),
+            results.swer,
+            results.over_halt,
+            task_rate(tasks, "record_wrong"),
+        )
+        path = f"badges/{e.slug}.svg"
+        self.texts[path] = badge.svg()
+        image = f"{site}{path}" if site else path
+        page = f"{site}submissions/{e.slug}.html" if site else f"submissions/{e.slug}.html"
+        self.badges[e.slug] = BadgeLink(
+            path=path,
+            text=badge.text,
+            width=badge.width,
+            markdown=f"[![{badge.text}]({image})]({page})",
+            absolute=bool(site),
+        )
 
     def write_pages(self) -> None:
         """Render the leaderboard, charts, compare, refused and per-submission pages."""
@@ -772,38 +843,45 @@ class _SiteBuild:
         for e in self.entries:
             if not e.accepted or e.tasks is None:
                 continue
-            copies, links = bundle_downloads(e, self.options.cache_root / "gzip", self.digests)
-            self.copies.update(copies)
-            substrates = "+".join(substrate_order(e.tasks.substrate))
-            findable.append(
-                Findable(e.name, e.slug, " · ".join(filter(None, (e.pack, substrates, e.date))))
-            )
-            first = placed[e.slug][0][0]
-            outcomes = matrix(self.rows_of[e.slug])
-            badge = self.badges.get(e.slug)
-            key = kept.key(
-                (
-                    self.report_digest(e.slug),
-                    e.slug,
-                    repr((e.readme, e.files, e.same_as)),  # read beside the report
-                    repr(outcomes),
-                    repr(links),
-                    repr(badge),
-                    note,
-                    repr(e.slug in self.receipts.slugs),
-                    FRAMES_POLICY,
-                    first.key,
-                    repr(first.prices),
-                )
-            )
-            make = partial(self._body, e, (first.key, first.prices), outcomes, links, badge)
-            body = kept.get_or_make(key, make).decode("utf-8")
-            self.shelled[e.slug] = submission_page(e, fill_places(t, body, placed[e.slug]))
+            with self._rendering(e):
+                findable.append(self._submission_page(e, placed[e.slug], kept))
         if self.shelled:
             self.pages[SHELL_URI] = shell_page(SUBMISSION_HEADINGS, ("navigation",))
         self.summary.pages_kept = kept.hits
         self.summary.pages_rendered = kept.made
         self.texts.update(find_scripts(findable))
+
+    def _submission_page(
+        self, e: Entry, places: list[tuple[BoardView, dict[str, Any]]], kept: Kept
+    ) -> Findable:
+        """Render submission ``e``'s page (and its downloads); return its search entry."""
+        assert e.tasks is not None
+        t, note = self.sources.templates, self.options.trust_note
+        copies, links = bundle_downloads(e, self.options.cache_root / "gzip", self.digests)
+        substrates = "+".join(substrate_order(e.tasks.substrate))
+        first = places[0][0]
+        outcomes = matrix(self.rows_of[e.slug])
+        badge = self.badges.get(e.slug)
+        key = kept.key(
+            (
+                self.report_digest(e.slug),
+                e.slug,
+                repr((e.readme, e.files, e.same_as)),  # read beside the report
+                repr(outcomes),
+                repr(links),
+                repr(badge),
+                note,
+                repr(e.slug in self.receipts.slugs),
+                FRAMES_POLICY,
+                first.key,
+                repr(first.prices),
+            )
+        )
+        make = partial(self._body, e, (first.key, first.prices), outcomes, links, badge)
+        body = kept.get_or_make(key, make).decode("utf-8")
+        self.shelled[e.slug] = submission_page(e, fill_places(t, body, places))
+        self.copies.update(copies)
+        return Findable(e.name, e.slug, " · ".join(filter(None, (e.pack, substrates, e.date))))
 
     def _body(
         self,
