@@ -237,6 +237,38 @@ class FamilyJSON(_Model):
     )
 
 
+class ResolutionJSON(_Model):
+    """The smallest difference of one measure between two systems the board detects (80%
+    power, 5% two-sided): paired and clustered by unit, and with the units held fixed."""
+
+    measure: str = Field(description="swer (points: 100 x a rate) or value (per 100 tasks)")
+    paired_mdd: float | None = Field(
+        description="(t(0.975, G-1) + t(0.8, G-1)) x s_d / sqrt(G); null when not estimable or "
+        "without spread (paired_note says which)"
+    )
+    paired_units: int = Field(ge=0, description="G: the units (tasks or templates) both ran")
+    paired_sd: float | None = Field(
+        description="s_d: the sd across those units of the per-unit difference"
+    )
+    paired_method: str
+    paired_note: str = Field(description="why there is no paired figure ('' when there is one)")
+    fixed_mdd: float | None = Field(
+        description="the figure with the units held fixed: it holds for these units only"
+    )
+    fixed_method: str
+    fixed_note: str
+    unit: str = Field(description="task, or template")
+
+
+class PairResolutionJSON(_Model):
+    """Two systems next to each other in the board's default order, and what it resolves."""
+
+    first: str = Field(description="the slug of the system above")
+    second: str
+    swer: ResolutionJSON
+    value: ResolutionJSON
+
+
 class BoardJSON(_Model):
     """One board: one SPEC major version on one pack, split and substrate, entries in the
     default order."""
@@ -263,9 +295,17 @@ class BoardJSON(_Model):
     )
     family: FamilyJSON
     minimum_detectable_difference: float = Field(
-        description="smallest difference in a rate the board resolves at 80% power (fraction)"
+        description="the single-rate figure (methodology page): smallest difference in a rate "
+        "resolved at 80% power with every unit one observation (fraction); what a board resolves "
+        "between two systems is paired_resolution"
     )
     effective_tasks: float = Field(description="the effective number of tasks it rests on")
+    paired_resolution: list[PairResolutionJSON] = Field(
+        default_factory=list,
+        description="each two systems next to each other in the default order: the paired, "
+        "unit-clustered minimum detectable difference of SWER and of net value per 100 tasks, "
+        "and the figure with the units held fixed",
+    )
     entries: list[EntryJSON]
     contamination: list[ContaminationJSON] = Field(
         default_factory=list,
@@ -573,6 +613,15 @@ def leaderboard_json(
                 ),
                 minimum_detectable_difference=_r(facts.mdd) if facts else 1.0,
                 effective_tasks=_r(facts.n_effective) if facts else 0.0,
+                paired_resolution=[
+                    PairResolutionJSON(
+                        first=p.first,
+                        second=p.second,
+                        swer=ResolutionJSON(**p.swer.model_dump(exclude={"power", "alpha"})),
+                        value=ResolutionJSON(**p.value.model_dump(exclude={"power", "alpha"})),
+                    )
+                    for p in (facts.adjacent if facts else ())
+                ],
                 entries=[],
                 contamination=[
                     ContaminationJSON(
