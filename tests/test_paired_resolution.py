@@ -162,3 +162,52 @@ def test_zero_spread_says_so_and_the_fixed_figure_stands_in() -> None:
     se = math.sqrt(4 * within) / 4
     z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
     assert r.fixed_mdd == pytest.approx(z * se, abs=1e-9)
+
+
+FRESH = {
+    "effect_verified": "2026-12-02_effect-verified-clinic-generated-fresh",
+    "screen_only": "2026-12-02_screen-only-clinic-generated-fresh",
+}
+
+
+def test_one_row_per_system_its_fresh_run_a_column_and_unpaired_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A system's public-seed and fresh-instance bundles are one row of the board: the
+    contamination delta (SWER and value, fresh minus public, paired interval) and its rank on
+    the fresh rows alone are columns; a fresh bundle without a public one says "unpaired"."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    folders = [
+        GENERATED["effect_verified_all"],
+        GENERATED["effect_verified"],
+        FRESH["effect_verified"],
+        FRESH["screen_only"],  # its public-seed bundle is not on this board
+    ]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(
+            ["rank", *(str(SUBMISSIONS / f) for f in folders), "--json", "--no-reproduce",
+             "--allow-unsigned"]
+        )  # fmt: skip
+    assert code == 0
+    (board,) = json.loads(out.getvalue())
+    rows = {r["system"]: r for r in board["rows"]}
+    assert len(board["rows"]) == len(rows) == 3  # no system twice
+    ev = rows["effect_verified"]
+    assert (
+        ev["fresh_slug"] == FRESH["effect_verified"] and ev["slug"] == GENERATED["effect_verified"]
+    )
+    for key in ("swer", "value"):
+        lo, mid, hi = (ev[f"contamination_{key}{s}"] for s in ("_lo", "", "_hi"))
+        assert lo <= mid <= hi
+    (delta,) = board["contamination"]
+    assert delta["system"] == "effect_verified" and delta["fresh"] == FRESH["effect_verified"]
+    assert ev["contamination_swer"] == pytest.approx(100 * delta["swer"]["difference"])
+    assert ev["contamination_value"] == pytest.approx(delta["value"]["difference"])
+    # unsigned and not reproduced here, so previews: shown, never ranked, on fresh rows either
+    assert ev["status"] == "preview" and ev["fresh_rank_best"] is None
+    so = rows["screen_only"]
+    assert so["contamination"] == "unpaired" and so["contamination_swer"] is None
+    assert so["slug"] == FRESH["screen_only"]
+    eva = rows["effect_verified_all"]
+    assert eva["contamination"] == "" and eva["fresh_slug"] == ""

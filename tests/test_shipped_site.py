@@ -25,6 +25,7 @@ from support.workflows import DeployBuild
 
 from effectbench.findings import Family
 from effectbench.metrics import (
+    DEFAULT_PRICES,
     TaskTable,
     contamination_delta,
     episode_frame,
@@ -244,6 +245,10 @@ def test_the_generated_api_board_shows_each_arm_s_contamination_delta(
     is beyond noise, and the page says so."""
     (board,) = [b for b in shipped["boards"]["clinic-generated"] if b["substrate"] == "api"]
     assert {c["system"] for c in board["contamination"]} == set(ARMS)
+    # one row per system: the fresh run is a column of the public-seed row, never a row
+    labels = [e["label"] for e in board["entries"]]
+    assert len(labels) == len(set(labels)) == len(ARMS)
+    assert not {c["fresh"] for c in board["contamination"]} & {e["slug"] for e in board["entries"]}
     public_pack = get_pack("clinic-generated")
     assert isinstance(public_pack, DrawsInstances)
     fresh_pack = public_pack.instantiate(REFERENCE_FRESH_SEED)
@@ -261,6 +266,15 @@ def test_the_generated_api_board_shows_each_arm_s_contamination_delta(
             swer = json.loads((bundle / "submission.json").read_text())["results"]["swer"]
             assert c[f"swer_{side}"] == pytest.approx(swer["rate"], abs=1e-6)
         assert c["delta"]["lo"] <= 0 <= c["delta"]["hi"] and not c["delta"]["beyond_noise"]
+        v = contamination_delta(
+            _clustered(public, public_pack),
+            _clustered(fresh[c["system"]], fresh_pack),
+            {},
+            prices=DEFAULT_PRICES,
+        )
+        assert c["value"]["difference"] == pytest.approx(v.difference, abs=1e-6)
+        assert c["value"]["lo"] == pytest.approx(v.lo, abs=1e-6)
+        assert c["fresh_rank_best"] is not None  # its rank among the fresh rows alone
     page = (shipped["out"] / "index.html").read_text(encoding="utf-8")
     (said,) = re.findall(r"<p data-eb-contamination>(.*?)</p>", page, re.S)
     assert said.count("no difference beyond noise") == len(ARMS)

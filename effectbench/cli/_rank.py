@@ -119,6 +119,26 @@ def _rank_text(row: dict[str, Any]) -> str:
     return str(best) if best == worst else f"{best}-{worst}"
 
 
+def _fresh_text(row: dict[str, Any]) -> str:
+    """What a row says of its system's fresh-instance run (a column, not a row of its own)."""
+    if row.get("contamination") == "unpaired":
+        return "contamination delta: unpaired (a fresh instance with no public-seed run)"
+    if not row.get("fresh_slug"):
+        return ""
+    from effectbench.site._format import signed
+
+    rank = ""
+    best, worst = row["fresh_rank_best"], row["fresh_rank_worst"]
+    if best == best and best is not None:
+        rank = f"; rank on fresh rows {int(best)}" + (f"-{int(worst)}" if worst != best else "")
+    return (
+        f"fresh instance ({row['fresh_slug']}): SWER {row['contamination_swer']:+.1f} points "
+        f"[{row['contamination_swer_lo']:+.1f}, {row['contamination_swer_hi']:+.1f}], net value "
+        f"{signed(row['contamination_value'])} [{signed(row['contamination_value_lo'])}, "
+        f"{signed(row['contamination_value_hi'])}] (fresh minus public){rank}"
+    )
+
+
 def _finite(x: Any) -> float | None:
     return None if x is None or x != x or math.isinf(x) else float(x)
 
@@ -174,6 +194,17 @@ def board_json(b: Board) -> dict[str, Any]:
             "min_shared_tasks": facts.min_tasks,
         },
         "single_rate_minimum_detectable_difference": None if facts is None else facts.mdd,
+        "contamination": [
+            {
+                "system": c.system,
+                "public": c.public,
+                "fresh": c.fresh,
+                "committed": c.committed,
+                "swer": {k: getattr(c.delta, k) for k in ("difference", "lo", "hi", "tasks")},
+                "value": {k: getattr(c.value, k) for k in ("difference", "lo", "hi", "tasks")},
+            }
+            for c in b.contamination
+        ],
         "paired_resolution": [
             pair_json(p, b.substrate, dict(zip(b.frame["slug"], b.frame["system"], strict=True)))
             for p in every_pair(b)
@@ -206,6 +237,9 @@ def _print_board(b: Board, prices: Prices) -> None:
             f"{'; ' + even if even else ''}; SWER {_rate(row, 'swer')}; over-halt "
             f"{_rate(row, 'over_halt')}; record-wrong {_rate(row, 'record_wrong')}"
         )
+        fresh = _fresh_text(row)
+        if fresh:
+            print(f"          {fresh}")
     if line == len(rows):
         print("  ------  doing nothing: 0")
     if facts is not None:

@@ -262,15 +262,20 @@ def contamination_delta(
     slots: Mapping[str, str],
     confidence: float = CONFIDENCE,
     event: str = "swer",
+    prices: Prices | None = None,
 ) -> Difference:
-    """Return one system's contamination delta: its SWER on a fresh instance minus its SWER on
-    the public dev seed, paired by template slot, with the paired task-clustered interval of
-    :func:`rate_difference`.
+    """Return one system's contamination delta: its rate of ``event`` (or, given ``prices``,
+    its net value per 100 tasks) on a fresh instance minus on the public dev seed, paired by
+    template slot, with the paired, cluster-robust interval of :func:`rate_difference` (of
+    :func:`value_difference`).
 
     ``slots`` maps each fresh task id to the public task drawn from the same template and
     index (``effectbench.packs.clinic.generated.instance_slots``): the pairs the interval
     counts. A unit it does not name pairs as it is: a board that counts templates
     (:class:`~effectbench.seam.ClustersTasks`) has the same units on both seeds. A positive
-    delta means the system does worse on tasks it could not have seen.
+    SWER delta means the system does worse on tasks it could not have seen.
     """
-    return rate_difference(_relabelled(fresh, slots), public, event, confidence)
+    relabelled = _relabelled(fresh, slots)
+    if prices is not None:
+        return value_difference(relabelled, public, prices, confidence)
+    return rate_difference(relabelled, public, event, confidence)

@@ -341,6 +341,20 @@ class DifferenceJSON(_Model):
     )
 
 
+class ValueDifferenceJSON(_Model):
+    """A net value per 100 tasks minus another, paired by unit."""
+
+    difference: float
+    lo: float = Field(description="95% paired, cluster-robust interval, lower end")
+    hi: float
+    tasks: int = Field(ge=0, description="units both ran (the clusters)")
+    episodes: int = Field(ge=0, description="episodes of the first on those units")
+    method: str
+    beyond_noise: bool = Field(
+        description="the interval excludes 0 and rests on enough common units to tell"
+    )
+
+
 class ContaminationJSON(_Model):
     """One system's SWER on a fresh instance of a generated pack minus on its public dev seed."""
 
@@ -353,8 +367,18 @@ class ContaminationJSON(_Model):
     swer_public: float = Field(ge=0, le=1, description="SWER on the public seed (paired units)")
     swer_fresh: float = Field(ge=0, le=1, description="SWER on the fresh instance (paired units)")
     delta: DifferenceJSON = Field(
-        description="fresh minus public, paired by the board's unit (a template), with its "
-        "task-clustered interval; positive: worse on tasks it could not have seen"
+        description="SWER, fresh minus public, paired by the board's unit (a template), with its "
+        "paired cluster-robust interval; positive: worse on tasks it could not have seen"
+    )
+    value: ValueDifferenceJSON = Field(
+        description="net value per 100 tasks, fresh minus public, paired the same way; "
+        "negative: worth less on tasks it could not have seen"
+    )
+    fresh_rank_best: int | None = Field(
+        default=None, description="the best rank it has on the board's fresh rows alone"
+    )
+    fresh_rank_worst: int | None = Field(
+        default=None, description="the worst rank it has on the board's fresh rows alone"
     )
 
 
@@ -464,16 +488,20 @@ def _rates(
     return out
 
 
+def _difference_fields(d: Difference) -> dict[str, Any]:
+    return {
+        "difference": _r(d.difference),
+        "lo": _r(d.lo),
+        "hi": _r(d.hi),
+        "tasks": d.tasks,
+        "episodes": d.n_first,
+        "method": d.method,
+        "beyond_noise": d.beyond_noise,
+    }
+
+
 def _difference(d: Difference) -> DifferenceJSON:
-    return DifferenceJSON(
-        difference=_r(d.difference),
-        lo=_r(d.lo),
-        hi=_r(d.hi),
-        tasks=d.tasks,
-        episodes=d.n_first,
-        method=d.method,
-        beyond_noise=d.beyond_noise,
-    )
+    return DifferenceJSON(**_difference_fields(d))
 
 
 def _across(system: SystemAcross, entries: dict[str, Entry]) -> SystemAcrossJSON:
@@ -632,6 +660,8 @@ def leaderboard_json(
                         swer_public=_r(c.delta.second),
                         swer_fresh=_r(c.delta.first),
                         delta=_difference(c.delta),
+                        value=ValueDifferenceJSON(**_difference_fields(c.value)),
+                        **_fresh_rank(b, c.public),
                     )
                     for c in b.contamination
                 ],
@@ -658,6 +688,18 @@ def leaderboard_json(
     for board, items in zip(data["boards"], items_of, strict=True):
         board["entries"] = items
     return orjson.dumps(data) + b"\n"
+
+
+def _fresh_rank(b: Board, public: str) -> dict[str, int | None]:
+    """The rank on the board's fresh rows alone of the system whose row is ``public``."""
+    row = b.frame[b.frame["slug"] == public]
+    if row.empty or "fresh_rank_best" not in row:
+        return {"fresh_rank_best": None, "fresh_rank_worst": None}
+    best, worst = row["fresh_rank_best"].iloc[0], row["fresh_rank_worst"].iloc[0]
+    return {
+        "fresh_rank_best": None if pd.isna(best) else int(best),
+        "fresh_rank_worst": None if pd.isna(worst) else int(worst),
+    }
 
 
 def schema() -> bytes:

@@ -42,7 +42,13 @@ from effectbench.metrics import (
     worst_case_rate,
 )
 from effectbench.schema import Substrate
-from effectbench.site._contamination import Contamination, contamination
+from effectbench.site._contamination import (
+    UNPAIRED,
+    Contamination,
+    companions,
+    contamination,
+    is_fresh,
+)
 from effectbench.site._entries import Entry
 from effectbench.site._kept import Kept
 from effectbench.verdicts import board_order, grain, rank_ranges, separation, standing
@@ -568,10 +574,18 @@ def boards(
         for sub in substrate_order(s for t in every.values() for s in t.substrate):
             mine = {e.slug: every[e.slug].of_substrate(sub) for e in members}
             ran = [e for e in members if mine[e.slug].n_tasks]
+            by_slug = {e.slug: e for e in ran}
+            rows = {e.slug: entry_row(e, mine[e.slug], sub, prices, counted) for e in ran}
+            first = [rows[e.slug]["slug"] for e in ran]
+            standings = [standing(x, rows[x]["system"], mine[x], prices) for x in first]
+            pairs = companions([first[i] for i in board_order(standings)], by_slug)
+            deltas = contamination(pairs, by_slug, mine, prices)
+            shown = [e for e in ran if e.slug not in pairs]
+            fresh_ranks = _fresh_ranks([e for e in ran if is_fresh(e)], rows, mine, prices)
+            for e in shown:
+                rows[e.slug].update(fresh_columns(e, deltas, fresh_ranks))
             frame, facts = order_and_rank(
-                [entry_row(e, mine[e.slug], sub, prices, counted) for e in ran],
-                [mine[e.slug] for e in ran],
-                prices,
+                [rows[e.slug] for e in shown], [mine[e.slug] for e in shown], prices
             )
             out.append(
                 Board(
@@ -584,11 +598,73 @@ def boards(
                     facts=facts,
                     tables={e.slug: mine[e.slug] for e in ran},
                     prices=prices,
-                    contamination=contamination(
-                        list(frame["slug"]), {e.slug: e for e in ran}, mine
-                    ),
+                    contamination=deltas,
                 )
             )
+    return out
+
+
+FRESH_COLUMNS = (
+    "fresh_slug",
+    "contamination",
+    "contamination_swer",
+    "contamination_swer_lo",
+    "contamination_swer_hi",
+    "contamination_value",
+    "contamination_value_lo",
+    "contamination_value_hi",
+    "fresh_rank_best",
+    "fresh_rank_worst",
+)
+"""A row's columns of its fresh-instance rows: the fresh entry, the contamination delta (fresh
+minus public, SWER and net value, with their paired intervals) and the rank the system has on
+the board's fresh rows alone."""
+
+
+def _fresh_ranks(
+    fresh: Sequence[Entry],
+    rows: Mapping[str, dict[str, Any]],
+    tables: Mapping[str, TaskTable],
+    prices: Prices,
+) -> dict[str, tuple[int, int]]:
+    """Return the rank range of each ranked fresh-instance entry among the board's fresh rows
+    alone (by slug), by the board's own rules."""
+    if not fresh:
+        return {}
+    frame, _ = order_and_rank(
+        [rows[e.slug] for e in fresh], [tables[e.slug] for e in fresh], prices
+    )
+    return {
+        str(r["slug"]): (int(r["rank_best"]), int(r["rank_worst"]))
+        for r in frame.to_dict("records")
+        if r["status"] == "ranked"
+    }
+
+
+def fresh_columns(
+    entry: Entry, deltas: Sequence[Contamination], fresh_ranks: Mapping[str, tuple[int, int]]
+) -> dict[str, Any]:
+    """Return a board row's :data:`FRESH_COLUMNS`: its system's fresh-instance entry, the
+    contamination delta and the fresh rank where it has both kinds of rows; ``contamination``
+    says ``unpaired`` for a fresh-instance row without a public-seed row (no delta), and is
+    empty for a row with no fresh rows."""
+    mine = next((c for c in deltas if c.public == entry.slug), None)
+    out: dict[str, Any] = dict.fromkeys(FRESH_COLUMNS, np.nan)
+    out["fresh_slug"] = ""
+    out["contamination"] = ""
+    fresh = mine.fresh if mine is not None else entry.slug if is_fresh(entry) else ""
+    if mine is not None:
+        out["fresh_slug"] = mine.fresh
+        out["contamination"] = "committed" if mine.committed else "uncommitted"
+        for key, d in (("swer", mine.delta), ("value", mine.value)):
+            scale = 100.0 if key == "swer" else 1.0
+            out[f"contamination_{key}"] = scale * d.difference
+            out[f"contamination_{key}_lo"] = scale * d.lo
+            out[f"contamination_{key}_hi"] = scale * d.hi
+    elif is_fresh(entry):
+        out["contamination"] = UNPAIRED
+    if fresh in fresh_ranks:
+        out["fresh_rank_best"], out["fresh_rank_worst"] = fresh_ranks[fresh]
     return out
 
 
@@ -631,6 +707,7 @@ DOWNLOAD_COLUMNS = [
     "gap",
     "gap_lo",
     "gap_hi",
+    *FRESH_COLUMNS,
 ]
 """Columns of the downloadable leaderboard, in order."""
 

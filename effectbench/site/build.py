@@ -763,6 +763,8 @@ class _SiteBuild:
         for v in self.views:  # SPEC order of substrates within each pack
             for row in v.rows:
                 placed.setdefault(row["slug"], []).append((v, row))
+                if row.get("fresh_slug"):  # a fresh-instance entry is a column of its row
+                    placed.setdefault(row["fresh_slug"], []).append((v, row))
         findable: list[Findable] = []
         kept = self.kept("html")
         for e in self.entries:
