@@ -117,7 +117,13 @@ def test_rank_json_states_every_pairs_paired_resolution_as_scipy_recomputes_it(
             assert got["paired_sd"] == pytest.approx(sd, abs=1e-9)
             assert got["paired_mdd"] == pytest.approx(mdd, abs=1e-9)
             assert got["paired_method"] == "paired-clustered-t" and got["unit"] == "template"
-            assert got["fixed_mdd"] is not None and "these 26 templates only" in got["fixed_note"]
+            if got["fixed_mdd"] is None:  # e.g. SWER 0 or 1 on every task of every template
+                assert got["fixed_note"] == "not estimable: no variation within any shared template"
+            else:
+                assert (
+                    got["fixed_mdd"] > 0
+                    and got["fixed_note"] == "holds for these 26 templates only"
+                )
         seen[(system_of[p["first"]], system_of[p["second"]])] = p["swer"]["paired_mdd"]
     # the figures, from the shipped generated clinic catalogue
     assert round(seen[("effect_verified_all", "effect_verified")], 1) == 16.7
@@ -148,6 +154,12 @@ def test_too_few_shared_templates_are_not_estimable_never_0_or_infinity() -> Non
         assert r.paired_note.startswith("not estimable: 2 shared templates")
     r = resolution(a, _table([["success"]], ["other"]), "swer", DEFAULT_PRICES)
     assert r.paired_mdd is None and r.fixed_mdd is None and "no shared template" in r.fixed_note
+    # nothing varies within a template either: the fixed figure is not estimable, never 0
+    r = resolution(a, a.model_copy(update={"task_id": ["t1", "t2"]}), "swer", DEFAULT_PRICES)
+    assert (
+        r.fixed_mdd is None
+        and r.fixed_note == "not estimable: no variation within any shared template"
+    )
 
 
 def test_zero_spread_says_so_and_the_fixed_figure_stands_in() -> None:

@@ -151,7 +151,8 @@ def resolution(
     (G - 1 in its denominator) of the per-unit difference of :func:`per_unit_measure`. Fewer
     than :data:`MIN_SHARED_UNITS` shared units: not estimable, with the reason; no spread (the
     same difference on every unit): said, and the fixed figure stands in. Beside it, the figure
-    with the units held fixed (:data:`FIXED_MDD_METHOD`), which holds for these units only.
+    with the units held fixed (:data:`FIXED_MDD_METHOD`), which holds for these units only (not
+    estimable, never 0, where no unit varies within).
     """
     if measure not in RESOLUTION_MEASURES:
         raise ValueError(f"a resolution is of {' or '.join(RESOLUTION_MEASURES)}, not {measure}")
@@ -187,10 +188,12 @@ def resolution(
             f"not estimable: a {unit} mixes tasks with and without the correct action available"
         )
     else:
-        tasks = a.tasks_in()
-        se = math.sqrt(float((wa / tasks + wb / b.tasks_in()).sum())) / g
-        normal = NormalDist()
-        fixed = (normal.inv_cdf(1.0 - alpha / 2.0) + normal.inv_cdf(power)) * se
+        se = math.sqrt(float((wa / a.tasks_in() + wb / b.tasks_in()).sum())) / g
+        if se > 0:
+            normal = NormalDist()
+            fixed = (normal.inv_cdf(1.0 - alpha / 2.0) + normal.inv_cdf(power)) * se
+        else:
+            fixed_note = f"not estimable: no variation within any shared {unit}"
     return Resolution(
         measure=measure,
         paired_mdd=paired,
