@@ -41,17 +41,16 @@ import numpy as np
 from effectbench.metrics import (
     CONFIDENCE,
     PER,
-    VALUE_EVENTS,
     Prices,
     TaskTable,
-    components,
     family_confidence,
     min_shared_tasks,
+    net_per_episode,
     shares,
     value_difference,
-    value_per_episode,
-    z_of,
+    value_sums,
 )
+from effectbench.metrics.paired import SPREAD_FLOOR, t_two_sided
 
 __all__ = [
     "Separation",
@@ -74,7 +73,9 @@ class Standing:
     """A unique key (the submission's slug)."""
     name: str
     value: float
-    """Net value per 100 tasks at the prices (not yet drawn against doing nothing)."""
+    """Net value per 100 tasks at the prices, against doing nothing on the same episodes where
+    the table says which had the correct action available
+    (:func:`effectbench.metrics.net_per_episode`)."""
     task_success: float
     swer: float
     record_wrong: float
@@ -87,7 +88,7 @@ def standing(key: str, name: str, table: TaskTable, prices: Prices) -> Standing:
     return Standing(
         key=key,
         name=name,
-        value=PER * value_per_episode((s, w, r, o), prices),
+        value=PER * net_per_episode(table, prices),
         task_success=s,
         swer=w,
         record_wrong=r,
@@ -157,7 +158,7 @@ def separation(
         return Separation(beyond, level, least)
     if all(t.task_id == tables[0].task_id for t in tables):
         if tables[0].n_tasks >= least:
-            beyond = _shared_separation(tables, prices, z_of(level))
+            beyond = _shared_separation(tables, prices, level)
         return Separation(beyond, level, least)
     for i in range(n):
         for j in range(n):
@@ -167,42 +168,34 @@ def separation(
     return Separation(beyond, level, least)
 
 
-def _shared_separation(tables: Sequence[TaskTable], prices: Prices, z: float) -> np.ndarray:
-    """:func:`separation` of systems that ran the same tasks, every pair at once.
+def _shared_separation(tables: Sequence[TaskTable], prices: Prices, level: float) -> np.ndarray:
+    """:func:`separation` of systems that ran the same units, every pair at once.
 
-    For the lower limit of ``value_i - value_j`` the square-and-add form over the eight rates
-    splits into one vector per system: ``P_i`` (its rates' distances down, signed, through its
-    unit residuals) and ``R_j`` (the other's distances up), so the form is
-    ``|P_i - R_j|^2`` plus the squared distances of the rates without spread.
+    The lower limit of ``value_i - value_j`` is ``(v_i - v_j) - t sqrt(G / (G - 1)) |e_i -
+    e_j|``, ``e_i`` system i's per-unit influences of :func:`~effectbench.metrics.paired.
+    cluster_difference` (``(x_i[u] - mean_i m_i[u]) / n_i`` over :func:`value_sums`), with
+    its rounding floor on the same scale; so it equals :func:`value_difference` pair by pair.
     """
-    w = np.asarray(prices.weights(), dtype=float)
-    sign = np.sign(w)
-    values, p_vecs, r_vecs, p_flat, r_flat = [], [], [], [], []
+    g = tables[0].n_tasks
+    if g < 2:
+        return np.zeros((len(tables), len(tables)), dtype=bool)
+    values, infl, scales = [], [], []
     for t in tables:
-        parts = components(t, VALUE_EVENTS, z)
-        points = np.asarray(parts.points)
-        lo = np.asarray([c[0] for c in parts.intervals])
-        hi = np.asarray([c[1] for c in parts.intervals])
-        down = np.where(w >= 0, w * (points - lo), -w * (hi - points))
-        up = np.where(w >= 0, w * (hi - points), -w * (points - lo))
-        norms = np.sqrt((parts.residuals * parts.residuals).sum(axis=1))
-        unit = parts.residuals / np.where(norms > 0, norms, 1.0)[:, None]
-        flat = norms == 0
-        p_vecs.append(unit.T @ (sign * down))
-        r_vecs.append(unit.T @ (sign * up))
-        p_flat.append(float(((sign * down)[flat] ** 2).sum()))
-        r_flat.append(float(((sign * up)[flat] ** 2).sum()))
-        values.append(value_per_episode(shares(t), prices))
-    p_mat, r_mat = np.array(p_vecs), np.array(r_vecs)
-    form = (
-        (p_mat * p_mat).sum(axis=1)[:, None]
-        + (r_mat * r_mat).sum(axis=1)[None, :]
-        - 2.0 * p_mat @ r_mat.T
-        + np.asarray(p_flat)[:, None]
-        + np.asarray(r_flat)[None, :]
-    )
+        x, m = value_sums(t, prices), t.m()
+        n = float(m.sum())
+        mean = float(x.sum()) / n
+        infl.append((x - mean * m) / n)
+        scales.append((np.abs(x) + abs(mean) * m) / n)
+        values.append(net_per_episode(t, prices))
+    e, sc = np.array(infl), np.array(scales)
+    ee = (e * e).sum(axis=1)
+    ss = (sc * sc).sum(axis=1)
+    squares = ee[:, None] + ee[None, :] - 2.0 * e @ e.T
+    floor = SPREAD_FLOOR * (ss[:, None] + ss[None, :] + 2.0 * sc @ sc.T)
+    squares = np.where(squares <= floor, 0.0, np.clip(squares, 0.0, None))
+    half = t_two_sided(level, g - 1) * np.sqrt(g / (g - 1) * squares)
     v = np.asarray(values)
-    lower = (v[:, None] - v[None, :]) - np.sqrt(np.clip(form, 0.0, None))
+    lower = (v[:, None] - v[None, :]) - half
     beyond: np.ndarray = lower > 0
     np.fill_diagonal(beyond, False)
     return beyond

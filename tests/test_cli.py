@@ -214,6 +214,13 @@ def test_rank_prints_the_boards_at_the_given_prices(capsys: pytest.CaptureFixtur
     assert "effect_verified · web: net value +1255.6" in lines[0]
     assert "always_halt · web: net value 0.0" in lines[1] and "never beats" in lines[1]
     assert "record-wrong 44.4% 40/90" in lines[0] and "break-even 12.3" in lines[0]
+    assert "they depend on the family of systems ranked together" in out
+    # the two systems' paired resolution, its G and method, and the fixed-task figure beside it
+    assert "resolution, effect_verified · web against always_halt · web: SWER " in out
+    assert "SWER no spread: every shared task differs by the same amount" in out
+    assert "net value " in out and "per 100 tasks paired (9 tasks, s_d " in out
+    # deterministic trials vary within no task: the fixed figure is not estimable, never 0
+    assert "held fixed not estimable: no variation within any shared task" in out
     assert main(["rank", *map(str, folders), "--json", "--value", "2.5"]) == 0
     (board,) = json.loads(capsys.readouterr().out)
     assert board["prices"] == {
@@ -227,6 +234,11 @@ def test_rank_prints_the_boards_at_the_given_prices(capsys: pytest.CaptureFixtur
     assert [r["label"] for r in rows] == ["always_halt · web", "effect_verified · web"]
     assert rows[1]["break_even"] == pytest.approx(3.0)  # below it, doing nothing is worth more
     assert rows[0]["break_even"] is None and rows[0]["never_beats_doing_nothing"]
+    assert rows[0]["value"] == rows[0]["value_lo"] == rows[0]["value_hi"] == 0.0  # doing nothing
+    (pair,) = board["paired_resolution"]
+    assert pair["swer"]["paired_units"] == 9 and pair["swer"]["paired_method"] == (
+        "paired-clustered-t"
+    )
     assert main(["rank", *map(str, folders), "--substrate", "desktop"]) == 1
     assert "no board on desktop: the boards are on web" in capsys.readouterr().out
 

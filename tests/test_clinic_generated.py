@@ -335,7 +335,7 @@ def test_the_generated_board_counts_templates_and_states_an_honest_mdd(
     boards = {b["board"]: b for b in json.loads(capsys.readouterr().out)}
     board = boards[f"spec1-{NAME}-api"]
     assert len(board["rows"]) == len(ARMS)
-    stated = board["minimum_detectable_difference"]
+    stated = board["single_rate_minimum_detectable_difference"]
     assert stated == pytest.approx(minimum_detectable_difference(sorted(neff)[1]), abs=1e-9)
     assert 0.3 < stated < 0.5  # 26 templates: the honest figure, far above 12 points
 

@@ -22,14 +22,13 @@ import pytest
 import statsmodels.api as sm
 from scipy import stats
 from statsmodels.stats.power import NormalIndPower
-from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
+from statsmodels.stats.proportion import proportion_confint
 from statsmodels.stats.sandwich_covariance import cov_cluster
 from support.outcomes import outcome_counts
 
 from effectbench.metrics import (
     DEFAULT_PRICES,
     EVENTS,
-    VALUE_EVENTS,
     Prices,
     TaskTable,
     clustered_wilson,
@@ -176,64 +175,21 @@ def reference_deff(y: np.ndarray, groups: np.ndarray) -> float:
     return max(1.0, ref)
 
 
-@dataclass
-class Reference:
-    """Several rates over per-episode indicators, from statsmodels alone: each rate's mean, its
-    Wilson limits on its Rao-Scott effective counts, and their correlations from one stacked
-    regression with a cluster-robust covariance (a rate without spread correlates with
-    nothing)."""
+def test_t_quantiles_equal_scipy() -> None:
+    """Student's t of every degrees of freedom a board can have, at the levels it uses (95%,
+    80% power's one side, a family's Bonferroni share), equals SciPy's."""
+    from effectbench.metrics import t_quantile, t_table
 
-    points: list[float]
-    limits: list[tuple[float, float]]
-    corr: np.ndarray
-
-    @classmethod
-    def of(cls, blocks: list[np.ndarray], groups: list[np.ndarray], z: float) -> Reference:
-        k = len(blocks)
-        x = np.zeros((sum(len(b) for b in blocks), k))
-        start = 0
-        for e, b in enumerate(blocks):
-            x[start : start + len(b), e] = 1.0
-            start += len(b)
-        fit = sm.OLS(np.concatenate(blocks), x).fit()
-        cov = cov_cluster(fit, np.concatenate(groups), use_correction=False)
-        var = np.diag(cov)
-        corr = np.eye(k)
-        for e in range(k):
-            for f in range(k):
-                if e != f and var[e] > 1e-15 and var[f] > 1e-15:
-                    corr[e, f] = cov[e, f] / math.sqrt(var[e] * var[f])
-        deff = np.array([reference_deff(b, g) for b, g in zip(blocks, groups, strict=True)])
-        sums = np.array([b.sum() for b in blocks])
-        sizes = np.array([len(b) for b in blocks], dtype=float)
-        alpha = 2 * (1 - stats.norm.cdf(z))
-        lo, hi = proportion_confint(sums / deff, sizes / deff, alpha=alpha, method="wilson")
-        limits = [(max(0.0, float(a)), min(1.0, float(b))) for a, b in zip(lo, hi, strict=True)]
-        return cls([float(b.mean()) for b in blocks], limits, corr)
-
-    def pick(self, rates: list[int]) -> Reference:
-        """The same references of some of the rates (a rate's covariance with another, and so
-        their correlation, is the same whatever else the regression stacks)."""
-        return Reference(
-            [self.points[e] for e in rates],
-            [self.limits[e] for e in rates],
-            self.corr[np.ix_(rates, rates)],
-        )
-
-    def mover(self, weights: list[float]) -> tuple[float, float, float]:
-        """Square-and-add of ``sum(weights * rates)``: (point, lower, upper)."""
-        k = len(weights)
-        trip = zip(weights, self.points, self.limits, strict=True)
-        theta = sum(w * p for w, p in zip(weights, self.points, strict=True))
-        down, up = [], []
-        for w, p, (lo, hi) in trip:
-            down.append(w * (p - lo) if w >= 0 else -w * (hi - p))
-            up.append(w * (hi - p) if w >= 0 else -w * (p - lo))
-        sign = np.sign(weights)
-        form = sign[:, None] * sign[None, :] * self.corr
-        below = sum(form[e, f] * down[e] * down[f] for e in range(k) for f in range(k))
-        above = sum(form[e, f] * up[e] * up[f] for e in range(k) for f in range(k))
-        return theta, theta - math.sqrt(max(0.0, below)), theta + math.sqrt(max(0.0, above))
+    for df in [*range(1, 60), 79, 100, 295, 887, 2000]:
+        for p in (0.5, 0.6, 0.8, 0.9, 0.975, 0.995, 1 - 0.05 / 2 / 66):
+            assert t_quantile(p, df) == pytest.approx(
+                float(stats.t.ppf(p, df)), rel=1e-12, abs=1e-12
+            )
+    table = t_table(0.95, 30)
+    assert table[0] is None and table[29] == pytest.approx(float(stats.t.ppf(0.975, 29)), rel=1e-12)
+    for bad in ((0.4, 5), (1.0, 5), (0.9, 0)):
+        with pytest.raises(ValueError):
+            t_quantile(*bad)
 
 
 @pytest.mark.parametrize("event", ["swer", "record_wrong", "over_halt"])
@@ -365,98 +321,113 @@ def test_family_level_and_fewest_tasks_equal_scipy() -> None:
 PRICES = [DEFAULT_PRICES, Prices(value=50, silent=50, wrong_record=10, over_halt=1)]
 
 
+def paired_reference(
+    y_first: np.ndarray,
+    g_first: np.ndarray,
+    y_second: np.ndarray,
+    g_second: np.ndarray,
+    confidence: float = 0.95,
+) -> tuple[float, float, float]:
+    """(difference, lower, upper) of two means of per-episode values over the same clusters,
+    from statsmodels and SciPy alone: one regression of both systems' episodes on their two
+    indicators, its cluster-robust covariance (the sandwich without correction) times
+    G / (G - 1), and Student's t with G - 1 degrees of freedom."""
+    y = np.r_[y_first, y_second]
+    first = np.r_[np.ones(len(y_first)), np.zeros(len(y_second))]
+    groups = np.r_[g_first, g_second]
+    fit = sm.OLS(y, np.c_[first, 1 - first]).fit()
+    g = len(set(groups.tolist()))
+    d = float(fit.params[0] - fit.params[1])
+    if g < 2:  # one cluster: nothing to measure a spread by, unless both are the same
+        same = len(y_first) == len(y_second) and y_first.sum() == y_second.sum()
+        return (d, d, d) if same else (d, -math.inf, math.inf)
+    cov = cov_cluster(fit, groups, use_correction=False)
+    var = float(cov[0, 0] + cov[1, 1] - 2 * cov[0, 1]) * g / (g - 1)
+    half = float(stats.t.ppf(1 - (1 - confidence) / 2, g - 1)) * math.sqrt(max(var, 0.0))
+    return d, d - half, d + half
+
+
+def mean_reference(y: np.ndarray, groups: np.ndarray) -> tuple[float, float, float]:
+    """(mean, lower, upper) of one system's per-episode values: an intercept-only regression's
+    cluster-robust variance times G / (G - 1), Student's t with G - 1 degrees (statsmodels,
+    SciPy)."""
+    fit = sm.OLS(y, np.ones((len(y), 1))).fit()
+    g = len(set(groups.tolist()))
+    m = float(fit.params[0])
+    if g < 2:
+        return m, -math.inf, math.inf
+    var = float(cov_cluster(fit, groups, use_correction=False)[0, 0]) * g / (g - 1)
+    half = float(stats.t.ppf(0.975, g - 1)) * math.sqrt(max(var, 0.0))
+    return m, m - half, m + half
+
+
+def _close(ours: float, ref: float, scale: float = 1.0) -> bool:
+    """Equal to 1e-6, or both rounding noise around a point (a spread of 0 either way)."""
+    return ours == pytest.approx(ref, abs=TOL * scale)
+
+
 def test_net_value_equals_a_statsmodels_assembly() -> None:
     """Net value per 100 tasks is the mean of the episodes' worth (written out per outcome);
-    its interval is square-and-add of the four rates' clustered Wilson limits, weighted by the
-    prices and corrected by the rates' cluster-robust correlations, all from statsmodels."""
-    z = z_of(0.95)
+    its interval is the cluster-robust one of that mean (CR1, Student's t with G - 1 degrees of
+    freedom), from statsmodels and SciPy; clipped to what an episode can be worth."""
     for seed in range(N_TABLES):
         episodes, _, names = systems(seed)
         table = episodes.table(names)
-        blocks = [episodes.flag(e) for e in VALUE_EVENTS]
-        ref = Reference.of(blocks, [episodes.tasks] * len(blocks), z)
         for prices in PRICES:
             ours = net_value(table, prices)
-            worth = episodes.worth(prices).mean()
-            assert ours.per_100 == pytest.approx(100 * worth, abs=TOL), seed
-            theta, lo, hi = ref.mover(list(prices.weights()))
-            assert theta == pytest.approx(worth, abs=TOL)
+            worth = episodes.worth(prices)
+            m, lo, hi = mean_reference(worth, episodes.tasks)
+            assert ours.per_100 == pytest.approx(100 * m, abs=TOL), seed
             least, most = -prices.worst, prices.value
-            assert ours.lo == pytest.approx(100 * max(least, min(lo, theta)), abs=TOL), seed
-            assert ours.hi == pytest.approx(100 * min(most, max(hi, theta)), abs=TOL), seed
-            assert ours.lo < ours.hi  # never a point, even where every task agrees
+            assert ours.lo == pytest.approx(100 * max(least, min(lo, m)), abs=TOL), seed
+            assert ours.hi == pytest.approx(100 * min(most, max(hi, m)), abs=TOL), seed
+            if worth.min() == worth.max() and len(set(episodes.tasks.tolist())) > 1:  # no spread
+                assert ours.lo == ours.hi == ours.per_100
 
 
 def test_value_difference_equals_a_statsmodels_assembly() -> None:
-    """The paired difference of two systems' net values: square-and-add of all eight rates
-    (both systems' four), their correlations from one stacked regression clustered by task."""
-    z = z_of(0.95)
+    """The paired difference of two systems' net values: the two means' difference with the
+    cluster-robust covariance of one stacked regression clustered by task (CR1, t on G - 1)."""
     for seed in range(N_TABLES):
         a, b, names = systems(seed)
         ours = value_difference(a.table(names), b.table(names), DEFAULT_PRICES)
-        blocks = [a.flag(e) for e in VALUE_EVENTS] + [b.flag(e) for e in VALUE_EVENTS]
-        ref = Reference.of(blocks, [a.tasks] * 4 + [b.tasks] * 4, z)
-        weights = list(DEFAULT_PRICES.weights())
-        theta, lo, hi = ref.mover(weights + [-w for w in weights])
+        d, lo, hi = paired_reference(
+            a.worth(DEFAULT_PRICES), a.tasks, b.worth(DEFAULT_PRICES), b.tasks
+        )
         span = DEFAULT_PRICES.value + DEFAULT_PRICES.worst
-        d = a.worth(DEFAULT_PRICES).mean() - b.worth(DEFAULT_PRICES).mean()
-        assert ours.difference == pytest.approx(100 * d, abs=TOL) and theta == pytest.approx(d)
+        assert ours.difference == pytest.approx(100 * d, abs=TOL)
         assert ours.lo == pytest.approx(100 * max(-span, min(lo, d)), abs=TOL), seed
         assert ours.hi == pytest.approx(100 * min(span, max(hi, d)), abs=TOL), seed
         g = len(set(a.tasks.tolist()))
         assert ours.beyond_noise == (g >= 6 and (ours.lo > 0 or ours.hi < 0))
 
 
-def _stacked(a: Episodes, b: Episodes) -> tuple[np.ndarray, np.ndarray]:
-    """Both systems' episodes stacked, with a first-system indicator and task clusters."""
-    first = np.r_[np.ones(len(a.outcomes)), np.zeros(len(b.outcomes))]
-    return first, np.r_[a.tasks, b.tasks]
-
-
 @pytest.mark.parametrize("event", ["swer", "record_wrong", "over_halt"])
 def test_rate_difference_equals_a_statsmodels_assembly(event: str) -> None:
-    """MOVER with clustered Wilson limits and the cluster-robust correlation of the two rates.
-
-    Every ingredient comes from statsmodels (each rate's design effect, Wilson on the
-    effective counts, the covariance of the two rates from a clustered regression on two
-    indicators); where that correlation is 0 the result must equal statsmodels' own
-    Newcombe hybrid score interval for two proportions on the effective counts.
-    """
-    independent_checked = 0
+    """The paired difference of two rates: the two indicators' means from one stacked
+    regression, its cluster-robust covariance times G / (G - 1) and Student's t with G - 1
+    degrees of freedom (statsmodels, SciPy), clipped to [-1, 1]."""
     for seed in range(N_TABLES):
         a, b, names = systems(seed)
         ours = rate_difference(a.table(names), b.table(names), event)
-        ya, yb = a.flag(event), b.flag(event)
-        y = np.r_[ya, yb]
-        first, groups = _stacked(a, b)
-        fit = sm.OLS(y, np.c_[first, 1 - first]).fit()
-        cov = cov_cluster(fit, groups, use_correction=False)
-        pa, pb = float(fit.params[0]), float(fit.params[1])
-        assert ours.difference == pytest.approx(pa - pb, abs=TOL)
-        limits = []
-        for ep, yy in ((a, ya), (b, yb)):
-            deff = reference_deff(yy, ep.tasks)
-            limits.append(
-                (deff, proportion_confint(yy.sum() / deff, len(yy) / deff, method="wilson"))
-            )
-        (da, (la, ua)), (db, (lb, ub)) = limits
-        la, ua, lb, ub = max(0, la), min(1, ua), max(0, lb), min(1, ub)
-        var_a, var_b = float(cov[0, 0]), float(cov[1, 1])
-        r = float(cov[0, 1]) / math.sqrt(var_a * var_b) if var_a > 1e-15 and var_b > 1e-15 else 0
-        d = pa - pb
-        lo = d - math.sqrt(max(0, (pa - la) ** 2 + (ub - pb) ** 2 - 2 * r * (pa - la) * (ub - pb)))
-        hi = d + math.sqrt(max(0, (ua - pa) ** 2 + (pb - lb) ** 2 - 2 * r * (ua - pa) * (pb - lb)))
-        assert ours.lo == pytest.approx(max(-1, lo), abs=TOL), seed
-        assert ours.hi == pytest.approx(min(1, hi), abs=TOL), seed
-        if r == 0 and 0 < ya.sum() < len(ya) and 0 < yb.sum() < len(yb):
-            ref = confint_proportions_2indep(
-                ya.sum() / da, len(ya) / da, yb.sum() / db, len(yb) / db, method="newcomb"
-            )
-            assert ours.lo == pytest.approx(ref[0], abs=TOL) and ours.hi == pytest.approx(
-                ref[1], abs=TOL
-            )
-            independent_checked += 1
-    assert independent_checked > 0
+        d, lo, hi = paired_reference(a.flag(event), a.tasks, b.flag(event), b.tasks)
+        assert ours.difference == pytest.approx(d, abs=TOL)
+        assert ours.lo == pytest.approx(max(-1, min(lo, d)), abs=TOL), seed
+        assert ours.hi == pytest.approx(min(1, max(hi, d)), abs=TOL), seed
+
+
+def test_identical_systems_differ_by_exactly_0_in_a_zero_width_interval() -> None:
+    """Two systems with the same counts on every unit: value and every rate differ by 0.0
+    exactly, in [0.0, 0.0]; so does a system against itself with other trial counts scaled."""
+    for seed in range(200):
+        a, _, names = systems(seed)
+        t = a.table(names)
+        v = value_difference(t, t, DEFAULT_PRICES)
+        assert (v.difference, v.lo, v.hi) == (0.0, 0.0, 0.0), seed
+        for event in ("swer", "over_halt", "record_wrong"):
+            r = rate_difference(t, t, event)
+            assert (r.difference, r.lo, r.hi) == (0.0, 0.0, 0.0), seed
+            assert not r.beyond_noise
 
 
 def test_minimum_detectable_difference_has_80_percent_power_in_statsmodels() -> None:
@@ -519,8 +490,9 @@ def _on(ep: Episodes, tasks: set[int]) -> Episodes:
 def test_family_wise_rank_ranges_equal_a_statsmodels_assembly() -> None:
     """Which systems of a board are worth more than which beyond noise, and so every rank
     range, from references alone: each pair's net-value difference on the tasks both ran,
-    square-and-add of all eight rates at the Bonferroni level of the board's pairs (SciPy's
-    normal quantile), from statsmodels' clustered covariance and Wilson limits; a pair on fewer
+    the two means of the episodes' worth with statsmodels' clustered covariance times
+    G / (G - 1) and SciPy's t on G - 1 degrees of freedom at the Bonferroni level of the
+    board's pairs; a pair on fewer
     tasks than SciPy's exact sign test needs at that level is never told apart. A rank range
     counts, above a system in the order, those worth more than it beyond noise, and below it
     those it is worth more than. Boards of 1 to 40 tasks, of 2 to 5 systems, some of whose
@@ -531,7 +503,6 @@ def test_family_wise_rank_ranges_equal_a_statsmodels_assembly() -> None:
         n = len(episodes)
         pairs = n * (n - 1) // 2
         alpha = 0.05 / pairs
-        z = float(stats.norm.ppf(1 - alpha / 2))
         fewest = next(g for g in range(1, 64) if stats.binomtest(g, g, 0.5).pvalue <= alpha)
         tables = [e.table(names) for e in episodes]
         s = [standing(f"s{i}", f"s{i}", t, DEFAULT_PRICES) for i, t in enumerate(tables)]
@@ -544,30 +515,22 @@ def test_family_wise_rank_ranges_equal_a_statsmodels_assembly() -> None:
         assert ours.min_tasks == fewest
         ref = np.zeros((n, n), dtype=bool)
         edge = False
-        weights = list(DEFAULT_PRICES.weights())
         ranked = [episodes[i] for i in order]
-        everyone = Reference.of(  # every system's four rates stacked in one regression
-            [e.flag(r) for e in ranked for r in VALUE_EVENTS],
-            [e.tasks for e in ranked for _ in VALUE_EVENTS],
-            z,
-        )
+        level = 1 - alpha
         for p in range(n):
             for q in range(p + 1, n):
                 a, b = ranked[p], ranked[q]
                 common = set(a.tasks.tolist()) & set(b.tasks.tolist())
-                if len(common) == len(set(a.tasks.tolist()) | set(b.tasks.tolist())):
-                    r = everyone.pick([4 * p + e for e in range(4)] + [4 * q + e for e in range(4)])
-                else:  # the pair is judged on the tasks both ran
-                    a, b = _on(a, common), _on(b, common)
-                    blocks = [a.flag(e) for e in VALUE_EVENTS] + [b.flag(e) for e in VALUE_EVENTS]
-                    r = Reference.of(blocks, [a.tasks] * 4 + [b.tasks] * 4, z)
-                theta, lo, hi = r.mover(weights + [-w for w in weights])
+                a, b = _on(a, common), _on(b, common)
+                theta, lo, hi = paired_reference(
+                    a.worth(DEFAULT_PRICES), a.tasks, b.worth(DEFAULT_PRICES), b.tasks, level
+                )
                 # p over q from below, q over p from the same interval's top
                 for x, y, lower in ((p, q, min(lo, theta)), (q, p, -max(hi, theta))):
-                    if abs(lower) < 1e-9:  # on the edge: rounding decides, either is right
-                        edge = True
-                        continue
                     ref[x, y] = len(common) >= fewest and lower > 0
+                    if abs(lower) < 1e-9 and bool(ours.beyond[x, y]) != ref[x, y]:
+                        edge = True  # on the edge: rounding decides, either is right
+                        continue
                     assert bool(ours.beyond[x, y]) == ref[x, y], (seed, x, y, lower)
         seen["boards"] += 1
         if edge:

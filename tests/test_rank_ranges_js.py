@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 from support.outcomes import outcome_counts
 
-from effectbench.metrics import EVENTS, PRICE_PRESETS, Prices, TaskTable, z_of
+from effectbench.metrics import EVENTS, PRICE_PRESETS, Prices, TaskTable, t_table
 from effectbench.site._prices import EVENT_KEYS, price_list
 from effectbench.verdicts import board_order, rank_ranges, separation, standing
 
@@ -64,6 +64,7 @@ def _js_system(i: int, table: TaskTable, index: dict[str, int]) -> dict[str, Any
         "t": [index[t] for t in table.task_id],
         "m": list(table.trials),
         **{short: list(table.events[event]) for short, event in EVENT_KEYS.items()},
+        "a": None if (a := table.a()) is None else [int(x) for x in a],
     }
 
 
@@ -76,14 +77,16 @@ def _js_ranges(
     pairwise: bool,
 ) -> tuple[list[int], list[int]]:
     w = dict(zip(("value", "silent", "wrong", "halt"), price_list(prices), strict=True))
-    view = {"z": z_of(apart.confidence), "min_tasks": apart.min_tasks}
+    most = max(len(s["t"]) for s in systems)
+    view = {"t": t_table(apart.confidence, most), "min_tasks": apart.min_tasks}
+    t95 = t_table(0.95, most)
     best, worst = page.evaluate(
-        """([systems, order, w, view, pairwise]) => {
+        """([systems, order, w, view, pairwise, t95]) => {
             const S = window.EB_STATS;
-            const st = systems.map(sys => S.standing(sys, w, null));
+            const st = systems.map(sys => S.standing(sys, w, t95));
             return S.rankRanges(st, order, w, view, pairwise);
         }""",
-        [systems, order, w, view, pairwise],
+        [systems, order, w, view, pairwise, t95],
     )
     return list(best), list(worst)
 

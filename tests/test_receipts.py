@@ -654,7 +654,7 @@ def test_rank_shows_a_format_1_bundle_unranked_with_its_reason(
     (report,) = verify_path(subs / "2026-12-05_rows-only", UNSIGNED)
     entry = entry_from_report(report)
     assert entry.tasks is not None
-    row = entry_row(entry, entry.tasks, "web", DEFAULT_PRICES, 0.5)
+    row = entry_row(entry, entry.tasks, "web", DEFAULT_PRICES)
     assert row["status"] == "preview" and row["unranked"] == report.unranked != ""
 
 

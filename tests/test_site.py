@@ -1827,3 +1827,37 @@ def test_the_published_address_comes_from_one_variable(
     workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "deploy-site.yml").read_text())
     (build,) = [s for s in workflow["jobs"]["build"]["steps"] if "site build" in s.get("run", "")]
     assert build["env"]["EFFECTBENCH_SITE_URL"].startswith("https://")
+
+
+def test_each_board_counts_its_own_rows_and_states_its_paired_resolution(
+    site: dict[str, Any],
+) -> None:
+    """The header of a pack's boards counts each board's own rows (one substrate at a time,
+    never every substrate's entries together); under each board, the paired resolution of each
+    two systems next to each other; leaderboard.json
+    carries the paired figures under keys named with "paired"."""
+    index = page(site, "index.html")
+    data = json.loads(page(site, "downloads/leaderboard.json"))
+    by_group: dict[str, list[dict[str, Any]]] = {}
+    for b in data["boards"]:
+        by_group.setdefault(b["group"], []).append(b)
+    for group, boards in by_group.items():
+        meta = _group(rf'<h2 id="{group}">.*?<p class="eb-board-meta">(.*?)</p>', index, re.S)
+        for b in boards:
+            ranked = sum(e["status"] == "ranked" for e in b["entries"])
+            n = len(b["entries"])
+            said = (
+                f"{n} system{'s' if n != 1 else ''} on the {b['substrate']} board ({ranked} ranked)"
+            )
+            assert said in cell_text(meta), (group, b["substrate"])
+            pairs = b["paired_resolution"]
+            slugs = [e["slug"] for e in b["entries"]]
+            assert [(p["first"], p["second"]) for p in pairs] == list(
+                zip(slugs, slugs[1:], strict=False)
+            )
+            for p in pairs:
+                for measure in ("swer", "value"):
+                    r = p[measure]
+                    assert {"paired_mdd", "paired_units", "paired_sd", "paired_method"} <= set(r)
+                    assert r["paired_mdd"] is not None or r["paired_note"]  # never silent
+    assert "<ul data-eb-resolution>" in index

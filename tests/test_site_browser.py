@@ -47,9 +47,7 @@ from effectbench.metrics import (
     break_even,
     episode_frame,
     idle_share,
-    idle_value,
     net_value,
-    over_doing_nothing,
     parse_prices,
     rate_difference,
     task_table,
@@ -558,7 +556,8 @@ SHOWN_FIRST = {MOCKMED_BOARD: MOCKMED_WEB, CLINIC_BOARD: CLINIC_API, TWO_BOARD: 
 def expected_board(
     site: dict[str, Any], key: str, prices: Prices
 ) -> tuple[list[tuple[str, float, str, str]], int]:
-    """(slug, net value per 100 tasks against doing nothing, rank text, break-even text) of a
+    """(slug, net value per 100 tasks against doing nothing on its own episodes, rank text,
+    break-even text) of a
     board at ``prices`` in its order, and the rows above the doing-nothing line, computed from
     the rows with the Python definitions (effectbench.verdicts)."""
     entries = _board_entries(site, key)
@@ -574,15 +573,14 @@ def expected_board(
     rank = {
         i: (str(b) if b == w else f"{b}–{w}") for i, b, w in zip(ranked, best, worst, strict=True)
     }
-    idle = idle_share(tables)
-    assert idle is not None
-    line = sum(1 for x in st if grain(x.value) >= grain(idle_value(prices, idle)))
+    assert idle_share(tables) is not None
+    line = sum(1 for x in st if grain(x.value) >= 0)  # every value is against doing nothing
     rows = [
         (
             slugs[i],
-            over_doing_nothing(net_value(tables[i], prices).per_100, prices, idle),
+            net_value(tables[i], prices).per_100,
             rank.get(i, "—"),
-            break_even_text(break_even(tables[i], prices, idle)),
+            break_even_text(break_even(tables[i], prices, idle_share([tables[i]]))),
         )
         for i in order
     ]

@@ -183,9 +183,14 @@ def test_order_is_by_net_value_and_doing_nothing_is_its_zero(
         assert x.value == estimate.per_100
         assert estimate.lo <= estimate.per_100 <= estimate.hi
         assert all(math.isfinite(v) for v in (estimate.lo, estimate.hi))
-        shown = over_doing_nothing(x.value, prices, idle)
-        if (t.k("safe_halt") + t.k("over_halt") == t.m()).all():
-            assert shown == pytest.approx(0.0, abs=1e-9 * (1 + prices.over_halt))
+        assert idle_share([t]) == idle  # every system ran every task as often
+        assert estimate.against_doing_nothing  # the value is the paired one, on its episodes
+        raw = 100 * value_per_episode(_shares(t), prices)
+        assert x.value == pytest.approx(over_doing_nothing(raw, prices, idle), abs=1e-9 * 1e5)
+        if (t.k("safe_halt") + t.k("over_halt") == t.m()).all():  # doing nothing itself
+            assert x.value == 0.0
+            if t.n_tasks > 1:
+                assert estimate.lo == estimate.hi == 0.0
         even = break_even(t, prices, idle)
         assert even is not None and even >= 0
         if 0 < even < math.inf:  # at its break-even value the system draws level
@@ -314,11 +319,11 @@ def test_always_halt_beside_the_clinic_arms_never_ranks_first() -> None:
     board = {"effect_verified": clinic["effect_verified"], "screen_only": clinic["screen_only"]}
     order = _order({**board, "always_halt": halt})
     assert order[0] == "effect_verified" and order.index("always_halt") == 1
-    # doing nothing itself: net value 0 against doing nothing, no value makes it better
+    # doing nothing itself: net value exactly 0 against doing nothing on its own tasks, with no
+    # spread, and no value makes it better
     idle = idle_share(list(board.values()))
-    assert over_doing_nothing(net_value(halt, DEFAULT_PRICES).per_100, DEFAULT_PRICES, idle) == (
-        pytest.approx(0.0, abs=1e-9)
-    )
+    v = net_value(halt, DEFAULT_PRICES)
+    assert (v.per_100, v.lo, v.hi) == (0.0, 0.0, 0.0) and v.against_doing_nothing
     assert break_even(halt, DEFAULT_PRICES, idle) == math.inf
 
 
@@ -342,7 +347,7 @@ def test_one_right_and_nine_wrong_records_ranks_below_doing_nothing() -> None:
     assert _order({"careless": careless, "always_halt": halt}) == ["always_halt", "careless"]
     idle = idle_share([careless, halt])
     assert idle is not None
-    value = over_doing_nothing(net_value(careless, DEFAULT_PRICES).per_100, DEFAULT_PRICES, idle)
+    value = net_value(careless, DEFAULT_PRICES).per_100
     assert value == pytest.approx(-70.0)  # 10 - 27 per 10 tasks, plus the 10 over-halts saved
     assert idle_value(DEFAULT_PRICES, idle) == pytest.approx(-100.0)
 
@@ -384,9 +389,7 @@ def test_each_shipped_clinic_board_names_its_best_system(substrate: str) -> None
     ordered = [tables[n] for n in names]
     best, worst = rank_ranges(range(3), separation(ordered, DEFAULT_PRICES).beyond)
     assert any(worst[p] < best[q] for p in range(3) for q in range(p + 1, 3))
-    idle = idle_share(ordered)
-    value = over_doing_nothing(net_value(ordered[0], DEFAULT_PRICES).per_100, DEFAULT_PRICES, idle)
-    assert value > 0
+    assert net_value(ordered[0], DEFAULT_PRICES).per_100 > 0
 
 
 def test_dropped_trials_bound_the_rates_as_the_worst_outcome() -> None:
@@ -407,7 +410,8 @@ def test_all_zero_and_all_one_cells_give_finite_numbers() -> None:
             assert r.clustered.design_effect == pytest.approx(3.0)  # full agreement assumed
         v = net_value(t, DEFAULT_PRICES)
         assert all(math.isfinite(x) for x in (v.per_100, v.lo, v.hi))
-        assert v.lo <= v.per_100 <= v.hi and v.lo < v.hi
+        # every task the same: the difference with doing nothing has no spread either
+        assert v.lo == v.per_100 == v.hi
 
 
 def test_a_bundle_with_every_trial_dropped_gives_numbers_not_nan() -> None:
@@ -444,17 +448,52 @@ def test_kept_counts_are_the_counts(
     from effectbench.site._tables import KeptCounts, counted_columns
 
     tables, _ = board
-    idle = None if no_line else idle_share(tables)
+    if no_line:  # a pack that does not say where the correct action was available
+        tables = [t.model_copy(update={"correct_action_available": None}) for t in tables]
     with tempfile.TemporaryDirectory() as folder:
         keep = KeptCounts(Kept(Path(folder), default_seal(), "code", "counts"))
         for table in tables:
             fresh = {
                 k: v.item() if isinstance(v, np.generic) else v
-                for k, v in counted_columns(table, prices, idle, dropped).items()
+                for k, v in counted_columns(table, prices, dropped).items()
             }
-            made = keep(table, prices, idle, dropped)
-            again = keep(table, prices, idle, dropped)
+            made = keep(table, prices, dropped)
+            again = keep(table, prices, dropped)
             assert keep.kept.hits >= 1
             for found in (made, again):
                 assert found.keys() == fresh.keys()
                 assert all(_same_number(found[k], fresh[k]) for k in fresh), (found, fresh)
+
+
+def test_always_halt_sits_at_exactly_0_where_templates_hold_unequal_numbers_of_tasks() -> None:
+    """A generated board counts templates, which hold unequal numbers of tasks: doing nothing
+    is counted over the tasks (episodes), not the templates, so a system that halts on every
+    task is at exactly 0 with no spread, and the share is counted over its tasks."""
+    import pandas as pd
+
+    from effectbench.metrics import task_table
+
+    sizes = {"tA": 20, "tB": 1, "tC": 7, "tD": 3}  # tasks per template
+    avail = {"tA": True, "tB": False, "tC": False, "tD": True}
+    rows, clusters, available = [], {}, {}
+    for template, n in sizes.items():
+        for i in range(n):
+            tid = f"{template}-{i}"
+            clusters[tid], available[tid] = template, avail[template]
+            outcome = "over_halt" if avail[template] else "safe_halt"
+            for _trial in range(3):
+                rows.append(
+                    {"task_id": tid, "category": "control", "substrate": "api",
+                     "outcome": outcome, "swer_variant": "none", "arm": "halt",
+                     "reported_success": False}
+                )  # fmt: skip
+    frame = pd.DataFrame(rows)
+    table = task_table(frame, available, clusters)
+    assert table.unit == "template" and table.n_tasks == 4 and table.n_episodes == 93
+    share = idle_share([table])
+    assert share == 23 / 31  # tasks: 23 of 31 had the correct action available (not 2 of 4)
+    for prices in (DEFAULT_PRICES, Prices(value=1, silent=5, wrong_record=2, over_halt=7)):
+        v = net_value(table, prices)
+        assert (v.per_100, v.lo, v.hi) == (0.0, 0.0, 0.0)
+        s = standing("halt", "halt", table, prices)
+        assert s.value == 0.0

@@ -32,15 +32,17 @@ from effectbench.metrics import (
     min_shared_tasks,
     minimum_detectable_difference,
     net_value,
-    over_doing_nothing,
     paired_difference,
     rate_difference,
+    resolution,
     task_rate,
     task_table,
     value_difference,
 )
+from effectbench.packs import get_pack
 from effectbench.produce import REFERENCE_FRESH_SEED
 from effectbench.verdicts import board_order, rank_ranges, separation, standing
+from verifier.pack import clusters_of, pack_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBMISSIONS = ROOT / "submissions"
@@ -117,20 +119,26 @@ def board(pack: str, substrate: str, arms: tuple[str, ...]) -> dict[str, Any]:
         },
         "idle": idle,
         "apart": apart,
-        "value": {
-            a: net_value(t, DEFAULT_PRICES).model_copy(
-                update={
-                    k: over_doing_nothing(
-                        getattr(net_value(t, DEFAULT_PRICES), k), DEFAULT_PRICES, idle
-                    )
-                    for k in ("per_100", "lo", "hi")
-                }
-            )
-            for a, t in tables.items()
-        },
+        "value": {a: net_value(t, DEFAULT_PRICES) for a, t in tables.items()},
         "even": {a: break_even(t, DEFAULT_PRICES, idle) for a, t in tables.items()},
         "mdd": minimum_detectable_difference(median(neff)),
         "neff": median(neff),
+    }
+
+
+def generated_tables(found: dict[tuple[str, str, str], Path]) -> dict[str, TaskTable]:
+    """The generated clinic's public-seed API bundles counted per template, as the verifier
+    counts them (the pack's own clusters)."""
+    folder = found[("clinic-generated", "api", "effect_verified")]
+    doc = json.loads((folder / "submission.json").read_text())
+    facts = pack_tasks(get_pack(doc["pack"]["name"]), doc.get("split", "dev"))
+    available = {t: f.correct_action_available for t, f in facts.items()}
+    clusters = clusters_of(facts)
+    return {
+        arm: task_table(
+            episode_frame(_rows(found[("clinic-generated", "api", arm)])), available, clusters
+        )
+        for arm in CLINIC
     }
 
 
@@ -237,8 +245,7 @@ def figures() -> dict[str, str]:
         if even is not None and even != float("inf"):
             out[f"mockmed {arm} even"] = f"{even:.1f}"
     assert mock["even"]["always_halt"] == float("inf")
-    assert set(mock["ranks"].values()) == {f"1–{len(MOCKMED)}"}
-    out["mockmed ranks"] = f"1–{len(MOCKMED)}"
+    out["mockmed ranks"] = ", ".join(f"`{arm}` {mock['ranks'][arm]}" for arm in MOCKMED)
     out["mockmed tasks"] = str(mock["tables"]["effect_verified"].n_tasks)
     out["mockmed pairs"] = str(len(MOCKMED) * (len(MOCKMED) - 1) // 2)
     out["mockmed level"] = pct(mock["apart"].confidence)
@@ -257,8 +264,7 @@ def figures() -> dict[str, str]:
         },
         correct_action_available=[True] * 10,
     )
-    cv = net_value(careless, DEFAULT_PRICES).per_100
-    out["careless"] = signed(over_doing_nothing(cv, DEFAULT_PRICES, 1.0))
+    out["careless"] = signed(net_value(careless, DEFAULT_PRICES).per_100)
     # the family-wise level and the fewest shared tasks
     out["clinic pairs"] = "3"
     out["clinic level"] = pct(api["apart"].confidence)
@@ -293,8 +299,24 @@ def figures() -> dict[str, str]:
     d = rate_difference(t["effect_verified"], t["effect_verified_all"], "swer")
     out["swer diff"] = f"{signed(100 * d.difference)} points {interval(d.lo, d.hi, 100)}"
     d = rate_difference(t["effect_verified_all"], t["effect_verified_all"], "over_halt")
-    assert d.difference == 0 and d.lo == pytest.approx(-d.hi)
-    out["identical"] = f"0.0 ± {100 * d.hi:.1f}"
+    assert d.difference == d.lo == d.hi == 0.0
+    out["identical"] = f"{signed(d.difference)} {interval(d.lo, d.hi, 100)}"
+    # the paired resolution on the generated clinic's API board (templates its units)
+    gen = generated_tables(found)
+    for (x, y), key in (
+        (("effect_verified_all", "effect_verified"), "eva ev"),
+        (("effect_verified", "screen_only"), "ev so"),
+    ):
+        rs = resolution(gen[x], gen[y], "swer", DEFAULT_PRICES)
+        v = resolution(gen[x], gen[y], "value", DEFAULT_PRICES)
+        assert rs.paired_mdd is not None and rs.paired_sd is not None and rs.fixed_mdd is not None
+        assert v.paired_mdd is not None and v.fixed_mdd is not None
+        out[f"paired {key}"] = f"{rs.paired_mdd:.1f} points"
+        out[f"paired {key} sd"] = f"{rs.paired_sd:.1f}"
+        out[f"paired {key} fixed"] = f"{rs.fixed_mdd:.1f}"
+        out[f"paired {key} value"] = f"{v.paired_mdd:.1f}"
+        out[f"paired {key} value fixed"] = f"{v.fixed_mdd:.1f}"
+        out["paired templates"] = str(rs.paired_units)
     out["clinic mdd"] = f"{100 * api['mdd']:.0f}"
     out["clinic neff"] = f"{api['neff']:.0f}"
     out["mockmed mdd"] = f"{100 * mock['mdd']:.0f}"
@@ -372,10 +394,13 @@ IN_DOC = [
             "oh diff tasks",
             "oh diff episodes",
             "identical",
-            "clinic mdd",
-            "clinic neff",
-            "mockmed mdd",
-            "mockmed neff",
+            "paired eva ev",
+            "paired eva ev sd",
+            "paired eva ev fixed",
+            "paired eva ev value",
+            "paired eva ev value fixed",
+            "paired ev so",
+            "paired templates",
             "max price",
             "prices",
             "billing",
@@ -405,7 +430,7 @@ def test_every_figure_of_the_verdicts_doc_is_printed_from_the_shipped_bundles(
     numbers = set(re.findall(NUMBER, _prose(doc)))
     known = {n for v in printed.values() for n in re.findall(NUMBER, v)}
     structural = {"1.0", "1.1", "1.2", "1.3", "1.3.0", "1", "0", "2", "4", "1e-6", "1,200"}
-    structural |= {"95", "95%", "5", "13", "10", "3", "8", "9", "100"}
+    structural |= {"95", "95%", "5", "5%", "13", "10", "3", "8", "9", "100"}
     structural |= {"1,000", "40"}  # the generated boards of tests/test_metrics_clustered.py
     assert sorted(numbers - known - structural) == []
 
@@ -427,6 +452,8 @@ METHODOLOGY_FIGURES = (
     "clinic mdd",
     "mockmed mdd",
     "mockmed neff",
+    "paired eva ev",
+    "paired ev so",
 )
 
 

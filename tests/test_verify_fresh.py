@@ -60,7 +60,7 @@ from effectbench.instances import (
 )
 from effectbench.kit.catalogue import Catalogue
 from effectbench.kit.generate import Draw, Template
-from effectbench.metrics import contamination_delta
+from effectbench.metrics import DEFAULT_PRICES, contamination_delta
 from effectbench.packs.clinic import generated
 from effectbench.packs.clinic.generated import (
     DEV_SEED,
@@ -75,7 +75,7 @@ from effectbench.run import run
 from effectbench.schema import Category, Split
 from effectbench.signatures import sign_bundle
 from effectbench.signatures.sign import sign_statement
-from effectbench.site._contamination import contamination, pooled
+from effectbench.site._contamination import companions, contamination, pooled
 from effectbench.site._entries import entry_from_report
 from effectbench.site._reports import verify_submissions
 from verifier.api import VerifyOptions, verify_bundle
@@ -677,7 +677,7 @@ def test_the_board_ranks_a_committed_bundle_as_committed_and_pools_its_delta(
         if r.tasks is not None
     }
     tables["fresh-twin"] = tables[entries["2026-12-07_fresh-committed"].slug]
-    (delta,) = contamination(list(by_slug), by_slug, tables)
+    (delta,) = contamination(companions(list(by_slug), by_slug), by_slug, tables, DEFAULT_PRICES)
     assert delta.fresh == (entries["2026-12-07_fresh-committed"].slug, "fresh-twin")
     assert delta.public == (entries["2026-12-07_public"].slug,)
     one = tables[entries["2026-12-07_fresh-committed"].slug]

@@ -17,8 +17,8 @@ from effectbench.cli._args import add_bundle_paths, add_record_options, record_p
 from effectbench.cli._progress import Tell, bar, wanted
 
 if TYPE_CHECKING:
-    from effectbench.metrics import Prices
-    from effectbench.site._tables import Board
+    from effectbench.metrics import Prices, Resolution
+    from effectbench.site._tables import Board, PairResolution
     from verifier.records import RecordPolicy
     from verifier.report import BundleReport
 
@@ -119,13 +119,53 @@ def _rank_text(row: dict[str, Any]) -> str:
     return str(best) if best == worst else f"{best}-{worst}"
 
 
+def _fresh_text(row: dict[str, Any]) -> str:
+    """What a row says of its system's fresh-instance run (a column, not a row of its own)."""
+    if row.get("contamination") == "unpaired":
+        return "contamination delta: unpaired (a fresh instance with no public-seed run)"
+    if not row.get("fresh_slug"):
+        return ""
+    from effectbench.site._format import signed
+
+    rank = ""
+    best, worst = row["fresh_rank_best"], row["fresh_rank_worst"]
+    if best == best and best is not None:
+        rank = f"; rank on fresh rows {int(best)}" + (f"-{int(worst)}" if worst != best else "")
+    return (
+        f"fresh instance ({row['fresh_slug']}): SWER {row['contamination_swer']:+.1f} points "
+        f"[{row['contamination_swer_lo']:+.1f}, {row['contamination_swer_hi']:+.1f}], net value "
+        f"{signed(row['contamination_value'])} [{signed(row['contamination_value_lo'])}, "
+        f"{signed(row['contamination_value_hi'])}] (fresh minus public){rank}"
+    )
+
+
 def _finite(x: Any) -> float | None:
     return None if x is None or x != x or math.isinf(x) else float(x)
 
 
+def resolution_json(r: Resolution) -> dict[str, Any]:
+    """Return a pair's resolution of one measure as JSON: the paired figures (keys named
+    ``paired_``) and the figure with the units held fixed (``fixed_``)."""
+    return r.model_dump(mode="json")
+
+
+def pair_json(p: PairResolution, substrate: str, names: dict[str, str]) -> dict[str, Any]:
+    """Return a pair of a board's systems with its paired resolution of SWER and value."""
+    from effectbench.site._tables import named
+
+    return {
+        "first": p.first,
+        "second": p.second,
+        "first_label": named(names[p.first], substrate),
+        "second_label": named(names[p.second], substrate),
+        "swer": resolution_json(p.swer),
+        "value": resolution_json(p.value),
+    }
+
+
 def board_json(b: Board) -> dict[str, Any]:
     """Return one board as the JSON ``rank --json`` prints (no NaN, no infinity)."""
-    from effectbench.site._tables import named
+    from effectbench.site._tables import every_pair, named
 
     facts = b.facts
     rows: list[dict[str, Any]] = []
@@ -153,22 +193,37 @@ def board_json(b: Board) -> dict[str, Any]:
             "ranked": facts.ranked,
             "min_shared_tasks": facts.min_tasks,
         },
-        "minimum_detectable_difference": None if facts is None else facts.mdd,
+        "single_rate_minimum_detectable_difference": None if facts is None else facts.mdd,
+        "contamination": [
+            {
+                "system": c.system,
+                "public": c.public,
+                "fresh": c.fresh,
+                "committed": c.committed,
+                "swer": {k: getattr(c.delta, k) for k in ("difference", "lo", "hi", "tasks")},
+                "value": {k: getattr(c.value, k) for k in ("difference", "lo", "hi", "tasks")},
+            }
+            for c in b.contamination
+        ],
+        "paired_resolution": [
+            pair_json(p, b.substrate, dict(zip(b.frame["slug"], b.frame["system"], strict=True)))
+            for p in every_pair(b)
+        ],
         "rows": rows,
     }
 
 
 def _print_board(b: Board, prices: Prices) -> None:
-    from effectbench.site._format import break_even_text, signed
+    from effectbench.site._format import break_even_text, resolution_text, signed
     from effectbench.site._tables import named
 
     facts = b.facts
     print(f"{b.title}: prices {prices.text()}")
     if facts is not None and facts.idle is not None:
         print(
-            f"  net value per 100 tasks against doing nothing (0: halting on every task, which "
-            f"leaves the {100 * facts.idle:.1f}% of tasks whose correct action was available to "
-            "a person)"
+            f"  net value per 100 tasks against doing nothing on the same tasks (0: halting on "
+            f"every task, which leaves the {100 * facts.idle:.1f}% of tasks whose correct action "
+            "was available to a person)"
         )
     rows = b.frame.to_dict("records")
     line = facts.line_after if facts is not None and facts.idle is not None else -1
@@ -183,6 +238,9 @@ def _print_board(b: Board, prices: Prices) -> None:
             f"{_rate(row, 'over_halt')}; record-wrong {_rate(row, 'record_wrong')}"
             + (f"; preview, not ranked: {row['unranked']}" if row.get("unranked") else "")
         )
+        fresh = _fresh_text(row)
+        if fresh:
+            print(f"          {fresh}")
     if line == len(rows):
         print("  ------  doing nothing: 0")
     if facts is not None:
@@ -191,12 +249,16 @@ def _print_board(b: Board, prices: Prices) -> None:
             print(
                 f"  rank ranges hold together at 95%: each of {pairs} pair"
                 f"{'s' if pairs != 1 else ''} judged at {100 * facts.confidence:.4g}%, none told "
-                f"apart on fewer than {facts.min_tasks} shared tasks"
+                f"apart on fewer than {facts.min_tasks} shared {facts.unit}s; they depend on "
+                "the family of systems ranked together"
             )
-        print(
-            f"  minimum detectable difference in a rate: {100 * facts.mdd:.0f} points "
-            f"(80% power, {facts.n_effective:.1f} effective tasks)"
-        )
+        names = dict(zip(b.frame["slug"], b.frame["system"], strict=True))
+        for pair in facts.adjacent:
+            print(
+                f"  resolution, {named(names[pair.first], b.substrate)} against "
+                f"{named(names[pair.second], b.substrate)}: SWER {resolution_text(pair.swer)}; "
+                f"net value {resolution_text(pair.value)}"
+            )
     print()
 
 

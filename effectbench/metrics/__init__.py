@@ -22,6 +22,8 @@ sections; every name is also importable from ``effectbench.metrics`` itself:
 * :mod:`.comparisons`: paired, task-clustered differences of two systems (and of one system
   across substrates), the family-wise level of a board and the fewest tasks that can put a
   difference beyond noise;
+* :mod:`.paired`: the one estimator of every difference a board states (per-unit paired,
+  cluster-robust with G / (G - 1), Student's t on G - 1 degrees of freedom) and t's quantiles;
 * :mod:`.power`: a board's minimum detectable difference.
 
 The modules import each other one way (rates and events first, comparisons last) and nothing
@@ -81,9 +83,24 @@ from effectbench.metrics.newcombe import (
     paired_difference,
     square_and_add,
 )
+from effectbench.metrics.paired import (
+    CLUSTER_METHOD,
+    ClusterDifference,
+    cluster_difference,
+    t_quantile,
+    t_table,
+    t_two_sided,
+)
 from effectbench.metrics.power import (
+    FIXED_MDD_METHOD,
+    MIN_SHARED_UNITS,
+    PAIRED_MDD_METHOD,
     POWER,
+    RESOLUTION_MEASURES,
+    Resolution,
     minimum_detectable_difference,
+    per_unit_measure,
+    resolution,
 )
 from effectbench.metrics.rates import (
     Z95,
@@ -123,9 +140,11 @@ from effectbench.metrics.value import (
     Prices,
     ValueEstimate,
     break_even,
+    idle_of,
     idle_over_halt,
     idle_share,
     idle_value,
+    net_per_episode,
     net_value,
     never_acts,
     over_doing_nothing,
@@ -134,6 +153,7 @@ from effectbench.metrics.value import (
     shares,
     value_bounds,
     value_per_episode,
+    value_sums,
 )
 
 __all__ = [
@@ -194,10 +214,19 @@ __all__ = [
     "family_confidence",
     "frame_from_columns",
     "idle_over_halt",
+    "idle_of",
     "idle_share",
     "idle_value",
     "min_shared_tasks",
     "minimum_detectable_difference",
+    "FIXED_MDD_METHOD",
+    "MIN_SHARED_UNITS",
+    "PAIRED_MDD_METHOD",
+    "RESOLUTION_MEASURES",
+    "Resolution",
+    "per_unit_measure",
+    "resolution",
+    "net_per_episode",
     "net_value",
     "never_acts",
     "over_doing_nothing",
@@ -220,6 +249,13 @@ __all__ = [
     "value_bounds",
     "value_difference",
     "value_per_episode",
+    "value_sums",
+    "CLUSTER_METHOD",
+    "ClusterDifference",
+    "cluster_difference",
+    "t_quantile",
+    "t_table",
+    "t_two_sided",
     "wilson",
     "worst_case_rate",
     "z_of",

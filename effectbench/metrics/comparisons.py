@@ -14,19 +14,15 @@ from collections.abc import Mapping, Sequence
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from effectbench.metrics.clustered import components, correlation
-from effectbench.metrics.newcombe import combine
+from effectbench.metrics.paired import CLUSTER_METHOD, cluster_difference
 from effectbench.metrics.rates import _Model
 from effectbench.metrics.tasks import TaskTable, task_table
 from effectbench.metrics.value import (
     PER,
-    VALUE_EVENTS,
     Prices,
-    shares,
+    net_per_episode,
     value_bounds,
-    value_per_episode,
+    value_sums,
 )
 from effectbench.schema import Substrate
 
@@ -101,12 +97,11 @@ class Difference(_Model):
         return self.tasks >= self.min_tasks and (self.lo > 0 or self.hi < 0)
 
 
-PAIRED_TASK_METHOD = "mover-wilson-rao-scott"
-"""Square-and-add (MOVER) of the two clustered Wilson intervals, corrected by the
-task-clustered correlation of the two rates."""
-PAIRED_VALUE_METHOD = "mover-wilson-rao-scott-value"
-"""Square-and-add of both systems' four rates' clustered Wilson intervals, weighted by the
-prices and corrected by the correlations of all eight across the common tasks."""
+PAIRED_TASK_METHOD = CLUSTER_METHOD
+"""The difference of two rates over the same units: per-unit paired, cluster-robust (CR1) with
+Student's t on G - 1 degrees of freedom (:func:`~effectbench.metrics.paired.cluster_difference`)."""
+PAIRED_VALUE_METHOD = CLUSTER_METHOD
+"""The difference of two net values over the same units, by the same estimator."""
 
 
 def _nothing_common(measure: str, bound: float, method: str, confidence: float) -> Difference:
@@ -133,49 +128,31 @@ def _common(first: TaskTable, second: TaskTable) -> tuple[TaskTable, TaskTable]:
     return a, b
 
 
-def _paired(
-    a: TaskTable, b: TaskTable, events: Sequence[str], weights: Sequence[float], z: float
-) -> tuple[float, float, float]:
-    """Return (first's combination, lo, hi of first minus second) of ``events`` weighted by
-    ``weights`` over two tables of the same tasks (in the same order)."""
-    pa, pb = components(a, events, z), components(b, events, z)
-    corr = correlation(np.vstack([pa.residuals, pb.residuals]))
-    lo, hi = combine(
-        (*pa.points, *pb.points),
-        (*pa.intervals, *pb.intervals),
-        (*weights, *(-w for w in weights)),
-        corr,
-    )
-    return sum(w * p for w, p in zip(weights, pa.points, strict=True)), lo, hi
-
-
 def rate_difference(
     first: TaskTable, second: TaskTable, event: str, confidence: float = CONFIDENCE
 ) -> Difference:
-    """Return the paired, task-clustered difference of one rate between two systems.
+    """Return the paired, cluster-robust difference of one rate between two systems.
 
-    Over the tasks both ran: the difference of the pooled rates, with Newcombe's
-    square-and-add (MOVER) interval built from each rate's :func:`clustered_wilson`
-    limits and the correlation of the two rates across tasks (the cosine of their per-task
-    residuals ``k_i - p m_i``; 0 when either rate has no spread). With one trial per task and
-    equal pairs this is Newcombe's (1998) method 10 without its continuity adjustment of phi.
-    No common task gives 0 in [-1, 1] and ``tasks`` 0.
+    Over the units (tasks, or templates) both ran: the difference of the pooled rates, with
+    :func:`~effectbench.metrics.paired.cluster_difference`'s interval (per-unit paired, CR1,
+    Student's t with G - 1 degrees of freedom), clipped to [-1, 1]. Two systems with the same
+    counts on every unit differ by exactly 0 in [0, 0]. No common unit gives 0 in [-1, 1]
+    and ``tasks`` 0.
     """
     a, b = _common(first, second)
     if a.n_tasks == 0:
         return _nothing_common(event, 1.0, PAIRED_TASK_METHOD, confidence)
-    pa, pb = float(a.k(event).sum()) / a.n_episodes, float(b.k(event).sum()) / b.n_episodes
-    _, lo, hi = _paired(a, b, (event,), (1.0,), z_of(confidence))
+    d = cluster_difference(a.k(event), a.m(), b.k(event), b.m(), confidence)
     return Difference(
         measure=event,
         tasks=a.n_tasks,
         n_first=a.n_episodes,
         n_second=b.n_episodes,
-        first=pa,
-        second=pb,
-        difference=pa - pb,
-        lo=max(-1.0, lo),
-        hi=min(1.0, hi),
+        first=d.first,
+        second=d.second,
+        difference=d.difference,
+        lo=max(-1.0, d.difference - d.half),
+        hi=min(1.0, d.difference + d.half),
         method=PAIRED_TASK_METHOD,
         confidence=confidence,
     )
@@ -184,23 +161,22 @@ def rate_difference(
 def value_difference(
     first: TaskTable, second: TaskTable, p: Prices, confidence: float = CONFIDENCE
 ) -> Difference:
-    """Return the paired, task-clustered difference of net value per 100 tasks at prices ``p``.
+    """Return the paired, cluster-robust difference of net value per 100 tasks at prices ``p``.
 
-    Over the tasks both ran: the first system's :func:`value_per_episode` minus the second's,
-    times 100, with the square-and-add interval of all eight rates (both systems' success,
-    SWER, record-wrong and over-halt, each with its clustered Wilson interval at
-    ``confidence``), weighted by the prices and corrected by their correlations across the
-    common tasks (a system's own rates correlate, and so do two systems' on the same tasks).
-    Clipped to what two episodes can differ by. No common task gives 0 in the whole range.
+    Over the units both ran: the first system's :func:`net_per_episode` minus the second's
+    (each against doing nothing on its own episodes where that is known), times 100, with
+    :func:`~effectbench.metrics.paired.cluster_difference`'s interval over the per-unit sums
+    of :func:`value_sums`; clipped to what two episodes can differ by. No common unit gives 0
+    in the whole range.
     """
     least, most = value_bounds(p)
     span = PER * (most - least)
     a, b = _common(first, second)
     if a.n_tasks == 0:
         return _nothing_common("value", span, PAIRED_VALUE_METHOD, confidence)
-    va, vb = value_per_episode(shares(a), p), value_per_episode(shares(b), p)
-    d = va - vb
-    _, lo, hi = _paired(a, b, VALUE_EVENTS, p.weights(), z_of(confidence))
+    va, vb = net_per_episode(a, p), net_per_episode(b, p)
+    diff = va - vb
+    c = cluster_difference(value_sums(a, p), a.m(), value_sums(b, p), b.m(), confidence)
     return Difference(
         measure="value",
         tasks=a.n_tasks,
@@ -208,9 +184,9 @@ def value_difference(
         n_second=b.n_episodes,
         first=PER * va,
         second=PER * vb,
-        difference=PER * d,
-        lo=max(-span, PER * min(lo, d)),
-        hi=min(span, PER * max(hi, d)),
+        difference=PER * diff,
+        lo=max(-span, PER * (diff - c.half)),
+        hi=min(span, PER * (diff + c.half)),
         method=PAIRED_VALUE_METHOD,
         confidence=confidence,
     )
@@ -277,15 +253,7 @@ def _relabelled(table: TaskTable, names: Mapping[str, str]) -> TaskTable:
     """Return ``table`` with each task id renamed by ``names`` (others kept), sorted again."""
     ids = [names.get(t, t) for t in table.task_id]
     order = sorted(range(len(ids)), key=ids.__getitem__)
-    avail = table.correct_action_available
-    return TaskTable(
-        task_id=[ids[i] for i in order],
-        category=[table.category[i] for i in order],
-        substrate=[table.substrate[i] for i in order],
-        trials=[table.trials[i] for i in order],
-        events={e: [v[i] for i in order] for e, v in table.events.items()},
-        correct_action_available=None if avail is None else [avail[i] for i in order],
-    )
+    return table.reordered(order, [ids[i] for i in order])
 
 
 def contamination_delta(
@@ -294,15 +262,20 @@ def contamination_delta(
     slots: Mapping[str, str],
     confidence: float = CONFIDENCE,
     event: str = "swer",
+    prices: Prices | None = None,
 ) -> Difference:
-    """Return one system's contamination delta: its SWER on a fresh instance minus its SWER on
-    the public dev seed, paired by template slot, with the paired task-clustered interval of
-    :func:`rate_difference`.
+    """Return one system's contamination delta: its rate of ``event`` (or, given ``prices``,
+    its net value per 100 tasks) on a fresh instance minus on the public dev seed, paired by
+    template slot, with the paired, cluster-robust interval of :func:`rate_difference` (of
+    :func:`value_difference`).
 
     ``slots`` maps each fresh task id to the public task drawn from the same template and
     index (``effectbench.packs.clinic.generated.instance_slots``): the pairs the interval
     counts. A unit it does not name pairs as it is: a board that counts templates
     (:class:`~effectbench.seam.ClustersTasks`) has the same units on both seeds. A positive
-    delta means the system does worse on tasks it could not have seen.
+    SWER delta means the system does worse on tasks it could not have seen.
     """
-    return rate_difference(_relabelled(fresh, slots), public, event, confidence)
+    relabelled = _relabelled(fresh, slots)
+    if prices is not None:
+        return value_difference(relabelled, public, prices, confidence)
+    return rate_difference(relabelled, public, event, confidence)

@@ -6,7 +6,7 @@ is the unit the intervals, net values and comparisons count.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -38,7 +38,16 @@ class TaskTable(_Model):
     events: dict[str, list[int]]
     """Per event of :data:`EVENTS`: how many of each task's episodes had it."""
     correct_action_available: list[bool] | None = None
-    """Whether the correct action was available in each task (None when not known)."""
+    """Whether the correct action was available in each task (None when not known; a unit of
+    several tasks that disagree is not known: :attr:`available` counts it)."""
+    available: list[int] | None = None
+    """Per unit: its scored episodes whose task had the correct action available (what doing
+    nothing turns into over-halts there). None: read from :attr:`correct_action_available`."""
+    unit_tasks: list[int] | None = None
+    """Per unit: its distinct tasks (None: one each, every unit a task)."""
+    unit: str = "task"
+    """What one unit (cluster) of the table is: ``task``, or ``template`` where a pack counts
+    its generated tasks by the template they were drawn from."""
 
     @property
     def n_tasks(self) -> int:
@@ -50,6 +59,12 @@ class TaskTable(_Model):
         """Scored episodes over every task."""
         return int(sum(self.trials))
 
+    def tasks_in(self) -> np.ndarray:
+        """Return each unit's distinct tasks as an array (1 where every unit is a task)."""
+        if self.unit_tasks is None:
+            return np.ones(len(self.task_id))
+        return np.asarray(self.unit_tasks, dtype=float)
+
     def m(self) -> np.ndarray:
         """Return the scored episodes of each task as an array."""
         return np.asarray(self.trials, dtype=float)
@@ -58,17 +73,32 @@ class TaskTable(_Model):
         """Return the episodes of each task that had ``event``, as an array."""
         return np.asarray(self.events[event], dtype=float)
 
+    def a(self) -> np.ndarray | None:
+        """Return each unit's episodes whose task had the correct action available, as an
+        array (None when not known)."""
+        if self.available is not None:
+            return np.asarray(self.available, dtype=float)
+        if self.correct_action_available is None:
+            return None
+        return np.where(np.asarray(self.correct_action_available, dtype=bool), self.m(), 0.0)
+
     def select(self, keep: Iterable[bool]) -> TaskTable:
         """Return the table of the tasks where ``keep`` is true."""
-        idx = [i for i, k in enumerate(keep) if k]
-        avail = self.correct_action_available
+        return self.reordered([i for i, k in enumerate(keep) if k])
+
+    def reordered(self, idx: Sequence[int], ids: Sequence[str] | None = None) -> TaskTable:
+        """Return the table of the units at ``idx``, in that order (``ids``: their new ids)."""
+        avail, counts, members = self.correct_action_available, self.available, self.unit_tasks
         return TaskTable(
-            task_id=[self.task_id[i] for i in idx],
+            task_id=[self.task_id[i] for i in idx] if ids is None else list(ids),
             category=[self.category[i] for i in idx],
             substrate=[self.substrate[i] for i in idx],
             trials=[self.trials[i] for i in idx],
             events={e: [v[i] for i in idx] for e, v in self.events.items()},
             correct_action_available=None if avail is None else [avail[i] for i in idx],
+            available=None if counts is None else [counts[i] for i in idx],
+            unit_tasks=None if members is None else [members[i] for i in idx],
+            unit=self.unit,
         )
 
     def of_substrate(self, substrate: str) -> TaskTable:
@@ -95,13 +125,20 @@ def task_table(
     ``clusters`` maps task ids to the group their outcomes correlate within
     (:class:`~effectbench.seam.ClustersTasks`); when it covers every task, the table counts
     those groups as its units instead of tasks (a group's ``correct_action_available`` is
-    known when all its tasks agree).
+    known when all its tasks agree; :attr:`TaskTable.available` counts each unit's episodes
+    whose task had the correct action available either way).
     """
     codes, labels = _codes(frame["task_id"])
+    task_codes, task_labels, by_task = codes, labels, available
+    unit = "task"
+    members: np.ndarray | None = None
     if clusters is not None and all(t in clusters for t in labels):
+        unit = "template"
         units = sorted({clusters[t] for t in labels})
         index = {u: i for i, u in enumerate(units)}
         remap = np.array([index[clusters[t]] for t in labels] + [-1], dtype=np.int64)
+        present = np.unique(codes[codes >= 0])
+        members = np.bincount(remap[present], minlength=len(units))
         codes = remap[codes]
         if available is not None and all(t in available for t in labels):
             per_unit: dict[str, set[bool]] = {}
@@ -112,6 +149,12 @@ def task_table(
         labels = units
     size = len(labels)
     trials = np.bincount(codes[codes >= 0], minlength=size)
+
+    avail_episodes = None
+    if by_task is not None and all(t in by_task for t in task_labels):
+        flags = np.array([bool(by_task[t]) for t in task_labels] + [False], dtype=float)
+        per_row = flags[task_codes]
+        avail_episodes = np.bincount(codes[codes >= 0], weights=per_row[codes >= 0], minlength=size)
     events = episode_events(frame)
     counts = {
         e: np.bincount(codes[codes >= 0], weights=v[codes >= 0], minlength=size)
@@ -135,4 +178,9 @@ def task_table(
         trials=[int(trials[i]) for i in order],
         events={e: [int(round(c[i])) for i in order] for e, c in counts.items()},
         correct_action_available=avail,
+        available=None
+        if avail_episodes is None
+        else [int(round(avail_episodes[i])) for i in order],
+        unit_tasks=None if members is None else [int(members[i]) for i in order],
+        unit=unit,
     )

@@ -23,9 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from effectbench.metrics.clustered import components, correlation
-from effectbench.metrics.newcombe import combine
-from effectbench.metrics.rates import Z95, Rate, _Model, rate
+from effectbench.metrics.paired import CLUSTER_METHOD, cluster_difference
+from effectbench.metrics.rates import Rate, _Model, rate
 from effectbench.metrics.tasks import TaskTable
 
 MAX_PRICE = 1_000_000.0
@@ -210,23 +209,26 @@ def shares(table: TaskTable) -> tuple[float, float, float, float]:
     return (s, w, r, o)
 
 
-VALUE_METHOD = "mover-wilson-rao-scott"
-"""Square-and-add of the four rates' task-clustered Wilson intervals, weighted by the prices
-and corrected by the rates' correlations across tasks."""
+VALUE_METHOD = CLUSTER_METHOD
+"""A system's net value is the mean of its episodes' values; its interval is the
+cluster-robust one of :func:`~effectbench.metrics.paired.cluster_difference` (per-unit sums,
+CR1, Student's t with one degree of freedom fewer than the units)."""
 
 
 class ValueEstimate(_Model):
-    """Net value per 100 tasks with its task-clustered interval (not yet drawn against doing
-    nothing: add :func:`idle_value` of the board's tasks for that)."""
+    """Net value per 100 tasks with its paired, cluster-robust interval."""
 
     per_100: float
-    """``100 * value_per_episode``."""
+    """``100 * value_per_episode`` (against doing nothing: minus doing nothing's on the same
+    episodes)."""
     lo: float
     hi: float
     tasks: int
-    """Tasks the estimate rests on."""
+    """Units (tasks, or templates) the estimate rests on."""
     confidence: float = 0.95
     method: str = VALUE_METHOD
+    against_doing_nothing: bool = False
+    """Whether it is the paired difference with doing nothing on the same episodes."""
 
 
 def value_bounds(p: Prices) -> tuple[float, float]:
@@ -234,34 +236,64 @@ def value_bounds(p: Prices) -> tuple[float, float]:
     return -p.worst, p.value
 
 
-def net_value(table: TaskTable, p: Prices, z: float = Z95) -> ValueEstimate:
-    """Return the net value per 100 tasks of one system at prices ``p``, with its interval.
+def value_sums(table: TaskTable, p: Prices, against_idle: bool = True) -> np.ndarray:
+    """Return what each unit's episodes are worth at prices ``p``, summed per unit; with
+    ``against_idle`` (and the table knowing where the correct action was available), minus
+    what doing nothing is worth on the same episodes (an over-halt on each whose correct action
+    was available): the per-unit paired difference with doing nothing. In the order of
+    :func:`value_per_episode` (the board script adds the same terms in the same order)."""
+    y, s, r, o = (table.k(e) for e in VALUE_EVENTS)
+    x = p.value * y - p.silent * s - p.wrong_record * r - p.over_halt * o
+    a = table.a() if against_idle else None
+    result: np.ndarray = x if a is None else x + p.over_halt * a
+    return result
 
-    The value is :func:`value_per_episode` of the system's rates. The interval combines the
-    four rates' task-clustered Wilson intervals at ``z`` (:func:`components`: Rao-Scott
-    effective counts, so they count tasks, not repeats, and never shrink to a point where
-    tasks agree) by square-and-add (:func:`combine`), each weighted by its price and corrected
-    by the correlations of the rates across tasks; clipped to what an episode can be worth.
-    No episode gives 0 in the whole range.
+
+def idle_of(table: TaskTable) -> float | None:
+    """Return doing nothing's over-halt rate on the episodes of ``table``: its episodes whose
+    task had the correct action available, over all of them (None when not known or no
+    episode)."""
+    return idle_share([table])
+
+
+def net_per_episode(table: TaskTable, p: Prices) -> float:
+    """Return one system's net value per episode at prices ``p``: :func:`value_per_episode` of
+    its rates, minus doing nothing's on the same episodes when the table says where the
+    correct action was available (the one definition a board orders and shows by)."""
+    point = value_per_episode(shares(table), p)
+    idle = idle_of(table)
+    if idle is not None:
+        point = point - value_per_episode((0.0, 0.0, 0.0, idle), p)
+    return point
+
+
+def net_value(table: TaskTable, p: Prices, confidence: float = 0.95) -> ValueEstimate:
+    """Return the net value per 100 tasks of one system at prices ``p``, with its interval,
+    drawn against doing nothing on its own episodes when the table says where the correct
+    action was available (so a system that never acts is at exactly 0, with no spread).
+
+    The value is :func:`net_per_episode`. The interval is the paired, cluster-robust one of
+    :func:`~effectbench.metrics.paired.cluster_difference` over the per-unit sums of
+    :func:`value_sums` (Student's t with G - 1 degrees of freedom at ``confidence``); clipped
+    to what an episode can be worth against doing nothing. No episode gives 0 in the whole
+    range; one unit gives the whole range (nothing to measure the spread by).
     """
     least, most = value_bounds(p)
+    idle = idle_of(table)
+    shift = 0.0 if idle is None else value_per_episode((0.0, 0.0, 0.0, idle), p)
+    least, most = least - shift, most - shift
     if table.n_episodes == 0:
         return ValueEstimate(per_100=0.0, lo=PER * least, hi=PER * most, tasks=0)
-    parts = components(table, VALUE_EVENTS, z)
-    lo, hi = combine(parts.points, parts.intervals, p.weights(), correlation(parts.residuals))
-    point = value_per_episode(shares(table), p)
-    confidence = 2 * _normal_cdf(z) - 1
+    point = net_per_episode(table, p)
+    half = cluster_difference(value_sums(table, p), table.m(), confidence=confidence).half
     return ValueEstimate(
         per_100=PER * point,
-        lo=PER * max(least, min(lo, point)),
-        hi=PER * min(most, max(hi, point)),
+        lo=PER * max(least, point - half),
+        hi=PER * min(most, point + half),
         tasks=table.n_tasks,
         confidence=confidence,
+        against_doing_nothing=idle is not None,
     )
-
-
-def _normal_cdf(z: float) -> float:
-    return 0.5 * math.erfc(-z / math.sqrt(2.0))
 
 
 def idle_over_halt(table: TaskTable) -> Rate | None:
@@ -271,29 +303,30 @@ def idle_over_halt(table: TaskTable) -> Rate | None:
     other one a safe halt; no silent wrong effect, no wrong record. None when the table
     does not say which tasks had the correct action available.
     """
-    avail = table.correct_action_available
-    if avail is None:
+    a = table.a()
+    if a is None:
         return None
-    m = table.m()
-    return rate(int(m[np.asarray(avail, dtype=bool)].sum()), int(m.sum()))
+    return rate(int(round(float(a.sum()))), table.n_episodes)
 
 
 def idle_share(tables: Sequence[TaskTable]) -> float | None:
-    """Return the share of a board's tasks whose correct action was available: the over-halt
-    rate of doing nothing there.
+    """Return the share of the episodes of ``tables`` whose task had the correct action
+    available: the over-halt rate of doing nothing on them.
 
-    Over the distinct tasks the ``tables`` ran, each task once (so it does not depend on how
-    many trials each system ran); None when a table does not say which tasks had the correct
-    action available, or there is no task.
+    Counted over episodes (so over tasks when each ran equally often), whatever the units the
+    tables count (a template of 20 tasks weighs 20 times one of a single task); None when a
+    table does not say where the correct action was available, or there is no episode.
     """
-    available: dict[str, bool] = {}
+    available = episodes = 0.0
     for t in tables:
-        if t.correct_action_available is None:
+        a = t.a()
+        if a is None:
             return None
-        available.update(zip(t.task_id, t.correct_action_available, strict=True))
-    if not available:
+        available += float(a.sum())
+        episodes += float(t.m().sum())
+    if not episodes:
         return None
-    return sum(available.values()) / len(available)
+    return available / episodes
 
 
 def idle_value(p: Prices, idle: float) -> float:

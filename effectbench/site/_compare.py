@@ -16,7 +16,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from effectbench.metrics import CONFIDENCE, MAX_PRICE, PRICE_PRESETS, VALUE_EVENTS, min_shared_tasks
+from effectbench.metrics import (
+    CONFIDENCE,
+    MAX_PRICE,
+    PRICE_PRESETS,
+    VALUE_EVENTS,
+    min_shared_tasks,
+    t_table,
+)
 from effectbench.schema import Outcome, SwerVariant
 from effectbench.site._pages import OUTCOME_CODES, ROWS_INLINE, BoardView
 from effectbench.site._prices import chunked, price_list
@@ -128,6 +135,7 @@ def compare_data(
             "presets": {k: price_list(w) for k, (_, w) in PRICE_PRESETS.items()},
         },
         "min_tasks": min_shared_tasks(CONFIDENCE),
+        "t95": t_table(CONFIDENCE, len({k[0] for k in keys})),
         "legend": " · ".join(legend),
     }
 

@@ -1,15 +1,18 @@
-"""The contamination delta of a board: each system's SWER on fresh instances of a generated
-pack minus its SWER on the public dev seed (SPEC's issue 30), where the board holds both.
+"""The contamination delta of a board: each system's SWER and net value on committed fresh
+instances of a generated pack minus on the public dev seed (SPEC 8.1), where the board holds
+both.
 
-A system is the entries of one board with the same name and signer, as on the substrates page.
-Only *committed* fresh instances count (a seed derived from a commitment logged before the run
-and its one beacon round: :mod:`verifier.commitment`); an uncommitted seed was the submitter's
-to choose, so its entry is shown but measures nothing here. Every ranked entry of the system on
-each side counts, pooled per unit (:func:`pooled`), not the first or the best: a submitter who
+A system is the entries of one board with the same name and signer, as on the substrates page;
+its public-seed and fresh-instance entries are one row of the board (the public one's), its
+fresh runs and the delta columns of that row (:func:`companions`). Only *committed* fresh
+instances count towards the delta (a seed derived from a commitment logged before the run and
+its one beacon round: :mod:`verifier.commitment`); an uncommitted seed was the submitter's to
+choose, so its run is shown in the row but measures nothing. Every committed fresh run of the
+system counts, pooled per unit (:func:`pooled`), not the first or the best: a submitter who
 runs many fresh instances cannot show the one that suits them. The difference is
 :func:`effectbench.metrics.contamination_delta`'s, paired by the board's units (a generated
-pack's template: every seed draws every template). A positive delta means the system does worse
-on tasks it could not have seen before it ran.
+pack's template: every seed draws every template). A positive SWER delta means the system
+does worse on tasks it could not have seen before it ran.
 """
 
 from __future__ import annotations
@@ -17,28 +20,61 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from effectbench.metrics import Difference, TaskTable, contamination_delta
+from effectbench.metrics import Difference, Prices, TaskTable, contamination_delta
 from effectbench.site._entries import Entry
 
 FRESH_KINDS = ("fresh", "fresh-uncommitted")
 """The :attr:`Entry.instance` values of a bundle drawn from a seed other than the public one."""
-COUNTED = {"public": "public", "fresh": "fresh"}
-"""The :attr:`Entry.instance` values the delta counts, by side (an uncommitted fresh seed is
-left out)."""
+COMMITTED = "fresh"
+"""The :attr:`Entry.instance` of a fresh run whose seed was committed to (the delta counts it)."""
+UNPAIRED = "unpaired"
+"""What a fresh-instance row without a public-seed row of its system says of its delta."""
 
 
 @dataclass(frozen=True)
 class Contamination:
-    """One system's SWER on committed fresh instances against the public dev seed, on one
-    board."""
+    """One system's committed fresh-instance runs against its public-seed row, on one board."""
 
     system: str
     public: tuple[str, ...]
-    """The slugs of the system's ranked public-seed entries, pooled."""
+    """The slug of the system's public-seed entry (its row on the board)."""
     fresh: tuple[str, ...]
-    """The slugs of the system's ranked committed fresh-instance entries, pooled."""
+    """The slugs of the system's committed fresh-instance entries, pooled (columns of the row)."""
+    committed: bool
+    """Whether the fresh runs counted were committed before they ran (always, for a delta)."""
     delta: Difference
-    """Fresh SWER minus public SWER, paired by unit, with its task-clustered interval."""
+    """Fresh SWER minus public SWER, paired by unit, with its paired interval."""
+    value: Difference
+    """Fresh net value per 100 tasks minus public, paired by unit, with its paired interval."""
+
+
+def is_fresh(e: Entry) -> bool:
+    """Whether an entry ran a fresh instance of a generated pack."""
+    return e.instance in FRESH_KINDS
+
+
+def _system(e: Entry) -> tuple[str, str]:
+    signer = "" if e.signer is None else f"{e.signer.identity} {e.signer.issuer}"
+    return e.name, signer
+
+
+def companions(order: Sequence[str], entries: Mapping[str, Entry]) -> dict[str, str]:
+    """Return, for each system with both kinds of rows on a board, each of its fresh entries'
+    slugs mapped to its public entry's slug (``order``: the board's slugs in the default order;
+    the first public entry is the system's row; a system is its name and signer, and a ranked
+    row pairs with a ranked one, a preview with a preview)."""
+    public: dict[tuple[str, str, str], str] = {}
+    fresh: dict[tuple[str, str, str], list[str]] = {}
+    for slug in order:
+        e = entries[slug]
+        if not e.instance:
+            continue
+        key = (*_system(e), e.status)
+        if is_fresh(e):
+            fresh.setdefault(key, []).append(slug)
+        else:
+            public.setdefault(key, slug)
+    return {run: public[key] for key, runs in fresh.items() if key in public for run in runs}
 
 
 def pooled(tables: Sequence[TaskTable]) -> TaskTable:
@@ -81,29 +117,29 @@ def pooled(tables: Sequence[TaskTable]) -> TaskTable:
 
 
 def contamination(
-    order: Sequence[str], entries: Mapping[str, Entry], tables: Mapping[str, TaskTable]
+    pairs: Mapping[str, str],
+    entries: Mapping[str, Entry],
+    tables: Mapping[str, TaskTable],
+    prices: Prices,
 ) -> tuple[Contamination, ...]:
-    """Return the board's contamination deltas (``order``: its entries' slugs in the default
-    order; ``tables``: each one's rows on the board's substrate counted per unit)."""
-    sides: dict[tuple[str, str], dict[str, list[str]]] = {}
-    for slug in order:
-        e = entries[slug]
-        side = COUNTED.get(e.instance)
-        if e.status != "ranked" or side is None:
-            continue
-        signer = "" if e.signer is None else f"{e.signer.identity} {e.signer.issuer}"
-        sides.setdefault((e.name, signer), {}).setdefault(side, []).append(slug)
-    return tuple(
-        Contamination(
-            system=name,
-            public=tuple(pair["public"]),
-            fresh=tuple(pair["fresh"]),
-            delta=contamination_delta(
-                pooled([tables[s] for s in pair["public"]]),
-                pooled([tables[s] for s in pair["fresh"]]),
-                {},
-            ),
+    """Return the board's contamination deltas, SWER and net value (``pairs``:
+    :func:`companions`; ``tables``: each entry's rows on the board's substrate counted per
+    unit): one per system with at least one committed fresh run, every committed run pooled."""
+    runs: dict[str, list[str]] = {}
+    for fresh, public in pairs.items():
+        if entries[fresh].instance == COMMITTED:
+            runs.setdefault(public, []).append(fresh)
+    out = []
+    for public, counted in runs.items():
+        mine = pooled([tables[s] for s in counted])
+        out.append(
+            Contamination(
+                system=entries[public].name,
+                public=(public,),
+                fresh=tuple(counted),
+                committed=True,
+                delta=contamination_delta(tables[public], mine, {}),
+                value=contamination_delta(tables[public], mine, {}, prices=prices),
+            )
         )
-        for (name, _), pair in sides.items()
-        if len(pair) == 2
-    )
+    return tuple(out)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from effectbench.metrics import Difference
+from effectbench.metrics import Difference, Resolution
 
 
 def signed(x: Any) -> str:
@@ -48,3 +48,21 @@ def verdict(d: Difference, first: str, second: str) -> tuple[str, str]:
     if d.hi < 0:
         return f"lower on {first} (better)", "eb-cmp-second"
     return "no difference beyond noise", "eb-cmp-tie"
+
+
+def resolution_text(r: Resolution) -> str:
+    """Return a pair's resolution of one measure in words (the board and ``effectbench rank``):
+    the paired figure with G, s_d and its method, or why there is none, and the figure with the
+    units held fixed, labelled as holding for these units only."""
+    what = "points" if r.measure == "swer" else "per 100 tasks"
+    fixed = (
+        f"{r.fixed_mdd:.1f} {what} with the {r.unit}s held fixed ({r.fixed_note})"
+        if r.fixed_mdd is not None
+        else f"with the {r.unit}s held fixed {r.fixed_note}"
+    )
+    if r.paired_mdd is None:
+        return f"{r.paired_note}; {fixed}"
+    return (
+        f"{r.paired_mdd:.1f} {what} paired ({r.paired_units} {r.unit}s, s_d {r.paired_sd:.1f}, "
+        f"{r.paired_method}); {fixed}"
+    )

@@ -237,6 +237,38 @@ class FamilyJSON(_Model):
     )
 
 
+class ResolutionJSON(_Model):
+    """The smallest difference of one measure between two systems the board detects (80%
+    power, 5% two-sided): paired and clustered by unit, and with the units held fixed."""
+
+    measure: str = Field(description="swer (points: 100 x a rate) or value (per 100 tasks)")
+    paired_mdd: float | None = Field(
+        description="(t(0.975, G-1) + t(0.8, G-1)) x s_d / sqrt(G); null when not estimable or "
+        "without spread (paired_note says which)"
+    )
+    paired_units: int = Field(ge=0, description="G: the units (tasks or templates) both ran")
+    paired_sd: float | None = Field(
+        description="s_d: the sd across those units of the per-unit difference"
+    )
+    paired_method: str
+    paired_note: str = Field(description="why there is no paired figure ('' when there is one)")
+    fixed_mdd: float | None = Field(
+        description="the figure with the units held fixed: it holds for these units only"
+    )
+    fixed_method: str
+    fixed_note: str
+    unit: str = Field(description="task, or template")
+
+
+class PairResolutionJSON(_Model):
+    """Two systems next to each other in the board's default order, and what it resolves."""
+
+    first: str = Field(description="the slug of the system above")
+    second: str
+    swer: ResolutionJSON
+    value: ResolutionJSON
+
+
 class BoardJSON(_Model):
     """One board: one SPEC major version on one pack, split and substrate, entries in the
     default order."""
@@ -263,9 +295,17 @@ class BoardJSON(_Model):
     )
     family: FamilyJSON
     minimum_detectable_difference: float = Field(
-        description="smallest difference in a rate the board resolves at 80% power (fraction)"
+        description="the single-rate figure (methodology page): smallest difference in a rate "
+        "resolved at 80% power with every unit one observation (fraction); what a board resolves "
+        "between two systems is paired_resolution"
     )
     effective_tasks: float = Field(description="the effective number of tasks it rests on")
+    paired_resolution: list[PairResolutionJSON] = Field(
+        default_factory=list,
+        description="each two systems next to each other in the default order: the paired, "
+        "unit-clustered minimum detectable difference of SWER and of net value per 100 tasks, "
+        "and the figure with the units held fixed",
+    )
     entries: list[EntryJSON]
     contamination: list[ContaminationJSON] = Field(
         default_factory=list,
@@ -301,6 +341,20 @@ class DifferenceJSON(_Model):
     )
 
 
+class ValueDifferenceJSON(_Model):
+    """A net value per 100 tasks minus another, paired by unit."""
+
+    difference: float
+    lo: float = Field(description="95% paired, cluster-robust interval, lower end")
+    hi: float
+    tasks: int = Field(ge=0, description="units both ran (the clusters)")
+    episodes: int = Field(ge=0, description="episodes of the first on those units")
+    method: str
+    beyond_noise: bool = Field(
+        description="the interval excludes 0 and rests on enough common units to tell"
+    )
+
+
 class ContaminationJSON(_Model):
     """One system's SWER on a fresh instance of a generated pack minus on its public dev seed."""
 
@@ -317,8 +371,18 @@ class ContaminationJSON(_Model):
         ge=0, le=1, description="SWER on the fresh instances (every committed one, paired units)"
     )
     delta: DifferenceJSON = Field(
-        description="fresh minus public, paired by the board's unit (a template), with its "
-        "task-clustered interval; positive: worse on tasks it could not have seen"
+        description="SWER, fresh minus public, paired by the board's unit (a template), with its "
+        "paired cluster-robust interval; positive: worse on tasks it could not have seen"
+    )
+    value: ValueDifferenceJSON = Field(
+        description="net value per 100 tasks, fresh minus public, paired the same way; "
+        "negative: worth less on tasks it could not have seen"
+    )
+    fresh_rank_best: int | None = Field(
+        default=None, description="the best rank it has on the board's fresh rows alone"
+    )
+    fresh_rank_worst: int | None = Field(
+        default=None, description="the worst rank it has on the board's fresh rows alone"
     )
 
 
@@ -428,16 +492,20 @@ def _rates(
     return out
 
 
+def _difference_fields(d: Difference) -> dict[str, Any]:
+    return {
+        "difference": _r(d.difference),
+        "lo": _r(d.lo),
+        "hi": _r(d.hi),
+        "tasks": d.tasks,
+        "episodes": d.n_first,
+        "method": d.method,
+        "beyond_noise": d.beyond_noise,
+    }
+
+
 def _difference(d: Difference) -> DifferenceJSON:
-    return DifferenceJSON(
-        difference=_r(d.difference),
-        lo=_r(d.lo),
-        hi=_r(d.hi),
-        tasks=d.tasks,
-        episodes=d.n_first,
-        method=d.method,
-        beyond_noise=d.beyond_noise,
-    )
+    return DifferenceJSON(**_difference_fields(d))
 
 
 def _across(system: SystemAcross, entries: dict[str, Entry]) -> SystemAcrossJSON:
@@ -577,6 +645,15 @@ def leaderboard_json(
                 ),
                 minimum_detectable_difference=_r(facts.mdd) if facts else 1.0,
                 effective_tasks=_r(facts.n_effective) if facts else 0.0,
+                paired_resolution=[
+                    PairResolutionJSON(
+                        first=p.first,
+                        second=p.second,
+                        swer=ResolutionJSON(**p.swer.model_dump(exclude={"power", "alpha"})),
+                        value=ResolutionJSON(**p.value.model_dump(exclude={"power", "alpha"})),
+                    )
+                    for p in (facts.adjacent if facts else ())
+                ],
                 entries=[],
                 contamination=[
                     ContaminationJSON(
@@ -586,6 +663,8 @@ def leaderboard_json(
                         swer_public=_r(c.delta.second),
                         swer_fresh=_r(c.delta.first),
                         delta=_difference(c.delta),
+                        value=ValueDifferenceJSON(**_difference_fields(c.value)),
+                        **_fresh_rank(b, c.public[0]),
                     )
                     for c in b.contamination
                 ],
@@ -612,6 +691,18 @@ def leaderboard_json(
     for board, items in zip(data["boards"], items_of, strict=True):
         board["entries"] = items
     return orjson.dumps(data) + b"\n"
+
+
+def _fresh_rank(b: Board, public: str) -> dict[str, int | None]:
+    """The rank on the board's fresh rows alone of the system whose row is ``public``."""
+    row = b.frame[b.frame["slug"] == public]
+    if row.empty or "fresh_rank_best" not in row:
+        return {"fresh_rank_best": None, "fresh_rank_worst": None}
+    best, worst = row["fresh_rank_best"].iloc[0], row["fresh_rank_worst"].iloc[0]
+    return {
+        "fresh_rank_best": None if pd.isna(best) else int(best),
+        "fresh_rank_worst": None if pd.isna(worst) else int(worst),
+    }
 
 
 def schema() -> bytes:

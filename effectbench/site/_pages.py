@@ -35,7 +35,7 @@ from effectbench.site._charts import Chart, pct
 from effectbench.site._contamination import Contamination
 from effectbench.site._downloads import Tables
 from effectbench.site._entries import Entry
-from effectbench.site._format import break_even_text, signed, verdict
+from effectbench.site._format import break_even_text, resolution_text, signed, verdict
 from effectbench.site._mkdocs import GeneratedPage, compact_html
 from effectbench.site._tables import (
     BOARD_COLUMNS,
@@ -210,6 +210,7 @@ def environment(templates: Path) -> jinja2.Environment:
     env.filters["wbr"] = _wbr
     env.filters["readable"] = readable_numbers
     env.globals["rate_cell"] = rate_cell
+    env.filters["resolution"] = resolution_text
     return env
 
 
@@ -244,6 +245,8 @@ def _badge_identity(row: dict[str, Any], kind: str) -> tuple[str, ...]:
         return (kind, row["same_as"])
     if kind == "preview":
         return (kind, row.get("unranked") or "")
+    if kind == "reproduced":  # its count is the row's own (a board's rows, not another's)
+        return (kind, row["reproduced_rows"])
     return (kind, row["seeds"]) if kind == "seeds" else (kind,)
 
 

@@ -4,9 +4,10 @@ For every pack's table (one board per substrate) the build publishes each system
 counted per task (``boards/KEY.js``, KEY the pack's anchor); ``site/assets/leaderboard.js``
 recomputes the net values, their intervals, the break-even values, the default order
 (:mod:`effectbench.verdicts`) and the rank ranges from them when the prices in the page's
-address differ from the board's. Each board's family-wise level (its normal quantile) and
-the fewest tasks a difference needs are computed here and shipped with the data (they do not
-depend on the prices), so the browser needs no statistics library.
+address differ from the board's. Student's t of each board's family-wise level and of 95%,
+for every degrees of freedom its units allow, and the fewest tasks a difference needs are
+computed here and shipped with the data (they do not depend on the prices), so the browser
+needs no statistics library.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from effectbench.metrics import MAX_PRICE, PRICE_PRESETS, Prices, z_of
+from effectbench.metrics import MAX_PRICE, PRICE_PRESETS, Prices, TaskTable, t_table
 from effectbench.site._pages import ROWS_INLINE, BoardView, board_groups, board_rows_html
 from effectbench.site._scripts import part_scripts, registering
 
@@ -36,6 +37,13 @@ def price_list(p: Prices) -> list[float]:
     """Return prices as the board script reads them: ``[value, silent, wrong_record,
     over_halt]``."""
     return [p.value, *p.harms()]
+
+
+def _available(table: TaskTable) -> list[int] | None:
+    """Each unit's episodes whose correct action was available, as the board script reads
+    them (None when not known)."""
+    a = table.a()
+    return None if a is None else [int(round(float(x))) for x in a]
 
 
 def board_data(views: Sequence[BoardView]) -> dict[str, Any]:
@@ -56,13 +64,15 @@ def board_data(views: Sequence[BoardView]) -> dict[str, Any]:
                     "t": [index[t] for t in table.task_id],
                     "m": table.trials,
                     **{short: table.events[event] for short, event in EVENT_KEYS.items()},
+                    "a": _available(table),
                 }
             )
         out[view.substrate] = {
             "board": view.key,
             "tasks": ids,
             "idle": None if facts is None else facts.idle,
-            "z": z_of(facts.confidence) if facts is not None else z_of(0.95),
+            "t": t_table(facts.confidence if facts is not None else 0.95, len(ids)),
+            "t95": t_table(0.95, len(ids)),
             "min_tasks": facts.min_tasks if facts is not None else 0,
             "systems": systems,
         }

@@ -13,7 +13,7 @@ differences at a family-wise level (systems not separated beyond noise share ran
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -27,20 +27,28 @@ from effectbench.bundle import slugify
 from effectbench.metrics import (
     DEFAULT_PRICES,
     Prices,
+    Resolution,
     TaskRate,
     TaskTable,
     break_even,
+    idle_of,
     idle_share,
     idle_value,
     minimum_detectable_difference,
     net_value,
     never_acts,
-    over_doing_nothing,
+    resolution,
     task_rate,
     worst_case_rate,
 )
 from effectbench.schema import Substrate
-from effectbench.site._contamination import Contamination, contamination
+from effectbench.site._contamination import (
+    UNPAIRED,
+    Contamination,
+    companions,
+    contamination,
+    is_fresh,
+)
 from effectbench.site._entries import Entry
 from effectbench.site._kept import Kept
 from effectbench.verdicts import board_order, grain, rank_ranges, separation, standing
@@ -196,11 +204,13 @@ class ViewFacts:
     """What one board states beside its rows."""
 
     idle: float | None
-    """The share of the board's tasks whose correct action was available: the over-halt rate
-    of doing nothing there (None when the pack does not say)."""
+    """The share of the board's episodes (so of its tasks, each run equally often) whose
+    correct action was available: the over-halt rate of doing nothing there, whatever the
+    units (None when the pack does not say)."""
     idle_value: float | None
-    """What doing nothing is worth per 100 tasks at the board's prices (0 or less): the zero
-    line every net value is drawn against."""
+    """What doing nothing is worth per 100 tasks at the board's prices (0 or less); each net
+    value is drawn against doing nothing on its own episodes, so doing nothing is the line at
+    0."""
     line_after: int
     """Rows above the doing-nothing line: the line follows the last row (in the default
     order) worth at least as much as doing nothing."""
@@ -209,13 +219,49 @@ class ViewFacts:
     n_effective: float
     """The effective number of tasks it rests on (median over the ranked systems)."""
     tasks: int
-    """Distinct tasks of the board."""
+    """Distinct units (tasks, or templates) of the board."""
+    unit: str = "task"
+    """What the board's units are: ``task``, or ``template`` (a generated pack's)."""
     confidence: float = 0.95
     """The level of each difference behind the rank ranges (the family's shared out)."""
     min_tasks: int = 0
     """The fewest common tasks that put a difference at that level beyond noise."""
     ranked: int = 0
     """Ranked systems (the family: their pairs share the error)."""
+    adjacent: tuple[PairResolution, ...] = ()
+    """The paired resolution of each two systems next to each other in the default order."""
+
+
+@dataclass(frozen=True)
+class PairResolution:
+    """What a board can tell apart between two of its systems: the paired minimum detectable
+    difference of SWER and of net value per 100 tasks (:func:`~effectbench.metrics.resolution`)."""
+
+    first: str
+    """The slug of the system above (in the default order)."""
+    second: str
+    swer: Resolution
+    value: Resolution
+
+
+def pair_resolution(
+    first: str, second: str, tables: Mapping[str, TaskTable], prices: Prices
+) -> PairResolution:
+    """Return the resolution of two systems of a board (by slug; ``tables``: the board's)."""
+    a, b = tables[first], tables[second]
+    return PairResolution(
+        first, second, resolution(a, b, "swer", prices), resolution(a, b, "value", prices)
+    )
+
+
+def every_pair(b: Board) -> list[PairResolution]:
+    """Return the resolution of every two systems of a board, in the default order."""
+    slugs = list(b.frame["slug"])
+    return [
+        pair_resolution(x, y, b.tables, b.prices)
+        for i, x in enumerate(slugs)
+        for y in slugs[i + 1 :]
+    ]
 
 
 @dataclass(frozen=True)
@@ -340,27 +386,29 @@ def _dropped_in(entry: Entry, tasks: TaskTable) -> int:
     return sum(1 for d in dropped if isinstance(d, dict) and d.get("task_id") in ids)
 
 
-def value_columns(tasks: TaskTable, prices: Prices, idle: float | None) -> dict[str, Any]:
-    """Return a row's net value per 100 tasks against doing nothing, its interval and its
-    break-even value (``inf``: none; NaN: doing nothing is not known)."""
+def value_columns(tasks: TaskTable, prices: Prices) -> dict[str, Any]:
+    """Return a row's net value per 100 tasks against doing nothing on the same episodes (the
+    paired difference, :func:`~effectbench.metrics.net_value`), its interval, doing nothing's
+    over-halt rate there and its break-even value (``inf``: none; NaN: doing nothing is not
+    known)."""
     nv = net_value(tasks, prices)
+    idle = idle_of(tasks)
     even = break_even(tasks, prices, idle)
     return {
-        "value": over_doing_nothing(nv.per_100, prices, idle),
-        "value_lo": over_doing_nothing(nv.lo, prices, idle),
-        "value_hi": over_doing_nothing(nv.hi, prices, idle),
+        "value": nv.per_100,
+        "value_lo": nv.lo,
+        "value_hi": nv.hi,
+        "idle": np.nan if idle is None else idle,
         "break_even": np.nan if even is None else even,
     }
 
 
-def counted_columns(
-    tasks: TaskTable, prices: Prices, idle: float | None, dropped: int
-) -> dict[str, Any]:
+def counted_columns(tasks: TaskTable, prices: Prices, dropped: int) -> dict[str, Any]:
     """Return the columns of a board row counted from its tasks (``dropped``: the trials
-    dropped from them): net value against doing nothing (share ``idle``), every rate with
+    dropped from them): net value against doing nothing on the same episodes, every rate with
     its intervals, and whether the system never acts. They depend on these arguments alone,
     so a build keeps them between builds (:class:`KeptCounts`)."""
-    row = {**value_columns(tasks, prices, idle), "never_acts": never_acts(tasks)}
+    row = {**value_columns(tasks, prices), "never_acts": never_acts(tasks)}
     for name in RATES:
         row.update(_rate_or_not_measured(name, tasks, dropped))
     return row
@@ -375,18 +423,16 @@ class KeptCounts:
     def __init__(self, kept: Kept) -> None:
         self.kept = kept
 
-    def __call__(
-        self, tasks: TaskTable, prices: Prices, idle: float | None, dropped: int
-    ) -> dict[str, Any]:
-        key = self.kept.key((tasks.model_dump_json(), repr(prices), repr(idle), str(dropped)))
+    def __call__(self, tasks: TaskTable, prices: Prices, dropped: int) -> dict[str, Any]:
+        key = self.kept.key((tasks.model_dump_json(), repr(prices), str(dropped)))
         made = self.kept.get_or_make(
-            key, lambda: json.dumps(counted_columns(tasks, prices, idle, dropped)).encode()
+            key, lambda: json.dumps(counted_columns(tasks, prices, dropped)).encode()
         )
         found: dict[str, Any] = json.loads(made)
         return found
 
 
-Counter = Callable[[TaskTable, Prices, float | None, int], dict[str, Any]]
+Counter = Callable[[TaskTable, Prices, int], dict[str, Any]]
 """How a board row's counted columns are had: :func:`counted_columns`, or kept ones."""
 
 
@@ -395,12 +441,10 @@ def entry_row(
     tasks: TaskTable,
     substrate: str,
     prices: Prices = DEFAULT_PRICES,
-    idle: float | None = None,
     counted: Counter = counted_columns,
 ) -> dict[str, Any]:
     """Return the flat board row of an accepted entry over its episodes on ``substrate``
-    (``tasks``), its net value drawn against doing nothing on a board whose tasks had the
-    correct action available in a share ``idle``."""
+    (``tasks``), its net value drawn against doing nothing on the same episodes."""
     res = entry.results
     assert res is not None, "only accepted entries have a board row"
     whole = tasks.n_tasks == _tasks(entry).n_tasks
@@ -434,7 +478,8 @@ def entry_row(
         "split": entry.split,
         "measured": entry.measured,
         "date": entry.date,
-        **counted(tasks, prices, idle, dropped),
+        "unit": tasks.unit,
+        **counted(tasks, prices, dropped),
     }
     gap = row["screen_success"] - row["task_success"]
     ci = res.success_effect_gap_ci if whole else None
@@ -478,15 +523,21 @@ def order_and_rank(
         frame.loc[positions, "rank_best"] = best
         frame.loc[positions, "rank_worst"] = worst
     facts = view_facts(frame, [tables[i] for i in order], prices)
+    by_slug = {rows[i]["slug"]: tables[i] for i in order}
+    slugs = [rows[i]["slug"] for i in order]
+    adjacent = tuple(
+        pair_resolution(x, y, by_slug, prices) for x, y in zip(slugs, slugs[1:], strict=False)
+    )
     line = 0
-    if facts.idle_value is not None:  # compared as the order compares: in millionths
-        line = sum(1 for s in standings if grain(s.value) >= grain(facts.idle_value))
+    if facts.idle_value is not None:  # every value is against doing nothing: its line is 0
+        line = sum(1 for s in standings if grain(s.value) >= 0)
     return frame, replace(
         facts,
         line_after=line,
         confidence=apart.confidence,
         min_tasks=apart.min_tasks,
         ranked=len(ranked),
+        adjacent=adjacent,
     )
 
 
@@ -504,6 +555,7 @@ def view_facts(frame: pd.DataFrame, tables: Sequence[TaskTable], prices: Prices)
         mdd=minimum_detectable_difference(n_effective),
         n_effective=n_effective,
         tasks=len({tid for t in tables for tid in t.task_id}),
+        unit=tables[0].unit if tables else "task",
     )
 
 
@@ -523,11 +575,18 @@ def boards(
         for sub in substrate_order(s for t in every.values() for s in t.substrate):
             mine = {e.slug: every[e.slug].of_substrate(sub) for e in members}
             ran = [e for e in members if mine[e.slug].n_tasks]
-            idle = idle_share([mine[e.slug] for e in ran])
+            by_slug = {e.slug: e for e in ran}
+            rows = {e.slug: entry_row(e, mine[e.slug], sub, prices, counted) for e in ran}
+            first = [rows[e.slug]["slug"] for e in ran]
+            standings = [standing(x, rows[x]["system"], mine[x], prices) for x in first]
+            pairs = companions([first[i] for i in board_order(standings)], by_slug)
+            deltas = contamination(pairs, by_slug, mine, prices)
+            shown = [e for e in ran if e.slug not in pairs]
+            fresh_ranks = _fresh_ranks([e for e in ran if is_fresh(e)], rows, mine, prices)
+            for e in shown:
+                rows[e.slug].update(fresh_columns(e, pairs, deltas, fresh_ranks))
             frame, facts = order_and_rank(
-                [entry_row(e, mine[e.slug], sub, prices, idle, counted) for e in ran],
-                [mine[e.slug] for e in ran],
-                prices,
+                [rows[e.slug] for e in shown], [mine[e.slug] for e in shown], prices
             )
             out.append(
                 Board(
@@ -540,11 +599,81 @@ def boards(
                     facts=facts,
                     tables={e.slug: mine[e.slug] for e in ran},
                     prices=prices,
-                    contamination=contamination(
-                        list(frame["slug"]), {e.slug: e for e in ran}, mine
-                    ),
+                    contamination=deltas,
                 )
             )
+    return out
+
+
+FRESH_COLUMNS = (
+    "fresh_slug",
+    "contamination",
+    "contamination_swer",
+    "contamination_swer_lo",
+    "contamination_swer_hi",
+    "contamination_value",
+    "contamination_value_lo",
+    "contamination_value_hi",
+    "fresh_rank_best",
+    "fresh_rank_worst",
+)
+"""A row's columns of its fresh-instance rows: the fresh entry, the contamination delta (fresh
+minus public, SWER and net value, with their paired intervals) and the rank the system has on
+the board's fresh rows alone."""
+
+
+def _fresh_ranks(
+    fresh: Sequence[Entry],
+    rows: Mapping[str, dict[str, Any]],
+    tables: Mapping[str, TaskTable],
+    prices: Prices,
+) -> dict[str, tuple[int, int]]:
+    """Return the rank range of each ranked fresh-instance entry among the board's fresh rows
+    alone (by slug), by the board's own rules."""
+    if not fresh:
+        return {}
+    frame, _ = order_and_rank(
+        [rows[e.slug] for e in fresh], [tables[e.slug] for e in fresh], prices
+    )
+    return {
+        str(r["slug"]): (int(r["rank_best"]), int(r["rank_worst"]))
+        for r in frame.to_dict("records")
+        if r["status"] == "ranked"
+    }
+
+
+def fresh_columns(
+    entry: Entry,
+    pairs: Mapping[str, str],
+    deltas: Sequence[Contamination],
+    fresh_ranks: Mapping[str, tuple[int, int]],
+) -> dict[str, Any]:
+    """Return a board row's :data:`FRESH_COLUMNS`: its system's fresh-instance run (``pairs``:
+    :func:`~effectbench.site._contamination.companions`), the contamination delta of its
+    committed runs and the fresh rank where it has both kinds of rows; ``contamination`` says
+    ``committed`` (a delta), ``uncommitted`` (fresh runs, none committed: no delta),
+    ``unpaired`` for a fresh-instance row without a public-seed row, and is empty for a row
+    with no fresh runs."""
+    runs = [fresh for fresh, public in pairs.items() if public == entry.slug]
+    mine = next((c for c in deltas if c.public == (entry.slug,)), None)
+    out: dict[str, Any] = dict.fromkeys(FRESH_COLUMNS, np.nan)
+    out["fresh_slug"] = ""
+    out["contamination"] = ""
+    fresh = mine.fresh[0] if mine is not None else runs[0] if runs else ""
+    if fresh:
+        out["fresh_slug"] = fresh
+        out["contamination"] = "committed" if mine is not None else "uncommitted"
+    if mine is not None:
+        for key, d in (("swer", mine.delta), ("value", mine.value)):
+            scale = 100.0 if key == "swer" else 1.0
+            out[f"contamination_{key}"] = scale * d.difference
+            out[f"contamination_{key}_lo"] = scale * d.lo
+            out[f"contamination_{key}_hi"] = scale * d.hi
+    elif is_fresh(entry):
+        out["contamination"] = UNPAIRED
+        fresh = entry.slug
+    if fresh in fresh_ranks:
+        out["fresh_rank_best"], out["fresh_rank_worst"] = fresh_ranks[fresh]
     return out
 
 
@@ -587,6 +716,7 @@ DOWNLOAD_COLUMNS = [
     "gap",
     "gap_lo",
     "gap_hi",
+    *FRESH_COLUMNS,
 ]
 """Columns of the downloadable leaderboard, in order."""
 

@@ -59,7 +59,7 @@ from markupsafe import Markup
 from effectbench.errors import SiteBuildError
 from effectbench.filenames import site_cache_home
 from effectbench.findings import CheckId
-from effectbench.metrics import DEFAULT_PRICES, Prices, idle_share, task_rate
+from effectbench.metrics import DEFAULT_PRICES, Prices, task_rate
 from effectbench.site._badges import result_badge
 from effectbench.site._cache import default_seal
 from effectbench.site._charts import PHONE, Chart, cells_chart, frontier_chart, gap_chart
@@ -838,6 +838,8 @@ class _SiteBuild:
         for v in self.views:  # SPEC order of substrates within each pack
             for row in v.rows:
                 placed.setdefault(row["slug"], []).append((v, row))
+                if row.get("fresh_slug"):  # a fresh-instance entry is a column of its row
+                    placed.setdefault(row["fresh_slug"], []).append((v, row))
         findable: list[Findable] = []
         kept = self.kept("html")
         for e in self.entries:
@@ -894,7 +896,7 @@ class _SiteBuild:
         """Render submission ``e``'s page body (:func:`submission_body`), as UTF-8."""
         assert e.tasks is not None
         substrates = "+".join(substrate_order(e.tasks.substrate))
-        whole = entry_row(e, e.tasks, substrates, DEFAULT_PRICES, idle_share([e.tasks]))
+        whole = entry_row(e, e.tasks, substrates, DEFAULT_PRICES)
         whole["all_badges"] = row_badges(whole)
         body = submission_body(
             self.sources.templates,

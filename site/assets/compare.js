@@ -1,12 +1,13 @@
 /* EffectBench compare view: two systems of one board, episode by episode, counted by task.
  *
  * Data: every board's compare file (compare/KEY.js, one per substrate board) sets
- * EB_COMPARE[KEY] = {episodes, systems, parts, events, prices, min_tasks} (the episodes at least two
+ * EB_COMPARE[KEY] = {episodes, systems, parts, events, prices, min_tasks, t95} (the episodes at least two
  * systems ran; each system's letters over them and how many episodes it ran); a board with more
  * systems than that file holds has parts (compare/KEY-N.js, EB_COMPARE_MORE["KEY/N"] = {systems}),
  * loaded with the leaderboard script's EB_PARTS the first time the board is shown. The data: the paired episodes (task,
  * trial, seed, category, substrate), one outcome letter per episode and system ("." when a
- * system did not run it), which letters count for each rate, the board's prices and the fewest
+ * system did not run it), which letters count for each rate, the board's prices, Student's t at 95% by
+ * degrees of freedom (t95) and the fewest
  * common tasks a difference needs to be beyond noise. Every system is named with the substrate
  * of its board.
  * For each rate, in total and per (category x substrate) cell, the view shows the first system's
@@ -164,9 +165,9 @@
           tasks: tasks.length,
           diffs: metrics.map(function (rate) {
             var hit = data.events[rate.key];
-            return S.rateDifference(counts(first, hit), m, counts(second, hit), m, S.Z95);
+            return S.rateDifference(counts(first, hit), m, counts(second, hit), m, data.t95);
           }),
-          value: S.valueDifference(valueCounts(first), m, valueCounts(second), m, w, S.Z95)
+          value: S.valueDifference(valueCounts(first), m, valueCounts(second), m, w, data.t95)
         };
       })
     };

@@ -335,7 +335,6 @@
 
   var Z95 = 1.959963984540054;
   var PER = 100;
-  var SPREAD_TOLERANCE = 1e-24;
 
   function sum(xs) { var s = 0; for (var i = 0; i < xs.length; i++) s += xs[i]; return s; }
 
@@ -376,68 +375,6 @@
     return { lo: w[0], hi: w[1], deff: deff, neff: n / deff };
   }
 
-  /* effectbench.metrics.components: rates of per-task counts (each of ``ks``, over ``m``), their
-   * clustered intervals at z and their per-task residuals (zeros without spread). */
-  function components(ks, m, z) {
-    var n = sum(m);
-    var floor = 0;
-    for (var j = 0; j < m.length; j++) floor += m[j] * m[j];
-    floor *= SPREAD_TOLERANCE;
-    var out = { points: [], intervals: [], residuals: [] };
-    ks.forEach(function (k) {
-      var kSum = sum(k);
-      var c = clusteredWilson(k, m, z);
-      var p = n ? kSum / n : 0;
-      var resid = k.map(function (x, i) { return x - p * m[i]; });
-      var ss = 0;
-      resid.forEach(function (r) { ss += r * r; });
-      out.points.push(p);
-      out.intervals.push([c.lo, c.hi]);
-      out.residuals.push(ss > floor ? resid : resid.map(function () { return 0; }));
-    });
-    return out;
-  }
-
-  /* effectbench.metrics.correlation */
-  function correlation(rows) {
-    var norms = rows.map(function (r) { var s = 0; r.forEach(function (x) { s += x * x; }); return Math.sqrt(s); });
-    var unit = rows.map(function (r, i) { var d = norms[i] > 0 ? norms[i] : 1; return r.map(function (x) { return x / d; }); });
-    return unit.map(function (a, i) {
-      return unit.map(function (b, j) {
-        if (i === j) return 1;
-        var s = 0;
-        for (var t = 0; t < a.length; t++) s += a[t] * b[t];
-        return s;
-      });
-    });
-  }
-
-  /* How far weight w times a rate at p may go down and up within its interval [lo, hi]. */
-  function reach(w, p, lo, hi) {
-    return w >= 0 ? [w * (p - lo), w * (hi - p)] : [-w * (hi - p), -w * (p - lo)];
-  }
-
-  /* effectbench.metrics.combine: square-and-add (MOVER) of a weighted sum */
-  function combine(points, intervals, weights, corr) {
-    var theta = 0, down = [], up = [], sign = [];
-    for (var e = 0; e < points.length; e++) {
-      var p = points[e], w = weights[e], d = reach(w, p, intervals[e][0], intervals[e][1]);
-      theta += w * p;
-      down.push(d[0]);
-      up.push(d[1]);
-      sign.push(w > 0 ? 1 : w < 0 ? -1 : 0);
-    }
-    var below = 0, above = 0;
-    for (var a = 0; a < sign.length; a++) {
-      for (var b = 0; b < sign.length; b++) {
-        var c = sign[a] * sign[b] * corr[a][b];
-        below += c * down[a] * down[b];
-        above += c * up[a] * up[b];
-      }
-    }
-    return [theta - Math.sqrt(Math.max(below, 0)), theta + Math.sqrt(Math.max(above, 0))];
-  }
-
   /* effectbench.metrics.value_per_episode: the one formula of net value */
   function valuePerEpisode(shares, w) {
     return w.value * shares[0] - w.silent * shares[1] - w.wrong * shares[2] - w.halt * shares[3];
@@ -457,23 +394,73 @@
     return ks.map(function (k) { return sum(k) / n; });
   }
 
-  /* effectbench.metrics.net_value (per 100 tasks, not yet against doing nothing) */
-  function netValue(ks, m, w, z) {
-    var least = -worstOf(w), most = w.value;
-    if (sum(m) === 0) return { value: 0, lo: PER * least, hi: PER * most };
-    var parts = components(ks, m, z);
-    var ci = combine(parts.points, parts.intervals, weightsOf(w), correlation(parts.residuals));
-    var point = valuePerEpisode(shares(ks, m), w);
-    return {
-      value: PER * point,
-      lo: PER * Math.max(least, Math.min(ci[0], point)),
-      hi: PER * Math.min(most, Math.max(ci[1], point))
-    };
+  /* effectbench.metrics.paired.cluster_difference: the mean of xa over ma minus that of xb over
+   * mb (per-unit sums of the same units; xb null: 0), with its CR1 half-width at ts[g - 1]
+   * (ts: Student's t by degrees of freedom, shipped with the data). */
+  var SPREAD_FLOOR = 1e-24;
+  function clusterDifference(xa, ma, xb, mb, ts) {
+    var g = xa.length, na = sum(ma);
+    var meanA = na ? sum(xa) / na : 0, meanB = 0, nb = 0, u;
+    var infl = [], scale = [];
+    for (u = 0; u < g; u++) {
+      infl.push(na ? (xa[u] - meanA * ma[u]) / na : 0);
+      scale.push(na ? (Math.abs(xa[u]) + Math.abs(meanA) * ma[u]) / na : 0);
+    }
+    var same = false;
+    if (xb) {
+      nb = sum(mb);
+      meanB = nb ? sum(xb) / nb : 0;
+      same = true;
+      for (u = 0; u < g; u++) {
+        if (xa[u] !== xb[u] || ma[u] !== mb[u]) same = false;
+        if (nb) {
+          infl[u] = infl[u] - (xb[u] - meanB * mb[u]) / nb;
+          scale[u] = scale[u] + (Math.abs(xb[u]) + Math.abs(meanB) * mb[u]) / nb;
+        }
+      }
+    }
+    var d = meanA - meanB;
+    if (g < 2 && !same) return { first: meanA, second: meanB, diff: d, half: Infinity };
+    var squares = 0, floor = 0;
+    for (u = 0; u < g; u++) { squares += infl[u] * infl[u]; floor += scale[u] * scale[u]; }
+    if (squares <= SPREAD_FLOOR * floor || same) squares = 0;
+    var se = g > 1 ? Math.sqrt(g / (g - 1) * squares) : 0;
+    return { first: meanA, second: meanB, diff: d, half: se ? ts[g - 1] * se : 0 };
   }
 
-  /* effectbench.metrics.idle_value and over_doing_nothing */
-  function idleValue(w, idle) { return valuePerEpisode([0, 0, 0, idle], w) * PER; }
-  function overDoingNothing(x, w, idle) { return idle === null ? x : x - idleValue(w, idle); }
+  /* effectbench.metrics.value_sums: each unit's worth, minus doing nothing's there (a: each
+   * unit's episodes whose correct action was available; null: not known) */
+  function valueSums(ks, a, w) {
+    return ks[0].map(function (y, u) {
+      var x = w.value * y - w.silent * ks[1][u] - w.wrong * ks[2][u] - w.halt * ks[3][u];
+      return a ? x + w.halt * a[u] : x;
+    });
+  }
+
+  /* effectbench.metrics.idle_of */
+  function idleOf(a, m) { var n = sum(m); return a && n ? sum(a) / n : null; }
+
+  /* effectbench.metrics.net_per_episode */
+  function netPerEpisode(ks, m, a, w) {
+    var point = valuePerEpisode(shares(ks, m), w);
+    var idle = idleOf(a, m);
+    return idle === null ? point : point - valuePerEpisode([0, 0, 0, idle], w);
+  }
+
+  /* effectbench.metrics.net_value (per 100 tasks, against doing nothing on the same episodes) */
+  function netValue(ks, m, a, w, ts) {
+    var idle = idleOf(a, m);
+    var shift = idle === null ? 0 : valuePerEpisode([0, 0, 0, idle], w);
+    var least = -worstOf(w) - shift, most = w.value - shift;
+    if (sum(m) === 0) return { value: 0, lo: PER * least, hi: PER * most };
+    var point = netPerEpisode(ks, m, a, w);
+    var half = clusterDifference(valueSums(ks, a, w), m, null, null, ts).half;
+    return {
+      value: PER * point,
+      lo: PER * Math.max(least, point - half),
+      hi: PER * Math.min(most, point + half)
+    };
+  }
 
   /* effectbench.metrics.break_even */
   function breakEven(ks, m, w, idle) {
@@ -490,47 +477,46 @@
   function common(a, b, keys) {
     var where = {};
     b.t.forEach(function (t, i) { where[t] = i; });
-    var out = { tasks: 0, ma: [], mb: [], ka: keys.map(function () { return []; }), kb: keys.map(function () { return []; }) };
+    var out = { tasks: 0, ma: [], mb: [], aa: [], ab: [], ka: keys.map(function () { return []; }), kb: keys.map(function () { return []; }) };
     a.t.forEach(function (t, i) {
       if (!Object.prototype.hasOwnProperty.call(where, t)) return;
       var j = where[t];
       out.tasks += 1;
       out.ma.push(a.m[i]); out.mb.push(b.m[j]);
+      if (a.a) out.aa.push(a.a[i]);
+      if (b.a) out.ab.push(b.a[j]);
       keys.forEach(function (key, e) { out.ka[e].push(a[key][i]); out.kb[e].push(b[key][j]); });
     });
+    if (!a.a) out.aa = null;
+    if (!b.a) out.ab = null;
     return out;
   }
 
-  /* effectbench.metrics.comparisons._paired: lo, hi of first minus second of the weighted sum */
-  function paired(ka, ma, kb, mb, weights, z) {
-    var pa = components(ka, ma, z), pb = components(kb, mb, z);
-    var corr = correlation(pa.residuals.concat(pb.residuals));
-    return combine(
-      pa.points.concat(pb.points), pa.intervals.concat(pb.intervals),
-      weights.concat(weights.map(function (x) { return -x; })), corr
-    );
-  }
-
-  /* effectbench.metrics.rate_difference (per-task counts of the common tasks) */
-  function rateDifference(ka, ma, kb, mb, z) {
+  /* effectbench.metrics.rate_difference (per-task counts of the common tasks; ts: t by degrees) */
+  function rateDifference(ka, ma, kb, mb, ts) {
     var g = ma.length;
     if (g === 0) return { tasks: 0, first: 0, second: 0, diff: 0, lo: -1, hi: 1 };
-    var pa = sum(ka) / sum(ma), pb = sum(kb) / sum(mb);
-    var ci = paired([ka], ma, [kb], mb, [1], z);
-    return { tasks: g, first: pa, second: pb, diff: pa - pb, lo: Math.max(-1, ci[0]), hi: Math.min(1, ci[1]) };
+    var d = clusterDifference(ka, ma, kb, mb, ts);
+    return {
+      tasks: g, first: d.first, second: d.second, diff: d.diff,
+      lo: Math.max(-1, d.diff - d.half), hi: Math.min(1, d.diff + d.half)
+    };
   }
 
-  /* effectbench.metrics.value_difference (per-task counts of the common tasks, VALUE_EVENTS) */
-  function valueDifference(ka, ma, kb, mb, w, z) {
+  /* effectbench.metrics.value_difference (per-task counts of the common tasks, VALUE_EVENTS;
+   * aa, ab: each unit's episodes whose correct action was available, or null) */
+  function valueDifference(ka, ma, kb, mb, w, ts, aa, ab) {
     var span = PER * (w.value + worstOf(w));
     var g = ma.length;
     if (g === 0) return { tasks: 0, first: 0, second: 0, diff: 0, lo: -span, hi: span };
-    var va = valuePerEpisode(shares(ka, ma), w), vb = valuePerEpisode(shares(kb, mb), w);
+    aa = aa || null;
+    ab = ab || null;
+    var va = netPerEpisode(ka, ma, aa, w), vb = netPerEpisode(kb, mb, ab, w);
     var d = va - vb;
-    var ci = paired(ka, ma, kb, mb, weightsOf(w), z);
+    var c = clusterDifference(valueSums(ka, aa, w), ma, valueSums(kb, ab, w), mb, ts);
     return {
       tasks: g, first: PER * va, second: PER * vb, diff: PER * d,
-      lo: Math.max(-span, PER * Math.min(ci[0], d)), hi: Math.min(span, PER * Math.max(ci[1], d))
+      lo: Math.max(-span, PER * (d - c.half)), hi: Math.min(span, PER * (d + c.half))
     };
   }
 
@@ -613,14 +599,17 @@
     return a.key < b.key;
   }
 
-  /* effectbench.verdicts.standing, with the row's interval and break-even */
-  function standing(sys, w, idle) {
+  /* effectbench.verdicts.standing, with the row's interval and break-even (ts: t at 95% by
+   * degrees of freedom) */
+  function standing(sys, w, ts) {
     var ks = counts(sys);
+    var a = sys.a || null;
     var sh = shares(ks, sys.m);
-    var nv = netValue(ks, sys.m, w, Z95);
+    var nv = netValue(ks, sys.m, a, w, ts);
     return {
       sys: sys, key: sys.slug, status: sys.status, sh: sh,
-      value: PER * valuePerEpisode(sh, w), lo: nv.lo, hi: nv.hi, even: breakEven(ks, sys.m, w, idle)
+      value: PER * netPerEpisode(ks, sys.m, a, w), lo: nv.lo, hi: nv.hi,
+      even: breakEven(ks, sys.m, w, idleOf(a, sys.m))
     };
   }
 
@@ -628,7 +617,7 @@
   function separated(a, b, w, view) {
     var c = common(a.sys, b.sys, VALUE_KEYS);
     if (c.tasks < view.min_tasks) return false;
-    return valueDifference(c.ka, c.ma, c.kb, c.mb, w, view.z).lo > 0;
+    return valueDifference(c.ka, c.ma, c.kb, c.mb, w, view.t, c.aa, c.ab).lo > 0;
   }
 
   function sameTasks(st, order) {
@@ -642,27 +631,21 @@
     });
   }
 
-  /* effectbench.verdicts._shared_separation, one system's part: the lower limit of
-   * value_i - value_j is (v_i - v_j) - sqrt(|P_i - R_j|^2 + pFlat_i + rFlat_j), P from i's
-   * rates' distances down through its unit residuals, R from j's distances up. */
-  function separationParts(s, w, z) {
-    var ks = counts(s.sys), m = s.sys.m;
-    var parts = components(ks, m, z);
-    var weights = weightsOf(w);
-    var g = m.length, P = new Float64Array(g), R = new Float64Array(g), pFlat = 0, rFlat = 0;
-    for (var e = 0; e < weights.length; e++) {
-      var x = weights[e], d = reach(x, parts.points[e], parts.intervals[e][0], parts.intervals[e][1]);
-      var sign = x > 0 ? 1 : x < 0 ? -1 : 0;
-      var down = sign * d[0], up = sign * d[1];
-      var r = parts.residuals[e], norm = 0;
-      for (var t = 0; t < g; t++) norm += r[t] * r[t];
-      norm = Math.sqrt(norm);
-      if (norm === 0) { pFlat += down * down; rFlat += up * up; continue; }
-      for (var u = 0; u < g; u++) { P[u] += down * r[u] / norm; R[u] += up * r[u] / norm; }
+  /* effectbench.verdicts._shared_separation, one system's part: its per-unit influences e and
+   * scales (of effectbench.metrics.paired.cluster_difference over value_sums), their squared
+   * lengths, and its net value per episode. */
+  function separationParts(s, w) {
+    var ks = counts(s.sys), m = s.sys.m, a = s.sys.a || null;
+    var x = valueSums(ks, a, w);
+    var n = sum(m), mean = sum(x) / n;
+    var g = m.length, e = new Float64Array(g), sc = new Float64Array(g), ee = 0, ss = 0;
+    for (var u = 0; u < g; u++) {
+      e[u] = (x[u] - mean * m[u]) / n;
+      sc[u] = (Math.abs(x[u]) + Math.abs(mean) * m[u]) / n;
+      ee += e[u] * e[u];
+      ss += sc[u] * sc[u];
     }
-    var pp = 0, rr = 0;
-    for (var v = 0; v < g; v++) { pp += P[v] * P[v]; rr += R[v] * R[v]; }
-    return { v: valuePerEpisode(shares(ks, m), w), P: P, R: R, pp: pp + pFlat, rr: rr + rFlat };
+    return { v: netPerEpisode(ks, m, a, w), e: e, sc: sc, ee: ee, ss: ss };
   }
 
   /* Which of the ranked systems (``order``) is worth more than which beyond noise: beyond(p, q)
@@ -670,12 +653,17 @@
    * one's parts (computed once); others pair by pair on the tasks both ran. */
   function separation(st, order, w, view, pairwise) {
     if (!pairwise && sameTasks(st, order)) {
-      if (st[order[0]].sys.t.length < view.min_tasks) return function () { return false; };
-      var parts = order.map(function (i) { return separationParts(st[i], w, view.z); });
+      var g = st[order[0]].sys.t.length;
+      if (g < view.min_tasks || g < 2) return function () { return false; };
+      var parts = order.map(function (i) { return separationParts(st[i], w); });
+      var t = view.t[g - 1];
       return function (p, q) {
-        var a = parts[p], b = parts[q], dot = 0;
-        for (var t = 0; t < a.P.length; t++) dot += a.P[t] * b.R[t];
-        return (a.v - b.v) - Math.sqrt(Math.max(a.pp + b.rr - 2 * dot, 0)) > 0;
+        var a = parts[p], b = parts[q], dot = 0, cross = 0;
+        for (var u = 0; u < g; u++) { dot += a.e[u] * b.e[u]; cross += a.sc[u] * b.sc[u]; }
+        var squares = a.ee + b.ee - 2 * dot;
+        var floor = SPREAD_FLOOR * (a.ss + b.ss + 2 * cross);
+        squares = squares <= floor ? 0 : Math.max(squares, 0);
+        return (a.v - b.v) - t * Math.sqrt(g / (g - 1) * squares) > 0;
       };
     }
     return function (p, q) { return separated(st[order[p]], st[order[q]], w, view); };
@@ -719,7 +707,7 @@
       var view = data.views[body.getAttribute("data-eb-view") || ""];
       if (!view) return;
       var idle = view.idle;
-      var st = view.systems.map(function (sys) { return standing(sys, w, idle); });
+      var st = view.systems.map(function (sys) { return standing(sys, w, view.t95); });
       var order = st.map(function (_, i) { return i; });
       order.sort(function (i, j) { return before(st[i], st[j]) ? -1 : before(st[j], st[i]) ? 1 : 0; });
       var ranked = order.filter(function (i) { return st[i].status === "ranked"; });
@@ -728,7 +716,7 @@
       ranked.forEach(function (i, p) { rank[i] = [ranges[0][p], ranges[1][p]]; });
       var rows = {};
       slugRows(body).forEach(function (row) { rows[row.getAttribute("data-slug")] = row; });
-      var line = idle === null ? null : grain(idleValue(w, idle));  /* compared as the order compares */
+      var line = idle === null ? null : 0;  /* every value is against doing nothing: its line is 0 */
       var lineAfter = 0;
       order.forEach(function (i, p) {
         var s = st[i];
@@ -741,13 +729,11 @@
           if (r) rankCell.textContent = r[0] === r[1] ? String(r[0]) : r[0] + "\u2013" + r[1];
           rankCell.setAttribute("data-sort", String(p));
         }
-        var shown = overDoingNothing(s.value, w, idle);
         var cell = row.querySelector('[data-col="value"]');
         if (cell) {
-          cell.setAttribute("data-sort", shown.toFixed(6));
-          cell.querySelector(".eb-p").textContent = signed(shown);
-          cell.querySelector(".eb-ci").textContent = "[" + signed(overDoingNothing(s.lo, w, idle)) + ", " +
-            signed(overDoingNothing(s.hi, w, idle)) + "]";
+          cell.setAttribute("data-sort", s.value.toFixed(6));
+          cell.querySelector(".eb-p").textContent = signed(s.value);
+          cell.querySelector(".eb-ci").textContent = "[" + signed(s.lo) + ", " + signed(s.hi) + "]";
           var even = cell.querySelector("[data-eb-break-even]");
           if (even) even.textContent = evenText(s.even);
         }
