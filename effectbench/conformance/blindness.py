@@ -21,8 +21,9 @@ the observed text plus the structured fields (referral keys, declared-effect fie
 vocabulary, screen), and gradient-boosted trees over the structured fields. Folds are grouped
 by the pack's cluster (:class:`~effectbench.seam.ClustersTasks`: one template's instances) or
 else by task, so learning a template's own instances is not a leak; the AUROC is taken over
-the pooled out-of-fold predictions, averaged over :data:`REPEATS` differently shuffled splits. A target whose positives or negatives fall in fewer than
-:data:`MIN_GROUPS` groups is not cross-validated, and its line says so.
+the pooled out-of-fold predictions, averaged over :data:`REPEATS` differently shuffled splits.
+A target whose positives or negatives fall in fewer than :data:`MIN_GROUPS` groups is not
+cross-validated, and its line says so.
 
 A target whose best AUROC exceeds :data:`THRESHOLD` is a ``pack.blindness`` finding naming the
 target, the AUROC, the model and the features carrying the signal.
@@ -514,4 +515,3 @@ def audit(observations: Sequence[Observation]) -> list[TargetResult]:
             )
         )
     return results
-
