@@ -80,7 +80,7 @@ def test_a_category_word_on_the_first_screen_is_found(pack: Any) -> None:
         assert result.auroc is not None and result.auroc > 0.9, result.line()
     assert results["C7_silent_noop_wrong_target"].leaks
     carried = results["C3_optimistic_then_reject"].features
-    assert any(piece in f for f in carried for piece in ("pending", "pendi", "endin")), carried
+    assert any(piece in f for f in carried for piece in ("pendi", "endin", "nding")), carried
 
 
 def _observation(category: Category, group: str, text: str) -> Observation:
