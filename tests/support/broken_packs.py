@@ -264,7 +264,7 @@ class _Headed:
 
     def screen(self) -> Screen:
         """The env's screen, its banner headed by the word."""
-        screen = self._env.screen()
+        screen: Screen = self._env.screen()
         return replace(screen, banner=f"{self._word}: {screen.banner}")
 
 
