@@ -83,6 +83,7 @@ SMALLEST: dict[str, tuple[Args, tuple[pytest.MarkDecorator, ...]]] = {
     "bench_make_site.py": (_two_bundles, ()),
     "bench_mcp.py": (["--runs", "1", "--substrate", "web"], (pytest.mark.web,)),
     "bench_monitors.py": (_monitor_corpus, ()),
+    "bench_blindness.py": (["--runs", "1", "--packs", "mockmed"], ()),
     "bench_pack_check.py": (["--runs", "1", "--packs", "mockmed"], ()),
     "bench_rank.py": (_rank_two, ()),
     "bench_reprice.py": (["--sizes", "20", "--repeats", "1"], (pytest.mark.browser,)),

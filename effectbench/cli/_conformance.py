@@ -1,7 +1,9 @@
 """Command group ``pack``: ``pack check NAME``, the conformance audit of a pack's oracle.
 
 Prints one line per finding (``id``, the task or ``(pack)``, the attestation it fails,
-what was seen) and a summary; each split's tasks per category go to stderr beside the notes;
+what was seen) and a summary; each split's tasks per category and the blindness audit's line
+per target (its best cross-validated AUROC and top features, or why it was not
+cross-validated) go to stderr beside the notes;
 ``--json`` prints the report instead (the counts in ``tasks_per_split_and_category``). Exit 0
 when the pack passes, 1 when any finding was made (``docs/pack-authors.md`` lists the ids).
 While it runs, the tasks done so far are shown on stderr (on a terminal after each task, otherwise a
@@ -68,6 +70,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     for line in report.count_lines():  # beside the notes: stdout stays findings, then summary
         print(line, file=sys.stderr)
+    for line in report.blindness_lines():
+        print(line, file=sys.stderr)
     print(report.summary(f"load average {load}"))
     return 0 if report.passed else 1
 
@@ -79,13 +83,15 @@ def register(sub: Any) -> None:
     p = commands.add_parser(
         "check",
         help="audit a pack's oracle against SPEC 5.2.1 (isolation, trial-unique payloads, "
-        "refusal controls, reachable states, a red team); exit 1 on any finding",
+        "refusal controls, reachable states, a red team) and its blindness (SPEC 5.3: what a "
+        "system observes before acting must not predict the trap); exit 1 on any finding",
     )
     p.add_argument("name", metavar="NAME", help="the pack: {packs}")
     p.add_argument(
         "--substrate",
         metavar="NAME[,NAME]",
-        help="api, web, desktop, remote_display or all (default: the pack's; api for clinic)",
+        help="api, web, desktop, remote_display or all (default: the pack's; api for clinic); "
+        "the blindness audit observes the first screen on these substrates too",
     )
     p.add_argument(
         "--trials",

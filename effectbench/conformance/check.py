@@ -19,6 +19,10 @@ its details), each on a fresh state provisioned by the pack:
 
 Every reading of a run through the env's own actions (the first three) must lie in
 the pack's reachable-state table. Parameters are compared over ``trials`` trials.
+
+Then the blindness audit (:mod:`.blindness`): what a system observes before its first action on
+every dev task (and fresh instances of a pack that draws them) must not predict the category,
+trap against control or an expected halt (``pack.blindness``).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from effectbench.classify import InconsistentReading, true_state
+from effectbench.conformance import blindness as _blindness
 from effectbench.conformance.ids import AuditId
 from effectbench.conformance.isolation import ReadTrace, isolation_problems, reach, tracing
 from effectbench.conformance.redteam import GENERIC_MOVES, Act, probe_failure
@@ -106,6 +111,11 @@ class Report:
     """Standard move -> the reason the pack gave -> tasks it gave it on."""
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     """Split -> category -> tasks (each task once, whatever the substrates checked)."""
+    blindness: list[_blindness.TargetResult] = field(default_factory=list)
+    """The blindness audit's result per target (one line each)."""
+    blindness_episodes: int = 0
+    """Episodes the blindness audit observed."""
+    blindness_seconds: float = 0.0
 
     @property
     def passed(self) -> bool:
@@ -122,6 +132,11 @@ class Report:
             + (f"; {note}" if note else "")
             + ")"
         )
+
+    def blindness_lines(self) -> list[str]:
+        """Return one line per blindness target: its best AUROC and top features, or why
+        it was not cross-validated."""
+        return [r.line() for r in self.blindness]
 
     def count_lines(self) -> list[str]:
         """Return one line per split: its tasks per category (C1-C7, then the controls)."""
@@ -140,6 +155,12 @@ class Report:
             "seconds": round(self.seconds, 3),
             "findings": [f.to_json() for f in self.findings],
             "red_team": {"moves": self.moves, "not_applicable": self.not_applicable},
+            "blindness": {
+                "threshold": _blindness.THRESHOLD,
+                "episodes": self.blindness_episodes,
+                "seconds": round(self.blindness_seconds, 3),
+                "targets": [r.to_json() for r in self.blindness],
+            },
         }
 
 
@@ -535,5 +556,31 @@ def check_pack(
     report.counts = split_category_counts([t for t in tasks if t.substrate is substrates[0]])
     clock = time.perf_counter()
     _Audit(pack, tasks, trials, report, progress).run()
+    blind = time.perf_counter()
+    check_blindness(pack, substrates, report)
+    report.blindness_seconds = time.perf_counter() - blind
     report.seconds = time.perf_counter() - clock
     return report
+
+
+def check_blindness(
+    pack: BenchmarkProvider, substrates: Sequence[Substrate], report: Report
+) -> None:
+    """Run the blindness audit on ``substrates`` into ``report``: its lines, and a
+    ``pack.blindness`` finding per target predicted above the threshold."""
+    problems: list[str] = []
+    observed = _blindness.observe(pack, substrates, problems=problems)
+    report.blindness_episodes = len(observed)
+    if problems:
+        more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
+        report.findings.append(
+            Finding(
+                AuditId.RUN_FAILED,
+                None,
+                f"the blindness audit could not provision {problems[0]}{more}",
+            )
+        )
+    report.blindness = _blindness.audit(observed)
+    for result in report.blindness:
+        if result.leaks:
+            report.findings.append(Finding(AuditId.PACK_BLINDNESS, None, result.message()))

@@ -226,11 +226,67 @@ class NoRedTeamMockMed:
         return self._inner.attempt(env, task, params)
 
 
+# -- blindness (SPEC 5.3): what the agent observes names the trap -------------------------
+
+
+class TitleInGoalClinic(ClinicProvider):
+    """The clinic with each task's title appended to its goal: the view names the trap."""
+
+    name = "leaky-title-in-goal"
+
+    def tasks(self) -> Sequence[TaskSpec]:
+        """The clinic's tasks, each goal ending in the task's title."""
+        return [t.model_copy(update={"goal": f"{t.goal} ({t.title})"}) for t in super().tasks()]
+
+
+WORDS = {
+    Category.C1_PARTIAL_SAVE: "Autosave",
+    Category.C2_DUPLICATE_SUBMISSION: "Resubmit",
+    Category.C3_OPTIMISTIC_THEN_REJECT: "Pending",
+    Category.C4_STALE_OVERWRITE: "Cached",
+    Category.C5_DOUBLE_DELIVERED_INPUT: "Relay",
+    Category.C6_WRONG_RECORD_HOMONYM: "Lookalike",
+    Category.C7_SILENT_NOOP_WRONG_TARGET: "Redirect",
+    Category.CONTROL: "Routine",
+}
+"""The word each category's first screen shows in :class:`BannerWordClinic`."""
+
+
+class _Headed:
+    """An env whose screen's banner starts with one word (the page title of a leaky app)."""
+
+    def __init__(self, env: Any, word: str) -> None:
+        self._env = env
+        self._word = word
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._env, name)
+
+    def screen(self) -> Screen:
+        """The env's screen, its banner headed by the word."""
+        screen: Screen = self._env.screen()
+        return replace(screen, banner=f"{self._word}: {screen.banner}")
+
+
+class BannerWordClinic(ClinicProvider):
+    """The clinic whose first screen heads its banner with a word of the task's category."""
+
+    name = "leaky-banner-word"
+
+    @contextmanager
+    def provision(self, task: TaskSpec, trial: int, params: Mapping[str, Any]) -> Iterator[Episode]:
+        """Provision as the clinic does; the env's banner is headed by the category's word."""
+        with super().provision(task, trial, params) as episode:
+            yield replace(episode, env=_Headed(episode.env, WORDS[task.category]))
+
+
 BROKEN: dict[str, Any] = {
     "broken-shared-connection": SharedConnectionClinic,
     "broken-repeating-payload": RepeatingPayloadMockMed,
     "broken-refusal-writes": RefusalWritesMockMed,
     "broken-lenient-oracle": LenientOracleMockMed,
     "no-red-team": NoRedTeamMockMed,
+    "leaky-title-in-goal": TitleInGoalClinic,
+    "leaky-banner-word": BannerWordClinic,
 }
 """Each broken pack by the name the tests register it under."""
