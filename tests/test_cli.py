@@ -214,6 +214,7 @@ def test_rank_prints_the_boards_at_the_given_prices(capsys: pytest.CaptureFixtur
     assert "effect_verified · web: net value +1255.6" in lines[0]
     assert "always_halt · web: net value 0.0" in lines[1] and "never beats" in lines[1]
     assert "record-wrong 44.4% 40/90" in lines[0] and "break-even 12.3" in lines[0]
+    assert "40/90 episodes [" in lines[0] and "] by task" in lines[0]  # k/n counts episodes
     assert "they depend on the family of systems ranked together" in out
     # the two systems' paired resolution, its G and method, and the fixed-task figure beside it
     assert "resolution, effect_verified · web against always_halt · web: SWER " in out

@@ -103,10 +103,13 @@ def reports_of(
     return reports
 
 
-def _rate(row: dict[str, Any], name: str) -> str:
+def _rate(row: dict[str, Any], name: str, unit: str = "task") -> str:
+    """A rate as ``rank`` prints it: k/n episodes, and with repeats the interval clustered by
+    the board's unit (a task, or a generated pack's template)."""
     text = f"{100 * row[name]:.1f}% {row[name + '_k']}/{row[name + '_n']}"
     if row["max_trials"] > 1:
-        text += f" tasks [{100 * row[name + '_tasks_lo']:.1f}, {100 * row[name + '_tasks_hi']:.1f}]"
+        lo, hi = 100 * row[name + "_tasks_lo"], 100 * row[name + "_tasks_hi"]
+        text += f" episodes [{lo:.1f}, {hi:.1f}] by {unit}"
     if row[name + "_k"] == 0 and row[name + "_n"] > 0:
         text += f" (<= {100 * row[name + '_upper']:.1f}%)"
     return text
@@ -226,6 +229,7 @@ def _print_board(b: Board, prices: Prices) -> None:
             "was available to a person)"
         )
     rows = b.frame.to_dict("records")
+    unit = facts.unit if facts is not None else "task"
     line = facts.line_after if facts is not None and facts.idle is not None else -1
     for p, row in enumerate(rows):
         if p == line:
@@ -234,8 +238,8 @@ def _print_board(b: Board, prices: Prices) -> None:
         print(
             f"  {_rank_text(row):>6}  {named(row['system'], row['substrate'])}: net value "
             f"{signed(row['value'])} [{signed(row['value_lo'])}, {signed(row['value_hi'])}]"
-            f"{'; ' + even if even else ''}; SWER {_rate(row, 'swer')}; over-halt "
-            f"{_rate(row, 'over_halt')}; record-wrong {_rate(row, 'record_wrong')}"
+            f"{'; ' + even if even else ''}; SWER {_rate(row, 'swer', unit)}; over-halt "
+            f"{_rate(row, 'over_halt', unit)}; record-wrong {_rate(row, 'record_wrong', unit)}"
             + (f"; preview, not ranked: {row['unranked']}" if row.get("unranked") else "")
         )
         fresh = _fresh_text(row)
