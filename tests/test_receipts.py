@@ -647,7 +647,8 @@ def test_rank_shows_a_format_1_bundle_unranked_with_its_reason(
     )
     capsys.readouterr()
     assert main(["rank", str(subs), "--allow-unsigned", "--no-cache", "--no-reproduce"]) == 0
-    lines = [line for line in capsys.readouterr().out.splitlines() if "net value" in line]
+    out = capsys.readouterr().out.splitlines()
+    lines = [line for line in out if ": net value" in line]  # the board's rows
     (unranked,) = [line for line in lines if "effect_verified" in line]
     assert "preview, not ranked: format 1: made without receipts" in unranked
     assert unranked.split()[0] == "-"  # no rank
