@@ -30,7 +30,7 @@ def trial_tag(task_id: str, trial: int) -> str:
 
 
 def episode_handle(key: bytes, task_id: str, trial: int | None) -> str:
-    """Return the opaque handle a system under test knows an episode by (SPEC 5.2.1).
+    """Return the opaque handle a system under test knows an episode by (SPEC 5.3).
 
     ``ep-`` and 20 hex digits of HMAC-SHA256 under the harness's secret ``key``: distinct
     per (task, trial), and without the key it names no task, template or category. With

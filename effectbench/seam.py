@@ -37,7 +37,7 @@ from effectbench.schema import (
 )
 
 VIEW_FIELDS = ("handle", "goal", "referral", "declared_effect", "display", "vocabulary")
-"""The closed set of fields a system under test is told (SPEC 5.2.1), in every door."""
+"""The closed set of fields a system under test is told (SPEC 5.3), in every door."""
 
 
 class NotInView(AttributeError):
@@ -64,7 +64,7 @@ class AgentDisplay:
 
 @dataclass(frozen=True)
 class AgentTask:
-    """What a system under test is told, and nothing more (SPEC 5.2.1).
+    """What a system under test is told, and nothing more (SPEC 5.3).
 
     The goal, the trial's referral (its payload), the declared effect where the task
     declares one, the display, the action vocabulary and an opaque episode handle. The
@@ -90,7 +90,7 @@ class AgentTask:
             raise AttributeError(name)
         raise NotInView(
             f"a system under test is not told {name!r}: its task holds only "
-            f"{', '.join(VIEW_FIELDS)} (SPEC 5.2.1)"
+            f"{', '.join(VIEW_FIELDS)} (SPEC 5.3)"
         )
 
     @classmethod

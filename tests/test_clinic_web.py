@@ -22,6 +22,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 from support.browser import served
 from support.clinic import ARMS, PREDICTED, SWER
+from support.handles import spec_of
 from support.screens import left_since, processes_now
 
 from effectbench.baselines import ScreenOnly, get_baseline
@@ -77,7 +78,7 @@ class ScreenOnlyWatched(ScreenOnly):
 
     def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport:
         report = super().run(task, env, params)
-        self.shots[task.task_id] = env.screenshot()
+        self.shots[spec_of(task, self._pack.tasks()).task_id] = env.screenshot()
         return report
 
 
@@ -208,7 +209,7 @@ def test_a_killed_browser_is_an_infrastructure_drop_never_a_halt(pack: ClinicPro
         name = "killer"
 
         def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport:
-            attempts.append(task.task_id)
+            attempts.append(task.handle)
             for pid in chromium_pids():
                 os.kill(pid, signal.SIGKILL)
             return super().run(task, env, params)

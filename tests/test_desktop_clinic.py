@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.handles import spec_of
 from support.screens import left_since, processes_now
 
 from effectbench.baselines import ScreenOnly, get_baseline
@@ -71,7 +72,7 @@ class ScreenTruster:
         self.seen: list[str] = []
 
     def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport:
-        spec = next(t for t in self._pack.tasks() if t.task_id == task.task_id)
+        spec = spec_of(task, self._pack.tasks())
         self._pack.attempt(env, spec, params)
         # The accessibility tree says the save is done before the X server has the banner's
         # new pixels (a loaded machine widens the gap): look until the banner is painted.
@@ -159,7 +160,7 @@ class Saboteur:
                 _wait_until_dead(pid)  # SIGKILL lands when the process is next scheduled
                 killed.append(pid)
         self.killed.append(killed)
-        spec = next(t for t in self._pack.tasks() if t.task_id == task.task_id)
+        spec = spec_of(task, self._pack.tasks())
         try:
             self._pack.attempt(env, spec, params)
         except Exception:  # noqa: BLE001 - the screen is gone; the harness decides

@@ -20,6 +20,7 @@ from effectbench_ticketing import TicketingProvider
 from effectbench_ticketing.oracle import PostgresOracle
 from effectbench_ticketing.web import layout
 from effectbench_ticketing.web.app import stylesheet
+from support.handles import spec_of
 from support.ticketing import ARMS, PREDICTED, SWER, everything, short
 
 from effectbench.api import (
@@ -81,10 +82,11 @@ class _Watched:
 
     def __init__(self, pack: TicketingProvider) -> None:
         self._inner = get_baseline("screen_only", pack)
+        self._pack = pack
 
     def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> Any:
         report = self._inner.run(task, env, params)
-        self.shots[task.task_id] = env.screenshot()
+        self.shots[spec_of(task, self._pack.tasks()).task_id] = env.screenshot()
         return report
 
 
@@ -179,7 +181,7 @@ def test_a_killed_browser_is_an_infrastructure_drop_never_a_halt(pack: Ticketing
         name = "killer"
 
         def run(self, task: AgentTask, env: Any, params: Mapping[str, Any]) -> AgentReport:
-            attempts.append(task.task_id)
+            attempts.append(task.handle)
             for pid in browser_pids():
                 os.kill(pid, signal.SIGKILL)
             baseline("screen_only", pack).run(task, env, params)

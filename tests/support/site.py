@@ -214,7 +214,7 @@ class BySubstrate:
     def run(
         self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]
     ) -> AgentReport | Attempt:
-        return self._by[task.substrate].run(task, env, params)
+        return self._by[Substrate(task.display.surface)].run(task, env, params)
 
 
 def _screens_bundle(

@@ -300,7 +300,7 @@ def effectbench_task(
         chosen = select_tasks(provider, split, substrate)
         name, manifest = provider.name, provider.manifest()
     # A solver reads its sample (id, input, metadata): an opaque handle and the goal, nothing
-    # that names the task, its category or whether halting is right (SPEC 5.2.1). The
+    # that names the task, its category or whether halting is right (SPEC 5.3). The
     # handles' tasks are in the task's metadata, which the importer reads and no solver does.
     handles = {handle_for(t.task_id, None): t.task_id for t in chosen}
     samples = [Sample(id=handle_for(t.task_id, None), input=t.goal) for t in chosen]
