@@ -86,6 +86,7 @@ def _leaks(told: Mapping[str, Any], task: TaskSpec) -> list[str]:
     return found
 
 
+@pytest.mark.desktop  # the desktop front end (PyGObject) says its display before provisioning
 @pytest.mark.parametrize("name", PACKS)
 def test_the_mcp_task_answer_is_the_closed_view_and_names_nothing(
     name: str, tmp_path: Path

@@ -32,8 +32,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import effectbench.conformance.blindness as _blindness
 from effectbench.classify import InconsistentReading, true_state
-from effectbench.conformance import blindness as _blindness
 from effectbench.conformance.ids import AuditId
 from effectbench.conformance.isolation import ReadTrace, isolation_problems, reach, tracing
 from effectbench.conformance.redteam import GENERIC_MOVES, Act, probe_failure
