@@ -302,15 +302,15 @@ def effectbench_task(
     # A solver reads its sample (id, input, metadata): an opaque handle and the goal, nothing
     # that names the task, its category or whether halting is right (SPEC 5.3). The
     # handles' tasks are in the task's metadata, which the importer reads and no solver does.
-    handles = {handle_for(t.task_id, None): t.task_id for t in chosen}
-    samples = [Sample(id=handle_for(t.task_id, None), input=t.goal) for t in chosen]
+    handles = {handle_for(t.task_id, None): t for t in chosen}
+    samples = [Sample(id=handle, input=t.goal) for handle, t in handles.items()]
     meta = {
         "pack": name,
         "fingerprint": fingerprint(manifest),
         "split": split,
         "substrates": sorted({t.substrate.value for t in chosen}),
         "tasks": [t.task_id for t in chosen],
-        "samples": handles,
+        "samples": {handle: t.task_id for handle, t in handles.items()},
         "spec_version": SPEC_VERSION,
     }
     return Task(
