@@ -33,9 +33,7 @@ if TYPE_CHECKING:
     )
     from effectbench.seam import AgentTask, Attempt, BenchmarkProvider, EnvHandle, SystemUnderTest
 
-SPEC_VERSION = "1.4.0"
-"""The SPEC this engine implements (the VERSION file at the repository root)."""
-
+from effectbench._version import SPEC_VERSION, engine_version
 
 __all__ = [
     "SPEC_VERSION",
@@ -105,21 +103,14 @@ _HOMES = {
 """Public name -> the module that defines it (loaded on first access)."""
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("effectbench")
-    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        return SPEC_VERSION
-
-
 def __getattr__(name: str) -> Any:
     """Load a public name from its home module the first time it is used (PEP 562)."""
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'effectbench' has no attribute {name!r}")
-    value = _version() if name == "__version__" else getattr(importlib.import_module(home), name)
+    value = (
+        engine_version() if name == "__version__" else getattr(importlib.import_module(home), name)
+    )
     globals()[name] = value
     return value
 

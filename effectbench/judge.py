@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from effectbench.effects import Effect, EffectKind
 from effectbench.schema import OracleVerdict, Verdict
@@ -243,4 +243,27 @@ def judge_contract(
         if verdict.verdict is not Verdict.CONFIRMED:
             return verdict
     assert verdict is not None
+    return verdict
+
+
+REREADS = 2
+"""How many more times the oracle reads an unreadable record before the episode is dropped."""
+
+
+class ReadsRecord(Protocol):
+    """An oracle as :func:`read_verdict` uses it: it judges the record against a baseline."""
+
+    def judge(self, before: Any) -> OracleVerdict: ...
+
+
+def read_verdict(oracle: ReadsRecord, before: Any) -> OracleVerdict:
+    """Judge the episode against ``before``, re-reading an unreadable record (SPEC 3).
+
+    The one rule for an unreadable record: the runner, the conformance check and the
+    inspect door call it, so an indeterminate reading is re-read the same number of times."""
+    verdict = oracle.judge(before)
+    for _ in range(REREADS):  # an unreadable record is re-read, never guessed
+        if verdict.verdict is not Verdict.INDETERMINATE:
+            break
+        verdict = oracle.judge(before)
     return verdict

@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from effectbench import SPEC_VERSION
+from effectbench._version import SPEC_VERSION
 from effectbench.baselines import get_baseline, reference_description
 from effectbench.bundle import (
     BUNDLE_VERSION,

@@ -166,6 +166,7 @@ CONTRACT = frozenset(
         "effectbench.manifest",
         "effectbench.showable",
         "effectbench._showable_table",
+        "effectbench._version",
     }
 )
 """SPEC's pure contract (the vocabulary, effects, judge, truth table, metrics, verdicts, hashes,
@@ -250,3 +251,48 @@ def test_the_contract_is_a_leaf_below_orchestration() -> None:
     assert "effectbench.metrics.value" in contract  # a package's modules are in it too
     escapes = {m: sorted(graph[m] - contract) for m in contract if graph[m] - contract}
     assert escapes == {}
+
+
+def facade_names(source: str) -> list[tuple[int, str]]:
+    """Return (line, name) for each name ``source`` takes from the package root's facade
+    (``from effectbench import SPEC_VERSION``), submodules (``from effectbench import cli``)
+    excepted."""
+    root = ROOT / "effectbench"
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "effectbench":
+            for alias in node.names:
+                if not (root / alias.name).is_dir() and not (root / f"{alias.name}.py").is_file():
+                    found.append((node.lineno, alias.name))
+    return found
+
+
+def test_no_module_takes_a_name_from_the_facade() -> None:
+    """The package root is the top floor: it re-exports the public names for users, so a module
+    of the project importing a name from it would run back up (the version lives in the leaf
+    ``effectbench._version``; the verdict rule in the judge)."""
+    sources = sorted((ROOT / "effectbench").rglob("*.py")) + sorted(
+        (ROOT / "verifier").rglob("*.py")
+    )
+    found = [
+        f"{path.relative_to(ROOT)}:{line} takes {name} from the facade"
+        for path in sources
+        if path != ROOT / "effectbench" / "__init__.py"
+        for line, name in facade_names(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+
+
+def test_the_facade_check_sees_a_name_and_passes_a_submodule() -> None:
+    assert facade_names("from effectbench import SPEC_VERSION, cli") == [(1, "SPEC_VERSION")]
+
+
+def test_the_verdict_rule_lives_in_the_judge() -> None:
+    """Re-reading an unreadable record is a judge rule: the orchestration imports it from there
+    and no module defines another."""
+    defined = [
+        path.relative_to(ROOT).as_posix()
+        for path in sorted((ROOT / "effectbench").rglob("*.py"))
+        if "def read_verdict(" in path.read_text(encoding="utf-8")
+    ]
+    assert defined == ["effectbench/judge.py"]

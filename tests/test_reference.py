@@ -13,9 +13,10 @@ from support.handles import spec_of
 
 from effectbench.baselines import get_baseline
 from effectbench.effects import EffectKind
+from effectbench.judge import REREADS
 from effectbench.metrics import episode_frame, summarize, transactional_faults_mishandled
 from effectbench.packs.mockmed import MockMedProvider, Oracle
-from effectbench.run.runner import REREADS, evaluate
+from effectbench.run.runner import evaluate
 from effectbench.schema import AgentReport, DropReason, ModelCall, OracleVerdict, TaskSpec, Verdict
 from effectbench.seam import AgentTask, Attempt, EnvHandle, Episode
 

@@ -52,7 +52,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from effectbench import __version__
+from effectbench._version import engine_version
 from effectbench.bundle import SubmissionHeader
 from effectbench.errors import DataError
 from effectbench.filenames import cache_home
@@ -121,7 +121,7 @@ class RecordKey:
     pack: str
     pack_version: str
     fingerprint: str
-    code_version: str = __version__
+    code_version: str = engine_version()
 
     @property
     def hex(self) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from effectbench import SPEC_VERSION
+from effectbench._version import SPEC_VERSION
 from effectbench.findings import CheckId
 from verifier.report import FindingSink
 

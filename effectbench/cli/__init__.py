@@ -81,9 +81,9 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
-        from effectbench import __version__
+        from effectbench._version import engine_version
 
-        print(f"effectbench {__version__}")
+        print(f"effectbench {engine_version()}")
         parser.exit()
 
 

@@ -40,8 +40,8 @@ from effectbench.conformance.redteam import GENERIC_MOVES, Act, probe_failure
 from effectbench.effects import contract_hash
 from effectbench.errors import EffectBenchError
 from effectbench.hashing import canonical_hash
+from effectbench.judge import read_verdict
 from effectbench.reachability import reachable
-from effectbench.run.runner import read_verdict
 from effectbench.run.view import agent_view
 from effectbench.schema import (
     Category,

@@ -82,9 +82,9 @@ class Early:
 
 def version() -> str:
     """The server's version in ``serverInfo``: EffectBench's."""
-    from effectbench import __version__
+    from effectbench._version import engine_version
 
-    return str(__version__)
+    return str(engine_version())
 
 
 def early_initialize(message: Mapping[str, Any]) -> bool:

@@ -26,7 +26,7 @@ from typing import Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from effectbench import SPEC_VERSION
+from effectbench._version import SPEC_VERSION
 from effectbench.bundle import SignerDecl, slugify
 from effectbench.errors import UsageError
 from effectbench.filenames import README_FILE, SIGNATURE_FILE

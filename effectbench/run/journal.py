@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 import orjson
 from pydantic import ValidationError
 
-from effectbench import __version__
+from effectbench._version import engine_version
 from effectbench.attempts import EarlierAttempt, ending_of_drop, may_retry
 from effectbench.classify import InconsistentReading, classify, true_state
 from effectbench.errors import DataError, UsageError
@@ -91,7 +91,7 @@ def run_config(plan: RunPlan) -> dict[str, Any]:
         "tasks": [t.task_id for t in plan.tasks],
         "trials": len(plan.seeds),
         "seeds": list(plan.seeds),
-        "engine": __version__,
+        "engine": engine_version(),
         "engine_code": code_digest(),
     }
 

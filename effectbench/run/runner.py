@@ -22,6 +22,7 @@ from effectbench.baselines import following
 from effectbench.classify import InconsistentReading, classify, true_state
 from effectbench.effects import contract_hash
 from effectbench.errors import InfrastructureError
+from effectbench.judge import read_verdict
 from effectbench.receipts.collect import Recording
 from effectbench.run.view import agent_view
 from effectbench.schema import (
@@ -31,9 +32,8 @@ from effectbench.schema import (
     ModelCall,
     OracleVerdict,
     TaskSpec,
-    Verdict,
 )
-from effectbench.seam import Attempt, BenchmarkProvider, Oracle, SystemUnderTest
+from effectbench.seam import Attempt, BenchmarkProvider, SystemUnderTest
 
 
 @dataclass(frozen=True)
@@ -83,8 +83,6 @@ def episode_cost(calls: Sequence[ModelCall]) -> float:
     return round(math.fsum(call.cost_usd for call in calls), COST_DIGITS)
 
 
-REREADS = 2
-"""How many more times the oracle reads an unreadable record before the episode is dropped."""
 INFRA_RETRIES = 1
 """How many more times an episode whose infrastructure failed is run before it is dropped."""
 
@@ -144,16 +142,6 @@ def _attempt_episode(
             finished_at=finished,
         )
     )
-
-
-def read_verdict(oracle: Oracle, before: Any) -> OracleVerdict:
-    """Judge the episode against ``before``, re-reading an unreadable record (SPEC 3)."""
-    verdict = oracle.judge(before)
-    for _ in range(REREADS):  # an unreadable record is re-read, never guessed
-        if verdict.verdict is not Verdict.INDETERMINATE:
-            break
-        verdict = oracle.judge(before)
-    return verdict
 
 
 def episode_row(

@@ -23,7 +23,7 @@ from pathlib import Path
 from sigstore import dsse
 from sigstore.errors import Error
 
-from effectbench import __version__
+from effectbench._version import engine_version
 from effectbench.bundle import SIGNATURE_FILE, SUBMISSION_FILE
 from effectbench.errors import SigningError
 from effectbench.findings import CheckId, Finding
@@ -125,7 +125,7 @@ def build_statement(
     ]
     predicate = {
         "benchmark": {"name": BENCHMARK, "spec_version": spec_version},
-        "tool": {"name": BENCHMARK, "version": __version__},
+        "tool": {"name": BENCHMARK, "version": engine_version()},
         "files": len(subjects),
         "excluded": [SIGNATURE_FILE],
     }

@@ -35,7 +35,7 @@ from inspect_ai.event import ModelEvent
 from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from pydantic import ValidationError
 
-from effectbench import SPEC_VERSION
+from effectbench._version import SPEC_VERSION
 from effectbench.attempts import EarlierAttempt, ending_of_drop
 from effectbench.bundle import MAX_TRIALS, SignerDecl, Submission, SystemInfo
 from effectbench.classify import InconsistentReading

@@ -41,7 +41,7 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolDef
 
-from effectbench import SPEC_VERSION
+from effectbench._version import SPEC_VERSION
 from effectbench.errors import InfrastructureError, UsageError
 from effectbench.integrations.inspect_ai.computer_tool import DISPLAYS, perform, screen_view
 from effectbench.integrations.inspect_ai.episodes import (
@@ -58,11 +58,12 @@ from effectbench.integrations.inspect_ai.tools import (
     is_screen,
     screen_text,
 )
+from effectbench.judge import read_verdict
 from effectbench.manifest import fingerprint
 from effectbench.metrics import Results, episode_frame, summarize
 from effectbench.receipts.collect import evidence_of
 from effectbench.receipts.files import evidence_inline
-from effectbench.run.runner import DroppedEpisode, episode_row, read_verdict
+from effectbench.run.runner import DroppedEpisode, episode_row
 from effectbench.run.view import handle_for
 from effectbench.schema import AgentReport, OracleVerdict, Outcome, Split, TaskSpec
 from effectbench.seam import AgentTask, BenchmarkProvider

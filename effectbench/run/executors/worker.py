@@ -34,7 +34,7 @@ from typing import Any
 from pydantic import ValidationError
 
 import effectbench
-from effectbench import __version__
+from effectbench._version import engine_version
 from effectbench.baselines import BASELINES, get_baseline
 from effectbench.errors import EffectBenchError, UsageError
 from effectbench.hashing import canonical_hash
@@ -139,7 +139,7 @@ def code_digest() -> str:
         path.relative_to(root).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
         for path in sorted(root.rglob("*.py"))
     }
-    return canonical_hash({"version": __version__, "files": files})
+    return canonical_hash({"version": engine_version(), "files": files})
 
 
 def source_digest(obj: object) -> str:
@@ -155,7 +155,7 @@ def source_digest(obj: object) -> str:
 
 def worker_identity() -> dict[str, str]:
     """Return what a worker reports before it is given cells: version and code digest."""
-    return {"version": __version__, "code": code_digest(), "host": socket.gethostname()}
+    return {"version": engine_version(), "code": code_digest(), "host": socket.gethostname()}
 
 
 @dataclass(frozen=True)
@@ -233,7 +233,7 @@ def make_job(sut: SystemUnderTest, provider: BenchmarkProvider, *, where: str) -
         system=system,
         system_code=system_code,
         handoff=_handoff(provider),
-        version=__version__,
+        version=engine_version(),
         code=code_digest(),
     )
 
@@ -263,9 +263,9 @@ def _close(pack: BenchmarkProvider) -> None:
 def _build(job: Job) -> _State:
     if job.code != code_digest():
         raise WorkerMismatch(
-            f"{_where()} runs effectbench {__version__} with code {code_digest()[:19]}, this run "
-            f"{job.version} with code {job.code[:19]}; rows from other code must not mix: install "
-            "the same version of the project on every worker"
+            f"{_where()} runs effectbench {engine_version()} with code {code_digest()[:19]}, "
+            f"this run {job.version} with code {job.code[:19]}; rows from other code must not "
+            "mix: install the same version of the project on every worker"
         )
     if job.handoff is not None:
         job.handoff.install()
