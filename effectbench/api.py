@@ -30,8 +30,9 @@ harness), :mod:`draws` (the generic pieces a template's draw is composed of: nam
 identifiers, dates, a task's scene and the template grid), :mod:`generate` with
 :class:`Template`, :class:`Draw`, :func:`distinct_key`, :func:`sequestered_seed` and
 :class:`GenerationError` (task definitions drawn from templates and a seed),
-:class:`Catalogue`, :class:`GeneratedCatalogue` and :func:`situation_template` (a pack's
-generated splits and its provider's part), :class:`InstanceMark` and :func:`marked` (what a
+:class:`Catalogue`, :class:`GeneratedCatalogue`, :class:`CatalogueVariant` and
+:func:`situation_template` (a pack's generated splits and its provider's part, derived from one
+declaration), :class:`InstanceMark` and :func:`marked` (what a
 fresh instance's payload carries of its seed), and :mod:`pages`, :mod:`pixels` and
 :mod:`sqlite` (web pages in a fixed frame, the pixel bot, an SQLite record).
 """
@@ -87,6 +88,7 @@ from effectbench.kit.audit import (
 )
 from effectbench.kit.catalogue import (
     Catalogue,
+    CatalogueVariant,
     GeneratedCatalogue,
     InstanceMark,
     marked,
@@ -173,6 +175,7 @@ __all__ = [
     "AuditResult",
     "Db",
     "Catalogue",
+    "CatalogueVariant",
     "Draw",
     "FaultCatalogue",
     "GeneratedCatalogue",
