@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from effectbench.baselines import get_baseline
+from effectbench.cli import main
 from effectbench.kit.audit import AuditHandoff
 from effectbench.kit.catalogue import Catalogue, CatalogueVariant, GeneratedCatalogue
 from effectbench.kit.sqlite import SqliteOracle, SqliteWorlds
+from effectbench.packs import instance_packs
 from effectbench.packs.clinic import db
 from effectbench.packs.clinic.generated import NAME, TEMPLATES
 from effectbench.packs.clinic.generated_pack import GeneratedClinicProvider
@@ -99,3 +101,14 @@ def test_a_variant_declared_elsewhere_serves_and_runs_its_own_catalogue() -> Non
     assert outcomes["screen_only"]["partial_draft"] == "silent_wrong_effect"
     assert "silent_wrong_effect" not in outcomes["effect_verified_all"].values()
     assert set(outcomes["effect_verified_all"]) == set(PICKED)
+
+
+def test_the_commands_name_the_installed_packs_that_draw_instances(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    drawing = instance_packs()
+    assert drawing == ["clinic-generated", "ticketing-generated"]
+    assert main(["run", "--pack", "mockmed", "--instance-seed", "x", "--trials", "1"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(f"(a generated pack does: {', '.join(drawing)})"), err
+    assert len(err.splitlines()) == 1
