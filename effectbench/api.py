@@ -26,13 +26,15 @@ on :mod:`effectbench.changes`), :class:`HttpEnv`, :class:`Action` and :class:`Re
 (routes and pages on the episode service), :class:`FrontEnds`, :class:`ApiFrontEnd` and
 :class:`WebFrontEnd` (the front-end registry), :class:`FaultCatalogue` and :mod:`faults`
 (fault injection), :class:`AuditPlan`, :func:`run_audit` and :class:`Attestation` (the audit
-harness), :mod:`generate` with :class:`Template`, :class:`Draw`, :func:`distinct_key`,
-:func:`sequestered_seed` and :class:`GenerationError` (task definitions drawn from templates
-and a seed), :class:`Catalogue`, :class:`GeneratedCatalogue` and :func:`situation_template`
-(a pack's generated splits and its provider's part), :class:`InstanceMark` and :func:`marked`
-(what a fresh instance's payload carries of its seed), and
-:mod:`pages`, :mod:`pixels` and :mod:`sqlite` (web pages in a fixed frame, the pixel bot, an
-SQLite record).
+harness), :mod:`draws` (the generic pieces a template's draw is composed of: names,
+identifiers, dates, a task's scene and the template grid), :mod:`generate` with
+:class:`Template`, :class:`Draw`, :func:`distinct_key`, :func:`sequestered_seed` and
+:class:`GenerationError` (task definitions drawn from templates and a seed),
+:class:`Catalogue`, :class:`GeneratedCatalogue`, :class:`CatalogueVariant` and
+:func:`situation_template` (a pack's generated splits and its provider's part, derived from one
+declaration), :class:`InstanceMark` and :func:`marked` (what a
+fresh instance's payload carries of its seed), and :mod:`pages`, :mod:`pixels` and
+:mod:`sqlite` (web pages in a fixed frame, the pixel bot, an SQLite record).
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ from effectbench.frontends import (
 )
 from effectbench.hashing import canonical_hash, trial_tag
 from effectbench.judge import judge_contract, matches
-from effectbench.kit import faults, generate, pages, pixels, sqlite
+from effectbench.kit import draws, faults, generate, pages, pixels, sqlite
 from effectbench.kit.audit import (
     ATTACKS,
     POSITIVE,
@@ -86,6 +88,7 @@ from effectbench.kit.audit import (
 )
 from effectbench.kit.catalogue import (
     Catalogue,
+    CatalogueVariant,
     GeneratedCatalogue,
     InstanceMark,
     marked,
@@ -172,6 +175,7 @@ __all__ = [
     "AuditResult",
     "Db",
     "Catalogue",
+    "CatalogueVariant",
     "Draw",
     "FaultCatalogue",
     "GeneratedCatalogue",
@@ -196,6 +200,7 @@ __all__ = [
     "attacks",
     "default_read_handler",
     "distinct_key",
+    "draws",
     "faults",
     "generate",
     "marked",

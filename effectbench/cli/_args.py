@@ -75,6 +75,12 @@ def _packs() -> str:
     return ", ".join(pack_names())
 
 
+def _instance_packs() -> str:
+    from effectbench.packs import instance_packs
+
+    return ", ".join(instance_packs()) or "none installed"
+
+
 def _baselines() -> str:
     from effectbench.baselines import baseline_names
     from effectbench.errors import UsageError
@@ -113,6 +119,7 @@ def _progress_modes() -> str:
 
 LAZY_HELP: dict[str, Callable[[], str]] = {
     "packs": _packs,
+    "instance_packs": _instance_packs,
     "baselines": _baselines,
     "splits": _splits,
     "executors": _executors,

@@ -70,13 +70,19 @@ def _cmd_commit(args: argparse.Namespace) -> int:
         configuration_file_digest,
         log_entry,
     )
-    from effectbench.packs import get_pack
+    from effectbench.packs import get_pack, instance_packs
     from effectbench.seam import DrawsInstances
     from effectbench.signatures.sign import sign_statement
 
-    pack = get_pack(args.pack)
+    drawing = instance_packs()
+    if args.pack is None and not drawing:
+        raise UsageError("--pack: no installed pack draws instances from a seed")
+    name = args.pack or drawing[0]
+    pack = get_pack(name)
     if not isinstance(pack, DrawsInstances):
-        raise UsageError(f"--pack {args.pack}: it draws no instances (clinic-generated does)")
+        raise UsageError(
+            f"--pack {name}: it draws no instances (these do: {', '.join(drawing) or 'none'})"
+        )
     if args.out.exists():
         raise UsageError(f"{args.out} exists; name a new file")
     chain = _chain(args.beacon_chain)
@@ -208,8 +214,7 @@ def register(sub: Any) -> None:
     p.add_argument("--model", help="the model the system calls (default: none)")
     p.add_argument(
         "--pack",
-        default="clinic-generated",
-        help="the generated pack to run (default: clinic-generated)",
+        help="the generated pack to run: {instance_packs} (default: the first of them)",
     )
     p.add_argument("--out", required=True, type=Path, metavar="FILE", help="where to write it")
     p.add_argument(

@@ -39,7 +39,7 @@ def add_system_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--instance-seed",
         metavar="SEED",
-        help="a generated pack (clinic-generated): draw its tasks afresh from SEED instead of "
+        help="a generated pack ({instance_packs}): draw its tasks afresh from SEED instead of "
         "its public dev seed (see docs/generated-tasks.md, Fresh instances)",
     )
     p.add_argument("--trials", type=positive_int, default=10, help="trials per task")
@@ -95,7 +95,7 @@ def instance_of(pack_name: str, seed: str | None) -> str | BenchmarkProvider:
         return pack_name
     from effectbench.errors import UsageError
     from effectbench.kit.generate import GenerationError
-    from effectbench.packs import get_pack
+    from effectbench.packs import get_pack, instance_packs
     from effectbench.seam import DrawsInstances
 
     if not seed:
@@ -104,7 +104,7 @@ def instance_of(pack_name: str, seed: str | None) -> str | BenchmarkProvider:
     if not isinstance(pack, DrawsInstances):
         raise UsageError(
             f"--instance-seed: pack {pack_name!r} draws no instances from a seed (a generated "
-            "pack does: clinic-generated, ticketing-generated)"
+            f"pack does: {', '.join(instance_packs()) or 'none is installed'})"
         )
     try:
         return pack.instantiate(seed)

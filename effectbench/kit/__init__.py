@@ -15,11 +15,14 @@ domain (the schema and seed, the tasks, the faults at its save path, its routes 
 * :mod:`.faults`: a pack's fault catalogue and the save path's standard replies;
 * :mod:`.generate`: task definitions drawn from templates and a seed (distinct, stable from
   the template and the seed; a sequestered split from a secret seed only);
+* :mod:`.draws`: the generic pieces a template's draw is composed of (fresh names and numbers,
+  dates, a task's scene with its instance's mark, the template grid and the dev counts);
 * :mod:`.catalogue`: a pack's generated catalogue (its dev and sequestered splits) and what a
   provider serving one adds (the absent split's reason, world digests, the manifest's
-  commitment to the sequestered split);
+  commitment to the sequestered split), derived from one declaration (``CatalogueVariant``);
 * :mod:`.audit`: the live adversarial audit of the oracle, its red team and attestation;
-* :mod:`.sqlite`: an SQLite record (template, episode copies, read-only read, attacker).
+* :mod:`.sqlite`: an SQLite record (template, episode copies, read-only read, attacker), and
+  a world file per generated task (:class:`~.sqlite.SqliteWorlds`).
 
 The routes and pages a pack serves are declared on
 :class:`~effectbench.episode_http.RecordService`. Packs import all of it from

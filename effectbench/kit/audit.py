@@ -467,25 +467,29 @@ class AuditHandoff:
     """A default oracle's audit result, handed from a parent process to its workers."""
 
     owner: str
-    """``module:attribute`` of the :class:`Attestation` it belongs to."""
+    """``module:attribute`` of the :class:`Attestation` it belongs to (the attribute may be a
+    dotted path: ``module:Provider.attestation``)."""
     key: str
     results: dict[str, AuditResult]
 
     def install(self) -> bool:
         """Adopt the result if this process loaded the same code; say whether it did."""
         module, _, name = self.owner.partition(":")
-        attestation: Attestation = getattr(importlib.import_module(module), name)
+        found: Any = importlib.import_module(module)
+        for part in name.split("."):
+            found = getattr(found, part)
+        attestation: Attestation = found
         return attestation.adopt(self)
 
 
 class Attestation:
     """A pack's ``adversarially_audited`` flags: one live audit per process and oracle.
 
-    ``owner`` is where the instance lives (``module:attribute``), ``modules`` the pack's
-    modules whose source decides its audit (the kit's are added). Worker processes adopt the
-    parent's result (:meth:`handoff`) only when their own :attr:`key` is the same, so a worker
-    that loaded other code runs its own audit; either way every flag comes from a real audit
-    run in this process tree.
+    ``owner`` is where the instance lives (``module:attribute``, the attribute maybe a dotted
+    path), ``modules`` the pack's modules whose source decides its audit (the kit's are
+    added). Worker processes adopt the parent's result (:meth:`handoff`) only when their own
+    :attr:`key` is the same, so a worker that loaded other code runs its own audit; either way
+    every flag comes from a real audit run in this process tree.
     """
 
     def __init__(self, owner: str, modules: Sequence[str], default: Hashable) -> None:

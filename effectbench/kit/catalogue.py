@@ -6,8 +6,10 @@ per process), :meth:`Catalogue.sequestered_split` the test split from the secret
 the dev counts, at least 2 per template; None without the secret, never a public fallback).
 
 :class:`GeneratedCatalogue` is what a :class:`~.provider.RecordPack` serving such a catalogue
-adds, whatever its record: its definitions are the dev split then the sequestered split (when
-the secret is set), a test split that is absent says why, each task's ``initial_state`` names
+adds, whatever its record, derived from one declaration (:class:`CatalogueVariant`: the
+variant's name, catalogue, generator version, record identity and audited modules) and the
+written provider it builds on: its definitions are the dev split then the sequestered split
+(when the secret is set), a test split that is absent says why, each task's ``initial_state`` names
 its own world's digest, and the public manifest lists the dev split only and commits to the
 test split by its size and digest (``generation``). A generated task has a ``world`` with a
 ``digest`` (the seed state its episodes start from) and the name of its ``template``.
@@ -26,10 +28,13 @@ task's template, the level its outcomes correlate within (``cluster_of``,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
+from effectbench.hashing import canonical_hash
+from effectbench.kit.audit import Attestation
+from effectbench.kit.frontends import FrontEnds
 from effectbench.kit.generate import (
     SECRET_ENV,
     Draw,
@@ -45,8 +50,10 @@ from effectbench.kit.generate import (
 from effectbench.schema import Category, Split, Substrate, TaskSpec
 
 __all__ = [
+    "CATALOGUE_MODULES",
     "SCREEN_SAMPLE",
     "Catalogue",
+    "CatalogueVariant",
     "GeneratedCatalogue",
     "InstanceMark",
     "marked",
@@ -186,11 +193,76 @@ class Catalogue(Generic[T]):
         return self._splits[key]
 
 
+CATALOGUE_MODULES = (
+    "effectbench.kit.catalogue",
+    "effectbench.kit.draws",
+    "effectbench.kit.generate",
+)
+"""The kit's modules every catalogue variant's audit depends on (beside the audit's own)."""
+
+
+@dataclass(frozen=True)
+class CatalogueVariant:
+    """The one declaration a pack's catalogue variant is derived from (:class:`GeneratedCatalogue`
+    reads it off a provider class as its ``variant``), the way a task is derived from another
+    with a few fields replaced: what is not declared here is the pack's written provider's."""
+
+    name: str
+    """The variant's pack name (its task ids are ``NAME::TASK``, its front ends' variant ids
+    are under it)."""
+    catalogue: Catalogue[Any]
+    """The templates, dev counts and seed it serves."""
+    generator_version: int
+    """Bumped whenever a template draws differently (the pack's fingerprint changes with it)."""
+    record: Mapping[str, Any]
+    """The seed identity of the record the worlds are added to (``{"clinic": DIGEST}``)."""
+    modules: tuple[str, ...]
+    """The pack's modules whose source decides the variant's audit (the kit's, the
+    :data:`CATALOGUE_MODULES` and the provider's own module are added)."""
+    oracle: Hashable
+    """The default oracle factory (the one whose audit is cached and handed to workers)."""
+
+    def template_digest(self) -> str:
+        """The variant's seed identity: the record's, the generator's version and the dev seed
+        (each task's own world digest is in its ``initial_state``)."""
+        return canonical_hash(
+            {**self.record, "generator": self.generator_version,
+             "dev_seed": self.catalogue.dev_seed}
+        )  # fmt: skip
+
+    def attestation(self, owner: str) -> Attestation:
+        """The variant's audit, per oracle factory, kept at ``owner`` (``module:attribute``)."""
+        module = owner.partition(":")[0]
+        return Attestation(owner, (*CATALOGUE_MODULES, *self.modules, module), self.oracle)
+
+
 class GeneratedCatalogue:
     """What a pack serving a :class:`Catalogue` adds to its provider (a mixin, listed before
-    the :class:`~.provider.RecordPack` it builds on; see the module's docstring)."""
+    the :class:`~.provider.RecordPack` it builds on; see the module's docstring).
+
+    A provider class that states ``variant`` (a :class:`CatalogueVariant`) gets the rest from
+    it and from the written provider it derives from: its ``name``, its front ends (the written
+    pack's, under the variant's name), its ``attestation``, its ``template_digest`` and its
+    ``catalogue``. Such a class holds nothing else but the world loader of its record."""
 
     catalogue: ClassVar[Catalogue[Any]]
+    variant: ClassVar[CatalogueVariant]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        declared = cls.__dict__.get("variant")
+        if declared is None:  # a subclass of a variant (a test's, a benchmark's) keeps its own
+            return
+        written: FrontEnds = getattr(cls, "front_ends")  # noqa: B009 (the written pack's)
+        derived = {
+            "name": declared.name,
+            "catalogue": declared.catalogue,
+            "front_ends": FrontEnds(declared.name, written.entries),
+            "attestation": declared.attestation(f"{cls.__module__}:{cls.__qualname__}.attestation"),
+            "template_digest": declared.template_digest(),
+        }
+        for attribute, value in derived.items():
+            setattr(cls, attribute, value)
 
     def __init__(self, *args: Any, seed: str | None = None, **kwargs: Any) -> None:
         """``seed``: the submission seed of the fresh instance to serve (default: the published

@@ -17,7 +17,11 @@
 
 :class:`SqlitePack` is the kit's provider on such a record: a pack states its template, its
 app's store over an episode's file and its domain, and each episode is a fresh copy judged by
-:class:`SqliteOracle` (its files kept in :class:`EpisodeFiles`, one folder per provider).
+:class:`SqliteOracle` (its files kept in :class:`EpisodeFiles`, one folder per provider). A
+pack serving a generated catalogue, whose tasks each have a world of their own, adds
+:class:`SqliteWorlds`: each episode copies its task's world file (:class:`WorldTemplate`,
+written by :func:`seed_database` from the world's seed state) and the audit probes each task
+on its own world.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
 from effectbench.changes import AllowedChange, Table, allowed_by_contract
@@ -52,14 +56,19 @@ __all__ = [
     "FileBench",
     "SqliteOracle",
     "SqlitePack",
+    "SqliteWorlds",
     "Template",
+    "World",
+    "WorldTemplate",
     "attack_file",
     "audit",
     "audit_bench",
     "read_database",
     "scratch_base",
     "scratch_dir",
+    "seed_database",
     "sweep_scratch",
+    "world_template",
     "write_file",
 ]
 
@@ -408,3 +417,128 @@ class SqlitePack(RecordPack):
                 )
             finally:
                 store.close()
+
+
+def seed_database(conn: sqlite3.Connection, seed: Mapping[str, Any]) -> None:
+    """Write a seed state into an empty database: ``seed["schema"]`` (a script), then every
+    other entry's rows into the table it names, in order, in one transaction."""
+    conn.executescript(seed["schema"])
+    conn.execute("BEGIN")
+    for table, rows in seed.items():
+        if table != "schema" and rows:
+            marks = ", ".join("?" * len(rows[0]))
+            conn.executemany(f"INSERT INTO {_quoted(table)} VALUES ({marks})", rows)
+    conn.execute("COMMIT")
+
+
+class World(Protocol):
+    """A generated task's own record (:mod:`.catalogue`): its seed state and its identity."""
+
+    @property
+    def digest(self) -> str:
+        """The identity of the world's seed state."""
+        ...
+
+    def seed(self) -> Mapping[str, Any]:
+        """The whole seed state: the schema, then every table's rows (:func:`seed_database`)."""
+        ...
+
+
+class WorldTemplate(Template):
+    """One task's seed file: its world's seed state (:class:`World`), built once per process
+    in a folder of world files of its own and copied per episode."""
+
+    def __init__(self, world: World) -> None:
+        super().__init__("worlds", lambda conn: seed_database(conn, world.seed()))
+        self.world = world
+
+    def path(self) -> Path:
+        """Return this process's file of the world, building it on first use."""
+        with self._lock:
+            path = _WORLD_FOLDER.get() / f"{self.world.digest.removeprefix('sha256:')[:24]}.sqlite"
+            if self._path != path or not path.exists():
+                partial = path.with_suffix(".part")
+                partial.unlink(missing_ok=True)
+                conn = sqlite3.connect(partial, isolation_level=None)
+                try:
+                    self._build(conn)
+                finally:
+                    conn.close()
+                partial.replace(path)
+                self._path = path
+            return path
+
+
+class _WorldFolder:
+    """This process's folder of world files, made on first use and removed at exit."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._path: Path | None = None
+
+    def get(self) -> Path:
+        with self._lock:
+            if self._path is None or not self._path.exists():
+                self._path = process_scratch_dir("effectbench-worlds-")
+            return self._path
+
+
+_WORLD_FOLDER = _WorldFolder()
+_WORLDS: dict[str, WorldTemplate] = {}
+_WORLDS_LOCK = threading.Lock()
+
+
+def world_template(definition: Any) -> WorldTemplate:
+    """Return the seed file of ``definition``'s world (one per world and process)."""
+    with _WORLDS_LOCK:
+        key = definition.world.digest
+        if key not in _WORLDS:
+            _WORLDS[key] = WorldTemplate(definition.world)
+        return _WORLDS[key]
+
+
+class SqliteWorlds:
+    """What an :class:`SqlitePack` whose generated tasks each have a world of their own
+    (:class:`World`, as ``definition.world``) does otherwise (a mixin, listed before the pack):
+    an episode starts from a copy of *its task's* world file, the initial state is that
+    world's, and the adversarial audit probes each task on copies of its own world."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._initial_by_world: dict[str, dict[str, Table]] = {}
+        super().__init__(*args, **kwargs)
+
+    def run_audit(self, oracle_factory: Any) -> dict[str, AuditResult]:
+        """The live adversarial audit, each task on its own world (once per process and
+        oracle; a task not yet audited, as the sequestered split's once its secret is set, is
+        audited then)."""
+        pack: Any = self
+        return pack.attestation.results(  # type: ignore[no-any-return]
+            oracle_factory, pack.definitions(), lambda tasks: self._probe(tasks, oracle_factory)
+        )
+
+    def _probe(
+        self, definitions: Sequence[Any], oracle_factory: Callable[..., Any]
+    ) -> dict[str, AuditResult]:
+        folder = scratch_dir("effectbench-worlds-audit-")
+        try:
+            results: dict[str, AuditResult] = {}
+            for d in definitions:
+                bench = FileBench(world_template(d), folder, oracle_factory)
+                results |= run_probes(bench, self.plan, list(iter_tasks([d])))  # type: ignore[attr-defined]
+            return results
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def initial_tables(self, task: TaskSpec, params: Mapping[str, Any]) -> dict[str, Table]:
+        """Every table as a fresh episode of ``task`` holds it: its world's."""
+        world = world_template(self.definition(task))  # type: ignore[attr-defined]
+        if world.world.digest not in self._initial_by_world:
+            reading = read_database(world.path())
+            if reading is None:
+                raise RuntimeError(f"the world of {task.task_id} cannot be read")
+            self._initial_by_world[world.world.digest] = reading
+        return dict(self._initial_by_world[world.world.digest])
+
+    def episode_template(self, definition: Any) -> Template:
+        """An episode starts from a copy of its task's world."""
+        return world_template(definition)

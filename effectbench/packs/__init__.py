@@ -159,6 +159,22 @@ def problem(name: str) -> str | None:
     return None
 
 
+def instance_packs() -> list[str]:
+    """Return the installed pack names whose provider draws its tasks from a seed (a generated
+    catalogue, :class:`~effectbench.seam.DrawsInstances`: its class offers ``instantiate``),
+    sorted. Imports the packs' modules and builds none; a pack that cannot be loaded is left
+    out (``effectbench packs`` says why)."""
+    names = []
+    for name in installed():
+        try:
+            factory = pack_class(name)
+        except UsageError:
+            continue
+        if callable(getattr(factory, "instantiate", None)):
+            names.append(name)
+    return names
+
+
 def get_pack(name: str) -> BenchmarkProvider:
     """Return a fresh provider of pack ``name`` (a ``--pack`` name or a suite name)."""
     return pack_class(name)()

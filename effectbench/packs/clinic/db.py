@@ -8,11 +8,10 @@ copy is the initial state of any trial.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from effectbench.hashing import canonical_hash
-from effectbench.kit.sqlite import SCRATCH_ENV, Template, scratch_dir, sweep_scratch
+from effectbench.kit.sqlite import SCRATCH_ENV, Template, scratch_dir, seed_database, sweep_scratch
 
 SCHEMA = """
 CREATE TABLE patients (
@@ -93,16 +92,7 @@ TEMPLATE_DIGEST = canonical_hash(SEED)
 """A stable identity of the template's content (independent of SQLite's file bytes)."""
 
 
-def _build(conn: sqlite3.Connection) -> None:
-    conn.executescript(SCHEMA)
-    conn.execute("BEGIN")
-    conn.executemany("INSERT INTO patients VALUES (?, ?, ?, ?, ?)", PATIENTS)
-    conn.executemany("INSERT INTO encounters VALUES (?, ?, ?, ?, ?, ?)", ENCOUNTERS)
-    conn.executemany("INSERT INTO billing VALUES (?, ?, ?, ?, ?, ?)", BILLING)
-    conn.execute("COMMIT")
-
-
-TEMPLATE = Template("clinic", _build)
+TEMPLATE = Template("clinic", lambda conn: seed_database(conn, SEED))
 """This process's template file, built on first use and copied per episode."""
 template_path = TEMPLATE.path
 provision_copy = TEMPLATE.copy

@@ -22,14 +22,25 @@ secret in ``EFFECTBENCH_SEQUESTERED_SECRET`` (:data:`CATALOGUE`), and is absent 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from effectbench.hashing import canonical_hash, trial_tag
-from effectbench.kit.catalogue import Catalogue, InstanceMark, marked, situation_template
+from effectbench.kit.catalogue import Catalogue
+from effectbench.kit.draws import (
+    Scene,
+    Situation,
+    date,
+    earlier_postings,
+    kind_of_homonym,
+    last_posted,
+    number,
+    template_grid,
+    until,
+)
 from effectbench.kit.faults import normalised
-from effectbench.kit.generate import Draw, Template
+from effectbench.kit.generate import Draw
 from effectbench.packs.clinic import db
 from effectbench.packs.clinic.store import CHARGE_CENTS, Fault
 from effectbench.packs.clinic.tasks import ClinicTask, Patient
@@ -186,56 +197,49 @@ class GeneratedTask(ClinicTask):
 
 # -- drawing a world --------------------------------------------------------------------------
 
-
-def _dob(d: Draw) -> str:
-    return f"{d.integer(1935, 2005)}-{d.integer(1, 12):02d}-{d.integer(1, 28):02d}"
-
-
-def _mrn(d: Draw, taken: set[int], mark: InstanceMark | None = None) -> tuple[str, int]:
-    while True:
-        n = d.integer(300, 989)
-        if n not in taken and n not in _TAKEN_SUFFIXES:
-            taken.add(n)
-            return f"M-0{n}{mark.digits if mark else ''}", n
+Chart = tuple[str, str, str, str, str]
 
 
 @dataclass
-class _Scene:
+class _Scene(Scene):
     """The task's neighbourhood while it is drawn."""
 
-    d: Draw
-    mark: InstanceMark | None = None
-    """A fresh instance's mark (None for the public and sequestered seeds)."""
     taken: set[int] = field(default_factory=set)
-    patients: list[tuple[str, str, str, str, str]] = field(default_factory=list)
+    patients: list[Chart] = field(default_factory=list)
     encounters: list[tuple[int, str, str, str, str, str | None]] = field(default_factory=list)
     billing: list[tuple[int, str, int | None, str, str, int]] = field(default_factory=list)
 
     def person(self, avoid: set[str]) -> tuple[str, str]:
-        while True:
-            given, family = self.d.choice(GIVEN), self.d.choice(FAMILY)
-            if given not in avoid and family not in avoid:
-                avoid |= {given, family}
-                return given, family if self.mark is None else f"{family}-{self.mark.word}"
+        """A given and a family name, neither in ``avoid`` (which takes both)."""
+        given, family = until(
+            lambda: (self.d.choice(GIVEN), self.d.choice(FAMILY)), avoid.isdisjoint
+        )
+        avoid |= {given, family}
+        return given, self.named(family, "-")
 
-    def chart(self, name: str, dob: str, mrn: str) -> tuple[str, str, str, str, str]:
+    def dob(self) -> str:
+        return date(self.d, 1935, 2005)
+
+    def mrn(self) -> str:
+        """A new MRN (``M-0NNN``), unlike the seed's and the task's others."""
+        return f"M-0{number(self.d, 300, 989, self.taken, _TAKEN_SUFFIXES)}{self.digits}"
+
+    def chart(self, name: str, dob: str, mrn: str) -> Chart:
         return (mrn, name, dob, "active", self.d.choice(ALLERGIES))
 
     def encounter(self, eid: int, mrn: str, hidden_note: str | None = None) -> None:
-        note = self.marked(hidden_note or self.d.choice(NOTES))
+        note = self.text(hidden_note or self.d.choice(NOTES))
         status = self.d.choice(("draft", "signed"))
         self.encounters.append((eid, mrn, self.d.choice(TYPES), note, status, None))
 
     def charge(self, mrn: str, enc: int | None) -> None:
         code = self.d.choice(CODES)
-        bid = 4 + len(self.billing) + (self.mark.ids if self.mark else 0)
+        bid = self.id(4 + len(self.billing))
         ref = f"CLM-seed-{mrn.partition('-')[2]}-{bid}"
-        cents = CHARGE_CENTS[code] + (self.mark.cents if self.mark else 0)
-        self.billing.append((bid, mrn, enc, code, ref, cents))
+        self.billing.append((bid, mrn, enc, code, ref, self.cents(CHARGE_CENTS[code])))
 
-    def marked(self, note: str) -> str:
-        """A note text, with the instance's tag when the draw is marked."""
-        return marked(note, self.mark)
+    def world(self) -> World:
+        return World(tuple(self.patients), tuple(self.encounters), tuple(self.billing))
 
 
 @dataclass(frozen=True)
@@ -251,116 +255,153 @@ class _Shape:
     available: bool = False
 
 
-def _draw_task(
-    d: Draw,
-    name: str,
-    split: Split,
-    template: str,
-    category: Category,
-    shape: _Shape,
-    fault: Fault,
-    title: str,
-) -> GeneratedTask:
-    scene = _Scene(d, InstanceMark.of(d.mark))
-    kind = d.choice(shape.kinds)
-    used: set[str] = set()
+@dataclass(frozen=True)
+class _Referred:
+    """The referred patient as drawn."""
+
+    given: str
+    family: str
+    dob: str
+    mrn: str
+
+    @property
+    def full(self) -> str:
+        return f"{self.given} {self.family}"
+
+
+def _referred(scene: _Scene, used: set[str]) -> _Referred:
     given, family = scene.person(used)
-    full = f"{given} {family}"
-    dob = _dob(d)
-    mrn, _ = _mrn(d, scene.taken, scene.mark)
-    facts: dict[str, Any] = {}
+    dob = scene.dob()
+    return _Referred(given, family, dob, scene.mrn())
 
-    homonym_kind: str | None = None
-    if shape.homonym in ("forced", "first"):
-        homonym_kind = d.choice(shape.homonym_kinds)
-    elif shape.homonym == "optional" and d.chance(HOMONYM_RATE):
-        homonym_kind = d.choice(HOMONYMS)
-    elif shape.homonym in ("identical", "stale"):
-        homonym_kind = shape.homonym
-    homonym: tuple[str, str, str, str, str] | None = None
-    if homonym_kind in ("dob", "stale"):
-        other_dob = _dob(d)
-        while other_dob == dob:
-            other_dob = _dob(d)
-        homonym = scene.chart(full, other_dob, _mrn(d, scene.taken, scene.mark)[0])
-    elif homonym_kind == "order":
-        same_dob = d.chance(0.5)
-        homonym = scene.chart(
-            f"{family} {given}", dob if same_dob else _dob(d), _mrn(d, scene.taken, scene.mark)[0]
-        )
+
+def _homonym(
+    scene: _Scene, kind: str | None, who: _Referred, facts: dict[str, Any]
+) -> Chart | None:
+    """The chart of the patient's homonym of ``kind`` (None: no homonym)."""
+    if kind in ("dob", "stale"):
+        other_dob = until(scene.dob, lambda dob: dob != who.dob)
+        return scene.chart(who.full, other_dob, scene.mrn())
+    if kind == "order":
+        same_dob = scene.d.chance(0.5)
         facts["homonym_same_dob"] = same_dob
-    elif homonym_kind == "merged":
-        homonym = scene.chart(full, dob, normalised(mrn))
-    elif homonym_kind == "identical":
-        homonym = scene.chart(full, dob, _mrn(d, scene.taken, scene.mark)[0])
-    facts["homonym"] = homonym_kind or "none"
+        dob = who.dob if same_dob else scene.dob()
+        return scene.chart(f"{who.family} {who.given}", dob, scene.mrn())
+    if kind == "merged":
+        return scene.chart(who.full, who.dob, normalised(who.mrn))
+    if kind == "identical":
+        return scene.chart(who.full, who.dob, scene.mrn())
+    return None
 
-    patient_row = scene.chart(full, dob, mrn)
-    first = shape.homonym == "first" or (homonym is not None and d.chance(HOMONYM_FIRST))
+
+def _list_charts(
+    scene: _Scene, shape: _Shape, patient: Chart, homonym: Chart | None, facts: dict[str, Any]
+) -> None:
+    """The patient's and the homonym's charts, in the order a name lookup lists them (a
+    referral to a merged-away chart finds only the homonym's)."""
+    first = shape.homonym == "first" or (homonym is not None and scene.d.chance(HOMONYM_FIRST))
     if shape.homonym == "stale" and homonym is not None:
         scene.patients.append(homonym)  # the referred chart was merged away into it
     else:
-        rows = [patient_row] + ([homonym] if homonym is not None else [])
+        rows = [patient] + ([homonym] if homonym is not None else [])
         scene.patients.extend(reversed(rows) if first and homonym is not None else rows)
     facts["homonym_first"] = bool(homonym is not None and first)
-    strangers = []
-    for _ in range(2):
-        g, f = scene.person(used)
-        s_mrn = _mrn(d, scene.taken, scene.mark)[0]
-        scene.patients.append(scene.chart(f"{g} {f}", _dob(d), s_mrn))
-        strangers.append(s_mrn)
 
-    # Encounters: a stranger's, the patient's two, another stranger's, maybe a colleague's.
-    base = 300 + 10 * d.integer(0, 68) + (scene.mark.ids if scene.mark else 0)
+
+def _strangers(scene: _Scene, used: set[str]) -> list[str]:
+    """Two other patients' charts; their MRNs."""
+    mrns = []
+    for _ in range(2):
+        given, family = scene.person(used)
+        mrn = scene.mrn()
+        scene.patients.append(scene.chart(f"{given} {family}", scene.dob(), mrn))
+        mrns.append(mrn)
+    return mrns
+
+
+def _encounters(
+    scene: _Scene, shape: _Shape, fault: Fault, mrn: str, strangers: list[str]
+) -> tuple[int, tuple[int, ...]]:
+    """A stranger's encounter, the patient's two, another stranger's, maybe a colleague's:
+    the patient's first encounter id and the ids a stale replica hides."""
+    base = scene.id(300 + 10 * scene.d.integer(0, 68))
     scene.encounter(base - 1, strangers[0])
     if shape.homonym != "stale":
         scene.encounter(base, mrn)
         scene.encounter(base + 1, mrn)
     scene.encounter(base + 2, strangers[1])
-    colleague = fault.name == "stale_list" or d.chance(COLLEAGUE_RATE)
-    hidden: tuple[int, ...] = ()
-    if colleague and shape.homonym != "stale":
-        scene.encounter(base + 3, mrn, "added by a colleague after the chart was opened")
-        if fault.name == "stale_list":
-            hidden = (base + 3,)
-    # Charges: strangers', the homonym's; the last one billed is whose account a misrouted
-    # charge hits.
-    billed = [strangers[0]] + ([homonym[0]] if homonym is not None and d.chance(0.5) else [])
-    if d.chance(0.5):
-        billed.reverse()
+    colleague = fault.name == "stale_list" or scene.d.chance(COLLEAGUE_RATE)
+    if not colleague or shape.homonym == "stale":
+        return base, ()
+    scene.encounter(base + 3, mrn, "added by a colleague after the chart was opened")
+    return base, (base + 3,) if fault.name == "stale_list" else ()
+
+
+def _charges(scene: _Scene, stranger: str, homonym: Chart | None, facts: dict[str, Any]) -> None:
+    """Earlier charges: a stranger's, maybe the homonym's (the last one billed is whose account
+    a misrouted charge hits)."""
+    billed = earlier_postings(scene.d, stranger, None if homonym is None else homonym[0])
     for who in billed:
         scene.charge(who, None)
-    facts["last_billed"] = (
-        "homonym" if homonym is not None and billed[-1] == homonym[0] else "stranger"
-    )
+    facts["last_billed"] = last_posted(billed, None if homonym is None else homonym[0])
 
-    encounter_id: int | None = None
-    if kind == "edit":
-        encounter_id = d.choice((base, base + 1))
-        facts["edit_target"] = "first" if encounter_id == base else "second"
+
+def _edit_target(d: Draw, kind: str, base: int, facts: dict[str, Any]) -> int | None:
+    """The encounter an edit names (one of the patient's two)."""
+    if kind != "edit":
+        return None
+    encounter_id: int = d.choice((base, base + 1))
+    facts["edit_target"] = "first" if encounter_id == base else "second"
+    return encounter_id
+
+
+def _settle(d: Draw, fault: Fault, hidden: tuple[int, ...], patient: Chart) -> Fault:
+    """The fault's parameters that depend on the world: where a wrong-row edit lands, which
+    encounters a stale replica hides, the stale value a concurrent update is lost to."""
     if fault.name == "wrong_row":
-        fault = Fault("wrong_row", row_offset=d.choice((-1, 1)))
+        return Fault("wrong_row", row_offset=d.choice((-1, 1)))
     if fault.name == "stale_list":
-        fault = Fault("stale_list", replica_hidden=hidden)
+        return Fault("stale_list", replica_hidden=hidden)
     if fault.name == "stale_allergies":  # the stale value differs from what the chart holds
-        current = patient_row[2] if fault.stale_field == "dob" else patient_row[4]
-        stale = current
-        while stale == current:
-            stale = _dob(d) if fault.stale_field == "dob" else d.choice(ALLERGIES)
-        fault = Fault("stale_allergies", stale_allergies=stale, stale_field=fault.stale_field)
-    shown_mrn = mrn if shape.homonym != "identical" else ""
-    refer = Patient(full, dob, shown_mrn)
-    same_dob_homonym = homonym is not None and homonym[2] == dob
-    show_mrn = (
-        shape.homonym in ("stale", "identical") or same_dob_homonym or d.chance(MRN_SHOWN_RATE)
+        dob = fault.stale_field == "dob"
+        current = patient[2] if dob else patient[4]
+        stale = until(
+            lambda: date(d, 1935, 2005) if dob else d.choice(ALLERGIES), lambda v: v != current
+        )
+        return Fault("stale_allergies", stale_allergies=stale, stale_field=fault.stale_field)
+    return fault
+
+
+def _draw_task(
+    d: Draw, name: str, split: Split, fault: Fault, situation: Situation[_Shape]
+) -> GeneratedTask:
+    shape = situation.shape
+    scene: _Scene = _Scene.of(d)
+    kind = d.choice(shape.kinds)
+    used: set[str] = set()
+    who = _referred(scene, used)
+    facts: dict[str, Any] = {}
+    homonym_kind = kind_of_homonym(d, shape.homonym, shape.homonym_kinds, HOMONYMS, HOMONYM_RATE)
+    homonym = _homonym(scene, homonym_kind, who, facts)
+    facts["homonym"] = homonym_kind or "none"
+    patient = scene.chart(who.full, who.dob, who.mrn)
+    _list_charts(scene, shape, patient, homonym, facts)
+    strangers = _strangers(scene, used)
+    base, hidden = _encounters(scene, shape, fault, who.mrn, strangers)
+    _charges(scene, strangers[0], homonym, facts)
+    encounter_id = _edit_target(d, kind, base, facts)
+    fault = _settle(d, fault, hidden, patient)
+    told = shape.homonym in ("stale", "identical") or (
+        homonym is not None and homonym[2] == who.dob
     )
+    show_mrn = told or d.chance(MRN_SHOWN_RATE)
     declared = not d.chance(UNDECLARED_RATE)
     return GeneratedTask(
         name=name,
-        title=title,
-        category=category,
+        title=situation.title,
+        category=situation.category,
         kind=kind,
-        patient=refer,
+        patient=Patient(who.full, who.dob, who.mrn if shape.homonym != "identical" else ""),
         encounter_type=d.choice(TYPES),
         available=shape.available,
         fault=fault,
@@ -368,9 +409,9 @@ def _draw_task(
         split=split,
         charge_code=d.choice(CODES),
         encounter_id=encounter_id,
-        template=template,
-        world=World(tuple(scene.patients), tuple(scene.encounters), tuple(scene.billing)),
-        note_stem=scene.marked(d.choice(NOTES)),
+        template=situation.name,
+        world=scene.world(),
+        note_stem=scene.text(d.choice(NOTES)),
         show_mrn=show_mrn,
         facts=tuple(sorted(facts.items())),
     )
@@ -384,106 +425,79 @@ def _stale_demographics(d: Draw) -> Fault:
 CLEAN = Fault()
 """No fault: a control's save path."""
 
-
-def _template(
-    name: str,
-    category: Category,
-    title: str,
-    shape: _Shape,
-    fault: Fault | Callable[[Draw], Fault] = CLEAN,
-) -> Template[GeneratedTask]:
-    def build(d: Draw, task_name: str, split: Split, settled: Fault) -> GeneratedTask:
-        return _draw_task(d, task_name, split, name, category, shape, settled, title)
-
-    return situation_template(name, category, title, build, fault)
-
-
-C = Category
+C, S = Category, Situation
 DRAFT, SIGN, EDIT = ("draft",), ("sign",), ("edit",)
-TEMPLATES: tuple[Template[GeneratedTask], ...] = (
-    _template("clean_draft", C.CONTROL, "Clean draft save (control)",
-              _Shape(DRAFT, available=True)),
-    _template("clean_sign", C.CONTROL, "Sign and bill (control)", _Shape(SIGN, available=True)),
-    _template("clean_edit", C.CONTROL, "Edit an encounter note (control)",
-              _Shape(EDIT, available=True)),
-    _template("idempotent_sign", C.CONTROL,
-              "Re-posted sign de-duplicated on the idempotency key (control)",
-              _Shape(SIGN, available=True), Fault("idempotent")),
-    _template("homonym_resolved", C.CONTROL, "Homonym charts, the app resolves by MRN (control)",
-              _Shape(homonym="forced", available=True)),
-    _template("refusal_stale", C.CONTROL,
-              "Referral names a merged-away chart: halt (refusal control)",
-              _Shape(homonym="stale")),
-    _template("refusal_ambiguous", C.CONTROL,
-              "Two identical charts, no MRN: halt (refusal control)", _Shape(homonym="identical")),
-    _template("partial_draft", C.C1_PARTIAL_SAVE, "Partial save drops the note",
-              _Shape(DRAFT), Fault("partial")),
-    _template("partial_sign", C.C1_PARTIAL_SAVE, "Partial save of a signed encounter drops a field",
-              _Shape(SIGN),
-              lambda d: Fault("partial", dropped=d.choice(("note", "charge_code", "status")))),
-    _template("duplicate_draft", C.C2_DUPLICATE_SUBMISSION, "Auto-resubmit stores the draft again",
-              _Shape(DRAFT), lambda d: Fault("duplicate", copies=d.choice((2, 3)))),
-    _template("duplicate_sign", C.C2_DUPLICATE_SUBMISSION,
-              "Auto-resubmit stores the signed encounter and its charge again",
-              _Shape(SIGN), lambda d: Fault("duplicate", copies=d.choice((2, 3)),
-                                            resubmit=d.choice(("exact", "draft")))),
-    _template("optimistic_rollback", C.C3_OPTIMISTIC_THEN_REJECT,
-              "Success painted, then the commit is rolled back", _Shape(), Fault("optimistic")),
-    _template("commit_then_timeout", C.C3_OPTIMISTIC_THEN_REJECT,
-              "Committed, then the request times out", _Shape(available=True), Fault("timeout")),
-    _template("session_expired", C.C3_OPTIMISTIC_THEN_REJECT, "Session expired, nothing persisted",
-              _Shape(), Fault("session")),
-    _template("validation_reject", C.C3_OPTIMISTIC_THEN_REJECT,
-              "Server rejects the encounter, citing a rule", _Shape(),
-              lambda d: Fault("validation", rejection=d.choice(REJECTIONS))),
-    _template("stale_encounter_list", C.C4_STALE_OVERWRITE,
-              "Stale chart replica: the save wipes a colleague's encounter", _Shape(),
-              Fault("stale_list")),
-    _template("stale_demographics", C.C4_STALE_OVERWRITE,
-              "Stale demographics written back: a concurrent update is lost", _Shape(),
-              _stale_demographics),
-    _template("double_click", C.C5_DOUBLE_DELIVERED_INPUT,
-              "One click delivered twice writes the encounter again", _Shape(),
-              lambda d: Fault("double_delivery", copies=d.choice((2, 3)))),
-    _template("double_charge", C.C5_DOUBLE_DELIVERED_INPUT,
-              "One click delivered twice: encounter de-duplicated, charge posted twice",
-              _Shape(SIGN), Fault("double_charge")),
-    _template("homonym_dob", C.C6_WRONG_RECORD_HOMONYM,
-              "Save lands on a same-name chart with another birth date",
-              _Shape(homonym="first", homonym_kinds=("dob",)), Fault("homonym_name")),
-    _template("homonym_order", C.C6_WRONG_RECORD_HOMONYM,
-              "Save lands on a chart keyed with the names in the other order",
-              _Shape(homonym="first", homonym_kinds=("order",)),
-              Fault("homonym_name", name_match="any_order")),
-    _template("homonym_merged_mrn", C.C6_WRONG_RECORD_HOMONYM,
-              "Save lands on a same-name chart with a confusable MRN",
-              _Shape(homonym="forced", homonym_kinds=("merged",)), Fault("mrn_normalized")),
-    _template("noop_green", C.C7_SILENT_NOOP_WRONG_TARGET,
-              "Green banner, the save reaches no table", _Shape(), Fault("noop")),
-    _template("wrong_encounter_edit", C.C7_SILENT_NOOP_WRONG_TARGET,
-              "The edit lands on a neighbouring encounter", _Shape(EDIT),
-              Fault("wrong_row")),
-    _template("charge_wrong_patient", C.C7_SILENT_NOOP_WRONG_TARGET,
-              "The charge lands on the last billed patient's account", _Shape(SIGN),
-              Fault("charge_wrong_patient")),
-    _template("noop_edit", C.C7_SILENT_NOOP_WRONG_TARGET, "Green banner, the edit reaches no table",
-              _Shape(EDIT), Fault("noop_edit")),
+GRID: tuple[Situation[_Shape], ...] = (
+    S("clean_draft", C.CONTROL, "Clean draft save (control)", 12, _Shape(DRAFT, available=True)),
+    S("clean_sign", C.CONTROL, "Sign and bill (control)", 12, _Shape(SIGN, available=True)),
+    S("clean_edit", C.CONTROL, "Edit an encounter note (control)", 10,
+      _Shape(EDIT, available=True)),
+    S("idempotent_sign", C.CONTROL,
+      "Re-posted sign de-duplicated on the idempotency key (control)", 8,
+      _Shape(SIGN, available=True), Fault("idempotent")),
+    S("homonym_resolved", C.CONTROL, "Homonym charts, the app resolves by MRN (control)", 12,
+      _Shape(homonym="forced", available=True)),
+    S("refusal_stale", C.CONTROL, "Referral names a merged-away chart: halt (refusal control)", 9,
+      _Shape(homonym="stale")),
+    S("refusal_ambiguous", C.CONTROL, "Two identical charts, no MRN: halt (refusal control)", 9,
+      _Shape(homonym="identical")),
+    S("partial_draft", C.C1_PARTIAL_SAVE, "Partial save drops the note", 16, _Shape(DRAFT),
+      Fault("partial")),
+    S("partial_sign", C.C1_PARTIAL_SAVE, "Partial save of a signed encounter drops a field", 16,
+      _Shape(SIGN),
+      lambda d: Fault("partial", dropped=d.choice(("note", "charge_code", "status")))),
+    S("duplicate_draft", C.C2_DUPLICATE_SUBMISSION, "Auto-resubmit stores the draft again", 16,
+      _Shape(DRAFT), lambda d: Fault("duplicate", copies=d.choice((2, 3)))),
+    S("duplicate_sign", C.C2_DUPLICATE_SUBMISSION,
+      "Auto-resubmit stores the signed encounter and its charge again", 16,
+      _Shape(SIGN), lambda d: Fault("duplicate", copies=d.choice((2, 3)),
+                                    resubmit=d.choice(("exact", "draft")))),
+    S("optimistic_rollback", C.C3_OPTIMISTIC_THEN_REJECT,
+      "Success painted, then the commit is rolled back", 8, _Shape(), Fault("optimistic")),
+    S("commit_then_timeout", C.C3_OPTIMISTIC_THEN_REJECT, "Committed, then the request times out",
+      8, _Shape(available=True), Fault("timeout")),
+    S("session_expired", C.C3_OPTIMISTIC_THEN_REJECT, "Session expired, nothing persisted", 8,
+      _Shape(), Fault("session")),
+    S("validation_reject", C.C3_OPTIMISTIC_THEN_REJECT,
+      "Server rejects the encounter, citing a rule", 8, _Shape(),
+      lambda d: Fault("validation", rejection=d.choice(REJECTIONS))),
+    S("stale_encounter_list", C.C4_STALE_OVERWRITE,
+      "Stale chart replica: the save wipes a colleague's encounter", 16, _Shape(),
+      Fault("stale_list")),
+    S("stale_demographics", C.C4_STALE_OVERWRITE,
+      "Stale demographics written back: a concurrent update is lost", 16, _Shape(),
+      _stale_demographics),
+    S("double_click", C.C5_DOUBLE_DELIVERED_INPUT,
+      "One click delivered twice writes the encounter again", 16, _Shape(),
+      lambda d: Fault("double_delivery", copies=d.choice((2, 3)))),
+    S("double_charge", C.C5_DOUBLE_DELIVERED_INPUT,
+      "One click delivered twice: encounter de-duplicated, charge posted twice", 16,
+      _Shape(SIGN), Fault("double_charge")),
+    S("homonym_dob", C.C6_WRONG_RECORD_HOMONYM,
+      "Save lands on a same-name chart with another birth date", 11,
+      _Shape(homonym="first", homonym_kinds=("dob",)), Fault("homonym_name")),
+    S("homonym_order", C.C6_WRONG_RECORD_HOMONYM,
+      "Save lands on a chart keyed with the names in the other order", 11,
+      _Shape(homonym="first", homonym_kinds=("order",)),
+      Fault("homonym_name", name_match="any_order")),
+    S("homonym_merged_mrn", C.C6_WRONG_RECORD_HOMONYM,
+      "Save lands on a same-name chart with a confusable MRN", 10,
+      _Shape(homonym="forced", homonym_kinds=("merged",)), Fault("mrn_normalized")),
+    S("noop_green", C.C7_SILENT_NOOP_WRONG_TARGET, "Green banner, the save reaches no table", 8,
+      _Shape(), Fault("noop")),
+    S("wrong_encounter_edit", C.C7_SILENT_NOOP_WRONG_TARGET,
+      "The edit lands on a neighbouring encounter", 8, _Shape(EDIT), Fault("wrong_row")),
+    S("charge_wrong_patient", C.C7_SILENT_NOOP_WRONG_TARGET,
+      "The charge lands on the last billed patient's account", 8, _Shape(SIGN),
+      Fault("charge_wrong_patient")),
+    S("noop_edit", C.C7_SILENT_NOOP_WRONG_TARGET, "Green banner, the edit reaches no table", 8,
+      _Shape(EDIT), Fault("noop_edit")),
 )  # fmt: skip
-"""Every template of the clinic, in catalogue order."""
+"""Every template of the clinic, in catalogue order, with its dev count: 296 tasks (72
+controls, 32 per category)."""
+TEMPLATES, DEV_COUNTS = template_grid(_draw_task, GRID, CLEAN)
+"""The templates of :data:`GRID`, and how many tasks each draws for the dev split."""
 
-DEV_COUNTS: dict[str, int] = {
-    "clean_draft": 12, "clean_sign": 12, "clean_edit": 10, "idempotent_sign": 8,
-    "homonym_resolved": 12, "refusal_stale": 9, "refusal_ambiguous": 9,
-    "partial_draft": 16, "partial_sign": 16,
-    "duplicate_draft": 16, "duplicate_sign": 16,
-    "optimistic_rollback": 8, "commit_then_timeout": 8, "session_expired": 8,
-    "validation_reject": 8,
-    "stale_encounter_list": 16, "stale_demographics": 16,
-    "double_click": 16, "double_charge": 16,
-    "homonym_dob": 11, "homonym_order": 11, "homonym_merged_mrn": 10,
-    "noop_green": 8, "wrong_encounter_edit": 8, "charge_wrong_patient": 8, "noop_edit": 8,
-}  # fmt: skip
-"""How many tasks each template draws for the dev split: 296 (72 controls, 32 per category)."""
 CATALOGUE: Catalogue[GeneratedTask] = Catalogue(
     f"{__name__} v{GENERATOR_VERSION}", TEMPLATES, DEV_COUNTS, DEV_SEED
 )

@@ -28,25 +28,13 @@ sequestered splits carry no mark.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from psycopg import sql
 
-from effectbench.api import (
-    Catalogue,
-    Category,
-    Draw,
-    InstanceMark,
-    Split,
-    Template,
-    canonical_hash,
-    marked,
-    situation_template,
-    trial_tag,
-)
+from effectbench.api import Catalogue, Category, Draw, Split, canonical_hash, draws, trial_tag
 from effectbench_ticketing import db
 from effectbench_ticketing.colleague import ConcurrentWrite
 from effectbench_ticketing.store import DROPPABLE, Fault
@@ -119,7 +107,9 @@ UNDECLARED_RATE = 0.15
 """How often a task's effect contract is not told to the agent (in every category)."""
 LEADING_ZERO_RATE = 0.3
 """How often a requester's code has a leading zero (always where a merged code is drawn)."""
-_SEED_CODES = frozenset(c[0] for c in db.CUSTOMERS)
+_SEED_NUMBERS = frozenset(int(c[0].removeprefix("C-")) for c in db.CUSTOMERS)
+"""The numbers of the desk's seed account codes (``C-N`` or ``C-0N``): no drawn code takes one,
+in either form."""
 CODES = (2000, 8999)
 """The numbers of drawn account codes (``C-2000`` to ``C-8999``)."""
 ZERO_CODES = (200, 899)
@@ -245,12 +235,10 @@ def _slug(name: str) -> str:
 
 
 @dataclass
-class _Scene:
+class _Scene(draws.Scene):
     """The task's neighbourhood while it is drawn."""
 
-    d: Draw
-    mark: InstanceMark | None = None
-    """A fresh instance's mark (None for the public and sequestered seeds)."""
+    clearance = ID_CLEARANCE
     names: set[str] = field(default_factory=set)
     codes: set[int] = field(default_factory=set)
     customers: list[Row] = field(default_factory=list)
@@ -259,37 +247,22 @@ class _Scene:
     credits: list[Row] = field(default_factory=list)
 
     def company(self) -> str:
-        while True:
-            name = f"{self.d.choice(FIRST)} {self.d.choice(SECOND)}"
-            if name not in self.names:
-                self.names.add(name)
-                return name if self.mark is None else f"{name} {self.mark.word}"
+        name = draws.until(
+            lambda: f"{self.d.choice(FIRST)} {self.d.choice(SECOND)}",
+            lambda name: name not in self.names,
+        )
+        self.names.add(name)
+        return self.named(name, " ")
 
     def code(self, lo: int, hi: int, *, zero: bool = False) -> str:
         """A new account code ``C-N`` (``C-0N`` with ``zero``), N in ``[lo, hi]``, unlike any
         other code of the record (in either form), then the mark's digits."""
-        while True:
-            n = self.d.integer(lo, hi)
-            if n not in self.codes and {f"C-{n}", f"C-0{n}"}.isdisjoint(_SEED_CODES):
-                self.codes.add(n)
-                return f"C-0{n}{self.digits}" if zero else f"C-{n}{self.digits}"
-
-    @property
-    def digits(self) -> str:
-        """What follows a code's number ("" unmarked)."""
-        return "" if self.mark is None else self.mark.digits
+        n = draws.number(self.d, lo, hi, self.codes, _SEED_NUMBERS)
+        return f"C-0{n}{self.digits}" if zero else f"C-{n}{self.digits}"
 
     def number(self, code: str) -> int:
         """The drawn number of ``code`` (the mark's digits left out)."""
         return int(code.partition("-")[2].removesuffix(self.digits))
-
-    def id(self, number: int) -> int:
-        """A world row's id: ``number``, moved by the mark's offset."""
-        return number if self.mark is None else number + ID_CLEARANCE + self.mark.ids
-
-    def text(self, text: str) -> str:
-        """A drawn text, with the instance's tag when the draw is marked."""
-        return marked(text, self.mark)
 
     def account(self, code: str, name: str, domain: str, status: str = "active") -> Row:
         contact = f"{self.d.choice(('it', 'ops', 'desk', 'help'))}@{domain}"
@@ -304,8 +277,13 @@ class _Scene:
     def credit(self, code: str, ticket: int) -> None:
         sla, _, cents = db.SLA_PLANS[self.d.integer(0, len(db.SLA_PLANS) - 1)]
         cid = self.id(4 + len(self.credits))
-        cents += 0 if self.mark is None else self.mark.cents
-        self.credits.append((cid, code, ticket, sla, f"CR-seed-{code.partition('-')[2]}", cents))
+        ref = f"CR-seed-{code.partition('-')[2]}"
+        self.credits.append((cid, code, ticket, sla, ref, self.cents(cents)))
+
+    def world(self) -> World:
+        return World(
+            tuple(self.customers), tuple(self.tickets), tuple(self.comments), tuple(self.credits)
+        )
 
 
 @dataclass(frozen=True)
@@ -323,9 +301,13 @@ class _Shape:
     """``ticket`` or ``account``: the record a colleague changes while the agent has it open."""
 
 
-def _homonym(scene: _Scene, kind: str, name: str, domain: str, code: str, first: bool) -> Row:
-    """The same-name account of ``kind``; ``first`` gives it the lower code (where a lookup by
-    name lands)."""
+def _other(scene: _Scene, name: str) -> str:
+    return f"{_slug(name)}{scene.d.choice(REGIONS)}.example"
+
+
+def _near(scene: _Scene, kind: str, name: str, domain: str, code: str, first: bool) -> Row:
+    """The same-name account of ``kind`` (``domain``, ``closed`` or ``merged``); ``first``
+    gives it the lower code (where a lookup by name lands)."""
     if kind == "merged":
         return scene.account(f"C-{code.removeprefix('C-0')}", name, domain)
     number, zero = scene.number(code), code.startswith("C-0")
@@ -340,42 +322,28 @@ def _homonym(scene: _Scene, kind: str, name: str, domain: str, code: str, first:
     return scene.account(other, name, _other(scene, name) if kind == "domain" else domain)
 
 
-def _other(scene: _Scene, name: str) -> str:
-    return f"{_slug(name)}{scene.d.choice(REGIONS)}.example"
+def _homonym(
+    scene: _Scene, kind: str | None, me: Row, first: bool, facts: dict[str, Any]
+) -> Row | None:
+    """The requester's same-name account of ``kind`` (None: none)."""
+    code, company, domain = me[0], me[1], me[2]
+    facts["homonym"] = kind or "none"
+    if kind == "identical":
+        return scene.account(scene.code(*CODES), company, domain)
+    if kind == "stale":  # the request's account was merged into this one
+        return scene.account(scene.code(*CODES), company, _other(scene, company))
+    if kind is None:
+        return None
+    homonym = _near(scene, kind, company, domain, code, first)
+    if kind in ("domain", "closed"):
+        facts["homonym_first"] = homonym[0] < code
+    return homonym
 
 
-def _draw_task(
-    d: Draw, name: str, split: Split, fault: Fault, *, template: str, category: Category,
-    shape: _Shape, title: str,
-) -> GeneratedTask:  # fmt: skip
-    scene = _Scene(d, InstanceMark.of(d.mark))
-    kind = d.choice(shape.kinds)
-    company = scene.company()
-    domain = f"{_slug(company)}.example"
-    facts: dict[str, Any] = {}
-    homonym_kind: str | None = None
-    if shape.homonym == "forced":
-        homonym_kind = d.choice(shape.homonym_kinds)
-    elif shape.homonym in ("identical", "stale"):
-        homonym_kind = shape.homonym
-    elif shape.homonym == "optional" and d.chance(HOMONYM_RATE):
-        homonym_kind = d.choice(HOMONYMS)
-    zero = homonym_kind == "merged" or d.chance(LEADING_ZERO_RATE)
-    code = scene.code(*(ZERO_CODES if zero else CODES), zero=zero)
-    # A forced homonym is the one a lookup by name finds first; elsewhere its place is drawn.
-    first = shape.homonym == "forced" or d.chance(0.5)
-    me = scene.account(code, company, domain)
-    homonym: Row | None = None
-    if homonym_kind in ("domain", "closed", "merged"):
-        homonym = _homonym(scene, homonym_kind, company, domain, code, first)
-    elif homonym_kind == "identical":
-        homonym = scene.account(scene.code(*CODES), company, domain)
-    elif homonym_kind == "stale":  # the request's account was merged into this one
-        homonym = scene.account(scene.code(*CODES), company, _other(scene, company))
-    facts["homonym"] = homonym_kind or "none"
-    if homonym_kind in ("domain", "closed"):
-        facts["homonym_first"] = homonym is not None and homonym[0] < code
-    if homonym_kind != "stale":
+def _accounts(scene: _Scene, me: Row, homonym: Row | None, kind: str | None) -> list[str]:
+    """The requester's account (unless merged away), the homonym's and two strangers'; the
+    strangers' codes."""
+    if kind != "stale":
         scene.customers.append(me)
     if homonym is not None:
         scene.customers.append(homonym)
@@ -385,76 +353,124 @@ def _draw_task(
         row = scene.account(scene.code(*CODES), other, f"{_slug(other)}.example")
         scene.customers.append(row)
         strangers.append(row[0])
+    return strangers
 
-    # Tickets: a stranger's, the requester's two, another stranger's (a reassignment that
-    # misses its ticket by one lands on a neighbour either way).
-    owner = homonym[0] if homonym_kind == "stale" and homonym is not None else code
-    base = scene.id(600 + 5 * d.integer(0, 70))
+
+def _tickets(scene: _Scene, owner: str, strangers: list[str]) -> tuple[int, list[Row]]:
+    """A stranger's ticket, the requester's two, another stranger's (a reassignment that
+    misses its ticket by one lands on a neighbour either way): the first id, the requester's."""
+    base = scene.id(600 + 5 * scene.d.integer(0, 70))
     scene.ticket(base - 1, strangers[0])
     mine = [scene.ticket(base, owner), scene.ticket(base + 1, owner)]
     scene.ticket(base + 2, strangers[1])
-    target = d.choice(mine)
-    if d.chance(0.6):
-        comment = scene.text(d.choice(COMMENTS))
-        scene.comments.append((scene.id(4002), target[0], target[6], comment, True))
-    # Earlier credits: a stranger's, maybe the homonym's; the last one posted is whose account
-    # a misrouted credit hits.
-    credited = [strangers[0]] + ([homonym[0]] if homonym is not None and d.chance(0.5) else [])
-    if d.chance(0.5):
-        credited.reverse()
-    for who in credited:
-        scene.credit(who, base - 1)
-    facts["last_credited"] = (
-        "homonym" if homonym is not None and credited[-1] == homonym[0] else "stranger"
-    )
+    return base, mine
 
-    ticket_id: int | None = None
+
+def _thread(scene: _Scene, mine: list[Row]) -> Row:
+    """The ticket a reassignment names, commented on before more often than not."""
+    target: Row = scene.d.choice(mine)
+    if scene.d.chance(0.6):
+        comment = scene.text(scene.d.choice(COMMENTS))
+        scene.comments.append((scene.id(4002), target[0], target[6], comment, True))
+    return target
+
+
+def _credits(
+    scene: _Scene, stranger: str, homonym: Row | None, ticket: int, facts: dict[str, Any]
+) -> None:
+    """Earlier credits: a stranger's, maybe the homonym's (the last one posted is whose account
+    a misrouted credit hits)."""
+    credited = draws.earlier_postings(scene.d, stranger, None if homonym is None else homonym[0])
+    for who in credited:
+        scene.credit(who, ticket)
+    facts["last_credited"] = draws.last_posted(credited, None if homonym is None else homonym[0])
+
+
+def _assignment(
+    d: Draw, kind: str, target: Row, mine: list[Row], facts: dict[str, Any]
+) -> tuple[int | None, str]:
+    """The ticket a reassignment names and the agent it goes to (any agent but its own)."""
     assignee = d.choice(AGENTS)
+    if kind != "reassign":
+        return None, assignee
+    facts["target"] = "first" if target is mine[0] else "second"
+    return int(target[0]), d.choice([a for a in AGENTS if a != target[6]])
+
+
+def _colleague(
+    d: Draw, shape: _Shape, ticket_id: int | None, target: Row, me: Row, facts: dict[str, Any]
+) -> ConcurrentWrite | None:
+    """What a colleague changes while the agent has the record open (None: nothing)."""
     concurrent: ConcurrentWrite | None = None
-    if kind == "reassign":
-        ticket_id = int(target[0])
-        assignee = d.choice([a for a in AGENTS if a != target[6]])
-        facts["target"] = "first" if target is mine[0] else "second"
     if shape.concurrent == "ticket" and ticket_id is not None:
         concurrent = _colleague_on_ticket(d, target)
     elif shape.concurrent == "account":
         concurrent = _colleague_on_account(d, me)
     if concurrent is not None:
         facts["colleague_sets"] = [c for c, _ in concurrent.changes]
+    return concurrent
+
+
+def _settle(d: Draw, fault: Fault, kind: str) -> tuple[Fault, str]:
+    """The fault's parameters that depend on the task (where a misdirected reassignment lands;
+    a partial save of a ticket without a credit drops its description), and the ticket's
+    priority (a dropped priority shows: never the default)."""
     if fault.name == "wrong_row":
         fault = Fault("wrong_row", row_offset=d.choice((-1, 1)))
-    credit = kind == "credit"
-    if fault.name == "partial" and fault.dropped == "credit" and not credit:
+    if fault.name == "partial" and fault.dropped == "credit" and kind != "credit":
         fault = Fault("partial", dropped="description")
     priority = d.choice(PRIORITIES)
-    if fault.name == "partial" and fault.dropped == "priority":  # a dropped priority shows
+    if fault.name == "partial" and fault.dropped == "priority":
         priority = d.choice(("low", "high", "urgent"))
-    shown = "" if homonym_kind == "identical" else code
+    return fault, priority
+
+
+def _draw_task(
+    d: Draw, name: str, split: Split, fault: Fault, situation: draws.Situation[_Shape]
+) -> GeneratedTask:
+    shape = situation.shape
+    scene: _Scene = _Scene.of(d)
+    kind = d.choice(shape.kinds)
+    company = scene.company()
+    domain = f"{_slug(company)}.example"
+    facts: dict[str, Any] = {}
+    homonym_kind = draws.kind_of_homonym(
+        d, shape.homonym, shape.homonym_kinds, HOMONYMS, HOMONYM_RATE
+    )
+    zero = homonym_kind == "merged" or d.chance(LEADING_ZERO_RATE)
+    code = scene.code(*(ZERO_CODES if zero else CODES), zero=zero)
+    # A forced homonym is the one a lookup by name finds first; elsewhere its place is drawn.
+    first = shape.homonym == "forced" or d.chance(0.5)
+    me = scene.account(code, company, domain)
+    homonym = _homonym(scene, homonym_kind, me, first, facts)
+    strangers = _accounts(scene, me, homonym, homonym_kind)
+    owner = homonym[0] if homonym_kind == "stale" and homonym is not None else code
+    base, mine = _tickets(scene, owner, strangers)
+    target = _thread(scene, mine)
+    _credits(scene, strangers[0], homonym, base - 1, facts)
+    ticket_id, assignee = _assignment(d, kind, target, mine, facts)
+    concurrent = _colleague(d, shape, ticket_id, target, me, facts)
+    fault, priority = _settle(d, fault, kind)
     same_domain = homonym is not None and homonym[2] == domain and homonym_kind != "closed"
     show_code = homonym_kind in ("stale", "identical") or same_domain or d.chance(CODE_SHOWN_RATE)
     return GeneratedTask(
         name=name,
-        title=title,
-        category=category,
+        title=situation.title,
+        category=situation.category,
         kind=kind,
-        customer=Customer(company, domain, shown),
+        customer=Customer(company, domain, "" if homonym_kind == "identical" else code),
         available=shape.available,
         fault=fault,
         declared=not d.chance(UNDECLARED_RATE),
         split=split,
-        subject=d.choice(OUTAGES if credit else SUBJECTS),
+        subject=d.choice(OUTAGES if kind == "credit" else SUBJECTS),
         priority=priority,
         sla_code=d.choice(SLAS),
         ticket_id=ticket_id,
         assignee_id=assignee,
         concurrent=concurrent,
-        template=template,
-        world=World(
-            tuple(scene.customers),
-            tuple(scene.tickets),
-            tuple(scene.comments),
-            tuple(scene.credits),
-        ),  # fmt: skip
+        template=situation.name,
+        world=scene.world(),
         description=scene.text(d.choice(DESCRIPTIONS)),
         show_code=show_code,
         facts=tuple(sorted(facts.items())),
@@ -488,103 +504,79 @@ CLEAN = Fault()
 """No fault: a control's save path."""
 
 
-def _template(
-    name: str, category: Category, title: str, shape: _Shape,
-    fault: Fault | Callable[[Draw], Fault] = CLEAN,
-) -> Template[GeneratedTask]:  # fmt: skip
-    """A template of :data:`TEMPLATES`: its fault (fixed or drawn), then its task."""
-    build = partial(_draw_task, template=name, category=category, shape=shape, title=title)
-    return situation_template(name, category, title, build, fault)
-
-
-C = Category
+C, S = Category, draws.Situation
 OPEN, CREDIT, REASSIGN = ("open",), ("credit",), ("reassign",)
-TEMPLATES: tuple[Template[GeneratedTask], ...] = (
-    _template("clean_open", C.CONTROL, "Clean ticket (control)", _Shape(OPEN, available=True)),
-    _template("clean_credit", C.CONTROL, "Ticket and SLA credit (control)",
-              _Shape(CREDIT, available=True)),
-    _template("clean_reassign", C.CONTROL, "Reassign a ticket (control)",
-              _Shape(REASSIGN, available=True)),
-    _template("idempotent_credit", C.CONTROL,
-              "Re-posted save de-duplicated on the request reference (control)",
-              _Shape(CREDIT, available=True), Fault("idempotent")),
-    _template("homonym_resolved", C.CONTROL,
-              "Same-name accounts, the app resolves by account code (control)",
-              _Shape(homonym="forced", available=True)),
-    _template("refusal_stale", C.CONTROL,
-              "Request names a merged-away account: halt (refusal control)",
-              _Shape(homonym="stale")),
-    _template("refusal_ambiguous", C.CONTROL,
-              "Two identical accounts, no code: halt (refusal control)",
-              _Shape(homonym="identical")),
-    _template("partial_open", C.C1_PARTIAL_SAVE, "Partial save drops a field of the ticket",
-              _Shape(OPEN), lambda d: Fault("partial", dropped=d.choice(("description",
-                                                                         "priority")))),
-    _template("partial_credit", C.C1_PARTIAL_SAVE,
-              "Partial save of an outage ticket drops a field or the credit", _Shape(CREDIT),
-              lambda d: Fault("partial", dropped=d.choice(DROPPABLE))),
-    _template("duplicate_open", C.C2_DUPLICATE_SUBMISSION, "Auto-resubmit opens the ticket again",
-              _Shape(OPEN), lambda d: Fault("duplicate", copies=d.choice((2, 3)))),
-    _template("duplicate_credit", C.C2_DUPLICATE_SUBMISSION,
-              "Auto-resubmit opens the outage ticket and posts its credit again",
-              _Shape(CREDIT), lambda d: Fault("duplicate", copies=d.choice((2, 3)))),
-    _template("optimistic_rollback", C.C3_OPTIMISTIC_THEN_REJECT,
-              "Success painted, then the commit is rolled back", _Shape(), Fault("optimistic")),
-    _template("commit_then_timeout", C.C3_OPTIMISTIC_THEN_REJECT,
-              "Committed, then the request times out", _Shape(available=True), Fault("timeout")),
-    _template("session_expired", C.C3_OPTIMISTIC_THEN_REJECT, "Session expired, nothing persisted",
-              _Shape(), Fault("session")),
-    _template("validation_reject", C.C3_OPTIMISTIC_THEN_REJECT,
-              "Server rejects the ticket, citing a rule", _Shape(),
-              lambda d: Fault("validation", rejection=d.choice(REJECTIONS))),
-    _template("stale_ticket", C.C4_STALE_OVERWRITE,
-              "A colleague changes the ticket; the stale reassignment reverts it",
-              _Shape(REASSIGN, concurrent="ticket"), Fault("stale_priority")),
-    _template("stale_account", C.C4_STALE_OVERWRITE,
-              "A colleague changes the account; the stale ticket form writes it back",
-              _Shape(concurrent="account"), Fault("stale_contact")),
-    _template("double_click", C.C5_DOUBLE_DELIVERED_INPUT,
-              "One click delivered twice or three times opens the ticket again", _Shape(OPEN),
-              lambda d: Fault("double_delivery", copies=d.choice((2, 3)))),
-    _template("double_credit", C.C5_DOUBLE_DELIVERED_INPUT,
-              "One click delivered twice: ticket de-duplicated, credit posted again",
-              _Shape(CREDIT), lambda d: Fault("double_credit", copies=d.choice((2, 3)))),
-    _template("homonym_domain", C.C6_WRONG_RECORD_HOMONYM,
-              "Save lands on a same-name account with another domain",
-              _Shape(homonym="forced", homonym_kinds=("domain",)), Fault("homonym_name")),
-    _template("homonym_closed", C.C6_WRONG_RECORD_HOMONYM,
-              "Save lands on a closed same-name account the search hides",
-              _Shape(homonym="forced", homonym_kinds=("closed",)), Fault("homonym_name")),
-    _template("homonym_code", C.C6_WRONG_RECORD_HOMONYM,
-              "Save lands on a same-name, same-domain account with a confusable code",
-              _Shape(homonym="forced", homonym_kinds=("merged",)), Fault("code_normalized")),
-    _template("noop_green", C.C7_SILENT_NOOP_WRONG_TARGET,
-              "Green banner, the save reaches no table", _Shape(), Fault("noop")),
-    _template("wrong_ticket_reassign", C.C7_SILENT_NOOP_WRONG_TARGET,
-              "The reassignment lands on a neighbouring ticket", _Shape(REASSIGN),
-              Fault("wrong_row")),
-    _template("credit_wrong_customer", C.C7_SILENT_NOOP_WRONG_TARGET,
-              "The credit lands on the last credited account", _Shape(CREDIT),
-              Fault("credit_wrong_customer")),
-    _template("noop_reassign", C.C7_SILENT_NOOP_WRONG_TARGET,
-              "Green banner, the reassignment reaches no table", _Shape(REASSIGN),
-              Fault("noop_reassign")),
+GRID: tuple[draws.Situation[_Shape], ...] = (
+    S("clean_open", C.CONTROL, "Clean ticket (control)", 12, _Shape(OPEN, available=True)),
+    S("clean_credit", C.CONTROL, "Ticket and SLA credit (control)", 12,
+      _Shape(CREDIT, available=True)),
+    S("clean_reassign", C.CONTROL, "Reassign a ticket (control)", 10,
+      _Shape(REASSIGN, available=True)),
+    S("idempotent_credit", C.CONTROL,
+      "Re-posted save de-duplicated on the request reference (control)", 8,
+      _Shape(CREDIT, available=True), Fault("idempotent")),
+    S("homonym_resolved", C.CONTROL,
+      "Same-name accounts, the app resolves by account code (control)", 12,
+      _Shape(homonym="forced", available=True)),
+    S("refusal_stale", C.CONTROL, "Request names a merged-away account: halt (refusal control)",
+      9, _Shape(homonym="stale")),
+    S("refusal_ambiguous", C.CONTROL, "Two identical accounts, no code: halt (refusal control)",
+      9, _Shape(homonym="identical")),
+    S("partial_open", C.C1_PARTIAL_SAVE, "Partial save drops a field of the ticket", 16,
+      _Shape(OPEN), lambda d: Fault("partial", dropped=d.choice(("description", "priority")))),
+    S("partial_credit", C.C1_PARTIAL_SAVE,
+      "Partial save of an outage ticket drops a field or the credit", 16, _Shape(CREDIT),
+      lambda d: Fault("partial", dropped=d.choice(DROPPABLE))),
+    S("duplicate_open", C.C2_DUPLICATE_SUBMISSION, "Auto-resubmit opens the ticket again", 16,
+      _Shape(OPEN), lambda d: Fault("duplicate", copies=d.choice((2, 3)))),
+    S("duplicate_credit", C.C2_DUPLICATE_SUBMISSION,
+      "Auto-resubmit opens the outage ticket and posts its credit again", 16,
+      _Shape(CREDIT), lambda d: Fault("duplicate", copies=d.choice((2, 3)))),
+    S("optimistic_rollback", C.C3_OPTIMISTIC_THEN_REJECT,
+      "Success painted, then the commit is rolled back", 8, _Shape(), Fault("optimistic")),
+    S("commit_then_timeout", C.C3_OPTIMISTIC_THEN_REJECT, "Committed, then the request times out",
+      8, _Shape(available=True), Fault("timeout")),
+    S("session_expired", C.C3_OPTIMISTIC_THEN_REJECT, "Session expired, nothing persisted", 8,
+      _Shape(), Fault("session")),
+    S("validation_reject", C.C3_OPTIMISTIC_THEN_REJECT,
+      "Server rejects the ticket, citing a rule", 8, _Shape(),
+      lambda d: Fault("validation", rejection=d.choice(REJECTIONS))),
+    S("stale_ticket", C.C4_STALE_OVERWRITE,
+      "A colleague changes the ticket; the stale reassignment reverts it", 16,
+      _Shape(REASSIGN, concurrent="ticket"), Fault("stale_priority")),
+    S("stale_account", C.C4_STALE_OVERWRITE,
+      "A colleague changes the account; the stale ticket form writes it back", 16,
+      _Shape(concurrent="account"), Fault("stale_contact")),
+    S("double_click", C.C5_DOUBLE_DELIVERED_INPUT,
+      "One click delivered twice or three times opens the ticket again", 16, _Shape(OPEN),
+      lambda d: Fault("double_delivery", copies=d.choice((2, 3)))),
+    S("double_credit", C.C5_DOUBLE_DELIVERED_INPUT,
+      "One click delivered twice: ticket de-duplicated, credit posted again", 16,
+      _Shape(CREDIT), lambda d: Fault("double_credit", copies=d.choice((2, 3)))),
+    S("homonym_domain", C.C6_WRONG_RECORD_HOMONYM,
+      "Save lands on a same-name account with another domain", 11,
+      _Shape(homonym="forced", homonym_kinds=("domain",)), Fault("homonym_name")),
+    S("homonym_closed", C.C6_WRONG_RECORD_HOMONYM,
+      "Save lands on a closed same-name account the search hides", 11,
+      _Shape(homonym="forced", homonym_kinds=("closed",)), Fault("homonym_name")),
+    S("homonym_code", C.C6_WRONG_RECORD_HOMONYM,
+      "Save lands on a same-name, same-domain account with a confusable code", 10,
+      _Shape(homonym="forced", homonym_kinds=("merged",)), Fault("code_normalized")),
+    S("noop_green", C.C7_SILENT_NOOP_WRONG_TARGET, "Green banner, the save reaches no table", 8,
+      _Shape(), Fault("noop")),
+    S("wrong_ticket_reassign", C.C7_SILENT_NOOP_WRONG_TARGET,
+      "The reassignment lands on a neighbouring ticket", 8, _Shape(REASSIGN), Fault("wrong_row")),
+    S("credit_wrong_customer", C.C7_SILENT_NOOP_WRONG_TARGET,
+      "The credit lands on the last credited account", 8, _Shape(CREDIT),
+      Fault("credit_wrong_customer")),
+    S("noop_reassign", C.C7_SILENT_NOOP_WRONG_TARGET,
+      "Green banner, the reassignment reaches no table", 8, _Shape(REASSIGN),
+      Fault("noop_reassign")),
 )  # fmt: skip
-"""Every template of the ticketing pack, in catalogue order."""
-
-DEV_COUNTS: dict[str, int] = {
-    "clean_open": 12, "clean_credit": 12, "clean_reassign": 10, "idempotent_credit": 8,
-    "homonym_resolved": 12, "refusal_stale": 9, "refusal_ambiguous": 9,
-    "partial_open": 16, "partial_credit": 16,
-    "duplicate_open": 16, "duplicate_credit": 16,
-    "optimistic_rollback": 8, "commit_then_timeout": 8, "session_expired": 8,
-    "validation_reject": 8,
-    "stale_ticket": 16, "stale_account": 16,
-    "double_click": 16, "double_credit": 16,
-    "homonym_domain": 11, "homonym_closed": 11, "homonym_code": 10,
-    "noop_green": 8, "wrong_ticket_reassign": 8, "credit_wrong_customer": 8, "noop_reassign": 8,
-}  # fmt: skip
-"""How many tasks each template draws for the dev split: 296 (72 controls, 32 per category)."""
+"""Every template of the ticketing pack, in catalogue order, with its dev count: 296 tasks (72
+controls, 32 per category)."""
+TEMPLATES, DEV_COUNTS = draws.template_grid(_draw_task, GRID, CLEAN)
+"""The templates of :data:`GRID`, and how many tasks each draws for the dev split."""
 CATALOGUE: Catalogue[GeneratedTask] = Catalogue(
     f"{__name__} v{GENERATOR_VERSION}", TEMPLATES, DEV_COUNTS, DEV_SEED
 )

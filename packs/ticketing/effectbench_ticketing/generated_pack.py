@@ -3,10 +3,11 @@
 The ticketing pack (:mod:`.provider`) keeps its 30 written tasks (its fingerprint, and so the
 shipped reference bundles, stay as they are); this pack serves the generated catalogue
 (:mod:`.generated`) on the same cluster, service, front ends, faults, audit plan and oracle.
-What differs is the record: each generated task has a world of its own
+It is derived from one declaration (:class:`~effectbench.api.CatalogueVariant`); what it adds
+is its record's world loader: each generated task has a world of its own
 (:class:`~.generated.World`), so an episode's fresh clone of the template gets *its task's*
-rows before the app, the colleague or the oracle connect; the adversarial audit probes each
-task on the seed state plus its world; and a task's ``initial_state`` names its world's
+rows before the app, the colleague or the oracle connect, the adversarial audit probes each
+task on the seed state plus its world, and a task's ``initial_state`` names its world's
 digest. The public manifest lists the dev split; the sequestered split (present only with the
 secret in ``EFFECTBENCH_SEQUESTERED_SECRET``) is committed to by its digest and size alone
 (:class:`~effectbench.api.GeneratedCatalogue`).
@@ -24,71 +25,46 @@ from typing import Any
 
 from effectbench.api import (
     SEQUESTERED,
-    Attestation,
     AuditResult,
-    FrontEnds,
+    CatalogueVariant,
     GeneratedCatalogue,
     Split,
     TaskSpec,
-    canonical_hash,
     iter_tasks,
     run_audit,
 )
 from effectbench_ticketing import db
 from effectbench_ticketing.audit import PLAN, bench
-from effectbench_ticketing.frontends import FRONT_ENDS as TICKETING_FRONT_ENDS
-from effectbench_ticketing.generated import (
-    CATALOGUE,
-    DEV_SEED,
-    GENERATOR_VERSION,
-    NAME,
-    GeneratedTask,
-)
+from effectbench_ticketing.generated import CATALOGUE, GENERATOR_VERSION, NAME, GeneratedTask
 from effectbench_ticketing.oracle import PostgresOracle
 from effectbench_ticketing.provider import TicketingProvider
 
-__all__ = ["ATTESTATION", "GeneratedTicketingProvider"]
-
-FRONT_ENDS = FrontEnds(NAME, TICKETING_FRONT_ENDS.entries)
-"""The desk's front ends, under this pack's name (its variant ids)."""
-
-ATTESTATION = Attestation(
-    f"{__name__}:ATTESTATION",
-    (
-        "effectbench.kit.generate",
-        "effectbench.kit.catalogue",
-        "effectbench_ticketing.audit",
-        "effectbench_ticketing.db",
-        "effectbench_ticketing.oracle",
-        "effectbench_ticketing.store",
-        "effectbench_ticketing.tasks",
-        "effectbench_ticketing.generated",
-        __name__,
-    ),
-    PostgresOracle,
-)
-"""The generated pack's audit, per oracle factory, and its handoff to worker processes."""
-
-TEMPLATE_DIGEST = canonical_hash(
-    {"ticketing": db.TEMPLATE_DIGEST, "generator": GENERATOR_VERSION, "dev_seed": DEV_SEED}
-)
-"""The pack's seed identity: the desk's seed rows, the generator's version and the dev seed
-(each task's own world digest is in its ``initial_state``)."""
+__all__ = ["GeneratedTicketingProvider"]
 
 
 class GeneratedTicketingProvider(GeneratedCatalogue, TicketingProvider):
     """The support desk over the generated catalogue (see the module's docstring)."""
 
-    name = NAME
-    front_ends = FRONT_ENDS
-    attestation = ATTESTATION
-    template_digest = TEMPLATE_DIGEST
-    catalogue = CATALOGUE
+    variant = CatalogueVariant(
+        name=NAME,
+        catalogue=CATALOGUE,
+        generator_version=GENERATOR_VERSION,
+        record={"ticketing": db.TEMPLATE_DIGEST},
+        modules=(
+            "effectbench_ticketing.audit",
+            "effectbench_ticketing.db",
+            "effectbench_ticketing.oracle",
+            "effectbench_ticketing.store",
+            "effectbench_ticketing.tasks",
+            "effectbench_ticketing.generated",
+        ),
+        oracle=PostgresOracle,
+    )
 
     def run_audit(self, oracle_factory: Any) -> dict[str, AuditResult]:
         """The live adversarial audit, each task on its own world (once per process; a task
         not yet audited, as the sequestered split's once its secret is set, is audited then)."""
-        return ATTESTATION.results(
+        return self.attestation.results(
             oracle_factory, self.definitions(), lambda tasks: self._probe(tasks, oracle_factory)
         )
 
