@@ -69,7 +69,7 @@ from effectbench.frontends import (
 )
 from effectbench.hashing import canonical_hash, trial_tag
 from effectbench.judge import judge_contract, matches
-from effectbench.kit import faults, generate, pages, pixels, sqlite
+from effectbench.kit import faults, forms, generate, pages, pixels, sqlite
 from effectbench.kit.audit import (
     ATTACKS,
     POSITIVE,
@@ -203,6 +203,7 @@ __all__ = [
     "situation_template",
     "iter_tasks",
     "judge_tables",
+    "forms",
     "pages",
     "pixels",
     "run_audit",
