@@ -136,6 +136,8 @@ def stylesheet(screens: Mapping[str, Any]) -> str:
 * {{ font-family: "{screens["font"]}"; font-size: {FONT_PX}px; transition: none;
      animation: none; }}
 window {{ background-color: #ffffff; color: #111111; }}
+entry, button, radiobutton, checkbutton, textview {{ min-height: 0; min-width: 0; }}
+entry {{ padding-top: 0; padding-bottom: 0; }}
 .header {{ background-color: {accent}; }}
 .header label {{ color: #ffffff; font-weight: bold; }}
 .caption {{ font-size: {CAPTION_PX}px; color: #555555; }}
@@ -225,7 +227,9 @@ class FormWidgets:
             _place(fixed, frame, control["box"])
             self.entries[control["key"]] = view
         else:
-            entry = _place(fixed, Gtk.Entry(), control["box"])
+            entry = Gtk.Entry()
+            entry.set_width_chars(1)  # GTK's default minimum (150 px) would outgrow the box
+            _place(fixed, entry, control["box"])
             entry.get_accessible().set_name(control["label"])
             self.entries[control["key"]] = entry
 
