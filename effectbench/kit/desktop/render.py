@@ -33,7 +33,7 @@ import itertools
 import json
 import os
 import string
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -168,7 +168,8 @@ class _Blank(string.Formatter):
         return str(super().format_field(shown, format_spec))
 
 
-def _place(fixed: Gtk.Fixed, widget: Gtk.Widget, box: list[int]) -> Gtk.Widget:
+def place(fixed: Gtk.Fixed, widget: Gtk.Widget, box: Sequence[int]) -> Gtk.Widget:
+    """Put ``widget`` on ``fixed`` at ``box`` (``x, y, w, h``), sized to it; return it."""
     x, y, w, h = box
     widget.set_size_request(w, h)
     fixed.put(widget, x, y)
@@ -207,36 +208,36 @@ class FormWidgets:
             if kind == "Entry":
                 self._entry(fixed, control)
             elif kind == "Check":
-                check = _place(fixed, Gtk.CheckButton(label=control["label"]), control["box"])
+                check = place(fixed, Gtk.CheckButton(label=control["label"]), control["box"])
                 check.set_focus_on_click(False)
                 self.checks[control["key"]] = check
             else:
                 self._choice(fixed, control)
         button = form["button"]
-        self.button = _place(fixed, _button(button["label"], "accent"), button["box"])
+        self.button = place(fixed, _button(button["label"], "accent"), button["box"])
 
     def _entry(self, fixed: Gtk.Fixed, control: Mapping[str, Any]) -> None:
         x, y, _, _ = control["box"]
-        _place(fixed, _label(control["label"], "caption"), [x, y - 16, control["box"][2], 16])
+        place(fixed, _label(control["label"], "caption"), [x, y - 16, control["box"][2], 16])
         if control["lines"] > 1:
             view = Gtk.TextView()
             view.set_wrap_mode(Gtk.WrapMode.WORD_CHAR)
             view.get_accessible().set_name(control["label"])
             frame = Gtk.Frame()
             frame.add(view)
-            _place(fixed, frame, control["box"])
+            place(fixed, frame, control["box"])
             self.entries[control["key"]] = view
         else:
             entry = Gtk.Entry()
             entry.set_width_chars(1)  # GTK's default minimum (150 px) would outgrow the box
-            _place(fixed, entry, control["box"])
+            place(fixed, entry, control["box"])
             entry.get_accessible().set_name(control["label"])
             self.entries[control["key"]] = entry
 
     def _choice(self, fixed: Gtk.Fixed, control: Mapping[str, Any]) -> None:
         if control["label"]:
             x, y, w, _ = control["options"][0][2]
-            _place(fixed, _label(control["label"], "caption"), [x, y - 16, w, 16])
+            place(fixed, _label(control["label"], "caption"), [x, y - 16, w, 16])
         # Nothing chosen is a member of the group that is never shown.
         nothing = Gtk.RadioButton.new_from_widget(None)
         self.none[control["key"]] = nothing
@@ -244,7 +245,7 @@ class FormWidgets:
         for value, text, box in control["options"]:
             radio = Gtk.RadioButton.new_with_label_from_widget(nothing, text)
             radio.set_focus_on_click(False)
-            self.choices[control["key"]][value] = _place(fixed, radio, box)
+            self.choices[control["key"]][value] = place(fixed, radio, box)
 
     def clear(self) -> None:
         """Empty every field, untick every box, choose nothing."""
@@ -314,17 +315,17 @@ class DeclaredWindow(Gtk.Window):  # type: ignore[misc]
         title = _label(screens["title"])
         title.set_margin_start(24)
         header.add(title)
-        _place(self.root, header, [0, 0, width, HEADER_H])
+        place(self.root, header, [0, 0, width, HEADER_H])
         # What the agent was asked, under the frame (the web app's pages have the browser's
         # own chrome for that; here it is the app's only line outside the frame).
-        _place(self.root, _label(opening, "caption"), [24, height - 40, width - 48, 24])
+        place(self.root, _label(opening, "caption"), [24, height - 40, width - 48, 24])
         self.banner_box = Gtk.EventBox()
         self.answers = itertools.count(1)
         self.banner = _label("")
         self.banner.set_margin_start(24)
         self.banner.get_accessible().set_role(Atk.Role.STATUSBAR)
         self.banner_box.add(self.banner)
-        _place(self.root, self.banner_box, screens["banner"])
+        place(self.root, self.banner_box, screens["banner"])
         self.views: dict[str, Gtk.Fixed] = {}
         self.forms: dict[str, FormWidgets] = {}
         self.summaries: dict[str, Gtk.Label] = {}
@@ -346,7 +347,7 @@ class DeclaredWindow(Gtk.Window):  # type: ignore[misc]
         self.root.put(fixed, 0, 0)
         self.views[view["name"]] = fixed
         if view["summary_box"]:
-            summary = _place(fixed, _label("", "summary"), view["summary_box"])
+            summary = place(fixed, _label("", "summary"), view["summary_box"])
             summary.set_yalign(0.0)
             self.summaries[view["name"]] = summary
         for form in view["forms"]:
@@ -397,11 +398,11 @@ class DeclaredWindow(Gtk.Window):  # type: ignore[misc]
         if opens is None:
             lines = [listing["heading"], *texts] if listing["heading"] else texts
             for i, text in enumerate(lines):
-                cell = _place(fixed, _label(text, "listing"), [x, y + i * step, w, step])
+                cell = place(fixed, _label(text, "listing"), [x, y + i * step, w, step])
                 cell.set_ellipsize(3)  # Pango.EllipsizeMode.END: a long line stays in its box
                 self.rows.append(cell)
         elif not texts and listing["empty"]:
-            self.rows.append(_place(fixed, _label(listing["empty"], "caption"), [x, y, w, h]))
+            self.rows.append(place(fixed, _label(listing["empty"], "caption"), [x, y, w, h]))
         for i, (row, text) in enumerate(zip(rows, texts, strict=False)):
             if opens is None:
                 break
@@ -409,7 +410,7 @@ class DeclaredWindow(Gtk.Window):  # type: ignore[misc]
             button.get_accessible().set_description(listing["source"])
             target, argument = opens[0], self.fill(opens[1], row)
             button.connect("clicked", lambda _b, t=target, a=argument: self.open_view(t, a))
-            self.rows.append(_place(fixed, button, [x, y + i * step, w, h]))
+            self.rows.append(place(fixed, button, [x, y + i * step, w, h]))
         fixed.show_all()
 
     # -- what the buttons do -------------------------------------------------------------

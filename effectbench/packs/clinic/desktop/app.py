@@ -53,6 +53,7 @@ from effectbench.kit.desktop.render import (  # noqa: E402
     apply_settings,
     say_ready_after_first_frame,
 )
+from effectbench.kit.desktop.render import place as _place  # noqa: E402
 
 CSS = f"""
 * {{ font-family: "{L.FONT}"; font-size: {L.FONT_PX}px; transition: none; animation: none; }}
@@ -65,13 +66,6 @@ window {{ background-color: rgb{L.BACKGROUND_RGB}; color: black; }}
 .title {{ font-weight: bold; }}
 .header {{ font-weight: bold; color: rgb(60, 60, 60); }}
 """
-
-
-def _place(fixed: Gtk.Fixed, widget: Gtk.Widget, rect: L.Rect) -> Gtk.Widget:
-    x, y, w, h = rect
-    widget.set_size_request(w, h)
-    fixed.put(widget, x, y)
-    return widget
 
 
 def _label(text: str, css: str = "") -> Gtk.Label:
