@@ -130,3 +130,21 @@ def cadence(
         (first_line, first_cpu), (last_line, last_cpu) = cpu_at[0], cpu_at[-1]
         cpu = (last_cpu - first_cpu) / (last_line - first_line)
     return Cadence(label, intervals, cpu, len(body) - len(starts), load_before, load_after)
+
+
+def live_processes(watched: tuple[str, ...], besides: str = "") -> list[str]:
+    """Every live process (not a zombie, not this one) whose command line names one of
+    ``watched`` and not ``besides``: ``PID COMMAND`` (what a run left behind)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z" and any(w in command for w in watched):
+            if not besides or besides not in command:
+                found.append(f"{entry.name} {command[:80]}")
+    return found

@@ -37,7 +37,7 @@ from effectbench.run.runner import DroppedEpisode, run_episode
 from effectbench.schema import Split, Substrate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _cadence import cadence  # noqa: E402
+from _cadence import cadence, live_processes  # noqa: E402
 
 ARMS = ("screen_only", "effect_verified", "effect_verified_all")
 SCREENS = (Substrate.WEB, Substrate.DESKTOP, Substrate.REMOTE_DISPLAY)
@@ -46,18 +46,7 @@ WATCHED = ("Xvfb", "Xvnc", "dbus-daemon", "at-spi", "app.py", "_supervisor", "_a
 
 def _watched() -> list[str]:
     """Every live process whose command line names an episode program."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if state != "Z" and any(w in command for w in WATCHED) and "bench_desktop" not in command:
-            found.append(f"{entry.name} {command[:80]}")
-    return found
+    return live_processes(WATCHED, "bench_desktop")
 
 
 def _s(values: list[float]) -> str:

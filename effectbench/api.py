@@ -71,7 +71,7 @@ from effectbench.frontends import (
 )
 from effectbench.hashing import canonical_hash, trial_tag
 from effectbench.judge import judge_contract, matches
-from effectbench.kit import draws, faults, generate, pages, pixels, sqlite
+from effectbench.kit import draws, faults, forms, generate, pages, pixels, sqlite
 from effectbench.kit.audit import (
     ATTACKS,
     POSITIVE,
@@ -208,6 +208,7 @@ __all__ = [
     "situation_template",
     "iter_tasks",
     "judge_tables",
+    "forms",
     "pages",
     "pixels",
     "run_audit",

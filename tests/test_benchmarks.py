@@ -77,6 +77,10 @@ SMALLEST: dict[str, tuple[Args, tuple[pytest.MarkDecorator, ...]]] = {
         ["--episodes", "1", "--trials", "1", "--workers", "1", "--skip-full", "--quick"],
         (pytest.mark.desktop,),
     ),
+    "bench_desktop_ticketing.py": (
+        ["--tasks", "1", "--arms", "screen_only"],
+        (pytest.mark.desktop, pytest.mark.postgres),
+    ),
     "bench_frames.py": (["--frames", "2", "--repeats", "1"], ()),
     "bench_generate.py": (["--quick"], ()),
     "bench_inspect.py": (["--trials", "1"], ()),

@@ -12,6 +12,10 @@ domain (the schema and seed, the tasks, the faults at its save path, its routes 
 * :mod:`.http`: the agent's actions over HTTP and the product's own readback;
 * :mod:`.frontends`: the registry of a pack's front ends, and the ``api`` and ``web`` ones;
 * :mod:`.pages` and :mod:`.pixels`: web pages in one fixed frame, and the pixel bot;
+* :mod:`.forms`: a pack's screens declared once (fields, options, buttons, the requests
+  its forms send, what its views load and list), which its web pages and the desktop share;
+* :mod:`.desktop`: that declaration rendered as a GTK 3 app, its ``desktop`` (Xvfb, AT-SPI)
+  and ``remote_display`` (Xvnc, RFB) front ends, and the accessibility driver;
 * :mod:`.faults`: a pack's fault catalogue and the save path's standard replies;
 * :mod:`.generate`: task definitions drawn from templates and a seed (distinct, stable from
   the template and the seed; a sequestered split from a secret seed only);

@@ -15,8 +15,9 @@ Two front ends need nothing of a pack but its env class and its scripted attempt
   the channel's entry link when the service names a cookie. Either way the env offers the
   product's readbacks (over the env class's surfaces), never the oracle.
 
-A front end for the desktop substrates starts the pack's own native app through
-:func:`effectbench.frontends.x_session`.
+The desktop substrates' front ends are the kit's too (:mod:`effectbench.kit.desktop.frontend`:
+the pack's declared screens rendered as a GTK 3 app on Xvfb or Xvnc, through
+:func:`effectbench.frontends.x_session`); a pack with its own native app starts it the same way.
 """
 
 from __future__ import annotations

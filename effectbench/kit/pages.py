@@ -17,10 +17,10 @@ those, and a pack's own layout places only its controls (:class:`Box`).
 from __future__ import annotations
 
 import html
-from typing import NamedTuple
 from urllib.parse import parse_qs
 
 from effectbench.computer import Display
+from effectbench.kit.forms import Box, Screens, View
 
 __all__ = [
     "BANNER",
@@ -39,29 +39,12 @@ __all__ = [
     "label",
     "place",
     "radio",
+    "screens",
 ]
 
 VIEWPORT = Display(1024, 640)
 FONT = "DejaVu Sans"
 """The only font the pages use (Debian ``fonts-dejavu-core``, installed by the set-up)."""
-
-
-class Box(NamedTuple):
-    """A control's box on the viewport: left, top, width, height (CSS pixels)."""
-
-    x: int
-    y: int
-    w: int
-    h: int
-
-    @property
-    def centre(self) -> tuple[int, int]:
-        """Where a bot clicks it."""
-        return self.x + self.w // 2, self.y + self.h // 2
-
-    def region(self) -> tuple[int, int, int, int]:
-        """Return ``(x0, y0, x1, y1)`` for pixel reads."""
-        return self.x, self.y, self.x + self.w, self.y + self.h
 
 
 BANNER = Box(0, 40, 1024, 40)
@@ -155,3 +138,10 @@ def first_values(text: str, *, blanks: bool = False) -> dict[str, str]:
     """Return the first value of each name of a query or a URL-encoded form (``blanks``:
     keep names given empty)."""
     return {k: v[0] for k, v in parse_qs(text, keep_blank_values=blanks).items() if v}
+
+
+def screens(title: str, accent: str, views: tuple[View, ...], *, none: str = "") -> Screens:
+    """Return a pack's screens in this frame: ``title`` in the header (``accent`` its colour
+    and the buttons'), the frame's banner, colours and font, and ``views`` (the first opens);
+    ``none`` is what a summary shows for a value the record leaves empty."""
+    return Screens(title, accent, BANNER, BANNER_RGB, RESULT_RGB, FONT, views, none)

@@ -15,10 +15,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from effectbench.kit.pages import BANNER, BANNER_RGB, RESULT_PROBE, RESULT_RGB, Box
+from effectbench.kit.forms import Button, Check, Choice, Entry
+from effectbench.kit.pages import BANNER, BANNER_RGB, RESULT_PROBE, RESULT_RGB, RESULT_ROW, Box
 from effectbench.seam import Screen
 
 __all__ = [
+    "PixelForms",
     "SETTLE_TIMEOUT_S",
     "banner_status",
     "choose",
@@ -26,6 +28,7 @@ __all__ = [
     "has_result",
     "screen_of",
     "settle",
+    "still",
     "submit",
 ]
 
@@ -42,6 +45,19 @@ def settle(env: Any, before: bytes, timeout: float = SETTLE_TIMEOUT_S) -> bytes:
         shot: bytes = env.screenshot()
         if shot != before and shot == last:
             return shot
+        last = shot
+    return last
+
+
+def still(env: Any, frames: int, timeout: float = SETTLE_TIMEOUT_S) -> bytes:
+    """Poll screenshots until ``frames`` in a row are the same (input the app had not yet
+    painted has landed, as over a remote display, whose input calls return at once)."""
+    deadline = time.monotonic() + timeout
+    last: bytes = env.screenshot()
+    same = 1
+    while same < frames and time.monotonic() < deadline:
+        shot: bytes = env.screenshot()
+        same = same + 1 if shot == last else 1
         last = shot
     return last
 
@@ -71,9 +87,18 @@ def has_result(png: bytes) -> bool:
     return tuple(int(v) for v in images.pixels(png)[y, x][:3]) == RESULT_RGB
 
 
-def submit(env: Any, box: Box) -> bytes:
-    """Click ``box`` (a button, a result row) and return the screen once it has settled."""
-    before: bytes = env.screenshot()
+def submit(env: Any, box: Box, drain: int = 0) -> bytes:
+    """Click ``box`` (a button, a result row) and return the screen once it has settled.
+
+    With ``drain``, the pointer goes to the box first and ``drain`` frames in a row must
+    agree before the click (:func:`still`): a screen whose input lands after the call
+    returns, or that draws the pointer into its pixels, has then painted all but the click.
+    """
+    if drain:
+        env.move(*box.centre)
+        before = still(env, drain)
+    else:
+        before = env.screenshot()
     env.click(*box.centre)
     return settle(env, before)
 
@@ -93,3 +118,42 @@ def choose(env: Any, options: dict[str, Box], value: str) -> None:
     box = options.get(value)
     if box is not None:
         env.click(*box.centre)
+
+
+class PixelForms:
+    """Fill declared forms by their boxes, with the pixel bot (screenshots only); ``drain``
+    as :func:`submit`'s (for a screen whose input lands after the call returns)."""
+
+    def __init__(self, env: Any, first_row: Box = RESULT_ROW, drain: int = 0) -> None:
+        self.env = env
+        self._row = Button("", first_row)
+        self._drain = drain
+        self._shot: bytes | None = None
+
+    def fill(self, field: Entry, text: str) -> None:
+        """Click into ``field``, select what is there, type ``text`` over it."""
+        fill(self.env, field.box, text)
+
+    def choose(self, choice: Choice, value: str) -> None:
+        """Click the option of ``value``."""
+        choose(self.env, choice.boxes(), value)
+
+    def tick(self, check: Check) -> None:
+        """Click ``check``."""
+        self.env.click(*check.box.centre)
+
+    def submit(self, button: Button) -> None:
+        """Click ``button``; keep the screen once it has settled."""
+        self._shot = submit(self.env, button.box, self._drain)
+
+    def has_result(self) -> bool:
+        """Say whether the first result row is on the last settled screen."""
+        return self._shot is not None and has_result(self._shot)
+
+    def open_result(self) -> None:
+        """Click the first result row."""
+        self.submit(self._row)
+
+    def screen(self) -> Screen:
+        """The banner's colour on the last settled screen (a fresh one before any)."""
+        return screen_of(self._shot if self._shot is not None else self.env.screenshot())

@@ -3,7 +3,8 @@
 What a native RPA tool (UIA, AX, AT-SPI selectors) does: find controls by role
 and accessible name, set text, invoke actions, and read the status bar. After
 each action that submits something it re-reads the tree until the status bar
-changes (no fixed sleeps, bounded by :data:`TIMEOUT_S`). Its choices mirror
+changes (no fixed sleeps, bounded by :data:`TIMEOUT_S`; the kit's
+:mod:`effectbench.kit.desktop.a11y` pieces). Its choices mirror
 the API-level attempt: the chart whose MRN matches the referral, else the
 first whose birth date matches, else the first listed.
 """
@@ -11,43 +12,25 @@ first whose birth date matches, else the first listed.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from effectbench.computer import A11yNode, AccessibleComputerEnv, images
+from effectbench.kit.desktop.a11y import TIMEOUT_S, DriverError, find, press, status_bar, walk
 from effectbench.packs.clinic.desktop import layout as L
 from effectbench.packs.clinic.tasks import ClinicTask
 from effectbench.seam import Screen
 
-TIMEOUT_S = 10.0
-"""How long the driver waits for the app to answer an action."""
-
-
-class DriverError(RuntimeError):
-    """The screen was not what the script expects (the run scores it as the arm's halt)."""
-
-
-def walk(node: A11yNode) -> Iterator[A11yNode]:
-    """Yield ``node`` and every descendant, depth first."""
-    yield node
-    for child in node.children:
-        yield from walk(child)
-
-
-def find(tree: A11yNode, role: str, name: str) -> A11yNode | None:
-    """Return the first showing node with ``role`` and accessible ``name``."""
-    for node in walk(tree):
-        if node.role == role and node.name == name and "showing" in node.states:
-            return node
-    return None
-
-
-def status_bar(tree: A11yNode) -> A11yNode:
-    """Return the app's status bar (the banner)."""
-    for node in walk(tree):
-        if node.role == "status bar":
-            return node
-    raise DriverError("the app has no status bar on the accessibility tree")
+__all__ = [
+    "DriverError",
+    "attempt",
+    "concluded",
+    "find",
+    "press",
+    "screen_of",
+    "status_bar",
+    "walk",
+]
 
 
 def screen_of(tree: A11yNode) -> Screen:
@@ -71,39 +54,6 @@ def concluded(env: AccessibleComputerEnv, tree: A11yNode) -> Screen:
         if L.banner_status(images.pixels(env.screenshot())) == screen.status:
             break
     return screen
-
-
-def drawing(tree: A11yNode) -> bool:
-    """Say whether a control is still being put on the screen (visible, not yet showing).
-
-    The tree lists the children of showing nodes only, so a listed node that is
-    visible but not showing has just been added and not yet mapped: a read taken
-    then is half-way through an update, however many reads agree.
-    """
-    return any("visible" in n.states and "showing" not in n.states for n in walk(tree))
-
-
-def until(env: AccessibleComputerEnv, ready: Callable[[A11yNode], bool], what: str) -> A11yNode:
-    """Re-read the tree until ``ready`` holds and two reads in a row agree (settled)."""
-    deadline = time.monotonic() + TIMEOUT_S
-    last: A11yNode | None = None
-    while True:
-        tree = env.a11y_tree()
-        if ready(tree) and tree == last and not drawing(tree):
-            return tree
-        last = tree
-        if time.monotonic() > deadline:
-            raise DriverError(f"the app did not {what} within {TIMEOUT_S} s")
-
-
-def press(env: AccessibleComputerEnv, tree: A11yNode, name: str) -> A11yNode:
-    """Click push button ``name``; return the tree once the status bar changed and settled."""
-    node = find(tree, "push button", name)
-    if node is None:
-        raise DriverError(f"no button {name!r} on the screen")
-    before = status_bar(tree).text
-    env.a11y_action(node.id, "click")
-    return until(env, lambda t: status_bar(t).text != before, f"answer {name!r}")
 
 
 def _set(env: AccessibleComputerEnv, tree: A11yNode, name: str, text: str) -> None:

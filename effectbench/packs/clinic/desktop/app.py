@@ -21,13 +21,15 @@ antialiasing, no animations, no blinking cursor. Every widget has an
 accessible name; the banner is an AT-SPI ``status bar`` whose description is
 its status. When its first frame is drawn it writes ``ready`` on fd 3.
 
-Standard library and PyGObject only; it imports :mod:`layout` by path.
+Standard library and PyGObject, and the kit renderer's shared pieces (the service
+connection, GTK's fixed settings, the ``ready`` signal:
+:mod:`effectbench.kit.desktop.render`, which imports nothing else of EffectBench); it
+imports :mod:`layout` by path.
 """
 
 from __future__ import annotations
 
 import argparse
-import http.client
 import itertools
 import json
 import os
@@ -44,7 +46,14 @@ gi.require_version("Gtk", "3.0")
 gi.require_version("Gdk", "3.0")
 gi.require_version("Atk", "1.0")
 import layout as L  # noqa: E402
-from gi.repository import Atk, Gdk, GLib, Gtk  # noqa: E402
+from gi.repository import Atk, Gtk  # noqa: E402
+
+from effectbench.kit.desktop.render import (  # noqa: E402
+    Service,
+    apply_settings,
+    say_ready_after_first_frame,
+)
+from effectbench.kit.desktop.render import place as _place  # noqa: E402
 
 CSS = f"""
 * {{ font-family: "{L.FONT}"; font-size: {L.FONT_PX}px; transition: none; animation: none; }}
@@ -57,41 +66,6 @@ window {{ background-color: rgb{L.BACKGROUND_RGB}; color: black; }}
 .title {{ font-weight: bold; }}
 .header {{ font-weight: bold; color: rgb(60, 60, 60); }}
 """
-
-
-class Service:
-    """One keep-alive HTTP/1.1 connection to the record service on 127.0.0.1."""
-
-    def __init__(self, port: int, admit: dict[str, str]) -> None:
-        self._port = port
-        self._admit = admit
-        self._conn: http.client.HTTPConnection | None = None
-
-    def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Send one request; an unreachable service is an error screen, as in any client."""
-        payload = None if body is None else json.dumps(body).encode("utf-8")
-        headers = dict(self._admit)
-        if payload is not None:
-            headers["Content-Type"] = "application/json"
-        try:
-            if self._conn is None:
-                self._conn = http.client.HTTPConnection("127.0.0.1", self._port, timeout=5)
-            self._conn.request(method, path, body=payload, headers=headers)
-            response = self._conn.getresponse()
-            data = json.loads(response.read())
-        except (OSError, http.client.HTTPException, ValueError) as exc:
-            if self._conn is not None:
-                self._conn.close()
-            self._conn = None
-            return {"status": "error", "banner": f"record service unreachable ({exc})"}
-        return data if isinstance(data, dict) else {"status": "error", "banner": "bad reply"}
-
-
-def _place(fixed: Gtk.Fixed, widget: Gtk.Widget, rect: L.Rect) -> Gtk.Widget:
-    x, y, w, h = rect
-    widget.set_size_request(w, h)
-    fixed.put(widget, x, y)
-    return widget
 
 
 def _label(text: str, css: str = "") -> Gtk.Label:
@@ -340,29 +314,6 @@ def _referral_text(r: dict[str, Any]) -> str:
     return f"Referral: {r.get('patient_name', '?')}{born}{mrn}; new {r.get('type', '')} encounter"
 
 
-def _settings() -> None:
-    settings = Gtk.Settings.get_default()
-    for key, value in (
-        ("gtk-theme-name", "Adwaita"),
-        ("gtk-font-name", f"{L.FONT} 10"),
-        ("gtk-xft-antialias", 0),
-        ("gtk-xft-hinting", 1),
-        ("gtk-xft-hintstyle", "hintfull"),
-        ("gtk-xft-rgba", "none"),
-        ("gtk-xft-dpi", 96 * 1024),
-        ("gtk-enable-animations", False),
-        ("gtk-cursor-blink", False),
-        ("gtk-enable-event-sounds", False),
-    ):
-        settings.set_property(key, value)
-    provider = Gtk.CssProvider()
-    provider.load_from_data(CSS.encode("utf-8"))
-    screen = Gdk.Screen.get_default()
-    Gtk.StyleContext.add_provider_for_screen(
-        screen, provider, Gtk.STYLE_PROVIDER_PRIORITY_APPLICATION
-    )
-
-
 def main() -> None:
     """Parse the arguments, show the window, say ``ready`` on fd 3 after the first frame."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -371,31 +322,13 @@ def main() -> None:
     parser.add_argument("--secret-header", required=True)
     parser.add_argument("--referral", default="{}")
     args = parser.parse_args()
-    _settings()
+    apply_settings(L.FONT, CSS)
     admit = {args.secret_header: os.environ.pop(args.secret_env, "")}
     window = ClinicWindow(Service(args.port, admit), json.loads(args.referral))
     window.connect("destroy", Gtk.main_quit)
     window.show_all()
     window.show("search")
-
-    said: list[int] = []
-
-    def _ready() -> bool:
-        if not said:  # fd 3 is written once, then closed (the number may be reused later)
-            said.append(1)
-            try:
-                os.write(3, b"ready\n")
-            except OSError:
-                pass
-            os.close(3)
-        return False
-
-    def _drawn(*_: object) -> bool:
-        window.disconnect(handler)
-        GLib.idle_add(_ready)
-        return False
-
-    handler = window.connect_after("draw", _drawn)
+    say_ready_after_first_frame(window)
     Gtk.main()
 
 

@@ -25,8 +25,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from effectbench.computer import ComputerEnv, images
+from effectbench.kit.desktop.a11y import DriverError
 from effectbench.packs.clinic.desktop import layout as L
-from effectbench.packs.clinic.desktop.a11y_driver import DriverError
 from effectbench.packs.clinic.tasks import ClinicTask
 from effectbench.seam import Screen
 

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from effectbench.api import Page, Reply, pages
+from effectbench.api import Page, Reply, forms, pages
 from effectbench_ticketing.store import TicketStore
 from effectbench_ticketing.web import layout as L
 
@@ -75,17 +75,17 @@ def _page(http_status: int, title: str, status: str, banner: str, body: str) -> 
 def _search_form(name: str = "", domain: str = "", code: str = "") -> str:
     return (
         '<form method="get" action="/search">'
-        + _label("Account name", L.SEARCH_NAME)
-        + _label("Email domain", L.SEARCH_DOMAIN)
-        + _label("Account code", L.SEARCH_CODE)
+        + _caption(L.NAME_FIELD)
+        + _caption(L.DOMAIN_FIELD)
+        + _caption(L.CODE_FIELD)
         + f'<input type="text" id="q-name" name="name" value="{_e(name)}" autocomplete="off">'
         f'<input type="text" id="q-domain" name="domain" value="{_e(domain)}" autocomplete="off">'
         f'<input type="text" id="q-code" name="code" value="{_e(code)}" autocomplete="off">'
-        '<button id="search" type="submit">Search</button></form>'
+        f'<button id="search" type="submit">{_e(L.SEARCH.button.label)}</button></form>'
         '<form method="get" action="/ticket">'
-        + _label("Open ticket #", L.OPEN_TICKET_ID)
+        + _caption(L.TICKET_FIELD)
         + '<input type="text" id="open-id" name="id" autocomplete="off">'
-        '<button id="open" type="submit">Open</button></form>'
+        f'<button id="open" type="submit">{_e(L.OPEN_TICKET.button.label)}</button></form>'
     )
 
 
@@ -112,8 +112,12 @@ def search_page(store: TicketStore, query: Mapping[str, str]) -> Page:
     return _page(200, "Search", "idle", f"{len(results)} account(s) match", body)
 
 
-def _radios(group: str, options: Mapping[str, str]) -> str:
-    return "".join(pages.radio(f"{group}-{v}", group, v, text) for v, text in options.items())
+def _caption(field: forms.Entry) -> str:
+    return _label(field.label, field.box)
+
+
+def _radios(group: str, choice: forms.Choice) -> str:
+    return "".join(pages.radio(f"{group}-{v}", group, v, text) for v, text, _ in choice.options)
 
 
 def account_page(store: TicketStore, customer_id: str, outcome: Reply | None = None) -> Page:
@@ -138,18 +142,18 @@ def account_page(store: TicketStore, customer_id: str, outcome: Reply | None = N
         f'<input type="hidden" name="customer_id" value="{_e(c["id"])}">'
         f'<input type="hidden" name="name" value="{_e(c["name"])}">'
         f'<input type="hidden" name="request_ref" value="{_e(key)}">'
-        + _label("Subject", L.SUBJECT)
+        + _caption(L.SUBJECT_FIELD)
         + '<input type="text" id="subject" name="subject" autocomplete="off">'
-        + _label("Priority", L.PRIORITY_RADIO["normal"])
-        + _radios("priority", {p: p for p in L.PRIORITY_RADIO})
-        + _label("Description", L.DESCRIPTION)
+        + _label(L.PRIORITY.label, L.PRIORITY.options[0][2])
+        + _radios("priority", L.PRIORITY)
+        + _caption(L.DESCRIPTION_FIELD)
         + '<textarea id="description" name="description"></textarea>'
         '<label class="opt" id="credit"><input type="checkbox" name="credit" value="1">'
-        "Post the SLA credit</label>"
-        + _radios("sla", {code: code for code in L.SLA_RADIO})
-        + _label("Credit reference", L.CREDIT_REF)
+        f"{_e(L.CREDIT_CHECK.label)}</label>"
+        + _radios("sla", L.SLA)
+        + _caption(L.CREDIT_REF_FIELD)
         + '<input type="text" id="credit-ref" name="credit_ref" autocomplete="off">'
-        '<button id="save" type="submit">Save</button></form>'
+        f'<button id="save" type="submit">{_e(L.NEW_TICKET.button.label)}</button></form>'
         '<div id="tickets" class="list"><table><tr><th>#</th><th>Subject</th>'
         f"<th>Priority</th><th>Status</th></tr>{ticket_rows}</table></div>"
     )
@@ -165,7 +169,6 @@ def ticket_page(store: TicketStore, ticket_id: str, outcome: Reply | None = None
     t = reply.details["ticket"]
     comments = [c for c in reply.details.get("comments", []) if isinstance(c, dict)]
     shown = reply if outcome is None else outcome
-    agents = {a["id"]: f"{a['name']} ({a['team']})" for a in store.agents()}
     comment_rows = "".join(
         f"<tr><td>{_e(c['author_id'])}</td><td>{_e(c['body'])}</td></tr>" for c in comments
     )
@@ -174,11 +177,11 @@ def ticket_page(store: TicketStore, ticket_id: str, outcome: Reply | None = None
         f"account {_e(t['customer_id'])}<br>Priority {_e(t['priority'])} &middot; "
         f"{_e(t['status'])} &middot; assigned to {_e(t['assignee_id'] or 'nobody')}</div>"
         f'<form method="post" action="/ticket/{_e(t["id"])}/reassign">'
-        + _label("Assign to", L.ASSIGNEE_RADIO[next(iter(L.ASSIGNEE_RADIO))])
-        + _radios("assignee", {k: v for k, v in agents.items() if k in L.ASSIGNEE_RADIO})
-        + _label("Handover comment", L.COMMENT)
+        + _label(L.ASSIGNEE.label, L.ASSIGNEE.options[0][2])
+        + _radios("assignee", L.ASSIGNEE)
+        + _caption(L.COMMENT_FIELD)
         + '<textarea id="comment" name="comment"></textarea>'
-        '<button id="reassign" type="submit">Save</button></form>'
+        f'<button id="reassign" type="submit">{_e(L.REASSIGN.button.label)}</button></form>'
         '<div id="comments" class="list"><table><tr><th>By</th><th>Comment</th></tr>'
         f"{comment_rows}</table></div>"
     )
