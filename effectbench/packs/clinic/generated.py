@@ -31,7 +31,7 @@ from effectbench.kit.catalogue import Catalogue, InstanceMark, marked, situation
 from effectbench.kit.faults import normalised
 from effectbench.kit.generate import Draw, Template
 from effectbench.packs.clinic import db
-from effectbench.packs.clinic.store import CHARGE_CENTS, Fault
+from effectbench.packs.clinic.store import CHARGE_CENTS, ENCOUNTER_TYPES, Fault
 from effectbench.packs.clinic.tasks import ClinicTask, Patient
 from effectbench.schema import Category, Split
 
@@ -53,7 +53,7 @@ FAMILY = (
     "Quinn", "Rossi", "Schmidt", "Tanaka", "Varga", "Weber", "Yilmaz", "Zhou",
 )  # fmt: skip
 ALLERGIES = ("none recorded", "latex", "penicillin", "sulfa", "aspirin", "codeine", "iodine")
-TYPES = ("Triage", "Follow-up", "Urgent", "Consult")
+TYPES = ENCOUNTER_TYPES
 NOTES = (
     "BP stable on current dose",
     "reports improved sleep, continue plan",
