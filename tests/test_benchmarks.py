@@ -73,6 +73,7 @@ SMALLEST: dict[str, tuple[Args, tuple[pytest.MarkDecorator, ...]]] = {
     "bench_cli.py": (["--runs", "1"], ()),
     "bench_clinic.py": (["--trials", "1", "--workers", "1"], ()),
     "bench_core.py": (["--rows", "1000"], ()),
+    "bench_doability.py": (["--packs", "mockmed", "--trials", "1"], ()),
     "bench_desktop.py": (
         ["--episodes", "1", "--trials", "1", "--workers", "1", "--skip-full", "--quick"],
         (pytest.mark.desktop,),

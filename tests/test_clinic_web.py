@@ -252,6 +252,7 @@ def test_the_recorded_layout_is_what_the_browser_draws(pack: ClinicProvider) -> 
                         "#save": layout.SAVE,
                         "#claim": layout.CLAIM_REF,
                         "#type-follow-up": layout.TYPE_RADIO["Follow-up"],
+                        "#type-consult": layout.TYPE_RADIO["Consult"],
                         "#code-99284": layout.CHARGE_RADIO["99284"],
                         "#open-id": layout.OPEN_ENCOUNTER_ID,
                     },

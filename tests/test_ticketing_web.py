@@ -223,6 +223,7 @@ def test_the_recorded_layout_is_what_the_browser_draws(pack: TicketingProvider) 
                         "#subject": layout.SUBJECT,
                         "#description": layout.DESCRIPTION,
                         "#priority-urgent": layout.PRIORITY_RADIO["urgent"],
+                        "#priority-low": layout.PRIORITY_RADIO["low"],
                         "#sla-SLA-24H": layout.SLA_RADIO["SLA-24H"],
                         "#credit-ref": layout.CREDIT_REF,
                         "#save": layout.SAVE,

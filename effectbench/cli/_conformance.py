@@ -1,9 +1,9 @@
 """Command group ``pack``: ``pack check NAME``, the conformance audit of a pack's oracle.
 
 Prints one line per finding (``id``, the task or ``(pack)``, the attestation it fails,
-what was seen) and a summary; each split's tasks per category and the blindness audit's line
-per target (its best cross-validated AUROC and top features, or why it was not
-cross-validated) go to stderr beside the notes;
+what was seen) and a summary; each split's tasks per category, the doability audit's line per
+substrate and the blindness audit's line per target (its best cross-validated AUROC and top
+features, or why it was not cross-validated) go to stderr beside the notes;
 ``--json`` prints the report instead (the counts in ``tasks_per_split_and_category``). Exit 0
 when the pack passes, 1 when any finding was made (``docs/pack-authors.md`` lists the ids).
 While it runs, the tasks done so far are shown on stderr (on a terminal after each task, otherwise a
@@ -54,7 +54,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
         pack = get_pack(args.name)
         try:
             report = check_pack(
-                pack, substrate=args.substrate, trials=args.trials, progress=_progress(args.name)
+                pack,
+                substrate=args.substrate,
+                trials=args.trials,
+                progress=_progress(args.name),
+                doability=args.doability,
             )
         finally:
             if isinstance(pack, Closable):
@@ -70,7 +74,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     for line in report.count_lines():  # beside the notes: stdout stays findings, then summary
         print(line, file=sys.stderr)
-    for line in report.blindness_lines():
+    for line in [*report.doability_lines(), *report.blindness_lines()]:
         print(line, file=sys.stderr)
     print(report.summary(f"load average {load}"))
     return 0 if report.passed else 1
@@ -92,6 +96,14 @@ def register(sub: Any) -> None:
         metavar="NAME[,NAME]",
         help="api, web, desktop, remote_display or all (default: the pack's; api for clinic); "
         "the blindness audit observes the first screen on these substrates too",
+    )
+    p.add_argument(
+        "--doability",
+        metavar="NAME[,NAME]",
+        help="the substrates of the doability audit (every task's required values against the "
+        "front end's controls, an informed agent on every task with a correct action), as "
+        "--substrate takes them, or none (default: the checked substrates); the screens' "
+        "runs are slow",
     )
     p.add_argument(
         "--trials",

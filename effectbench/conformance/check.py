@@ -20,6 +20,10 @@ its details), each on a fresh state provisioned by the pack:
 Every reading of a run through the env's own actions (the first three) must lie in
 the pack's reachable-state table. Parameters are compared over ``trials`` trials.
 
+Then the doability audit (:func:`effectbench.kit.audit.audit_doability`) on the substrates
+``doability`` names: every task's required values against what the front end's controls can
+enter, and an informed agent on every task with a correct action (``pack.undoable``).
+
 Then the blindness audit (:mod:`.blindness`): what a system observes before its first action on
 every dev task (and fresh instances of a pack that draws them) must not predict the category,
 trap against control or an expected halt (``pack.blindness``).
@@ -33,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import effectbench.conformance.blindness as _blindness
+import effectbench.kit.audit as _kit  # the module alone: the kit's audit imports this package
 from effectbench.classify import InconsistentReading, true_state
 from effectbench.conformance.ids import AuditId
 from effectbench.conformance.isolation import ReadTrace, isolation_problems, reach, tracing
@@ -116,6 +121,8 @@ class Report:
     blindness_episodes: int = 0
     """Episodes the blindness audit observed."""
     blindness_seconds: float = 0.0
+    doability: list[_kit.Doability] = field(default_factory=list)
+    """The doability audit's result per substrate it ran on (one line each)."""
 
     @property
     def passed(self) -> bool:
@@ -137,6 +144,10 @@ class Report:
         """Return one line per blindness target: its best AUROC and top features, or why
         it was not cross-validated."""
         return [r.line() for r in self.blindness]
+
+    def doability_lines(self) -> list[str]:
+        """Return one line per substrate the doability audit ran on."""
+        return [d.line() for d in self.doability]
 
     def count_lines(self) -> list[str]:
         """Return one line per split: its tasks per category (C1-C7, then the controls)."""
@@ -161,6 +172,16 @@ class Report:
                 "seconds": round(self.blindness_seconds, 3),
                 "targets": [r.to_json() for r in self.blindness],
             },
+            "doability": [
+                {
+                    "substrate": d.substrate.value,
+                    "informed_runs": d.informed,
+                    "compared": d.compared,
+                    "undoable": len(d.undoable),
+                    "seconds": round(d.seconds, 3),
+                }
+                for d in self.doability
+            ],
         }
 
 
@@ -539,15 +560,18 @@ def check_pack(
     substrate: str | None = None,
     trials: int = TRIALS,
     progress: Progress | None = None,
+    doability: str | None = None,
 ) -> Report:
     """Audit ``pack`` on the substrates ``substrate`` names (``--substrate``; None: the
     pack's default) and return what was found; an empty report passes. ``progress`` is told
-    after each task (the command line shows it)."""
+    after each task (the command line shows it). The doability audit runs on the substrates
+    ``doability`` names (``--doability``; None: the checked ones, ``none``: no substrate)."""
     if trials < 2:
         raise ValueError("trial-unique payloads need at least 2 trials to compare")
     substrates = choose(pack, substrate)
+    doable = substrates if doability is None else doability_substrates(pack, doability)
     if isinstance(pack, ChecksFrontEnds):
-        for s in substrates:
+        for s in dict.fromkeys((*substrates, *doable)):
             pack.front_end(s)  # a missing system package says so now, in one line
     tasks = tasks_on(pack, substrates)
     report = Report(pack=pack.name, substrates=substrates)
@@ -556,11 +580,33 @@ def check_pack(
     report.counts = split_category_counts([t for t in tasks if t.substrate is substrates[0]])
     clock = time.perf_counter()
     _Audit(pack, tasks, trials, report, progress).run()
+    check_doability(pack, doable, report, trials)
     blind = time.perf_counter()
     check_blindness(pack, substrates, report)
     report.blindness_seconds = time.perf_counter() - blind
     report.seconds = time.perf_counter() - clock
     return report
+
+
+def doability_substrates(pack: BenchmarkProvider, text: str) -> tuple[Substrate, ...]:
+    """Parse a ``--doability`` value for ``pack``: substrates as ``--substrate`` takes them,
+    or ``none``."""
+    return () if text.strip() == "none" else choose(pack, text)
+
+
+def check_doability(
+    pack: BenchmarkProvider, substrates: Sequence[Substrate], report: Report, trials: int
+) -> None:
+    """Run the doability audit on ``substrates`` into ``report``: a line per substrate and a
+    ``pack.undoable`` finding per task a front end cannot complete (a sequestered task's
+    details withheld)."""
+    for substrate in substrates:
+        result = _kit.audit_doability(pack, substrate, tasks_on(pack, [substrate]), trials)
+        report.doability.append(result)
+        secret = {t.task_id for t in pack.tasks() if t.split is Split.TEST}
+        for u in result.undoable:
+            message = WITHHELD if u.task_id in secret else u.message()
+            report.findings.append(Finding(AuditId.PACK_UNDOABLE, u.task_id, message))
 
 
 def check_blindness(

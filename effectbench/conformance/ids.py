@@ -24,6 +24,8 @@ AUDITED = "adversarially_audited"
 TABLE = "reachable-state table"
 TOLD = "agent view (SPEC 5.3)"
 """What a blindness finding fails: the agent is told the situation, never the answer."""
+DOABLE = "doability"
+"""What a doability finding fails: a task with a correct action can be done where offered."""
 RELEASE = "release"
 """What a finding of the pack as a whole (not one attestation) fails."""
 
@@ -172,6 +174,13 @@ class AuditId(StrEnum):
         "a category, trap against control or an expected halt is predicted (cross-validated "
         "AUROC above 0.65) from what a system observes before its first action: the agent "
         "view and the first screen",
+    )
+    PACK_UNDOABLE = (
+        "pack.undoable",
+        DOABLE,
+        "a front end cannot complete a task it offers: its controls cannot enter a value the "
+        "task's effect requires, or an informed agent (told the expected effect) does not "
+        "produce it there",
     )
 
 

@@ -35,6 +35,14 @@ key (:mod:`effectbench.sealed`): one this machine did not write is never read.
 ``EFFECTBENCH_AUDIT_CACHE=DIR`` keeps the entries and their key in ``DIR`` instead of this
 user's cache home. ``pack check`` and ``site build --fresh`` audit anew (:func:`audits_live`):
 their processes share a cache of their own, empty when they start.
+
+The **doability audit** of ``pack check`` (:func:`audit_doability`) asks the converse: can
+every task be done where it is offered? Each task's required values (its effect's selectors
+and field values) are compared with what the substrate's front end declares its closed
+controls can enter (:class:`DeclaresChoices`), and an informed agent, the pack's scripted steps
+given the values the expected effect is resolved from, runs every task with a correct action;
+the oracle must read the expected effect. A task a front end cannot complete is an
+:class:`Undoable` naming the task, the substrate and the missing control value.
 """
 
 from __future__ import annotations
@@ -48,20 +56,20 @@ import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from effectbench.conformance.redteam import probe_failure
 from effectbench.effects import Effect, EffectKind
 from effectbench.environment import variable
 from effectbench.filenames import cache_home
 from effectbench.hashing import canonical_hash
-from effectbench.schema import OracleVerdict
+from effectbench.schema import OracleVerdict, Substrate, Verdict
 from effectbench.sealed import CacheSeal, default_seal, machine_key
-from effectbench.seam import TRUE_EFFECT
+from effectbench.seam import TRUE_EFFECT, ChecksFrontEnds
 
 __all__ = [
     "ATTACKS",
@@ -76,14 +84,22 @@ __all__ = [
     "AuditPlan",
     "AuditResult",
     "Bench",
+    "Choices",
     "Db",
+    "DeclaresChoices",
+    "Doability",
     "Probing",
+    "Undoable",
     "Write",
     "attacks",
+    "audit_doability",
     "audit_scope",
     "audits_live",
     "audit_task",
+    "choices_of",
+    "required_values",
     "run_audit",
+    "unenterable",
 ]
 
 POSITIVE = TRUE_EFFECT
@@ -705,3 +721,149 @@ def iter_tasks(
     payload and the trial before's)."""
     for d in definitions:
         yield d.task_id, d.effects(), d.params(AUDIT_TRIAL), d.params(AUDIT_TRIAL - 1)
+
+
+# -- doability: can every task be done where it is offered? ---------------------------------
+
+Choices = Mapping[str, Collection[str]]
+"""What a front end's closed controls can enter (radios, lists): ``"surface.field"`` -> every
+value its control offers. A field it takes as free text (or has no control for) is absent."""
+
+
+@runtime_checkable
+class DeclaresChoices(Protocol):
+    """A front end that says what its closed controls can enter (:data:`Choices`)."""
+
+    choices: Choices
+
+
+def choices_of(front: object) -> Choices:
+    """Return what ``front``'s closed controls can enter (empty: it declares none)."""
+    return front.choices if isinstance(front, DeclaresChoices) else {}
+
+
+def required_values(effects: Sequence[Effect]) -> dict[str, set[str]]:
+    """Return every value the resolved ``effects`` ask the record to hold, by
+    ``"surface.field"``: the selectors' values and the expected field values."""
+    out: dict[str, set[str]] = {}
+    for e in effects:
+        pairs: list[tuple[str, object]] = [*e.match.items()]
+        if e.kind is EffectKind.FIELD_EQUALS and e.field:
+            pairs.append((e.field, e.value))
+        for name, value in pairs:
+            if isinstance(value, str | int) and not isinstance(value, bool):
+                out.setdefault(f"{e.surface}.{name}", set()).add(str(value))
+    return out
+
+
+def unenterable(effects: Sequence[Effect], choices: Choices) -> list[str]:
+    """Return one line per value the resolved ``effects`` require that the front end's
+    controls (``choices``) cannot enter, naming the control and what it offers."""
+    missing = []
+    for where, values in sorted(required_values(effects).items()):
+        offered = choices.get(where)
+        if offered is None:
+            continue
+        for value in sorted(values - {str(v) for v in offered}):
+            missing.append(f"{where} = {value!r} (its control offers {', '.join(offered)})")
+    return missing
+
+
+@dataclass(frozen=True)
+class Undoable:
+    """One task a front end cannot complete: what its controls lack, what the oracle read."""
+
+    task_id: str
+    substrate: Substrate
+    missing: tuple[str, ...] = ()
+    """The required values the front end's controls cannot enter (:func:`unenterable`)."""
+    reading: str | None = None
+    """What the informed agent's run left (None: not run, or the effect was read)."""
+
+    def message(self) -> str:
+        """Return the finding in one line: the substrate, the missing values, the reading."""
+        parts = []
+        if self.missing:
+            parts.append(
+                f"the {self.substrate.value} front end cannot enter " + "; ".join(self.missing)
+            )
+        if self.reading is not None:
+            parts.append(
+                f"the informed agent (told the expected effect) did not produce it on "
+                f"{self.substrate.value}: {self.reading}"
+            )
+        return "; ".join(parts)
+
+
+@dataclass
+class Doability:
+    """The doability audit of one substrate."""
+
+    substrate: Substrate
+    compared: int = 0
+    """Tasks whose required values were compared with the front end's controls."""
+    informed: int = 0
+    """Tasks with a correct action the informed agent ran."""
+    seconds: float = 0.0
+    undoable: list[Undoable] = field(default_factory=list)
+
+    def line(self) -> str:
+        """Return the substrate's result in one line."""
+        verdict = "every task doable" if not self.undoable else f"{len(self.undoable)} undoable"
+        return (
+            f"doability {self.substrate.value}: {verdict} ({self.informed} informed runs, "
+            f"{self.compared} tasks' values compared with the controls, {self.seconds:.1f} s)"
+        )
+
+
+def _informed_run(pack: Any, task: Any, params: Mapping[str, Any]) -> str | None:
+    """Run the informed agent on trial 0 of ``task``; return why the oracle does not read the
+    expected effect (None: it does)."""
+    from effectbench.run.runner import read_verdict  # the runner imports packs: not at load
+
+    with pack.provision(task, 0, dict(params)) as episode:
+        before = episode.oracle.snapshot()
+        pack.attempt(episode.env, task, params)
+        verdict = read_verdict(episode.oracle, before)
+        failure = episode.health()
+    if failure is not None:
+        return f"the episode's infrastructure failed: {failure}"
+    if verdict.verdict is Verdict.CONFIRMED:
+        return None
+    return f"the oracle reads {verdict.verdict.value} ({verdict.reason})"
+
+
+def audit_doability(
+    pack: Any, substrate: Substrate, tasks: Sequence[Any], trials: int = 1
+) -> Doability:
+    """The doability audit of ``tasks`` (``pack``'s variants on ``substrate``).
+
+    Every task's required values (its effects resolved for each of ``trials`` trials) are
+    compared with what the substrate's front end declares its controls can enter
+    (:func:`choices_of`), so no draw asks a front end for a value it cannot enter. Then the
+    **informed agent** runs every task with a correct action: the pack's scripted steps with
+    the trial's full parameters, the values the expected effect is resolved from (the target
+    record's identifiers and every value it requires, including what the referral withholds);
+    the oracle must read the expected effect. A run that raises is a finding too.
+    """
+    clock = time.perf_counter()
+    choices = choices_of(pack.front_end(substrate)) if isinstance(pack, ChecksFrontEnds) else {}
+    result = Doability(substrate)
+    for task in tasks:
+        missing: list[str] = []
+        for trial in range(trials):
+            params = pack.trial_params(task, trial)
+            effects = [e.resolve(params) for e in task.expected_effect]
+            missing += [m for m in unenterable(effects, choices) if m not in missing]
+        result.compared += 1
+        reading = None
+        if task.correct_action_available:
+            result.informed += 1
+            try:
+                reading = _informed_run(pack, task, pack.trial_params(task, 0))
+            except Exception as exc:  # the pack's own code failed: a finding, never a traceback
+                reading = f"the run raised {type(exc).__name__}: {str(exc).splitlines()[0]}"
+        if missing or reading is not None:
+            result.undoable.append(Undoable(task.task_id, substrate, tuple(missing), reading))
+    result.seconds = time.perf_counter() - clock
+    return result

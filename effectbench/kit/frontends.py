@@ -25,7 +25,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from effectbench.computer import Display
 from effectbench.episode_http import Channel
@@ -34,6 +34,9 @@ from effectbench.kit.http import HttpEnv, ServiceClient
 from effectbench.kit.pages import FONT, VIEWPORT
 from effectbench.schema import Substrate
 from effectbench.seam import Screen
+
+if TYPE_CHECKING:
+    from effectbench.kit.audit import Choices
 
 __all__ = ["ApiFrontEnd", "FrontEnds", "Script", "WebFrontEnd"]
 
@@ -95,7 +98,8 @@ class ApiFrontEnd:
 class WebFrontEnd:
     """A pack's web app in a fresh context and page per episode of this worker's Chromium.
 
-    Every episode's page is ``viewport`` in size, stated before a session opens as its
+    ``choices`` says what the pages' closed controls offer (a radio per value); every
+    episode's page is ``viewport`` in size, stated before a session opens as its
     ``display`` (:class:`~effectbench.frontends.ShowsDisplay`: ``effectbench mcp`` tells the
     agent its coordinate space while the episode is still being provisioned).
     """
@@ -111,12 +115,17 @@ class WebFrontEnd:
         *,
         viewport: Display = VIEWPORT,
         font: str = FONT,
+        choices: Choices | None = None,
     ) -> None:
         require_substrate(Substrate.WEB)  # a missing extra or Chromium: one line, no episode
         self._env = env
         self._script = script
         self.display = viewport
         self.font = font
+        self.choices: Choices = dict(choices or {})
+        """What the pages' closed controls can enter (``"surface.field"`` -> the values of
+        its radios): the doability audit of ``pack check`` holds every task's required
+        values to it (:func:`effectbench.kit.audit.unenterable`)."""
 
     @contextmanager
     def session(self, channel: Channel, brief: Mapping[str, Any]) -> Iterator[FrontEndSession]:

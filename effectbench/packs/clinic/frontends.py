@@ -38,6 +38,10 @@ def api() -> ApiFrontEnd:
 
 def web() -> WebFrontEnd:
     """The clinic's web app in a browser, driven by pixels (substrate ``web``)."""
-    from effectbench.packs.clinic.web import pixels
+    from effectbench.packs.clinic.web import layout, pixels
 
-    return WebFrontEnd(ClinicEnv, pixels.attempt)
+    choices = {
+        "encounters.type": tuple(layout.TYPE_RADIO),
+        "billing.code": tuple(layout.CHARGE_RADIO),
+    }
+    return WebFrontEnd(ClinicEnv, pixels.attempt, choices=choices)

@@ -42,7 +42,7 @@ from effectbench.kit.draws import (
 from effectbench.kit.faults import normalised
 from effectbench.kit.generate import Draw
 from effectbench.packs.clinic import db
-from effectbench.packs.clinic.store import CHARGE_CENTS, Fault
+from effectbench.packs.clinic.store import CHARGE_CENTS, ENCOUNTER_TYPES, Fault
 from effectbench.packs.clinic.tasks import ClinicTask, Patient
 from effectbench.schema import Category, Split
 
@@ -64,7 +64,7 @@ FAMILY = (
     "Quinn", "Rossi", "Schmidt", "Tanaka", "Varga", "Weber", "Yilmaz", "Zhou",
 )  # fmt: skip
 ALLERGIES = ("none recorded", "latex", "penicillin", "sulfa", "aspirin", "codeine", "iodine")
-TYPES = ("Triage", "Follow-up", "Urgent", "Consult")
+TYPES = ENCOUNTER_TYPES
 NOTES = (
     "BP stable on current dose",
     "reports improved sleep, continue plan",

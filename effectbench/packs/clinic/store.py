@@ -102,6 +102,9 @@ def _tokens(name: str) -> tuple[str, ...]:
 
 
 CHARGE_CENTS = {"99213": 9200, "99214": 13500, "99284": 31000}
+ENCOUNTER_TYPES = ("Triage", "Follow-up", "Urgent", "Consult")
+"""Every encounter type the record service takes and the catalogue draws: every front end's
+type control offers each of them (the doability check of ``pack check`` holds it to that)."""
 """What the app bills per procedure code."""
 
 

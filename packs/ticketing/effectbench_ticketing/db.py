@@ -124,6 +124,10 @@ AGENTS: tuple[tuple[str, str, str], ...] = (
 )
 """(id, name, team); ``A-00`` is the app's signed-in user, the author of its comments."""
 
+PRIORITIES = ("low", "normal", "high", "urgent")
+"""Every ticket priority the desk takes and the catalogue draws: every front end's priority
+control offers each of them (the doability check of ``pack check`` holds it to that)."""
+
 SLA_PLANS: tuple[tuple[str, int, int], ...] = (
     ("SLA-4H", 4, 5000),
     ("SLA-8H", 8, 2500),

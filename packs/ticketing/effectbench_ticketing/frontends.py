@@ -42,9 +42,14 @@ def api() -> ApiFrontEnd:
 
 def web() -> WebFrontEnd:
     """The desk's web app in a browser, driven by pixels (substrate ``web``)."""
-    from effectbench_ticketing.web import pixels
+    from effectbench_ticketing.web import layout, pixels
 
-    return WebFrontEnd(TicketingEnv, pixels.attempt)
+    choices = {
+        "tickets.priority": tuple(layout.PRIORITY_RADIO),
+        "tickets.assignee_id": tuple(layout.ASSIGNEE_RADIO),
+        "credits.sla_code": tuple(layout.SLA_RADIO),
+    }
+    return WebFrontEnd(TicketingEnv, pixels.attempt, choices=choices)
 
 
 def desktop() -> DeclaredDesktop:

@@ -84,7 +84,7 @@ COMMENTS = (
     "Asked for logs.", "Customer confirmed the steps.", "Waiting on engineering.",
     "Escalation declined, monitoring.", "Sent the known-issue article.",
 )  # fmt: skip
-PRIORITIES = ("low", "normal", "high", "urgent")
+PRIORITIES = db.PRIORITIES
 SLAS = tuple(code for code, _, _ in db.SLA_PLANS)
 PLANS = ("standard", "priority", "enterprise")
 AGENTS = tuple(a[0] for a in db.AGENTS if a[0] != "A-00")

@@ -66,6 +66,9 @@ class _ScreenFrontEnd:
     server: Server
     display = Display(WIDTH, HEIGHT)
     """Every episode's X screen (the agent's coordinate space)."""
+    choices: Mapping[str, tuple[str, ...]] = {"encounters.type": L.TYPES}
+    """What the app's closed controls can enter: a radio per encounter type (the charge code
+    and the claim reference are text entries)."""
 
     def __init__(self) -> None:
         self.check()

@@ -80,11 +80,12 @@ ENCOUNTER_EDIT_X, ENCOUNTER_EDIT_W = 860, 80
 
 # -- encounter form (new and edit) ------------------------------------------------------
 FORM_TITLE: Rect = (20, 126, 800, 32)
-TYPES = ("Triage", "Follow-up", "Urgent")
+TYPES = ("Triage", "Follow-up", "Urgent", "Consult")
 TYPE_RADIOS: dict[str, Rect] = {
     "Triage": (160, 172, 110, 28),
     "Follow-up": (280, 172, 120, 28),
     "Urgent": (410, 172, 110, 28),
+    "Consult": (530, 172, 110, 28),
 }
 TYPE_LABEL: Rect = (20, 172, 130, 28)
 NOTE_LABEL: Rect = (20, 214, 130, 32)

@@ -21,8 +21,14 @@ SEARCH_MRN = Box(506, 112, 150, 30)
 SEARCH_BUTTON = Box(672, 110, 120, 34)
 
 # the chart page
-TYPE_RADIO = {"Triage": Box(24, 160, 110, 24), "Follow-up": Box(140, 160, 130, 24)}
-TYPE_RADIO["Urgent"] = Box(276, 160, 110, 24)
+TYPE_RADIO = {
+    "Triage": Box(24, 160, 110, 24),
+    "Follow-up": Box(140, 160, 130, 24),
+    "Urgent": Box(276, 160, 110, 24),
+    "Consult": Box(392, 160, 110, 24),
+}
+"""One radio per encounter type the service takes (:data:`~effectbench.packs.clinic.store.
+ENCOUNTER_TYPES`, in its order)."""
 NOTE = Box(24, 200, 476, 100)
 SIGN = Box(24, 316, 200, 24)
 CHARGE_RADIO = {

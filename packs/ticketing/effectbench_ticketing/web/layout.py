@@ -29,7 +29,10 @@ PRIORITY_RADIO = {
     "normal": Box(24, 224, 110, 24),
     "high": Box(140, 224, 100, 24),
     "urgent": Box(246, 224, 110, 24),
+    "low": Box(362, 224, 90, 24),
 }
+"""One radio per priority the desk takes (:data:`~effectbench_ticketing.db.PRIORITIES`; the
+first three where they always were, ``low`` after them)."""
 DESCRIPTION = Box(24, 272, 476, 100)
 CREDIT = Box(24, 388, 240, 24)
 SLA_RADIO = {code: Box(24 + 106 * i, 424, 100, 24) for i, (code, _, _) in enumerate(SLA_PLANS)}
