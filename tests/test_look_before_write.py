@@ -83,8 +83,10 @@ def _episode(
         view = agent_view(spec, {**params, **(plant or {})}, 0, episode.env)
         strict = _StrictView(view)
         report = arm.run(cast(AgentTask, strict), env, _Untouchable())
+        assert isinstance(report, AgentReport)
         verdict = episode.oracle.judge(before).verdict
-    return report, [a.name or "" for a in log.actions if a.kind == "api"], verdict, strict.read
+    read: set[str] = strict.read
+    return report, [a.name or "" for a in log.actions if a.kind == "api"], verdict, read
 
 
 def test_it_reads_only_the_view_and_writes_once_on_a_clean_task(clinic: ClinicProvider) -> None:
@@ -190,6 +192,7 @@ def test_on_the_desk_a_second_look_keeps_a_colleagues_work() -> None:
         with pack.provision(spec, 0, params) as episode:
             view = agent_view(spec, params, 0, episode.env)
             report = get_baseline("look_before_write", pack).run(view, episode.env, params)
-        assert report.halted and "is account C-1620's, not C-1001's" in report.message
+        assert isinstance(report, AgentReport) and report.halted
+        assert "is account C-1620's, not C-1001's" in report.message
     finally:
         cast(Any, pack).close()
