@@ -3,6 +3,9 @@
 * ``screen_only`` trusts the banner (the arm the benchmark indicts);
 * ``effect_verified`` gates success on the product's own record readback and
   halts when the product offers no verifier (it never gets the oracle);
+* ``look_before_write`` reads the record the referral names before it writes (through its
+  pack's careful script), halts when what it read contradicts the referral, writes once and
+  reads every surface back;
 * ``always_halt`` never acts: SWER 0 bought with over-halt;
 * ``retry_on_error`` retries once on an error banner: a commit-then-timeout
   becomes a duplicate write, the harm the false-abort label warns of.
@@ -27,6 +30,7 @@ from effectbench.seam import (
     AgentTask,
     BenchmarkProvider,
     EnvHandle,
+    LooksBeforeWrite,
     ProductVerifier,
     ReadsAllSurfaces,
     Screen,
@@ -158,6 +162,58 @@ class EffectVerifiedAll(EffectVerified):
     def run(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> AgentReport:
         """Run the effect-verified policy with the all-surfaces readback."""
         return super().run(task, _AllSurfacesView(env), params)
+
+
+class LookBeforeWrite:
+    """Read the record before writing; halt on a contradiction; write once; read back.
+
+    What reading before writing means is the pack's (:class:`~effectbench.seam.LooksBeforeWrite`:
+    its front end's careful script, which sees the agent's view and the env only); the policy
+    is this class's. Unlike the scripted arms it is never handed the task's script
+    (:func:`following`): nothing it runs on knows the task's definition. The readback is the
+    product's readback of every surface, its baseline taken after the reads, just before the
+    write (what a colleague saved meanwhile is theirs, not the write's), judging the declared
+    effect or, where the task declares none, the effect the goal and the referral describe
+    (:attr:`~effectbench.seam.Look.expected`).
+    """
+
+    name = "look_before_write"
+
+    def __init__(self, pack: ScriptedPack) -> None:
+        if not isinstance(pack, LooksBeforeWrite):
+            raise UsageError(f"pack {getattr(pack, 'name', pack)!r} has no careful script")
+        self._pack = pack
+
+    def run(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> AgentReport:
+        """Look, then write once and read back (``params`` is not read: the view holds it)."""
+        look = self._pack.look_before_write(env, task)
+        read = "read before writing: " + "; ".join(look.reads)
+        if look.contradiction is not None:
+            return AgentReport(
+                reported_success=False,
+                halted=True,
+                message=f"{read}; halted without writing: {look.contradiction}",
+            )
+        verifier = _AllSurfacesView(env).product_effect_verifier()
+        if verifier is None:
+            return AgentReport(
+                reported_success=False,
+                halted=True,
+                message=f"{read}; no product readback to check a write by: halting",
+            )
+        screen = look.write()
+        effect = look.expected if task.declared_effect is None else task.declared_effect
+        reading = verifier.verify(effect)
+        after = f"wrote once (banner said {screen.status}); {verifier.name}"
+        if reading.confirmed:
+            return AgentReport(
+                reported_success=True, halted=False, message=f"{read}; {after} confirms it"
+            )
+        return AgentReport(
+            reported_success=False,
+            halted=True,
+            message=f"{read}; {after} refutes it ({reading.reason}); halting",
+        )
 
 
 class AlwaysHalt(_Baseline):

@@ -303,6 +303,14 @@ REFERENCE_SET: tuple[ReferenceSpec, ...] = (
         )
         for slug, arm in _CLINIC_ARMS
     ),
+    *(
+        ReferenceSpec(f"look-before-write-{pack}", pack, "look_before_write", trials)
+        for pack, trials in (
+            ("clinic", 10),
+            ("ticketing", 10),
+            ("clinic-generated", GENERATED_TRIALS),
+        )
+    ),
 )
 """The reference bundles in ``submissions/`` (re-made by ``python -m verifier.references
 --remake``): MockMed's four baselines, the clinic's three arms through its API and through
@@ -310,7 +318,9 @@ each of its screens (web, desktop, remote display), the ticketing pack's three a
 its API and its web app, so every substrate of both systems of record has a ladder on the
 board (``--remake --only '*-ticketing*'`` makes the ticketing pack's alone), and the three
 arms on the generated clinic catalogue: every task through the API, the declared screen sample
-(:func:`effectbench.packs.clinic.generated_pack.screen_sample`) through the web app."""
+(:func:`effectbench.packs.clinic.generated_pack.screen_sample`) through the web app; and the
+careful arm ``look_before_write`` through the API of the clinic, the ticketing pack and the
+generated clinic (its pack's careful script is the API's only)."""
 
 
 def reference_bundle(spec: ReferenceSpec, folder: Path) -> Path:

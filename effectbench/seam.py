@@ -9,8 +9,8 @@
   fresh :class:`Episode`: the env handle for the SUT and the independent
   :class:`Oracle` for the harness. The runner never hands the oracle to the SUT.
 * What a pack may also offer is declared here too, one protocol per capability
-  (:class:`ScriptedPack`, :class:`OwnBaselines`, :class:`HandsOffToWorkers`,
-  :class:`DescribesActions` on an env,
+  (:class:`ScriptedPack`, :class:`LooksBeforeWrite`, :class:`OwnBaselines`,
+  :class:`HandsOffToWorkers`, :class:`DescribesActions` on an env,
   :class:`Closable`, :class:`Reproducible`, :class:`OffersSubstrates`,
   :class:`ChecksFrontEnds`, :class:`ClaimsReachable`, :class:`OffersRedTeam`,
   :class:`DeclaresChanges`, :class:`DeclaresInitialState`, :class:`StatesMechanism`), and
@@ -163,6 +163,16 @@ class ProductVerifier(Protocol):
 
     def verify(self, effect: Sequence[Effect]) -> ProductReading:
         """Read the record back and say whether ``effect`` holds."""
+        ...
+
+
+@runtime_checkable
+class ReadsSurfaces(Protocol):
+    """A product readback that also shows its surfaces as they are now (what a user of the
+    product's REST surfaces reads before writing)."""
+
+    def read(self) -> Mapping[str, Table] | None:
+        """Read every surface now (``None``: one of them could not be read)."""
         ...
 
 
@@ -357,6 +367,39 @@ class ScriptedPack(Protocol):
 
     def attempt(self, env: Any, task: TaskSpec, params: Mapping[str, Any]) -> Screen:
         """Perform the task's scripted steps once and return the final screen."""
+        ...
+
+
+@dataclass(frozen=True)
+class Look:
+    """What a careful agent read of the record before writing, and the one write it would make.
+
+    A pack's careful script (:class:`LooksBeforeWrite`) builds it from the agent's view and
+    what the application shows (its searches, the record it opens, the product's own REST
+    surfaces), never from the task's definition.
+    """
+
+    reads: tuple[str, ...]
+    """What was read before the write, one line each (the receipt's claim quotes them)."""
+    contradiction: str | None
+    """Why what was read contradicts the referral (``None``: nothing does): do not write."""
+    write: Callable[[], Screen]
+    """Make the write, once; return the screen that follows it."""
+    expected: tuple[Effect, ...]
+    """The effect the write should leave, as the goal and the referral describe it (what the
+    readback judges when the task declares no effect)."""
+
+
+@runtime_checkable
+class LooksBeforeWrite(Protocol):
+    """A pack whose front ends say what reading before writing means on them.
+
+    ``look_before_write`` (:mod:`effectbench.baselines`) gets the pack's careful script for the
+    view's substrate: the script sees the view and the env, never the task's definition.
+    """
+
+    def look_before_write(self, env: Any, task: AgentTask) -> Look:
+        """Read the record the referral names on ``env``; return what was read and the write."""
         ...
 
 

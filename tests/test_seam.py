@@ -68,7 +68,7 @@ def test_the_shipped_packs_declare_their_capabilities() -> None:
         for capability in (*every, OffersSubstrates, ChecksFrontEnds):
             assert isinstance(clinic, capability), capability.__name__
         assert is_deterministic(clinic)
-        assert list(own_baselines(clinic)) == ["effect_verified_all"]
+        assert list(own_baselines(clinic)) == ["effect_verified_all", "look_before_write"]
 
 
 def test_a_pack_without_capabilities_gets_the_defaults() -> None:
@@ -81,5 +81,6 @@ def test_a_pack_without_capabilities_gets_the_defaults() -> None:
 
 
 def test_baseline_names_are_read_from_the_class_without_building_the_pack() -> None:
-    assert baseline_names(ClinicProvider) == [*BASELINES, "effect_verified_all"]
+    own = ["effect_verified_all", "look_before_write"]
+    assert baseline_names(ClinicProvider) == [*BASELINES, *own]
     assert baseline_names(MockMedProvider) == list(BASELINES)

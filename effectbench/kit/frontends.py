@@ -33,16 +33,19 @@ from effectbench.frontends import FrontEnd, FrontEndSession, require_substrate, 
 from effectbench.kit.http import HttpEnv, ServiceClient
 from effectbench.kit.pages import FONT, VIEWPORT
 from effectbench.schema import Substrate
-from effectbench.seam import Screen
+from effectbench.seam import AgentTask, Look, Screen
 
 if TYPE_CHECKING:
     from effectbench.kit.audit import Choices
 
-__all__ = ["ApiFrontEnd", "FrontEnds", "Script", "WebFrontEnd"]
+__all__ = ["ApiFrontEnd", "Careful", "FrontEnds", "Script", "WebFrontEnd"]
 
 Script = Callable[[Any, Any, Mapping[str, Any]], Screen]
 """The shipped baselines' scripted steps on one front end: ``(env, task, params)`` -> the
 screen they end on (``task`` is the pack's own task definition)."""
+Careful = Callable[[Any, AgentTask], Look]
+"""A front end's careful script: what reading the record before writing means on it, from the
+agent's view and what the application shows (``look_before_write``), never the definition."""
 
 
 class FrontEnds:
@@ -73,9 +76,11 @@ class ApiFrontEnd:
 
     substrate = Substrate.API
 
-    def __init__(self, env: type[HttpEnv], script: Script) -> None:
+    def __init__(self, env: type[HttpEnv], script: Script, careful: Careful | None = None) -> None:
         self._env = env
         self._script = script
+        self.careful = careful
+        """What reading before writing means on these actions (``None``: not offered)."""
 
     @contextmanager
     def session(self, channel: Channel, brief: Mapping[str, Any]) -> Iterator[FrontEndSession]:

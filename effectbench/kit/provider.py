@@ -28,9 +28,10 @@ from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
-from effectbench.baselines import EffectVerifiedAll
+from effectbench.baselines import EffectVerifiedAll, LookBeforeWrite
 from effectbench.effects import Effect
 from effectbench.episode_http import RecordService
+from effectbench.errors import UsageError
 from effectbench.frontends import FrontEnd
 from effectbench.kit.audit import (
     RED_TEAM,
@@ -42,11 +43,20 @@ from effectbench.kit.audit import (
     attacks,
 )
 from effectbench.kit.faults import FaultCatalogue
-from effectbench.kit.frontends import FrontEnds
+from effectbench.kit.frontends import ApiFrontEnd, FrontEnds
 from effectbench.manifest import SEQUESTERED, manifest_of
 from effectbench.reachability import Reachable
 from effectbench.schema import Category, OracleChannel, OracleSpec, Split, Substrate, TaskSpec
-from effectbench.seam import Adversary, Episode, NotApplicable, Oracle, Screen, SystemUnderTest
+from effectbench.seam import (
+    Adversary,
+    AgentTask,
+    Episode,
+    Look,
+    NotApplicable,
+    Oracle,
+    Screen,
+    SystemUnderTest,
+)
 
 __all__ = ["CatalogueTask", "Record", "RecordPack", "TaskDefinition"]
 
@@ -188,7 +198,8 @@ class RecordPack:
     deterministic: ClassVar[bool] = True
     """Runs reproduce from (pack, seeds): the verifier may re-execute shipped baselines."""
     extra_baselines: ClassVar[Mapping[str, Callable[[Any], SystemUnderTest]]] = {
-        "effect_verified_all": EffectVerifiedAll
+        "effect_verified_all": EffectVerifiedAll,
+        "look_before_write": LookBeforeWrite,
     }
     front_ends: ClassVar[FrontEnds]
     substrates: ClassVar[tuple[Substrate, ...]]
@@ -395,6 +406,20 @@ class RecordPack:
         """The scripted steps the shipped baselines take on the task's front end."""
         d, substrate = self._defs[task.task_id]
         return self.front_end(substrate).attempt(env, d, params)
+
+    def look_before_write(self, env: Any, task: AgentTask) -> Look:
+        """The careful script of the view's front end (``look_before_write``): it is handed
+        the agent's view and the env, never the task's definition."""
+        substrate = Substrate(task.display.surface)
+        front = self.front_end(substrate)
+        careful = front.careful if isinstance(front, ApiFrontEnd) else None
+        if careful is None:
+            raise UsageError(
+                f"pack {self.name!r} says what reading before writing means on the api only, "
+                f"not on {substrate.value}: run look_before_write with --substrate api"
+            )
+        look: Look = careful(env, task)
+        return look
 
     def red_team(self, task: TaskSpec) -> Mapping[str, Adversary | NotApplicable]:
         """The adversary moves of ``effectbench pack check``: the audit's probes

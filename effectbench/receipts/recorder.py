@@ -17,14 +17,14 @@ from __future__ import annotations
 import hashlib
 import io
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from effectbench.changes import plain_value
+from effectbench.changes import Table, plain_value
 from effectbench.computer import A11yNode, AccessibleComputerEnv, ActionError, ComputerEnv
 from effectbench.computer import MouseButton as _Button
 from effectbench.receipts.model import Action, ActionKind, Shown
-from effectbench.seam import ProductVerifier, ReadsAllSurfaces, Screen
+from effectbench.seam import ProductVerifier, ReadsAllSurfaces, ReadsSurfaces, Screen
 
 MAX_TEXT = 2000
 """Characters of typed text or an argument a receipt keeps (the rest is cut, marked)."""
@@ -85,6 +85,16 @@ class _Readback:
     def verify(self, effect: Any) -> Any:
         """Read back through the product's own verifier (logged)."""
         return _logged(self.__log, "readback", lambda: self.__inner.verify(effect), name=self.name)
+
+    def read(self) -> Mapping[str, Table] | None:
+        """Read the surfaces as they are now (logged); None where the verifier cannot."""
+        inner = self.__inner
+        if not isinstance(inner, ReadsSurfaces):
+            return None
+        tables: Mapping[str, Table] | None = _logged(
+            self.__log, "readback", inner.read, name=self.name
+        )
+        return tables
 
 
 def _verifier(inner: ProductVerifier | None, log: ActionLog) -> ProductVerifier | None:

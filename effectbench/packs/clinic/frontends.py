@@ -14,6 +14,7 @@ from __future__ import annotations
 from effectbench.frontends import FrontEnd as FrontEnd
 from effectbench.frontends import FrontEndSession as FrontEndSession
 from effectbench.kit.frontends import ApiFrontEnd, FrontEnds, WebFrontEnd
+from effectbench.packs.clinic.careful import look
 from effectbench.packs.clinic.env import ClinicEnv
 from effectbench.packs.clinic.tasks import attempt
 from effectbench.schema import Substrate
@@ -32,8 +33,9 @@ variant_id = FRONT_ENDS.variant_id
 
 
 def api() -> ApiFrontEnd:
-    """The clinic's own JSON actions over HTTP (substrate ``api``)."""
-    return ApiFrontEnd(ClinicEnv, attempt)
+    """The clinic's own JSON actions over HTTP (substrate ``api``), with what reading before
+    writing means on them (:mod:`.careful`)."""
+    return ApiFrontEnd(ClinicEnv, attempt, look)
 
 
 def web() -> WebFrontEnd:

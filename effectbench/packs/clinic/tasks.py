@@ -89,11 +89,7 @@ class ClinicTask(CatalogueTask):
 
     def effects(self) -> tuple[Effect, ...]:
         """Return the task's declared contract (unresolved; bound per trial)."""
-        if self.kind == "edit":
-            return _encounter_edit()
-        if self.kind == "sign":
-            return _encounter_insert("signed") + _billing_insert()
-        return _encounter_insert("draft")
+        return _shape(self.kind)
 
     def params(self, trial: int) -> dict[str, Any]:
         """Return the trial-unique payload and the referral for trial ``trial``."""
@@ -520,18 +516,47 @@ def attempt(env: Any, task: ClinicTask, params: Mapping[str, Any]) -> Screen:
         or results[0]
     )
     env.act("open_chart", mrn=pick["mrn"])
+    saved: Screen = env.act("save_encounter", **save_form(pick, params, sign=task.kind == "sign"))
+    return saved
+
+
+def save_form(chart: Mapping[str, Any], params: Mapping[str, Any], *, sign: bool) -> dict[str, Any]:
+    """The encounter form for ``chart`` (its MRN and name as the app lists them) and the
+    referral's type, note and idempotency key (and, to sign, its charge code and claim)."""
     form: dict[str, Any] = {
-        "mrn": pick["mrn"],
-        "name": pick["name"],
+        "mrn": chart["mrn"],
+        "name": chart["name"],
         "type": params["type"],
         "note": params["note"],
         "idempotency_key": params["idempotency_key"],
     }
-    if task.kind == "sign":
+    if sign:
         form |= {
             "sign": True,
             "charge_code": params["charge_code"],
             "claim_ref": params["claim_ref"],
         }
-    saved: Screen = env.act("save_encounter", **form)
-    return saved
+    return form
+
+
+def kind_of(referral: Mapping[str, Any]) -> str:
+    """The task's shape as its referral tells it: an encounter to update, a claim to post, or
+    neither (a draft)."""
+    if referral.get("encounter_id"):
+        return "edit"
+    return "sign" if referral.get("claim_ref") else "draft"
+
+
+def described_effect(referral: Mapping[str, Any]) -> tuple[Effect, ...]:
+    """The effect the goal of ``referral``'s shape describes, bound to the referral (what a
+    careful agent checks after writing when the task declares no effect)."""
+    return tuple(e.resolve(referral) for e in _shape(kind_of(referral)))
+
+
+def _shape(kind: str) -> tuple[Effect, ...]:
+    """The contract of a task of shape ``kind`` (unresolved)."""
+    if kind == "edit":
+        return _encounter_edit()
+    if kind == "sign":
+        return _encounter_insert("signed") + _billing_insert()
+    return _encounter_insert("draft")

@@ -6,7 +6,7 @@ colleague saves a change to it: a thread of its own, on a PostgreSQL connection 
 record is already on the agent's screen. The app's last-write-wins save then writes the
 agent's stale copy back over it: a lost update, made by two real writers.
 
-The interleaving is fixed, so runs reproduce: the app's next write waits until the
+The interleaving is fixed, so runs reproduce: the app's next write (or read) waits until the
 colleague's commit has landed (:meth:`Colleague.settle`), as it would if the colleague had
 simply been quicker. Right after committing, the colleague tells the harness which row it
 wrote (:attr:`Colleague.committed` callbacks, the oracle's among them); the oracle then reads

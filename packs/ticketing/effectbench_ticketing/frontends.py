@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from effectbench.api import ApiFrontEnd, FrontEnds, Substrate, WebFrontEnd
+from effectbench_ticketing.careful import look
 from effectbench_ticketing.env import TicketingEnv
 from effectbench_ticketing.tasks import attempt
 
@@ -36,8 +37,9 @@ FRONT_ENDS = FrontEnds(
 
 
 def api() -> ApiFrontEnd:
-    """The desk's own JSON actions over HTTP (substrate ``api``)."""
-    return ApiFrontEnd(TicketingEnv, attempt)
+    """The desk's own JSON actions over HTTP (substrate ``api``), with what reading before
+    writing means on them (:mod:`.careful`)."""
+    return ApiFrontEnd(TicketingEnv, attempt, look)
 
 
 def web() -> WebFrontEnd:

@@ -164,7 +164,9 @@ class TicketStore:
         return Reply(200, "idle", f"{len(found)} account(s) named {name!r}", {"results": found})
 
     def account(self, customer_id: str) -> Reply:
-        """Open an account: the customer and their tickets."""
+        """Open an account: the customer and their tickets (after a colleague's save already
+        under way has committed, as for a write: a second look sees their work)."""
+        self._settle()
         with self._lock:
             found = self._rows("SELECT * FROM customers WHERE id = %s", (customer_id,))
             if not found:
@@ -181,7 +183,9 @@ class TicketStore:
         return Reply(200, "idle", banner, {"customer": c, "tickets": tickets})
 
     def ticket(self, ticket_id: int) -> Reply:
-        """Open a ticket: the ticket and its comments."""
+        """Open a ticket: the ticket and its comments (after a colleague's save already under
+        way has committed)."""
+        self._settle()
         with self._lock:
             found = self._rows("SELECT * FROM tickets WHERE id = %s", (ticket_id,))
             if not found:

@@ -104,11 +104,7 @@ class TicketingTask(CatalogueTask):
 
     def effects(self) -> tuple[Effect, ...]:
         """Return the task's declared contract (unresolved; bound per trial)."""
-        if self.kind == "reassign":
-            return _reassignment()
-        if self.kind == "credit":
-            return _ticket_insert() + _credit_insert()
-        return _ticket_insert()
+        return _shape(self.kind)
 
     def params(self, trial: int) -> dict[str, Any]:
         """Return the trial-unique payload and the request for trial ``trial``."""
@@ -351,15 +347,48 @@ def attempt(env: Any, task: TicketingTask, params: Mapping[str, Any]) -> Screen:
         or results[0]
     )
     env.act("open_account", customer_id=pick["id"])
+    form = ticket_form(pick, params, credit=task.kind == "credit")
+    saved: Screen = env.act("create_ticket", **form)
+    return saved
+
+
+def ticket_form(
+    account: Mapping[str, Any], params: Mapping[str, Any], *, credit: bool
+) -> dict[str, Any]:
+    """The new-ticket form for ``account`` (its id and name as the desk lists them) and the
+    request's subject, priority, description and reference (and, with ``credit``, the SLA
+    credit)."""
     form: dict[str, Any] = {
-        "customer_id": pick["id"],
-        "name": pick["name"],
+        "customer_id": account["id"],
+        "name": account["name"],
         "subject": params["subject"],
         "priority": params["priority"],
         "description": params["description"],
         "request_ref": params["idempotency_key"],
     }
-    if task.kind == "credit":
+    if credit:
         form |= {"credit": True, "sla_code": params["sla_code"], "credit_ref": params["credit_ref"]}
-    saved: Screen = env.act("create_ticket", **form)
-    return saved
+    return form
+
+
+def kind_of(request: Mapping[str, Any]) -> str:
+    """The task's shape as its request tells it: a ticket to hand over, a credit to post, or
+    neither (a new ticket)."""
+    if request.get("ticket_id") and request.get("assignee_id"):
+        return "reassign"
+    return "credit" if request.get("credit_ref") else "open"
+
+
+def described_effect(request: Mapping[str, Any]) -> tuple[Effect, ...]:
+    """The effect the goal of ``request``'s shape describes, bound to the request (what a
+    careful agent checks after writing when the task declares no effect)."""
+    return tuple(e.resolve(request) for e in _shape(kind_of(request)))
+
+
+def _shape(kind: str) -> tuple[Effect, ...]:
+    """The contract of a task of shape ``kind`` (unresolved)."""
+    if kind == "reassign":
+        return _reassignment()
+    if kind == "credit":
+        return _ticket_insert() + _credit_insert()
+    return _ticket_insert()
