@@ -31,7 +31,13 @@ from effectbench.site._format import break_even_text
 from effectbench.site._mkdocs import GeneratedPage
 from effectbench.site._pages import ANCHOR_PACKS, environment, lede, rank_text
 from effectbench.site._sensitivity import unique_anchor
-from effectbench.site._tables import Board, ViewFacts, counted_columns, order_and_rank
+from effectbench.site._tables import (
+    BOARD_COLUMNS,
+    Board,
+    ViewFacts,
+    counted_columns,
+    order_and_rank,
+)
 
 CATALOGUE_SUFFIX = "-generated"
 """A pack named ``<system of record>-generated`` is a second catalogue of that system of record
@@ -266,6 +272,14 @@ def pooled_boards(boards: Sequence[Board], prices: Prices = DEFAULT_PRICES) -> l
         if board is not None:
             out.append(board)
     return out
+
+
+POOLED_RATES = tuple(
+    (c.key, c.label, c.better)
+    for c in BOARD_COLUMNS
+    if c.key in ("swer", "over_halt", "record_wrong", "task_success")
+)
+"""The rates a pooled board's page shows beside net value: (key, label, better direction)."""
 
 
 def pooled_page(templates: Path, b: PooledBoard) -> GeneratedPage:
