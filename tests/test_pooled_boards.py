@@ -342,3 +342,21 @@ def test_rank_help_documents_the_pooled_boards(capsys: pytest.CaptureFixture[str
         main(["rank", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "--pooled" in text and "incomplete" in text and "MockMed anchor left out" in text
+
+
+def test_the_pooled_board_as_text_names_its_packs_family_and_incomplete_systems(
+    per_pack: list[Board], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from effectbench.cli._rank import _print_pooled
+
+    (board,) = pooled_boards(per_pack)
+    _print_pooled(board, DEFAULT_PRICES)
+    out = capsys.readouterr().out
+    assert "pooling clinic-generated (clinic), ticketing (ticketing)" in out
+    assert "kept apart (9 in all)" in out and "------  doing nothing: 0" in out
+    assert "they depend on the family of systems ranked together" in out
+    assert "incomplete, not ranked: gamma (ticketing: not run)" in out
+    assert "incomplete, not ranked: epsilon (clinic-generated: 3 of 5 templates)" in out
+    assert "resolution, alpha · api against beta · api: SWER " in out
+    dead = board.facts.dead
+    assert dead is not None and f"dead clusters: {len(dead.dead)} of the 9" in out
