@@ -291,7 +291,8 @@ def pooled_page(templates: Path, b: PooledBoard) -> GeneratedPage:
         row["members"] = list(zip(b.packs, b.members[row["slug"]], strict=True))
         rows.append(row)
     names = {str(r["slug"]): str(r["system"]) for r in rows}
-    body = environment(templates).get_template("pooled.html.j2").render(b=b, rows=rows, names=names)
+    template = environment(templates).get_template("pooled.html.j2")
+    body = template.render(b=b, rows=rows, names=names, rates=POOLED_RATES)
     headings = (("incomplete", "Incomplete: listed, not ranked"),) if b.incomplete else ()
     return GeneratedPage(
         f"Every system of record · {b.substrate}",
