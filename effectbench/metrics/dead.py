@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from effectbench.metrics.rates import _Model
 from effectbench.metrics.tasks import TaskTable
 from effectbench.metrics.value import VALUE_EVENTS
@@ -53,13 +55,14 @@ def dead_units(tables: Sequence[TaskTable]) -> DeadUnits:
         return DeadUnits(systems=len(tables), units=len(shared), dead=[], unit=unit)
     common = set(tables[0].task_id).intersection(*(t.task_id for t in tables[1:]))
     ids = sorted(common)
-    kept = [t.reordered([t.task_id.index(u) for u in ids]) for t in tables]
+    kept = []
+    for t in tables:
+        at = {u: i for i, u in enumerate(t.task_id)}
+        kept.append(t.reordered([at[u] for u in ids]))
     first = kept[0]
-    same = [True] * len(ids)
+    same = np.ones(len(ids), dtype=bool)
     for other in kept[1:]:
         for event in DEAD_EVENTS:
-            left = first.k(event) * other.m()
-            right = other.k(event) * first.m()
-            same = [s and bool(a == b) for s, a, b in zip(same, left, right, strict=True)]
-    dead = [u for u, s in zip(ids, same, strict=True) if s]
+            same &= first.k(event) * other.m() == other.k(event) * first.m()
+    dead = [u for u, s in zip(ids, same.tolist(), strict=True) if s]
     return DeadUnits(systems=len(tables), units=len(ids), dead=dead, unit=unit)
