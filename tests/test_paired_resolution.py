@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import pytest
 from scipy import stats
-from support.outcomes import outcome_counts
+from support.outcomes import outcome_table
 
 from effectbench.cli import main
-from effectbench.metrics import DEFAULT_PRICES, EVENTS, TaskTable, resolution
+from effectbench.metrics import DEFAULT_PRICES, resolution
 from effectbench.packs import get_pack
 from verifier.pack import clusters_of, pack_tasks
 
@@ -131,18 +131,7 @@ def test_rank_json_states_every_pairs_paired_resolution_as_scipy_recomputes_it(
     assert all("paired" in key for key in ranked if key.startswith("paired"))
 
 
-def _table(per_unit: list[list[str]], ids: list[str]) -> TaskTable:
-    counts = [outcome_counts(o) for o in per_unit]
-    return TaskTable(
-        task_id=ids,
-        category=["control"] * len(ids),
-        substrate=["api"] * len(ids),
-        trials=[len(o) for o in per_unit],
-        events={e: [c[e] for c in counts] for e in EVENTS},
-        correct_action_available=[True] * len(ids),
-        unit_tasks=[2] * len(ids),
-        unit="template",
-    )
+_table = outcome_table
 
 
 def test_too_few_shared_templates_are_not_estimable_never_0_or_infinity() -> None:

@@ -13,6 +13,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from html import escape as html_escape
 from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
@@ -1859,3 +1860,43 @@ def test_each_board_counts_its_own_rows_and_states_its_paired_resolution(
                     assert {"paired_mdd", "paired_units", "paired_sd", "paired_method"} <= set(r)
                     assert r["paired_mdd"] is not None or r["paired_note"]  # never silent
     assert "<ul data-eb-resolution>" in index
+
+
+def test_each_substrate_has_a_pooled_board_page_and_every_board_its_dead_templates(
+    site: dict[str, Any],
+) -> None:
+    """The board pooling packs: one page per substrate with a non-anchor pack, linked from the
+    boards index, in leaderboard.json's ``pooled`` section; with one catalogue (the copied
+    references hold the clinic's API runs alone) it ranks as that catalogue's board does. Every
+    board's dead templates are in leaderboard.json and listed on the methodology page."""
+    index = page(site, "index.html")
+    data = json.loads(page(site, "downloads/leaderboard.json"))
+    by_key = {b["key"]: b for b in data["boards"]}
+    (pooled,) = data["pooled"]  # MockMed runs on the web alone, and is an anchor: never pooled
+    assert pooled["substrate"] == "api" and pooled["packs"] == {"clinic": "clinic"}
+    assert f'<a href="{pooled["page"]}">api</a>' in index
+    assert pooled["incomplete"] == []
+    clinic = by_key[CLINIC_API]
+    ranked = {e["system"]: e for e in clinic["entries"] if e["status"] == "ranked"}
+    assert [e["system"] for e in pooled["entries"]] == list(ranked)
+    for e in pooled["entries"]:
+        mine = ranked[e["system"]]
+        assert e["entries"] == {"clinic": mine["slug"]}
+        assert (e["rank_best"], e["rank_worst"]) == (mine["rank_best"], mine["rank_worst"])
+        assert e["value"]["per_100"] == pytest.approx(mine["value"]["per_100"], abs=1e-6)
+    assert pooled["dead_units"] == clinic["dead_units"]
+    html = page(site, pooled["page"])
+    assert "depend on the family of systems ranked together" in html
+    assert "<ul data-eb-resolution>" in html and "MockMed anchor" in html
+    for e in pooled["entries"]:
+        assert f'href="../submissions/{e["entries"]["clinic"]}.html"' in html
+    methodology = page(site, "methodology.html")
+    assert 'id="dead-templates"' in methodology and "effectbench:dead-templates" not in methodology
+    for b in [*data["boards"], pooled]:
+        dead = b["dead_units"]
+        if dead is None or dead["share"] is None:
+            continue
+        assert dead["share"] == pytest.approx(len(dead["dead"]) / dead["units"], abs=1e-6)
+        for name in dead["dead"]:
+            assert f"<code>{html_escape(name)}</code>" in methodology
+    assert clinic["dead_units"]["dead"]  # the shipped clinic's API board has dead tasks

@@ -1179,6 +1179,7 @@ AXE_PAGES = (
     "compare.html?board={mockmed}&a={screen}&b={halt}",
     "substrates.html",
     "packs.html",
+    "pooled/spec1-pooled-api.html",
     "submissions/{screen}.html",
     "refused.html",
     "downloads.html",

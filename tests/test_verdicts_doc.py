@@ -25,10 +25,12 @@ from effectbench.metrics import (
     PRICE_PRESETS,
     TaskTable,
     break_even,
+    dead_units,
     episode_frame,
     family_confidence,
     idle_share,
     idle_value,
+    joined,
     min_shared_tasks,
     minimum_detectable_difference,
     net_value,
@@ -317,6 +319,23 @@ def figures() -> dict[str, str]:
         out[f"paired {key} value"] = f"{v.paired_mdd:.1f}"
         out[f"paired {key} value fixed"] = f"{v.fixed_mdd:.1f}"
         out["paired templates"] = str(rs.paired_units)
+    # the board pooling packs on the API: one catalogue per system of record (the generated
+    # clinic's templates, the ticketing pack's tasks), kept apart
+    ticketing_api = {arm: _table(_rows(found[("ticketing", "api", arm)])) for arm in CLINIC}
+    pooled = {
+        arm: joined([("clinic-generated", gen[arm]), ("ticketing", ticketing_api[arm])])
+        for arm in CLINIC
+    }
+    rp = resolution(
+        pooled["effect_verified_all"], pooled["effect_verified"], "swer", DEFAULT_PRICES
+    )
+    assert rp.paired_mdd is not None and rp.paired_mdd <= 12.0  # the bound
+    out["pooled eva ev"] = f"{rp.paired_mdd:.1f} points"
+    out["pooled units"] = str(rp.paired_units)
+    out["ticketing tasks"] = str(ticketing_api["effect_verified"].n_tasks)
+    # dead tasks of the clinic's API board: every arm the same outcome there
+    dead = dead_units([api["tables"][a] for a in CLINIC])
+    out["clinic dead"] = f"{len(dead.dead)} of its {dead.units} tasks"
     out["clinic mdd"] = f"{100 * api['mdd']:.0f}"
     out["clinic neff"] = f"{api['neff']:.0f}"
     out["mockmed mdd"] = f"{100 * mock['mdd']:.0f}"
@@ -401,6 +420,10 @@ IN_DOC = [
             "paired eva ev value fixed",
             "paired ev so",
             "paired templates",
+            "pooled eva ev",
+            "pooled units",
+            "ticketing tasks",
+            "clinic dead",
             "max price",
             "prices",
             "billing",

@@ -18,7 +18,8 @@ from effectbench.cli._progress import Tell, bar, wanted
 
 if TYPE_CHECKING:
     from effectbench.metrics import Prices, Resolution
-    from effectbench.site._tables import Board, PairResolution
+    from effectbench.site._pooled import PooledBoard
+    from effectbench.site._tables import Board, PairResolution, ViewFacts
     from verifier.records import RecordPolicy
     from verifier.report import BundleReport
 
@@ -171,6 +172,7 @@ def board_json(b: Board) -> dict[str, Any]:
     from effectbench.site._tables import every_pair, named
 
     facts = b.facts
+    dead = facts.dead if facts is not None else None
     rows: list[dict[str, Any]] = []
     for row in json.loads(b.frame.to_json(orient="records")):
         even = b.frame.loc[len(rows), "break_even"]
@@ -212,12 +214,92 @@ def board_json(b: Board) -> dict[str, Any]:
             pair_json(p, b.substrate, dict(zip(b.frame["slug"], b.frame["system"], strict=True)))
             for p in every_pair(b)
         ],
+        "dead_units": None if dead is None else dead.model_dump(mode="json"),
         "rows": rows,
     }
 
 
+def pooled_json(b: PooledBoard) -> dict[str, Any]:
+    """Return a board pooling packs as ``rank --json --pooled`` prints it: as in
+    ``leaderboard.json``'s ``pooled`` section, with every pair's paired resolution."""
+    from effectbench.site._json import pooled_board_json
+
+    out = pooled_board_json(b).model_dump(mode="json")
+    names = dict(zip(b.frame["slug"], b.frame["system"], strict=True)) if len(b.frame) else {}
+    out["paired_resolution"] = [pair_json(p, b.substrate, names) for p in every_pair_of(b)]
+    return out
+
+
+def every_pair_of(b: Board | PooledBoard) -> list[PairResolution]:
+    """Return the paired resolution of every two systems of a board, in its default order."""
+    from effectbench.site._tables import every_pair
+
+    return every_pair(b) if len(b.frame) else []
+
+
+def _print_resolution(facts: ViewFacts, names: dict[str, str], substrate: str) -> None:
+    """Print a board's family line and the paired resolution of its adjacent systems."""
+    from effectbench.site._format import resolution_text
+    from effectbench.site._tables import named
+
+    if facts.ranked > 1:
+        pairs = facts.ranked * (facts.ranked - 1) // 2
+        print(
+            f"  rank ranges hold together at 95%: each of {pairs} pair"
+            f"{'s' if pairs != 1 else ''} judged at {100 * facts.confidence:.4g}%, none told "
+            f"apart on fewer than {facts.min_tasks} shared {facts.unit}s; they depend on "
+            "the family of systems ranked together"
+        )
+    for pair in facts.adjacent:
+        print(
+            f"  resolution, {named(names[pair.first], substrate)} against "
+            f"{named(names[pair.second], substrate)}: SWER {resolution_text(pair.swer)}; "
+            f"net value {resolution_text(pair.value)}"
+        )
+    dead = facts.dead
+    if dead is not None and dead.share is not None:
+        print(
+            f"  dead {dead.unit}s: {len(dead.dead)} of the {dead.units} every ranked system ran "
+            f"({100 * dead.share:.1f}%) have the same outcome for all of them"
+        )
+
+
+def _print_pooled(b: PooledBoard, prices: Prices) -> None:
+    from effectbench.site._format import signed
+    from effectbench.site._tables import named
+
+    facts = b.facts
+    packs = ", ".join(f"{pack} ({record})" for record, pack in b.catalogues)
+    print(f"{b.title}: pooling {packs}; prices {prices.text()}")
+    print(f"  {b.rule}")
+    print(
+        "  net value per 100 tasks against doing nothing on the same tasks, over every pooled "
+        "pack's episodes (a pack run at more trials per task weighs more); clusters: each "
+        f"pack's templates, or its tasks where it has none, kept apart ({facts.tasks} in all)"
+    )
+    line = facts.line_after if facts.idle is not None else -1
+    rows = b.frame.to_dict("records")
+    for p, row in enumerate(rows):
+        if p == line:
+            print("  ------  doing nothing: 0")
+        print(
+            f"  {_rank_text(row):>6}  {named(row['system'], b.substrate)}: net value "
+            f"{signed(row['value'])} [{signed(row['value_lo'])}, {signed(row['value_hi'])}]; "
+            f"SWER {100 * row['swer']:.1f}%; over-halt {100 * row['over_halt']:.1f}%; "
+            f"{row['n_tasks']} {row['unit']}s, n {row['n_episodes']}"
+            + (f"; preview, not ranked: {row['unranked']}" if row.get("unranked") else "")
+        )
+    if rows and line == len(rows):
+        print("  ------  doing nothing: 0")
+    for i in b.incomplete:
+        print(f"  incomplete, not ranked: {i.system} ({'; '.join(i.missing)})")
+    names = dict(zip(b.frame["slug"], b.frame["system"], strict=True)) if rows else {}
+    _print_resolution(facts, names, b.substrate)
+    print()
+
+
 def _print_board(b: Board, prices: Prices) -> None:
-    from effectbench.site._format import break_even_text, resolution_text, signed
+    from effectbench.site._format import break_even_text, signed
     from effectbench.site._tables import named
 
     facts = b.facts
@@ -248,22 +330,30 @@ def _print_board(b: Board, prices: Prices) -> None:
     if line == len(rows):
         print("  ------  doing nothing: 0")
     if facts is not None:
-        if facts.ranked > 1:
-            pairs = facts.ranked * (facts.ranked - 1) // 2
-            print(
-                f"  rank ranges hold together at 95%: each of {pairs} pair"
-                f"{'s' if pairs != 1 else ''} judged at {100 * facts.confidence:.4g}%, none told "
-                f"apart on fewer than {facts.min_tasks} shared {facts.unit}s; they depend on "
-                "the family of systems ranked together"
-            )
         names = dict(zip(b.frame["slug"], b.frame["system"], strict=True))
-        for pair in facts.adjacent:
-            print(
-                f"  resolution, {named(names[pair.first], b.substrate)} against "
-                f"{named(names[pair.second], b.substrate)}: SWER {resolution_text(pair.swer)}; "
-                f"net value {resolution_text(pair.value)}"
-            )
+        _print_resolution(facts, names, b.substrate)
     print()
+
+
+def _rank_pooled(every: list[Board], chosen: Prices, args: argparse.Namespace) -> int:
+    """Print the boards pooling packs (``--pooled``), as text or JSON."""
+    from effectbench.site._pooled import pooled_boards
+
+    pooled = pooled_boards(every, chosen)
+    shown = [b for b in pooled if args.substrate is None or b.substrate in args.substrate]
+    if args.json:
+        print(json.dumps([pooled_json(b) for b in shown], indent=2, allow_nan=False))
+        return 0 if shown else 1
+    if not shown:
+        have = ", ".join(sorted({b.substrate for b in pooled}))
+        print(
+            "no board pooling packs"
+            + (f" on {', '.join(args.substrate)}: they are on {have}" if have else "")
+        )
+        return 1
+    for b in shown:
+        _print_pooled(b, chosen)
+    return 0
 
 
 def _cmd_rank(args: argparse.Namespace) -> int:
@@ -287,6 +377,8 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     reports = rank_across(reports)
     entries = [entry_from_report(r, s) for r, s in zip(reports, unique_slugs(reports), strict=True)]
     every = boards(entries, chosen)
+    if args.pooled:
+        return _rank_pooled(every, chosen, args)
     shown = [b for b in every if args.substrate is None or b.substrate in args.substrate]
     if args.json:
         print(json.dumps([board_json(b) for b in shown], indent=2, allow_nan=False))
@@ -343,5 +435,14 @@ def register(sub: Any) -> None:
         "runs cached for the same bundle bytes, packs, code and records)",
     )
     add_record_options(p)
+    p.add_argument(
+        "--pooled",
+        action="store_true",
+        help="print the boards pooling packs instead: one per substrate, over one catalogue of "
+        "each system of record (clinic-generated over clinic, ticketing-generated over "
+        "ticketing: the one with templates; the MockMed anchor left out), each system that ran "
+        "every pooled pack in full ranked by the same rules, any other listed as incomplete "
+        "(with --json: as leaderboard.json's 'pooled' section, every pair's paired resolution)",
+    )
     p.add_argument("--json", action="store_true", help="print the boards as JSON")
     p.set_defaults(func=_cmd_rank)

@@ -24,7 +24,8 @@ sections; every name is also importable from ``effectbench.metrics`` itself:
   difference beyond noise;
 * :mod:`.paired`: the one estimator of every difference a board states (per-unit paired,
   cluster-robust with G / (G - 1), Student's t on G - 1 degrees of freedom) and t's quantiles;
-* :mod:`.power`: a board's minimum detectable difference.
+* :mod:`.power`: a board's minimum detectable difference;
+* :mod:`.dead`: the units of a board on which every ranked system has the same outcome.
 
 The modules import each other one way (rates and events first, comparisons last) and nothing
 of the project but the schema (tests/test_layering.py holds it).
@@ -63,6 +64,7 @@ from effectbench.metrics.comparisons import (
     value_difference,
     z_of,
 )
+from effectbench.metrics.dead import DEAD_EVENTS, DeadUnits, dead_units
 from effectbench.metrics.events import (
     CODED_COLUMNS,
     COLLATERAL_COLUMN,
@@ -126,6 +128,7 @@ from effectbench.metrics.summary import (
 )
 from effectbench.metrics.tasks import (
     TaskTable,
+    joined,
     task_table,
 )
 from effectbench.metrics.value import (
@@ -197,6 +200,10 @@ __all__ = [
     "SUBSTRATE_RATES",
     "TaskRate",
     "TaskTable",
+    "DEAD_EVENTS",
+    "DeadUnits",
+    "dead_units",
+    "joined",
     "VALUE_EVENTS",
     "VALUE_METHOD",
     "ValueEstimate",

@@ -184,3 +184,45 @@ def task_table(
         unit_tasks=None if members is None else [int(members[i]) for i in order],
         unit=unit,
     )
+
+
+def joined(parts: Sequence[tuple[str, TaskTable]], unit: str | None = None) -> TaskTable:
+    """Return the units of several tables side by side: one table whose units are every
+    part's, each id prefixed with its part's name (``clinic-generated/T03``), so units of two
+    parts never merge, sorted by the new ids.
+
+    ``parts`` are (name, table) of one system on units that do not overlap (a pack each). The
+    events are those every part counts; where the correct action was available is kept per
+    unit when every part says so (else None). ``unit`` names the joined units (default: the
+    parts' own when they agree, else ``cluster``)."""
+    if not parts:
+        raise ValueError("joining tables needs at least one")
+    names = [name for name, _ in parts]
+    if len(set(names)) != len(names):
+        raise ValueError(f"the parts of a joined table need distinct names, got {names}")
+    tables = [t for _, t in parts]
+    events = [e for e in tables[0].events if all(e in t.events for t in tables)]
+    avail = [t.a() for t in tables]
+    ids = [
+        tid if tid.startswith(f"{name}::") else f"{name}::{tid}"
+        for name, t in parts
+        for tid in t.task_id
+    ]
+    if len(set(ids)) != len(ids):
+        raise ValueError("the parts of a joined table share a unit id after prefixing")
+    kinds = {t.unit for t in tables}
+    table = TaskTable(
+        task_id=ids,
+        category=[c for t in tables for c in t.category],
+        substrate=[s for t in tables for s in t.substrate],
+        trials=[n for t in tables for n in t.trials],
+        events={e: [k for t in tables for k in t.events[e]] for e in events},
+        available=None
+        if any(a is None for a in avail)
+        else [int(round(float(x))) for a in avail if a is not None for x in a],
+        unit_tasks=None
+        if all(t.unit_tasks is None for t in tables)
+        else [int(n) for t in tables for n in t.tasks_in()],
+        unit=unit or (next(iter(kinds)) if len(kinds) == 1 else "cluster"),
+    )
+    return table.reordered(sorted(range(len(ids)), key=ids.__getitem__))

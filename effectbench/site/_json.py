@@ -33,8 +33,17 @@ from effectbench.metrics import (
     worst_case_rate,
 )
 from effectbench.site._entries import Entry
+from effectbench.site._pooled import PooledBoard
 from effectbench.site._sensitivity import BoardAcross, SystemAcross
-from effectbench.site._tables import DEFAULT_ORDER, DROP_BOUNDED, RATES, Board, named
+from effectbench.site._tables import (
+    DEFAULT_ORDER,
+    DROP_BOUNDED,
+    RATES,
+    Board,
+    PairResolution,
+    ViewFacts,
+    named,
+)
 
 FORMAT = 4
 """Bumped when a field changes meaning or disappears (new fields may be added freely).
@@ -269,6 +278,47 @@ class PairResolutionJSON(_Model):
     value: ResolutionJSON
 
 
+class DeadUnitsJSON(_Model):
+    """The units of a board on which every ranked system has the same outcome: they add to
+    the units a paired figure counts and to nothing it reads."""
+
+    systems: int = Field(ge=0, description="the ranked systems compared")
+    units: int = Field(ge=0, description="the units (tasks or templates) every one of them ran")
+    unit: str = Field(description="task, template, or cluster (a pooled board's mix)")
+    share: float | None = Field(
+        description="dead units over shared units; null with fewer than 2 ranked systems"
+    )
+    dead: list[str] = Field(
+        description="the dead units' ids: the same share of task success, SWER, record-wrong "
+        "and over-halt for every ranked system"
+    )
+
+
+def dead_units_json(facts: ViewFacts | None) -> DeadUnitsJSON | None:
+    """Return a board's dead units as JSON (None: the board has none counted)."""
+    d = facts.dead if facts is not None else None
+    if d is None:
+        return None
+    share = d.share
+    return DeadUnitsJSON(
+        systems=d.systems,
+        units=d.units,
+        unit=d.unit,
+        share=None if share is None else _r(share),
+        dead=list(d.dead),
+    )
+
+
+def pair_resolution_json(p: PairResolution) -> PairResolutionJSON:
+    """Return two systems' paired resolution of SWER and of net value as JSON."""
+    return PairResolutionJSON(
+        first=p.first,
+        second=p.second,
+        swer=ResolutionJSON(**p.swer.model_dump(exclude={"power", "alpha"})),
+        value=ResolutionJSON(**p.value.model_dump(exclude={"power", "alpha"})),
+    )
+
+
 class BoardJSON(_Model):
     """One board: one SPEC major version on one pack, split and substrate, entries in the
     default order."""
@@ -305,6 +355,9 @@ class BoardJSON(_Model):
         description="each two systems next to each other in the default order: the paired, "
         "unit-clustered minimum detectable difference of SWER and of net value per 100 tasks, "
         "and the figure with the units held fixed",
+    )
+    dead_units: DeadUnitsJSON | None = Field(
+        default=None, description="the units on which every ranked system has the same outcome"
     )
     entries: list[EntryJSON]
     contamination: list[ContaminationJSON] = Field(
@@ -423,6 +476,128 @@ class SystemAcrossJSON(_Model):
     )
 
 
+class PooledEntryJSON(_Model):
+    """One system on a board pooling packs: its every catalogue's units joined."""
+
+    key: str = Field(description="the system's id on the pooled board (its name, and signer)")
+    system: str
+    label: str = Field(description="the system's name with its substrate")
+    signer: SignerJSON | None = None
+    status: Literal["ranked", "preview"] = Field(
+        description="ranked when every entry pooled is ranked, else preview (never ranked)"
+    )
+    rank_best: int | None = Field(default=None, ge=1)
+    rank_worst: int | None = Field(default=None, ge=1)
+    entries: dict[str, str] = Field(description="the slug of its entry on each pooled pack")
+    units: int = Field(ge=0, description="its units (clusters) over every pooled pack")
+    n_episodes: int = Field(ge=0)
+    value: ValueJSON = Field(
+        description="net value per 100 tasks against doing nothing on the same tasks, over "
+        "every pooled pack's episodes, its interval clustered by unit"
+    )
+    swer: float = Field(ge=0, le=1)
+    over_halt: float = Field(ge=0, le=1)
+    record_wrong: float = Field(ge=0, le=1)
+    task_success: float = Field(ge=0, le=1)
+
+
+class IncompleteJSON(_Model):
+    """A system that ran only some of a pooled board's packs: listed, not ranked."""
+
+    system: str
+    signer: str = Field(description="its signer's identity ('' when unsigned)")
+    ran: list[str] = Field(description="the pooled packs it ran in full")
+    missing: list[str] = Field(description="each pooled pack it did not run in full, and why")
+
+
+class PooledBoardJSON(_Model):
+    """One substrate's board pooling one catalogue of each system of record, ranked as the
+    per-pack boards are."""
+
+    key: str
+    spec_major: str
+    split: str
+    substrate: str
+    rule: str = Field(description="which catalogues are pooled, in words")
+    packs: dict[str, str] = Field(description="the pooled pack of each system of record")
+    unit: str = Field(description="template, task, or cluster: each pack's templates or tasks")
+    prices: dict[str, float]
+    doing_nothing: DoingNothingJSON | None = None
+    family: FamilyJSON
+    paired_resolution: list[PairResolutionJSON] = Field(
+        default_factory=list,
+        description="each two systems next to each other in the default order: the paired, "
+        "unit-clustered minimum detectable difference of SWER and of net value per 100 tasks",
+    )
+    dead_units: DeadUnitsJSON | None = None
+    entries: list[PooledEntryJSON]
+    incomplete: list[IncompleteJSON] = Field(
+        default_factory=list, description="systems on some of the pooled packs only: not ranked"
+    )
+    page: str = Field(description="its page, relative to the site's root")
+
+
+def _pooled_entry(b: PooledBoard, row: dict[str, Any]) -> PooledEntryJSON:
+    even = row["break_even"]
+    return PooledEntryJSON(
+        key=row["slug"],
+        system=row["system"],
+        label=named(row["system"], b.substrate),
+        signer=SignerJSON(identity=row["signer"], issuer=row["signer_issuer"])
+        if row["signer"]
+        else None,
+        status="ranked" if row["status"] == "ranked" else "preview",
+        rank_best=_int_or_none(row["rank_best"]),
+        rank_worst=_int_or_none(row["rank_worst"]),
+        entries=dict(zip(b.packs, b.members[row["slug"]], strict=True)),
+        units=int(row["n_tasks"]),
+        n_episodes=int(row["n_episodes"]),
+        value=ValueJSON(
+            per_100=_r(row["value"]),
+            lo=_r(row["value_lo"]),
+            hi=_r(row["value_hi"]),
+            tasks=int(row["n_tasks"]),
+            break_even=_finite(even),
+            never_beats_doing_nothing=bool(not pd.isna(even) and math.isinf(even)),
+        ),
+        **{r: _r(row[r]) for r in ("swer", "over_halt", "record_wrong", "task_success")},
+    )
+
+
+def pooled_board_json(b: PooledBoard) -> PooledBoardJSON:
+    """Return a board pooling packs as JSON (the pairs: adjacent ones)."""
+    facts = b.facts
+    return PooledBoardJSON(
+        key=b.key,
+        spec_major=b.spec_major,
+        split=b.split,
+        substrate=b.substrate,
+        rule=b.rule,
+        packs=dict(b.catalogues),
+        unit=facts.unit,
+        prices=b.prices.model_dump(),
+        doing_nothing=None
+        if facts.idle is None or facts.idle_value is None
+        else DoingNothingJSON(over_halt=_r(facts.idle), value_per_100=_r(facts.idle_value)),
+        family=FamilyJSON(
+            confidence=0.95,
+            pair_confidence=_r(facts.confidence),
+            ranked=facts.ranked,
+            min_shared_tasks=facts.min_tasks,
+        ),
+        paired_resolution=[pair_resolution_json(p) for p in facts.adjacent],
+        dead_units=dead_units_json(facts),
+        entries=[_pooled_entry(b, row) for row in b.frame.to_dict("records")],
+        incomplete=[
+            IncompleteJSON(
+                system=i.system, signer=i.signer, ran=list(i.ran), missing=list(i.missing)
+            )
+            for i in b.incomplete
+        ],
+        page=b.page,
+    )
+
+
 class LeaderboardJSON(_Model):
     """Every board of the site."""
 
@@ -431,6 +606,10 @@ class LeaderboardJSON(_Model):
     boards: list[BoardJSON]
     groups: list[GroupJSON] = Field(
         description="the boards of each pack, and its systems across substrates"
+    )
+    pooled: list[PooledBoardJSON] = Field(
+        default_factory=list,
+        description="per substrate, the board pooling one catalogue of each system of record",
     )
 
 
@@ -566,10 +745,11 @@ def leaderboard_json(
     build_date: str,
     across: Sequence[BoardAcross] = (),
     keep: Callable[[str, str, Callable[[], bytes]], bytes] | None = None,
+    pooled: Sequence[PooledBoard] = (),
 ) -> bytes:
     """Return the whole leaderboard as compact JSON (keys in model order, byte-stable;
     ``badges``: slugs that have a badge; ``across``: each pack's systems that ran more than
-    one substrate).
+    one substrate; ``pooled``: the boards pooling packs, one per substrate).
 
     With ``keep``, each entry's rates (:func:`entry_tail`) come from
     ``keep(slug, board key, make)``, which returns them as kept or as ``make`` makes them.
@@ -646,14 +826,9 @@ def leaderboard_json(
                 minimum_detectable_difference=_r(facts.mdd) if facts else 1.0,
                 effective_tasks=_r(facts.n_effective) if facts else 0.0,
                 paired_resolution=[
-                    PairResolutionJSON(
-                        first=p.first,
-                        second=p.second,
-                        swer=ResolutionJSON(**p.swer.model_dump(exclude={"power", "alpha"})),
-                        value=ResolutionJSON(**p.value.model_dump(exclude={"power", "alpha"})),
-                    )
-                    for p in (facts.adjacent if facts else ())
+                    pair_resolution_json(p) for p in (facts.adjacent if facts else ())
                 ],
+                dead_units=dead_units_json(facts),
                 entries=[],
                 contamination=[
                     ContaminationJSON(
@@ -686,7 +861,13 @@ def leaderboard_json(
         )
         for group, members in keys.items()
     ]
-    doc = LeaderboardJSON(format=FORMAT, build_date=build_date, boards=out, groups=groups)
+    doc = LeaderboardJSON(
+        format=FORMAT,
+        build_date=build_date,
+        boards=out,
+        groups=groups,
+        pooled=[pooled_board_json(p) for p in pooled],
+    )
     data = doc.model_dump(mode="json")
     for board, items in zip(data["boards"], items_of, strict=True):
         board["entries"] = items

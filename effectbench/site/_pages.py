@@ -250,14 +250,17 @@ def _badge_identity(row: dict[str, Any], kind: str) -> tuple[str, ...]:
     return (kind, row["seeds"]) if kind == "seeds" else (kind,)
 
 
+def rank_text(best: Any, worst: Any) -> str:
+    """Return a rank range as a board shows it (``2``, ``1–3``; ``—``: not ranked)."""
+    if best is None or best is pd.NA:
+        return "—"
+    return str(best) if best == worst else f"{best}–{worst}"
+
+
 def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
     rows = []
     for order, row in enumerate(frame.to_dict("records")):
-        best, worst = row["rank_best"], row["rank_worst"]
-        if best is None or best is pd.NA:
-            row["rank_text"] = "—"
-        else:
-            row["rank_text"] = str(best) if best == worst else f"{best}–{worst}"
+        row["rank_text"] = rank_text(row["rank_best"], row["rank_worst"])
         # Sorting by rank is the default order (a preview sits where the rules put it).
         row["rank_sort"] = order
         row["order"] = order
@@ -449,6 +452,7 @@ def leaderboard_page(
     across: frozenset[str] = frozenset(),
     rows_inline: int = ROWS_INLINE,
     shards: Mapping[str, int] | None = None,
+    pooled: Sequence[tuple[str, str]] = (),
 ) -> GeneratedPage:
     """Return the home page: one table per (SPEC major, pack, split), one substrate's board
     at a time, sortable and filterable.
@@ -457,7 +461,8 @@ def leaderboard_page(
     configuration) is printed above the boards; ``across`` are the groups with a system that
     ran more than one substrate (each links to its part of the substrates page). Each board
     holds its first ``rows_inline`` rows; ``shards`` says, per board with more, how many row
-    shards (:func:`effectbench.site._prices.board_scripts`) the page loads when a reader asks.
+    shards (:func:`effectbench.site._prices.board_scripts`) the page loads when a reader asks;
+    ``pooled`` links each board pooling packs ((substrate, page)).
     """
     groups = board_groups(views)
     body = (
@@ -471,6 +476,7 @@ def leaderboard_page(
             n_withdrawn=n_withdrawn,
             trust_note=trust_note,
             across=across,
+            pooled=pooled,
             prices=views[0].prices if views else DEFAULT_PRICES,
             presets=PRICE_PRESETS,
             max_price=f"{MAX_PRICE:g}",

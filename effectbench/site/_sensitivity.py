@@ -120,7 +120,7 @@ def _on(substrate: str, slug: str, table: TaskTable) -> OnSubstrate:
     return OnSubstrate(substrate, slug, mine.n_tasks, mine.n_episodes, rates)
 
 
-def _anchor(base: str, taken: set[str]) -> str:
+def unique_anchor(base: str, taken: set[str]) -> str:
     """Return ``base``, or ``base-N`` when it is taken already (and take it)."""
     anchor, n = base, 2
     while anchor in taken:
@@ -167,7 +167,7 @@ def _system(
         for later in subs[i + 1 :]
     ]
     return SystemAcross(
-        name, signer, _anchor(f"{board_key}-{slugify(name)}", taken), on, pairs, left_out
+        name, signer, unique_anchor(f"{board_key}-{slugify(name)}", taken), on, pairs, left_out
     )
 
 
@@ -283,7 +283,9 @@ def systems_across_packs(views: Sequence[BoardView]) -> list[SystemAcrossPacks]:
         if len({c.board for c in cells}) < 2:
             continue
         cells.sort(key=lambda c: order[c.on.substrate])  # stable: boards keep the site's order
-        out.append(SystemAcrossPacks(name, signer, _anchor(f"packs-{slugify(name)}", taken), cells))
+        out.append(
+            SystemAcrossPacks(name, signer, unique_anchor(f"packs-{slugify(name)}", taken), cells)
+        )
     return out
 
 

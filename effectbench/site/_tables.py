@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import orjson
@@ -26,11 +26,13 @@ import pyarrow as pa
 from effectbench.bundle import slugify
 from effectbench.metrics import (
     DEFAULT_PRICES,
+    DeadUnits,
     Prices,
     Resolution,
     TaskRate,
     TaskTable,
     break_even,
+    dead_units,
     idle_of,
     idle_share,
     idle_value,
@@ -230,6 +232,9 @@ class ViewFacts:
     """Ranked systems (the family: their pairs share the error)."""
     adjacent: tuple[PairResolution, ...] = ()
     """The paired resolution of each two systems next to each other in the default order."""
+    dead: DeadUnits | None = None
+    """The units on which every ranked system has the same outcome
+    (:func:`~effectbench.metrics.dead_units`)."""
 
 
 @dataclass(frozen=True)
@@ -254,7 +259,20 @@ def pair_resolution(
     )
 
 
-def every_pair(b: Board) -> list[PairResolution]:
+class RankedBoard(Protocol):
+    """What :func:`every_pair` reads of a board (a per-pack board, or one pooling packs)."""
+
+    @property
+    def frame(self) -> pd.DataFrame: ...
+
+    @property
+    def tables(self) -> dict[str, TaskTable]: ...
+
+    @property
+    def prices(self) -> Prices: ...
+
+
+def every_pair(b: RankedBoard) -> list[PairResolution]:
     """Return the resolution of every two systems of a board, in the default order."""
     slugs = list(b.frame["slug"])
     return [
@@ -538,6 +556,7 @@ def order_and_rank(
         min_tasks=apart.min_tasks,
         ranked=len(ranked),
         adjacent=adjacent,
+        dead=dead_units([tables[i] for i in ranked]),
     )
 
 

@@ -101,6 +101,7 @@ from effectbench.site._pages import (
     submission_page,
 )
 from effectbench.site._pool import Workers
+from effectbench.site._pooled import PooledBoard, methodology_text, pooled_boards, pooled_page
 from effectbench.site._prices import board_scripts
 from effectbench.site._publish import OutputMemo, Source, publish_files
 from effectbench.site._receipts import FRAMES_POLICY, Published, has_receipts, publish_receipts
@@ -163,6 +164,11 @@ class SiteSources:
     def spec(self) -> Path:
         """The SPEC rendered as the SPEC page."""
         return self.root / "SPEC.md"
+
+    @property
+    def methodology(self) -> Path:
+        """The methodology page (its dead-templates list filled in by the build)."""
+        return self.root / "site" / "methodology.md"
 
     @property
     def withdrawn(self) -> Path:
@@ -480,6 +486,7 @@ class _SiteBuild:
         self.refused: list[Entry] = []
         self.withdrawn: list[Withdrawn] = []
         self.boards: list[Board] = []
+        self.pooled: list[PooledBoard] = []
         self.views: list[BoardView] = []
         self.board_charts: list[_BoardCharts] = []
         self.svg_of: dict[str, Markup] = {}
@@ -635,6 +642,7 @@ class _SiteBuild:
         s.n_refused = len(self.refused)
         s.n_withdrawn = len(self.withdrawn)
         self.boards = boards(self.entries, counted=KeptCounts(self.kept("counts")))
+        self.pooled = pooled_boards(self.boards)
         self.views = board_views(self.boards)
 
     def verify_monitors(self) -> None:
@@ -797,7 +805,14 @@ class _SiteBuild:
             frozenset(a.key for a in self.across if a.systems),
             self.options.rows_inline,
             scripts.shards,
+            [(p.substrate, p.page) for p in self.pooled],
         )
+        for p in self.pooled:
+            self.pages[f"pooled/{p.key}.md"] = pooled_page(t, p)
+        titled = [(b.title, b.facts) for b in self.boards]
+        titled += [(p.title, p.facts) for p in self.pooled]
+        source = self.sources.methodology.read_text(encoding="utf-8")
+        self.texts["methodology.md"] = methodology_text(source, titled)
         self.pages["charts.md"] = charts_page(
             t,
             [
@@ -956,6 +971,7 @@ class _SiteBuild:
             lambda slug, board, make: kept.get_or_make(
                 kept.key((self.report_digest(slug), slug, board)), make
             ),
+            self.pooled,
         )
         self.summary.entries_kept = kept.hits
         self.texts[f"downloads/{SCHEMA_FILE}"] = schema()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from effectbench.metrics import EVENTS, TaskTable
+
 
 def outcome_counts(outcomes: list[str]) -> dict[str, int]:
     """Each event of EVENTS counted over a list of outcomes, written out here by hand."""
@@ -18,3 +20,19 @@ def outcome_counts(outcomes: list[str]) -> dict[str, int]:
         "correct_effect": sum(o in ("success", "false_abort") for o in outcomes),
         "screen_success": sum(o in ("success", "phantom", "silent_wrong_write") for o in outcomes),
     }
+
+
+def outcome_table(per_unit: list[list[str]], ids: list[str], unit: str = "template") -> TaskTable:
+    """A table of one system from each unit's outcomes (every task's correct action available;
+    a template holds 2 tasks), its events counted by :func:`outcome_counts`."""
+    counts = [outcome_counts(o) for o in per_unit]
+    return TaskTable(
+        task_id=ids,
+        category=["control"] * len(ids),
+        substrate=["api"] * len(ids),
+        trials=[len(o) for o in per_unit],
+        events={e: [c[e] for c in counts] for e in EVENTS},
+        correct_action_available=[True] * len(ids),
+        unit_tasks=[2] * len(ids) if unit == "template" else None,
+        unit=unit,
+    )
