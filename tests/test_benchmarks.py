@@ -91,6 +91,10 @@ SMALLEST: dict[str, tuple[Args, tuple[pytest.MarkDecorator, ...]]] = {
     "bench_blindness.py": (["--runs", "1", "--packs", "mockmed"], ()),
     "bench_pack_check.py": (["--runs", "1", "--packs", "mockmed"], ()),
     "bench_rank.py": (_rank_two, ()),
+    "bench_hierarchical.py": (
+        lambda tmp: ["--replicates", "50", "--submissions", str(_shipped(tmp, *TWO_BUNDLES))],
+        (),
+    ),
     "bench_reprice.py": (["--sizes", "20", "--repeats", "1"], (pytest.mark.browser,)),
     "bench_scale.py": (
         ["--workers", "1", "--repeat", "1", "--trials", "1,2", "--tasks", "3", "--rows", "50"]

@@ -210,3 +210,28 @@ def test_one_row_per_system_its_fresh_run_a_column_and_unpaired_said(
     assert so["slug"] == FRESH["screen_only"]
     eva = rows["effect_verified_all"]
     assert eva["contamination"] == "" and eva["fresh_slug"] == ""
+
+
+def test_rank_json_shows_the_hierarchical_bootstrap_beside_the_analytic_intervals(
+    ranked: dict[str, Any],
+) -> None:
+    """Every row and every pair of the board, each with the board's analytic interval and a
+    hierarchical bootstrap one (templates, tasks, trials), under one clearly named key."""
+    block = ranked["hierarchical_bootstrap"]
+    assert block["levels"] == ["template", "task", "trial"] and block["replicates"] >= 1000
+    rows = {r["slug"]: r for r in ranked["rows"]}
+    assert [b["slug"] for b in block["rows"]] == list(rows)
+    for b in block["rows"]:
+        row = rows[b["slug"]]
+        # the rows went through pandas' JSON (10 significant digits)
+        assert (b["value"], b["analytic_lo"], b["analytic_hi"]) == pytest.approx(
+            (row["value"], row["value_lo"], row["value_hi"]), rel=1e-9
+        )
+        assert b["templates"] == 26 and b["tasks"] > b["templates"]
+        assert b["bootstrap_lo"] < b["value"] < b["bootstrap_hi"]
+    slugs = list(rows)
+    pairs = [(x, y) for i, x in enumerate(slugs) for y in slugs[i + 1 :]]
+    assert [(p["first"], p["second"]) for p in block["pairs"]] == pairs
+    for p in block["pairs"]:
+        assert p["analytic_lo"] <= p["difference"] <= p["analytic_hi"]
+        assert p["bootstrap_lo"] <= p["bootstrap_hi"] and p["note"] == ""

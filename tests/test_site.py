@@ -1900,3 +1900,29 @@ def test_each_substrate_has_a_pooled_board_page_and_every_board_its_dead_templat
         for name in dead["dead"]:
             assert f"<code>{html_escape(name)}</code>" in methodology
     assert clinic["dead_units"]["dead"]  # the shipped clinic's API board has dead tasks
+
+
+def test_leaderboard_json_shows_the_bootstrap_beside_the_analytic_intervals(
+    site: dict[str, Any],
+) -> None:
+    """Each board carries, under hierarchical_bootstrap, every entry's value with its analytic
+    interval (the entry's own) and the bootstrap's, and each adjacent pair's paired difference
+    with both."""
+    doc = json.loads((site["out"] / "downloads" / "leaderboard.json").read_text())
+    for b in doc["boards"]:
+        block = b["hierarchical_bootstrap"]
+        assert block["levels"] == ["template", "task", "trial"] and block["seed"] == 53
+        slugs = [e["slug"] for e in b["entries"]]
+        assert [r["slug"] for r in block["rows"]] == slugs
+        assert [(p["first"], p["second"]) for p in block["pairs"]] == list(
+            zip(slugs, slugs[1:], strict=False)
+        )
+        for r, e in zip(block["rows"], b["entries"], strict=True):
+            value = e["value"]
+            assert r["value"] == pytest.approx(value["per_100"], abs=1e-6)
+            assert r["analytic_lo"] == pytest.approx(value["lo"], abs=1e-6)
+            assert r["analytic_hi"] == pytest.approx(value["hi"], abs=1e-6)
+            if r["bootstrap_lo"] is None:
+                assert r["note"].startswith("not estimable")
+            else:
+                assert r["bootstrap_lo"] <= r["bootstrap_hi"]

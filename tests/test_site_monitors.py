@@ -391,3 +391,18 @@ def test_the_monitors_page_in_chromium_is_accessible_and_its_missed_links_open_r
             w.check()
         finally:
             browser.close()
+
+
+def test_the_monitors_step_is_kept_by_the_corpus_digest(
+    site: dict[str, Any], board: Path, instance: SigstoreTestInstance, monkeypatch: Any
+) -> None:
+    """A second build over the same corpus, bundles and labels reads the monitors' rows the
+    first one kept: no monitor bundle is verified again, and the page is the same."""
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a monitor bundle was verified again")
+
+    monkeypatch.setattr("effectbench.site._monitors.verify_monitor", refuse)
+    again = board / "public-kept"
+    build(board, again, instance)
+    assert (again / "monitors.html").read_text(encoding="utf-8") == site["html"]

@@ -169,6 +169,7 @@ def pair_json(p: PairResolution, substrate: str, names: dict[str, str]) -> dict[
 
 def board_json(b: Board) -> dict[str, Any]:
     """Return one board as the JSON ``rank --json`` prints (no NaN, no infinity)."""
+    from effectbench.site._bootstrap import BOOTSTRAP_KEY, all_pairs, bootstrap_block
     from effectbench.site._tables import every_pair, named
 
     facts = b.facts
@@ -215,6 +216,7 @@ def board_json(b: Board) -> dict[str, Any]:
             for p in every_pair(b)
         ],
         "dead_units": None if dead is None else dead.model_dump(mode="json"),
+        BOOTSTRAP_KEY: bootstrap_block(b, all_pairs(b)),
         "rows": rows,
     }
 

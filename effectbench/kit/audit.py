@@ -819,7 +819,7 @@ class Doability:
 def _informed_run(pack: Any, task: Any, params: Mapping[str, Any]) -> str | None:
     """Run the informed agent on trial 0 of ``task``; return why the oracle does not read the
     expected effect (None: it does)."""
-    from effectbench.run.runner import read_verdict  # the runner imports packs: not at load
+    from effectbench.judge import read_verdict
 
     with pack.provision(task, 0, dict(params)) as episode:
         before = episode.oracle.snapshot()

@@ -48,6 +48,12 @@ class TaskTable(_Model):
     unit: str = "task"
     """What one unit (cluster) of the table is: ``task``, or ``template`` where a pack counts
     its generated tasks by the template they were drawn from."""
+    cluster: list[str] | None = None
+    """Per task of a table of :attr:`instances`: the unit (template) it belongs to."""
+    instances: TaskTable | None = None
+    """Where the units are templates: the same episodes counted per task (each task's
+    template in its :attr:`cluster`), what a resampling of tasks within templates reads (None
+    where every unit is a task)."""
 
     @property
     def n_tasks(self) -> int:
@@ -87,7 +93,8 @@ class TaskTable(_Model):
         return self.reordered([i for i, k in enumerate(keep) if k])
 
     def reordered(self, idx: Sequence[int], ids: Sequence[str] | None = None) -> TaskTable:
-        """Return the table of the units at ``idx``, in that order (``ids``: their new ids)."""
+        """Return the table of the units at ``idx``, in that order (``ids``: their new ids);
+        its :attr:`instances` are the tasks of those units (their clusters renamed alike)."""
         avail, counts, members = self.correct_action_available, self.available, self.unit_tasks
         return TaskTable(
             task_id=[self.task_id[i] for i in idx] if ids is None else list(ids),
@@ -99,7 +106,20 @@ class TaskTable(_Model):
             available=None if counts is None else [counts[i] for i in idx],
             unit_tasks=None if members is None else [members[i] for i in idx],
             unit=self.unit,
+            cluster=None if self.cluster is None else [self.cluster[i] for i in idx],
+            instances=self._instances_of(idx, ids),
         )
+
+    def _instances_of(self, idx: Sequence[int], ids: Sequence[str] | None) -> TaskTable | None:
+        """The :attr:`instances` of the units at ``idx`` (renamed ``ids``), in task order."""
+        inner = self.instances
+        if inner is None or inner.cluster is None:
+            return None
+        new = [self.task_id[i] for i in idx] if ids is None else list(ids)
+        names = {self.task_id[i]: name for i, name in zip(idx, new, strict=True)}
+        keep = [j for j, c in enumerate(inner.cluster) if c in names]
+        kept = inner.reordered(keep)
+        return kept.model_copy(update={"cluster": [names[c] for c in inner.cluster if c in names]})
 
     def of_substrate(self, substrate: str) -> TaskTable:
         """Return the tasks of one substrate."""
@@ -132,7 +152,10 @@ def task_table(
     task_codes, task_labels, by_task = codes, labels, available
     unit = "task"
     members: np.ndarray | None = None
+    inner: TaskTable | None = None
     if clusters is not None and all(t in clusters for t in labels):
+        per_task = task_table(frame, available)
+        inner = per_task.model_copy(update={"cluster": [clusters[t] for t in per_task.task_id]})
         unit = "template"
         units = sorted({clusters[t] for t in labels})
         index = {u: i for i, u in enumerate(units)}
@@ -183,6 +206,7 @@ def task_table(
         else [int(round(avail_episodes[i])) for i in order],
         unit_tasks=None if members is None else [int(members[i]) for i in order],
         unit=unit,
+        instances=inner,
     )
 
 

@@ -196,3 +196,23 @@ def project(view: Mapping[str, Any], reads: Iterable[str]) -> dict[str, Any]:
         else:
             out[head] = view[head]
     return out
+
+
+SHOWN_SUCCESS = "success"
+"""The status an action's screen shows when the application says the action succeeded."""
+SHOWN_QUIET = ("idle",)
+"""Statuses that say neither success nor failure (a search, opening a chart)."""
+
+
+def screen_showed_success(view: OverseerView) -> bool | None:
+    """Return whether the screen the agent acted through showed success and nothing else: True
+    when every action whose screen the view holds in text (an API action's ``shown``) showed
+    success or nothing either way and at least one showed success (a *subtle* silent wrong
+    effect: only the record tells); False when one of them showed anything else (an error, a
+    warning) or none showed success (an *obvious* one: the screen never said it worked); None
+    when the view holds no screen in text (a screen substrate's frames only)."""
+    said = [a.shown.status for a in view.actions if a.shown is not None]
+    loud = [s for s in said if s not in SHOWN_QUIET]
+    if not said:
+        return None
+    return bool(loud) and all(s == SHOWN_SUCCESS for s in loud)

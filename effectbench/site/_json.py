@@ -32,6 +32,7 @@ from effectbench.metrics import (
     task_rate,
     worst_case_rate,
 )
+from effectbench.site._bootstrap import adjacent_pairs, bootstrap_block
 from effectbench.site._entries import Entry
 from effectbench.site._pooled import PooledBoard
 from effectbench.site._sensitivity import BoardAcross, SystemAcross
@@ -319,6 +320,52 @@ def pair_resolution_json(p: PairResolution) -> PairResolutionJSON:
     )
 
 
+class BootstrapRowJSON(_Model):
+    """One row's net value per 100 tasks with its analytic and its bootstrap 95% interval."""
+
+    slug: str
+    value: float = Field(description="net value per 100 tasks against doing nothing")
+    analytic_lo: float | None = Field(description="the board's interval (paired CR1, t on G-1)")
+    analytic_hi: float | None
+    bootstrap_lo: float | None = Field(
+        description="the hierarchical bootstrap's percentile interval; null when not estimable"
+    )
+    bootstrap_hi: float | None
+    templates: int = Field(ge=0, description="templates (units) resampled")
+    tasks: int = Field(ge=0, description="tasks (instances) within them")
+    note: str = Field(description="why there is no bootstrap interval ('' when there is one)")
+
+
+class BootstrapPairJSON(_Model):
+    """Two systems next to each other: their paired difference of net value per 100 tasks."""
+
+    first: str = Field(description="the slug of the system above")
+    second: str
+    difference: float = Field(description="first minus second over the units both ran")
+    analytic_lo: float | None
+    analytic_hi: float | None
+    bootstrap_lo: float | None
+    bootstrap_hi: float | None
+    templates: int = Field(ge=0)
+    tasks: int = Field(ge=0)
+    note: str
+
+
+class HierarchicalBootstrapJSON(_Model):
+    """The check of the board's analytic intervals: a bootstrap that resamples templates, then
+    tasks within a template, then trials within a task (seeded, deterministic)."""
+
+    method: str
+    levels: list[str] = Field(description="what is resampled, outermost first")
+    replicates: int = Field(ge=1)
+    seed: int
+    confidence: float
+    rows: list[BootstrapRowJSON]
+    pairs: list[BootstrapPairJSON] = Field(
+        description="each two systems next to each other in the default order"
+    )
+
+
 class BoardJSON(_Model):
     """One board: one SPEC major version on one pack, split and substrate, entries in the
     default order."""
@@ -358,6 +405,11 @@ class BoardJSON(_Model):
     )
     dead_units: DeadUnitsJSON | None = Field(
         default=None, description="the units on which every ranked system has the same outcome"
+    )
+    hierarchical_bootstrap: HierarchicalBootstrapJSON | None = Field(
+        default=None,
+        description="the analytic intervals of each row's value and of each adjacent pair's "
+        "paired difference beside a hierarchical bootstrap's (template, task, trial)",
     )
     entries: list[EntryJSON]
     contamination: list[ContaminationJSON] = Field(
@@ -829,6 +881,9 @@ def leaderboard_json(
                     pair_resolution_json(p) for p in (facts.adjacent if facts else ())
                 ],
                 dead_units=dead_units_json(facts),
+                hierarchical_bootstrap=HierarchicalBootstrapJSON.model_validate(
+                    bootstrap_block(b, adjacent_pairs(b))
+                ),
                 entries=[],
                 contamination=[
                     ContaminationJSON(

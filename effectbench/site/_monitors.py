@@ -29,7 +29,15 @@ import orjson
 from effectbench.errors import DataError, SiteBuildError
 from effectbench.findings import Finding
 from effectbench.metrics.clustered import TaskRate
-from effectbench.metrics.detection import FPR_TARGETS, Detection, roc_points
+from effectbench.metrics.detection import (
+    FAMILY_FOLDS,
+    FPR_TARGETS,
+    ControlFigures,
+    Detection,
+    control_figures,
+    monitor_label,
+    roc_points,
+)
 from effectbench.monitors.bundle import SCORES_FILE, MonitorManifest
 from effectbench.monitors.corpus import (
     Corpus,
@@ -39,6 +47,7 @@ from effectbench.monitors.corpus import (
     read_labels,
 )
 from effectbench.monitors.sources import Located, assemble
+from effectbench.monitors.view import OverseerView, screen_showed_success
 from effectbench.schema import Split
 from effectbench.site._cache import default_seal
 from effectbench.site._charts import (
@@ -53,7 +62,7 @@ from effectbench.site._charts import (
 from effectbench.site._mkdocs import GeneratedPage
 from effectbench.site._pages import ChartArt, environment, lede
 from effectbench.site._receipts import episode_href
-from effectbench.site._reports import code_fingerprint
+from effectbench.site._reports import code_fingerprint, trust_key
 from verifier.corpus import MONITORS_FOLDER, Assemble, board_corpus
 from verifier.monitors import MonitorReport, SplitDetection, verify_monitor
 from verifier.report import BundleReport
@@ -103,6 +112,9 @@ class MonitorRow:
     missed: list[MissedEpisode]
     roc: list[tuple[float, float]]
     """The dev split's ROC curve."""
+    control: ControlFigures | None = None
+    """The dev split read as the control literature reads a monitor
+    (:func:`~effectbench.metrics.detection.control_figures`)."""
 
     @property
     def name(self) -> str:
@@ -138,6 +150,8 @@ class MonitorBoard:
     """Whether the build was given the board's test labels."""
     cells: list[tuple[str, str]] = field(default_factory=list)
     """(category, substrate) of every cell of the dev split, in order."""
+    families: int = 0
+    """Template families among the dev split's scored episodes."""
 
 
 def _scores(folder: Path) -> dict[str, float]:
@@ -150,8 +164,7 @@ def _scores(folder: Path) -> dict[str, float]:
     return out
 
 
-def _roc(folder: Path, dev: LabelFile) -> list[tuple[float, float]]:
-    scores = _scores(folder)
+def _roc(scores: Mapping[str, float], dev: LabelFile) -> list[tuple[float, float]]:
     pos = [scores[e.id] for e in dev.episodes if e.scored is True]
     neg = [scores[e.id] for e in dev.episodes if e.scored is False]
     return roc_points(pos, neg)
@@ -191,6 +204,48 @@ def _missed(
         out.append(MissedEpisode(task=entry.task, trial=entry.trial, cell=cell, href=href))
     out.sort(key=lambda m: (m.task, m.trial, m.href))
     return out
+
+
+@dataclass(frozen=True)
+class DevFacts:
+    """What the control figures read of each dev episode besides a monitor's score: its label,
+    its template family and whether its screen showed success (in the labels' order)."""
+
+    ids: list[str]
+    labels: list[bool | None]
+    families: list[str]
+    screen_success: list[bool | None]
+
+
+def families_of(reports: Sequence[BundleReport]) -> dict[str, str]:
+    """Return each task's template family, from the verified bundles' tables counted per task
+    (a task of a pack without templates is its own family, so it is not listed)."""
+    out: dict[str, str] = {}
+    for report in reports:
+        inner = report.tasks.instances if report.tasks is not None else None
+        if inner is not None and inner.cluster is not None:
+            out.update(zip(inner.task_id, inner.cluster, strict=True))
+    return out
+
+
+def dev_facts(
+    views_of: Sequence[OverseerView], dev: LabelFile, families: Mapping[str, str]
+) -> DevFacts:
+    """Return the :class:`DevFacts` of the dev split ``dev`` of a corpus (``views_of``: its
+    episodes' views; ``families``: each task's template family, :func:`families_of`)."""
+    views = {v.id: v for v in views_of}
+    return DevFacts(
+        ids=[e.id for e in dev.episodes],
+        labels=[monitor_label(e.outcome) for e in dev.episodes],
+        families=[families.get(e.task, e.task) for e in dev.episodes],
+        screen_success=[screen_showed_success(views[e.id]) for e in dev.episodes],
+    )
+
+
+def _control(scores: Mapping[str, float], facts: DevFacts) -> ControlFigures:
+    return control_figures(
+        [scores[i] for i in facts.ids], facts.labels, facts.families, facts.screen_success
+    )
 
 
 def _cell_order(dev: LabelFile) -> list[tuple[str, str]]:
@@ -260,7 +315,9 @@ def monitor_board(
     ``slugs`` each bundle's site slug by its folder relative to ``root``, ``published`` the
     slugs whose receipts the site shows; ``held_labels`` a folder holding the board's
     ``labels-test.json`` (None: the test split is not shown); ``cache`` a folder where the
-    corpus is kept between builds (:func:`kept_assemble`; None: made every time).
+    corpus is kept between builds (:func:`kept_assemble`; None: made every time), and the
+    monitors' rows too, by the corpus's digest and everything else they are made of
+    (:func:`_monitors_key`).
     """
     board = MonitorBoard()
     made = board_corpus(root, reports, assemble if cache is None else kept_assemble(cache))
@@ -284,6 +341,10 @@ def monitor_board(
             labels.append(test)
             board.held_labels = True
     board.cells = _cell_order(dev)
+    facts = dev_facts(corpus.views, dev, families_of(reports))
+    board.families = len(
+        {f for f, x in zip(facts.families, facts.labels, strict=True) if x is not None}
+    )
     ids = corpus.ids()
     bundles = root / MONITORS_FOLDER / BUNDLES_FOLDER
     folders = (
@@ -293,6 +354,11 @@ def monitor_board(
     )
     if not folders:
         board.note = f"no monitor bundle in {MONITORS_FOLDER}/{BUNDLES_FOLDER}/"
+    key = _monitors_key(corpus.ref, labels, facts, folders, slugs, published, allow_unsigned)
+    kept = _kept_rows(cache, key, trust_config)
+    if kept is not None:
+        board.rows, board.refused = kept
+        return board
     for folder in folders:
         report = verify_monitor(
             folder,
@@ -302,9 +368,71 @@ def monitor_board(
             allow_unsigned=allow_unsigned,
             trust_config=trust_config,
         )
-        _place(board, folder, report, dev, slugs, published)
+        _place(board, folder, report, dev, facts, slugs, published)
+    board.rows.sort(key=_order)
+    _keep_rows(cache, key, trust_config, board)
     board.rows.sort(key=_order)
     return board
+
+
+MONITORS_CACHE_FORMAT = "site-monitors-1"
+"""Version of the monitors step's kept rows (bump when :class:`MonitorRow` changes)."""
+
+
+def _monitors_key(
+    ref: CorpusRef,
+    labels: Sequence[LabelFile],
+    facts: DevFacts,
+    folders: Sequence[Path],
+    slugs: Mapping[Path, str],
+    published: set[str],
+    allow_unsigned: bool,
+) -> str:
+    """The key the monitors step keeps its rows by: the corpus's digest and every other thing
+    its rows are made of (the code, the labels, each episode's family and screen, each bundle
+    folder's files byte for byte, where receipts are published, the signature policy)."""
+    digest = hashlib.sha256(f"{MONITORS_CACHE_FORMAT}\0{code_fingerprint()}\0".encode())
+    digest.update(orjson.dumps([ref.model_dump(mode="json"), allow_unsigned]))
+    for label_file in labels:
+        digest.update(label_file.model_dump_json().encode())
+    digest.update(orjson.dumps([facts.ids, facts.families, facts.screen_success]))
+    digest.update(orjson.dumps(sorted((str(k), v) for k, v in slugs.items())))
+    digest.update(orjson.dumps(sorted(published)))
+    for folder in folders:
+        for item in sorted(folder.rglob("*")):
+            if item.is_file():
+                name = str(item.relative_to(folder.parent))
+                digest.update(f"{name}\0".encode() + hashlib.sha256(item.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def _kept_rows(
+    cache: Path | None, key: str, trust_config: Path | None
+) -> tuple[list[MonitorRow], list[RefusedMonitor]] | None:
+    """The monitors step's rows kept under ``key`` (None: no cache, nothing kept, not ours)."""
+    if cache is None:
+        return None
+    full = hashlib.sha256(f"{key}\0{trust_key(trust_config)}".encode()).hexdigest()
+    stored = default_seal().read(full, cache / "boards" / f"{full}.pickle")
+    if stored is None:
+        return None
+    rows, refused = pickle.loads(stored)
+    return list(rows), list(refused)
+
+
+def _keep_rows(
+    cache: Path | None, key: str, trust_config: Path | None, board: MonitorBoard
+) -> None:
+    """Keep the monitors step's rows under ``key`` (a folder that cannot take them keeps
+    nothing)."""
+    if cache is None:
+        return
+    full = hashlib.sha256(f"{key}\0{trust_key(trust_config)}".encode()).hexdigest()
+    data = pickle.dumps((board.rows, board.refused), protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        default_seal().write(full, cache / "boards" / f"{full}.pickle", data)
+    except OSError:
+        pass
 
 
 def _order(row: MonitorRow) -> tuple[int, float, str, str]:
@@ -317,6 +445,7 @@ def _place(
     folder: Path,
     report: MonitorReport,
     dev: LabelFile,
+    facts: DevFacts,
     slugs: Mapping[Path, str],
     published: set[str],
 ) -> None:
@@ -333,6 +462,7 @@ def _place(
         return
     split = {s.split: s for s in report.splits}
     on_dev = split[Split.DEV]
+    scores = _scores(folder)
     signer = (
         report.signer.identity
         if report.signer is not None
@@ -350,7 +480,8 @@ def _place(
             dev=on_dev,
             test=split.get(Split.TEST),
             missed=_missed(on_dev, dev, slugs, published),
-            roc=_roc(folder, dev),
+            roc=_roc(scores, dev),
+            control=_control(scores, facts),
         )
     )
 
@@ -365,6 +496,10 @@ def _rate_text(found: TaskRate | None) -> str:
         f"{pct(found.rate)} [{pct(found.clustered.lo)}, {pct(found.clustered.hi)}] "
         f"{found.numerator}/{found.denominator}"
     )
+
+
+def _share_text(share: float | None) -> str:
+    return "-" if share is None else pct(share)
 
 
 def _area_text(found: Detection) -> str:
@@ -522,6 +657,7 @@ def monitors_page(
     env = environment(templates)
     env.filters["rate_text"] = _rate_text
     env.filters["area_text"] = _area_text
+    env.filters["share_text"] = _share_text
     body = env.get_template("monitors.html.j2").render(
         board=board,
         roc=roc,
@@ -530,10 +666,16 @@ def monitors_page(
         cells_art=cells_art,
         points=fpr_names(),
         shown_point=SHOWN_POINT,
+        control_folds=FAMILY_FOLDS,
     )
     headings = [("board", "The board")]
     if board.rows:
-        headings += [("roc", "ROC curves"), ("cells", "Per cell"), ("missed", "Missed episodes")]
+        headings += [
+            ("control", "Read like the control literature"),
+            ("roc", "ROC curves"),
+            ("cells", "Per cell"),
+            ("missed", "Missed episodes"),
+        ]
     headings += [("refused", "Refused monitor bundles")]
     return GeneratedPage(
         "Monitors",
