@@ -25,6 +25,7 @@ sections; every name is also importable from ``effectbench.metrics`` itself:
 * :mod:`.paired`: the one estimator of every difference a board states (per-unit paired,
   cluster-robust with G / (G - 1), Student's t on G - 1 degrees of freedom) and t's quantiles;
 * :mod:`.power`: a board's minimum detectable difference.
+* :mod:`.usage`: per substrate, first-try task successes and the measured model cost.
 
 The modules import each other one way (rates and events first, comparisons last) and nothing
 of the project but the schema (tests/test_layering.py holds it).
@@ -128,6 +129,7 @@ from effectbench.metrics.tasks import (
     TaskTable,
     task_table,
 )
+from effectbench.metrics.usage import SubstrateUsage, substrate_usage
 from effectbench.metrics.value import (
     DEFAULT_PRICES,
     HARM_NAMES,
@@ -170,6 +172,7 @@ __all__ = [
     "CodedFrame",
     "Components",
     "CostSummary",
+    "SubstrateUsage",
     "DEFAULT_PRICES",
     "Difference",
     "EVENTS",
@@ -242,6 +245,7 @@ __all__ = [
     "square_and_add",
     "substrate_difference",
     "substrate_totals",
+    "substrate_usage",
     "summarize",
     "task_rate",
     "task_table",
