@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
+from support.browser import Watched, served
 from support.site import RECORDS, REFERENCE, ROOT
 
 from effectbench.attempts import EarlierAttempt, Ending
@@ -23,12 +25,14 @@ from effectbench.bundle import HarnessInfo, ModelInfo, SignerDecl, SystemInfo, m
 from effectbench.cli import main
 from effectbench.instances import configuration_file_digest
 from effectbench.mcp.records import read_records, write_record
+from effectbench.metrics import DEFAULT_PRICES, episode_frame, task_table
 from effectbench.packs import get_pack
 from effectbench.produce import make_submission, write_submission
 from effectbench.run.runner import evaluate
 from effectbench.schema import HARNESS_KEY, AgentReport, ModelCall, Split
 from effectbench.seam import AgentTask, Attempt, EnvHandle
 from effectbench.site import build_site
+from effectbench.verdicts import board_order, rank_ranges, separation, standing
 
 ALICE = "alice@example.org"
 BOARD = "spec1-mockmed-anchor-web"
@@ -330,3 +334,162 @@ def test_the_charts_page_draws_each_boards_frontier(board: dict[str, Any]) -> No
     start = html.index(f'data-eb-cost-frontier="{CLINIC_BOARD}"')
     part = html[start : html.index("</div>", start)]
     assert "<svg" not in part and "there is no frontier." in part
+
+
+# -- in Chromium: trust tiers as a filter, the verdict and the frontier on a phone ------------
+
+GROUP = "spec1-mockmed-anchor"
+"""The MockMed table (its one board, :data:`BOARD`)."""
+PHONE = {"width": 390, "height": 844}
+BROWSER_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu"]
+
+
+@pytest.fixture(scope="module")
+def browser(chromium: Path) -> Iterator[Browser]:
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(chromium), args=BROWSER_FLAGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def server(board: dict[str, Any]) -> Iterator[str]:
+    """The built site on 127.0.0.1 (a free port), stopped with the module."""
+    with served(board["out"]) as url:
+        yield url
+
+
+def expected_ranks(board: dict[str, Any], slugs: list[str]) -> dict[str, str]:
+    """The rank ranges of ``slugs`` ranked as a family of their own at the board's prices, by
+    the Python definitions (effectbench.verdicts), from their bundles' rows."""
+    folders = {p.name.lower(): p for p in board["subs"].iterdir()}
+    tables = []
+    for slug in slugs:
+        rows = [json.loads(x) for x in (folders[slug] / "episodes.jsonl").open()]
+        available = {r["task_id"]: r["correct_action_available"] for r in rows}
+        tables.append(task_table(episode_frame(rows), available))
+    st = [standing(s, s, t, DEFAULT_PRICES) for s, t in zip(slugs, tables, strict=True)]
+    order = board_order(st)
+    apart = separation([tables[i] for i in order], DEFAULT_PRICES)
+    best, worst = rank_ranges(range(len(order)), apart.beyond)
+    return {
+        slugs[i]: str(b) if b == w else f"{b}–{w}"
+        for i, b, w in zip(order, best, worst, strict=True)
+    }
+
+
+def shown_ranks(page: Page) -> dict[str, str]:
+    rows = page.locator(f"#eb-board-{GROUP} tbody:not([hidden]) tr[data-slug]:not([hidden])")
+    script = "els => els.map(e => [e.dataset.slug, e.querySelector('[data-col=rank]').textContent])"
+    return dict(rows.evaluate_all(script))
+
+
+@pytest.mark.browser
+def test_a_tier_filter_shows_its_rows_ranked_among_themselves_and_stays_in_the_url(
+    board: dict[str, Any], browser: Browser, server: str
+) -> None:
+    entries = board["board"]["entries"]
+    tier_of = {e["slug"]: e for e in entries}
+    signed = [e["slug"] for e in entries if e["tier"] == "signed"]
+    reproduced = [e["slug"] for e in entries if e["tier"] == "reproduced"]
+    assert len(signed) == 3 and len(reproduced) == len(REFERENCES)
+    w = Watched(browser)
+    page = w.page
+    page.goto(server + f"index.html?tier-{GROUP}=signed")
+    expect(page.locator(f'select[data-eb-tier="{GROUP}"]')).to_have_value("signed")
+    want = expected_ranks(board, signed)
+    expect(page.locator(f"#eb-board-{GROUP} tbody tr[data-slug]:not([hidden])")).to_have_count(3)
+    assert shown_ranks(page) == want
+    # every row says its tier
+    for slug in signed:
+        label = page.locator(f'#eb-board-{GROUP} tr[data-slug="{slug}"] [data-eb-tier-label]')
+        expect(label).to_have_text("tier: signed, on public seeds")
+    page.select_option(f'select[data-eb-tier="{GROUP}"]', "reproduced")
+    expect(page.locator(f"#eb-board-{GROUP} tbody tr[data-slug]:not([hidden])")).to_have_count(
+        len(reproduced)
+    )
+    assert f"tier-{GROUP}=reproduced" in page.url
+    assert shown_ranks(page) == expected_ranks(board, reproduced)
+    page.select_option(f'select[data-eb-tier="{GROUP}"]', "")
+    ranked = [e for e in entries if e["status"] == "ranked"]
+    expect(page.locator(f"#eb-board-{GROUP} tbody tr[data-slug]:not([hidden])")).to_have_count(
+        len(ranked)
+    )
+    assert f"tier-{GROUP}=" not in page.url
+    assert shown_ranks(page) == {  # every ranked row, ranked together: the build's own ranges
+        e["slug"]: str(e["rank_best"])
+        if e["rank_best"] == e["rank_worst"]
+        else f"{e['rank_best']}–{e['rank_worst']}"
+        for e in ranked
+    }
+    # the unsigned preview is never among ranked rows: a marked section of its own
+    preview = [e["slug"] for e in entries if e["status"] == "preview"]
+    assert preview and tier_of[preview[0]]["system"] == "Delta agent"
+    assert page.locator(f'#eb-board-{GROUP} tr[data-slug="{preview[0]}"]').count() == 0
+    expect(page.locator(f'section[data-eb-previews="{BOARD}"] tr[data-slug]')).to_have_count(1)
+    w.check()
+
+
+def no_sideways_scroll(page: Page) -> None:
+    width = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    wide = page.evaluate(
+        """() => [...document.querySelectorAll('body *')].filter(e => {
+             const r = e.getBoundingClientRect(); return r.width && r.right > window.innerWidth;
+           }).slice(0, 8).map(e => e.tagName + '.' + e.className)"""
+    )
+    assert width[0] <= width[1], f"the page scrolls sideways: {width} {wide}"
+
+
+def on_first_screen(locator: Locator, height: int) -> None:
+    box = locator.bounding_box()
+    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= height, box
+
+
+@pytest.mark.browser
+def test_the_verdict_reads_on_a_phone(browser: Browser, server: str) -> None:
+    """At 390 px: no sideways scroll; the lede's definition of net value and the first ranked
+    rows, each with its interval and the words for doing nothing, on the first screen."""
+    w = Watched(browser, viewport=PHONE)
+    page = w.page
+    page.goto(server + "index.html")
+    no_sideways_scroll(page)
+    said = page.locator("p.eb-lede .eb-lede-phone")  # the definition, short enough for a phone
+    expect(said).to_be_visible()
+    expect(said).to_contain_text("net value per 100 tasks")
+    expect(said).to_contain_text("against doing nothing at 0")
+    on_first_screen(said, PHONE["height"])
+    first = page.locator("table.eb-board").first.locator("tbody:not([hidden]) tr[data-slug]").first
+    for part in (first.locator(".eb-system a"), first.locator('[data-col="value"] .eb-ci')):
+        on_first_screen(part, PHONE["height"])
+    verdict = first.locator("[data-eb-verdict]")
+    on_first_screen(verdict, PHONE["height"])
+    assert verdict.inner_text() in (
+        "above doing nothing",
+        "below doing nothing",
+        "within noise of doing nothing",
+    )
+    w.check()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("viewport", [{"width": 1366, "height": 768}, PHONE])
+def test_each_board_draws_its_frontier_on_a_laptop_and_a_phone(
+    board: dict[str, Any], browser: Browser, server: str, viewport: dict[str, int]
+) -> None:
+    w = Watched(browser, viewport=viewport)
+    page = w.page
+    page.goto(server + "charts.html")
+    no_sideways_scroll(page)
+    for b in board["doc"]["boards"]:
+        part = page.locator(f'[data-eb-cost-frontier="{b["key"]}"]')
+        if not b["frontier"]["entries"]:
+            expect(part.locator("[data-eb-no-frontier]")).to_be_visible()
+            continue
+        svg = part.locator(".eb-chart-box:visible svg")
+        expect(svg).to_have_count(1)
+        box = svg.bounding_box()
+        assert box is not None and box["width"] <= viewport["width"]
+        # the frontier line and each point's whiskers are drawn
+        marks = svg.locator('[aria-roledescription="line mark"], path[aria-label^="frontier"]')
+        assert marks.count() >= 1
+    w.check()

@@ -296,9 +296,18 @@ def test_default_order_is_the_same_with_and_without_javascript_and_in_the_csv(
         w.page.goto(base_url + "index.html")
     first_board = {g["key"]: g["boards"][0] for g in data["groups"]}
     for key in boards_of(site):  # each pack's table shows its first substrate's board
-        expected = [
-            str(s) for s, b in zip(csv.slug, csv.board, strict=True) if b == first_board[key]
+        on_board = [
+            (str(s), str(status))
+            for s, b, status in zip(csv.slug, csv.board, csv.status, strict=True)
+            if b == first_board[key]
         ]
+        # the board's table holds its ranked rows; unsigned previews have a section of their own
+        expected = [s for s, status in on_board if status == "ranked"]
+        previews = [s for s, status in on_board if status != "ranked"]
+        section = f'section[data-eb-previews="{first_board[key]}"] tr[data-slug]'
+        for w in (with_js, without_js):
+            got = w.page.locator(section).evaluate_all("els => els.map(e => e.dataset.slug)")
+            assert got == previews, key
         assert shown_slugs(without_js.page, key) == expected[:ROWS_INLINE], key
         assert shown_slugs(with_js.page, key) == expected[:ROWS_INLINE], key
         more = without_js.page.locator(f'p[data-eb-facts="{key}"][data-eb-more]:not([hidden])')
@@ -306,7 +315,7 @@ def test_default_order_is_the_same_with_and_without_javascript_and_in_the_csv(
         show_all(with_js.page, key)
         assert shown_slugs(with_js.page, key) == expected, key
         (doc,) = [b for b in data["boards"] if b["key"] == first_board[key]]
-        assert [e["slug"] for e in doc["entries"]] == expected
+        assert [e["slug"] for e in doc["entries"]] == [s for s, _ in on_board]
     # always_halt (SWER 0 bought with 33% over-halt) never leads effect_verified (SWER 0, 0%).
     mockmed = shown_slugs(with_js.page, MOCKMED_BOARD)
     assert mockmed.index(slug_of(site, "_effect-verified")) < mockmed.index(
@@ -574,7 +583,9 @@ def expected_board(
         i: (str(b) if b == w else f"{b}–{w}") for i, b, w in zip(ranked, best, worst, strict=True)
     }
     assert idle_share(tables) is not None
-    line = sum(1 for x in st if grain(x.value) >= 0)  # every value is against doing nothing
+    # every value is against doing nothing; the board's table holds its ranked rows (unsigned
+    # previews have a section of their own)
+    line = sum(1 for i in ranked if grain(st[i].value) >= 0)
     rows = [
         (
             slugs[i],
@@ -582,7 +593,7 @@ def expected_board(
             rank.get(i, "—"),
             break_even_text(break_even(tables[i], prices, idle_share([tables[i]]))),
         )
-        for i in order
+        for i in ranked
     ]
     return rows, line
 

@@ -246,6 +246,10 @@ class EntryHeadJSON(_Model):
     badge: str | None = Field(default=None, description="its SVG badge (ranked entries only)")
     signer: SignerJSON | None = None
     reproduced: bool
+    tier: Literal["reproduced", "fresh", "signed", "preview"] = Field(
+        description="its trust tier: reproduced by the board's CI; signed and measured on a "
+        "committed fresh instance; signed on public seeds; or an unsigned preview (never ranked)"
+    )
     instance: Literal["public", "fresh", "fresh-uncommitted"] | None = Field(
         default=None,
         description="a generated pack's instance: its public dev seed, a fresh committed "
@@ -695,6 +699,7 @@ def leaderboard_json(
                 if e.signer
                 else None,
                 reproduced=bool(e.reproduced),
+                tier=row["tier"],
                 instance=e.instance or None,  # type: ignore[arg-type]
                 spec_version=e.spec_version,
                 fingerprint=e.fingerprint,

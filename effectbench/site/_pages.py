@@ -35,11 +35,18 @@ from effectbench.site._charts import Chart, pct
 from effectbench.site._contamination import Contamination
 from effectbench.site._downloads import Tables
 from effectbench.site._entries import Entry
-from effectbench.site._format import break_even_text, resolution_text, signed, verdict
+from effectbench.site._format import (
+    against_nothing,
+    break_even_text,
+    resolution_text,
+    signed,
+    verdict,
+)
 from effectbench.site._mkdocs import GeneratedPage, compact_html
 from effectbench.site._tables import (
     BOARD_COLUMNS,
     NO_MEASURED_COST,
+    TIERS,
     Board,
     BoardColumn,
     ViewFacts,
@@ -229,6 +236,8 @@ def environment(templates: Path) -> jinja2.Environment:
     env.filters["readable"] = readable_numbers
     env.globals["rate_cell"] = rate_cell
     env.filters["resolution"] = resolution_text
+    env.globals["tier_words"] = dict(TIERS)
+    env.filters["against_nothing"] = against_nothing
     return env
 
 
@@ -282,6 +291,7 @@ def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
         row["all_badges"] = row_badges(row)
         row["label"] = named(row["system"], row["substrate"])
         words = [
+            row["tier"],
             row["system"],
             row["model"],
             row["harness"],
@@ -338,6 +348,17 @@ class BoardView:
     """Each system's rows on the substrate counted per task (what the board script re-ranks)."""
     contamination: tuple[Contamination, ...] = ()
     """Each system's fresh-instance SWER against its public-seed SWER, where it has both."""
+
+    @property
+    def ranked_rows(self) -> list[dict[str, Any]]:
+        """The rows of the board's table: the ranked ones, in the default order."""
+        return [r for r in self.rows if r["status"] == "ranked"]
+
+    @property
+    def preview_rows(self) -> list[dict[str, Any]]:
+        """The unsigned previews of a local build: a marked section of their own, never
+        among the ranked rows."""
+        return [r for r in self.rows if r["status"] != "ranked"]
 
     def axes(self, axis: str) -> list[tuple[str, list[dict[str, Any]]]]:
         """Return the board's rows grouped by ``axis`` (``model`` or ``harness``), each group
@@ -463,7 +484,7 @@ def board_rows_html(
     order: the macro the home page renders its rows with, so a row loaded later is the row the
     page would have held."""
     row = environment(templates).get_template("macros.html.j2").module.board_row  # type: ignore[attr-defined]
-    return [str(row(r, group.columns, view.facts)) for r in view.rows[start:]]
+    return [str(row(r, group.columns, view.facts)) for r in view.ranked_rows[start:]]
 
 
 def leaderboard_page(
@@ -501,6 +522,7 @@ def leaderboard_page(
             presets=PRICE_PRESETS,
             max_price=f"{MAX_PRICE:g}",
             verdict=verdict,
+            tiers=TIERS,
         )
     )
     return GeneratedPage(

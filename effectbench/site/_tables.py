@@ -386,6 +386,26 @@ def _dropped_in(entry: Entry, tasks: TaskTable) -> int:
     return sum(1 for d in dropped if isinstance(d, dict) and d.get("task_id") in ids)
 
 
+TIERS = (
+    ("reproduced", "reproduced by the board's CI"),
+    ("fresh", "signed, measured on committed fresh instances"),
+    ("signed", "signed, on public seeds"),
+)
+"""The trust tiers of a ranked row, strongest first, with what each says: its rows re-run
+and matched by the verifier; signed and drawn on a fresh instance committed before the run;
+signed on tasks anyone could see (a pack's public seed or its fixed tasks)."""
+
+
+def trust_tier(entry: Entry) -> str:
+    """Return the trust tier of an entry (one of :data:`TIERS`' keys), or ``preview`` for one
+    that is not ranked (never in a tier)."""
+    if entry.status != "ranked":
+        return "preview"
+    if entry.reproduced:
+        return "reproduced"
+    return "fresh" if entry.instance == "fresh" else "signed"
+
+
 def usage_columns(entry: Entry, tasks: TaskTable, substrate: str, dropped: int) -> dict[str, Any]:
     """Return a row's first-try task success (``first_try_k`` of ``first_try_n`` cells: its
     rows and its drops), the mean attempts per cell (``attempts``) and the measured cost per
@@ -485,6 +505,7 @@ def entry_row(
         "signer_issuer": entry.signer.issuer if entry.signer else "",
         "reproduced": bool(entry.reproduced),
         "reproduced_rows": entry.reproduced_rows,
+        "tier": trust_tier(entry),
         "instance": entry.instance,
         "same_as": entry.same_as,
         "spec_version": entry.spec_version,
@@ -598,7 +619,12 @@ def order_and_rank(
     )
     line = 0
     if facts.idle_value is not None:  # every value is against doing nothing: its line is 0
-        line = sum(1 for s in standings if grain(s.value) >= 0)
+        # among the ranked rows, the rows of the board's table (previews have their own)
+        line = sum(
+            1
+            for s, r in zip(standings, rows, strict=True)
+            if r["status"] == "ranked" and grain(s.value) >= 0
+        )
     return frame, replace(
         facts,
         line_after=line,
@@ -763,6 +789,7 @@ DOWNLOAD_COLUMNS = [
     "slug",
     "status",
     "reproduced",
+    "tier",
     "signer",
     "signer_issuer",
     "spec_version",
