@@ -453,7 +453,7 @@ def test_the_verdict_reads_on_a_phone(browser: Browser, server: str) -> None:
     page = w.page
     page.goto(server + "index.html")
     no_sideways_scroll(page)
-    said = page.locator("p.eb-lede .eb-lede-phone")  # the definition, short enough for a phone
+    said = page.locator("p.eb-lede .eb-lede-def")  # net value's definition, on a phone too
     expect(said).to_be_visible()
     expect(said).to_contain_text("net value per 100 tasks")
     expect(said).to_contain_text("against doing nothing at 0")
