@@ -351,14 +351,8 @@ class BoardView:
 
     @property
     def ranked_rows(self) -> list[dict[str, Any]]:
-        """The rows of the board's table: the ranked ones, in the default order."""
+        """The board's ranked rows, in the default order (a tier is a subset of them)."""
         return [r for r in self.rows if r["status"] == "ranked"]
-
-    @property
-    def preview_rows(self) -> list[dict[str, Any]]:
-        """The unsigned previews of a local build: a marked section of their own, never
-        among the ranked rows."""
-        return [r for r in self.rows if r["status"] != "ranked"]
 
     def axes(self, axis: str) -> list[tuple[str, list[dict[str, Any]]]]:
         """Return the board's rows grouped by ``axis`` (``model`` or ``harness``), each group
@@ -484,7 +478,7 @@ def board_rows_html(
     order: the macro the home page renders its rows with, so a row loaded later is the row the
     page would have held."""
     row = environment(templates).get_template("macros.html.j2").module.board_row  # type: ignore[attr-defined]
-    return [str(row(r, group.columns, view.facts)) for r in view.ranked_rows[start:]]
+    return [str(row(r, group.columns, view.facts)) for r in view.rows[start:]]
 
 
 def leaderboard_page(

@@ -77,7 +77,7 @@ def board_data(views: Sequence[BoardView]) -> dict[str, Any]:
         index = {t: i for i, t in enumerate(ids)}
         facts = view.facts
         systems = []
-        for row in view.ranked_rows:  # previews are not re-ranked: their section is apart
+        for row in view.rows:
             table = view.tables[row["slug"]]
             systems.append(
                 {

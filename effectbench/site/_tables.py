@@ -619,12 +619,7 @@ def order_and_rank(
     )
     line = 0
     if facts.idle_value is not None:  # every value is against doing nothing: its line is 0
-        # among the ranked rows, the rows of the board's table (previews have their own)
-        line = sum(
-            1
-            for s, r in zip(standings, rows, strict=True)
-            if r["status"] == "ranked" and grain(s.value) >= 0
-        )
+        line = sum(1 for s in standings if grain(s.value) >= 0)
     return frame, replace(
         facts,
         line_after=line,
