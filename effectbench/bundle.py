@@ -100,6 +100,44 @@ class SystemInfo(_Model):
     """The shipped baseline this system is (``screen_only``...), else null."""
 
 
+class HarnessInfo(_Model):
+    """The harness (scaffold) that drove the model: what turned it into an agent."""
+
+    name: str = _text(NAME_MAX, min_length=1)
+    """Its name (``inspect_ai``, ``baseline:screen_only``, an MCP client's name)."""
+    version: str = _text(SHORT_MAX, default="")
+    """Its version ("" when not known)."""
+    config_digest: str | None = Field(default=None, pattern=r"^sha256:[0-9a-f]{64}$")
+    """``sha256:<hex>`` of its configuration (a file, or the canonical JSON of the settings it
+    ran with); null when not recorded."""
+
+
+SCRIPTED_PROVIDER = "scripted"
+"""The model provider of a system that calls no model (the reference arms)."""
+
+
+class ModelInfo(_Model):
+    """The model the harness called: who serves it and its identifier there."""
+
+    provider: str = _text(SHORT_MAX, min_length=1)
+    """Who serves it (``openai``, ``anthropic``; ``scripted`` for a system that calls none)."""
+    id: str = _text(SHORT_MAX, min_length=1)
+    """Its identifier at the provider (for ``scripted``: the script, a baseline's name)."""
+
+
+def model_of(text: str) -> ModelInfo:
+    """Return the model ``PROVIDER/ID`` names (``openai/gpt-4o``; the id may hold further
+    ``/``); a :class:`ValueError` says why ``text`` names none."""
+    provider, sep, ident = text.partition("/")
+    if not sep or not provider or not ident:
+        raise ValueError(f"{text!r} is not PROVIDER/ID (openai/gpt-4o, scripted/screen_only)")
+    try:
+        return ModelInfo(provider=provider, id=ident)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ValueError(f"{text!r}: {err['loc'][0]}: {err['msg']}") from None
+
+
 class SignerDecl(_Model):
     """The Sigstore signer the submitter declares; the signature must match it."""
 
@@ -231,9 +269,14 @@ class SubmissionHeader(_Model):
     environment: EnvironmentInfo
     """The software the run used (informative)."""
     imported_from: str | None = Field(default=None, max_length=SHORT_MAX, pattern=SHOWN_TEXT)
+    """Set by ``effectbench import``: the format of the converted document."""
     instances: InstanceDecl | None = None
     """The instance of a generated pack the run drew (absent: the pack's public seed)."""
-    """Set by ``effectbench import``: the format of the converted document."""
+    harness: HarnessInfo | None = None
+    """The harness that drove the model (absent: not recorded, as in bundles made before it
+    was)."""
+    model: ModelInfo | None = None
+    """The model the harness called (absent: not recorded)."""
 
 
 class Submission(SubmissionHeader):
@@ -247,8 +290,11 @@ class Submission(SubmissionHeader):
         data = self.model_dump(mode="json", exclude={"results"})
         if data.get("imported_from") is None:
             data.pop("imported_from", None)
-        if data.get("instances") is None:
-            data.pop("instances", None)
+        for optional in ("instances", "harness", "model"):
+            if data.get(optional) is None:
+                data.pop(optional, None)
+        if data.get("harness") is not None and data["harness"]["config_digest"] is None:
+            del data["harness"]["config_digest"]
         for drop in data["run"]["dropped"]:
             if drop["attempt"] == 1:  # the only attempt of its cell: said by leaving it out
                 del drop["attempt"]

@@ -26,10 +26,13 @@ from effectbench.bundle import (
     BUNDLE_VERSION,
     MAX_LINE_BYTES,
     RECEIPTS_VERSION,
+    SCRIPTED_PROVIDER,
     AttemptRecord,
     DroppedPair,
     EnvironmentInfo,
+    HarnessInfo,
     InstanceDecl,
+    ModelInfo,
     PackRef,
     RunInfo,
     SignerDecl,
@@ -59,9 +62,11 @@ __all__ = [
     "dependency_versions",
     "import_document",
     "make_submission",
+    "model_from_rows",
     "now",
     "read_readme",
     "reference_bundle",
+    "scripted",
     "write_submission",
 ]
 
@@ -145,6 +150,8 @@ def make_submission(
     seeds: Sequence[int] | None = None,
     signer: SignerDecl | None = None,
     instances: InstanceDecl | None = None,
+    harness: HarnessInfo | None = None,
+    model: ModelInfo | None = None,
 ) -> Submission:
     """Return the :class:`Submission` of a finished run (claims computed by ``summarize``).
 
@@ -153,7 +160,7 @@ def make_submission(
     format 2 (receipts and frames beside the rows). Every dropped (task, trial) of ``run``
     is listed in ``run.dropped`` with its reason, and ``run.n_dropped`` is their number;
     every attempt that did not count is in ``run.attempts`` and ``run.n_attempts`` counts
-    them all.
+    them all. ``harness`` and ``model`` are recorded as given (None: not recorded).
     """
     attempt_of = run.attempt_of()
     dropped = [
@@ -199,6 +206,32 @@ def make_submission(
         ),
         results=summarize(episode_frame(run.rows), arm=run.arm),
         instances=instances,
+        harness=harness,
+        model=model,
+    )
+
+
+def model_from_rows(rows: Iterable[EpisodeRecord]) -> ModelInfo | None:
+    """Return the model every model call of ``rows`` names, when they name one and name it
+    ``PROVIDER/ID``; None otherwise (no calls, several models, no provider said)."""
+    from effectbench.bundle import model_of
+
+    names = {call.model for row in rows for call in row.model_calls}
+    if len(names) != 1:
+        return None
+    try:
+        return model_of(names.pop())
+    except ValueError:
+        return None
+
+
+def scripted(baseline: str) -> tuple[HarnessInfo, ModelInfo]:
+    """Return the harness and model of a shipped baseline: this package's harness running the
+    baseline's script, which calls no model."""
+    ours = dependency_versions().get("effectbench", "")
+    return (
+        HarnessInfo(name=f"baseline:{baseline}", version=ours),
+        ModelInfo(provider=SCRIPTED_PROVIDER, id=baseline),
     )
 
 
@@ -344,6 +377,7 @@ def reference_bundle(spec: ReferenceSpec, folder: Path) -> Path:
         description=reference_description(spec.baseline),
         baseline=spec.baseline,
     )
+    harness, model = scripted(spec.baseline)
     submission = make_submission(
         run,
         pack,
@@ -353,6 +387,8 @@ def reference_bundle(spec: ReferenceSpec, folder: Path) -> Path:
         started_at=started,
         finished_at=now(),
         instances=instances,
+        harness=harness,
+        model=model,
     )
     return write_submission(folder, submission, run.rows)
 

@@ -228,6 +228,9 @@ COST_REPORTED_KEY = "cost_reported_by"
 """The ``env_fingerprint`` entry of a row whose model calls (and so its cost) the agent's
 own harness reported (an MCP ``report``), not a harness of ours that metered them."""
 COST_REPORTED_VALUE = "submitter"
+HARNESS_KEY = "harness"
+"""The ``env_fingerprint`` entry of a row an MCP episode recorded: the client that drove the
+episode, ``{"name": ..., "version": ...}`` as its ``initialize`` named it."""
 """Its value: the submitter's word, as the bundle's signature vouches for it."""
 
 

@@ -116,6 +116,12 @@ def test_the_imported_bundle_verifies_and_equals_the_logs_metrics(
     header = json.loads((folder / SUBMISSION_FILE).read_text())
     assert header["trials_per_task"] == TRIALS and header["seeds"] == [0, 1, 2]
     assert header["pack"]["name"] == "clinic" and header["imported_from"] == "inspect_ai-log"
+    # the harness is inspect_ai at the log's version, its configuration hashed; the model the
+    # log's (inspect names it provider/model)
+    harness = header["harness"]
+    assert harness["name"] == "inspect_ai" and harness["version"] == log.eval.packages["inspect_ai"]
+    assert harness["config_digest"].startswith("sha256:")
+    assert header["model"] == {"provider": "mockllm", "id": "model"}
     assert header["environment"]["dependencies"]["inspect_ai"] == log.eval.packages["inspect_ai"]
     assert header["results"]["swer"]["numerator"] == logged["swer_k"]
     assert log.samples is not None

@@ -38,6 +38,7 @@ from effectbench.run.runner import run_episode
 from effectbench.schema import (
     COST_REPORTED_KEY,
     COST_REPORTED_VALUE,
+    HARNESS_KEY,
     EpisodeRecord,
     Substrate,
     TaskSpec,
@@ -266,6 +267,11 @@ def test_a_report_with_model_calls_carries_their_cost_marked_as_reported(
         row["model_calls"][1]["latency_s"] == 1.5 and row["model_calls"][1]["note"] == "second turn"
     )
     assert row["env_fingerprint"][COST_REPORTED_KEY] == COST_REPORTED_VALUE
+    # the client's initialize named it: the harness the row records, submit's default
+    from mcp.client.session import DEFAULT_CLIENT_INFO
+
+    client = {"name": DEFAULT_CLIENT_INFO.name, "version": DEFAULT_CLIENT_INFO.version}
+    assert row["env_fingerprint"][HARNESS_KEY] == client
     assert EpisodeRecord.from_json(json.dumps(row)).cost_usd == row["cost_usd"]
 
 

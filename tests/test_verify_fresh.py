@@ -90,7 +90,7 @@ PACK = "clinic-generated"
 BEACON_SECRET = 0x5EED_C0FFEE_1234_5678_9ABC
 """The private beacon chain's secret key (minted for the tests, like the private Sigstore)."""
 HARNESS = "sut:fresh_checker:Agent"
-MODEL = "checker-1"
+MODEL = "local/checker-1"
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,14 @@ from effectbench.bundle import (
 )
 from effectbench.errors import DataError
 from effectbench.findings import CheckId, Family
-from effectbench.metrics import Results, TaskTable, summarize, task_table
+from effectbench.metrics import (
+    Results,
+    SubstrateUsage,
+    TaskTable,
+    substrate_usage,
+    summarize,
+    task_table,
+)
 from effectbench.seam import BenchmarkProvider
 from effectbench.showable import SHOWN_PARAGRAPH, describe_unshowable
 from verifier import reproduce as _reproduce
@@ -136,6 +143,8 @@ class _Claims:
     step: Step
     tasks: TaskTable | None = None
     """The rows counted per task (what the board's task-clustered numbers read)."""
+    usage: dict[str, SubstrateUsage] | None = None
+    """Per substrate, first-try successes and model cost (:func:`substrate_usage`)."""
 
 
 @dataclass(frozen=True)
@@ -268,6 +277,7 @@ def _check_receipts(
 
 def _check_claims(
     sub: Submitted,
+    header: SubmissionHeader | None,
     checker: RowChecker,
     sink: FindingSink,
     declared: _Declared,
@@ -298,7 +308,9 @@ def _check_claims(
             None,
             "results",
         )
-    return _Claims(results, Step(), tasks)
+    retried = {(a.task_id, a.trial) for a in header.run.attempts} if header is not None else set()
+    usage = substrate_usage(frame, checker.c_trial, [bool(c) for c in checker.c_calls], retried)
+    return _Claims(results, Step(), tasks, usage)
 
 
 def _check_reproduction(
@@ -413,7 +425,7 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
     )
     checker = _check_rows(sub, header, declared, sink)
     receipts = _check_receipts(sub, header, declared, checker, sink, options)
-    claims = _check_claims(sub, checker, sink, declared, receipts)
+    claims = _check_claims(sub, header, checker, sink, declared, receipts)
     reproduction = _check_reproduction(sub, header, declared, checker, sink, options, receipts)
     signature: SignatureResult = check_signature(
         sub,
@@ -456,6 +468,7 @@ def _verify(sub: Submitted, sink: FindingSink, options: VerifyOptions) -> Bundle
         submission=_submission(sub.doc, header),
         results=claims.results,
         tasks=claims.tasks,
+        usage=claims.usage,
         signer=signature.signer,
         reproduced=reproduction.reproduced,
         reproduced_rows=reproduction.rows,

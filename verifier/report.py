@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from effectbench.bundle import Submission
 from effectbench.findings import CheckId, Family, Finding
-from effectbench.metrics import Results, TaskTable
+from effectbench.metrics import Results, SubstrateUsage, TaskTable
 
 REPORT_VERSION = 1
 """Version of the ``--json`` schema; bumped only on an incompatible change."""
@@ -116,6 +116,9 @@ class BundleReport(BaseModel):
     content_hash: str | None = None
     """:func:`effectbench.hashing.content_hash` of the bundle files the signature covers (or
     of the document): what the reference and withdrawn lists name a bundle by."""
+    usage: dict[str, SubstrateUsage] | None = None
+    """Per substrate, the rows' first-try task successes and model cost
+    (:func:`effectbench.metrics.substrate_usage`); None when the rows could not all be read."""
     tasks: TaskTable | None = None
     """The rows counted per task (:func:`effectbench.metrics.task_table`): what the board's
     task-clustered intervals, comparisons and net values read (None with ``results``)."""

@@ -226,6 +226,10 @@ class RowChecker:
         self.c_code = array("i")
         self.c_cost = array("d")
         self.c_lat = array("d")
+        self.c_trial = array("i")
+        """Each well-formed row's trial (first-try success reads it)."""
+        self.c_calls = array("b")
+        """Whether each well-formed row made a model call (its cost is measured)."""
 
     # -- the per-row pass ----------------------------------------------------------------
 
@@ -267,6 +271,8 @@ class RowChecker:
         self.c_code.append(combo.code)
         self.c_cost.append(row.get("cost_usd", 0.0))
         self.c_lat.append(row.get("latency_s", 0.0))
+        self.c_trial.append(row["trial"])
+        self.c_calls.append(1 if row.get("model_calls") else 0)
 
     def _duplicate(self, check: CheckId, line: int, about: Any, message: str) -> None:
         """Report a row seen before (noting what it is about while the finding is kept)."""

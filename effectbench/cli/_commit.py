@@ -85,6 +85,9 @@ def _cmd_commit(args: argparse.Namespace) -> int:
         )
     if args.out.exists():
         raise UsageError(f"{args.out} exists; name a new file")
+    from effectbench.cli._produce import declared_model
+
+    declared_model(args.model)  # the bundle records it as PROVIDER/ID: refused now, not then
     chain = _chain(args.beacon_chain)
     digest = configuration_digest(
         harness_of(args), args.model or "", configuration_file_digest(args.config)
@@ -211,7 +214,9 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--baseline", metavar="NAME", help="the harness: a shipped baseline")
     p.add_argument("--sut", metavar="MODULE:ATTR", help="the harness: your SystemUnderTest")
-    p.add_argument("--model", help="the model the system calls (default: none)")
+    p.add_argument(
+        "--model", metavar="PROVIDER/ID", help="the model the system calls (default: none)"
+    )
     p.add_argument(
         "--pack",
         help="the generated pack to run: {instance_packs} (default: the first of them)",

@@ -12,6 +12,9 @@ from typing import Any
 
 from effectbench.cli._produce import (
     add_declaration_arguments,
+    add_harness_arguments,
+    declared_harness,
+    declared_model,
     print_standing,
     read_declaration,
 )
@@ -23,6 +26,7 @@ EXTRA_MESSAGE = str(missing("inspect", "inspect-ai", "import-inspect"))
 
 def _cmd_import_inspect(args: argparse.Namespace) -> int:
     signer, readme = read_declaration(args)
+    model = declared_model(args.model)
     try:
         from effectbench.integrations.inspect_ai.importer import import_log
     except ModuleNotFoundError as exc:
@@ -37,6 +41,8 @@ def _cmd_import_inspect(args: argparse.Namespace) -> int:
         url=args.url,
         signer=signer,
         readme=readme,
+        harness=lambda known: declared_harness(args, known),
+        model=model,
     )
     print(imported.folder)
     print_standing(imported.folder, imported.run, imported.results)
@@ -61,4 +67,9 @@ def register(sub: Any) -> None:
     p.add_argument("--description", help="one paragraph on the system (default: model and task)")
     p.add_argument("--url", default="", help="where to learn more (paper, repository)")
     add_declaration_arguments(p)
+    add_harness_arguments(
+        p,
+        "Default: inspect_ai at the log's version, its configuration's hash",
+        "(default: the log's model)",
+    )
     p.set_defaults(func=_cmd_import_inspect)

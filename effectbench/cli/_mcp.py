@@ -29,7 +29,8 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
         planned.append(episode)
         return early
 
-    serve(plan, lambda: _start(planned[0]))  # the early answers are given while _start runs
+    serve(plan, lambda: _start(planned[0]), client=lambda info: planned[0].driven_by(info))
+    # the early answers are given while _start runs
     return 0
 
 

@@ -16,7 +16,7 @@ from effectbench.filenames import README_FILE
 from effectbench.findings import Family
 
 if TYPE_CHECKING:
-    from effectbench.bundle import InstanceDecl, SignerDecl
+    from effectbench.bundle import HarnessInfo, InstanceDecl, ModelInfo, SignerDecl
     from effectbench.metrics import Results
     from effectbench.run.runner import RunResult
 
@@ -124,6 +124,85 @@ def instance_decl(args: argparse.Namespace) -> InstanceDecl | None:
     return InstanceDecl(seed=drawn, commitment=docs[0], beacon=docs[1], configuration=configured)
 
 
+def add_harness_arguments(p: argparse.ArgumentParser, harness: str, model: str) -> None:
+    """Add the harness and model a new bundle records (submit, import-inspect); ``harness``
+    and ``model`` end their options' help (the defaults)."""
+    p.add_argument(
+        "--harness", metavar="NAME", help=f"the harness (scaffold) that drove the model. {harness}"
+    )
+    p.add_argument(
+        "--harness-version", metavar="VERSION", help="the harness's version (default: as known)"
+    )
+    p.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="the harness's configuration file: the bundle records its hash (submit "
+        "--commitment: the file committed)",
+    )
+    p.add_argument(
+        "--model",
+        metavar="PROVIDER/ID",
+        help=f"the model the system calls (openai/gpt-4o), recorded in the bundle {model}",
+    )
+
+
+def declared_model(text: str | None) -> ModelInfo | None:
+    """The model ``--model PROVIDER/ID`` names (None: not given)."""
+    from effectbench.bundle import model_of
+
+    if text is None:
+        return None
+    try:
+        return model_of(text)
+    except ValueError as exc:
+        raise UsageError(f"--model: {exc}") from None
+
+
+def declared_harness(args: argparse.Namespace, known: HarnessInfo | None) -> HarnessInfo | None:
+    """The harness a new bundle records: what the run knows (``known``), each part the
+    options give (``--harness``, ``--harness-version``, ``--config``) put in its place."""
+    from effectbench.bundle import HarnessInfo
+    from effectbench.instances import configuration_file_digest
+
+    name = getattr(args, "harness", None) or (known.name if known else None)
+    if name is None:
+        if getattr(args, "harness_version", None) is not None:
+            raise UsageError("--harness-version: name the harness too (--harness NAME)")
+        return None
+    config = getattr(args, "config", None)
+    digest = known.config_digest if known else None
+    if config is not None:
+        try:
+            digest = configuration_file_digest(config)
+        except DataError as exc:
+            raise UsageError(f"--config: {exc.diagnostics()}") from None
+    version = getattr(args, "harness_version", None)
+    return declared(
+        HarnessInfo,
+        {"name": "--harness", "version": "--harness-version", "config_digest": "--config"},
+        name=name,
+        version=version if version is not None else (known.version if known else ""),
+        config_digest=digest,
+    )
+
+
+def known_pair(args: argparse.Namespace) -> tuple[HarnessInfo | None, ModelInfo | None]:
+    """The harness and model ``submit`` knows before it runs: a shipped baseline's are its
+    script's (:func:`effectbench.produce.scripted`); a system of one's own has its own
+    harness (``sut:MODULE:ATTR``) and no model known until the options or the rows say."""
+    from effectbench.bundle import HarnessInfo
+    from effectbench.produce import scripted
+
+    if args.baseline is not None:
+        return scripted(args.baseline)
+    if args.sut is not None:
+        from effectbench.instances import harness_name
+
+        return HarnessInfo(name=harness_name(None, args.sut)), None
+    return None, None
+
+
 def _cmd_submit(args: argparse.Namespace) -> int:
     from effectbench.bundle import MAX_TRIALS, SystemInfo
     from effectbench.produce import bundle_folder, make_submission, now, write_submission
@@ -148,6 +227,9 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     )
     if args.trials > MAX_TRIALS:
         raise UsageError(f"--trials {args.trials}: a bundle holds at most {MAX_TRIALS} per task")
+    harness, model = known_pair(args)
+    harness = declared_harness(args, harness)
+    model = declared_model(args.model) or model
     folder = bundle_folder(args.out, args.name)
     started = now()
     journal = folder.with_name(folder.name + ".journal")  # by default, beside the bundle
@@ -165,9 +247,15 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         pack = get_pack(chosen) if isinstance(chosen, str) else chosen
         substrates = None if args.substrate is None else choose(pack, args.substrate)
         wanted = Wanted(trials, split, substrates, system=args.name)
-        run = read_records(args.from_records, pack, wanted).run
+        records = read_records(args.from_records, pack, wanted)
+        run = records.run
+        harness = declared_harness(args, records.harness)
     else:
         pack, _, run = run_system(args, default_journal=journal)
+    if model is None:
+        from effectbench.produce import model_from_rows
+
+        model = model_from_rows(run.rows)
     submission = make_submission(
         run,
         pack,
@@ -178,6 +266,8 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         finished_at=now(),
         signer=signer,
         instances=instances,
+        harness=harness,
+        model=model,
     )
     write_submission(folder, submission, run.rows, readme=readme)
     ran_here = args.from_records is None  # records come from MCP episodes: no journal of ours
@@ -288,13 +378,12 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--beacon", type=Path, metavar="FILE", help="the beacon round (effectbench draw --save)"
     )
-    p.add_argument(
-        "--config",
-        type=Path,
-        metavar="FILE",
-        help="with --commitment: the configuration file committed (its hash is declared)",
+    add_harness_arguments(
+        p,
+        "Default: baseline:NAME or sut:MODULE:ATTR, or the MCP client that ran the records",
+        "(with --commitment: also the model committed). Default: a baseline's scripted/NAME, "
+        "else the one model the rows' calls name, else not recorded",
     )
-    p.add_argument("--model", help="with --commitment: the model committed (default: none)")
     p.set_defaults(func=_cmd_submit)
 
     p = sub.add_parser("import", help="convert an upstream submission document into a bundle")

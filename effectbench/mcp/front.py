@@ -182,11 +182,19 @@ class _Front:
     """The two pumps between the client's wire and the SDK's pipes."""
 
     def __init__(
-        self, wire_in: int, wire_out: int, to_sdk: int, from_sdk: int, early: Early | None
+        self,
+        wire_in: int,
+        wire_out: int,
+        to_sdk: int,
+        from_sdk: int,
+        early: Early | None,
+        client: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self.wire_in, self.wire_out = wire_in, wire_out
         self.to_sdk, self.from_sdk = to_sdk, from_sdk
         self.early = early
+        self.client = client
+        """Told the ``clientInfo`` of the client's ``initialize`` (the harness it is)."""
         self.answered: dict[str | int, Any] = {}
         """The result answered here to each request, by id (the SDK's answer is dropped,
         compared with it)."""
@@ -218,6 +226,13 @@ class _Front:
         result: dict[str, Any] | None = None
         if self._phase == "first":
             self._phase = "early" if early_initialize(message) else "sdk"
+            info = (
+                message.get("params", {}).get("clientInfo")
+                if message.get("method") == ("initialize")
+                else None
+            )
+            if self.client is not None and isinstance(info, dict):
+                self.client(info)
             if self._phase == "early":
                 result = initialize_result(message["params"]["protocolVersion"])
         elif self.early is not None:
@@ -301,14 +316,19 @@ def refuse(why: str) -> None:
         return
 
 
-def serve(plan: Callable[[], Early | None], start: Callable[[], Callable[[], None]]) -> None:
+def serve(
+    plan: Callable[[], Early | None],
+    start: Callable[[], Callable[[], None]],
+    client: Callable[[dict[str, Any]], None] | None = None,
+) -> None:
     """Serve MCP on stdio: ``plan`` first, then answer early, run what ``start`` returns.
 
     ``plan`` runs before anything is answered (the attempt's file is claimed there) and
     returns what the front answers besides ``initialize`` (None: nothing more).
     ``start`` then runs on a background thread (provision, import the SDK, build its
     server) and returns the blocking call that serves the SDK's stdio server on fd 0 and
-    fd 1 until the end of input. An error either raises is raised here, with fd 0 and
+    fd 1 until the end of input; ``client`` is told the ``clientInfo`` the client's
+    ``initialize`` gives. An error either raises is raised here, with fd 0 and
     fd 1 restored (a usage error still ends with its one line).
     """
     saved_in, saved_out = os.dup(0), os.dup(1)
@@ -328,7 +348,7 @@ def serve(plan: Callable[[], Early | None], start: Callable[[], Callable[[], Non
     from_sdk, sdk_out = os.pipe()
     os.dup2(sdk_in, 0)
     os.close(sdk_in)
-    front = _Front(wire_in, wire_out, to_sdk, from_sdk, early)
+    front = _Front(wire_in, wire_out, to_sdk, from_sdk, early, client)
     pumps = [
         threading.Thread(target=front.pump_in, name="mcp-front-in", daemon=True),
         threading.Thread(target=front.pump_out, name="mcp-front-out", daemon=True),

@@ -40,13 +40,13 @@ from effectbench.attempts import (
     ending_of_drop,
     ending_of_report,
 )
-from effectbench.bundle import MAX_TRIALS
+from effectbench.bundle import MAX_TRIALS, HarnessInfo
 from effectbench.errors import DataError, UsageError
 from effectbench.mcp.paths import RECORD_NAME, record_path, safe_name, system_part
 from effectbench.receipts.collect import evidence_of, with_evidence
 from effectbench.receipts.files import FRAMES_DIR, evidence_from_json, evidence_json, write_frames
 from effectbench.run.runner import DroppedEpisode, RunResult
-from effectbench.schema import DropReason, EpisodeRecord, Split, Substrate
+from effectbench.schema import HARNESS_KEY, DropReason, EpisodeRecord, Split, Substrate
 from effectbench.seam import BenchmarkProvider
 from effectbench.strictjson import StrictJSONError, loads_strict
 
@@ -66,6 +66,8 @@ class Records:
     run: RunResult
     trials: int
     split: Split
+    harness: HarnessInfo | None = None
+    """The MCP client every row's episode was driven by (None: not said, or not one)."""
 
 
 def _content(
@@ -399,7 +401,28 @@ def read_records(
         else:
             run.rows.append(last.outcome)
     trials = wanted.trials if wanted is not None else 1 + max(t for _, t in cells)
-    return Records(run=run, trials=trials, split=splits.pop())
+    return Records(
+        run=run, trials=trials, split=splits.pop(), harness=_client(record_dir, run.rows)
+    )
+
+
+def _client(record_dir: Path, rows: Sequence[EpisodeRecord]) -> HarnessInfo | None:
+    """The harness the rows' episodes say drove them (the MCP client), when every row names
+    the same one; a name that is not showable text is refused, naming the records."""
+    said = {json.dumps(r.env_fingerprint.get(HARNESS_KEY), sort_keys=True) for r in rows}
+    if len(said) != 1:
+        return None
+    client = json.loads(said.pop())
+    if not isinstance(client, dict) or not isinstance(client.get("name"), str):
+        return None
+    try:
+        return HarnessInfo(name=client["name"], version=str(client.get("version") or ""))
+    except ValidationError as exc:
+        raise DataError(
+            f"the MCP client's name or version is not a harness's: {exc.errors()[0]['msg']}",
+            file=str(record_dir),
+            field=f"env_fingerprint.{HARNESS_KEY}",
+        ) from None
 
 
 def _detail(entry: _Entry) -> str:

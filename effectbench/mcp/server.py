@@ -71,6 +71,7 @@ from effectbench.run.view import handle_for
 from effectbench.schema import (
     COST_REPORTED_KEY,
     COST_REPORTED_VALUE,
+    HARNESS_KEY,
     AgentReport,
     DropReason,
     EpisodeRecord,
@@ -347,6 +348,9 @@ class EpisodeServer:
         self.outcome: EpisodeRecord | DroppedEpisode | None = None
         self.attempt = 0
         self.path: Path | None = None
+        self.client: dict[str, str] | None = None
+        """The MCP client driving the episode (its ``initialize``'s name and version): the
+        harness every row of the episode records (:data:`~effectbench.schema.HARNESS_KEY`)."""
         self._write = threading.Lock()
         self._final = False
         self._thread = threading.Thread(target=self._episode, name="effectbench-episode")
@@ -362,6 +366,12 @@ class EpisodeServer:
                 self.record_dir, self.name, self.task.task_id, self.trial
             )
         return self.path
+
+    def driven_by(self, info: Mapping[str, Any]) -> None:
+        """Note the client an ``initialize`` named (``clientInfo``: a name and a version)."""
+        name, version = info.get("name"), info.get("version")
+        if isinstance(name, str):
+            self.client = {"name": name, "version": version if isinstance(version, str) else ""}
 
     def start(self) -> None:
         """Claim the attempt's file, then provision the episode and serve it (its own thread)."""
@@ -384,8 +394,12 @@ class EpisodeServer:
         if self.agent.harness_failure is not None:
             failed = self.agent.harness_failure
             return DroppedEpisode(self.task.task_id, self.trial, DropReason.INFRASTRUCTURE, failed)
-        if isinstance(outcome, EpisodeRecord) and outcome.model_calls:
-            marked = {**outcome.env_fingerprint, COST_REPORTED_KEY: COST_REPORTED_VALUE}
+        if isinstance(outcome, EpisodeRecord) and (outcome.model_calls or self.client):
+            marked = dict(outcome.env_fingerprint)
+            if outcome.model_calls:
+                marked[COST_REPORTED_KEY] = COST_REPORTED_VALUE
+            if self.client is not None:
+                marked[HARNESS_KEY] = dict(self.client)
             outcome = outcome.model_copy(update={"env_fingerprint": marked})
         return outcome
 

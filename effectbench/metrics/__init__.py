@@ -25,7 +25,8 @@ sections; every name is also importable from ``effectbench.metrics`` itself:
 * :mod:`.paired`: the one estimator of every difference a board states (per-unit paired,
   cluster-robust with G / (G - 1), Student's t on G - 1 degrees of freedom) and t's quantiles;
 * :mod:`.power`: a board's minimum detectable difference;
-* :mod:`.dead`: the units of a board on which every ranked system has the same outcome.
+* :mod:`.dead`: the units of a board on which every ranked system has the same outcome;
+* :mod:`.usage`: per substrate, first-try task successes and the measured model cost.
 
 The modules import each other one way (rates and events first, comparisons last) and nothing
 of the project but the schema (tests/test_layering.py holds it).
@@ -131,6 +132,7 @@ from effectbench.metrics.tasks import (
     joined,
     task_table,
 )
+from effectbench.metrics.usage import SubstrateUsage, substrate_usage
 from effectbench.metrics.value import (
     DEFAULT_PRICES,
     HARM_NAMES,
@@ -173,6 +175,7 @@ __all__ = [
     "CodedFrame",
     "Components",
     "CostSummary",
+    "SubstrateUsage",
     "DEFAULT_PRICES",
     "Difference",
     "EVENTS",
@@ -249,6 +252,7 @@ __all__ = [
     "square_and_add",
     "substrate_difference",
     "substrate_totals",
+    "substrate_usage",
     "summarize",
     "task_rate",
     "task_table",

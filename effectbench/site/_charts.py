@@ -339,6 +339,116 @@ def frontier_chart(
     )
 
 
+def usd(x: float) -> str:
+    """Return a cost per episode in US dollars, to four significant figures (``$0.02``)."""
+    return f"${x:.4g}"
+
+
+@cache
+def _cost_template(width: int, height: int) -> dict[str, Any]:
+    """The cost-value chart's spec without its data, for one shape (built once per process)."""
+    base = alt.Chart(_PLACEHOLDER)
+    x = alt.X("cost:Q", title="measured cost per episode (USD)", scale=alt.Scale(zero=True))
+    y = alt.Y("value:Q", title="net value per 100 tasks (higher is better)")
+    points = base.transform_filter("datum.kind == 'system'")
+    line = base.transform_filter("datum.kind == 'frontier'")
+    zero = base.transform_filter("datum.kind == 'zero'")
+    return _template(
+        alt.layer(
+            zero.mark_rule(color="#b00020", strokeDash=[4, 3]).encode(
+                y=alt.Y("value:Q"), description="d:N"
+            ),
+            line.mark_line(color="#1a5fb4", strokeWidth=2).encode(
+                x=x, y=y, order="order:Q", description="d:N"
+            ),
+            points.mark_rule(opacity=0.6).encode(
+                x=x, y="value_lo:Q", y2="value_hi:Q", href="href:N", description="ci:N"
+            ),
+            points.mark_point(filled=True, size=60).encode(
+                x=x,
+                y=y,
+                shape=alt.Shape("on:N", legend=None),
+                color=alt.Color("system:N", legend=None),
+                tooltip=[
+                    alt.Tooltip("system:N"),
+                    alt.Tooltip("cost_text:N", title="cost per episode"),
+                    alt.Tooltip("value_text:N", title="net value per 100 tasks"),
+                ],
+                href="href:N",
+                description="d:N",
+            ),
+        ).properties(width=width, height=height)
+    )
+
+
+def cost_value_chart(
+    name: str, frame: pd.DataFrame, on_frontier: Sequence[str], href: str = "submissions/"
+) -> Chart | None:
+    """Measured cost per episode against net value per 100 tasks, each ranked system with a
+    measured cost a point with its interval's whiskers, the frontier (``on_frontier``: the
+    systems no other beats on both, cheapest first) joined by a line, doing nothing the red
+    line at 0. None when no system of ``frame`` has a measured cost: none is ever placed at a
+    cost of zero for want of one."""
+    shown = frame[(frame["status"] == "ranked") & frame["cost"].notna()]
+    if shown.empty:
+        return None
+    front = {slug: i for i, slug in enumerate(on_frontier)}
+    values: list[dict[str, Any]] = [
+        {"kind": "zero", "value": 0.0, "d": "doing nothing: net value 0"}
+    ]
+    rows: list[tuple[str, ...]] = []
+    for r in shown.to_dict("records"):
+        on = r["slug"] in front
+        value_text = f"{signed(r['value'])} [{signed(r['value_lo'])}, {signed(r['value_hi'])}]"
+        values.append(
+            {
+                "kind": "system",
+                "system": r["system"],
+                "href": f"{href}{r['slug']}.html",
+                "cost": r["cost"],
+                "value": r["value"],
+                "value_lo": r["value_lo"],
+                "value_hi": r["value_hi"],
+                "on": "on the frontier" if on else "beaten",
+                "cost_text": usd(r["cost"]),
+                "value_text": value_text,
+                "d": f"{r['system']}: {usd(r['cost'])} per episode, net value {value_text} "
+                f"per 100 tasks{', on the frontier' if on else ''}",
+                "ci": f"{r['system']}: net value interval {signed(r['value_lo'])} to "
+                f"{signed(r['value_hi'])}",
+            }
+        )
+        if on:
+            values.append(
+                {
+                    "kind": "frontier",
+                    "order": front[r["slug"]],
+                    "cost": r["cost"],
+                    "value": r["value"],
+                    "d": f"frontier through {r['system']}",
+                }
+            )
+        rows.append((str(r["system"]), usd(r["cost"]), value_text, "yes" if on else "no"))
+    names = [str(shown.loc[shown["slug"] == s, "system"].iloc[0]) for s in on_frontier]
+    systems = "1 system" if len(shown) == 1 else f"{len(shown)} systems"
+    alt_text = (
+        f"{systems} with a measured cost. On the frontier, cheapest first: {', '.join(names)}."
+    )
+    table = DataTable(
+        ("system", "cost per episode", "net value per 100 tasks", "on the frontier"),
+        rows,
+        tuple(f"{href}{slug}.html" for slug in shown["slug"]),
+    )
+    return Chart(
+        name,
+        "Measured cost against net value, with the frontier",
+        _with_data(_cost_template(440, 300), values),
+        alt_text,
+        table,
+        phone=_with_data(_cost_template(240, 240), values),
+    )
+
+
 @cache
 def _gap_template(width: int, label_limit: int) -> dict[str, Any]:
     """The gap chart's spec without its data, for one shape (built once per process)."""

@@ -27,7 +27,7 @@ from effectbench.bundle import (
     folder_problem,
     slugify,
 )
-from effectbench.metrics import Cell, Results, TaskRate, TaskTable, task_rate
+from effectbench.metrics import Cell, Results, SubstrateUsage, TaskRate, TaskTable, task_rate
 from effectbench.packs import canonical_pack
 from effectbench.showable import make_showable
 from verifier.limits import Limits
@@ -63,6 +63,17 @@ def shown(text: str, limit: int = SHOWN_NAME_MAX) -> str:
     """
     text = make_showable(text)
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+NOT_RECORDED = "not recorded"
+"""What the site says of a harness or model a bundle does not record (made before it could)."""
+
+
+def _recorded(part: Any, keys: Sequence[str]) -> dict[str, str] | None:
+    """Return a recorded harness or model as shown text (None: not recorded)."""
+    if not isinstance(part, dict):
+        return None
+    return {k: shown(str(part[k])) for k in keys if part.get(k) is not None}
 
 
 NOT_APPLICABLE_SKIP = frozenset(f.value for f in NOT_APPLICABLE_SKIPS)
@@ -164,6 +175,27 @@ class Entry:
     """The scored rows counted per task (the verifier's; set with ``results``)."""
     drop_reasons: tuple[tuple[str, int], ...] = ()
     """Each reason a trial was dropped, with how many (``run.dropped``), by count."""
+    usage: dict[str, SubstrateUsage] | None = None
+    """Per substrate, the rows' first-try successes and model cost (the verifier's)."""
+    harness: dict[str, str] | None = None
+    """The harness the bundle records (``name``, ``version``, ``config_digest``), shown text;
+    None: not recorded."""
+    model: dict[str, str] | None = None
+    """The model the bundle records (``provider``, ``id``), shown text; None: not recorded."""
+
+    @property
+    def harness_text(self) -> str:
+        """The harness as the board says it (``inspect_ai 0.3.2``), or ``not recorded``."""
+        if self.harness is None:
+            return NOT_RECORDED
+        return " ".join(p for p in (self.harness["name"], self.harness.get("version", "")) if p)
+
+    @property
+    def model_text(self) -> str:
+        """The model as the board says it (``openai/gpt-4o``), or ``not recorded``."""
+        if self.model is None:
+            return NOT_RECORDED
+        return f"{self.model['provider']}/{self.model['id']}"
 
     @cached_property
     def cells(self) -> tuple[tuple[Cell, TaskTable], ...]:
@@ -355,6 +387,9 @@ def entry_from_report(report: BundleReport, slug: str | None = None) -> Entry:
         same_as=slug_of(Path(report.same_measurements_as)) if report.same_measurements_as else "",
         tasks=report.tasks,
         drop_reasons=_drop_reasons(run.get("dropped") or ()),
+        usage=report.usage,
+        harness=_recorded(sub.get("harness"), ("name", "version", "config_digest")),
+        model=_recorded(sub.get("model"), ("provider", "id")),
     )
 
 

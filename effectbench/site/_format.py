@@ -36,6 +36,16 @@ def break_even_text(x: Any) -> str:
     return f"break-even {x:.2f}" if x < 1 else f"break-even {x:.1f}"
 
 
+def against_nothing(lo: Any, hi: Any) -> str:
+    """Return, in words, whether a net value's interval (``lo``, ``hi``: against doing nothing,
+    which is 0) clears doing nothing: the verdict a reader of a board card needs first."""
+    if lo > 0:
+        return "above doing nothing"
+    if hi < 0:
+        return "below doing nothing"
+    return "within noise of doing nothing"
+
+
 def verdict(d: Difference, first: str, second: str) -> tuple[str, str]:
     """Return what a difference says in words (every rate here is lower-is-better), and the
     class the page marks it with."""

@@ -39,10 +39,14 @@ from effectbench.site._sensitivity import BoardAcross, SystemAcross
 from effectbench.site._tables import (
     DEFAULT_ORDER,
     DROP_BOUNDED,
+    NO_MEASURED_COST,
     RATES,
     Board,
     PairResolution,
     ViewFacts,
+    by_axis,
+    frontier,
+    frontier_points,
     named,
 )
 
@@ -179,11 +183,61 @@ class DroppedJSON(_Model):
     reasons: dict[str, int] = Field(description="how many were dropped for each reason")
 
 
+class HarnessJSON(_Model):
+    """The harness (scaffold) that drove the model, as the bundle records it."""
+
+    name: str
+    version: str = Field(description="'' when not known")
+    config_digest: str | None = Field(
+        description="sha256:<hex> of its configuration; null when not recorded"
+    )
+
+
+class ModelJSON(_Model):
+    """The model the harness called, as the bundle records it."""
+
+    provider: str = Field(description="who serves it; 'scripted' for a system that calls none")
+    id: str
+
+
+class FirstTryJSON(_Model):
+    """Task success at the first attempt: of the entry's cells on the board's substrate (its
+    rows and its drops), those whose first attempt counted and succeeded."""
+
+    k: int = Field(ge=0)
+    n: int = Field(ge=0)
+    rate: float | None = Field(ge=0, le=1, description="k / n; null when n is 0")
+
+
+class RetriesJSON(_Model):
+    """How often the entry's cells ran again after a re-runnable drop."""
+
+    mean_attempts: float | None = Field(
+        description="attempts per cell (1: none ran again); null without cells"
+    )
+    earlier_attempts: int = Field(ge=0, description="attempts that did not count")
+
+
+class CostJSON(_Model):
+    """The measured model cost per episode (``model_calls``' ``cost_usd``, summed per row)."""
+
+    per_episode_usd: float | None = Field(
+        ge=0,
+        description="mean cost of an episode in US dollars; null when not measured (no row made "
+        "a model call, or the bundle's costs are not its signer's word), never 0 for want of one",
+    )
+
+
 class EntryHeadJSON(_Model):
     """The fields of :class:`EntryJSON` before its rates and cells: what a build makes
     afresh (its rank and net value move as submissions join); the rest may be kept."""
 
     system: str
+    harness: HarnessJSON | None = Field(
+        description="the harness the bundle records; null: not recorded (a bundle made before "
+        "bundles recorded it)"
+    )
+    model: ModelJSON | None = Field(description="the model the bundle records; null: not recorded")
     substrate: str = Field(description="the substrate every number of the entry comes from")
     label: str = Field(description="the system's name with its substrate, as the site shows it")
     slug: str = Field(description="the submission's id on the site (its folder, sanitised)")
@@ -196,6 +250,10 @@ class EntryHeadJSON(_Model):
     badge: str | None = Field(default=None, description="its SVG badge (ranked entries only)")
     signer: SignerJSON | None = None
     reproduced: bool
+    tier: Literal["reproduced", "fresh", "signed", "preview"] = Field(
+        description="its trust tier: reproduced by the board's CI; signed and measured on a "
+        "committed fresh instance; signed on public seeds; or an unsigned preview (never ranked)"
+    )
     instance: Literal["public", "fresh", "fresh-uncommitted"] | None = Field(
         default=None,
         description="a generated pack's instance: its public dev seed, a fresh committed "
@@ -214,6 +272,11 @@ class EntryHeadJSON(_Model):
     never_acts: bool = Field(description="every episode on the substrate is a halt")
     value: ValueJSON
     dropped: DroppedJSON
+    first_try: FirstTryJSON | None = Field(
+        description="first-try task success; null when the verifier's report does not say"
+    )
+    retries: RetriesJSON
+    cost: CostJSON
 
 
 class EntryJSON(EntryHeadJSON):
@@ -366,6 +429,21 @@ class HierarchicalBootstrapJSON(_Model):
     )
 
 
+class FrontierJSON(_Model):
+    """Measured cost per episode against net value per 100 tasks: the ranked systems no other
+    beats on both."""
+
+    entries: list[str] = Field(
+        description="the slugs on the frontier, cheapest first: no other ranked system with a "
+        "measured cost costs no more and is worth no less, better on one"
+    )
+    unmeasured: list[str] = Field(
+        description="ranked entries without a measured cost: left off the frontier, never "
+        "placed at zero"
+    )
+    note: str = Field(description="one sentence when no ranked system has a measured cost")
+
+
 class BoardJSON(_Model):
     """One board: one SPEC major version on one pack, split and substrate, entries in the
     default order."""
@@ -412,6 +490,15 @@ class BoardJSON(_Model):
         "paired difference beside a hierarchical bootstrap's (template, task, trial)",
     )
     entries: list[EntryJSON]
+    frontier: FrontierJSON
+    by_model: dict[str, list[str]] = Field(
+        description="each model ('provider/id', or 'not recorded') with the slugs of its entries "
+        "across harnesses, in the default order"
+    )
+    by_harness: dict[str, list[str]] = Field(
+        description="each harness ('name version', or 'not recorded') with the slugs of its "
+        "entries across models, in the default order"
+    )
     contamination: list[ContaminationJSON] = Field(
         default_factory=list,
         description="each system with entries on both a fresh instance and the public dev seed "
@@ -818,6 +905,14 @@ def leaderboard_json(
             even = row["break_even"]
             head = EntryHeadJSON(
                 system=e.name,
+                harness=None
+                if e.harness is None
+                else HarnessJSON(
+                    name=e.harness["name"],
+                    version=e.harness.get("version", ""),
+                    config_digest=e.harness.get("config_digest"),
+                ),
+                model=None if e.model is None else ModelJSON(**e.model),
                 substrate=b.substrate,
                 label=named(e.name, b.substrate),
                 slug=e.slug,
@@ -830,6 +925,7 @@ def leaderboard_json(
                 if e.signer
                 else None,
                 reproduced=bool(e.reproduced),
+                tier=row["tier"],
                 instance=e.instance or None,  # type: ignore[arg-type]
                 spec_version=e.spec_version,
                 fingerprint=e.fingerprint,
@@ -848,6 +944,7 @@ def leaderboard_json(
                     never_beats_doing_nothing=bool(not pd.isna(even) and math.isinf(even)),
                 ),
                 dropped=DroppedJSON(n=int(row["n_dropped"]), reasons=dict(e.drop_reasons)),
+                **usage_fields(row),
             )
             make = partial(entry_tail, e, b, row)
             tail = keep(e.slug, b.key, make) if keep is not None else make()
@@ -885,6 +982,9 @@ def leaderboard_json(
                     bootstrap_block(b, adjacent_pairs(b))
                 ),
                 entries=[],
+                frontier=frontier_json(b),
+                by_model=by_axis(b.frame, "model"),
+                by_harness=by_axis(b.frame, "harness"),
                 contamination=[
                     ContaminationJSON(
                         system=c.system,
@@ -927,6 +1027,31 @@ def leaderboard_json(
     for board, items in zip(data["boards"], items_of, strict=True):
         board["entries"] = items
     return orjson.dumps(data) + b"\n"
+
+
+def frontier_json(b: Board) -> FrontierJSON:
+    """Return a board's cost-value frontier (:func:`~effectbench.site._tables.frontier`)."""
+    points = frontier_points(b.frame)
+    ranked = b.frame[(b.frame["status"] == "ranked") & b.frame["cost"].isna()]
+    return FrontierJSON(
+        entries=frontier(points),
+        unmeasured=[str(s) for s in ranked["slug"]],
+        note="" if points else NO_MEASURED_COST,
+    )
+
+
+def usage_fields(row: dict[str, Any]) -> dict[str, Any]:
+    """Return an entry's ``first_try``, ``retries`` and ``cost`` from its board row."""
+    k, n = row["first_try_k"], int(row["first_try_n"])
+    return {
+        "first_try": None
+        if pd.isna(k)
+        else FirstTryJSON(k=int(k), n=n, rate=_r(int(k) / n) if n else None),
+        "retries": RetriesJSON(
+            mean_attempts=_finite(row["attempts"]), earlier_attempts=int(row["earlier_attempts"])
+        ),
+        "cost": CostJSON(per_episode_usd=_finite(row["cost"])),
+    }
 
 
 def _fresh_rank(b: Board, public: str) -> dict[str, int | None]:

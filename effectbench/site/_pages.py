@@ -35,13 +35,22 @@ from effectbench.site._charts import Chart, pct
 from effectbench.site._contamination import Contamination
 from effectbench.site._downloads import Tables
 from effectbench.site._entries import Entry
-from effectbench.site._format import break_even_text, resolution_text, signed, verdict
+from effectbench.site._format import (
+    against_nothing,
+    break_even_text,
+    resolution_text,
+    signed,
+    verdict,
+)
 from effectbench.site._mkdocs import GeneratedPage, compact_html
 from effectbench.site._tables import (
     BOARD_COLUMNS,
+    NO_MEASURED_COST,
+    TIERS,
     Board,
     BoardColumn,
     ViewFacts,
+    by_axis,
     cells_rows,
     named,
     substrate_order,
@@ -167,6 +176,8 @@ def rate_cell(row: dict[str, Any], name: str, label: str, board: bool = False) -
     if k == 0 and n > 0:
         by_tasks = f" (≤ {_pct(row[f'{name}_tasks_upper'])} by tasks)" if repeated else ""
         parts.append(f'<span class="eb-ub">0 seen: ≤ {_pct(row[f"{name}_upper"])}{by_tasks}</span>')
+    if board and name == "task_success" and "first_try_k" in row:
+        parts.append(first_try_span(row))
     if f"{name}_worst" in row and row["n_dropped"]:
         parts.append(
             f'<span class="eb-worst">≤ {_pct(row[f"{name}_worst"])} counting '
@@ -174,6 +185,20 @@ def rate_cell(row: dict[str, Any], name: str, label: str, board: bool = False) -
         )
     parts.append("</td>")
     return Markup("".join(parts))
+
+
+def first_try_span(row: Mapping[str, Any]) -> str:
+    """Return a board row's first-try task success (k/n of its cells) and its mean attempts
+    per cell, as the task-success cell says them beneath the rate."""
+    k, n, attempts = row["first_try_k"], int(row["first_try_n"]), row["attempts"]
+    said = "first try: not known" if k != k else f"first try {int(k)}/{n}"
+    if attempts == attempts:
+        said += f" · {attempts:.2f} attempts per cell" if attempts != 1 else " · no retries"
+    title = (
+        "task success at the first attempt: of the cells (task, trial), those that succeeded "
+        "without running again after a re-runnable drop; then the mean attempts per cell"
+    )
+    return f'<span class="eb-first-try" data-eb-first-try title="{escape(title)}">{said}</span>'
 
 
 def _showable_output(value: Any) -> Any:
@@ -211,6 +236,8 @@ def environment(templates: Path) -> jinja2.Environment:
     env.filters["readable"] = readable_numbers
     env.globals["rate_cell"] = rate_cell
     env.filters["resolution"] = resolution_text
+    env.globals["tier_words"] = dict(TIERS)
+    env.filters["against_nothing"] = against_nothing
     return env
 
 
@@ -267,7 +294,10 @@ def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
         row["all_badges"] = row_badges(row)
         row["label"] = named(row["system"], row["substrate"])
         words = [
+            row["tier"],
             row["system"],
+            row["model"],
+            row["harness"],
             row["substrate"],
             row["signer"],
             row["date"],
@@ -321,6 +351,17 @@ class BoardView:
     """Each system's rows on the substrate counted per task (what the board script re-ranks)."""
     contamination: tuple[Contamination, ...] = ()
     """Each system's fresh-instance SWER against its public-seed SWER, where it has both."""
+
+    @property
+    def ranked_rows(self) -> list[dict[str, Any]]:
+        """The board's ranked rows, in the default order (a tier is a subset of them)."""
+        return [r for r in self.rows if r["status"] == "ranked"]
+
+    def axes(self, axis: str) -> list[tuple[str, list[dict[str, Any]]]]:
+        """Return the board's rows grouped by ``axis`` (``model`` or ``harness``), each group
+        in the default order, the groups in the order of their first row."""
+        row_of = {row["slug"]: row for row in self.rows}
+        return [(k, [row_of[s] for s in slugs]) for k, slugs in by_axis(self.frame, axis).items()]
 
 
 @dataclass(frozen=True)
@@ -481,6 +522,7 @@ def leaderboard_page(
             presets=PRICE_PRESETS,
             max_price=f"{MAX_PRICE:g}",
             verdict=verdict,
+            tiers=TIERS,
         )
     )
     return GeneratedPage(
@@ -515,11 +557,20 @@ class ChartSection:
     cells: Chart
     cells_svg: ChartArt
     cells_note: str
+    cost: Chart | None = None
+    """Measured cost against net value with the frontier (None: no system's cost measured)."""
+    cost_svg: ChartArt | None = None
+    unmeasured: tuple[str, ...] = ()
+    """The ranked systems without a measured cost: named apart, never placed at zero."""
 
 
 def charts_page(templates: Path, sections: Sequence[ChartSection]) -> GeneratedPage:
     """Return the charts page."""
-    body = environment(templates).get_template("charts.html.j2").render(sections=sections)
+    body = (
+        environment(templates)
+        .get_template("charts.html.j2")
+        .render(sections=sections, no_measured_cost=NO_MEASURED_COST)
+    )
     return GeneratedPage(
         "Charts",
         body,

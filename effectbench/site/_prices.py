@@ -19,7 +19,15 @@ from typing import Any, TypeVar
 
 import orjson
 
-from effectbench.metrics import MAX_PRICE, PRICE_PRESETS, Prices, TaskTable, t_table
+from effectbench.metrics import (
+    MAX_PRICE,
+    PRICE_PRESETS,
+    Prices,
+    TaskTable,
+    family_confidence,
+    min_shared_tasks,
+    t_table,
+)
 from effectbench.site._pages import ROWS_INLINE, BoardView, board_groups, board_rows_html
 from effectbench.site._scripts import part_scripts, registering
 
@@ -46,6 +54,21 @@ def _available(table: TaskTable) -> list[int] | None:
     return None if a is None else [int(round(float(x))) for x in a]
 
 
+def tier_families(rows: Sequence[dict[str, Any]], units: int) -> dict[str, dict[str, Any]]:
+    """Return, per trust tier of a board's ranked ``rows``, the level its rows are ranked at
+    when the board is filtered to it (the tier's rows are the family): Student's t at that
+    family-wise level for every degrees of freedom its ``units`` allow, and the fewest common
+    tasks a difference at that level needs."""
+    sizes: dict[str, int] = {}
+    for row in rows:
+        sizes[row["tier"]] = sizes.get(row["tier"], 0) + 1
+    out = {}
+    for tier, n in sizes.items():
+        level = family_confidence(n)
+        out[tier] = {"t": t_table(level, units), "min_tasks": min_shared_tasks(level)}
+    return out
+
+
 def board_data(views: Sequence[BoardView]) -> dict[str, Any]:
     """Return the re-ranking data of one pack's boards (``views``: one per substrate)."""
     out: dict[str, Any] = {}
@@ -61,6 +84,7 @@ def board_data(views: Sequence[BoardView]) -> dict[str, Any]:
                     "slug": row["slug"],
                     "name": row["system"],
                     "status": row["status"],
+                    "tier": row["tier"],
                     "t": [index[t] for t in table.task_id],
                     "m": table.trials,
                     **{short: table.events[event] for short, event in EVENT_KEYS.items()},
@@ -74,6 +98,7 @@ def board_data(views: Sequence[BoardView]) -> dict[str, Any]:
             "t": t_table(facts.confidence if facts is not None else 0.95, len(ids)),
             "t95": t_table(0.95, len(ids)),
             "min_tasks": facts.min_tasks if facts is not None else 0,
+            "tiers": tier_families(view.ranked_rows, len(ids)),
             "systems": systems,
         }
     first = views[0].prices

@@ -404,6 +404,49 @@ def _dropped_in(entry: Entry, tasks: TaskTable) -> int:
     return sum(1 for d in dropped if isinstance(d, dict) and d.get("task_id") in ids)
 
 
+TIERS = (
+    ("reproduced", "reproduced by the board's CI"),
+    ("fresh", "signed, measured on committed fresh instances"),
+    ("signed", "signed, on public seeds"),
+)
+"""The trust tiers of a ranked row, strongest first, with what each says: its rows re-run
+and matched by the verifier; signed and drawn on a fresh instance committed before the run;
+signed on tasks anyone could see (a pack's public seed or its fixed tasks)."""
+
+
+def trust_tier(entry: Entry) -> str:
+    """Return the trust tier of an entry (one of :data:`TIERS`' keys), or ``preview`` for one
+    that is not ranked (never in a tier)."""
+    if entry.status != "ranked":
+        return "preview"
+    if entry.reproduced:
+        return "reproduced"
+    return "fresh" if entry.instance == "fresh" else "signed"
+
+
+def usage_columns(entry: Entry, tasks: TaskTable, substrate: str, dropped: int) -> dict[str, Any]:
+    """Return a row's first-try task success (``first_try_k`` of ``first_try_n`` cells: its
+    rows and its drops), the mean attempts per cell (``attempts``) and the measured cost per
+    episode in US dollars (``cost``: NaN when not measured: no row made a model call, or the
+    bundle's costs are not the submitter's signed word; never 0 for want of one)."""
+    usage = (entry.usage or {}).get(substrate)
+    cells = tasks.n_episodes + dropped
+    ids = set(tasks.task_id)
+    earlier = sum(
+        1
+        for a in entry.run.get("attempts") or ()
+        if isinstance(a, dict) and a.get("task_id") in ids
+    )
+    measured = usage is not None and entry.measured and usage.with_calls > 0 and usage.episodes
+    return {
+        "first_try_k": usage.first_try if usage is not None else np.nan,
+        "first_try_n": cells if usage is not None else 0,
+        "attempts": (cells + earlier) / cells if cells else np.nan,
+        "earlier_attempts": earlier,
+        "cost": usage.cost_usd / usage.episodes if measured and usage is not None else np.nan,
+    }
+
+
 def value_columns(tasks: TaskTable, prices: Prices) -> dict[str, Any]:
     """Return a row's net value per 100 tasks against doing nothing on the same episodes (the
     paired difference, :func:`~effectbench.metrics.net_value`), its interval, doing nothing's
@@ -470,6 +513,8 @@ def entry_row(
     row: dict[str, Any] = {
         "slug": entry.slug,
         "system": entry.name,
+        "harness": entry.harness_text,
+        "model": entry.model_text,
         "substrate": substrate,
         "status": entry.status,
         "unranked": entry.unranked,
@@ -478,6 +523,7 @@ def entry_row(
         "signer_issuer": entry.signer.issuer if entry.signer else "",
         "reproduced": bool(entry.reproduced),
         "reproduced_rows": entry.reproduced_rows,
+        "tier": trust_tier(entry),
         "instance": entry.instance,
         "same_as": entry.same_as,
         "spec_version": entry.spec_version,
@@ -498,6 +544,7 @@ def entry_row(
         "date": entry.date,
         "unit": tasks.unit,
         **counted(tasks, prices, dropped),
+        **usage_columns(entry, tasks, substrate, dropped),
     }
     gap = row["screen_success"] - row["task_success"]
     ci = res.success_effect_gap_ci if whole else None
@@ -507,6 +554,48 @@ def entry_row(
         gap_hi=ci.hi if ci else np.nan,
     )
     return row
+
+
+NO_MEASURED_COST = "No ranked system on this board has a measured cost: there is no frontier."
+"""What a board with no measured cost says in place of its frontier."""
+
+
+def frontier(points: Sequence[tuple[str, float, float]]) -> list[str]:
+    """Return the systems no other beats on both cost and value: of ``points`` (slug, cost per
+    episode, net value), each that no other point costs no more than and is worth no less
+    than, better on one of the two; by cost, then by value (highest first). Points with equal
+    cost and value are on it together or not at all."""
+    out = []
+    for slug, cost, value in points:
+        beaten = any(c <= cost and v >= value and (c < cost or v > value) for _, c, v in points)
+        if not beaten:
+            out.append((cost, -value, slug))
+    return [slug for _, _, slug in sorted(out)]
+
+
+def frontier_points(frame: pd.DataFrame) -> list[tuple[str, float, float]]:
+    """Return the (slug, cost per episode, net value) of a board's ranked rows whose cost is
+    measured: what its frontier is drawn over."""
+    ranked = frame[(frame["status"] == "ranked") & frame["cost"].notna()]
+    return [
+        (str(s), float(c), float(v))
+        for s, c, v in zip(ranked["slug"], ranked["cost"], ranked["value"], strict=True)
+    ]
+
+
+AXES = ("model", "harness")
+"""What a board can be viewed by besides its rows: the model (across harnesses), the harness
+(across models), each as its board row says it (:attr:`Entry.model_text`)."""
+
+
+def by_axis(frame: pd.DataFrame, axis: str) -> dict[str, list[str]]:
+    """Return a board's entries (``frame``, in the default order) grouped by ``axis`` (one of
+    :data:`AXES`): each group's slugs in the default order, the groups in the order of their
+    first entry."""
+    out: dict[str, list[str]] = {}
+    for key, slug in zip(frame[axis], frame["slug"], strict=True):
+        out.setdefault(str(key), []).append(str(slug))
+    return out
 
 
 DEFAULT_ORDER = ("-value", "-task_success", "swer", "record_wrong", "over_halt", "slug")
@@ -709,9 +798,12 @@ DOWNLOAD_COLUMNS = [
     "rank_best",
     "rank_worst",
     "system",
+    "harness",
+    "model",
     "slug",
     "status",
     "reproduced",
+    "tier",
     "signer",
     "signer_issuer",
     "spec_version",
@@ -735,6 +827,11 @@ DOWNLOAD_COLUMNS = [
     "gap",
     "gap_lo",
     "gap_hi",
+    "first_try_k",
+    "first_try_n",
+    "attempts",
+    "earlier_attempts",
+    "cost",
     *FRESH_COLUMNS,
 ]
 """Columns of the downloadable leaderboard, in order."""

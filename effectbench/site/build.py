@@ -62,7 +62,14 @@ from effectbench.findings import CheckId
 from effectbench.metrics import DEFAULT_PRICES, Prices, task_rate
 from effectbench.site._badges import result_badge
 from effectbench.site._cache import default_seal
-from effectbench.site._charts import PHONE, Chart, cells_chart, frontier_chart, gap_chart
+from effectbench.site._charts import (
+    PHONE,
+    Chart,
+    cells_chart,
+    cost_value_chart,
+    frontier_chart,
+    gap_chart,
+)
 from effectbench.site._compare import compare_scripts
 from effectbench.site._compiled import SealedTemplateCode
 from effectbench.site._digests import FileDigests
@@ -123,6 +130,8 @@ from effectbench.site._tables import (
     boards,
     cells_rows,
     entry_row,
+    frontier,
+    frontier_points,
     substrate_order,
 )
 from effectbench.site._withdrawn import Withdrawn, name_withdrawn, read_withdrawn
@@ -425,6 +434,10 @@ class _BoardCharts:
     gap_note: str
     cells: Chart
     cells_note: str
+    cost: Chart | None = None
+    """Measured cost against net value with the frontier (None: no measured cost)."""
+    unmeasured: tuple[str, ...] = ()
+    """The ranked systems without a measured cost (named beside it, never placed)."""
 
 
 MAX_WITHHELD = 10
@@ -713,12 +726,21 @@ class _SiteBuild:
                     gap_note=gap_note,
                     cells=cells_chart(f"{view.key}-cells", _per_system_cells(top_cells, by_slug)),
                     cells_note=cells_note,
+                    cost=cost_value_chart(
+                        f"{view.key}-cost", frame, frontier(frontier_points(frame))
+                    ),
+                    unmeasured=tuple(
+                        str(n)
+                        for n in frame.loc[
+                            (frame["status"] == "ranked") & frame["cost"].isna(), "system"
+                        ]
+                    ),
                 )
             )
 
     def render_charts(self) -> None:
         """Render the charts that changed (the rest come from the cache) and keep their SVG."""
-        charts = [c for b in self.board_charts for c in (b.frontier, b.gap, b.cells)]
+        charts = [c for b in self.board_charts for c in (b.frontier, b.gap, b.cells, b.cost) if c]
         charts += list(self.monitor_charts or ())
         renderer = self.options.renderer or VlConvertRenderer(pool=self.pool)
         cache = ChartCache(self.options.cache_root / "charts", renderer)
@@ -828,6 +850,9 @@ class _SiteBuild:
                     cells=b.cells,
                     cells_svg=self._art(b.cells),
                     cells_note=b.cells_note,
+                    cost=b.cost,
+                    cost_svg=self._art(b.cost) if b.cost else None,
+                    unmeasured=b.unmeasured,
                 )
                 for b in self.board_charts
             ],

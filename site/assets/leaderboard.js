@@ -14,7 +14,9 @@
  * are refused with a message, never shown as NaN. Every sort breaks ties by the default order, in
  * both directions. The first click on a column sorts it best-first (data-eb-first); the next
  * click on it reverses it. State lives in the query string (costs=..., value=...,
- * sort-KEY=column.dir, filter-KEY=text, substrate-KEY=name), so a shared link opens the same view.
+ * sort-KEY=column.dir, filter-KEY=text, substrate-KEY=name, tier-KEY=tier), so a shared link opens
+ * the same view. A trust tier (reproduced, fresh, signed: data-eb-tier) shows that tier's rows
+ * alone, their rank ranges recomputed among them (the family is the rows shown).
  * A board with more systems than the page holds (tbody[data-eb-shards]) loads the rest of its rows,
  * in the default order, with their per-task counts, from its row shards (boards/VIEW-N.js, JSON
  * gzip-compressed in base64, inflated here) the first time a reader sorts, filters, re-prices or
@@ -118,6 +120,9 @@
     this.filter = document.querySelector('input[data-eb-filter="' + this.key + '"]');
     this.count = document.querySelector('[data-eb-count="' + this.key + '"]');
     this.substrate = document.querySelector('select[data-eb-substrate="' + this.key + '"]');
+    this.tierSelect = document.querySelector('select[data-eb-tier="' + this.key + '"]');
+    this.tier = "";  /* the trust tier shown ("": every tier); ranks are recomputed on it */
+    this.w = null;   /* the prices the rows were last ranked at (null: the board's own) */
     this.complete = this.bodies().every(function (body) { return !body.hasAttribute("data-eb-shards"); });
     this.loading = null;
   }
@@ -237,12 +242,14 @@
 
   Board.prototype.applyFilter = function () {
     var words = this.query.toLowerCase().split(/\s+/).filter(Boolean);
+    var tier = this.tier;
     var total = 0;
     var shown = 0;
     this.bodies().forEach(function (body) {
       slugRows(body).forEach(function (row) {
         var text = row.getAttribute("data-eb-text") || row.textContent.toLowerCase();
-        var keep = words.every(function (w) { return text.indexOf(w) !== -1; });
+        var keep = words.every(function (w) { return text.indexOf(w) !== -1; }) &&
+          (!tier || row.getAttribute("data-eb-tier") === tier);
         row.hidden = !keep;
         if (!body.hidden) {
           total += 1;
@@ -251,7 +258,8 @@
       });
     });
     if (this.filter && this.filter.value !== this.query) this.filter.value = this.query;
-    if (this.count) this.count.textContent = words.length ? shown + " of " + total + " shown" : "";
+    if (this.tierSelect && this.tierSelect.value !== tier) this.tierSelect.value = tier;
+    if (this.count) this.count.textContent = words.length || tier ? shown + " of " + total + " shown" : "";
   };
 
   Board.prototype.remember = function (replace) {
@@ -260,6 +268,7 @@
     changes["sort-" + this.key] = sorted ? this.column + "." + this.dir : "";
     changes["filter-" + this.key] = this.query;
     changes["substrate-" + this.key] = this.view;
+    changes["tier-" + this.key] = this.tier;
     setParams(changes, replace);
   };
 
@@ -278,12 +287,18 @@
     this.showView();
     this.query = param("filter-" + this.key) || "";
     this.typing = false;
+    var tier = param("tier-" + this.key) || "";
+    var retier = tier !== this.tier;
+    this.tier = tier;
     var board = this;
     function apply() {
-      if (resort) board.sortRows();
-      board.applyFilter();
+      if (retier) board.rerank();  /* sorts and filters too */
+      else {
+        if (resort) board.sortRows();
+        board.applyFilter();
+      }
     }
-    if (resort || this.query) this.whenComplete(apply);
+    if (resort || this.query || retier) this.whenComplete(apply);
     else apply();
   };
 
@@ -318,6 +333,14 @@
         board.whenComplete(function () { board.applyFilter(); });
       });
       this.filter.addEventListener("change", function () { board.typing = false; });
+    }
+    if (this.tierSelect) {
+      this.tierSelect.addEventListener("change", function () {
+        board.tier = board.tierSelect.value;
+        board.typing = false;
+        board.remember();
+        board.whenComplete(function () { board.rerank(); });
+      });
     }
     if (this.substrate) {
       this.substrate.closest("[hidden]") && this.substrate.closest("[hidden]").removeAttribute("hidden");
@@ -692,6 +715,13 @@
     return text.charAt(0) === "-" ? text : "+" + text;
   }
 
+  /* effectbench.site._format.against_nothing */
+  function againstNothing(lo, hi) {
+    if (lo > 0) return "above doing nothing";
+    if (hi < 0) return "below doing nothing";
+    return "within noise of doing nothing";
+  }
+
   function evenText(x) {
     if (x === null) return "";
     if (!isFinite(x)) return "never beats doing nothing";
@@ -699,10 +729,18 @@
     return "break-even " + (x < 1 ? x.toFixed(2) : x.toFixed(1));
   }
 
+  /* Rank the rows again at the prices they were last ranked at: after the tier changes. */
+  Board.prototype.rerank = function () {
+    var data = (window.EB_BOARD || {})[this.key];
+    if (!data) { this.applyFilter(); return; }
+    this.reprice(this.w || pricesOf(data.defaults));
+  };
+
   Board.prototype.reprice = function (w) {
     var data = (window.EB_BOARD || {})[this.key];
     if (!data) return;
     var board = this;
+    this.w = w;
     this.bodies().forEach(function (body) {
       var view = data.views[body.getAttribute("data-eb-view") || ""];
       if (!view) return;
@@ -710,18 +748,24 @@
       var st = view.systems.map(function (sys) { return standing(sys, w, view.t95); });
       var order = st.map(function (_, i) { return i; });
       order.sort(function (i, j) { return before(st[i], st[j]) ? -1 : before(st[j], st[i]) ? 1 : 0; });
-      var ranked = order.filter(function (i) { return st[i].status === "ranked"; });
-      var ranges = rankRanges(st, ranked, w, view);
+      /* the family ranked together: the ranked rows of the tier shown (every tier: all) */
+      var ranked = order.filter(function (i) {
+        return st[i].status === "ranked" && (!board.tier || st[i].sys.tier === board.tier);
+      });
+      /* a tier shown alone is a family of its own: its level (t, fewest tasks) is its own */
+      var family = board.tier && view.tiers && view.tiers[board.tier];
+      var ranges = rankRanges(st, ranked, w, family ? { t: family.t, min_tasks: family.min_tasks } : view);
       var rank = {};
       ranked.forEach(function (i, p) { rank[i] = [ranges[0][p], ranges[1][p]]; });
       var rows = {};
       slugRows(body).forEach(function (row) { rows[row.getAttribute("data-slug")] = row; });
       var line = idle === null ? null : 0;  /* every value is against doing nothing: its line is 0 */
-      var lineAfter = 0;
+      var lineAfter = 0, placed = 0;
       order.forEach(function (i, p) {
         var s = st[i];
         var row = rows[s.key];
         if (!row) return;
+        placed += 1;
         row.setAttribute("data-order", String(p));
         var rankCell = row.querySelector('[data-col="rank"]');
         if (rankCell) {
@@ -734,10 +778,12 @@
           cell.setAttribute("data-sort", s.value.toFixed(6));
           cell.querySelector(".eb-p").textContent = signed(s.value);
           cell.querySelector(".eb-ci").textContent = "[" + signed(s.lo) + ", " + signed(s.hi) + "]";
+          var said = cell.querySelector("[data-eb-verdict]");
+          if (said) said.textContent = againstNothing(s.lo, s.hi);
           var even = cell.querySelector("[data-eb-break-even]");
           if (even) even.textContent = evenText(s.even);
         }
-        if (line !== null && grain(s.value) >= line) lineAfter = p + 1;
+        if (line !== null && grain(s.value) >= line) lineAfter = placed;
         body.appendChild(row);
       });
       if (idle !== null) body.setAttribute("data-eb-line-after", String(lineAfter));

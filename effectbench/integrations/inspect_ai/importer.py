@@ -24,7 +24,7 @@ import json
 import math
 import zipfile
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -37,9 +37,18 @@ from pydantic import ValidationError
 
 from effectbench._version import SPEC_VERSION
 from effectbench.attempts import EarlierAttempt, ending_of_drop
-from effectbench.bundle import MAX_TRIALS, SignerDecl, Submission, SystemInfo
+from effectbench.bundle import (
+    MAX_TRIALS,
+    HarnessInfo,
+    ModelInfo,
+    SignerDecl,
+    Submission,
+    SystemInfo,
+    model_of,
+)
 from effectbench.classify import InconsistentReading
 from effectbench.errors import DataError, InfrastructureError, UsageError
+from effectbench.hashing import canonical_hash
 from effectbench.integrations.inspect_ai.episodes import INFRASTRUCTURE_KEY, borrowed
 from effectbench.integrations.inspect_ai.tasks import (
     DROPPED,
@@ -570,12 +579,39 @@ def _readme(config: Mapping[str, Any], readme: str | None) -> str:
     return f"{readme.rstrip()}\n\n{section}" if readme else f"# Submission\n\n{section}"
 
 
+RUN_IDS = ("eval_id", "run_id", "created")
+"""What :func:`run_configuration` holds that names this run rather than configures it: left
+out of the harness's configuration digest, so two runs configured alike share it."""
+
+
+def log_harness(log: EvalLog) -> HarnessInfo:
+    """Return the harness of a log: inspect_ai at its version, its configuration's digest the
+    canonical hash of :func:`run_configuration` less the run's own ids."""
+    config = {k: v for k, v in run_configuration(log).items() if k not in RUN_IDS}
+    return HarnessInfo(
+        name="inspect_ai",
+        version=str(config["inspect_ai"]),
+        config_digest=canonical_hash(json.loads(json.dumps(config, default=str))),
+    )
+
+
+def log_model(log: EvalLog) -> ModelInfo | None:
+    """Return the model a log ran (inspect names it ``provider/model``), or None."""
+    try:
+        return model_of(str(log.eval.model))
+    except ValueError:
+        return None
+
+
 def submission_of(
     converted: Converted,
     system: SystemInfo,
     signer: SignerDecl | None,
+    harness: HarnessInfo | None = None,
+    model: ModelInfo | None = None,
 ) -> Submission:
-    """Return the bundle header and claims of a checked log (through ``make_submission``)."""
+    """Return the bundle header and claims of a checked log (through ``make_submission``;
+    ``harness`` and ``model`` as recorded, None: the log's)."""
     log = converted.log
     with borrowed(converted.pack) as provider:
         submission = make_submission(
@@ -587,6 +623,8 @@ def submission_of(
             started_at=log.stats.started_at,
             finished_at=log.stats.completed_at,
             signer=signer,
+            harness=harness or log_harness(log),
+            model=model or log_model(log),
         )
     dependencies = dict(submission.environment.dependencies)
     try:
@@ -608,8 +646,13 @@ def import_log(
     url: str = "",
     signer: SignerDecl | None = None,
     readme: str | None = None,
+    harness: Callable[[HarnessInfo], HarnessInfo | None] | None = None,
+    model: ModelInfo | None = None,
 ) -> ImportedLog:
-    """Convert the inspect log at ``path`` into a bundle below ``out``; return what was written."""
+    """Convert the inspect log at ``path`` into a bundle below ``out``; return what was written.
+
+    ``harness`` turns the log's harness into the one recorded (the options' changes);
+    ``model`` is recorded instead of the log's."""
     converted = convert_log(Path(path))
     log = converted.log
     config = run_configuration(log)
@@ -621,7 +664,10 @@ def import_log(
         url=url,
         baseline=None,
     )
-    submission = submission_of(converted, system, signer)
+    recorded = log_harness(log)
+    submission = submission_of(
+        converted, system, signer, harness(recorded) if harness else recorded, model
+    )
     folder = bundle_folder(Path(out), system.name, log.stats.started_at or None)
     write_submission(folder, submission, converted.run.rows, readme=_readme(config, readme))
     return ImportedLog(folder=folder, run=converted.run, results=submission.results)
