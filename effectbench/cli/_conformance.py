@@ -54,7 +54,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
         pack = get_pack(args.name)
         try:
             report = check_pack(
-                pack, substrate=args.substrate, trials=args.trials, progress=_progress(args.name)
+                pack,
+                substrate=args.substrate,
+                trials=args.trials,
+                progress=_progress(args.name),
+                blindness=args.blindness_substrate,
             )
         finally:
             if isinstance(pack, Closable):
@@ -92,6 +96,15 @@ def register(sub: Any) -> None:
         metavar="NAME[,NAME]",
         help="api, web, desktop, remote_display or all (default: the pack's; api for clinic); "
         "the blindness audit observes the first screen on these substrates too",
+    )
+    p.add_argument(
+        "--blindness-substrate",
+        metavar="NAME[,NAME]",
+        help="the substrates the blindness audit observes instead (api, web, desktop, "
+        "remote_display or all; default: those of --substrate). On a screen substrate it "
+        "reads the first page or window of a sample of tasks (4 groups per category): the "
+        "web page's title, route, text, markup and Chromium's accessibility tree, the "
+        "desktop's accessibility tree, the first frame's layout",
     )
     p.add_argument(
         "--trials",

@@ -384,6 +384,7 @@ class RecordPack:
                     **front.describe(),
                 },
                 health=health,
+                page=session.page,
             )
 
     @staticmethod
