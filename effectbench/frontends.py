@@ -31,7 +31,7 @@ from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from effectbench.computer import Display
+from effectbench.computer import Display, PageReader
 from effectbench.computer.base import ALL_SURFACES as ALL_SURFACES
 from effectbench.computer.base import PRODUCT as PRODUCT
 from effectbench.computer.base import Readbacks
@@ -54,6 +54,9 @@ class FrontEndSession:
     env: Any
     health: Callable[[], str | None] = field(default=_healthy)
     """What failed in the front end (``None`` when it held); read after the system ran."""
+    page: PageReader | None = None
+    """The harness's handle on a web session's page (:func:`web_session`): what the
+    blindness audit reads of the first page. Never part of ``env``."""
 
 
 class FrontEnd(Protocol):
@@ -128,7 +131,7 @@ def web_session(
     session = shared_browser().open(viewport, url, headers=headers)
     try:
         env = BrowserComputer(session, viewport, dict(readbacks or {}))
-        yield FrontEndSession(env, session.health)
+        yield FrontEndSession(env, session.health, page=session)
     finally:
         session.close()
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from effectbench.manifest import SEQUESTERED, fingerprint
 from effectbench.schema import Split, TaskSpec
-from effectbench.seam import ANY_STATE, BenchmarkProvider, ClaimsReachable, Closable, Reachable
+from effectbench.seam import ANY_STATE, BenchmarkProvider, ClaimsReachable, Reachable
 
 __all__ = [
     "ANY_STATE",
@@ -70,19 +70,10 @@ def _text(data: Any) -> str:
 def pack_documents(distribution: str = "effectbench") -> dict[str, str]:
     """Return the published documents of every pack ``distribution`` installs, by file name:
     each pack's manifest and its table (aliases of one pack are written once)."""
-    from effectbench.packs import get_pack, installed
+    from effectbench.packs import each_pack
 
     out: dict[str, str] = {}
-    seen: set[str] = set()
-    for name, entry in installed().items():
-        if entry.distribution != distribution or entry.target in seen:
-            continue
-        seen.add(entry.target)
-        pack = get_pack(name)
-        try:
-            out[f"{pack.name}.manifest.json"] = _text(pack.manifest())
-            out[f"{pack.name}.reachable.json"] = _text(reachability_table(pack))
-        finally:
-            if isinstance(pack, Closable):
-                pack.close()
+    for pack in each_pack(distribution):
+        out[f"{pack.name}.manifest.json"] = _text(pack.manifest())
+        out[f"{pack.name}.reachable.json"] = _text(reachability_table(pack))
     return out

@@ -325,6 +325,12 @@ class Episode:
     infrastructure held, else what failed (the episode is then retried or
     dropped as ``infrastructure``, never scored). Only the harness decides this;
     an exception raised by the system under test is its halt."""
+    page: Any = None
+    """The harness's own handle on the episode's web page, a
+    :class:`~effectbench.computer.PageReader` (web front ends; ``None`` elsewhere; typed
+    loosely because the computer package builds on this module): what the blindness audit
+    reads of the first page. Never given to a system under test, whose env holds pixels
+    only."""
 
 
 class BenchmarkProvider(Protocol):

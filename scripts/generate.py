@@ -10,6 +10,9 @@ runs it the same way):
 * ``docs/packs/``: each pack's public manifest and reachable-state table (the core's packs and
   every accepted pack's; ``--core``: the core's only, for a machine without the accepted packs'
   servers);
+* ``verifier/blindness/``: each pack's blindness record (the audit of ``pack check``, bound to
+  the digest of what it reads: ``verifier/blindness.py``); ``--check`` compares the digests and
+  runs no audit, and a write runs the audit only for a pack whose record is stale;
 * ``verifier/accepted_packs.json``: the accepted packs (``packs/*``) with their code's digest;
 * ``verifier/reference_bundles.json``: the reference bundles in ``submissions/`` by content and
   measured hash (``python -m verifier.references --remake`` re-runs them first), each keeping
@@ -35,15 +38,19 @@ from effectbench.findings import with_check_table
 from effectbench.reachability import pack_documents
 from effectbench.showable import generated_table
 from verifier.accepted import ACCEPTED_FILE, accepted_listing
+from verifier.blindness import record_path, records
 from verifier.monitor_references import REFERENCE_MONITORS_FILE, listing_text
 from verifier.references import REFERENCE_FILE, reference_listing
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def generated_files(root: Path = ROOT, *, core: bool = False) -> dict[Path, str]:
+def generated_files(
+    root: Path = ROOT, *, core: bool = False, audit: bool = False
+) -> dict[Path, str]:
     """Return every generated file of the repository at ``root`` with the text it must hold
-    (``core``: no document of a pack of another distribution)."""
+    (``core``: no document of a pack of another distribution; a stale blindness record is
+    audited afresh with ``audit``, else given as ``""``)."""
     docs = root / "docs"
     report = docs / "verifier-report.md"
     guide = docs / "pack-authors.md"
@@ -53,12 +60,15 @@ def generated_files(root: Path = ROOT, *, core: bool = False) -> dict[Path, str]
         docs / "submission.schema.json": schema_text(),
     }
     files.update({docs / "packs" / name: text for name, text in pack_documents().items()})
+    files.update({record_path(name): text for name, text in records(audit=audit).items()})
     listing = files[ACCEPTED_FILE] = accepted_listing(root)
     for distribution in (
         [] if core else sorted({p["distribution"] for p in loads(listing)["packs"]})
     ):
         documents = pack_documents(distribution)
         files.update({docs / "packs" / name: text for name, text in documents.items()})
+        audited = records(distribution, audit=audit)
+        files.update({record_path(name): text for name, text in audited.items()})
     files[REFERENCE_FILE] = reference_listing(root / "submissions")
     files[REFERENCE_MONITORS_FILE] = listing_text(root / "monitors" / "bundles")
     files[root / "effectbench" / "_showable_table.py"] = generated_table()
@@ -84,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for path in stale:
             print(f"{path.relative_to(ROOT)} is stale: run make generate", file=sys.stderr)
         return 1 if stale else 0
-    for path, text in generated_files(core=core).items():
+    for path, text in generated_files(core=core, audit=True).items():
         current = path.read_text(encoding="utf-8") if path.is_file() else None
         if current != text:
             path.parent.mkdir(parents=True, exist_ok=True)

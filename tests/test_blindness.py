@@ -1,8 +1,9 @@
 """The blindness audit of ``pack check`` (SPEC 5.3): a planted leak is found; the shipped packs
 show none.
 
-A pack that appends each task's title to its goal, and one whose first screen heads its banner
-with a word of the task's category (``tests/support/broken_packs.py``), must each be caught
+A pack that appends each task's title to its goal, one whose first screen heads its banner
+with a word of the task's category, and one whose web page's title (in the episode's real
+Chromium page) starts with such a word (``tests/support/broken_packs.py``), must each be caught
 with a cross-validated AUROC above 0.9 and a ``pack.blindness`` finding; the clinic's
 every cross-validated AUROC stays at or below the threshold.
 """
@@ -19,6 +20,7 @@ from effectbench.cli import main
 from effectbench.conformance import AuditId
 from effectbench.conformance.blindness import (
     MIN_GROUPS,
+    SCREEN_GROUPS,
     THRESHOLD,
     Observation,
     TargetResult,
@@ -74,13 +76,43 @@ def test_the_title_in_the_goal_is_found(pack: Any) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("pack", ["leaky-banner-word"], indirect=True)
 def test_a_category_word_on_the_first_screen_is_found(pack: Any) -> None:
-    results = _by_target(audit(observe(pack, API)))
+    results = _by_target(audit(observe(pack, Substrate.API)))
     for target in ("C3_optimistic_then_reject", "trap_vs_control"):
         result = results[target]
         assert result.auroc is not None and result.auroc > 0.9, result.line()
     assert results["C7_silent_noop_wrong_target"].leaks
     carried = results["C3_optimistic_then_reject"].features
     assert any(piece in f for f in carried for piece in ("pendi", "endin", "nding")), carried
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pack", ["leaky-page-title"], indirect=True)
+def test_a_category_word_in_the_page_title_is_found(pack: Any) -> None:
+    """Read from Chromium: the word is in the page's title only, never drawn."""
+    web = (Substrate.WEB,)
+    report = Report(pack=pack.name, substrates=web)
+    check_blindness(pack, web, report)
+    results = _by_target(report.blindness)
+    lines = report.blindness_lines()
+    assert all(line.split("\t")[2] == "web" for line in lines), lines
+    for target in ("trap_vs_control", "C3_optimistic_then_reject"):
+        auroc = results[target].auroc
+        assert auroc is not None and auroc > 0.9, lines
+    carried = results["C3_optimistic_then_reject"].features
+    assert any(piece in f.lower() for f in carried for piece in ("pendi", "endin", "nding")), lines
+    findings = [f.message for f in report.findings if f.id is AuditId.PACK_BLINDNESS]
+    assert any(m.startswith("trap_vs_control") and " on web: " in m for m in findings), findings
+    assert report.blindness_episodes == 2 * sum(
+        min(SCREEN_GROUPS, n) for n in _groups_per_category(pack, Substrate.WEB).values()
+    )
+
+
+def _groups_per_category(pack: Any, substrate: Substrate) -> dict[Category, int]:
+    out: dict[Category, int] = {}
+    for task in pack.tasks():
+        if task.split.value == "dev" and task.substrate is substrate:
+            out[task.category] = out.get(task.category, 0) + 1
+    return out
 
 
 def _observation(category: Category, group: str, text: str) -> Observation:

@@ -48,6 +48,11 @@ BELOW_DOING_NOTHING = {"spec1-clinic-generated-web"}
 prices: the generated web sample holds 8 tasks per category (controls 1 in 8, against 1 in 4 on
 the api), and effect_verified_all's readback catches most trap writes only after they landed
 (a wrong record it reports: wrong_action)."""
+WITHHELD = {"spec1-ticketing-api": "C3_optimistic_then_reject on api"}
+"""Boards whose pack's published blindness record (``verifier/blindness/``) names a leak on
+their substrate, with the finding each says: shown in the default order without ranks until the
+pack is fixed (SPEC 5.3). The ticketing pack's written C3 tasks lean on one workflow whose
+declared effect predicts C3 a little (docs/agent-view.md)."""
 SHARED_TASKS = {"clinic": 27, "clinic-generated": 64, "ticketing": 27}
 """The dev tasks each pack's references share across its substrates (the generated clinic's
 screens run its declared sample)."""
@@ -87,14 +92,23 @@ def test_the_reference_set_holds_every_arm_on_every_screen_of_each_pack() -> Non
 def test_every_bundle_is_ranked_by_reproduction(shipped: dict[str, Any]) -> None:
     """Every shipped bundle is ranked as reproduced, from the maintainers' record the reference
     list names (its page's report says so): no record is skipped and no bundle re-run."""
-    entries = [e for b in shipped["doc"]["boards"] for e in b["entries"]]  # one board each
+    boards = shipped["doc"]["boards"]
+    entries = [e for b in boards for e in b["entries"]]  # one board each
     # a fresh-instance run is a column of its system's public-seed row, not an entry (the
     # shipped ones are uncommitted, so no board lists them under its contamination either)
     fresh = list(_fresh_bundles().values())
     assert not {p.name for p in fresh} & {e["slug"] for e in entries}
     shipped_bundles = [p for p in REFERENCE.iterdir() if (p / "submission.json").is_file()]
     assert len(entries) + len(fresh) == len(shipped_bundles)
-    assert {(e["status"], e["reproduced"]) for e in entries} == {("ranked", True)}
+    assert {
+        (e["status"], e["reproduced"])
+        for b in boards
+        if b["key"] not in WITHHELD
+        for e in b["entries"]
+    } == {("ranked", True)}
+    assert {
+        (e["status"], e["reproduced"]) for b in boards if b["key"] in WITHHELD for e in b["entries"]
+    } == {("withheld", True)}
     for bundle in shipped_bundles:
         page = shipped["out"] / "submissions" / f"{bundle.name}.html"
         assert "from the reproduction record listed in the maintainers" in page.read_text(
@@ -172,7 +186,27 @@ def test_rows_on_every_substrate_for_every_arm_and_the_ladder_holds(
         above = entries[0]["value"]["per_100"] > 0  # the best above the doing-nothing line
         assert above == (b["key"] not in BELOW_DOING_NOTHING), b["key"]
         ranks = [(e["rank_best"], e["rank_worst"]) for e in entries]
+        if b["key"] in WITHHELD:  # placed by the default order, never ranked
+            assert set(ranks) == {(None, None)}, ranks
+            assert [w for w in b["withheld"] if w.startswith(WITHHELD[b["key"]])], b["withheld"]
+            continue
+        assert not b["withheld"], b["key"]
         assert any(w < b2 for (_, w), (b2, _) in zip(ranks, ranks[1:], strict=False)), ranks
+
+
+def test_a_leaking_packs_board_says_why_it_ranks_nothing(shipped: dict[str, Any]) -> None:
+    """The home page says, on each withheld board, why no row is ranked: the finding (target,
+    substrate, AUROC, top features) and where the pack's record is; no other board says so."""
+    page = (shipped["out"] / "index.html").read_text(encoding="utf-8")
+    said = re.findall(
+        r'<p class="eb-withheld"[^>]*data-eb-view="([^"]+)"[^>]*>(.*?)</p>', page, re.S
+    )
+    assert [(view, text.split("</strong>")[0]) for view, text in said] == [
+        ("api", "<strong>Not ranked until the pack is fixed.")
+    ]
+    text = said[0][1]
+    assert WITHHELD["spec1-ticketing-api"] + ": cross-validated AUROC " in text
+    assert "top features: " in text and "verifier/blindness/ticketing.json" in text
 
 
 @pytest.mark.parametrize("pack", sorted(PACK_SUBSTRATES))

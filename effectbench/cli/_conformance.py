@@ -59,6 +59,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
                 trials=args.trials,
                 progress=_progress(args.name),
                 doability=args.doability,
+                blindness=args.blindness_substrate,
             )
         finally:
             if isinstance(pack, Closable):
@@ -104,6 +105,15 @@ def register(sub: Any) -> None:
         "front end's controls, an informed agent on every task with a correct action), as "
         "--substrate takes them, or none (default: the checked substrates); the screens' "
         "runs are slow",
+    )
+    p.add_argument(
+        "--blindness-substrate",
+        metavar="NAME[,NAME]",
+        help="the substrates the blindness audit observes instead (api, web, desktop, "
+        "remote_display or all; default: those of --substrate). On a screen substrate it "
+        "reads the first page or window of a sample of tasks (4 groups per category): the "
+        "web page's title, route, text, markup and Chromium's accessibility tree, the "
+        "desktop's accessibility tree, the first frame's layout",
     )
     p.add_argument(
         "--trials",

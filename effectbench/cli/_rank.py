@@ -188,6 +188,7 @@ def board_json(b: Board) -> dict[str, Any]:
         "pack": b.pack,
         "substrate": b.substrate,
         "prices": b.prices.model_dump(),
+        "withheld": [leak.text() for leak in b.withheld],
         "doing_nothing": None
         if facts is None or facts.idle is None
         else {"over_halt": facts.idle, "value_per_100": facts.idle_value},
@@ -306,6 +307,11 @@ def _print_board(b: Board, prices: Prices) -> None:
 
     facts = b.facts
     print(f"{b.title}: prices {prices.text()}")
+    for leak in b.withheld:
+        print(
+            f"  not ranked until the pack is fixed: its blindness record (SPEC 5.3) finds "
+            f"{leak.text()}"
+        )
     if facts is not None and facts.idle is not None:
         print(
             f"  net value per 100 tasks against doing nothing on the same tasks (0: halting on "

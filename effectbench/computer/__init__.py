@@ -127,6 +127,41 @@ class A11yNode:
     """The accessible description (a status bar's status, a control's help text)."""
 
 
+@dataclass(frozen=True)
+class PageReading:
+    """What a web page shows, as the harness reads it from the browser (never the agent).
+
+    The blindness audit (:mod:`effectbench.conformance.blindness`) reads an episode's first
+    page this way: everything a page could say about its task beyond its pixels.
+    """
+
+    title: str
+    """The document's title (what a tab or a window list shows)."""
+    route: str
+    """The URL's path and query (the host and port are the episode's own)."""
+    text: str
+    """The body's rendered text (``innerText``)."""
+    markup: tuple[str, ...]
+    """What the markup says without drawing it, one token each: element ids (``#id``),
+    classes (``.class``), hidden inputs (``hidden name=value``), form actions and link
+    targets (``form /route``, ``link /route``) and meta tags, in document order."""
+    a11y: A11yNode
+    """The page's accessibility tree as Chromium computes it (ignored nodes left out)."""
+
+
+@runtime_checkable
+class PageReader(Protocol):
+    """A harness-side handle on an episode's web page: :meth:`read_page` only.
+
+    A front end's session carries one beside the agent's env (web only); the env an agent
+    holds never reaches it.
+    """
+
+    def read_page(self) -> PageReading:
+        """Read the page as it is now (after any navigation under way has loaded)."""
+        ...
+
+
 @runtime_checkable
 class AccessibleComputerEnv(ComputerEnv, Protocol):
     """A :class:`ComputerEnv` that also exposes the application's accessibility tree."""
@@ -151,4 +186,6 @@ __all__ = [
     "ComputerEnv",
     "Display",
     "MouseButton",
+    "PageReader",
+    "PageReading",
 ]

@@ -11,8 +11,17 @@ public seed; :data:`SAMPLE` tasks per cluster):
 * the first observation. On the API substrate the first screen (``env.screen()``: status,
   banner, details). On a screen substrate the first frame's size and a layout digest (the
   frame's mean brightness on an 8 x 6 grid, and a hash of that grid), and the accessibility
-  tree's roles, names and text where the env offers one
-  (:class:`~effectbench.computer.AccessibleComputerEnv`).
+  tree's roles, names and text where the env offers one (the desktop's AT-SPI tree:
+  :class:`~effectbench.computer.AccessibleComputerEnv`). On the web, the first page as the
+  harness reads it from Chromium through the front end's page handle
+  (:class:`~effectbench.computer.PageReading`): its title, route, rendered text, markup tokens
+  (ids, classes, hidden inputs, form and link targets) and Chromium's accessibility tree.
+
+Screens cost a browser page or an X session per episode, so on a screen substrate the audit
+observes a sample: the first :data:`SCREEN_GROUPS` groups of each category, each on
+:data:`TRIALS` episodes, and no fresh instance. Each substrate is audited on its own (a
+substrate's sample is balanced otherwise than the API's, and mixing them would let the
+substrate stand for the category); every result names its substrate.
 
 Then it trains cross-validated classifiers (scikit-learn) to predict, for each divergence
 category, the category against the rest; control against trap; and "halt expected" (the task
@@ -34,7 +43,7 @@ from __future__ import annotations
 import hashlib
 import io
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -47,7 +56,13 @@ from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedGroupKFold
 from threadpoolctl import threadpool_limits
 
-from effectbench.computer import A11yNode, AccessibleComputerEnv, ComputerEnv
+from effectbench.computer import (
+    A11yNode,
+    AccessibleComputerEnv,
+    ComputerEnv,
+    PageReader,
+    PageReading,
+)
 from effectbench.run.view import agent_view
 from effectbench.schema import Category, Split, Substrate, TaskSpec
 from effectbench.seam import Closable, ClustersTasks, DrawsInstances
@@ -56,6 +71,7 @@ __all__ = [
     "INSTANCES",
     "MIN_GROUPS",
     "SAMPLE",
+    "SCREEN_GROUPS",
     "THRESHOLD",
     "TRIALS",
     "Observation",
@@ -73,6 +89,8 @@ INSTANCES = 2
 """Fresh instances drawn from a pack that draws its tasks from a seed."""
 SAMPLE = 4
 """Tasks observed per cluster of a fresh instance."""
+SCREEN_GROUPS = 4
+"""Groups (clusters or tasks) of each category observed on a screen substrate."""
 MIN_GROUPS = 3
 """Groups (clusters or tasks) each class needs for a target to be cross-validated: with two,
 a held-out group is judged by a model trained on one other, whose AUROC says more about a
@@ -120,6 +138,8 @@ class TargetResult:
     features: tuple[str, ...] = ()
     reason: str = ""
     """Why no AUROC was taken (too few positives or negatives to cross-validate)."""
+    substrate: str = Substrate.API.value
+    """The substrate whose episodes were observed."""
 
     @property
     def leaks(self) -> bool:
@@ -127,12 +147,13 @@ class TargetResult:
         return self.auroc is not None and self.auroc > THRESHOLD
 
     def line(self) -> str:
-        """One line: ``blindness  target  AUROC (model)  top features`` or why none."""
+        """One line: ``blindness  target  substrate  AUROC (model)  top features`` or why
+        none."""
         if self.auroc is None:
-            return f"blindness\t{self.target}\tnot cross-validated: {self.reason}"
+            return f"blindness\t{self.target}\t{self.substrate}\tnot cross-validated: {self.reason}"
         verdict = "LEAKS" if self.leaks else "ok"
         return (
-            f"blindness\t{self.target}\tAUROC {self.auroc:.3f} ({self.model}; "
+            f"blindness\t{self.target}\t{self.substrate}\tAUROC {self.auroc:.3f} ({self.model}; "
             f"{self.positives} positive, {self.negatives} negative episodes)\t{verdict}\t"
             f"top features: {', '.join(self.features) or '(none)'}"
         )
@@ -140,7 +161,8 @@ class TargetResult:
     def message(self) -> str:
         """The ``pack.blindness`` finding's message."""
         return (
-            f"{self.target} is predicted from what a system observes before its first action: "
+            f"{self.target} is predicted from what a system observes before its first action "
+            f"on {self.substrate}: "
             f"cross-validated AUROC {self.auroc:.3f} > {THRESHOLD} ({self.model}); top "
             f"features: {', '.join(self.features)}"
         )
@@ -149,6 +171,7 @@ class TargetResult:
         """The result as a JSON object."""
         return {
             "target": self.target,
+            "substrate": self.substrate,
             "positives": self.positives,
             "negatives": self.negatives,
             "auroc": None if self.auroc is None else round(self.auroc, 4),
@@ -259,14 +282,45 @@ def _a11y_features(root: A11yNode) -> tuple[list[str], dict[str, float | str]]:
     return text, fields
 
 
-def first_observation(env: Any, substrate: Substrate) -> tuple[list[str], dict[str, float | str]]:
-    """Return the text and fields of what ``env`` shows before any action."""
+def page_features(page: PageReading) -> tuple[list[str], dict[str, float | str]]:
+    """Return the text and fields of a web page as the harness reads it: its title, route,
+    rendered text and markup tokens as text (the title, the route and each markup token a
+    field too, so a title, a class or a hidden input that differs by category is seen whole),
+    and its accessibility tree's roles, names and text."""
+    text = [f"title {page.title}", f"route {page.route}", page.text, *page.markup]
+    fields: dict[str, float | str] = {
+        "page.title": page.title,
+        "page.route": page.route.split("?", 1)[0],
+        "page.title.words": float(len(page.title.split())),
+        "page.text.chars": float(len(page.text)),
+        "page.markup.tokens": float(len(page.markup)),
+    }
+    for token in page.markup:
+        if not token.startswith("hidden "):  # a hidden input's value is the trial's
+            fields[f"page.markup={token}"] = 1.0
+        else:
+            fields[f"page.hidden={token[7:].split('=', 1)[0]}"] = 1.0
+    more, extra = _a11y_features(page.a11y)
+    text += more
+    fields.update(extra)
+    return text, fields
+
+
+def first_observation(
+    env: Any, substrate: Substrate, page: PageReader | None = None
+) -> tuple[list[str], dict[str, float | str]]:
+    """Return the text and fields of what ``env`` shows before any action (``page``: the
+    harness's handle on a web episode's page, read too)."""
     if substrate is Substrate.API or not isinstance(env, ComputerEnv):
         return _screen_features(env.screen())
     text: list[str] = []
     fields = frame_features(env.screenshot())
     if isinstance(env, AccessibleComputerEnv):
         more, extra = _a11y_features(env.a11y_tree())
+        text += more
+        fields.update(extra)
+    if page is not None:
+        more, extra = page_features(page.read_page())
         text += more
         fields.update(extra)
     return text, fields
@@ -289,35 +343,58 @@ def _episodes(tasks: Sequence[TaskSpec], n: int) -> list[tuple[TaskSpec, int]]:
     return order[:n]
 
 
+def _chosen_groups(
+    pack: Pack, substrate: Substrate, per_category: int | None
+) -> dict[str, list[TaskSpec]]:
+    """The dev tasks of ``pack`` on ``substrate`` by group: every group, or the first
+    ``per_category`` groups of each category."""
+    groups: dict[str, list[TaskSpec]] = {}
+    taken: dict[Category, int] = {}
+    for task in pack.tasks():
+        if task.split is not Split.DEV or task.substrate is not substrate:
+            continue
+        group = _group(pack, task)
+        if group not in groups:
+            if per_category is not None and taken.get(task.category, 0) >= per_category:
+                continue
+            taken[task.category] = taken.get(task.category, 0) + 1
+        groups.setdefault(group, []).append(task)
+    return groups
+
+
+def _observe_one(pack: Pack, task: TaskSpec, trial: int) -> tuple[list[str], dict[str, Any]]:
+    params = pack.trial_params(task, trial)
+    with pack.provision(task, trial, dict(params)) as episode:
+        view = agent_view(task, params, trial, episode.env).to_json()
+        page = episode.page if isinstance(episode.page, PageReader) else None
+        screen_text, screen_fields = first_observation(episode.env, task.substrate, page)
+    text, fields = view_features(view)
+    fields.update(screen_fields)
+    return text + screen_text, fields
+
+
 def _observe_pack(
     pack: Pack,
-    substrates: Sequence[Substrate],
+    substrate: Substrate,
     per_group: int | None,
     problems: list[str],
 ) -> list[Observation]:
-    """Observe ``pack``'s dev tasks on ``substrates``: each group's first ``per_group``
-    episodes (None: every task, and at least :data:`TRIALS` episodes per group)."""
+    """Observe ``pack``'s dev tasks on ``substrate``: each group's first ``per_group``
+    episodes (None: every task, and at least :data:`TRIALS` episodes per group); on a
+    screen substrate only :data:`SCREEN_GROUPS` groups of each category."""
     seen: list[Observation] = []
-    groups: dict[str, list[TaskSpec]] = {}
-    for task in pack.tasks():
-        if task.split is Split.DEV and task.substrate in substrates:
-            groups.setdefault(_group(pack, task), []).append(task)
-    for group, tasks in groups.items():
+    per_category = SCREEN_GROUPS if substrate.is_screen else None
+    for group, tasks in _chosen_groups(pack, substrate, per_category).items():
         n = max(len(tasks), TRIALS) if per_group is None else per_group
         for task, trial in _episodes(tasks, n):
-            params = pack.trial_params(task, trial)
             try:
-                with pack.provision(task, trial, dict(params)) as episode:
-                    view = agent_view(task, params, trial, episode.env).to_json()
-                    screen_text, screen_fields = first_observation(episode.env, task.substrate)
+                text, fields = _observe_one(pack, task, trial)
             except Exception as exc:  # the pack's own code failed: said, never a traceback
                 problems.append(f"{task.task_id} trial {trial}: {type(exc).__name__}: {exc}")
                 continue
-            text, fields = view_features(view)
-            fields.update(screen_fields)
             seen.append(
                 Observation(
-                    text="\n".join(text + screen_text),
+                    text="\n".join(text),
                     fields=fields,
                     category=task.category,
                     halt_expected=not task.correct_action_available,
@@ -335,23 +412,24 @@ def instance_seeds(pack: DrawsInstances, n: int) -> list[str]:
 
 def observe(
     pack: Pack,
-    substrates: Sequence[Substrate],
+    substrate: Substrate,
     *,
     instances: int = INSTANCES,
     problems: list[str] | None = None,
 ) -> list[Observation]:
     """Return what a system observes before its first action on every dev task of ``pack``
-    on ``substrates`` (a group of one task: :data:`TRIALS` trials of it), and on
+    on ``substrate`` (a group of one task: :data:`TRIALS` trials of it), and on
     :data:`SAMPLE` tasks per cluster of ``instances`` fresh instances when the pack draws its
-    tasks from a seed. An episode that cannot be provisioned is said in ``problems`` and left
-    out."""
+    tasks from a seed; on a screen substrate, a sample of the pack's own dev tasks only
+    (:data:`SCREEN_GROUPS` groups per category). An episode that cannot be provisioned is
+    said in ``problems`` and left out."""
     said = problems if problems is not None else []
-    seen = _observe_pack(pack, substrates, None, said)
-    if isinstance(pack, DrawsInstances):
+    seen = _observe_pack(pack, substrate, None, said)
+    if isinstance(pack, DrawsInstances) and not substrate.is_screen:
         for seed in instance_seeds(pack, instances):
             fresh = pack.instantiate(seed)
             try:
-                seen += _observe_pack(fresh, substrates, SAMPLE, said)
+                seen += _observe_pack(fresh, substrate, SAMPLE, said)
             finally:
                 if isinstance(fresh, Closable) and fresh is not pack:
                     fresh.close()
@@ -463,11 +541,14 @@ def _targets(observations: Sequence[Observation]) -> list[tuple[str, np.ndarray]
     return targets
 
 
-def audit(observations: Sequence[Observation]) -> list[TargetResult]:
-    """Cross-validate both models on every target and return one result per target (on one
-    thread: the fits are small, and a shared machine's cores thrash under BLAS threads)."""
+def audit(
+    observations: Sequence[Observation], substrate: Substrate = Substrate.API
+) -> list[TargetResult]:
+    """Cross-validate both models on every target and return one result per target, each
+    naming ``substrate`` (where the observations were made), on one thread: the fits are
+    small, and a shared machine's cores thrash under BLAS threads."""
     with threadpool_limits(1):
-        return _audit(observations)
+        return [replace(r, substrate=substrate.value) for r in _audit(observations)]
 
 
 def _audit(observations: Sequence[Observation]) -> list[TargetResult]:

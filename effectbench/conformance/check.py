@@ -561,17 +561,21 @@ def check_pack(
     trials: int = TRIALS,
     progress: Progress | None = None,
     doability: str | None = None,
+    blindness: str | None = None,
 ) -> Report:
     """Audit ``pack`` on the substrates ``substrate`` names (``--substrate``; None: the
     pack's default) and return what was found; an empty report passes. ``progress`` is told
     after each task (the command line shows it). The doability audit runs on the substrates
-    ``doability`` names (``--doability``; None: the checked ones, ``none``: no substrate)."""
+    ``doability`` names (``--doability``; None: the checked ones, ``none``: no substrate); the
+    blindness audit observes the substrates ``blindness`` names (``--blindness-substrate``;
+    None: the audited ones)."""
     if trials < 2:
         raise ValueError("trial-unique payloads need at least 2 trials to compare")
     substrates = choose(pack, substrate)
     doable = substrates if doability is None else doability_substrates(pack, doability)
+    seen = substrates if blindness is None else choose(pack, blindness)
     if isinstance(pack, ChecksFrontEnds):
-        for s in dict.fromkeys((*substrates, *doable)):
+        for s in dict.fromkeys((*substrates, *doable, *seen)):
             pack.front_end(s)  # a missing system package says so now, in one line
     tasks = tasks_on(pack, substrates)
     report = Report(pack=pack.name, substrates=substrates)
@@ -582,7 +586,7 @@ def check_pack(
     _Audit(pack, tasks, trials, report, progress).run()
     check_doability(pack, doable, report, trials)
     blind = time.perf_counter()
-    check_blindness(pack, substrates, report)
+    check_blindness(pack, seen, report)
     report.blindness_seconds = time.perf_counter() - blind
     report.seconds = time.perf_counter() - clock
     return report
@@ -612,11 +616,13 @@ def check_doability(
 def check_blindness(
     pack: BenchmarkProvider, substrates: Sequence[Substrate], report: Report
 ) -> None:
-    """Run the blindness audit on ``substrates`` into ``report``: its lines, and a
+    """Run the blindness audit on each of ``substrates`` into ``report``: its lines, and a
     ``pack.blindness`` finding per target predicted above the threshold."""
     problems: list[str] = []
-    observed = _blindness.observe(pack, substrates, problems=problems)
-    report.blindness_episodes = len(observed)
+    for substrate in substrates:
+        observed = _blindness.observe(pack, substrate, problems=problems)
+        report.blindness_episodes += len(observed)
+        report.blindness += _blindness.audit(observed, substrate)
     if problems:
         more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
         report.findings.append(
@@ -626,7 +632,6 @@ def check_blindness(
                 f"the blindness audit could not provision {problems[0]}{more}",
             )
         )
-    report.blindness = _blindness.audit(observed)
     for result in report.blindness:
         if result.leaks:
             report.findings.append(Finding(AuditId.PACK_BLINDNESS, None, result.message()))

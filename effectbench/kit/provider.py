@@ -395,6 +395,7 @@ class RecordPack:
                     **front.describe(),
                 },
                 health=health,
+                page=session.page,
             )
 
     @staticmethod

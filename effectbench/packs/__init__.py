@@ -180,6 +180,25 @@ def get_pack(name: str) -> BenchmarkProvider:
     return pack_class(name)()
 
 
+def each_pack(distribution: str) -> Iterator[BenchmarkProvider]:
+    """Yield a fresh provider of every pack ``distribution`` installs (aliases of one pack
+    once), in name order, each closed when the loop moves on (what ``make generate``
+    publishes a document of)."""
+    from effectbench.seam import Closable
+
+    seen: set[str] = set()
+    for name, entry in installed().items():
+        if entry.distribution != distribution or entry.target in seen:
+            continue
+        seen.add(entry.target)
+        pack = get_pack(name)
+        try:
+            yield pack
+        finally:
+            if isinstance(pack, Closable):
+                pack.close()
+
+
 def canonical_pack(name: str) -> str:
     """Return the one name of pack ``name`` (its suite name), whichever alias it is given by.
 

@@ -31,7 +31,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from effectbench.computer import Display, MouseButton
+from effectbench.computer import A11yNode, Display, MouseButton, PageReading
 from effectbench.computer.base import ComputerBase, Readbacks
 from effectbench.computer.checks import PIXELS_PER_NOTCH
 from effectbench.computer.keys import KeyCombo
@@ -73,6 +73,67 @@ LAUNCH_ARGS = (
     # with it off). Pages keep one frame host per tab, as before that feature.
     "--disable-features=PaintHolding,RenderDocument",
 )
+
+
+PAGE_SCRIPT = """() => {
+  const markup = [];
+  for (const el of document.querySelectorAll("*")) {
+    if (el.id) markup.push("#" + el.id);
+    for (const name of el.classList) markup.push("." + name);
+    const tag = el.tagName;
+    if (tag === "INPUT" && el.type === "hidden") markup.push("hidden " + el.name + "=" + el.value);
+    else if (tag === "FORM") markup.push("form " + (el.getAttribute("action") || ""));
+    else if (tag === "A" && el.hasAttribute("href")) markup.push("link " + el.getAttribute("href"));
+    else if (tag === "META" && el.name) markup.push("meta " + el.name + "=" + el.content);
+  }
+  return {
+    title: document.title,
+    route: location.pathname + location.search,
+    text: document.body ? document.body.innerText : "",
+    markup: markup,
+  };
+}"""
+"""What :meth:`BrowserSession.read_page` evaluates in the page (the harness's, never the
+agent's): its title, route, rendered text and the tokens of its markup."""
+
+
+def _ax_value(node: dict[str, Any], key: str) -> str:
+    value = node.get(key) or {}
+    return str(value.get("value", "")) if isinstance(value, dict) else ""
+
+
+def ax_tree(nodes: list[dict[str, Any]]) -> A11yNode:
+    """Return DevTools' full accessibility tree (``Accessibility.getFullAXTree``'s nodes) as
+    one :class:`~effectbench.computer.A11yNode`: ignored nodes are left out, their children
+    lifted to the nearest kept ancestor."""
+    by_id = {str(n["nodeId"]): n for n in nodes}
+
+    def kept(node_id: str) -> list[A11yNode]:
+        node = by_id.get(node_id)
+        if node is None:
+            return []
+        children = [c for child in node.get("childIds", ()) for c in kept(str(child))]
+        if node.get("ignored"):
+            return children
+        return [
+            A11yNode(
+                id=node_id,
+                role=_ax_value(node, "role"),
+                name=_ax_value(node, "name"),
+                states=(),
+                text=_ax_value(node, "value"),
+                extents=(0, 0, 0, 0),
+                actions=(),
+                children=tuple(children),
+                description=_ax_value(node, "description"),
+            )
+        ]
+
+    roots = [n for n in nodes if not n.get("parentId")]
+    found = kept(str(roots[0]["nodeId"])) if roots else []
+    if len(found) == 1:
+        return found[0]
+    return A11yNode("root", "RootWebArea", "", (), "", (0, 0, 0, 0), (), tuple(found))
 
 
 def chromium_pids() -> list[int]:
@@ -200,6 +261,24 @@ class BrowserSession:
             tab.cdp.send("Page.captureScreenshot", CAPTURE), SCREENSHOT_S, "capture"
         )
         return base64.b64decode(answer["data"])
+
+    def read_page(self) -> PageReading:
+        """Read the page once no navigation is under way (harness only; see
+        :class:`~effectbench.computer.PageReading`): its title, route, text, markup tokens
+        and Chromium's accessibility tree."""
+        tab = self.tab
+        self._loop.run(tab.loading.settle(tab.cdp), NAVIGATION_S + ACTION_S, "finish loading")
+        seen: dict[str, Any] = self.call(lambda page: page.evaluate(PAGE_SCRIPT))
+        tree: dict[str, Any] = self._loop.run(
+            tab.cdp.send("Accessibility.getFullAXTree"), ACTION_S, "give its accessibility tree"
+        )
+        return PageReading(
+            title=str(seen["title"]),
+            route=str(seen["route"]),
+            text=str(seen["text"]),
+            markup=tuple(str(t) for t in seen["markup"]),
+            a11y=ax_tree(list(tree.get("nodes", ()))),
+        )
 
     def health(self) -> str | None:
         """Say what failed in this episode's browser (``None`` when it held)."""

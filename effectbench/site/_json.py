@@ -8,7 +8,7 @@ is generated from the pydantic models below, so the two cannot drift apart.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, Literal
 
@@ -41,6 +41,7 @@ from effectbench.site._tables import (
     DROP_BOUNDED,
     NO_MEASURED_COST,
     RATES,
+    WITHHELD,
     Board,
     PairResolution,
     ViewFacts,
@@ -241,8 +242,10 @@ class EntryHeadJSON(_Model):
     substrate: str = Field(description="the substrate every number of the entry comes from")
     label: str = Field(description="the system's name with its substrate, as the site shows it")
     slug: str = Field(description="the submission's id on the site (its folder, sanitised)")
-    status: Literal["ranked", "preview"] = Field(
-        description="ranked, or preview (a local build's unsigned bundle, never ranked)"
+    status: Literal["ranked", "preview", "withheld"] = Field(
+        description="ranked; preview (a local build's unsigned bundle, never ranked); or "
+        "withheld (on a board of a pack whose blindness record names a leak: not ranked "
+        "until the pack is fixed)"
     )
     rank_best: int | None = Field(default=None, ge=1)
     rank_worst: int | None = Field(default=None, ge=1)
@@ -498,6 +501,11 @@ class BoardJSON(_Model):
     by_harness: dict[str, list[str]] = Field(
         description="each harness ('name version', or 'not recorded') with the slugs of its "
         "entries across models, in the default order"
+    )
+    withheld: list[str] = Field(
+        default_factory=list,
+        description="the blindness findings of the pack's published record on this substrate "
+        "(target, AUROC, model, top features): while any is listed, no entry is ranked",
     )
     contamination: list[ContaminationJSON] = Field(
         default_factory=list,
@@ -856,6 +864,13 @@ def _int_or_none(x: Any) -> int | None:
     return None if x is None or pd.isna(x) else int(x)
 
 
+def _status(entry: Entry, row: Mapping[str, Any]) -> Literal["ranked", "preview", "withheld"]:
+    """An entry's status on one board: withheld on a leaking pack's board, else its own."""
+    if row["status"] == WITHHELD:
+        return "withheld"
+    return "ranked" if entry.status == "ranked" else "preview"
+
+
 def _finite(x: Any) -> float | None:
     return None if x is None or pd.isna(x) or math.isinf(float(x)) else _r(float(x))
 
@@ -916,7 +931,7 @@ def leaderboard_json(
                 substrate=b.substrate,
                 label=named(e.name, b.substrate),
                 slug=e.slug,
-                status="ranked" if e.status == "ranked" else "preview",
+                status=_status(e, row),
                 rank_best=_int_or_none(row["rank_best"]),
                 rank_worst=_int_or_none(row["rank_worst"]),
                 page=f"submissions/{e.slug}.html",
@@ -961,6 +976,7 @@ def leaderboard_json(
                 split=b.split,
                 substrate=b.substrate,
                 fingerprints=list(b.fingerprints),
+                withheld=[leak.text() for leak in b.withheld],
                 default_order=list(DEFAULT_ORDER),
                 prices=b.prices.model_dump(),
                 doing_nothing=None

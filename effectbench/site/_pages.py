@@ -350,6 +350,8 @@ class BoardView:
     tables: dict[str, TaskTable] = field(default_factory=dict)
     """Each system's rows on the substrate counted per task (what the board script re-ranks)."""
     contamination: tuple[Contamination, ...] = ()
+    withheld: tuple[str, ...] = ()
+    """The blindness findings that keep the board unranked (:attr:`Board.withheld`)."""
     """Each system's fresh-instance SWER against its public-seed SWER, where it has both."""
 
     @property
@@ -444,6 +446,7 @@ def board_views(boards: Sequence[Board]) -> list[BoardView]:
                 prices=b.prices,
                 tables=b.tables,
                 contamination=b.contamination,
+                withheld=tuple(leak.text() for leak in b.withheld),
             )
         )
     return out

@@ -54,6 +54,11 @@ from effectbench.site._contamination import (
 from effectbench.site._entries import Entry
 from effectbench.site._kept import Kept
 from effectbench.verdicts import board_order, grain, rank_ranges, separation, standing
+from verifier.blindness import Leak, leaks_of
+
+WITHHELD = "withheld"
+"""The status of every row of a board whose pack's blindness record names a leak on its
+substrate: placed by the default order, never ranked."""
 
 RATES = (
     "swer",
@@ -304,6 +309,10 @@ class Board:
     """The prices the default order is computed at."""
     contamination: tuple[Contamination, ...] = ()
     """Each system's fresh-instance SWER against its public-seed SWER, where it has both."""
+    withheld: tuple[Leak, ...] = ()
+    """The blindness findings of the pack's published record on this substrate
+    (:func:`verifier.blindness.leaks_of`): while there are any, no row is ranked (each row's
+    status is ``withheld``) and the board says why."""
 
     @property
     def group(self) -> str:
@@ -685,6 +694,10 @@ def boards(
             ran = [e for e in members if mine[e.slug].n_tasks]
             by_slug = {e.slug: e for e in ran}
             rows = {e.slug: entry_row(e, mine[e.slug], sub, prices, counted) for e in ran}
+            withheld = tuple(leak for leak in leaks_of(pack) if leak.substrate == sub)
+            if withheld:  # nothing ranked from a leaking pack's board (SPEC 5.3)
+                for row in rows.values():
+                    row["status"] = WITHHELD
             first = [rows[e.slug]["slug"] for e in ran]
             standings = [standing(x, rows[x]["system"], mine[x], prices) for x in first]
             pairs = companions([first[i] for i in board_order(standings)], by_slug)
@@ -708,6 +721,7 @@ def boards(
                     tables={e.slug: mine[e.slug] for e in ran},
                     prices=prices,
                     contamination=deltas,
+                    withheld=withheld,
                 )
             )
     return out

@@ -280,6 +280,49 @@ class BannerWordClinic(ClinicProvider):
             yield replace(episode, env=_Headed(episode.env, WORDS[task.category]))
 
 
+class _TitledWeb:
+    """The clinic's web front end whose first page's title starts with the word of the
+    category its pack is provisioning (set in the episode's Chromium page, so the page the
+    browser holds says it: the tab's title, never drawn in the viewport)."""
+
+    def __init__(self, inner: Any, pack: PageTitleWordClinic) -> None:
+        self._inner = inner
+        self._pack = pack
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    @contextmanager
+    def session(self, channel: Any, brief: Mapping[str, Any]) -> Iterator[Any]:
+        """Open the clinic's session, then head its page's title with the word."""
+        with self._inner.session(channel, brief) as session:
+            word = self._pack.word
+            browser: Any = session.page  # the harness's handle (a BrowserSession)
+            retitle = "w => { document.title = w + ': ' + document.title; }"
+            browser.call(lambda page: page.evaluate(retitle, word))
+            yield session
+
+
+class PageTitleWordClinic(ClinicProvider):
+    """The clinic whose web pages' title starts with a word of the task's category."""
+
+    name = "leaky-page-title"
+    word = ""
+    """The word of the task being provisioned (one episode at a time)."""
+
+    def front_end(self, substrate: Substrate) -> Any:
+        """The clinic's front end; on the web, one that titles its page with the word."""
+        inner = super().front_end(substrate)
+        return _TitledWeb(inner, self) if substrate is Substrate.WEB else inner
+
+    @contextmanager
+    def provision(self, task: TaskSpec, trial: int, params: Mapping[str, Any]) -> Iterator[Episode]:
+        """Provision as the clinic does, the page titled with the category's word."""
+        self.word = WORDS[task.category]
+        with super().provision(task, trial, params) as episode:
+            yield episode
+
+
 BROKEN: dict[str, Any] = {
     "broken-shared-connection": SharedConnectionClinic,
     "broken-repeating-payload": RepeatingPayloadMockMed,
@@ -288,5 +331,6 @@ BROKEN: dict[str, Any] = {
     "no-red-team": NoRedTeamMockMed,
     "leaky-title-in-goal": TitleInGoalClinic,
     "leaky-banner-word": BannerWordClinic,
+    "leaky-page-title": PageTitleWordClinic,
 }
 """Each broken pack by the name the tests register it under."""
