@@ -13,14 +13,13 @@ The verifier refuses a row whose reading is outside the table
 task's success.
 
 The table is published beside each pack's manifest in ``docs/packs/``
-(``make generate`` writes both from :func:`pack_documents`; a test compares), and
+(``make generate``, ``scripts/generate.py``, writes both; a test compares), and
 ``effectbench manifest --reachable`` prints it. It is not part of the
 manifest, so no pack fingerprint changes.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from effectbench.manifest import SEQUESTERED, fingerprint
@@ -30,7 +29,6 @@ from effectbench.seam import ANY_STATE, BenchmarkProvider, ClaimsReachable, Reac
 __all__ = [
     "ANY_STATE",
     "Reachable",
-    "pack_documents",
     "reachability_table",
     "reachable",
 ]
@@ -61,19 +59,3 @@ def reachability_table(pack: BenchmarkProvider) -> dict[str, Any]:
         "manifest_fingerprint": fingerprint(pack.manifest()),
         "tasks": tasks,
     }
-
-
-def _text(data: Any) -> str:
-    return json.dumps(data, indent=2, sort_keys=True) + "\n"
-
-
-def pack_documents(distribution: str = "effectbench") -> dict[str, str]:
-    """Return the published documents of every pack ``distribution`` installs, by file name:
-    each pack's manifest and its table (aliases of one pack are written once)."""
-    from effectbench.packs import each_pack
-
-    out: dict[str, str] = {}
-    for pack in each_pack(distribution):
-        out[f"{pack.name}.manifest.json"] = _text(pack.manifest())
-        out[f"{pack.name}.reachable.json"] = _text(reachability_table(pack))
-    return out

@@ -27,6 +27,7 @@ usage: python scripts/generate.py [--check] [--core]
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Sequence
 from json import loads
@@ -35,7 +36,8 @@ from pathlib import Path
 from effectbench.bundle import schema_text
 from effectbench.conformance.ids import with_audit_table
 from effectbench.findings import with_check_table
-from effectbench.reachability import pack_documents
+from effectbench.packs import each_pack
+from effectbench.reachability import reachability_table
 from effectbench.showable import generated_table
 from verifier.accepted import ACCEPTED_FILE, accepted_listing
 from verifier.blindness import record_path, records
@@ -43,6 +45,20 @@ from verifier.monitor_references import REFERENCE_MONITORS_FILE, listing_text
 from verifier.references import REFERENCE_FILE, reference_listing
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _text(data: object) -> str:
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def pack_documents(distribution: str = "effectbench") -> dict[str, str]:
+    """Return the published documents of every pack ``distribution`` installs, by file name:
+    each pack's manifest and its reachability table (aliases of one pack are written once)."""
+    out: dict[str, str] = {}
+    for pack in each_pack(distribution):
+        out[f"{pack.name}.manifest.json"] = _text(pack.manifest())
+        out[f"{pack.name}.reachable.json"] = _text(reachability_table(pack))
+    return out
 
 
 def generated_files(

@@ -296,3 +296,11 @@ def test_the_verdict_rule_lives_in_the_judge() -> None:
         if "def read_verdict(" in path.read_text(encoding="utf-8")
     ]
     assert defined == ["effectbench/judge.py"]
+
+
+def test_no_generate_helper_in_the_engine() -> None:
+    """What ``make generate`` writes is assembled in ``scripts/generate.py``: the engine's
+    modules (imported by lower floors, as ``reachability`` is by the kit) hold no helper that
+    reaches back up to the installed packs to publish their documents."""
+    assert "pack_documents" not in (ROOT / "effectbench" / "reachability.py").read_text()
+    assert "def pack_documents(" in (ROOT / "scripts" / "generate.py").read_text()
