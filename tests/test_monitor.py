@@ -189,7 +189,9 @@ def test_corpus_is_content_addressed_and_locked(board: Path, corpus: CorpusFolde
     assert corpus.ref.digest == "sha256:" + hashlib.sha256(raw).hexdigest()
     lock = json.loads((board / "monitors" / "corpus.lock.json").read_text())
     assert lock["corpus"] == corpus.ref.model_dump(mode="json")
-    assert len(lock["sources"]) == 2 + 6
+    # the two signed bundles, and the held-out runs of the four reference arms (screen_only,
+    # effect_verified, effect_verified_all, look_before_write), plain and monitored
+    assert len(lock["sources"]) == 2 + 4 * 2
     for view in corpus.views:
         for frame in view.frames:
             data = corpus.frame(frame.name).read_bytes()

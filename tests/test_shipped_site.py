@@ -172,8 +172,15 @@ def test_rows_on_every_substrate_for_every_arm_and_the_ladder_holds(
     assert [b["substrate"] for b in boards] == list(PACK_SUBSTRATES[pack])
     for b in boards:
         assert b["key"] == f"spec1-{pack}-{b['substrate']}"
-        entries = [e for e in b["entries"] if e["instance"] != "fresh-uncommitted"]
+        public = [e for e in b["entries"] if e["instance"] != "fresh-uncommitted"]
+        careful = [e for e in public if e["system"] == "look_before_write"]
+        entries = [e for e in public if e["system"] != "look_before_write"]
         fresh = [e for e in b["entries"] if e["instance"] == "fresh-uncommitted"]
+        # the careful arm's references: the API of every pack but the anchor, never above the
+        # ladder's best arm in SWER
+        assert bool(careful) == (b["substrate"] == "api"), b["key"]
+        for e in careful:
+            assert e["rates"]["swer"]["rate"] <= min(x["rates"]["swer"]["rate"] for x in entries)
         if fresh:  # the same arms on a fresh instance: the same ladder
             assert [e["system"] for e in fresh] == list(reversed(ARMS)), b["key"]
             swer = [e["rates"]["swer"]["rate"] for e in fresh]
@@ -268,7 +275,7 @@ def test_the_generated_api_board_shows_no_delta_from_uncommitted_fresh_runs(
     assert board["contamination"] == []
     # one row per system: each fresh run is a column of its public-seed row, never a row
     labels = [e["label"] for e in board["entries"]]
-    assert len(labels) == len(set(labels)) == len(ARMS)
+    assert len(labels) == len(set(labels)) == len(ARMS) + 1  # and the careful arm's row
     fresh = _fresh_bundles()
     assert set(fresh) == set(ARMS)
     assert not {b.name for b in fresh.values()} & {e["slug"] for e in board["entries"]}
@@ -285,7 +292,10 @@ def test_the_packs_page_sets_each_arm_on_both_systems_of_record(shipped: dict[st
     """Each arm on the packs page, once per pack and substrate its references ran (the MockMed
     anchor left out), each cell counting its own bundle's rows."""
     systems = shipped["packs"].systems
-    assert set(systems) == set(ARMS)
+    assert set(systems) == {*ARMS, "look_before_write"}  # the careful arm: the API only
+    assert {(b, s) for b, s, _ in systems["look_before_write"]} == {
+        (f"spec1-{p}", "api") for p in PACK_SUBSTRATES
+    }
     for arm in ARMS:
         cells = systems[arm]
         assert {(b, s) for b, s, _ in cells} == {

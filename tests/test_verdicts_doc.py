@@ -160,13 +160,15 @@ def figures() -> dict[str, str]:
     out["api trials"] = str(trials[("clinic", "api", "effect_verified_all")])
     out["screen trials"] = str(trials[("clinic", "web", "effect_verified_all")])
     ticketing = sorted(
-        (k for k in found if k[0] == "ticketing"), key=lambda k: SUBSTRATES.index(k[1])
+        (k for k in found if k[0] == "ticketing" and k[2] in CLINIC),
+        key=lambda k: SUBSTRATES.index(k[1]),
     )
     on_screen = [*screens, *(k for k in ticketing if k[1] in SCREENS)]
     assert {trials[k] for k in on_screen} == {int(out["screen trials"])}
     written = [k for k in found if not k[0].startswith("clinic-generated") and k not in on_screen]
     assert {trials[k] for k in written} == {int(out["api trials"])}
-    generated = [k for k in found if k[0] == "clinic-generated"]
+    # the careful arm (look_before_write, the API only) is not one of the ladder's arms
+    generated = [k for k in found if k[0] == "clinic-generated" and k[2] in CLINIC]
     on = {s: {trials[k] for k in generated if k[1] == s} for s in ("api", "web")}
     assert len(generated) == 2 * len(CLINIC) and all(len(v) == 1 for v in on.values())
     tasks = {s: len({r["task_id"] for k in generated if k[1] == s for r in _rows(found[k])})
