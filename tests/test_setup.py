@@ -220,6 +220,8 @@ def test_the_ci_legs_run_every_test_exactly_once() -> None:
     assert not _selects(newest, frozenset({"desktop"}))
     assert not _selects(newest, frozenset({"web", "desktop", "slow"}))
     assert not _selects(newest, frozenset({"desktop", "site", "slow"}))
+    assert _selects(oldest, frozenset({"desktop", "postgres"}))  # the ticketing desktop app
+    assert _selects(oldest, frozenset({"desktop", "browser"}))
     assert _make_recipe("test-ci-oldest") == ['@bash scripts/check "$(BIN)" -m "$(CI_OLDEST)"']
     assert _make_recipe("test-ci-newest") == [
         '@bash scripts/check --no-lint "$(BIN)" -m "$(CI_NEWEST)"'
