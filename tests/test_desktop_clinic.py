@@ -265,6 +265,9 @@ def test_the_mcp_episode_server_on_both_substrates(
     record = json.loads(path.read_text())
     assert "row" in record, record
     over_mcp = _row_without_timing(record["row"])
+    # the MCP door records its client (the harness) in the row's env fingerprint; the rest of
+    # the row is the in-process one
+    assert over_mcp["env_fingerprint"].pop("harness")["name"] == "mcp"
     in_process = run_episode(ScreenOnly(pack), pack, _task(pack, "noop_green", substrate), 1, 1)
     assert isinstance(in_process, EpisodeRecord)
     expected = _row_without_timing(json.loads(in_process.model_dump_json()))

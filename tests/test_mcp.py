@@ -86,6 +86,8 @@ def test_the_example_client_over_stdio_writes_the_in_process_row(
     assert mcp_screen_agent.play(command) == "success"
     task = _task(pack, "partial_note")
     over_mcp = _record(tmp_path, task.task_id, 1, system="screen_only")["row"]
+    # the door records its client (the harness) in the row; the rest is the in-process row
+    assert over_mcp["env_fingerprint"].pop("harness")["name"] == "mcp"
     in_process = run_episode(ScreenOnly(pack), pack, task, 1, 1)
     assert _strip(over_mcp) == _strip(in_process.to_row())  # type: ignore[union-attr]
     assert over_mcp["outcome"] == "silent_wrong_effect"
