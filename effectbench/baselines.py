@@ -181,7 +181,7 @@ class LookBeforeWrite:
 
     def __init__(self, pack: ScriptedPack) -> None:
         if not isinstance(pack, LooksBeforeWrite):
-            raise UsageError(f"pack {getattr(pack, 'name', pack)!r} has no careful script")
+            raise UsageError(f"{type(pack).__name__} has no careful script for look_before_write")
         self._pack = pack
 
     def run(self, task: AgentTask, env: EnvHandle, params: Mapping[str, Any]) -> AgentReport:

@@ -137,6 +137,7 @@ def test_every_vocabulary_plays_the_task_to_the_same_row(
     assert mcp_screen_agent.play(command) == "success"
     task = _task(pack, "partial_note")
     over_mcp = _record(tmp_path, task.task_id, 1, system="screen_only")["row"]
+    assert over_mcp["env_fingerprint"].pop("harness")["name"] == "mcp"  # the door's client
     in_process = run_episode(ScreenOnly(pack), pack, task, 1, 1)
     assert _strip(over_mcp) == _strip(in_process.to_row())  # type: ignore[union-attr]
 
