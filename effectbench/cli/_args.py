@@ -142,6 +142,13 @@ class HelpFormatter(argparse.HelpFormatter):
             text += " (default: %(default)s)"
         return text
 
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        """Wrap at spaces only: a pack's name (``clinic-generated``) is never cut at its hyphen."""
+        import re
+        import textwrap
+
+        return textwrap.wrap(re.sub(r"\s+", " ", text).strip(), width, break_on_hyphens=False)
+
 
 class Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line (and ``--help`` for the rest)."""
