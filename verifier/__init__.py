@@ -24,6 +24,8 @@ Modules, in the order a submission meets them:
 * :mod:`verifier.instances`: a generated pack's instance drawn again from the bundle's seed
   (``pack.instance_*``), its commitment and beacon round checked by :mod:`verifier.commitment`;
 * :mod:`verifier.ranking`: what is checked across bundles (copies, withdrawals: ``ranking``);
+* :mod:`verifier.blindness`: each pack's published blindness record (``make generate``),
+  by which a board of a pack whose agent view or screens leak the category ranks nothing;
 * :mod:`verifier.report`: findings per family, the status rule, the report;
 * :mod:`verifier.limits`: size limits;
 * :mod:`verifier.pr`: the pull-request workflow's step (the changed bundles, their summary);
