@@ -486,31 +486,36 @@ def test_charts_have_captions_data_tables_and_links(site: dict[str, Any]) -> Non
     assert "3 of 5 are worth less than doing nothing at these prices" in mockmed
     assert "2 systems reach SWER 0; among them over-halt goes up to 33.3% (always_halt)" in mockmed
     clinic = alt[f"{CLINIC_API}-frontier"]
-    # One system at SWER 0 is named, in the singular.
-    assert "1 system reaches SWER 0: effect_verified_all, with over-halt 7.4%." in clinic
-    assert "screen_only at 0.0% with SWER 63.0%" in clinic and "always_halt" not in clinic
+    assert "First in the default order: look_before_write, SWER 0.0%, over-halt 0.0%" in clinic
+    assert "2 systems reach SWER 0; among them over-halt goes up to 7.4% (effect_verified_all)" in (
+        clinic
+    )
+    assert "lowest over-halt: look_before_write at 0.0% with SWER 0.0%" in clinic
+    assert "always_halt" not in clinic
 
 
-def test_clinic_board_has_its_three_ranked_rows_and_ladder(site: dict[str, Any]) -> None:
+def test_clinic_board_has_its_four_ranked_rows_and_ladder(site: dict[str, Any]) -> None:
     html = page(site, "index.html")
     assert html.count(f'<h2 id="{CLINIC_BOARD}"') == 1
     clinic = board_table(html, CLINIC_BOARD)
     ladder = {  # slug suffix: (SWER k/n, over-halt k/n), in the board's default order
+        "_look-before-write-clinic": ("0/270", "0/270"),
         "_effect-verified-all-clinic": ("0/270", "20/270"),
         "_effect-verified-clinic": ("30/270", "20/270"),
         "_screen-only-clinic": ("170/270", "0/270"),
     }
     slugs = [slug_of(site, suffix) for suffix in ladder]
-    assert len(REFERENCE_BOARDS[CLINIC_BOARD]) == 3
+    assert len(REFERENCE_BOARDS[CLINIC_BOARD]) == 4
     assert board_slugs(clinic) == slugs  # exactly the clinic bundles, cheapest first
     for slug, (swer, over_halt) in zip(slugs, ladder.values(), strict=True):
         row = board_row(clinic, slug)
         assert 'data-status="ranked"' in row
         assert metric_k(row, "swer") == swer and metric_k(row, "over_halt") == over_halt
     ranks = re.findall(r'<td class="eb-rank"[^>]*>([^<]+)</td>', clinic)
-    # The first two differ in SWER on 3 tasks only: counted by task, their cost difference is
-    # not beyond noise, so they share a tie group; screen_only is separated from both.
-    assert ranks == ["1–2", "1–2", "3"]
+    # The first three differ in SWER on 3 tasks and in over-halt on 2 only: counted by task,
+    # their cost differences are not beyond noise, so they share a tie group; screen_only is
+    # separated from all three.
+    assert ranks == ["1–3", "1–3", "1–3", "4"]
     assert not set(slugs) & set(board_slugs(board_table(html, MOCKMED_BOARD)))
 
 
@@ -571,7 +576,9 @@ def test_methodology_defines_every_board_column_and_its_direction(site: dict[str
         # shown, better directions in words.
         collapsed = {"Pack"} | ({"Spec"} if len(versions) == 1 else set())
         assert board == [x for x in every if x[0] not in collapsed]
-    assert any(len(v) == 1 for v in specs)  # the collapse is exercised
+    # Both shipped tables mix SPEC minors (the 1.4 look_before_write and <script> bundles), so
+    # Spec is shown on both; Pack collapses on both.
+    assert all(len(v) > 1 for v in specs)
     labels = [label for label, _ in every]
     for label in ("Trials", "Pack", "Spec", "Date", "SWER", "Over-halt"):
         assert label in labels
@@ -612,7 +619,13 @@ def test_board_rows_fill_every_column(site: dict[str, Any]) -> None:
     clinic_meta = _group(
         rf'<h2 id="{CLINIC_BOARD}">.*?<p class="eb-board-meta">(.*?)</p>', html, re.S
     )
-    assert f"SPEC {clinic['spec_version']}" in cell_text(clinic_meta)
+    # The clinic table mixes SPEC minors (look_before_write is 1.4): each row shows its own.
+    assert f"SPEC {clinic['spec_version']}" not in cell_text(clinic_meta)
+    clinic_table = board_table(html, CLINIC_BOARD)
+    clinic_row = board_row(clinic_table, slug_of(site, "_screen-only-clinic"))
+    assert clinic["spec_version"] in cell_text(
+        _group(r'<td [^>]*data-col="spec_version"[^>]*>(.*?)</td>', clinic_row, re.S)
+    )
     listed = json.loads((ROOT / "verifier" / "reference_bundles.json").read_text())
     (entry,) = [b for b in listed["bundles"] if b["folder"].endswith("_screen-only")]
     assert by_label["Date"] == entry["date"]  # the maintainers' list, not the folder name
@@ -971,7 +984,7 @@ def test_leaderboard_json_follows_its_schema_and_the_boards(site: dict[str, Any]
         jsonschema.Draft202012Validator(schema).validate(broken)
     # The schema names every status and the shape of every date.
     entry = schema["$defs"]["EntryJSON"]["properties"]
-    assert entry["status"]["enum"] == ["ranked", "preview"]
+    assert entry["status"]["enum"] == ["ranked", "preview", "withheld"]
     for field, bad in (("status", "refused"), ("status", "anything"), ("date", "30/11/2026")):
         broken = json.loads(json.dumps(doc))
         broken["boards"][0]["entries"][0][field] = bad
@@ -1514,18 +1527,26 @@ def test_shipped_clinic_board_ranks_by_net_value_against_the_doing_nothing_line(
     line = _group(r'<tr class="eb-idle-line" data-eb-line><td[^>]*>(.*?)</td>', clinic, re.S)
     text = cell_text(line)
     assert "Doing nothing (halting on every task): 0 net value" in text and "29.6%" in text
-    # at the default prices effect_verified_all is worth more than doing nothing, and
-    # effect_verified exactly as much (its break-even value is the default, 10): both above
+    # at the default prices look_before_write and effect_verified_all are worth more than
+    # doing nothing, and effect_verified exactly as much (its break-even value is the default,
+    # 10): all three above
     slugs = board_slugs(clinic)
     assert slugs == [
         slug_of(site, s)
-        for s in ("_effect-verified-all-clinic", "_effect-verified-clinic", "_screen-only-clinic")
+        for s in (
+            "_look-before-write-clinic",
+            "_effect-verified-all-clinic",
+            "_effect-verified-clinic",
+            "_screen-only-clinic",
+        )
     ]
-    assert clinic.index('<tr class="eb-idle-line"') > clinic.index(f'<tr data-slug="{slugs[1]}"')
-    assert clinic.index('<tr class="eb-idle-line"') < clinic.index(f'<tr data-slug="{slugs[2]}"')
+    assert clinic.index('<tr class="eb-idle-line"') > clinic.index(f'<tr data-slug="{slugs[2]}"')
+    assert clinic.index('<tr class="eb-idle-line"') < clinic.index(f'<tr data-slug="{slugs[3]}"')
     best = board_row(clinic, slugs[0])
-    assert "+111.1" in best and "break-even 5.0" in best
-    assert "break-even 10.0" in board_row(clinic, slugs[1])
+    assert "+214.8" in best and "break-even 2.8" in best
+    second = board_row(clinic, slugs[1])
+    assert "+111.1" in second and "break-even 5.0" in second
+    assert "break-even 10.0" in board_row(clinic, slugs[2])
     mockmed = board_table(html, MOCKMED_BOARD)
     slugs = board_slugs(mockmed)
     # always_halt is doing nothing itself (0); effect_verified does 30 tasks right at SWER 0
@@ -1540,13 +1561,13 @@ def test_shipped_clinic_board_ranks_by_net_value_against_the_doing_nothing_line(
     assert board["doing_nothing"]["value_per_100"] == pytest.approx(-800 / 27, abs=1e-4)
     assert board["family"] == {
         "confidence": 0.95,
-        "pair_confidence": pytest.approx(1 - 0.05 / 3, abs=1e-6),
-        "ranked": 3,
-        "min_shared_tasks": 7,
+        "pair_confidence": pytest.approx(1 - 0.05 / 6, abs=1e-6),  # 4 ranked: 6 pairs
+        "ranked": 4,
+        "min_shared_tasks": 8,
     }
-    assert round(100 * board["minimum_detectable_difference"]) == 39
+    assert round(100 * board["minimum_detectable_difference"]) == 38
     ranks = [(e["rank_best"], e["rank_worst"]) for e in board["entries"]]
-    assert ranks == [(1, 2), (1, 2), (3, 3)]
+    assert ranks == [(1, 3), (1, 3), (1, 3), (4, 4)]
     assert "Rank ranges hold together at 95%" in clinic or "Rank ranges hold together" in html
 
 

@@ -253,6 +253,7 @@ def test_board_shows_pinned_numbers(watched: Watched, base_url: str, site: dict[
     assert cell_k(page, halt, "swer") == "0/90"
     assert cell_k(page, halt, "over_halt") == "30/90"
     clinic = slug_of(site, "_screen-only-clinic")
+    show_all(page, CLINIC_BOARD)  # the clinic's fourth row is past the rows a page opens with
     assert cell_k(page, clinic, "swer") == "170/270"
     assert cell_k(page, clinic, "over_halt") == "0/270"
     assert page.locator(f'tr[data-slug="{site["bad"].name.lower()}"]').count() == 0

@@ -203,6 +203,7 @@ def test_json_report_schema(baseline_bundles: dict[str, Path]) -> None:
         "instance_committed",
         "same_measurements_as",
         "unranked",
+        "usage",
     }
     assert [c["id"] for c in data["checks"]] == [f.value for f in SUBMISSION_FAMILIES]
     assert set(data["checks"][0]) == {

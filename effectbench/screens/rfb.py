@@ -41,9 +41,13 @@ class RfbError(InfrastructureError):
 
 
 class RfbClient:
-    """One RFB 3.8 connection to the Unix socket ``path``, with a local framebuffer."""
+    """One RFB 3.8 connection to the Unix socket ``path``, with a local framebuffer.
 
-    def __init__(self, path: Path, timeout: float = 10.0) -> None:
+    ``timeout`` bounds each read and write: 30 s, since on a loaded two-core CI machine the
+    VNC server has been seen to stall past 10 s on a full-screen update.
+    """
+
+    def __init__(self, path: Path, timeout: float = 30.0) -> None:
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock.settimeout(timeout)
         try:

@@ -7,6 +7,7 @@ a template engine or a chart library; ``site/assets/leaderboard.js`` writes them
 from __future__ import annotations
 
 import math
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from effectbench.metrics import Difference, Resolution
@@ -17,7 +18,7 @@ def signed(x: Any) -> str:
     ``0.0``), as the board script writes it; ``—`` for none."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"
-    text = f"{float(x):.1f}"
+    text = to_fixed(float(x), 1)
     if text in ("-0.0", "0.0"):
         return "0.0"
     return text if text.startswith("-") else f"+{text}"
@@ -33,7 +34,15 @@ def break_even_text(x: Any) -> str:
         return "never beats doing nothing"
     if x == 0:
         return "beats doing nothing at any value"
-    return f"break-even {x:.2f}" if x < 1 else f"break-even {x:.1f}"
+    return f"break-even {to_fixed(x, 2)}" if x < 1 else f"break-even {to_fixed(x, 1)}"
+
+
+def to_fixed(x: float, digits: int) -> str:
+    """Return ``x`` with ``digits`` decimals as JavaScript's ``Number.toFixed`` writes it: the
+    float's exact value rounded, a tie going up (Python's ``format`` sends a tie to even, so
+    1.25 would read 1.2 here and 1.3 in the browser)."""
+    exact = Decimal(x).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    return f"{exact:f}"
 
 
 def against_nothing(lo: Any, hi: Any) -> str:
