@@ -15,7 +15,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-GTK_PROGRAMS = ("effectbench.packs.clinic.desktop.app", "effectbench.screens._a11y_helper")
+GTK_PROGRAMS = (
+    "effectbench.packs.clinic.desktop.app",
+    "effectbench.screens._a11y_helper",
+    "effectbench.kit.desktop.render",
+)
 """Programs an episode runs in its own X session with PyGObject (the desktop extra); they are
 run, never imported, so a core install without that extra does not import them."""
 
