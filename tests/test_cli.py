@@ -14,6 +14,7 @@ import pytest
 
 from effectbench.baselines import baseline_names
 from effectbench.cli import build_parser, main
+from effectbench.cli._args import shown_default
 from effectbench.packs import aliases, installed, pack_class
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,7 +77,7 @@ def test_every_option_has_help_and_shows_its_default() -> None:
             assert action.help, f"{parser.prog} {action.dest}: no help text"
             if action.option_strings and action.default not in (None, False, argparse.SUPPRESS):
                 shown = "".join(text.split())  # help wraps lines, at hyphens too
-                assert f"(default:{action.default})".replace(" ", "") in shown, (
+                assert f"(default:{shown_default(action)})".replace(" ", "") in shown, (
                     f"{parser.prog} {action.option_strings[0]}: default not shown"
                 )
 

@@ -9,6 +9,8 @@ layers below it, never one above.
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -304,3 +306,59 @@ def test_no_generate_helper_in_the_engine() -> None:
     reaches back up to the installed packs to publish their documents."""
     assert "pack_documents" not in (ROOT / "effectbench" / "reachability.py").read_text()
     assert "def pack_documents(" in (ROOT / "scripts" / "generate.py").read_text()
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """Return the ids of ``tree``'s docstring nodes (a module's, class's or function's first
+    statement, and a string standing alone after an assignment: an attribute's docstring)."""
+    ids = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if not isinstance(body, list):
+            continue
+        for stmt in body:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                ids.add(id(stmt.value))
+    return ids
+
+
+def pack_names_in(source: str, names: Iterable[str]) -> list[tuple[int, str]]:
+    """Return (line, name) of every pack name that a string of ``source`` holds as a word (its
+    docstrings and comments aside: an example in prose names no pack the code depends on)."""
+    tree = ast.parse(source)
+    prose = _docstrings(tree)
+    longest_first = sorted(names, key=len, reverse=True)
+    words = re.compile(r"(?<!\w)(" + "|".join(map(re.escape, longest_first)) + r")(?!\w)")
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose:
+            found += [(node.lineno, m.group(1)) for m in words.finditer(node.value)]
+    return sorted(found)
+
+
+def test_the_engine_names_no_pack() -> None:
+    """Only ``effectbench/packs/`` knows the built-in packs by name: defaults, the reference set
+    and help texts read the installed packs (:mod:`effectbench.packs`)."""
+    from effectbench.packs import pack_names
+
+    names = pack_names()
+    assert {"clinic", "mockmed"} <= set(names)
+    found = []
+    for path in sorted((ROOT / "effectbench").rglob("*.py")) + sorted(
+        (ROOT / "verifier").rglob("*.py")
+    ):
+        if (ROOT / "effectbench" / "packs") in path.parents:
+            continue
+        for line, name in pack_names_in(path.read_text(encoding="utf-8"), names):
+            found.append(f"{path.relative_to(ROOT)}:{line} names pack {name!r}")
+    assert found == []
+
+
+def test_the_pack_name_check_sees_code_and_not_prose() -> None:
+    source = '"""Run clinic."""\nX = "clinic"\n"""X: the clinic pack."""\nY = f"{a}-clinic-web"\n'
+    source += 'Z = "clinical-billing"\nW = "ticketing-generated"\n'
+    assert pack_names_in(source, ["clinic", "ticketing-generated"]) == [
+        (2, "clinic"),
+        (4, "clinic"),
+        (6, "ticketing-generated"),
+    ]

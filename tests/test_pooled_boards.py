@@ -21,14 +21,13 @@ from support.outcomes import outcome_table
 from effectbench.cli import main
 from effectbench.errors import SiteBuildError
 from effectbench.metrics import DEFAULT_PRICES, dead_units, joined
-from effectbench.packs import get_pack
+from effectbench.packs import get_pack, system_of_record
 from effectbench.site._pooled import (
     DEAD_MARKER,
     methodology_text,
     pooled_board,
     pooled_boards,
     pooled_catalogues,
-    system_of_record,
 )
 from effectbench.site._tables import Board, counted_columns, order_and_rank
 from verifier.pack import clusters_of, pack_tasks
@@ -139,7 +138,7 @@ def test_one_catalogue_per_system_of_record_the_one_with_templates_no_anchor(
     (board,) = pooled_boards(per_pack)
     assert board.catalogues == (("clinic", "clinic-generated"), ("ticketing", "ticketing"))
     assert board.key == "spec1-pooled-api" and board.page == "pooled/spec1-pooled-api.html"
-    assert "MockMed anchor" in board.rule and "with templates" in board.rule
+    assert "regression anchor" in board.rule and "with templates" in board.rule
     # only anchors: nothing to pool
     assert pooled_board([_board("mockmed-anchor", "task", ANCHOR)]) is None
 
@@ -341,7 +340,7 @@ def test_rank_help_documents_the_pooled_boards(capsys: pytest.CaptureFixture[str
     with pytest.raises(SystemExit):
         main(["rank", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "--pooled" in text and "incomplete" in text and "MockMed anchor left out" in text
+    assert "--pooled" in text and "incomplete" in text and "NAME-anchor, left out" in text
 
 
 def test_the_pooled_board_as_text_names_its_packs_family_and_incomplete_systems(

@@ -27,7 +27,7 @@ from effectbench.findings import Family
 from effectbench.metrics import (
     rate_difference,
 )
-from effectbench.produce import REFERENCE_FRESH_SEED, REFERENCE_SET
+from effectbench.packs.references import REFERENCE_FRESH_SEED, REFERENCE_SET
 from effectbench.schema import Substrate
 from verifier.api import VerifyOptions, verify_path
 from verifier.limits import Limits

@@ -42,7 +42,7 @@ from effectbench.metrics import (
     value_difference,
 )
 from effectbench.packs import get_pack
-from effectbench.produce import REFERENCE_FRESH_SEED
+from effectbench.packs.references import REFERENCE_FRESH_SEED
 from effectbench.verdicts import board_order, rank_ranges, separation, standing
 from verifier.pack import clusters_of, pack_tasks
 

@@ -10,7 +10,7 @@ content hash (:func:`effectbench.hashing.content_hash`) is listed in
 pull-request workflow flags. Every other bundle needs a signature.
 
 ``python -m verifier.references --remake`` re-runs every reference baseline
-into ``submissions/`` (:data:`effectbench.produce.REFERENCE_SET`) and rewrites the
+into ``submissions/`` (:data:`effectbench.packs.references.REFERENCE_SET`) and rewrites the
 list; without ``--remake`` it re-lists the folders as they are; ``--check`` only
 compares (a test runs it). Each entry keeps the date its folder slug was first
 listed across remakes (the date ranks it: a copy signed between two remakes is never
@@ -53,7 +53,8 @@ from effectbench.bundle import (
     read_episodes,
 )
 from effectbench.hashing import content_hash, hash_file
-from effectbench.produce import REFERENCE_SET, reference_bundle
+from effectbench.packs.references import REFERENCE_SET
+from effectbench.produce import reference_bundle
 from verifier.rows import measured_hash_of
 
 __all__ = [
@@ -313,7 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         metavar="PATTERN",
         help="with --remake: re-make only the references whose folder slug matches this shell "
-        "pattern (repeatable; e.g. '*-clinic-desktop'); the others are listed as they are",
+        "pattern (repeatable; e.g. '*-desktop'); the others are listed as they are",
     )
     parser.add_argument("--check", action="store_true", help="only compare; 1 when stale")
     args = parser.parse_args(argv)

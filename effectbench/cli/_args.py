@@ -69,6 +69,28 @@ def print_json(data: object) -> None:
     print(json.dumps(data, indent=2))
 
 
+ANCHOR_PACK = "<anchor>"
+"""``--pack``'s default where a command runs the regression anchor (never a pack's name: an
+entry point's name cannot hold ``<``)."""
+FIRST_PACK = "<first>"
+"""``--pack``'s default where an agent's door serves a pack: the first system of record's."""
+
+
+def pack_arg(text: str) -> str:
+    """Parse ``--pack``: a name as given, or a default resolved from the installed packs
+    (:func:`effectbench.packs.anchor_pack`, :func:`effectbench.packs.first_pack`) only when the
+    option is left out, so engine code names no pack."""
+    if text == ANCHOR_PACK:
+        from effectbench.packs import anchor_pack
+
+        return anchor_pack()
+    if text == FIRST_PACK:
+        from effectbench.packs import first_pack
+
+        return first_pack()
+    return text
+
+
 def _packs() -> str:
     from effectbench.packs import pack_names
 
@@ -128,6 +150,27 @@ LAZY_HELP: dict[str, Callable[[], str]] = {
 """``{token}`` in a help text -> what it stands for (computed only when help is printed)."""
 
 
+PACK_DEFAULTS = {
+    ANCHOR_PACK: "the installed regression anchor",
+    FIRST_PACK: "the first installed system of record's pack",
+}
+"""What each of ``--pack``'s resolved defaults is, in words."""
+
+
+def shown_default(action: argparse.Action) -> str:
+    """Return what an option's help says its default is: a ``--pack`` default resolved, with
+    what it stands for; any other as it is."""
+    from effectbench.errors import UsageError
+
+    if isinstance(action.default, str) and action.default in PACK_DEFAULTS:
+        try:
+            name = pack_arg(action.default)
+        except UsageError as exc:
+            return str(exc)
+        return f"{name}, {PACK_DEFAULTS[action.default]}"
+    return str(action.default)
+
+
 class HelpFormatter(argparse.HelpFormatter):
     """Fills in :data:`LAZY_HELP` tokens and shows each option's default after its help."""
 
@@ -139,7 +182,7 @@ class HelpFormatter(argparse.HelpFormatter):
         shown = "%(default)" in text or "default:" in text
         has_default = action.default not in (None, False, argparse.SUPPRESS)
         if action.option_strings and has_default and not shown:
-            text += " (default: %(default)s)"
+            text += f" (default: {shown_default(action).replace('%', '%%')})"
         return text
 
     def _split_lines(self, text: str, width: int) -> list[str]:

@@ -95,7 +95,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--substrate",
         metavar="NAME[,NAME]",
-        help="api, web, desktop, remote_display or all (default: the pack's; api for clinic); "
+        help="api, web, desktop, remote_display or all (default: the pack's own choice); "
         "the blindness audit observes the first screen on these substrates too",
     )
     p.add_argument(

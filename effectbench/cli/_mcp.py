@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from effectbench.cli._args import FIRST_PACK, pack_arg
 from effectbench.errors import UsageError
 from effectbench.mcp import VOCABULARY_NAMES
 
@@ -90,9 +91,14 @@ def _start(episode: EpisodeServer) -> Callable[[], None]:
 def register(sub: Any) -> None:
     """Add ``mcp``."""
     p = sub.add_parser("mcp", help="serve one episode as an MCP server over stdio")
-    p.add_argument("--pack", default="clinic", help="the task pack: {packs}")
+    p.add_argument(
+        "--pack",
+        default=FIRST_PACK,
+        type=pack_arg,
+        help="the task pack: {packs}",
+    )
     p.add_argument("--substrate", default="web", help="web (desktop, remote_display if offered)")
-    p.add_argument("--task", required=True, help="a task id (clinic::NAME@web) or its NAME")
+    p.add_argument("--task", required=True, help="a task id (PACK::NAME@web) or its NAME")
     p.add_argument("--trial", type=int, default=0, help="the trial (its seed and payload)")
     p.add_argument(
         "--record-dir",

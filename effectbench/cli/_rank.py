@@ -447,8 +447,8 @@ def register(sub: Any) -> None:
         "--pooled",
         action="store_true",
         help="print the boards pooling packs instead: one per substrate, over one catalogue of "
-        "each system of record (clinic-generated over clinic, ticketing-generated over "
-        "ticketing: the one with templates; the MockMed anchor left out), each system that ran "
+        "each system of record (NAME-generated over NAME: the one with templates; a regression "
+        "anchor, NAME-anchor, left out), each system that ran "
         "every pooled pack in full ranked by the same rules, any other listed as incomplete "
         "(with --json: as leaderboard.json's 'pooled' section, every pair's paired resolution)",
     )

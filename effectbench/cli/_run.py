@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from effectbench.cli._args import (
+    ANCHOR_PACK,
     executor_name,
+    pack_arg,
     positive_int,
     print_json,
     progress_mode,
@@ -35,7 +37,12 @@ def add_system_arguments(p: argparse.ArgumentParser) -> None:
         metavar="MODULE:ATTR",
         help="your SystemUnderTest, imported from the current folder first (as python -m does)",
     )
-    p.add_argument("--pack", default="mockmed", help="the task pack: {packs}")
+    p.add_argument(
+        "--pack",
+        default=ANCHOR_PACK,
+        type=pack_arg,
+        help="the task pack: {packs}",
+    )
     p.add_argument(
         "--instance-seed",
         metavar="SEED",
@@ -85,7 +92,7 @@ def add_system_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--substrate",
         metavar="NAME[,NAME]",
-        help="api, web, desktop, remote_display or all (default: the pack's; api for clinic)",
+        help="api, web, desktop, remote_display or all (default: the pack's own choice)",
     )
 
 
@@ -146,11 +153,11 @@ def _cmd_reference(args: argparse.Namespace) -> int:
     from effectbench.baselines import REFERENCE_BASELINES, get_baseline
     from effectbench.manifest import fingerprint
     from effectbench.metrics import episode_frame, summarize, transactional_faults_mishandled
-    from effectbench.packs import get_pack
+    from effectbench.packs import anchor_pack, get_pack
     from effectbench.report import format_results
     from effectbench.run.runner import evaluate
 
-    pack = get_pack("mockmed")
+    pack = get_pack(anchor_pack())
     ok = True
     frames = {}
     for name in REFERENCE_BASELINES:
@@ -231,6 +238,11 @@ def register(sub: Any) -> None:
     p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser("manifest", help="print a pack's public manifest")
-    p.add_argument("--pack", default="mockmed", help="the task pack: {packs}")
+    p.add_argument(
+        "--pack",
+        default=ANCHOR_PACK,
+        type=pack_arg,
+        help="the task pack: {packs}",
+    )
     p.add_argument("--fingerprint", action="store_true", help="print only the fingerprint")
     p.set_defaults(func=_cmd_manifest)

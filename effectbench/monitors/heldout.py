@@ -1,7 +1,7 @@
 """The board's held-out episodes: the sequestered split, and the monitored slice.
 
 A monitor corpus's test split comes from the packs' sequestered task split, run by the
-shipped baselines the reference bundles run (:data:`effectbench.produce.REFERENCE_SET`), on
+shipped baselines the reference bundles run (:data:`effectbench.packs.references.REFERENCE_SET`), on
 the substrates asked for. Its bundles are the board's: they are written under
 ``monitors/heldout/``, never under ``submissions/``, and the site never shows their
 receipts, so the test split's labels appear nowhere a monitor's author reads (the packs'
@@ -36,7 +36,8 @@ from effectbench.errors import DataError, UsageError
 from effectbench.monitors.corpus import SliceName
 from effectbench.monitors.sources import MONITORING_NOTICE
 from effectbench.packs import get_pack
-from effectbench.produce import REFERENCE_SET, make_submission, now, write_submission
+from effectbench.packs.references import REFERENCE_SET
+from effectbench.produce import make_submission, now, write_submission
 from effectbench.run.runner import evaluate
 from effectbench.schema import AgentReport, Split
 from effectbench.seam import AgentTask, Attempt, EnvHandle, SystemUnderTest

@@ -38,6 +38,13 @@ from effectbench.seam import BenchmarkProvider
 ENTRY_POINT_GROUP = "effectbench.packs"
 """The entry-point group a distribution declares its packs in."""
 
+ANCHOR_SUFFIX = "-anchor"
+"""A pack whose suite name ends so is a regression anchor: its numbers are pinned fixtures, said
+so on every board, never pooled with a system of record's catalogue."""
+CATALOGUE_SUFFIX = "-generated"
+"""A pack named ``<system of record>-generated`` is a second catalogue of that system of record
+(until the two are one pack)."""
+
 PackFactory = Callable[[], BenchmarkProvider]
 
 
@@ -125,6 +132,49 @@ def pack_names() -> list[str]:
     return list(installed())
 
 
+def is_anchor(name: str) -> bool:
+    """Return whether pack ``name`` (any alias, or a name no installed pack has) is a regression
+    anchor (:data:`ANCHOR_SUFFIX`)."""
+    return any(n.lower().endswith(ANCHOR_SUFFIX) for n in (name, canonical_pack(name)))
+
+
+def system_of_record(name: str) -> str | None:
+    """Return the system of record pack ``name`` is a catalogue of (None: an anchor, never
+    pooled): the name without :data:`CATALOGUE_SUFFIX`."""
+    if is_anchor(name):
+        return None
+    return name.removesuffix(CATALOGUE_SUFFIX)
+
+
+def anchor_pack() -> str:
+    """Return the installed regression anchor (the first by name): what ``run`` and ``manifest``
+    take when no ``--pack`` is given. Reads entry points only."""
+    anchors = [n for n in installed() if n.lower().endswith(ANCHOR_SUFFIX)]
+    if not anchors:
+        raise UsageError(f"no regression anchor pack is installed; give --pack ({_known()})")
+    return anchors[0]
+
+
+def first_pack() -> str:
+    """Return the first installed pack by name that is a system of record's own catalogue (no
+    anchor, no second catalogue): what an agent's door (``mcp``, the inspect ``pack`` task)
+    takes when no pack is given. Reads entry points only."""
+    names = [
+        n
+        for n in installed()
+        if not n.lower().endswith(ANCHOR_SUFFIX) and not n.endswith(CATALOGUE_SUFFIX)
+    ]
+    anchor_aliases = {e.target for n, e in installed().items() if n.endswith(ANCHOR_SUFFIX)}
+    names = [n for n in names if installed()[n].target not in anchor_aliases]
+    if not names:
+        raise UsageError(f"no pack of a system of record is installed; give --pack ({_known()})")
+    return names[0]
+
+
+def _known() -> str:
+    return ", ".join(installed()) or "none (is effectbench installed? pip install -e .)"
+
+
 def _entry(name: str) -> InstalledPack:
     packs = installed()
     if name in packs:
@@ -132,8 +182,7 @@ def _entry(name: str) -> InstalledPack:
         if claimed is not None:
             raise UsageError(claimed)
         return packs[name]
-    known = ", ".join(packs) or "none (is effectbench installed? pip install -e .)"
-    raise UsageError(f"unknown pack {name!r}; installed packs: {known}")
+    raise UsageError(f"unknown pack {name!r}; installed packs: {_known()}")
 
 
 _loaded: dict[str, PackFactory] = {}

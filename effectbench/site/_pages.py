@@ -29,6 +29,7 @@ from effectbench.metrics import (
     Prices,
     TaskTable,
 )
+from effectbench.packs import is_anchor
 from effectbench.schema import Outcome
 from effectbench.showable import LAYOUT, make_showable
 from effectbench.site._charts import Chart, pct
@@ -401,10 +402,6 @@ class BoardGroup:
         return any(v.anchor for v in self.views)
 
 
-ANCHOR_PACKS = ("mockmed", "mockmed-anchor")
-"""Packs whose numbers are pinned regression anchors (said so on every board)."""
-
-
 def _fixed(frame: pd.DataFrame) -> tuple[tuple[BoardColumn, ...], tuple[tuple[str, str, str], ...]]:
     """Return the columns to show and the facts every row shares (collapsed into the header)."""
     fixed: list[tuple[str, str, str]] = []
@@ -438,7 +435,7 @@ def board_views(boards: Sequence[Board]) -> list[BoardView]:
                 frame=b.frame,
                 rows=rows,
                 n_ranked=int((b.frame["status"] == "ranked").sum()),
-                anchor=b.pack.lower() in ANCHOR_PACKS,
+                anchor=is_anchor(b.pack),
                 substrate=b.substrate,
                 group=b.group,
                 group_title=b.group_title,

@@ -27,9 +27,10 @@ from markupsafe import escape
 from effectbench.bundle import slugify
 from effectbench.errors import SiteBuildError
 from effectbench.metrics import DEFAULT_PRICES, Prices, TaskTable, joined
+from effectbench.packs import system_of_record
 from effectbench.site._format import break_even_text
 from effectbench.site._mkdocs import GeneratedPage
-from effectbench.site._pages import ANCHOR_PACKS, environment, lede, rank_text
+from effectbench.site._pages import environment, lede, rank_text
 from effectbench.site._sensitivity import unique_anchor
 from effectbench.site._tables import (
     BOARD_COLUMNS,
@@ -39,24 +40,13 @@ from effectbench.site._tables import (
     order_and_rank,
 )
 
-CATALOGUE_SUFFIX = "-generated"
-"""A pack named ``<system of record>-generated`` is a second catalogue of that system of record
-(``clinic-generated`` of ``clinic``) until the two are one pack."""
 POOLING_RULE = (
-    "One catalogue per system of record: clinic and clinic-generated are two catalogues of one "
-    "system of record (as are ticketing and ticketing-generated), so the board pools one of "
-    "them, the one with templates where both are on the substrate's boards; the MockMed anchor "
-    "(a pinned regression fixture) is left out."
+    "One catalogue per system of record: a pack named NAME-generated is a second catalogue of "
+    "the system of record NAME, so the board pools one of them, the one with templates where "
+    "both are on the substrate's boards; a regression anchor (a pinned fixture, its pack named "
+    "NAME-anchor) is left out."
 )
 """What :func:`pooled_catalogues` does, in the words the pooled board says it in."""
-
-
-def system_of_record(pack: str) -> str | None:
-    """Return the system of record pack ``pack`` is a catalogue of (None: an anchor, never
-    pooled)."""
-    if pack.lower() in ANCHOR_PACKS:
-        return None
-    return pack[: -len(CATALOGUE_SUFFIX)] if pack.endswith(CATALOGUE_SUFFIX) else pack
 
 
 def pooled_catalogues(boards: Sequence[Board]) -> list[Board]:

@@ -18,7 +18,8 @@ from effectbench.bundle import SystemInfo
 from effectbench.cli import main
 from effectbench.manifest import manifest_of
 from effectbench.packs.mockmed import MockMedProvider
-from effectbench.produce import REFERENCE_SET, ReferenceSpec, make_submission, write_submission
+from effectbench.packs.references import REFERENCE_SET
+from effectbench.produce import ReferenceSpec, make_submission, write_submission
 from effectbench.run.runner import evaluate
 from effectbench.schema import AgentReport, Split, Substrate
 from effectbench.seam import AgentTask, Attempt, EnvHandle, SystemUnderTest

@@ -32,23 +32,21 @@ except ModuleNotFoundError as exc:  # an install without the extra
 
 from effectbench.integrations.inspect_ai.mock import ScriptedModel  # noqa: E402 (registers it)
 from effectbench.integrations.inspect_ai.tasks import (  # noqa: E402
+    PACK_TASKS,
     SCORER_NAME,
     TASK_VERSION,
-    clinic,
     effect_metrics,
     effect_scorer,
     effectbench_task,
-    mockmed,
 )
 
 __all__ = [
     "EXTRA",
     "SCORER_NAME",
     "TASK_VERSION",
+    "PACK_TASKS",
     "ScriptedModel",
-    "clinic",
     "effect_metrics",
     "effect_scorer",
     "effectbench_task",
-    "mockmed",
 ]

@@ -61,6 +61,7 @@ from effectbench.integrations.inspect_ai.tasks import (
 )
 from effectbench.manifest import fingerprint
 from effectbench.metrics import Results, episode_frame, summarize
+from effectbench.packs import pack_names
 from effectbench.produce import bundle_folder, make_submission, write_submission
 from effectbench.receipts.collect import Evidence, with_evidence
 from effectbench.receipts.files import evidence_from_inline
@@ -76,8 +77,16 @@ from effectbench.schema import (
 )
 from effectbench.seam import Attempt
 
-TASK_NAMES = ("effectbench/clinic", "effectbench/mockmed", "effectbench/pack")
-"""The registered tasks whose logs import."""
+TASK_PREFIX = "effectbench/"
+"""The registered tasks whose logs import: ``effectbench/pack`` and ``effectbench/NAME`` of
+each installed pack (:data:`~.tasks.PACK_TASKS`)."""
+
+
+def task_names() -> list[str]:
+    """Return the registered task names whose logs import."""
+    return [f"{TASK_PREFIX}{name}" for name in ("pack", *pack_names())]
+
+
 IMPORTED_FROM = "inspect_ai-log"
 METRIC_TOLERANCE = 1e-9
 
@@ -255,10 +264,10 @@ def read_log(path: Path) -> EvalLog:
 
 def _header(log: EvalLog, path: Path) -> dict[str, Any]:
     spec = log.eval
-    if spec.task not in TASK_NAMES:
+    if spec.task not in task_names():
         raise _refuse(
             path,
-            f"a log of task {spec.task!r}, not of an EffectBench task ({', '.join(TASK_NAMES)})",
+            f"a log of task {spec.task!r}, not of an EffectBench task ({', '.join(task_names())})",
             "eval.task",
         )
     if spec.task_version != TASK_VERSION:

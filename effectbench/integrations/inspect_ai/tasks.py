@@ -1,7 +1,7 @@
 """The inspect tasks: one per pack, samples = the split's tasks, epochs = trials.
 
-``effectbench_task(pack, split, substrate)`` builds the task; ``clinic`` and
-``mockmed`` are registered with inspect (``inspect eval effectbench/clinic``).
+``effectbench_task(pack, split, substrate)`` builds the task; every installed pack is
+registered with inspect under its name (``inspect eval effectbench/NAME``).
 Per sample run: ``setup`` provisions a fresh episode through the pack's
 provider (trial = epoch - 1, seeded like the runner) and hands the agent the
 pack's actions as tools; the default solver lets the model call them until it
@@ -61,6 +61,7 @@ from effectbench.integrations.inspect_ai.tools import (
 from effectbench.judge import read_verdict
 from effectbench.manifest import fingerprint
 from effectbench.metrics import Results, episode_frame, summarize
+from effectbench.packs import first_pack, pack_names
 from effectbench.receipts.collect import evidence_of
 from effectbench.receipts.files import evidence_inline
 from effectbench.run.runner import DroppedEpisode, episode_row
@@ -287,7 +288,7 @@ async def teardown(state: TaskState) -> None:
 
 
 def effectbench_task(
-    pack: str = "clinic", split: str = "dev", substrate: str | None = None, display: str = "inspect"
+    pack: str, split: str = "dev", substrate: str | None = None, display: str = "inspect"
 ) -> Task:
     """Return the inspect task of ``pack``: the tasks of ``split`` on ``substrate``.
 
@@ -327,21 +328,27 @@ def effectbench_task(
     )
 
 
-@task
-def clinic(split: str = "dev", substrate: str | None = None, display: str = "inspect") -> Task:
-    """The clinic pack (a real SQLite system of record behind an HTTP service)."""
-    return effectbench_task("clinic", split, substrate, display)
+def _pack_task(name: str) -> Any:
+    """Return the inspect task registered under pack ``name``'s own name (``effectbench/NAME``)."""
+
+    def make(split: str = "dev", substrate: str | None = None, display: str = "inspect") -> Task:
+        return effectbench_task(name, split, substrate, display)
+
+    make.__name__ = make.__qualname__ = name.replace("-", "_")
+    make.__doc__ = f"The installed pack {name!r}, its tasks of ``split`` on ``substrate``."
+    return task(name=name)(make)
 
 
-@task
-def mockmed(split: str = "dev", substrate: str | None = None, display: str = "inspect") -> Task:
-    """The MockMed anchor pack."""
-    return effectbench_task("mockmed", split, substrate, display)
+PACK_TASKS: dict[str, Any] = {name: _pack_task(name) for name in pack_names()}
+"""One inspect task per installed pack, under the pack's name (``inspect eval
+effectbench/NAME``): the registry reads the installed packs' entry points, so a pack another
+distribution installs is an inspect task too, and this module names none."""
 
 
 @task(name="pack")
 def any_pack(
-    pack: str = "clinic", split: str = "dev", substrate: str | None = None, display: str = "inspect"
+    pack: str = "", split: str = "dev", substrate: str | None = None, display: str = "inspect"
 ) -> Task:
-    """Any registered pack by name (``-T pack=NAME``)."""
-    return effectbench_task(pack, split, substrate, display)
+    """Any registered pack by name (``-T pack=NAME``; left out: the first installed system of
+    record's pack, :func:`effectbench.packs.first_pack`)."""
+    return effectbench_task(pack or first_pack(), split, substrate, display)
