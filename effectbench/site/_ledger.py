@@ -89,6 +89,9 @@ class LedgerCheck:
     notes: list[str] = field(default_factory=list)
     ledger: Ledger | None = None
     trusted_count: int = 0
+    """Bundles whose report the build took from the ledger (the sample left out)."""
+    sampled: int = 0
+    """Ledgered bundles the build verified in full all the same."""
 
     def _previous(self) -> tuple[int, bytes] | Refusal | None:
         """The (size, root) the checkpoint must extend: the larger of the given previous
@@ -163,7 +166,7 @@ class LedgerCheck:
         for line in refused:
             self.notes.append(f"{line}; that bundle is verified in full")
         drawn = sample(ledger.checkpoint.root, digests, self.sample_size)
-        self.trusted_count = len(trusted) - len(drawn)
+        self.trusted_count, self.sampled = len(trusted) - len(drawn), len(drawn)
         return trusted, sorted(index_of[name] for name in drawn)
 
     def agrees(self, name: str, ledgered: bytes, fresh: bytes) -> bool:
@@ -196,8 +199,8 @@ class LedgerCheck:
             )
         self.notes.append(
             f"verification ledger: checkpoint of {point.size} summaries signed by {point.signer}; "
-            f"{self.trusted_count} bundle(s) taken from it, a sample of "
-            f"{min(self.sample_size, self.trusted_count + self.sample_size)} verified in full"
+            f"{self.trusted_count} bundle(s) taken from it, a sample of {self.sampled} drawn "
+            "from it verified in full"
         )
 
 
