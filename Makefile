@@ -24,7 +24,7 @@ POSTGRES_WEB := postgres and web and not browser
 CI_OLDEST := (not browser and not postgres and not ($(SITE_ONLY)) and not ($(FAST))) or ($(POSTGRES_WEB)) or desktop
 CI_NEWEST := (browser or postgres or ($(SITE_ONLY)) or ($(FAST))) and not ($(POSTGRES_WEB)) and not desktop
 
-.PHONY: setup setup-test setup-runtime setup-site setup-screens reference site reproduce test test-fast test-ci-oldest test-ci-newest lint generate bench clean
+.PHONY: setup setup-test setup-runtime setup-site setup-screens reference site audit reproduce test test-fast test-ci-oldest test-ci-newest lint generate bench clean
 
 setup:  # everything `make test` needs: tests, linters, the desktop extra and Debian packages
 	@$(SETUP) dev "$(PY)" "$(VENV)"
@@ -46,6 +46,12 @@ reference: setup-runtime
 
 site: setup-site  # from the reproduction records: no browser, X server or compiler
 	$(BIN)/effectbench site build
+
+# Verify every bundle in full and hold each against the verification ledger (ledger/, when
+# there is one): a summary refused, or a report the full verification does not give again,
+# fails it (docs/site-scale.md, "The verification ledger"); the scheduled audit workflow runs it.
+audit: setup-site
+	$(BIN)/effectbench ledger audit submissions $(AUDIT_FLAGS)
 
 # Re-run every shipped-baseline bundle without a valid reproduction record (Chromium, Xvfb,
 # Xvnc) and record it: a listed reference's as the maintainers' record in reproductions/, its

@@ -71,6 +71,7 @@ SMALLEST: dict[str, tuple[Args, tuple[pytest.MarkDecorator, ...]]] = {
     "bench_channels.py": (["--repeats", "5", "--sessions", "1"], (pytest.mark.desktop,)),
     "bench_bytecode.py": (["--runs", "1", "--module", "effectbench.hashing"], ()),
     "bench_cli.py": (["--runs", "1"], ()),
+    "bench_ledger.py": (["--n", "3", "--audit"], ()),
     "bench_clinic.py": (["--trials", "1", "--workers", "1"], ()),
     "bench_core.py": (["--rows", "1000"], ()),
     "bench_doability.py": (["--packs", "mockmed", "--trials", "1"], ()),

@@ -181,7 +181,9 @@ def test_hostile_folder_names_are_each_verified_quoted_and_inert(tmp_path: Path)
     assert _files(pr) == before  # the check reads, never writes
 
 
-@pytest.mark.parametrize("name", ["verify-pr.yml", "deploy-site.yml", "tests.yml", "packs.yml"])
+@pytest.mark.parametrize(
+    "name", ["verify-pr.yml", "deploy-site.yml", "tests.yml", "packs.yml", "audit.yml"]
+)
 def test_every_workflow_pins_its_actions_keeps_no_credentials_and_has_time_limits(
     name: str,
 ) -> None:

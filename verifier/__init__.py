@@ -26,6 +26,8 @@ Modules, in the order a submission meets them:
 * :mod:`verifier.ranking`: what is checked across bundles (copies, withdrawals: ``ranking``);
 * :mod:`verifier.blindness`: each pack's published blindness record (``make generate``),
   by which a board of a pack whose agent view or screens leak the category ranks nothing;
+* :mod:`verifier.ledger`: the verification ledger: the board CI's verdicts as signed
+  verification summaries in a Merkle tree, which a build may take instead of verifying again;
 * :mod:`verifier.report`: findings per family, the status rule, the report;
 * :mod:`verifier.limits`: size limits;
 * :mod:`verifier.pr`: the pull-request workflow's step (the changed bundles, their summary);

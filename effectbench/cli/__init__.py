@@ -17,6 +17,7 @@ it adds sets ``func(args) -> int``:
 :mod:`~effectbench.cli._export`   ``export`` (bundles as EEE records, ATIF, Inspect logs)
 :mod:`~effectbench.cli._reproduce`  ``reproduce`` (re-run and record shipped baselines)
 :mod:`~effectbench.cli._site`     ``site build``, ``site serve``
+:mod:`~effectbench.cli._ledger`   ``ledger append|sign|verify|audit`` (the verification ledger)
 :mod:`~effectbench.cli._monitor`  ``monitor heldout|corpus|run|verify`` (the monitor track)
 ============================  =============================================
 
@@ -41,6 +42,7 @@ from effectbench.cli import (
     _conformance,
     _export,
     _inspect,
+    _ledger,
     _mcp,
     _monitor,
     _packs,
@@ -69,6 +71,7 @@ GROUPS = (
     _export,
     _reproduce,
     _site,
+    _ledger,
     _monitor,
 )
 """The command modules, in help order."""

@@ -17,6 +17,7 @@ from effectbench.cli._args import (
     record_policy,
     use_accepted,
 )
+from effectbench.cli._ledger import add_ledger_options, ledger_check
 from effectbench.cli._progress import bar, wanted
 from effectbench.errors import UsageError
 from effectbench.filenames import site_cache_home
@@ -67,6 +68,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
             force_reproduce=args.reproduce,
             progress=progress,
             held_labels=Path(args.held_labels) if args.held_labels else None,
+            ledger=ledger_check(args),
         )
     for line in summary.lines():
         print(line)
@@ -165,6 +167,7 @@ def register(sub: Any) -> None:
         "1 keeps the build in one process)",
     )
     add_record_options(p)
+    add_ledger_options(p, build=True)
     p.set_defaults(func=_cmd_build)
 
     p = site_sub.add_parser("serve", help="serve the built site on 127.0.0.1 for a local preview")

@@ -16,16 +16,19 @@ import importlib.util
 import os
 import platform
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
 import effectbench
 import verifier
+from effectbench._version import engine_version
 from effectbench.bundle import EPISODES_FILE, FRAMES_DIR
 from effectbench.errors import DataError
+from effectbench.hashing import canonical_json
 from effectbench.packs import InstalledPack, installed
 from effectbench.site._cache import CacheSeal, add_versions, default_seal
 from effectbench.site._digests import FileDigests
@@ -34,8 +37,11 @@ from effectbench.site._rows import rows_table
 from verifier.accepted import accepted_file
 from verifier.api import VerifyOptions, bundle_folders, is_bundle, verify_bundle, verify_path
 from verifier.commitment import PINNED_CHAIN
-from verifier.records import RecordPolicy, records_fingerprint
+from verifier.records import RecordPolicy, load_signers, records_fingerprint
 from verifier.report import BundleReport
+
+if TYPE_CHECKING:
+    from effectbench.site._ledger import LedgerCheck
 
 VERIFY_DEPENDENCIES = ("pydantic", "pandas", "numpy", "orjson", "sigstore", "cryptography")
 """Installed packages whose version is part of the verifier-report cache key."""
@@ -175,6 +181,36 @@ def _report_key(
     return digest.hexdigest()
 
 
+def verifier_version(code: str | None = None) -> dict[str, str]:
+    """The verifier's version as a summary records it: the release and the fingerprint of
+    every verdict-relevant source file, library version and pack (the report cache's key)."""
+    return {"effectbench": engine_version(), "code": code or code_fingerprint()}
+
+
+def policy_digest(
+    *,
+    allow_unsigned: bool,
+    trust_config: Path | None,
+    records: RecordPolicy,
+    reproduce: bool = True,
+    beacon_chain: Path | None = None,
+) -> str:
+    """The digest of what a verdict depends on beside the code and the bundle: the trust root,
+    the record signers and their root, the beacon chain, and the options."""
+    record_trust = records.trust_config if records.trust_config is not None else trust_config
+    policy = {
+        "allow_unsigned": allow_unsigned,
+        "trust": trust_key(trust_config),
+        "beacon": trust_key(beacon_chain) if beacon_chain is not None else "pinned",
+        "record_signers": sorted(map(list, {*load_signers(), *records.signers})),
+        "record_trust": trust_key(record_trust),
+        "records": records.records.name if records.records is not None else None,
+        "local_records": records.local,
+        "reproduce": reproduce,
+    }
+    return "sha256:" + hashlib.sha256(canonical_json(policy).encode()).hexdigest()
+
+
 @dataclass(frozen=True)
 class _VerifyJob:
     bundle: str
@@ -238,6 +274,7 @@ def verify_submissions(
     digests: FileDigests | None = None,
     read_as: dict[str, tuple[BundleReport, str]] | None = None,
     beacon_chain: Path | None = None,
+    ledger: LedgerCheck | None = None,
 ) -> list[BundleReport]:
     """Run the verifier over every bundle in ``submissions`` (the site's only data source, and
     what ``effectbench rank`` reads).
@@ -259,7 +296,9 @@ def verify_submissions(
     holds the bundle files' kept digests, which its owner saves (by default those kept beside
     the reports, saved here). ``read_as`` is filled, per report's path, with the report returned
     and :func:`report_digest` of the JSON it was read from (cached or made): a digest of the
-    report that costs no serialising.
+    report that costs no serialising. With ``ledger`` (:mod:`effectbench.site._ledger`), a
+    bundle whose files hash to its signed summary takes the ledger's report, but for a sample
+    verified in full; what the ledger refused is in its ``notes``.
     """
     records = records or RecordPolicy()
     if not submissions.is_dir():
@@ -289,64 +328,128 @@ def verify_submissions(
         return []  # nothing submitted yet: an empty leaderboard, not an error
     if force_reproduce:
         cache_dir = None  # a forced re-run reuses no report
-    code = code_fingerprint() if cache_dir is not None else ""
+    code = code_fingerprint() if cache_dir is not None or ledger is not None else ""
     if cache_dir is not None:
         trust += "\0" + records_fingerprint(records)
     if cache_dir is not None:
         cache_dir.mkdir(parents=True, exist_ok=True)
-    reports: list[BundleReport | None] = [None] * len(bundles)
-    todo: list[tuple[int, Path | None, _VerifyJob]] = []
-    rows_at = str(rows_dir) if rows_dir is not None else None
-    trust_at = str(trust_config) if trust_config is not None else None
     seal = default_seal()
     own = digests is None  # then kept here, beside the reports; else its owner keeps it
     digests = FileDigests(cache_dir, seal) if digests is None else digests
-    for i, bundle in enumerate(bundles):
-        cached = None
-        if cache_dir is not None:
-            files = _file_digests(bundle, digests)
-            key = _report_key(bundle, files, code, allow_unsigned, trust, reproduce)
-            cached = cache_dir / f"{key}.json" if key else None
-        if cached is not None:
-            hit = _cached_report(seal, cached)
-            if hit is not None:  # the path as this run spells it (its files are read there)
-                got = reports[i] = hit[0].model_copy(update={"path": str(bundle)})
-                if read_as is not None:
-                    read_as[got.path] = (got, report_digest(hit[1], got.path))
-                continue
-        job = _VerifyJob(
+    files: dict[int, dict[str, str] | None] = {}
+    if cache_dir is not None or ledger is not None:
+        files = {i: _file_digests(bundle, digests) for i, bundle in enumerate(bundles)}
+    ledgered: dict[int, bytes] = {}
+    drawn: list[int] = []
+    if ledger is not None and not force_reproduce:
+        policy = policy_digest(
+            allow_unsigned=allow_unsigned,
+            trust_config=trust_config,
+            records=records,
+            reproduce=reproduce,
+            beacon_chain=beacon_chain,
+        )
+        version = verifier_version(code)
+        ledgered, drawn = ledger.plan(bundles, files, policy=policy, version=version)
+    run = _Run(
+        bundles,
+        files,
+        code,
+        cache_dir,
+        seal,
+        key_parts=(allow_unsigned, trust, reproduce),
+        job=lambda bundle: _VerifyJob(
             str(bundle),
             allow_unsigned,
-            rows_at,
-            trust_at,
+            str(rows_dir) if rows_dir is not None else None,
+            str(trust_config) if trust_config is not None else None,
             records,
             force_reproduce,
             reproduce,
             str(beacon_chain) if beacon_chain is not None else None,
-        )
-        todo.append((i, cached, job))
+        ),
+        workers=workers,
+        progress=progress,
+    )
     if own:
         digests.save()
-    jobs = [job for _, _, job in todo]
-    done = len(bundles) - len(todo)
-    if progress is not None:
-        progress(done, len(bundles))
-    results: Iterable[bytes]
-    weight = sum(SCREEN_WEIGHT if (Path(j.bundle) / FRAMES_DIR).is_dir() else 1 for j in jobs)
-    if workers is not None and workers.worth_it(weight, VERIFY_POOL_THRESHOLD):
-        results = workers.submit_chunks(_verify_jobs, jobs)  # read while the rest runs
-    else:
-        results = (data for job in jobs for data in _verify_jobs([job]))  # one at a time: progress
-    for (i, cached, _), data in zip(todo, results, strict=True):
-        if cached is not None:
-            seal.write(cached.stem, cached, data)
-        made = reports[i] = BundleReport.model_validate_json(data)
+    first = [i for i in range(len(bundles)) if i not in ledgered or i in drawn]
+    made = run.verify(first, done=len(ledgered) - len(drawn))
+    if ledger is not None and ledgered:
+        agree = all(
+            ledger.agrees(bundles[i].name, ledgered[i], made[i][1]) for i in drawn if i in made
+        )
+        if agree:
+            ledger.accepted()
+            for i, raw in ledgered.items():
+                if i not in made:
+                    report = BundleReport.model_validate_json(raw)
+                    made[i] = (report.model_copy(update={"path": str(bundles[i])}), raw)
+        else:  # the ledger lied about a sampled bundle: every bundle verified in full
+            made.update(run.verify([i for i in ledgered if i not in made], done=len(made)))
+    reports: list[BundleReport] = []
+    for i in range(len(bundles)):
+        got, data = made[i]
+        reports.append(got)
         if read_as is not None:
-            read_as[made.path] = (made, report_digest(data, made.path))
-        done += 1
-        if progress is not None:
-            progress(done, len(bundles))
-    return [r for r in reports if r is not None]
+            read_as[got.path] = (got, report_digest(data, got.path))
+    return reports
+
+
+@dataclass
+class _Run:
+    """Verifying some of a build's bundles: from this machine's report cache when it holds
+    them, else on the pool (or inline, one at a time, telling ``progress``)."""
+
+    bundles: Sequence[Path]
+    files: Mapping[int, dict[str, str] | None]
+    code: str
+    cache_dir: Path | None
+    seal: CacheSeal
+    key_parts: tuple[bool, str, bool]
+    job: Callable[[Path], _VerifyJob]
+    workers: Workers | None
+    progress: Callable[[int, int], None] | None
+
+    def verify(self, indices: Sequence[int], *, done: int) -> dict[int, tuple[BundleReport, bytes]]:
+        """Verify ``indices`` of the bundles (``done`` others already counted); return each
+        report and the JSON it was read from."""
+        out: dict[int, tuple[BundleReport, bytes]] = {}
+        todo: list[tuple[int, Path | None, _VerifyJob]] = []
+        allow_unsigned, trust, reproduce = self.key_parts
+        for i in indices:
+            bundle = self.bundles[i]
+            cached = None
+            if self.cache_dir is not None:
+                key = _report_key(
+                    bundle, self.files.get(i), self.code, allow_unsigned, trust, reproduce
+                )
+                cached = self.cache_dir / f"{key}.json" if key else None
+            if cached is not None:
+                hit = _cached_report(self.seal, cached)
+                if hit is not None:  # the path as this run spells it (its files are read there)
+                    out[i] = (hit[0].model_copy(update={"path": str(bundle)}), hit[1])
+                    continue
+            todo.append((i, cached, self.job(bundle)))
+        total = len(self.bundles)
+        done += len(out)
+        if self.progress is not None:
+            self.progress(done, total)
+        jobs = [job for _, _, job in todo]
+        results: Iterable[bytes]
+        weight = sum(SCREEN_WEIGHT if (Path(j.bundle) / FRAMES_DIR).is_dir() else 1 for j in jobs)
+        if self.workers is not None and self.workers.worth_it(weight, VERIFY_POOL_THRESHOLD):
+            results = self.workers.submit_chunks(_verify_jobs, jobs)  # read while the rest runs
+        else:  # one at a time: progress
+            results = (data for job in jobs for data in _verify_jobs([job]))
+        for (i, cached, _), data in zip(todo, results, strict=True):
+            if cached is not None:
+                self.seal.write(cached.stem, cached, data)
+            out[i] = (BundleReport.model_validate_json(data), data)
+            done += 1
+            if self.progress is not None:
+                self.progress(done, total)
+        return out
 
 
 def _cached_report(seal: CacheSeal, path: Path) -> tuple[BundleReport, bytes] | None:

@@ -78,6 +78,7 @@ from effectbench.site._entries import Entry, entry_from_report, unique_slugs
 from effectbench.site._find import Findable, find_scripts
 from effectbench.site._json import SCHEMA_FILE, leaderboard_json, schema
 from effectbench.site._kept import Kept, page_code
+from effectbench.site._ledger import LedgerCheck
 from effectbench.site._mkdocs import GeneratedPage, SitePages, load_site_config, run_mkdocs
 from effectbench.site._monitors import (
     MonitorBoard,
@@ -318,6 +319,9 @@ class BuildOptions:
     column); never published."""
     rows_inline: int = ROWS_INLINE
     """Rows of each board on the home page; the rest load from row shards on request."""
+    ledger: LedgerCheck | None = None
+    """The verification ledger the build may take reports from (:mod:`effectbench.site._ledger`);
+    None: every bundle verified in full."""
 
     @property
     def cache_root(self) -> Path:
@@ -355,6 +359,7 @@ def build_site(
     progress: Callable[[int, int], None] | None = None,
     held_labels: Path | None = None,
     rows_inline: int = ROWS_INLINE,
+    ledger: LedgerCheck | None = None,
 ) -> BuildSummary:
     """Verify ``submissions`` (unless ``reports`` are given) and build the site into ``out``.
 
@@ -368,6 +373,9 @@ def build_site(
     corpus ``root/monitors/corpus.lock.json`` pins; ``held_labels`` is a folder holding the
     board's test labels (their totals only are shown). Each board on the home page holds its
     first ``rows_inline`` rows; the rest are loaded from its row shards when a reader asks.
+    With ``ledger``, a bundle whose files hash to its signed verification summary takes the
+    ledger's report (a sample of them verified in full); the summary's notes name every
+    refusal.
 
     ``workers`` is the number of worker processes for verification and charts
     (default: the CPUs available, at most 4; 1 keeps everything in this process).
@@ -392,6 +400,7 @@ def build_site(
         progress=progress,
         held_labels=held_labels,
         rows_inline=rows_inline,
+        ledger=ledger,
     )
     try:
         with locked(out), Workers(workers) as pool, _collector_paused():
@@ -619,7 +628,10 @@ class _SiteBuild:
             progress=self._tell_bundles,
             digests=self.digests,
             read_as=self._read_as,
+            ledger=self._ledger(),
         )
+        if o.ledger is not None:
+            self.summary.notes.extend(o.ledger.notes)
         unable = [
             Path(r.path).name
             for r in self.reports
@@ -631,6 +643,13 @@ class _SiteBuild:
                 f"ranked: {', '.join(unable)}; run make reproduce (it installs the screens, "
                 "re-runs them and records the result), then build again"
             )
+
+    def _ledger(self) -> LedgerCheck | None:
+        """The build's ledger, remembering the checkpoint it trusts in the build's cache."""
+        ledger = self.options.ledger
+        if ledger is not None and ledger.cache_root is None:
+            ledger.cache_root = self.options.cache_root
+        return ledger
 
     def select_and_tabulate(self) -> None:
         """Apply the rules across bundles (copies, withdrawals), turn reports into entries,
