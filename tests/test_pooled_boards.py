@@ -11,6 +11,7 @@ import contextlib
 import io
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,7 @@ from effectbench.site._pooled import (
     pooled_board,
     pooled_boards,
     pooled_catalogues,
+    pooled_page,
 )
 from effectbench.site._tables import Board, counted_columns, order_and_rank
 from verifier.pack import clusters_of, pack_tasks
@@ -264,7 +266,8 @@ def test_the_methodology_page_lists_each_boards_dead_templates(per_pack: list[Bo
         methodology_text("# M\n", titled)
 
 
-SUBMISSIONS = Path(__file__).resolve().parents[1] / "submissions"
+ROOT = Path(__file__).resolve().parents[1]
+SUBMISSIONS = ROOT / "submissions"
 POOLED_API = {  # the generated clinic's three arms; the ticketing pack's first two
     ("clinic-generated", "effect_verified_all"): "2026-12-02_effect-verified-all-clinic-generated",
     ("clinic-generated", "effect_verified"): "2026-12-02_effect-verified-clinic-generated",
@@ -359,3 +362,33 @@ def test_the_pooled_board_as_text_names_its_packs_family_and_incomplete_systems(
     assert "resolution, alpha · api against beta · api: SWER " in out
     dead = board.facts.dead
     assert dead is not None and f"dead clusters: {len(dead.dead)} of the 9" in out
+
+
+def test_a_pooled_boards_previews_are_a_marked_section_after_its_ranked_rows() -> None:
+    """A system with an unsigned preview among its pooled entries (here the best of all) is in
+    a marked section of its own after the ranked rows, never among them, unranked; the
+    doing-nothing line is placed among the ranked rows alone."""
+    generated = {**GENERATED, "zeta": ([[S, S], [S, S], [S, S], [S, S], [S, S]], T5)}
+    ticketing = {**TICKETING, "zeta": ([[S, S, S], [S, S, S], [S, S, S], [S, S, S]], T4)}
+    zeta = frozenset({"zeta"})
+    (board,) = pooled_boards(
+        [
+            _board("clinic-generated", "template", generated, preview=zeta),
+            _board("ticketing", "task", ticketing, preview=zeta),
+        ]
+    )
+    assert list(board.frame["system"])[0] == "zeta"  # the default order would put it first
+    body = pooled_page(ROOT / "site" / "templates", board).body
+    table, section = body.split('<tbody class="eb-previews" data-eb-previews>')
+    ranked = re.findall(r'<tr data-key="[^"]+" data-status="(\w+)">.*?<th[^>]*>(\w+)', table, re.S)
+    assert ranked and all(status == "ranked" for status, _ in ranked)
+    assert "zeta" not in [name for _, name in ranked]
+    assert "Unsigned previews: not verified by a signature, never ranked." in section
+    (row,) = re.findall(r'<tr data-key="[^"]+" data-status="preview">.*?</tr>', section, re.S)
+    assert ">zeta ·" in row and '<td class="eb-rank" data-label="Rank">—</td>' in row
+    # the line: after the ranked rows at or above doing nothing, inside the ranked table
+    assert board.facts.idle is not None
+    values = list(board.frame.loc[board.frame["status"] == "ranked", "value"])
+    above = sum(1 for v in values if v >= 0)
+    before_line = table.split('<tr class="eb-idle-line"')[0]
+    assert len(re.findall(r"<tr data-key=", before_line)) == above

@@ -1289,8 +1289,15 @@ def test_signature_under_another_root_is_refused_on_the_production_build(
 def test_allow_unsigned_shows_an_unranked_preview(signed_sites: dict[str, Any]) -> None:
     out = signed_sites["production"]
     table = board_table(read(out, "index.html"), MOCKMED_BOARD)
-    assert sorted(board_slugs(table)) == sorted([UNSIGNED.lower(), signed_sites["reference"]])
-    preview = board_row(table, UNSIGNED.lower())
+    # the board's table holds its ranked row; the preview, which would rank first, is in a
+    # marked section of its own after it, never among the ranked rows
+    assert board_slugs(table) == [signed_sites["reference"]]
+    section = re.search(r'<tbody class="eb-previews"[^>]*>(.*?)</tbody>', table, re.S)
+    assert section is not None and section.start() > table.index("</tbody>")
+    assert "Unsigned previews: not verified by a signature, never ranked." in section.group(1)
+    assert re.findall(r'<tr data-slug="([^"]+)"', section.group(1)) == [UNSIGNED.lower()]
+    assert 'data-eb-previews="' in section.group(0)
+    preview = board_row(section.group(1), UNSIGNED.lower())
     assert 'data-status="preview"' in preview and "preview · not ranked" in preview
     assert re.search(r'<td class="eb-rank"[^>]*>—</td>', preview)
     assert metric_k(preview, "swer") == "0/27"  # it would rank first if previews were ranked

@@ -165,14 +165,30 @@ def cell_k(page: Page, slug: str, metric: str) -> str:
     return row.locator(f'td[data-metric="{metric}"] .eb-k').inner_text()
 
 
-def shown_slugs(page: Page, key: str) -> list[str]:
-    rows = board(page, key).locator("tbody:not([hidden]) tr[data-slug]:not([hidden])")
+RANKED = "tbody[data-eb-board-key]"
+"""A board's ranked rows (and a withheld board's, unranked): its table's body."""
+PREVIEWS = "tbody[data-eb-previews]"
+"""A board's unsigned previews: a marked section of its own, after its ranked rows."""
+
+
+def shown_slugs(page: Page, key: str, part: str = "tbody") -> list[str]:
+    """The slugs of the rows a pack's table shows, top to bottom (``part``: of one section)."""
+    rows = board(page, key).locator(f"{part}:not([hidden]) tr[data-slug]:not([hidden])")
     return [str(s) for s in rows.evaluate_all("els => els.map(e => e.dataset.slug)")]
 
 
-def column(page: Page, key: str, col: str) -> list[tuple[float | str, int]]:
-    """(sort value, default position) of every shown row of a board, top to bottom."""
-    rows = board(page, key).locator("tbody:not([hidden]) tr[data-slug]:not([hidden])")
+def sectioned(slugs: list[str], statuses: dict[str, str]) -> list[str]:
+    """``slugs`` (in the default order) as a board shows them: its ranked rows, then its
+    unsigned previews in their section, each part in that order."""
+    return [s for s in slugs if statuses[s] != "preview"] + [
+        s for s in slugs if statuses[s] == "preview"
+    ]
+
+
+def column(page: Page, key: str, col: str, part: str = "tbody") -> list[tuple[float | str, int]]:
+    """(sort value, default position) of every shown row of a board (``part``: of one of its
+    sections), top to bottom."""
+    rows = board(page, key).locator(f"{part}:not([hidden]) tr[data-slug]:not([hidden])")
     script = """(els, col) => els.map(e => [
         e.querySelector('[data-col="' + col + '"]').dataset.sort, Number(e.dataset.order)])"""
     numeric = board(page, key).locator(f'th[data-eb-column="{col}"]').get_attribute("data-eb-type")
@@ -204,11 +220,23 @@ def test_a_board_past_its_first_rows_keeps_the_rest_in_shards(site: dict[str, An
     html = (out / "index.html").read_text(encoding="utf-8")
     csv = pd.read_csv(out / "downloads" / "leaderboard.csv")
     sharded = 0
+    status = {str(x): str(y) for x, y in zip(csv.slug, csv.status, strict=True)}
     for view, slugs in csv.groupby("board", sort=False)["slug"]:
         order = [str(x) for x in slugs]
+        first = order[:ROWS_INLINE]
         body = re.search(rf'<tbody id="{view}"[^>]*>(.*?)</tbody>', html, re.S)
         assert body is not None, view
-        assert re.findall(r'<tr data-slug="([^"]+)"', body.group(1)) == order[:ROWS_INLINE]
+        # the first rows of the default order: the ranked ones in the board's table, the
+        # unsigned previews in their section right after it
+        ranked = re.findall(r'<tr data-slug="([^"]+)"', body.group(1))
+        assert ranked == [x for x in first if status[x] != "preview"], view
+        section = re.search(rf'<tbody [^>]*id="previews-{view}"[^>]*>(.*?)</tbody>', html, re.S)
+        previews = [x for x in order if status[x] == "preview"]
+        assert (section is not None) == bool(previews), view
+        if section is not None:
+            assert section.start() == body.end() + 1, view
+            shown = re.findall(r'<tr data-slug="([^"]+)"', section.group(1))
+            assert shown == [x for x in first if status[x] == "preview"], view
         group = html[: body.start()].rsplit('data-eb-board="', 1)[1].split('"', 1)[0]
         substrate = str(csv.loc[csv.board == view, "substrate"].iloc[0])
         head = registered(out / "boards" / f"{group}.js")["views"][substrate]["systems"]
@@ -296,16 +324,23 @@ def test_default_order_is_the_same_with_and_without_javascript_and_in_the_csv(
     for w in (with_js, without_js):
         w.page.goto(base_url + "index.html")
     first_board = {g["key"]: g["boards"][0] for g in data["groups"]}
+    status = {str(x): str(y) for x, y in zip(csv.slug, csv.status, strict=True)}
     for key in boards_of(site):  # each pack's table shows its first substrate's board
         expected = [
             str(s) for s, b in zip(csv.slug, csv.board, strict=True) if b == first_board[key]
         ]
-        assert shown_slugs(without_js.page, key) == expected[:ROWS_INLINE], key
-        assert shown_slugs(with_js.page, key) == expected[:ROWS_INLINE], key
+        # the ranked rows in the default order, then the previews' section in it
+        first = sectioned(expected[:ROWS_INLINE], status)
+        assert shown_slugs(without_js.page, key) == first, key
+        assert shown_slugs(with_js.page, key) == first, key
         more = without_js.page.locator(f'p[data-eb-facts="{key}"][data-eb-more]:not([hidden])')
         expect(more).to_have_count(1 if len(expected) > ROWS_INLINE else 0)
         show_all(with_js.page, key)
-        assert shown_slugs(with_js.page, key) == expected, key
+        assert shown_slugs(with_js.page, key) == sectioned(expected, status), key
+        for part, mine in ((RANKED, False), (PREVIEWS, True)):
+            assert shown_slugs(with_js.page, key, part) == [
+                s for s in expected if (status[s] == "preview") == mine
+            ], (key, part)
         (doc,) = [b for b in data["boards"] if b["key"] == first_board[key]]
         assert [e["slug"] for e in doc["entries"]] == expected
     # always_halt (SWER 0 bought with 33% over-halt) never leads effect_verified (SWER 0, 0%).
@@ -320,6 +355,12 @@ def test_default_order_is_the_same_with_and_without_javascript_and_in_the_csv(
 
 BEST_FIRST = {"swer": "asc", "over_halt": "asc", "task_success": "desc", "gap": "asc"}
 """The rate columns that have a better direction, and which end is best."""
+
+
+def sections_sorted(page: Page, key: str, col: str, direction: str) -> bool:
+    """Whether each section of the board shown (its ranked rows, its previews) runs in
+    ``direction`` by ``col``, ties in the default order."""
+    return all(sorted_as(column(page, key, col, part), direction) for part in (RANKED, PREVIEWS))
 
 
 def sorted_as(values: list[tuple[float | str, int]], direction: str) -> bool:
@@ -346,11 +387,10 @@ def test_first_click_sorts_best_first_and_ties_keep_the_default_order(
             assert header.get_attribute("aria-sort") == (
                 "ascending" if best == "asc" else "descending"
             ), (key, col)
-            values = column(page, key, col)
-            assert sorted_as(values, best), (key, col, values)
+            assert sections_sorted(page, key, col, best), (key, col, column(page, key, col))
             header.locator("button").click()  # the second click reverses, ties still in order
             worst = "desc" if best == "asc" else "asc"
-            assert sorted_as(column(page, key, col), worst), (key, col)
+            assert sections_sorted(page, key, col, worst), (key, col)
         # Every other sortable column sorts too, ties broken the same way.
         for th in board(page, key).locator("th[data-eb-column]").all():
             col = str(th.get_attribute("data-eb-column"))
@@ -359,7 +399,7 @@ def test_first_click_sorts_best_first_and_ties_keep_the_default_order(
             if col not in BEST_FIRST:
                 th.locator("button").click()
                 th.locator("button").click()
-            assert sorted_as(column(page, key, col), first), (key, col)
+            assert sections_sorted(page, key, col, first), (key, col)
 
 
 def test_sort_filter_and_substrate_live_in_the_url(
@@ -395,7 +435,8 @@ def test_sort_filter_and_substrate_live_in_the_url(
     again.locator(f'select[data-eb-substrate="{TWO_BOARD}"]').select_option("web")
     again.locator(f'input[data-eb-filter="{TWO_BOARD}"]').fill("")
     values = column(again, TWO_BOARD, "over_halt")
-    assert sorted_as(values, "desc") and len(values) == N_SCREENS_ROWS
+    assert sections_sorted(again, TWO_BOARD, "over_halt", "desc")
+    assert len(values) == N_SCREENS_ROWS
     first.check()
     second.check()
 
@@ -443,25 +484,32 @@ def test_substrate_view_shows_that_substrate_alone(
             substrate = b["substrate"]
             select.select_option(substrate)
             show_all(page, g["key"])
-            body = board(page, g["key"]).locator(f'tbody[data-eb-view="{substrate}"]')
-            assert body.is_visible()
+            parts = board(page, g["key"]).locator(f'tbody[data-eb-view="{substrate}"]')
+            assert (
+                board(page, g["key"]).locator(f"{RANKED}[data-eb-view={substrate!r}]").is_visible()
+            )
+            body = board(page, g["key"]).locator(f'[data-eb-view="{substrate}"] tr[data-slug]')
+            assert all(parts.nth(i).is_visible() for i in range(parts.count()))  # both sections
             others = board(page, g["key"]).locator(f'tbody:not([data-eb-view="{substrate}"])')
             assert all(others.nth(i).is_hidden() for i in range(others.count()))
-            shown = body.locator("tr[data-slug]")
+            shown = body
             assert shown.count() == len(b["entries"])
             for entry in b["entries"]:
                 bundle = folders[entry["slug"]]
                 lines = (bundle / "episodes.jsonl").read_text().splitlines()
                 mine = [r for r in map(json.loads, lines) if r["substrate"] == substrate]
                 assert mine, (substrate, bundle.name)
-                row = body.locator(f'tr[data-slug="{entry["slug"]}"]')
+                row = parts.locator(f'tr[data-slug="{entry["slug"]}"]')
                 assert row.locator(".eb-on").inner_text() == f"· {substrate}"
                 for rate, outcome in RATE_OUTCOMES.items():
                     k = sum(r["outcome"] == outcome.value for r in mine)
                     text = row.locator(f'td[data-metric="{rate}"] .eb-k').inner_text()
                     assert text == f"{k}/{len(mine)}", (substrate, bundle.name, rate)
             # Each board in the default order of its own numbers (ranked on their own).
-            order = [o for _, o in column(page, g["key"], "swer")]
+            for part in (RANKED, PREVIEWS):  # each section in the default order
+                order = [o for _, o in column(page, g["key"], "swer", part)]
+                assert order == sorted(order), (g["key"], substrate, part)
+            order = sorted(o for _, o in column(page, g["key"], "swer"))
             assert order == list(range(len(order))), (g["key"], substrate)
         select.select_option(boards[g["boards"][0]]["substrate"])
 
@@ -568,6 +616,11 @@ def expected_board(
     names = {e["slug"]: e["system"] for e in entries}
     st = [standing(s, names[s], t, prices) for s, t in zip(slugs, tables, strict=True)]
     order = board_order(st)
+    statuses = [e["status"] for e in entries]
+    # the board's table (its ranked rows) in the default order, then its previews' section
+    sectioned_order = [i for i in order if statuses[i] != "preview"] + [
+        i for i in order if statuses[i] == "preview"
+    ]
     ranked = [i for i in order if entries[i]["status"] == "ranked"]
     apart = separation([tables[i] for i in ranked], prices)
     best, worst = rank_ranges(range(len(ranked)), apart.beyond)
@@ -575,7 +628,8 @@ def expected_board(
         i: (str(b) if b == w else f"{b}–{w}") for i, b, w in zip(ranked, best, worst, strict=True)
     }
     assert idle_share(tables) is not None
-    line = sum(1 for x in st if grain(x.value) >= 0)  # every value is against doing nothing
+    # every value is against doing nothing; the line is among the board's ranked rows alone
+    line = sum(1 for i in order if statuses[i] != "preview" and grain(st[i].value) >= 0)
     rows = [
         (
             slugs[i],
@@ -583,14 +637,16 @@ def expected_board(
             rank.get(i, "—"),
             break_even_text(break_even(tables[i], prices, idle_share([tables[i]]))),
         )
-        for i in order
+        for i in sectioned_order
     ]
     return rows, line
 
 
 def shown_board(page: Page, key: str) -> tuple[list[tuple[str, float, str, str]], int]:
-    body = board(page, key).locator("tbody:not([hidden])")
-    rows = body.locator("tr[data-slug]:not([hidden])")
+    """(slug, net value, rank text, break-even text) of each row shown, its ranked rows then
+    its previews' section; and how many ranked rows are above the doing-nothing line."""
+    body = board(page, key).locator(f"{RANKED}:not([hidden])")
+    rows = board(page, key).locator("tbody:not([hidden]) tr[data-slug]:not([hidden])")
     script = """els => els.map(e => [e.dataset.slug,
         e.querySelector('[data-col="value"] .eb-p').textContent,
         e.querySelector('[data-col="rank"]').textContent,
@@ -680,9 +736,10 @@ def test_prices_typed_or_picked_re_rank_and_go_into_the_url(
         page.locator("select[data-eb-preset]").select_option("default")
     # sorting by any single column is one click away, and the default order comes back
     board(page, MOCKMED_BOARD).locator('button[data-eb-sort="over_halt"]').click()
-    assert [v for v, _ in column(page, MOCKMED_BOARD, "over_halt")] == sorted(
-        v for v, _ in column(page, MOCKMED_BOARD, "over_halt")
-    )
+    for part in (RANKED, PREVIEWS):  # each section (ranked rows, previews) on its own
+        assert [v for v, _ in column(page, MOCKMED_BOARD, "over_halt", part)] == sorted(
+            v for v, _ in column(page, MOCKMED_BOARD, "over_halt", part)
+        )
     line = board(page, MOCKMED_BOARD).locator("tbody:not([hidden]) tr[data-eb-line]")
     expect(line).to_be_hidden()  # the doing-nothing line belongs to the default order
     board(page, MOCKMED_BOARD).locator('button[data-eb-sort="rank"]').click()
@@ -728,6 +785,132 @@ def test_bad_prices_in_the_url_get_a_message_never_nan(
     parts = dict(x.split("=", 1) for x in (costs, value) if x)
     with pytest.raises(ValueError, match=re.escape(BAD_PRICES[given])):
         parse_prices(parts.get("costs"), parts.get("value"))
+    w.check()
+
+
+def _sections(page: Page, key: str) -> dict[str, Any]:
+    """What a board shows now: the slugs of its ranked table and of its previews' section (each
+    top to bottom, hidden rows left out), the previews' rank cells, where the section stands
+    in the table, and whether its heading is shown."""
+    return dict(
+        board(page, key).evaluate(
+            """table => {
+        const rows = body => body ? [...body.rows].filter(r => r.dataset.slug && !r.hidden) : [];
+        const main = table.querySelector("tbody[data-eb-board-key]:not([hidden])");
+        const key = main.dataset.ebBoardKey;
+        const apart = table.querySelector(`tbody[data-eb-previews="${key}"]`);
+        const head = apart && apart.querySelector("tr[data-eb-previews-head]");
+        const bodies = [...table.tBodies];
+        return {
+          ranked: rows(main).map(r => r.dataset.slug),
+          statuses: rows(main).map(r => r.dataset.status),
+          previews: rows(apart).map(r => r.dataset.slug),
+          preview_ranks: rows(apart).map(r => r.querySelector('[data-col="rank"]').textContent),
+          after: apart !== null && bodies.indexOf(apart) === bodies.indexOf(main) + 1,
+          heading: head && !head.hidden && apart.checkVisibility() ? head.textContent : ""
+        };
+      }"""
+        )
+    )
+
+
+def _would_sit_among(page: Page, key: str, col: str, direction: str, preview: str) -> bool:
+    """Whether one sort of every row of the board shown by ``col`` (ties in the default
+    order), previews and ranked rows together, would put ``preview`` above a ranked row: what
+    a board without a section of its own would show."""
+    rows = board(page, key).locator("tbody:not([hidden]) tr[data-slug]")
+    script = """(els, col) => els.map(e => [e.dataset.slug, e.dataset.status,
+        e.querySelector('[data-col="' + col + '"]').dataset.sort, Number(e.dataset.order)])"""
+    numeric = board(page, key).locator(f'th[data-eb-column="{col}"]').get_attribute("data-eb-type")
+    keyed = []
+    for slug, status, raw, order in rows.evaluate_all(script, col):
+        value: float | str = raw
+        if numeric == "number":
+            value = float(raw) if raw != "" else float("inf")
+        keyed.append((value, order, slug, status))
+    keyed.sort(key=lambda x: x[1])  # the default order, which breaks every tie
+    keyed.sort(key=lambda x: x[0], reverse=direction == "desc")
+    statuses = [status for _, _, slug, status in keyed]
+    at = [slug for _, _, slug, _ in keyed].index(preview)
+    return "ranked" in statuses[at + 1 :]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_preview_stays_in_its_own_section_whatever_the_sort_prices_or_tier(
+    browser: Browser, server: str, site: dict[str, Any], width: int
+) -> None:
+    """An unsigned preview (the <script>-named bundle of a build that allowed unsigned ones) is
+    in the marked section after its board's ranked rows, never among them: sorted by a column
+    that would place it above ranked rows, re-priced from the address (rank ranges and the
+    doing-nothing line of the ranked rows alone), and with a trust tier picked (the preview,
+    of no tier, is hidden). The page never scrolls sideways."""
+    entries = _board_entries(site, MOCKMED_WEB)
+    ranked = [e["slug"] for e in entries if e["status"] == "ranked"]
+    (preview,) = [e["slug"] for e in entries if e["status"] == "preview"]
+    assert {e["slug"]: e["system"] for e in entries}[preview] == SCRIPT_NAME
+    assert len(ranked) >= 3
+    w = Watched(browser, viewport={"width": width, "height": 800})
+    page = w.page
+
+    def apart(view: dict[str, Any], rows: list[str]) -> None:
+        assert sorted(view["ranked"]) == sorted(rows) and preview not in view["ranked"]
+        assert set(view["statuses"]) == {"ranked"}
+        assert view["previews"] == [preview] and view["preview_ranks"] == ["—"]
+        assert view["after"]
+        assert view["heading"].startswith(
+            "Unsigned previews: not verified by a signature, never ranked."
+        )
+        width_now = page.evaluate("document.documentElement.scrollWidth")
+        assert width_now <= width, "the page scrolls sideways"
+
+    page.goto(server + "index.html")
+    show_all(page, MOCKMED_BOARD)  # the preview is past the first rows: in a shard
+    apart(_sections(page, MOCKMED_BOARD), ranked)
+    among = []
+    for col, direction in (("system", "asc"), ("swer", "desc"), ("over_halt", "asc")):
+        header = board(page, MOCKMED_BOARD).locator(f'th[data-eb-column="{col}"]')
+        header.locator("button").click()
+        if header.get_attribute("aria-sort") != (
+            "ascending" if direction == "asc" else "descending"
+        ):
+            header.locator("button").click()
+        settled(page)
+        among.append(_would_sit_among(page, MOCKMED_BOARD, col, direction, preview))
+        apart(_sections(page, MOCKMED_BOARD), ranked)
+        assert sections_sorted(page, MOCKMED_BOARD, col, direction), col
+    # the test can fail: a sort of every row together would put the preview above ranked rows
+    assert any(among), among
+    # re-priced from the address: the ranked rows ranked among themselves, as Python does
+    for given, (costs, value) in {
+        "costs=0,0,0&value=10": ("0,0,0", "10"),
+        "costs=1,1,10": ("1,1,10", None),
+    }.items():
+        page.goto(server + f"index.html?{given}")
+        settled(page)
+        apart(_sections(page, MOCKMED_BOARD), ranked)
+        prices = parse_prices(costs, value)
+        expected, line = expected_board(site, MOCKMED_WEB, prices)
+        shown, shown_line = shown_board(page, MOCKMED_BOARD)
+        assert [x[:1] + x[2:3] for x in shown] == [x[:1] + x[2:3] for x in expected], given
+        assert shown_line == line, given
+        assert line <= len(ranked)
+    # a trust tier: its rows alone in the ranked table, the preview (of no tier) hidden
+    tiers = {e["slug"]: e["tier"] for e in entries}
+    tier = tiers[ranked[0]]
+    page.goto(server + "index.html")
+    show_all(page, MOCKMED_BOARD)
+    page.select_option(f'select[data-eb-tier="{MOCKMED_BOARD}"]', tier)
+    settled(page)
+    view = _sections(page, MOCKMED_BOARD)
+    assert sorted(view["ranked"]) == sorted(s for s in ranked if tiers[s] == tier)
+    assert view["previews"] == [] and view["heading"] == ""
+    page.select_option(f'select[data-eb-tier="{MOCKMED_BOARD}"]', "")
+    apart(_sections(page, MOCKMED_BOARD), ranked)
+    # a text filter that matches the preview alone: the section shows it, the table nothing
+    page.locator(f'input[data-eb-filter="{MOCKMED_BOARD}"]').fill("evil")
+    settled(page)
+    view = _sections(page, MOCKMED_BOARD)
+    assert view["ranked"] == [] and view["previews"] == [preview] and view["heading"]
     w.check()
 
 

@@ -243,7 +243,8 @@ class EntryHeadJSON(_Model):
     label: str = Field(description="the system's name with its substrate, as the site shows it")
     slug: str = Field(description="the submission's id on the site (its folder, sanitised)")
     status: Literal["ranked", "preview", "withheld"] = Field(
-        description="ranked; preview (a local build's unsigned bundle, never ranked); or "
+        description="ranked; preview (a local build's unsigned bundle, never ranked: the board's "
+        "page shows it in a marked section of its own after the ranked rows); or "
         "withheld (on a board of a pack whose blindness record names a leak: not ranked "
         "until the pack is fixed)"
     )
@@ -492,7 +493,10 @@ class BoardJSON(_Model):
         description="the analytic intervals of each row's value and of each adjacent pair's "
         "paired difference beside a hierarchical bootstrap's (template, task, trial)",
     )
-    entries: list[EntryJSON]
+    entries: list[EntryJSON] = Field(
+        description="every entry of the board in its default order, previews placed by the same "
+        "rules (the page shows them apart, never among the ranked rows)"
+    )
     frontier: FrontierJSON
     by_model: dict[str, list[str]] = Field(
         description="each model ('provider/id', or 'not recorded') with the slugs of its entries "

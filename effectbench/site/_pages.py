@@ -328,6 +328,18 @@ def _collapse_badges(rows: list[dict[str, Any]]) -> list[str]:
 
 
 @dataclass(frozen=True)
+class BoardSection:
+    """One part of a board's table on the page: its ranked rows, or its unsigned previews."""
+
+    rows: list[dict[str, Any]]
+    """Every row of the section, in the default order."""
+    shown: list[dict[str, Any]]
+    """The rows of the section the page holds (the rest load from the board's row shards)."""
+    line_after: int
+    """How many of the section's rows are at or above doing nothing (where its line goes)."""
+
+
+@dataclass(frozen=True)
 class BoardView:
     """A board (one substrate of a pack) with its rows ready for the template."""
 
@@ -359,6 +371,27 @@ class BoardView:
     def ranked_rows(self) -> list[dict[str, Any]]:
         """The board's ranked rows, in the default order (a tier is a subset of them)."""
         return [r for r in self.rows if r["status"] == "ranked"]
+
+    @property
+    def preview_rows(self) -> list[dict[str, Any]]:
+        """The board's unsigned previews (a local build's), in the default order: a marked
+        section of their own, never among the rows of its ranked table."""
+        return [r for r in self.rows if r["status"] == "preview"]
+
+    def section(self, previews: bool, rows_inline: int) -> BoardSection:
+        """Return the board's ranked table (``previews`` false: its ranked rows, and a withheld
+        board's rows, unranked) or its section of unsigned previews, as the page holds them:
+        of the board's first ``rows_inline`` rows in the default order, those of the section
+        (the rest are in the board's row shards, which the page sorts into their section)."""
+        mine = [r for r in self.rows if (r["status"] == "preview") == previews]
+        shown = [r for r in self.rows[:rows_inline] if (r["status"] == "preview") == previews]
+        line = 0
+        if self.facts is not None:
+            # The default order puts more net value first, so the rows at or above doing
+            # nothing (the first ``line_after``) are a prefix of every section too.
+            above = self.rows[: self.facts.line_after]
+            line = sum(1 for r in above if (r["status"] == "preview") == previews)
+        return BoardSection(rows=mine, shown=shown, line_after=line)
 
     def axes(self, axis: str) -> list[tuple[str, list[dict[str, Any]]]]:
         """Return the board's rows grouped by ``axis`` (``model`` or ``harness``), each group

@@ -281,8 +281,19 @@ def pooled_page(templates: Path, b: PooledBoard) -> GeneratedPage:
         row["members"] = list(zip(b.packs, b.members[row["slug"]], strict=True))
         rows.append(row)
     names = {str(r["slug"]): str(r["system"]) for r in rows}
+    # Ranked rows in the table; unsigned previews in a marked section of their own after them.
+    # The default order puts more net value first, so the doing-nothing line's place among the
+    # ranked rows is how many of them are among the rows at or above it.
+    above = rows[: b.facts.line_after]
     template = environment(templates).get_template("pooled.html.j2")
-    body = template.render(b=b, rows=rows, names=names, rates=POOLED_RATES)
+    body = template.render(
+        b=b,
+        ranked_rows=[r for r in rows if r["status"] != "preview"],
+        preview_rows=[r for r in rows if r["status"] == "preview"],
+        line_after=sum(1 for r in above if r["status"] != "preview"),
+        names=names,
+        rates=POOLED_RATES,
+    )
     headings = (("incomplete", "Incomplete: listed, not ranked"),) if b.incomplete else ()
     return GeneratedPage(
         f"Every system of record · {b.substrate}",

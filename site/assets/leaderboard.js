@@ -17,6 +17,11 @@
  * sort-KEY=column.dir, filter-KEY=text, substrate-KEY=name, tier-KEY=tier), so a shared link opens
  * the same view. A trust tier (reproduced, fresh, signed: data-eb-tier) shows that tier's rows
  * alone, their rank ranges recomputed among them (the family is the rows shown).
+ * Unsigned previews of a local build (data-status="preview") sit in a section of their own after
+ * each board's ranked rows (tbody[data-eb-previews="VIEW"]): every sort, re-pricing and filter
+ * orders them among themselves there, and none of them ever enters the ranked rows, the rank
+ * ranges or the place of the doing-nothing line (which is the ranked rows' alone). A tier filter
+ * hides them (a preview is of no tier).
  * A board with more systems than the page holds (tbody[data-eb-shards]) loads the rest of its rows,
  * in the default order, with their per-task counts, from its row shards (boards/VIEW-N.js, JSON
  * gzip-compressed in base64, inflated here) the first time a reader sorts, filters, re-prices or
@@ -104,6 +109,8 @@
     return Array.prototype.slice.call(body.rows).filter(function (r) { return r.hasAttribute("data-slug"); });
   }
 
+  function isPreview(row) { return row.getAttribute("data-status") === "preview"; }
+
   function Board(table) {
     this.table = table;
     this.key = table.getAttribute("data-eb-board");
@@ -123,7 +130,7 @@
     this.tierSelect = document.querySelector('select[data-eb-tier="' + this.key + '"]');
     this.tier = "";  /* the trust tier shown ("": every tier); ranks are recomputed on it */
     this.w = null;   /* the prices the rows were last ranked at (null: the board's own) */
-    this.complete = this.bodies().every(function (body) { return !body.hasAttribute("data-eb-shards"); });
+    this.complete = this.mains().every(function (body) { return !body.hasAttribute("data-eb-shards"); });
     this.loading = null;
   }
 
@@ -136,7 +143,7 @@
     var board = this;
     this.table.setAttribute("aria-busy", "true");
     this.loading.then(fn, function (error) {
-      board.bodies().forEach(function (body) {
+      board.mains().forEach(function (body) {
         var more = document.querySelector('[data-eb-more="' + body.getAttribute("data-eb-board-key") + '"]');
         if (more) more.textContent = "The rest of this board did not load (" + error.message + "); the CSV download holds every row.";
       });
@@ -145,7 +152,7 @@
 
   Board.prototype.loadRest = function () {
     var board = this;
-    var bodies = this.bodies();
+    var bodies = this.mains();
     return Promise.all(bodies.map(function (body) {
       var n = Number(body.getAttribute("data-eb-shards") || 0);
       return loadParts("boards", "EB_MORE", body.getAttribute("data-eb-board-key"), n);
@@ -153,8 +160,14 @@
       var data = (window.EB_BOARD || {})[board.key];
       bodies.forEach(function (body, b) {
         var view = data && data.views[body.getAttribute("data-eb-view") || ""];
+        var previews = board.previewsOf(body);
         shards[b].forEach(function (shard) {
-          body.insertAdjacentHTML("beforeend", shard.rows.join(""));
+          /* each row into its section: a preview never joins the ranked rows */
+          var holder = document.createElement("tbody");
+          holder.innerHTML = shard.rows.join("");
+          slugRows(holder).forEach(function (row) {
+            (previews && isPreview(row) ? previews : body).appendChild(row);
+          });
           if (view) view.systems = view.systems.concat(shard.systems);
         });
       });
@@ -174,8 +187,20 @@
     return null;
   };
 
+  /* Every tbody of the table: each board's ranked rows and its previews' section. */
   Board.prototype.bodies = function () {
     return Array.prototype.slice.call(this.table.tBodies);
+  };
+
+  /* Each board's ranked rows (one tbody per substrate, the first shown first). */
+  Board.prototype.mains = function () {
+    return this.bodies().filter(function (body) { return body.hasAttribute("data-eb-board-key"); });
+  };
+
+  /* The section of unsigned previews of the board whose ranked rows are ``body`` (null: none). */
+  Board.prototype.previewsOf = function (body) {
+    var key = body.getAttribute("data-eb-board-key");
+    return this.bodies().filter(function (b) { return b.getAttribute("data-eb-previews") === key; })[0] || null;
   };
 
   Board.prototype.sortRows = function () {
@@ -225,7 +250,7 @@
 
   /* The substrate shown: the one the picker (or the address) names, else the first. */
   Board.prototype.firstView = function () {
-    var first = this.bodies()[0];
+    var first = this.mains()[0];
     return first ? first.getAttribute("data-eb-view") || "" : "";
   };
 
@@ -246,16 +271,21 @@
     var total = 0;
     var shown = 0;
     this.bodies().forEach(function (body) {
+      var any = false;
       slugRows(body).forEach(function (row) {
         var text = row.getAttribute("data-eb-text") || row.textContent.toLowerCase();
         var keep = words.every(function (w) { return text.indexOf(w) !== -1; }) &&
           (!tier || row.getAttribute("data-eb-tier") === tier);
         row.hidden = !keep;
+        if (keep) any = true;
         if (!body.hidden) {
           total += 1;
           if (keep) shown += 1;
         }
       });
+      /* a section of previews none of whose rows is shown says nothing (its rows may load later) */
+      var head = body.querySelector("tr[data-eb-previews-head]");
+      if (head) head.hidden = !any && (words.length > 0 || !!tier);
     });
     if (this.filter && this.filter.value !== this.query) this.filter.value = this.query;
     if (this.tierSelect && this.tierSelect.value !== tier) this.tierSelect.value = tier;
@@ -318,7 +348,7 @@
         board.whenComplete(function () { board.sortRows(); });
       });
     });
-    this.bodies().forEach(function (body) {
+    this.mains().forEach(function (body) {
       var key = body.getAttribute("data-eb-board-key");
       var button = document.querySelector('button[data-eb-show-all="' + key + '"]');
       if (!button) return;
@@ -741,9 +771,10 @@
     if (!data) return;
     var board = this;
     this.w = w;
-    this.bodies().forEach(function (body) {
+    this.mains().forEach(function (body) {
       var view = data.views[body.getAttribute("data-eb-view") || ""];
       if (!view) return;
+      var previews = board.previewsOf(body);
       var idle = view.idle;
       var st = view.systems.map(function (sys) { return standing(sys, w, view.t95); });
       var order = st.map(function (_, i) { return i; });
@@ -758,14 +789,18 @@
       var rank = {};
       ranked.forEach(function (i, p) { rank[i] = [ranges[0][p], ranges[1][p]]; });
       var rows = {};
-      slugRows(body).forEach(function (row) { rows[row.getAttribute("data-slug")] = row; });
+      slugRows(body).concat(previews ? slugRows(previews) : []).forEach(function (row) {
+        rows[row.getAttribute("data-slug")] = row;
+      });
       var line = idle === null ? null : 0;  /* every value is against doing nothing: its line is 0 */
       var lineAfter = 0, placed = 0;
       order.forEach(function (i, p) {
         var s = st[i];
         var row = rows[s.key];
         if (!row) return;
-        placed += 1;
+        /* a preview keeps to its own section, in the same order; it places no line */
+        var apart = previews && isPreview(row);
+        if (!apart) placed += 1;
         row.setAttribute("data-order", String(p));
         var rankCell = row.querySelector('[data-col="rank"]');
         if (rankCell) {
@@ -783,13 +818,13 @@
           var even = cell.querySelector("[data-eb-break-even]");
           if (even) even.textContent = evenText(s.even);
         }
-        if (line !== null && grain(s.value) >= line) lineAfter = placed;
-        body.appendChild(row);
+        if (!apart && line !== null && grain(s.value) >= line) lineAfter = placed;
+        (apart ? previews : body).appendChild(row);
       });
       if (idle !== null) body.setAttribute("data-eb-line-after", String(lineAfter));
     });
     if (this.column !== this.defaultColumn || this.dir !== this.defaultDir) this.sortRows();
-    else this.bodies().forEach(function (body) { board.placeLine(body); });
+    else this.mains().forEach(function (body) { board.placeLine(body); });
     this.applyFilter();
   };
 
