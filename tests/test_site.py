@@ -1915,7 +1915,7 @@ def test_each_substrate_has_a_pooled_board_page_and_every_board_its_dead_templat
     assert pooled["dead_units"] == clinic["dead_units"]
     html = page(site, pooled["page"])
     assert "depend on the family of systems ranked together" in html
-    assert "<ul data-eb-resolution>" in html and "MockMed anchor" in html
+    assert "<ul data-eb-resolution>" in html and "regression anchor" in html
     for e in pooled["entries"]:
         assert f'href="../submissions/{e["entries"]["clinic"]}.html"' in html
     methodology = page(site, "methodology.html")
