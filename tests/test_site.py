@@ -2022,3 +2022,30 @@ def test_each_submission_page_links_its_three_exports_and_each_board_its_eee_rec
     for fmt in ("eee", "inspect"):
         published = (out / f"downloads/exports/{slug}.{fmt}.tar.xz").read_bytes()
         assert archive(files_of(fresh, fmt)) == published
+
+
+def test_a_format_whose_package_is_missing_is_said_not_offered() -> None:
+    """Without ``atif`` the ATIF export is not offered, and the downloads page says why (the
+    submission pages render the same lines); every other format still is."""
+    from effectbench.site._downloads import Tables
+    from effectbench.site._exports import Exports, not_offered
+    from effectbench.site._pages import downloads_page
+
+    def find(module: str) -> object | None:
+        return None if module == "atif" else object()
+
+    missing = not_offered(find)
+    assert missing == {
+        "atif": "not offered by this build: the export extra (atif) is not installed"
+    }
+    assert not_offered(lambda module: object()) == {}
+    out = Exports(missing=missing)
+    assert out.not_offered_text == [
+        "ATIF trajectories: not offered by this build: the export extra (atif) is not installed"
+    ]
+    body = downloads_page(ROOT / "site" / "templates", Tables(), out).body
+    assert 'data-eb="export-not-offered">ATIF trajectories: not offered' in body
+    assert (
+        "export-not-offered"
+        not in downloads_page(ROOT / "site" / "templates", Tables(), Exports()).body
+    )

@@ -216,7 +216,10 @@ def test_the_workflows_install_through_the_one_locked_script(
 
 @pytest.mark.parametrize(
     ("lock", "extras"),
-    [("verify.txt", ("inspect", "export")), ("screens.txt", ("web", "desktop", "inspect", "export"))],
+    [
+        ("verify.txt", ("inspect", "export")),
+        ("screens.txt", ("web", "desktop", "inspect", "export")),
+    ],
 )
 def test_the_locks_pin_what_pyproject_asks(lock: str, extras: tuple[str, ...]) -> None:
     """Every dependency of the core (and of the extras a lock covers) is pinned, hashed, at
