@@ -35,7 +35,7 @@ setup-test:  # the runtime plus the test and lint tools, from wheels (no compile
 setup-runtime:  # only what building and running EffectBench needs
 	@$(SETUP) runtime "$(PY)" "$(VENV)"
 
-setup-site:  # what building the site from reproduction records needs: the runtime only
+setup-site:  # what building the site from reproduction records needs: the runtime and the exports' extras
 	@$(SETUP) site "$(PY)" "$(VENV)"
 
 setup-screens:  # the runtime with the screen substrates (web, desktop extras; Chromium, X servers)

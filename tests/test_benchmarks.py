@@ -83,6 +83,10 @@ SMALLEST: dict[str, tuple[Args, tuple[pytest.MarkDecorator, ...]]] = {
         ["--tasks", "1", "--arms", "screen_only"],
         (pytest.mark.desktop, pytest.mark.postgres),
     ),
+    "bench_exports.py": (
+        lambda tmp: ["--submissions", str(_shipped(tmp, "2026-12-01_screen-only-clinic"))],
+        (),
+    ),
     "bench_frames.py": (["--frames", "2", "--repeats", "1"], ()),
     "bench_generate.py": (["--quick"], ()),
     "bench_inspect.py": (["--trials", "1"], ()),

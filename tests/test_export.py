@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,14 +26,20 @@ from support.bundles import edit_rows, make_bundle, read_receipts, read_rows
 
 from effectbench.cli import main
 from effectbench.exports.atif import NO_RECEIPTS, UNSIGNED
+from effectbench.exports.handles import published_handles
 from effectbench.metrics import task_rate, task_table
 from effectbench.metrics.events import episode_frame
-from effectbench.run.view import handle_for
+from effectbench.run.view import handle_for, harness_key
 
 ROOT = Path(__file__).resolve().parents[1]
 CLINIC = ROOT / "submissions" / "2026-12-01_screen-only-clinic-web"
 EEE = ROOT / "tests" / "data" / "eee"
 FORMATS = ("eee", "atif", "inspect")
+FINGERPRINT = json.loads((CLINIC / "submission.json").read_text(encoding="utf-8"))["pack"][
+    "fingerprint"
+]
+published = published_handles(FINGERPRINT, "dev", "", ())
+"""The clinic's published handles (the same on every machine, for every bundle of the pack)."""
 
 
 def _schema(name: str) -> jsonschema.protocols.Validator:
@@ -100,7 +109,8 @@ def test_eee_records_of_a_clinic_bundle_validate_against_the_eee_schemas(
     # instance rows name the task by its opaque handle, never its id or title
     text = samples.read_text(encoding="utf-8")
     handles = {json.loads(line)["sample_id"] for line in lines}
-    assert handles == {handle_for(r["task_id"], None) for r in rows}
+    assert handles == {published(r["task_id"], None) for r in rows}
+    assert not handles & {handle_for(r["task_id"], None) for r in rows}  # never a run-time one
     for receipt in read_receipts(CLINIC):
         assert receipt["task_id"] not in text and receipt["task"]["title"] not in text
     outcomes = sorted(json.loads(line)["metadata"]["outcome"] for line in lines)
@@ -111,7 +121,7 @@ def test_atif_trajectories_of_a_clinic_bundle_validate_under_atif(
     clinic_exports: dict[str, Path],
 ) -> None:
     files = sorted((clinic_exports["atif"] / CLINIC.name).iterdir())
-    rows = {handle_for(r["task_id"], r["trial"]): r for r in read_rows(CLINIC)}
+    rows = {published(r["task_id"], r["trial"]): r for r in read_rows(CLINIC)}
     assert len(files) == len(rows) == 81
     frames_seen = 0
     for path in files:
@@ -146,7 +156,7 @@ def test_the_inspect_log_reads_back_with_one_sample_per_episode(
     rows = read_rows(CLINIC)
     assert log.samples is not None and len(log.samples) == len(rows) == 81
     keys = {(s.id, s.epoch) for s in log.samples}
-    assert keys == {(handle_for(r["task_id"], None), r["trial"] + 1) for r in rows}
+    assert keys == {(published(r["task_id"], None), r["trial"] + 1) for r in rows}
     assert log.eval.config.epochs == 3
     outcomes = sorted(str(s.scores["effectbench_oracle"].value) for s in log.samples if s.scores)
     assert outcomes == sorted(r["outcome"] for r in rows)
@@ -280,3 +290,39 @@ def test_a_folder_with_one_refused_bundle_writes_nothing(
     err = _one_line(capsys.readouterr().err)
     assert err.startswith(f"effectbench: {bad}: refused, not exported: ")
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["board"]
+
+
+def test_another_machine_exports_the_same_bytes(
+    clinic_exports: dict[str, Path], tmp_path: Path
+) -> None:
+    """Another cache home is another harness key (``handle.key``): the run-time handles
+    differ, the published ones an export is named by do not."""
+    home = tmp_path / "elsewhere"
+    env = {**os.environ, "XDG_CACHE_HOME": str(home)}
+    out = tmp_path / "eee"
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "effectbench"), "export", str(CLINIC), "--format", "eee",
+         "--out", str(out)],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (home / "effectbench" / "handle.key").read_bytes() != harness_key()
+    assert _tree(out) == _tree(clinic_exports["eee"])
+
+
+def test_published_handles_pair_a_pack_s_tasks_and_never_hash_a_sequestered_id() -> None:
+    dev = published_handles(FINGERPRINT, "dev", "sha256:aa", ())
+    other_bundle = published_handles(FINGERPRINT, "dev", "sha256:bb", ())
+    assert dev("t1", None) == other_bundle("t1", None) != dev("t2", None)  # one per task
+    assert dev("t1", 0) != dev("t1", 1) and dev("t1", 0).startswith("ep-")
+    assert dev("t1", None) != handle_for("t1", None)  # never the run-time handle
+    # a test split's handles number the tasks by first appearance: the id is not hashed
+    seq = published_handles(FINGERPRINT, "test", "sha256:aa", ["t9", "t8", "t9"])
+    renamed = published_handles(FINGERPRINT, "test", "sha256:aa", ["x", "y"])
+    assert (seq("t9", None), seq("t8", 2)) == (renamed("x", None), renamed("y", 2))
+    assert seq("t9", None) != published_handles(FINGERPRINT, "test", "sha256:bb", ["t9"])(
+        "t9", None
+    )  # and name a task of that bundle only
+    assert seq("t9", None) != dev("t9", None)
+    with pytest.raises(ValueError, match="content hash"):
+        published_handles(FINGERPRINT, "test", "", ["t9"])

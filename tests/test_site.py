@@ -1954,3 +1954,105 @@ def test_leaderboard_json_shows_the_bootstrap_beside_the_analytic_intervals(
                 assert r["note"].startswith("not estimable")
             else:
                 assert r["bootstrap_lo"] <= r["bootstrap_hi"]
+
+
+def _archive_files(path: Path) -> dict[str, bytes]:
+    from effectbench.site._exports import members
+
+    return dict(members(path.read_bytes()))
+
+
+def test_each_submission_page_links_its_three_exports_and_each_board_its_eee_records(
+    site: dict[str, Any], tmp_path: Path
+) -> None:
+    """Every accepted bundle's page links its EEE, ATIF and Inspect exports (files that are
+    there); each validates (EEE against the project's schemas, ATIF under ``atif``, Inspect
+    read back by inspect_ai); each board's EEE archive holds every entry's record on it; and
+    an export made afresh, outside the build and its cache, has the published bytes."""
+    import jsonschema
+    from atif import Trajectory
+    from inspect_ai.log import read_eval_log
+
+    from effectbench.cli._rank import reports_of
+    from effectbench.exports import files_of
+    from effectbench.site._entries import entry_from_report
+    from effectbench.site._exports import archive, source_of
+
+    out: Path = site["out"]
+    eee = ROOT / "tests" / "data" / "eee"
+    record_schema, instance_schema = (
+        jsonschema.Draft7Validator(json.loads((eee / name).read_text(encoding="utf-8")))
+        for name in ("eval.schema.json", "instance_level_eval.schema.json")
+    )
+    pages = sorted(out.glob("submissions/*.html"))
+    assert pages and site["summary"].exports == 3 * len(pages)
+    for p in pages:
+        html = p.read_text(encoding="utf-8")
+        for fmt in ("eee", "atif", "inspect"):
+            href = f"downloads/exports/{p.stem}.{fmt}.tar.xz"
+            assert f'href="../{href}"' in html, (p.name, fmt)
+            assert (out / href).is_file()
+        assert "export-not-offered" not in html
+    slug = slug_of(site, "_screen-only-clinic")
+    rows = jsonl_rows(site["subs"] / slug)
+    files = {
+        fmt: _archive_files(out / f"downloads/exports/{slug}.{fmt}.tar.xz")
+        for fmt in ("eee", "atif", "inspect")
+    }
+    records = {n: d for n, d in files["eee"].items() if n.endswith(".json")}
+    assert records and all(
+        not list(record_schema.iter_errors(json.loads(d))) for d in records.values()
+    )
+    samples = [line for n, d in files["eee"].items() if n.endswith(".jsonl")
+               for line in d.decode().splitlines()]  # fmt: skip
+    assert len(samples) == len(rows)
+    assert all(not list(instance_schema.iter_errors(json.loads(s))) for s in samples)
+    assert len(files["atif"]) == len(rows)
+    for data in files["atif"].values():
+        Trajectory.model_validate_json(data)
+    ((name, data),) = files["inspect"].items()
+    log_path = tmp_path / Path(name).name
+    log_path.write_bytes(data)
+    log = read_eval_log(str(log_path))
+    assert log.samples is not None and len(log.samples) == len(rows)
+    # the board's EEE archive: its entries' records on its substrate, nothing else
+    downloads = page(site, "downloads.html")
+    board = out / f"downloads/boards/{CLINIC_API}.eee.tar.xz"
+    assert f'href="downloads/boards/{CLINIC_API}.eee.tar.xz"' in downloads
+    on_board = _archive_files(board)
+    clinic = {n for n in on_board if n.endswith(".json")}
+    assert clinic == {f"{name}.api.json" for name in REFERENCE_BOARD_KEYS[CLINIC_API]}
+    assert {n: d for n, d in on_board.items() if n.startswith(slug)} == files["eee"]
+    # made afresh, outside the build and its cache: the same bytes
+    (report,) = reports_of([site["subs"] / slug], True, True, False, records=RECORDS)
+    fresh = source_of(entry_from_report(report, slug))
+    for fmt in ("eee", "inspect"):
+        published = (out / f"downloads/exports/{slug}.{fmt}.tar.xz").read_bytes()
+        assert archive(files_of(fresh, fmt)) == published
+
+
+def test_a_format_whose_package_is_missing_is_said_not_offered() -> None:
+    """Without ``atif`` the ATIF export is not offered, and the downloads page says why (the
+    submission pages render the same lines); every other format still is."""
+    from effectbench.site._downloads import Tables
+    from effectbench.site._exports import Exports, not_offered
+    from effectbench.site._pages import downloads_page
+
+    def find(module: str) -> object | None:
+        return None if module == "atif" else object()
+
+    missing = not_offered(find)
+    assert missing == {
+        "atif": "not offered by this build: the export extra (atif) is not installed"
+    }
+    assert not_offered(lambda module: object()) == {}
+    out = Exports(missing=missing)
+    assert out.not_offered_text == [
+        "ATIF trajectories: not offered by this build: the export extra (atif) is not installed"
+    ]
+    body = downloads_page(ROOT / "site" / "templates", Tables(), out).body
+    assert 'data-eb="export-not-offered">ATIF trajectories: not offered' in body
+    assert (
+        "export-not-offered"
+        not in downloads_page(ROOT / "site" / "templates", Tables(), Exports()).body
+    )

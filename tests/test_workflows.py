@@ -217,7 +217,11 @@ def test_the_workflows_install_through_the_one_locked_script(
 
 
 @pytest.mark.parametrize(
-    ("lock", "extras"), [("verify.txt", ()), ("screens.txt", ("web", "desktop"))]
+    ("lock", "extras"),
+    [
+        ("verify.txt", ("inspect", "export")),
+        ("screens.txt", ("web", "desktop", "inspect", "export")),
+    ],
 )
 def test_the_locks_pin_what_pyproject_asks(lock: str, extras: tuple[str, ...]) -> None:
     """Every dependency of the core (and of the extras a lock covers) is pinned, hashed, at
@@ -244,7 +248,7 @@ def test_the_locks_pin_what_pyproject_asks(lock: str, extras: tuple[str, ...]) -
         assert req.specifier.contains(pinned, prereleases=True), (
             f"{lock}: {req.name}=={pinned} vs {req}"
         )
-    if not extras:  # the light stack has no browser, X or PyGObject client
+    if "web" not in extras:  # the light stack has no browser, X or PyGObject client
         assert not {"playwright", "pygobject", "python-xlib", "mcp"} & set(pins)
 
 

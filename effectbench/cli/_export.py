@@ -39,7 +39,6 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from effectbench.exports import write_export
     from effectbench.exports.files import check_out
     from effectbench.exports.source import Verified, read_source
-    from effectbench.run.view import handle_for
 
     check_out(args.out)  # before verifying anything: a refusal costs nothing
     if args.format == "atif":
@@ -68,7 +67,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         assert r.results is not None and r.tasks is not None  # accepted: its rows were read
         signer = f"{r.signer.identity} ({r.signer.issuer})" if r.signer is not None else None
         verified = Verified(r.status.value, signer, r.reproduced, r.content_hash)
-        sources.append(read_source(Path(r.path), r.results, r.tasks, verified, handle_for))
+        sources.append(read_source(Path(r.path), r.results, r.tasks, verified))
     with bar(f"writing {args.format}", wanted(False)) as progress:
         written = write_export(sources, args.format, args.out, progress)
     previews = sum(s.verified.unsigned_preview for s in sources)

@@ -21,6 +21,7 @@ from typing import Any
 from effectbench.exports.files import sha256
 from effectbench.exports.source import BundleSource, Episode
 from effectbench.extras import require
+from effectbench.manifest import SEQUESTERED
 
 TASK = "effectbench/export"
 """The task name of an exported log."""
@@ -28,7 +29,21 @@ SCORER = "effectbench_oracle"
 METADATA_KEY = "effectbench_export"
 
 
-def _sample(episode: Episode) -> Any:
+def receipt_json(source: BundleSource, episode: Episode) -> dict[str, Any] | None:
+    """The receipt a sample's metadata holds: as the bundle has it, but for a sequestered
+    (``test``) split's, whose task id, episode id (a hash of the task id) and title are
+    replaced by the published handles and ``[sequestered]`` (never a test task's id)."""
+    if episode.receipt is None:
+        return None
+    data: dict[str, Any] = episode.receipt.to_json()
+    if source.sequestered:
+        data["task_id"] = episode.handle
+        data["episode_id"] = episode.trial_handle
+        data["task"] = {**data["task"], "title": SEQUESTERED}
+    return data
+
+
+def _sample(source: BundleSource, episode: Episode) -> Any:
     from inspect_ai.log import EvalSample
     from inspect_ai.scorer import Score
 
@@ -39,7 +54,7 @@ def _sample(episode: Episode) -> Any:
         "substrate": str(row.substrate),
         "episode_handle": episode.trial_handle,
         "reading": row.oracle.model_dump(mode="json"),
-        "receipt": None if episode.receipt is None else episode.receipt.to_json(),
+        "receipt": receipt_json(source, episode),
     }
     if episode.receipt is None:
         metadata["note"] = "bundle format 1: no receipt; the claim and the outcome only"
@@ -135,7 +150,8 @@ def eval_log(source: BundleSource) -> Any:
         status="success",
         eval=spec,
         samples=[
-            _sample(e) for e in sorted(source.episodes, key=lambda e: (e.handle, e.row.trial))
+            _sample(source, e)
+            for e in sorted(source.episodes, key=lambda e: (e.handle, e.row.trial))
         ],
         results=EvalResults(
             total_samples=len(source.episodes),
@@ -157,4 +173,13 @@ def export_inspect(source: BundleSource) -> list[tuple[str, bytes]]:
         return [(log_name(source), path.read_bytes())]
 
 
-__all__ = ["METADATA_KEY", "SCORER", "TASK", "eval_log", "export_inspect", "log_id", "log_name"]
+__all__ = [
+    "METADATA_KEY",
+    "SCORER",
+    "TASK",
+    "eval_log",
+    "export_inspect",
+    "log_id",
+    "log_name",
+    "receipt_json",
+]

@@ -8,7 +8,6 @@ never from the clock, so the same bundle always exports to the same bytes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -19,11 +18,12 @@ from pydantic import ValidationError
 from effectbench.bundle import RECEIPTS_VERSION, SubmissionHeader
 from effectbench.classify import classify
 from effectbench.errors import DataError
+from effectbench.exports.handles import Handles, published_handles
 from effectbench.filenames import EPISODES_FILE, RECEIPTS_FILE, SUBMISSION_FILE
 from effectbench.metrics import Results, TaskTable
 from effectbench.receipts.files import iter_lines
 from effectbench.receipts.model import Receipt
-from effectbench.schema import EpisodeRecord, Outcome, TrueState
+from effectbench.schema import EpisodeRecord, Outcome, Split, TrueState
 
 SCRIPTED = "scripted"
 """The model of a shipped baseline (a reference arm): no model, a script."""
@@ -67,7 +67,7 @@ class Episode:
     row: EpisodeRecord
     receipt: Receipt | None
     handle: str
-    """The task's opaque handle (every trial's; :func:`effectbench.run.view.handle_for`)."""
+    """The task's opaque handle (every trial's; :mod:`effectbench.exports.handles`)."""
     trial_handle: str
     """The episode's own opaque handle."""
 
@@ -114,6 +114,12 @@ class BundleSource:
     def name(self) -> str:
         """The bundle's folder name: what every exported file is named after."""
         return self.folder.name
+
+    @property
+    def sequestered(self) -> bool:
+        """Whether the bundle ran the pack's sequestered ``test`` split (its task ids are never
+        exported: :mod:`effectbench.exports.handles`)."""
+        return self.header.pack.split is Split.TEST
 
     @property
     def has_receipts(self) -> bool:
@@ -198,14 +204,14 @@ def read_source(
     results: Results,
     tasks: TaskTable,
     verified: Verified,
-    handle: Callable[[str, int | None], str],
+    handle: Handles | None = None,
 ) -> BundleSource:
     """Read the accepted bundle in ``folder`` for export.
 
-    ``handle`` gives a task's opaque handle (``trial`` None) or an episode's
-    (:func:`effectbench.run.view.handle_for`). Raises :class:`DataError` naming the file
-    and line of anything that cannot be read (the verifier accepted it, so only a change
-    since then can cause that).
+    ``handle`` gives a task's opaque handle (``trial`` None) or an episode's; by default the
+    published handles (:func:`effectbench.exports.handles.published_handles`), the same on
+    every machine. Raises :class:`DataError` naming the file and line of anything that cannot
+    be read (the verifier accepted it, so only a change since then can cause that).
     """
     sub = folder / SUBMISSION_FILE
     try:
@@ -225,6 +231,16 @@ def read_source(
         raise DataError(
             f"{len(receipts)} receipts for {len(rows)} rows", file=str(folder / RECEIPTS_FILE)
         )
+    if handle is None:
+        try:
+            handle = published_handles(
+                header.pack.fingerprint,
+                str(header.pack.split),
+                verified.content_hash or "",
+                (row.task_id for _, row in rows),
+            )
+        except ValueError as exc:
+            raise DataError(f"cannot be exported: {exc}", file=str(sub)) from None
     episodes = [
         Episode(
             row=row,

@@ -36,6 +36,7 @@ from effectbench.site._charts import Chart, pct
 from effectbench.site._contamination import Contamination
 from effectbench.site._downloads import Tables
 from effectbench.site._entries import Entry
+from effectbench.site._exports import Exports
 from effectbench.site._format import (
     against_nothing,
     break_even_text,
@@ -637,8 +638,9 @@ def episode_page(templates: Path, frames_policy: str) -> GeneratedPage:
     return GeneratedPage("Episode receipt", body, search=False, hide=("navigation", "toc"))
 
 
-def downloads_page(templates: Path, tables: Tables) -> GeneratedPage:
-    """Return the downloads page (``tables``: the downloads, for their row counts)."""
+def downloads_page(templates: Path, tables: Tables, exports: Exports) -> GeneratedPage:
+    """Return the downloads page (``tables``: the downloads, for their row counts;
+    ``exports``: each board's EEE archive, and the formats not offered)."""
     body = (
         environment(templates)
         .get_template("downloads.html.j2")
@@ -646,6 +648,8 @@ def downloads_page(templates: Path, tables: Tables) -> GeneratedPage:
             n_board_rows=tables.n_board_rows,
             n_cell_rows=tables.n_cell_rows,
             n_episode_rows=tables.n_episode_rows,
+            boards_eee=exports.boards,
+            exports_missing=exports.not_offered_text,
         )
     )
     return GeneratedPage("Downloads", body)
@@ -773,11 +777,14 @@ def submission_body(
     *,
     receipts: bool = False,
     frames_policy: str = "",
+    exports: Sequence[tuple[str, str]] = (),
+    exports_missing: Sequence[str] = (),
 ) -> str:
     """Return one submission page's body, compacted, with the two slots of
     :func:`fill_places` in it (``row``: its numbers over every episode; ``board``: the key
     and prices of the first board it is on, which its compare link and price note name;
-    ``receipts``: its matrix and heatmap link to the episode view).
+    ``receipts``: its matrix and heatmap link to the episode view; ``exports``: the label and
+    site path of each of its exports, ``exports_missing`` a line per format not offered).
 
     Everything in it depends on the bundle, its report and the code alone, so a build keeps
     it between builds (:mod:`effectbench.site._kept`); its place on the boards, which moves
@@ -825,6 +832,8 @@ def submission_body(
         trust_note=trust_note,
         receipts=receipts,
         frames_policy=frames_policy,
+        exports=exports,
+        exports_missing=exports_missing,
     )
     assert body.count(PLACES_RANKS) == 1 and body.count(PLACES_VALUES) == 1
     return compact_html(body.strip())

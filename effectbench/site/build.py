@@ -75,6 +75,7 @@ from effectbench.site._compiled import SealedTemplateCode
 from effectbench.site._digests import FileDigests
 from effectbench.site._downloads import bundle_downloads, leaderboard_tables
 from effectbench.site._entries import Entry, entry_from_report, unique_slugs
+from effectbench.site._exports import Exports, board_exports, bundle_exports
 from effectbench.site._find import Findable, find_scripts
 from effectbench.site._json import SCHEMA_FILE, leaderboard_json, schema
 from effectbench.site._kept import Kept, page_code
@@ -233,6 +234,10 @@ class BuildSummary:
     receipt_shard_bytes: int = 0
     receipt_shard_unshared: int = 0
     """The shards' bytes if no two submissions shared one (each counted per submission)."""
+    exports: int = 0
+    """Export archives published (:mod:`effectbench.site._exports`), board ones aside."""
+    exports_kept: int = 0
+    """Of them, those kept from an earlier build."""
     n_monitors: int = 0
     """Monitor bundles accepted on the monitors board."""
     n_monitors_refused: int = 0
@@ -257,6 +262,7 @@ class BuildSummary:
             f"written {self.files_written}",
             f"receipt shards {self.receipt_shards} ({self.receipt_shard_bytes / 2**20:.1f} MiB; "
             f"{self.receipt_shard_unshared / 2**20:.1f} MiB if no two submissions shared one)",
+            f"exports {self.exports} ({self.exports_kept} kept from an earlier build)",
             f"time: {t}",
             *(f"note: {n}" for n in self.notes),
         ]
@@ -525,6 +531,7 @@ class _SiteBuild:
         self.copies: dict[str, Path] = {}
         self.texts: dict[str, str | bytes] = {}
         self.receipts = Published()
+        self.exports = Exports()
         self.monitors = MonitorBoard()
         self.monitor_charts: tuple[Chart, Chart] | None = None
 
@@ -594,6 +601,7 @@ class _SiteBuild:
             ("read rows", self.read_rows),
             ("receipts", self.write_receipts),
             ("badges", self.write_badges),
+            ("exports", self.write_exports),
             ("pages", self.write_pages),
             ("downloads", self.write_downloads),
         )
@@ -828,6 +836,22 @@ class _SiteBuild:
             absolute=bool(site),
         )
 
+    def write_exports(self) -> None:
+        """Export every accepted bundle as EEE records, ATIF trajectories and an Inspect log
+        (each kept between local builds; a format whose package is not installed is not
+        offered, and the summary says so)."""
+        kept = self.kept("export.tar.xz")
+        self.exports = bundle_exports(self.entries, kept, self._entry_digest, self._rendering)
+        self.texts.update(self.exports.files)
+        self.summary.exports = len(self.exports.files)
+        self.summary.exports_kept = kept.hits
+        self.summary.notes.extend(
+            f"exports: {line}; make site installs it" for line in self.exports.not_offered_text
+        )
+
+    def _entry_digest(self, e: Entry) -> str:
+        return self.report_digest(e.slug)
+
     def write_pages(self) -> None:
         """Render the leaderboard, charts, compare, refused and per-submission pages."""
         t = self.sources.templates
@@ -931,6 +955,7 @@ class _SiteBuild:
                 repr(outcomes),
                 repr(links),
                 repr(badge),
+                repr((self.exports.links.get(e.slug), self.exports.missing)),
                 note,
                 repr(e.slug in self.receipts.slugs),
                 FRAMES_POLICY,
@@ -968,6 +993,8 @@ class _SiteBuild:
             self.options.trust_note,
             receipts=e.slug in self.receipts.slugs,
             frames_policy=FRAMES_POLICY,
+            exports=self.exports.links.get(e.slug, ()),
+            exports_missing=self.exports.not_offered_text,
         )
         return body.encode("utf-8")
 
@@ -1019,7 +1046,9 @@ class _SiteBuild:
         )
         self.summary.entries_kept = kept.hits
         self.texts[f"downloads/{SCHEMA_FILE}"] = schema()
-        self.pages["downloads.md"] = downloads_page(self.sources.templates, tables)
+        board_exports(self.exports, self.boards, entries)
+        self.texts.update(self.exports.files)
+        self.pages["downloads.md"] = downloads_page(self.sources.templates, tables, self.exports)
         # The SPEC is our own trusted markdown: mkdocs converts it (headings, tables, TOC).
         self.texts["spec.md"] = self.sources.spec.read_text(encoding="utf-8")
 
