@@ -396,28 +396,12 @@ def _trial_of(
     meta = score.metadata or {}
     try:
         verdict = OracleVerdict.model_validate(meta.get("reading"))
-        latency: Any
-        env_fp: Any
-        started: Any
-        finished: Any
+        env_fp: dict[str, Any]
         if score.value == DROPPED:
             report = AgentReport.model_validate(meta.get("agent"))
             latency, env_fp, started, finished = 0.0, {}, "", ""
         else:
-            row = meta.get("row")
-            if not isinstance(row, Mapping):
-                raise _tampered(path, where, "the score has no row")
-            report = AgentReport.model_validate(row.get("agent"))
-            latency, env_fp = row.get("latency_s"), row.get("env_fingerprint")
-            started, finished = row.get("started_at"), row.get("finished_at")
-            if row.get("oracle") != meta.get("reading"):
-                raise _tampered(path, where, "the row's reading differs from the score's")
-            if row.get("seed") != trial:
-                raise _tampered(path, where, f"seed {row.get('seed')!r} is not trial {trial}'s")
-            if not isinstance(latency, int | float) or not isinstance(env_fp, dict):
-                raise _tampered(path, where, "its latency or env fingerprint is malformed")
-            if not isinstance(started, str) or not isinstance(finished, str):
-                raise _tampered(path, where, "its start or finish time is malformed")
+            report, latency, env_fp, started, finished = _recorded_row(meta, trial, path, where)
         rebuilt = episode_row(
             arm,
             task,
@@ -440,18 +424,47 @@ def _trial_of(
                 path, where, f"the score says {score.value!r} but the reading is unreadable"
             )
         return rebuilt
-    claimed = (score.value, meta.get("outcome"), meta.get("swer_variant"))
+    _check_claimed(score.value, meta, rebuilt, path, where)
+    if RECEIPT_KEY in meta:  # the bundle's verifier checks it against the row it belongs to
+        with_evidence(rebuilt, _evidence(meta, path, where))
+    return rebuilt
+
+
+def _recorded_row(
+    meta: Mapping[str, Any], trial: int, path: Path, where: str
+) -> tuple[AgentReport, float, dict[str, Any], str, str]:
+    """The agent's report, latency, env fingerprint and times of a scored sample's recorded
+    row, held to the score's reading and the trial's seed."""
+    row = meta.get("row")
+    if not isinstance(row, Mapping):
+        raise _tampered(path, where, "the score has no row")
+    report = AgentReport.model_validate(row.get("agent"))
+    latency, env_fp = row.get("latency_s"), row.get("env_fingerprint")
+    started, finished = row.get("started_at"), row.get("finished_at")
+    if row.get("oracle") != meta.get("reading"):
+        raise _tampered(path, where, "the row's reading differs from the score's")
+    if row.get("seed") != trial:
+        raise _tampered(path, where, f"seed {row.get('seed')!r} is not trial {trial}'s")
+    if not isinstance(latency, int | float) or not isinstance(env_fp, dict):
+        raise _tampered(path, where, "its latency or env fingerprint is malformed")
+    if not isinstance(started, str) or not isinstance(finished, str):
+        raise _tampered(path, where, "its start or finish time is malformed")
+    return report, latency, env_fp, started, finished
+
+
+def _check_claimed(
+    value: Any, meta: Mapping[str, Any], rebuilt: EpisodeRecord, path: Path, where: str
+) -> None:
+    """The score's outcome and variant are those the recorded reading and report give."""
+    claimed = (value, meta.get("outcome"), meta.get("swer_variant"))
     derived = (rebuilt.outcome.value, rebuilt.outcome.value, rebuilt.swer_variant.value)
     if claimed != derived:
         raise _tampered(
             path,
             where,
-            f"the score says {score.value!r} ({meta.get('swer_variant')}) but its recorded "
+            f"the score says {value!r} ({meta.get('swer_variant')}) but its recorded "
             f"reading and report give {rebuilt.outcome.value!r} ({rebuilt.swer_variant.value})",
         )
-    if RECEIPT_KEY in meta:  # the bundle's verifier checks it against the row it belongs to
-        with_evidence(rebuilt, _evidence(meta, path, where))
-    return rebuilt
 
 
 def _evidence(meta: Mapping[str, Any], path: Path, where: str) -> Evidence:
