@@ -24,7 +24,7 @@ import json
 import math
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -517,6 +517,26 @@ def convert_log(path: Path) -> Converted:
             "eval.config.epochs",
         )
     arm = log.eval.model
+    pack_name, chosen = _installed_tasks(meta, path)
+    by_id = {t.task_id: t for t in chosen}
+    seen = _samples_by_pair(log.samples, _sample_tasks(meta, path), by_id, trials, meta, path)
+    run = RunResult(arm=arm, pack=pack_name)
+    for task_id in by_id:
+        for epoch in range(1, trials + 1):
+            sample = seen[(task_id, epoch)]
+            outcome = _trial_of(sample, by_id[task_id], arm, path)
+            run.attempts.extend(_earlier(sample, by_id[task_id]))
+            if isinstance(outcome, DroppedEpisode):
+                run.dropped.append(outcome)
+            else:
+                run.rows.append(outcome)
+    _check_metrics(log, run, path)
+    return Converted(log=log, pack=meta["pack"], split=Split(meta["split"]), trials=trials, run=run)
+
+
+def _installed_tasks(meta: Mapping[str, Any], path: Path) -> tuple[str, list[TaskSpec]]:
+    """The installed pack's name and the tasks the log's split and substrates choose, when it
+    is the pack the log ran on."""
     try:
         with borrowed(meta["pack"]) as provider:
             installed = fingerprint(provider.manifest())
@@ -531,10 +551,20 @@ def convert_log(path: Path) -> Converted:
             f"the installed pack is {installed}",
             f"eval.metadata.{METADATA_KEY}.fingerprint",
         )
-    by_id = {t.task_id: t for t in chosen}
-    named = _sample_tasks(meta, path)
+    return pack_name, chosen
+
+
+def _samples_by_pair(
+    samples: Sequence[EvalSample],
+    named: Mapping[str, str],
+    by_id: Mapping[str, TaskSpec],
+    trials: int,
+    meta: Mapping[str, Any],
+    path: Path,
+) -> dict[tuple[str, int], EvalSample]:
+    """Each (task, epoch)'s sample: one each, of the split's tasks, every pair covered."""
     seen: dict[tuple[str, int], EvalSample] = {}
-    for sample in log.samples:
+    for sample in samples:
         key = (named.get(str(sample.id), str(sample.id)), sample.epoch)
         if key[0] not in by_id:
             raise _refuse(
@@ -553,18 +583,7 @@ def convert_log(path: Path) -> Converted:
             f"{epoch - 1}",
             "samples",
         )
-    run = RunResult(arm=arm, pack=pack_name)
-    for task_id in by_id:
-        for epoch in range(1, trials + 1):
-            sample = seen[(task_id, epoch)]
-            outcome = _trial_of(sample, by_id[task_id], arm, path)
-            run.attempts.extend(_earlier(sample, by_id[task_id]))
-            if isinstance(outcome, DroppedEpisode):
-                run.dropped.append(outcome)
-            else:
-                run.rows.append(outcome)
-    _check_metrics(log, run, path)
-    return Converted(log=log, pack=meta["pack"], split=Split(meta["split"]), trials=trials, run=run)
+    return seen
 
 
 def run_configuration(log: EvalLog) -> dict[str, Any]:
