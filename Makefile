@@ -65,6 +65,7 @@ lint: setup-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/python scripts/complexity.py
 
 test: setup  # every test, browser, web, desktop and slow groups included, beside the linters
 	@bash scripts/check "$(BIN)"

@@ -144,10 +144,9 @@ def generated_tables(found: dict[tuple[str, str, str], Path]) -> dict[str, TaskT
     }
 
 
-def figures() -> dict[str, str]:
-    """Every figure the documents state, by what it is, as printed."""
+def _bundle_figures(found: dict[tuple[str, str, str], Path]) -> dict[str, str]:
+    """How many bundles there are, of what, and at how many trials."""
     out: dict[str, str] = {}
-    found = bundles()
     out["bundles"] = str(len(found))
     trials = {
         k: json.loads((f / "submission.json").read_text())["trials_per_task"]
@@ -164,36 +163,72 @@ def figures() -> dict[str, str]:
         key=lambda k: SUBSTRATES.index(k[1]),
     )
     on_screen = [*screens, *(k for k in ticketing if k[1] in SCREENS)]
-    assert {trials[k] for k in on_screen} == {int(out["screen trials"])}
-    written = [k for k in found if not k[0].startswith("clinic-generated") and k not in on_screen]
-    assert {trials[k] for k in written} == {int(out["api trials"])}
+    _assert_trials(trials, on_screen, out)
+    out["generated bundles"] = _generated_bundles(found, trials)
+    out.update(_ticketing_bundles(ticketing, out))
+    out["clinic boards"] = str(1 + len(SCREENS))
+    return out
+
+
+def _assert_trials(
+    trials: dict[tuple[str, str, str], int],
+    on_screen: list[tuple[str, str, str]],
+    counted: dict[str, str],
+) -> None:
+    """Every bundle on a screen has the screen trials, every other (the generated clinic's
+    aside) the API's."""
+    assert {trials[k] for k in on_screen} == {int(counted["screen trials"])}
+    written = [k for k in trials if not k[0].startswith("clinic-generated") and k not in on_screen]
+    assert {trials[k] for k in written} == {int(counted["api trials"])}
+
+
+def _tasks_on(
+    found: dict[tuple[str, str, str], Path], bundles: list[tuple[str, str, str]], substrate: str
+) -> int:
+    """How many tasks ``bundles`` on ``substrate`` ran."""
+    return len({r["task_id"] for k in bundles if k[1] == substrate for r in _rows(found[k])})
+
+
+def _generated_bundles(
+    found: dict[tuple[str, str, str], Path], trials: dict[tuple[str, str, str], int]
+) -> str:
+    """The generated clinic's bundles, said in one phrase."""
     # the careful arm (look_before_write, the API only) is not one of the ladder's arms
     generated = [k for k in found if k[0] == "clinic-generated" and k[2] in CLINIC]
     on = {s: {trials[k] for k in generated if k[1] == s} for s in ("api", "web")}
     assert len(generated) == 2 * len(CLINIC) and all(len(v) == 1 for v in on.values())
-    tasks = {s: len({r["task_id"] for k in generated if k[1] == s for r in _rows(found[k])})
-             for s in on}  # fmt: skip
+    tasks = {s: _tasks_on(found, generated, s) for s in on}
     fresh = [k for k in found if k[0] == "clinic-generated" + FRESH]
     assert sorted(k[1:] for k in fresh) == sorted(k[1:] for k in generated if k[1] == "api")
     assert {trials[k] for k in fresh} == on["api"]
-    out["generated bundles"] = (
+    return (
         f"the generated clinic's {len(CLINIC)} arms on its API at {min(on['api'])} trials of "
         f"{tasks['api']} tasks, on its public dev seed and again on a fresh instance, and on the "
         f"web at {min(on['web'])} trials of its {tasks['web']}-task sample "
         f"({len(generated) + len(fresh)} bundles"
     )
+
+
+def _ticketing_bundles(
+    ticketing: list[tuple[str, str, str]], counted: dict[str, str]
+) -> dict[str, str]:
+    """The ticketing pack's bundles and boards (``counted``: the trials already printed)."""
     ticketing_on = list(dict.fromkeys(k[1] for k in ticketing))
     assert ticketing_on == ["api", "web"] and len(ticketing) == len(CLINIC) * len(ticketing_on)
-    out["ticketing bundles"] = (
-        f"the ticketing pack's {len(CLINIC)} arms on its API at {out['api trials']} trials and on "
-        f"the web at {out['screen trials']} ({len(ticketing)} bundles)"
-    )
-    out["ticketing boards"] = (
-        f"the ticketing pack {len(ticketing_on)} ({', '.join(f'`{s}`' for s in ticketing_on)})"
-    )
-    out["clinic boards"] = str(1 + len(SCREENS))
-    api = board("clinic", "api", CLINIC)
-    t = api["tables"]
+    return {
+        "ticketing bundles": (
+            f"the ticketing pack's {len(CLINIC)} arms on its API at {counted['api trials']} "
+            f"trials and on the web at {counted['screen trials']} ({len(ticketing)} bundles)"
+        ),
+        "ticketing boards": (
+            f"the ticketing pack {len(ticketing_on)} ({', '.join(f'`{s}`' for s in ticketing_on)})"
+        ),
+    }
+
+
+def _clinic_rate_figures(t: dict[str, TaskTable]) -> dict[str, str]:
+    """The clinic's API board: its task count and the rates the doc tabulates."""
+    out: dict[str, str] = {}
     out["tasks"] = str(t["effect_verified_all"].n_tasks)
     swer = task_rate(t["effect_verified_all"], "swer")
     wrong = task_rate(t["effect_verified_all"], "record_wrong")
@@ -214,10 +249,11 @@ def figures() -> dict[str, str]:
     assert zero.upper is not None and zero.clustered_upper is not None
     out["zero raw"] = pct(zero.upper)
     out["zero tasks"] = pct(zero.clustered_upper)
-    web = board("clinic", "web", CLINIC)
-    oh = task_rate(web["tables"]["effect_verified_all"], "over_halt")
-    out["web over-halt"] = f"{oh.numerator}/{oh.denominator}, [{pct(oh.ci.lo)}, {pct(oh.ci.hi)}]"
-    # the clinic's boards: the same on every substrate
+    return out
+
+
+def _assert_every_clinic_board_is_the_apis(api: dict[str, Any]) -> None:
+    """The clinic's boards: the same on every substrate."""
     for substrate in SCREENS:
         other = board("clinic", substrate, CLINIC)
         assert other["order"] == api["order"] and other["ranks"] == api["ranks"]
@@ -226,6 +262,12 @@ def figures() -> dict[str, str]:
             assert interval(mine.lo, mine.hi) == interval(theirs.lo, theirs.hi)
             assert signed(mine.per_100) == signed(theirs.per_100)
     assert api["order"] == list(CLINIC)
+
+
+def _clinic_value_figures(api: dict[str, Any]) -> dict[str, str]:
+    """The clinic's API board: each arm's value row, the idle line and the break-evens."""
+    out: dict[str, str] = {}
+    t = api["tables"]
     for arm in CLINIC:
         v = api["value"][arm]
         out[f"clinic {arm} row"] = (
@@ -241,7 +283,12 @@ def figures() -> dict[str, str]:
     out["ev even"] = f"{api['even']['effect_verified']:.1f}"
     out["so even"] = f"{api['even']['screen_only']:.1f}"
     out["ev swer k"] = str(task_rate(t["effect_verified"], "swer").numerator)
-    mock = board("mockmed-anchor", "web", MOCKMED)
+    return out
+
+
+def _mockmed_figures(mock: dict[str, Any]) -> dict[str, str]:
+    """The MockMed anchor's web board."""
+    out: dict[str, str] = {}
     assert mock["order"] == list(MOCKMED)
     for arm in MOCKMED:
         out[f"mockmed {arm}"] = signed(mock["value"][arm].per_100)
@@ -256,7 +303,11 @@ def figures() -> dict[str, str]:
     out["mockmed min tasks"] = str(mock["apart"].min_tasks)
     ev = mock["tables"]["effect_verified"]
     out["mockmed successes"] = f"{int(ev.k('task_success').sum())} of the {ev.n_episodes}"
-    # one right, nine wrong records (the issue's case)
+    return out
+
+
+def _careless_figure() -> str:
+    """One right, nine wrong records (the issue's case): its value."""
     careless = TaskTable(
         task_id=[f"t{i}" for i in range(10)],
         category=["control"] * 10,
@@ -268,8 +319,15 @@ def figures() -> dict[str, str]:
         },
         correct_action_available=[True] * 10,
     )
-    out["careless"] = signed(net_value(careless, DEFAULT_PRICES).per_100)
-    # the family-wise level and the fewest shared tasks
+    return signed(net_value(careless, DEFAULT_PRICES).per_100)
+
+
+def _difference_figures(
+    api: dict[str, Any], found: dict[tuple[str, str, str], Path]
+) -> dict[str, str]:
+    """The family-wise level, the fewest shared tasks, and the differences the doc works."""
+    out: dict[str, str] = {}
+    t = api["tables"]
     out["clinic pairs"] = "3"
     out["clinic level"] = pct(api["apart"].confidence)
     assert api["apart"].confidence == family_confidence(len(CLINIC))
@@ -287,6 +345,17 @@ def figures() -> dict[str, str]:
     assert not d.beyond_noise
     out["oh diff"] = signed(100 * d.difference)
     out["oh diff tasks"] = interval(d.lo, d.hi, 100)
+    out["oh diff episodes"] = _naive_over_halt_difference(found)
+    d = rate_difference(t["effect_verified"], t["effect_verified_all"], "swer")
+    out["swer diff"] = f"{signed(100 * d.difference)} points {interval(d.lo, d.hi, 100)}"
+    d = rate_difference(t["effect_verified_all"], t["effect_verified_all"], "over_halt")
+    assert d.difference == d.lo == d.hi == 0.0
+    out["identical"] = f"{signed(d.difference)} {interval(d.lo, d.hi, 100)}"
+    return out
+
+
+def _naive_over_halt_difference(found: dict[tuple[str, str, str], Path]) -> str:
+    """The over-halt difference with repeats counted as independent pairs: "beyond noise"."""
     a, b = (
         {(r["task_id"], r["trial"]): r for r in _rows(found[("clinic", "api", arm)])}
         for arm in ("effect_verified_all", "screen_only")
@@ -298,15 +367,13 @@ def figures() -> dict[str, str]:
         sum(y and not x for x, y in pairs),
         sum(not x and not y for x, y in pairs),
     )
-    assert naive.ci.lo > 0  # "beyond noise" when repeats were counted as independent pairs
-    out["oh diff episodes"] = interval(naive.ci.lo, naive.ci.hi, 100)
-    d = rate_difference(t["effect_verified"], t["effect_verified_all"], "swer")
-    out["swer diff"] = f"{signed(100 * d.difference)} points {interval(d.lo, d.hi, 100)}"
-    d = rate_difference(t["effect_verified_all"], t["effect_verified_all"], "over_halt")
-    assert d.difference == d.lo == d.hi == 0.0
-    out["identical"] = f"{signed(d.difference)} {interval(d.lo, d.hi, 100)}"
-    # the paired resolution on the generated clinic's API board (templates its units)
-    gen = generated_tables(found)
+    assert naive.ci.lo > 0
+    return interval(naive.ci.lo, naive.ci.hi, 100)
+
+
+def _paired_figures(gen: dict[str, TaskTable]) -> dict[str, str]:
+    """The paired resolution on the generated clinic's API board (templates its units)."""
+    out: dict[str, str] = {}
     for (x, y), key in (
         (("effect_verified_all", "effect_verified"), "eva ev"),
         (("effect_verified", "screen_only"), "ev so"),
@@ -321,8 +388,14 @@ def figures() -> dict[str, str]:
         out[f"paired {key} value"] = f"{v.paired_mdd:.1f}"
         out[f"paired {key} value fixed"] = f"{v.fixed_mdd:.1f}"
         out["paired templates"] = str(rs.paired_units)
-    # the board pooling packs on the API: one catalogue per system of record (the generated
-    # clinic's templates, the ticketing pack's tasks), kept apart
+    return out
+
+
+def _pooled_figures(
+    gen: dict[str, TaskTable], found: dict[tuple[str, str, str], Path]
+) -> dict[str, str]:
+    """The board pooling packs on the API: one catalogue per system of record (the generated
+    clinic's templates, the ticketing pack's tasks), kept apart."""
     ticketing_api = {arm: _table(_rows(found[("ticketing", "api", arm)])) for arm in CLINIC}
     pooled = {
         arm: joined([("clinic-generated", gen[arm]), ("ticketing", ticketing_api[arm])])
@@ -332,17 +405,23 @@ def figures() -> dict[str, str]:
         pooled["effect_verified_all"], pooled["effect_verified"], "swer", DEFAULT_PRICES
     )
     assert rp.paired_mdd is not None and rp.paired_mdd <= 12.0  # the issue's bound
-    out["pooled eva ev"] = f"{rp.paired_mdd:.1f} points"
-    out["pooled units"] = str(rp.paired_units)
-    out["ticketing tasks"] = str(ticketing_api["effect_verified"].n_tasks)
-    # dead tasks of the clinic's API board: every arm the same outcome there
+    return {
+        "pooled eva ev": f"{rp.paired_mdd:.1f} points",
+        "pooled units": str(rp.paired_units),
+        "ticketing tasks": str(ticketing_api["effect_verified"].n_tasks),
+    }
+
+
+def _resolution_and_constant_figures(api: dict[str, Any], mock: dict[str, Any]) -> dict[str, str]:
+    """The clinic's dead tasks (every arm the same outcome there), the boards' detectable
+    differences, and the constants the documents state (the code's own)."""
+    out: dict[str, str] = {}
     dead = dead_units([api["tables"][a] for a in CLINIC])
     out["clinic dead"] = f"{len(dead.dead)} of its {dead.units} tasks"
     out["clinic mdd"] = f"{100 * api['mdd']:.0f}"
     out["clinic neff"] = f"{api['neff']:.0f}"
     out["mockmed mdd"] = f"{100 * mock['mdd']:.0f}"
     out["mockmed neff"] = f"{mock['neff']:.1f}"
-    # constants the documents state (the code's own)
     out["max price"] = f"{MAX_PRICE:,.0f}"
     out["power"] = f"{100 * POWER:.0f}%"
     out["prices"] = (
@@ -352,6 +431,28 @@ def figures() -> dict[str, str]:
     )
     billing = PRICE_PRESETS["clinical-billing"][1]
     out["billing"] = billing.costs_text()
+    return out
+
+
+def figures() -> dict[str, str]:
+    """Every figure the documents state, by what it is, as printed."""
+    found = bundles()
+    out = _bundle_figures(found)
+    api = board("clinic", "api", CLINIC)
+    out.update(_clinic_rate_figures(api["tables"]))
+    web = board("clinic", "web", CLINIC)
+    oh = task_rate(web["tables"]["effect_verified_all"], "over_halt")
+    out["web over-halt"] = f"{oh.numerator}/{oh.denominator}, [{pct(oh.ci.lo)}, {pct(oh.ci.hi)}]"
+    _assert_every_clinic_board_is_the_apis(api)
+    out.update(_clinic_value_figures(api))
+    mock = board("mockmed-anchor", "web", MOCKMED)
+    out.update(_mockmed_figures(mock))
+    out["careless"] = _careless_figure()
+    out.update(_difference_figures(api, found))
+    gen = generated_tables(found)
+    out.update(_paired_figures(gen))
+    out.update(_pooled_figures(gen, found))
+    out.update(_resolution_and_constant_figures(api, mock))
     return out
 
 

@@ -54,7 +54,7 @@ from verifier.pack import TaskFacts, check_drops, check_pack, clusters_of
 from verifier.ranking import rank_across
 from verifier.receipts import ReceiptResult, check_receipts, unranked_reason
 from verifier.records import RecordPolicy, Reproduction, read_record, record_key
-from verifier.references import listed_reference, load_references
+from verifier.references import Reference, listed_reference, load_references
 from verifier.report import (
     SUBMISSION_FAMILIES,
     BundleReport,
@@ -230,14 +230,7 @@ def _check_rows(
             sub.rows_file,
         )
     if header is not None and declared.tasks is not None and not checker.structure_failed:
-        # a run covers the split on the substrates it chose (SPEC 1.1 task variants): those
-        # of its rows and of its drops (a run whose every episode dropped is capped too)
-        seen = checker.seen_tasks() | {d.task_id for d in header.run.dropped}
-        substrates = {f.substrate for tid, f in declared.tasks.items() if tid in seen}
-        covered = {tid: f for tid, f in declared.tasks.items() if f.substrate in substrates}
-        missing = checker.missing_trials(covered)
-        check_drops(missing, header, covered, declared.pack, sink, sub.sub_file, sub.rows_file)
-    if header is not None and declared.tasks is not None and not checker.structure_failed:
+        _check_coverage(sub, header, declared.tasks, declared, checker, sink)
         check_instance_rows(
             header,
             declared.instance,
@@ -247,6 +240,24 @@ def _check_rows(
             {"rows": sub.rows_file, "submission": sub.sub_file},
         )
     return checker
+
+
+def _check_coverage(
+    sub: Submitted,
+    header: SubmissionHeader,
+    tasks: dict[str, TaskFacts],
+    declared: _Declared,
+    checker: RowChecker,
+    sink: FindingSink,
+) -> None:
+    """The missing trials, each dropped with a reason or refused: a run covers the split on
+    the substrates it chose (SPEC 1.1 task variants), those of its rows and of its drops (a
+    run whose every episode dropped is capped too)."""
+    seen = checker.seen_tasks() | {d.task_id for d in header.run.dropped}
+    substrates = {f.substrate for tid, f in tasks.items() if tid in seen}
+    covered = {tid: f for tid, f in tasks.items() if f.substrate in substrates}
+    missing = checker.missing_trials(covered)
+    check_drops(missing, header, covered, declared.pack, sink, sub.sub_file, sub.rows_file)
 
 
 def _check_receipts(
@@ -326,37 +337,16 @@ def _check_reproduction(
     a bundle with receipts, change set for change set)."""
     if header is None:
         return _Reproduction(None, Step(True))
-    if not options.reproduce:
-        return _Reproduction(None, Step(True, "disabled (--no-reproduce)"))
-    why = _reproduce.applicable(header, declared.pack)
-    if why is not None:
-        return _Reproduction(None, Step(True, why))
-    if sink.failed(Family.STRUCTURE) or sub.rows_again is None or declared.pack is None:
-        return _Reproduction(False, Step(True, "not run: the rows could not all be read"))
-    if sink.ids[CheckId.PACK_SEEDS]:
-        return _Reproduction(False, Step(True, "not run: the seeds are not one per trial"))
-    # A refused bundle's rows are not re-run (the cost buys nothing). Too few trials refuse
-    # the rank, not the rows: a one-trial preview is still re-run.
-    pack_refused = sink.counts[Family.PACK.value] > sink.ids[CheckId.PACK_MIN_TRIALS]
-    refused = (Family.SPEC, Family.RESCORE, Family.RECEIPT, Family.CLAIMS)
-    if pack_refused or any(sink.failed(f) for f in refused):
-        return _Reproduction(False, Step(True, "not run: the bundle is refused already"))
-    key = (
-        record_key(header, sub.content_hash, sub.path.name)
-        if sub.kind == "bundle" and sub.content_hash is not None
-        else None
-    )
+    skipped = _reproduction_skipped(sub, header, declared, sink, options)
+    if skipped is not None:
+        return skipped
     reference, _ = listed_reference(sub.content_hash, sub.path.name, options.references)
-    if key is not None and not options.force_reproduce:
-        listed = reference.record or None if reference is not None else None
-        found = read_record(key, options.records, listed)
-        if found.problem is not None:
-            sink.add(found.problem)
-            return _Reproduction(False, Step(True))
-        if found.reproduction is not None:
-            return _replayed(header, found.reproduction, found.source, sink)
+    recorded = _recorded_reproduction(sub, header, sink, options, reference)
+    if recorded is not None:
+        return recorded
     if options.records_only:
         return _Reproduction(None, Step(True, RECORDS_ONLY_NOTE))
+    assert declared.pack is not None and sub.rows_again is not None  # not skipped
     frames = _reproduce.FrameMatch()
     with_receipts = header.effectbench_bundle_version > 1
     rerun = _reproduce.reproduce(
@@ -375,6 +365,56 @@ def _check_reproduction(
         return _Reproduction(False, Step(True), rerun.rows or None)
     note = reproduced_note(header, rerun.rows, checker.n_rows) + frames.note()
     return _Reproduction(True, Step(note=note), rerun.rows)
+
+
+def _reproduction_skipped(
+    sub: Submitted,
+    header: SubmissionHeader,
+    declared: _Declared,
+    sink: FindingSink,
+    options: VerifyOptions,
+) -> _Reproduction | None:
+    """The ``reproduce`` step of a bundle that is not re-run (None: it is re-run, or read
+    from its record): disabled, not a shipped baseline on a deterministic pack, rows not
+    all read, seeds not one per trial, or refused already."""
+    if not options.reproduce:
+        return _Reproduction(None, Step(True, "disabled (--no-reproduce)"))
+    why = _reproduce.applicable(header, declared.pack)
+    if why is not None:
+        return _Reproduction(None, Step(True, why))
+    if sink.failed(Family.STRUCTURE) or sub.rows_again is None or declared.pack is None:
+        return _Reproduction(False, Step(True, "not run: the rows could not all be read"))
+    if sink.ids[CheckId.PACK_SEEDS]:
+        return _Reproduction(False, Step(True, "not run: the seeds are not one per trial"))
+    # A refused bundle's rows are not re-run (the cost buys nothing). Too few trials refuse
+    # the rank, not the rows: a one-trial preview is still re-run.
+    pack_refused = sink.counts[Family.PACK.value] > sink.ids[CheckId.PACK_MIN_TRIALS]
+    refused = (Family.SPEC, Family.RESCORE, Family.RECEIPT, Family.CLAIMS)
+    if pack_refused or any(sink.failed(f) for f in refused):
+        return _Reproduction(False, Step(True, "not run: the bundle is refused already"))
+    return None
+
+
+def _recorded_reproduction(
+    sub: Submitted,
+    header: SubmissionHeader,
+    sink: FindingSink,
+    options: VerifyOptions,
+    reference: Reference | None,
+) -> _Reproduction | None:
+    """The ``reproduce`` step as the bundle's reproduction record gives it (None: no record
+    to read, or a re-run is forced)."""
+    if sub.kind != "bundle" or sub.content_hash is None or options.force_reproduce:
+        return None
+    key = record_key(header, sub.content_hash, sub.path.name)
+    listed = reference.record or None if reference is not None else None
+    found = read_record(key, options.records, listed)
+    if found.problem is not None:
+        sink.add(found.problem)
+        return _Reproduction(False, Step(True))
+    if found.reproduction is not None:
+        return _replayed(header, found.reproduction, found.source, sink)
+    return None
 
 
 def _replayed(

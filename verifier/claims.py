@@ -127,33 +127,8 @@ def _compare_cells(claimed: Any, ours: list[dict[str, Any]], sink: FindingSink, 
 
 def _compare(claimed: Any, ours: Any, path: str, sink: FindingSink, file: str) -> None:
     if isinstance(ours, dict):
-        if not isinstance(claimed, dict):
-            sink.emit(
-                CheckId.CLAIMS_TYPE,
-                f"must be an object, got {json_type(claimed)}",
-                file,
-                None,
-                path,
-            )
-            return
-        for key in ours:
-            if key not in claimed:
-                sink.emit(
-                    CheckId.CLAIMS_MISSING_FIELD, "field is missing", file, None, f"{path}.{key}"
-                )
-        for key in claimed:
-            if key not in ours:
-                sink.emit(
-                    CheckId.CLAIMS_EXTRA_FIELD,
-                    "the rows give no such entry (counts of zero are omitted)",
-                    file,
-                    None,
-                    f"{path}.{key}",
-                )
-            else:
-                _compare(claimed[key], ours[key], f"{path}.{key}", sink, file)
-        return
-    if isinstance(ours, bool) or isinstance(ours, str) or ours is None:
+        _compare_object(claimed, ours, path, sink, file)
+    elif isinstance(ours, bool) or isinstance(ours, str) or ours is None:
         if claimed != ours or type(claimed) is not type(ours):
             sink.emit(
                 CheckId.CLAIMS_VALUE,
@@ -162,31 +137,66 @@ def _compare(claimed: Any, ours: Any, path: str, sink: FindingSink, file: str) -
                 None,
                 path,
             )
+    elif isinstance(ours, int):
+        _compare_count(claimed, ours, path, sink, file)
+    elif isinstance(ours, float):
+        _compare_rate(claimed, ours, path, sink, file)
+    else:
+        raise TypeError(f"unexpected recomputed value at {path}: {ours!r}")  # pragma: no cover
+
+
+def _compare_object(
+    claimed: Any, ours: dict[str, Any], path: str, sink: FindingSink, file: str
+) -> None:
+    """An object: every field the rows give, and none they do not, each compared."""
+    if not isinstance(claimed, dict):
+        sink.emit(
+            CheckId.CLAIMS_TYPE,
+            f"must be an object, got {json_type(claimed)}",
+            file,
+            None,
+            path,
+        )
         return
-    if isinstance(ours, int):
-        if type(claimed) is not int:
+    for key in ours:
+        if key not in claimed:
+            sink.emit(CheckId.CLAIMS_MISSING_FIELD, "field is missing", file, None, f"{path}.{key}")
+    for key in claimed:
+        if key not in ours:
             sink.emit(
-                CheckId.CLAIMS_TYPE,
-                f"a count must be an integer, got {claimed!r}",
+                CheckId.CLAIMS_EXTRA_FIELD,
+                "the rows give no such entry (counts of zero are omitted)",
                 file,
                 None,
-                path,
+                f"{path}.{key}",
             )
-        elif claimed != ours:
-            sink.emit(
-                CheckId.CLAIMS_COUNT, f"claimed {claimed}, the rows give {ours}", file, None, path
-            )
-        return
-    if isinstance(ours, float):
-        if type(claimed) not in (int, float):
-            sink.emit(CheckId.CLAIMS_TYPE, f"must be a number, got {claimed!r}", file, None, path)
-        elif not abs(claimed - ours) <= FLOAT_TOLERANCE:
-            sink.emit(
-                CheckId.CLAIMS_RATE,
-                f"claimed {claimed!r}, the rows give {ours!r} (tolerance {FLOAT_TOLERANCE})",
-                file,
-                None,
-                path,
-            )
-        return
-    raise TypeError(f"unexpected recomputed value at {path}: {ours!r}")  # pragma: no cover
+        else:
+            _compare(claimed[key], ours[key], f"{path}.{key}", sink, file)
+
+
+def _compare_count(claimed: Any, ours: int, path: str, sink: FindingSink, file: str) -> None:
+    if type(claimed) is not int:
+        sink.emit(
+            CheckId.CLAIMS_TYPE,
+            f"a count must be an integer, got {claimed!r}",
+            file,
+            None,
+            path,
+        )
+    elif claimed != ours:
+        sink.emit(
+            CheckId.CLAIMS_COUNT, f"claimed {claimed}, the rows give {ours}", file, None, path
+        )
+
+
+def _compare_rate(claimed: Any, ours: float, path: str, sink: FindingSink, file: str) -> None:
+    if type(claimed) not in (int, float):
+        sink.emit(CheckId.CLAIMS_TYPE, f"must be a number, got {claimed!r}", file, None, path)
+    elif not abs(claimed - ours) <= FLOAT_TOLERANCE:
+        sink.emit(
+            CheckId.CLAIMS_RATE,
+            f"claimed {claimed!r}, the rows give {ours!r} (tolerance {FLOAT_TOLERANCE})",
+            file,
+            None,
+            path,
+        )

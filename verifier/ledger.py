@@ -529,6 +529,18 @@ def open_ledger(
             f"the checkpoint of size {point.size} expired {point.expires:%Y-%m-%d %H:%M} UTC; "
             "the board CI signs a fresh one (effectbench ledger sign)",
         )
+    leaves = _signed_leaves(point, lines)
+    if isinstance(leaves, Refusal):
+        return leaves
+    if previous is not None:
+        broken = _not_extending(point, leaves, previous)
+        if broken is not None:
+            return broken
+    return _read_summaries(Ledger(folder=folder, checkpoint=point, leaves=leaves), lines)
+
+
+def _signed_leaves(point: Checkpoint, lines: Sequence[bytes]) -> list[bytes] | Refusal:
+    """The leaf hashes of the entries the checkpoint signs, when they hash to its root."""
     if point.size > len(lines):
         return Refusal(
             "ledger.root",
@@ -541,27 +553,39 @@ def open_ledger(
             f"the first {point.size} entries of {ENTRIES_FILE} do not hash to the signed root "
             f"{point.root_text} (a summary was edited, planted or removed)",
         )
-    if previous is not None:
-        old_size, old_root = previous
-        if point.size < old_size:
-            return Refusal(
-                "ledger.rolled_back",
-                f"the checkpoint signs {point.size} entries, the previous one {old_size}",
-            )
-        proof = consistency_proof(leaves, old_size)
-        if not verify_consistency(old_size, point.size, old_root, point.root, proof):
-            return Refusal(
-                "ledger.forked",
-                f"the first {old_size} entries are not those of the previous checkpoint (root "
-                f"{base64.b64encode(old_root).decode()})",
-            )
-    ledger = Ledger(folder=folder, checkpoint=point, leaves=leaves)
+    return leaves
+
+
+def _not_extending(
+    point: Checkpoint, leaves: list[bytes], previous: tuple[int, bytes]
+) -> Refusal | None:
+    """Why the checkpoint does not extend the ``previous`` one (None: it does)."""
+    old_size, old_root = previous
+    if point.size < old_size:
+        return Refusal(
+            "ledger.rolled_back",
+            f"the checkpoint signs {point.size} entries, the previous one {old_size}",
+        )
+    proof = consistency_proof(leaves, old_size)
+    if not verify_consistency(old_size, point.size, old_root, point.root, proof):
+        return Refusal(
+            "ledger.forked",
+            f"the first {old_size} entries are not those of the previous checkpoint (root "
+            f"{base64.b64encode(old_root).decode()})",
+        )
+    return None
+
+
+def _read_summaries(ledger: Ledger, lines: Sequence[bytes]) -> Ledger | Refusal:
+    """``ledger`` with its entries read: the latest signed summary of each folder, and the
+    folders only unsigned entries name (planted)."""
+    size = ledger.checkpoint.size
     for index, line in enumerate(lines):
         try:
             summary = _summary(json.loads(line), index)
         except ValueError as exc:
-            return Refusal("ledger.malformed", f"{folder / ENTRIES_FILE}:{index + 1}: {exc}")
-        if index < point.size:
+            return Refusal("ledger.malformed", f"{ledger.folder / ENTRIES_FILE}:{index + 1}: {exc}")
+        if index < size:
             ledger.latest[summary.folder] = summary
         elif summary.folder not in ledger.latest:
             ledger.planted.append(summary.folder)

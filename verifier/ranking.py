@@ -31,7 +31,7 @@ the likeness and the reader judges.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from effectbench.findings import CheckId, Family, Finding
 from verifier.references import Reference, load_references
@@ -125,56 +125,86 @@ def rank_across(
     """
     listed = load_references() if references is None else references
     by_measure = {r.measured_hash: r for r in listed.values() if r.measured_hash}
-    gone = {w.content_hash: w for w in withdrawn}
-    gone.update({w.rows_hash: w for w in withdrawn if w.rows_hash})
-    for r in reports:  # a withdrawn bundle still here withdraws its copies, however re-typed
-        hit = next((gone[h] for h in _hashes(r) if h in gone), None)
-        if hit is not None:
-            for h in (r.rows_hash, r.measured_hash):
-                if h:
-                    gone.setdefault(h, hit)
+    gone = _withdrawn_hashes(reports, withdrawn)
     order = sorted(
         range(len(reports)), key=lambda i: (reports[i].verified_at or _UNVERIFIED, reports[i].path)
     )
-    first: dict[str, BundleReport] = {}
-    measured_first: dict[str, BundleReport] = {}
+    seen = _Seen()
     out = list(reports)
     for i in order:
-        r = reports[i]
-        hashes = [*_hashes(r), *([r.measured_hash] if r.measured_hash else [])]
-        hit = next((gone[h] for h in hashes if h in gone), None)
-        if hit is not None:
-            message = f"withdrawn by the maintainers ({hit.reason})" + (
-                f" on {hit.date}" if hit.date else ""
-            )
-            out[i] = _with_findings(r, [Finding(CheckId.RANKING_WITHDRAWN, message)])
-            continue
-        if not r.accepted:
-            continue
-        copied = _reference_copy(r, by_measure, listed)
-        if copied is not None:
-            out[i] = _with_findings(r, [copied])
-            continue
-        earlier = next((first[h] for h in _hashes(r) if h in first), None)
-        if earlier is not None:
-            same = "byte-identical" if earlier.content_hash == r.content_hash else "row-identical"
-            message = (
-                f"a {same} copy of {earlier.path} (verified {earlier.verified_at or 'earlier'}); "
-                "a run is ranked once, under the bundle verified first"
-            )
-            out[i] = _with_findings(r, [Finding(CheckId.RANKING_DUPLICATE, message)])
-            continue
-        for h in _hashes(r):
-            first.setdefault(h, r)
-        alike = measured_first.get(r.measured_hash) if r.measured_hash else None
-        if alike is None:
-            if r.measured_hash:
-                measured_first[r.measured_hash] = r
-            out[i] = _passed(r, "no copy of an earlier bundle, not withdrawn")
-            continue
-        note = (
-            f"not a copy, but every (task, trial) measured the same as {alike.path} "
-            f"(verified {alike.verified_at or 'earlier'}): flagged on the board"
-        )
-        out[i] = _passed(r, note).model_copy(update={"same_measurements_as": alike.path})
+        out[i] = _ranked(reports[i], gone, by_measure, listed, seen)
     return out
+
+
+def _withdrawn_hashes(
+    reports: Sequence[BundleReport], withdrawn: Sequence[Withdrawal]
+) -> dict[str, Withdrawal]:
+    """Every hash a withdrawal covers: its bundle's content and rows, and the rows and
+    measurements of a withdrawn bundle still here (its copies, however re-typed, go too)."""
+    gone = {w.content_hash: w for w in withdrawn}
+    gone.update({w.rows_hash: w for w in withdrawn if w.rows_hash})
+    for r in reports:
+        hit = next((gone[h] for h in _hashes(r) if h in gone), None)
+        if hit is None:
+            continue
+        for h in (r.rows_hash, r.measured_hash):
+            if h:
+                gone.setdefault(h, hit)
+    return gone
+
+
+@dataclass
+class _Seen:
+    """What the bundles ranked so far (in verification order) hold: the first bundle of each
+    content or rows hash, and of each measured hash."""
+
+    first: dict[str, BundleReport] = field(default_factory=dict)
+    measured_first: dict[str, BundleReport] = field(default_factory=dict)
+
+
+def _ranked(
+    r: BundleReport,
+    gone: Mapping[str, Withdrawal],
+    by_measure: Mapping[str, Reference],
+    listed: Mapping[str, Reference],
+    seen: _Seen,
+) -> BundleReport:
+    """One bundle's report with the ranking rules' finding or pass (a refused bundle as it
+    is); ``seen`` learns it when it is ranked."""
+    hashes = [*_hashes(r), *([r.measured_hash] if r.measured_hash else [])]
+    hit = next((gone[h] for h in hashes if h in gone), None)
+    if hit is not None:
+        message = f"withdrawn by the maintainers ({hit.reason})" + (
+            f" on {hit.date}" if hit.date else ""
+        )
+        return _with_findings(r, [Finding(CheckId.RANKING_WITHDRAWN, message)])
+    if not r.accepted:
+        return r
+    copied = _reference_copy(r, by_measure, listed)
+    if copied is not None:
+        return _with_findings(r, [copied])
+    earlier = next((seen.first[h] for h in _hashes(r) if h in seen.first), None)
+    if earlier is not None:
+        same = "byte-identical" if earlier.content_hash == r.content_hash else "row-identical"
+        message = (
+            f"a {same} copy of {earlier.path} (verified {earlier.verified_at or 'earlier'}); "
+            "a run is ranked once, under the bundle verified first"
+        )
+        return _with_findings(r, [Finding(CheckId.RANKING_DUPLICATE, message)])
+    for h in _hashes(r):
+        seen.first.setdefault(h, r)
+    return _passed_or_alike(r, seen.measured_first)
+
+
+def _passed_or_alike(r: BundleReport, measured_first: dict[str, BundleReport]) -> BundleReport:
+    """A ranked bundle's pass, flagged when an earlier bundle measured the same."""
+    alike = measured_first.get(r.measured_hash) if r.measured_hash else None
+    if alike is None:
+        if r.measured_hash:
+            measured_first[r.measured_hash] = r
+        return _passed(r, "no copy of an earlier bundle, not withdrawn")
+    note = (
+        f"not a copy, but every (task, trial) measured the same as {alike.path} "
+        f"(verified {alike.verified_at or 'earlier'}): flagged on the board"
+    )
+    return _passed(r, note).model_copy(update={"same_measurements_as": alike.path})

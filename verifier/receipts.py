@@ -64,7 +64,7 @@ from effectbench.judge import selects
 from effectbench.kit.tables import COLLATERAL_REASON, describe_changes
 from effectbench.receipts.collect import allowances
 from effectbench.receipts.derive import decided, describe, label_of, row_changes
-from effectbench.receipts.model import FRAME_NAME, FRAME_ROLES, Receipt
+from effectbench.receipts.model import FRAME_NAME, FRAME_ROLES, Change, EffectReading, Receipt
 from effectbench.schema import EpisodeRecord, Substrate, TaskSpec, TrueState, Verdict
 from effectbench.seam import (
     BenchmarkProvider,
@@ -492,42 +492,66 @@ class ReceiptChecker:
             return
         holds = []
         for i, (effect, reading) in enumerate(zip(contract, effects, strict=True)):
-            got = reading.model_dump(exclude={"evidence", "verdict", "state"})
-            want = describe(i, effect, changes.tables)
-            if got != want:
-                wrong = next(k for k in want if got.get(k) != want[k])
-                payload = wrong in ("match", "expected") and is_fresh(self.pack)
-                self._emit(
-                    CheckId.PACK_INSTANCE_PAYLOAD if payload else CheckId.RECEIPT_EVIDENCE,
-                    f"effect {i} says {wrong} {got.get(wrong)!r}; the pack's contract for this "
-                    f"trial says {want[wrong]!r}"
-                    + (
-                        f": the payload was not drawn from the bundle's instance seed; "
-                        f"{rerun_hint(self.pack.name, instance_seed(self.pack))}"
-                        if payload
-                        else ""
-                    ),
-                    line,
-                    f"effects[{i}].{wrong}",
-                )
-                return
-            verdict, state = decided(effect, reading)
-            if (verdict, state) != (reading.verdict, reading.state):
-                self._emit(
-                    CheckId.RECEIPT_EVIDENCE,
-                    f"effect {i}'s evidence gives {verdict.value} ({state.value}), the receipt "
-                    f"says {reading.verdict.value} ({reading.state.value})",
-                    line,
-                    f"effects[{i}].verdict",
-                )
-                return
-            if effect.count_new_only and not self._new_rows_agree(line, i, effect, receipt):
+            state = self._effect_state(line, i, effect, reading, receipt)
+            if state is None:
                 return
             holds.append(state is TrueState.CORRECT)
         if self._check_collateral(line, receipt, row, task) and not self._check_reported(
             line, receipt
         ):
             return  # the change set was thinned: the verdict's checks below would read it
+        self._check_verdict(line, receipt, row, holds)
+
+    def _effect_state(
+        self, line: int, i: int, effect: Effect, reading: EffectReading, receipt: Receipt
+    ) -> TrueState | None:
+        """Effect ``i``'s true state as its reading's evidence decides it, when the reading
+        describes the contract's effect and states that decision (else None: refused)."""
+        assert receipt.changes is not None
+        got = reading.model_dump(exclude={"evidence", "verdict", "state"})
+        want = describe(i, effect, receipt.changes.tables)
+        if got != want:
+            self._wrong_description(line, i, got, want)
+            return None
+        verdict, state = decided(effect, reading)
+        if (verdict, state) != (reading.verdict, reading.state):
+            self._emit(
+                CheckId.RECEIPT_EVIDENCE,
+                f"effect {i}'s evidence gives {verdict.value} ({state.value}), the receipt "
+                f"says {reading.verdict.value} ({reading.state.value})",
+                line,
+                f"effects[{i}].verdict",
+            )
+            return None
+        if effect.count_new_only and not self._new_rows_agree(line, i, effect, receipt):
+            return None
+        return state
+
+    def _wrong_description(
+        self, line: int, i: int, got: dict[str, Any], want: dict[str, Any]
+    ) -> None:
+        """Effect ``i``'s reading describes another effect than the contract's: on a fresh
+        instance, a payload not drawn from its seed."""
+        wrong = next(k for k in want if got.get(k) != want[k])
+        payload = wrong in ("match", "expected") and is_fresh(self.pack)
+        self._emit(
+            CheckId.PACK_INSTANCE_PAYLOAD if payload else CheckId.RECEIPT_EVIDENCE,
+            f"effect {i} says {wrong} {got.get(wrong)!r}; the pack's contract for this "
+            f"trial says {want[wrong]!r}"
+            + (
+                f": the payload was not drawn from the bundle's instance seed; "
+                f"{rerun_hint(self.pack.name, instance_seed(self.pack))}"
+                if payload
+                else ""
+            ),
+            line,
+            f"effects[{i}].{wrong}",
+        )
+
+    def _check_verdict(
+        self, line: int, receipt: Receipt, row: EpisodeRecord, holds: list[bool]
+    ) -> None:
+        """The reading's verdict agrees with the effects that hold and the collateral."""
         confirmed = row.oracle.verdict is Verdict.CONFIRMED
         clean = receipt.collateral is False
         if confirmed and not all(holds):
@@ -587,20 +611,12 @@ class ReceiptChecker:
         if initial is None:
             return False
         for i, c in enumerate(changes.rows):
-            rows = initial.get(c.table, {})
-            key = tuple(plain_value(v) for v in c.key.values())
-            provisioned = rows.get(key)
-            was = None if provisioned is None else plain_row(provisioned)
-            if c.change == "inserted":
-                problem = None if was is None else "was there before the episode"
-            elif was is None:
-                problem = "was not there before the episode"
-            elif c.change == "deleted":
-                problem = None if was == c.values else "is stated with other values than it had"
-            else:
-                old = {k: v[0] for k, v in (c.fields or {}).items()}
-                differs = [k for k, v in old.items() if was.get(k) != v]
-                problem = f"had another {differs[0]} before the episode" if differs else None
+            provisioned = initial.get(c.table, {}).get(
+                tuple(plain_value(v) for v in c.key.values())
+            )
+            problem = _before_side_problem(
+                c, None if provisioned is None else plain_row(provisioned)
+            )
             if problem is not None:
                 self._emit(
                     CheckId.RECEIPT_CHANGE_SET,
@@ -814,6 +830,42 @@ def unranked_reason(header: SubmissionHeader | None, pack: BenchmarkProvider | N
     )
 
 
+def _before_side_problem(c: Change, was: dict[str, Any] | None) -> str | None:
+    """What is wrong with a changed row's before side given the row as the pack provisions
+    it (``was``; None: not there); None when nothing."""
+    if c.change == "inserted":
+        return None if was is None else "was there before the episode"
+    if was is None:
+        return "was not there before the episode"
+    if c.change == "deleted":
+        return None if was == c.values else "is stated with other values than it had"
+    old = {k: v[0] for k, v in (c.fields or {}).items()}
+    differs = [k for k, v in old.items() if was.get(k) != v]
+    return f"had another {differs[0]} before the episode" if differs else None
+
+
+def _unexpected_receipts(
+    header: SubmissionHeader,
+    receipts_file: Path | None,
+    frames: Mapping[str, Path] | None,
+    sink: FindingSink,
+) -> ReceiptResult:
+    """A bundle of a format without receipts: any receipts or frames it holds are refused."""
+    for name, present in ((RECEIPTS_FILE, receipts_file), (f"{FRAMES_DIR}/", frames)):
+        if present is not None:
+            sink.emit(
+                CheckId.STRUCTURE_UNEXPECTED_FILE,
+                f"a bundle of format {header.effectbench_bundle_version} holds no receipts; "
+                f"declare effectbench_bundle_version {RECEIPTS_VERSION}",
+                name,
+            )
+    note = (
+        f"format {header.effectbench_bundle_version}: made without receipts (the rows are "
+        "re-scored; nothing shows their evidence)"
+    )
+    return ReceiptResult(Step(True, note))
+
+
 def check_receipts(
     header: SubmissionHeader | None,
     pack: BenchmarkProvider | None,
@@ -832,19 +884,7 @@ def check_receipts(
     if header is None:
         return ReceiptResult(Step(True, "not run: submission.json unreadable"))
     if header.effectbench_bundle_version != RECEIPTS_VERSION:
-        for name, present in ((RECEIPTS_FILE, receipts_file), (f"{FRAMES_DIR}/", frames)):
-            if present is not None:
-                sink.emit(
-                    CheckId.STRUCTURE_UNEXPECTED_FILE,
-                    f"a bundle of format {header.effectbench_bundle_version} holds no receipts; "
-                    f"declare effectbench_bundle_version {RECEIPTS_VERSION}",
-                    name,
-                )
-        note = (
-            f"format {header.effectbench_bundle_version}: made without receipts (the rows are "
-            "re-scored; nothing shows their evidence)"
-        )
-        return ReceiptResult(Step(True, note))
+        return _unexpected_receipts(header, receipts_file, frames, sink)
     if receipts_file is None:
         sink.emit(
             CheckId.RECEIPT_MISSING,

@@ -46,23 +46,33 @@ from verifier.rows import strip_fields
 def first_difference(got: Any, want: Any, path: str = "") -> tuple[str, Any, Any] | None:
     """Return ``(field, got, want)`` of the first difference, or None when equal."""
     if isinstance(want, dict) and isinstance(got, dict):
-        for key in list(want) + [k for k in got if k not in want]:
-            if key not in got or key not in want:
-                return (f"{path}{key}", got.get(key, "<absent>"), want.get(key, "<absent>"))
-            diff = first_difference(got[key], want[key], f"{path}{key}.")
-            if diff:
-                return diff
-        return None
+        return _dict_difference(got, want, path)
     if isinstance(want, list) and isinstance(got, list):
-        if len(want) != len(got):
-            return (path.rstrip("."), got, want)
-        for i, (g, w) in enumerate(zip(got, want, strict=True)):
-            diff = first_difference(g, w, f"{path.rstrip('.')}[{i}].")
-            if diff:
-                return diff
-        return None
+        return _list_difference(got, want, path)
     if got != want or type(got) is not type(want):
         return (path.rstrip("."), got, want)
+    return None
+
+
+def _dict_difference(
+    got: dict[Any, Any], want: dict[Any, Any], path: str
+) -> tuple[str, Any, Any] | None:
+    for key in list(want) + [k for k in got if k not in want]:
+        if key not in got or key not in want:
+            return (f"{path}{key}", got.get(key, "<absent>"), want.get(key, "<absent>"))
+        diff = first_difference(got[key], want[key], f"{path}{key}.")
+        if diff:
+            return diff
+    return None
+
+
+def _list_difference(got: list[Any], want: list[Any], path: str) -> tuple[str, Any, Any] | None:
+    if len(want) != len(got):
+        return (path.rstrip("."), got, want)
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        diff = first_difference(g, w, f"{path.rstrip('.')}[{i}].")
+        if diff:
+            return diff
     return None
 
 
@@ -237,34 +247,9 @@ def reproduce(
         )
         return Rerun(False, 0)
     rows = list(rows)
-    split = header.pack.split.value
-    named = {str(row.get("substrate")) for _, row in rows}
-    tasks = [t for t in pack.tasks() if t.split.value == split and t.substrate.value in named]
+    tasks = _tasks_of(header, pack, rows)
     sample = rerun_pairs(tasks, header.trials_per_task, pack, limits, sample_from)
-    planned = len(sample) if sample is not None else len(tasks) * header.trials_per_task
-    if max(planned, n_rows if sample is None else 0) > limits.max_reproduce_rows:
-        sink.emit(
-            CheckId.REPRODUCE_TOO_LARGE,
-            f"re-running {name!r} would run {planned} episodes ({len(tasks)} tasks x "
-            f"{header.trials_per_task} trials) for {n_rows} rows, over the limit of "
-            f"{limits.max_reproduce_rows} (raise it with --max-reproduce-rows, or sign the "
-            "bundle instead)",
-            SUBMISSION_FILE,
-            None,
-            "trials_per_task",
-        )
-        return Rerun(False, 0)
-    missing = missing_component(tasks, pack, sample)
-    if missing is not None:
-        sink.emit(
-            CheckId.REPRODUCE_UNAVAILABLE,
-            f"this bundle has no reproduction record, and re-running {name!r} here is not "
-            f"possible: {missing}; run make reproduce (it installs the screens, re-runs the "
-            "bundle and records the result) or install what is named",
-            SUBMISSION_FILE,
-            None,
-            "system.baseline",
-        )
+    if _cannot_rerun(header, pack, tasks, sample, n_rows, sink, limits):
         return Rerun(False, 0)
     run = evaluate(
         get_baseline(name, pack),
@@ -275,9 +260,7 @@ def reproduce(
         only=sample,
     )
     if sample is not None:
-        rows = [
-            (line, row) for line, row in rows if (row.get("task_id"), row.get("trial")) in sample
-        ]
+        rows = _in_sample(rows, sample)
     if sample is None and len(run.dropped) != header.run.n_dropped:
         sink.emit(
             CheckId.REPRODUCE_DROPPED,
@@ -292,6 +275,75 @@ def reproduce(
         _compare_change_sets(run.rows, change_sets, name, sink)
     if frames is not None:
         _compare_frames(run.rows, *frames)
+    _compare_rows(rows, expected, name, sink, file)
+    return Rerun(sink.counts[Family.REPRODUCE] == before, len(rows))
+
+
+def _tasks_of(
+    header: SubmissionHeader, pack: BenchmarkProvider, rows: list[tuple[int, dict[str, Any]]]
+) -> list[Any]:
+    """The pack's tasks of the bundle's split on the substrates its rows name."""
+    split = header.pack.split.value
+    named = {str(row.get("substrate")) for _, row in rows}
+    return [t for t in pack.tasks() if t.split.value == split and t.substrate.value in named]
+
+
+def _in_sample(
+    rows: list[tuple[int, dict[str, Any]]], sample: set[tuple[str, int]]
+) -> list[tuple[int, dict[str, Any]]]:
+    """The rows of the (task, trial) pairs of ``sample``."""
+    return [(line, row) for line, row in rows if (row.get("task_id"), row.get("trial")) in sample]
+
+
+def _cannot_rerun(
+    header: SubmissionHeader,
+    pack: BenchmarkProvider,
+    tasks: list[Any],
+    sample: set[tuple[str, int]] | None,
+    n_rows: int,
+    sink: FindingSink,
+    limits: Limits,
+) -> bool:
+    """Say (with its finding) whether the re-run is over the limit of episodes, or needs a
+    component this machine does not have."""
+    name = header.system.baseline
+    planned = len(sample) if sample is not None else len(tasks) * header.trials_per_task
+    if max(planned, n_rows if sample is None else 0) > limits.max_reproduce_rows:
+        sink.emit(
+            CheckId.REPRODUCE_TOO_LARGE,
+            f"re-running {name!r} would run {planned} episodes ({len(tasks)} tasks x "
+            f"{header.trials_per_task} trials) for {n_rows} rows, over the limit of "
+            f"{limits.max_reproduce_rows} (raise it with --max-reproduce-rows, or sign the "
+            "bundle instead)",
+            SUBMISSION_FILE,
+            None,
+            "trials_per_task",
+        )
+        return True
+    missing = missing_component(tasks, pack, sample)
+    if missing is not None:
+        sink.emit(
+            CheckId.REPRODUCE_UNAVAILABLE,
+            f"this bundle has no reproduction record, and re-running {name!r} here is not "
+            f"possible: {missing}; run make reproduce (it installs the screens, re-runs the "
+            "bundle and records the result) or install what is named",
+            SUBMISSION_FILE,
+            None,
+            "system.baseline",
+        )
+        return True
+    return False
+
+
+def _compare_rows(
+    rows: list[tuple[int, dict[str, Any]]],
+    expected: dict[tuple[str, int], dict[str, Any]],
+    name: str,
+    sink: FindingSink,
+    file: str,
+) -> None:
+    """Each row against the re-run's (``expected``, emptied as it is read): an extra row, a
+    differing one, and each re-run row the bundle lacks."""
     for line, row in rows:
         key = (row.get("task_id"), row.get("trial"))
         want = expected.pop(key, None)  # type: ignore[arg-type]
@@ -320,4 +372,3 @@ def reproduce(
             "bundle lacks",
             file,
         )
-    return Rerun(sink.counts[Family.REPRODUCE] == before, len(rows))

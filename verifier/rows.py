@@ -462,6 +462,63 @@ class RowChecker:
             "lat": self.c_lat.tobytes(),
         }
 
+    def _merge_ids(
+        self,
+        ids: Mapping[str, int],
+        line_offset: int,
+        found: list[tuple[int, int, bool, Finding]],
+    ) -> None:
+        """Take a worker's episode ids; one seen before is a duplicate (into ``found``)."""
+        for eid, line in ids.items():
+            first = self._ids.get(eid)
+            if first is None:
+                self._ids[eid] = line + line_offset
+                continue
+            dup = Finding(
+                CheckId.PACK_DUPLICATE_EPISODE_ID,
+                _duplicate_id(eid, first),
+                self.file,
+                line + line_offset,
+                "episode_id",
+            )
+            found.append((line + line_offset, _MERGED_RANK[dup.check], True, dup))
+
+    def _merge_seen(
+        self,
+        task_id: str,
+        theirs: np.ndarray,
+        their_digests: np.ndarray,
+        their_measured: np.ndarray,
+        found: list[tuple[int, int, bool, Finding]],
+    ) -> None:
+        """Take a worker's trials of ``task_id`` (their lines ``theirs``, made whole-file)
+        with their digests; a trial both read is a duplicate (into ``found``)."""
+        mine = self._seen.get(task_id)
+        if mine is None:
+            self._seen[task_id] = array("i", theirs.tobytes())
+            self._digests[task_id] = bytearray(their_digests.tobytes())
+            self._measured[task_id] = bytearray(their_measured.tobytes())
+            return
+        ours = np.frombuffer(mine, np.int32).copy()
+        take = (ours == 0) & (theirs > 0)
+        for strips, theirs_strip in (
+            (self._digests, their_digests),
+            (self._measured, their_measured),
+        ):
+            mine_strip = np.frombuffer(strips[task_id], np.uint8).reshape(-1, DIGEST_BYTES)
+            mine_strip[take] = theirs_strip.reshape(-1, DIGEST_BYTES)[take]
+        for trial in np.flatnonzero((ours > 0) & (theirs > 0)).tolist():
+            dup = Finding(
+                CheckId.PACK_DUPLICATE_TRIAL,
+                _duplicate_trial(task_id, trial, int(ours[trial])),
+                self.file,
+                int(theirs[trial]),
+                "trial",
+            )
+            found.append((int(theirs[trial]), _MERGED_RANK[dup.check], True, dup))
+        merged = np.where(ours > 0, ours, theirs).astype(np.int32)
+        self._seen[task_id] = array("i", merged.tobytes())
+
     def merge(self, part: Mapping[str, Any], line_offset: int) -> None:
         """Fold in the exported state of a worker that read lines after ``line_offset``.
 
@@ -480,19 +537,7 @@ class RowChecker:
                 if f.line is not None and f.file == file:
                     f = self._as_read_whole(f, part["dup_refs"], line_offset)
                 found.append((f.line or 0, _AFTER_DUPLICATES.get(f.check, 0), False, f))
-        for eid, line in part["ids"].items():
-            first = self._ids.get(eid)
-            if first is None:
-                self._ids[eid] = line + line_offset
-            else:
-                dup = Finding(
-                    CheckId.PACK_DUPLICATE_EPISODE_ID,
-                    _duplicate_id(eid, first),
-                    file,
-                    line + line_offset,
-                    "episode_id",
-                )
-                found.append((line + line_offset, _MERGED_RANK[dup.check], True, dup))
+        self._merge_ids(part["ids"], line_offset, found)
         self.n_rows += part["n_rows"]
         self.n_valid += part["n_valid"]
         self._named.update(part["named"])
@@ -504,33 +549,9 @@ class RowChecker:
         for task_id, seen in part["seen"].items():
             theirs = np.frombuffer(seen, np.int32)
             theirs = np.where(theirs > 0, theirs + line_offset, 0).astype(np.int32)
-            mine = self._seen.get(task_id)
             their_digests = np.frombuffer(part["digests"][task_id], np.uint8)
             their_measured = np.frombuffer(part["measured"][task_id], np.uint8)
-            if mine is None:
-                self._seen[task_id] = array("i", theirs.tobytes())
-                self._digests[task_id] = bytearray(their_digests.tobytes())
-                self._measured[task_id] = bytearray(their_measured.tobytes())
-                continue
-            ours = np.frombuffer(mine, np.int32).copy()
-            take = (ours == 0) & (theirs > 0)
-            for strips, theirs_strip in (
-                (self._digests, their_digests),
-                (self._measured, their_measured),
-            ):
-                mine_strip = np.frombuffer(strips[task_id], np.uint8).reshape(-1, DIGEST_BYTES)
-                mine_strip[take] = theirs_strip.reshape(-1, DIGEST_BYTES)[take]
-            for trial in np.flatnonzero((ours > 0) & (theirs > 0)).tolist():
-                dup = Finding(
-                    CheckId.PACK_DUPLICATE_TRIAL,
-                    _duplicate_trial(task_id, trial, int(ours[trial])),
-                    file,
-                    int(theirs[trial]),
-                    "trial",
-                )
-                found.append((int(theirs[trial]), _MERGED_RANK[dup.check], True, dup))
-            merged = np.where(ours > 0, ours, theirs).astype(np.int32)
-            self._seen[task_id] = array("i", merged.tobytes())
+            self._merge_seen(task_id, theirs, their_digests, their_measured, found)
         sink.counts.update(part["counts"])
         sink.ids.update(part["check_ids"])
         for _, _, here, f in sorted(found, key=lambda item: item[:2]):  # stable: as emitted

@@ -190,14 +190,7 @@ def _kind(tp: Any, metadata: Sequence[Any], where: str) -> Kind | Obj | ListOf:
         base, *extra = get_args(tp)
         return _kind(base, [*metadata, *_flatten(extra)], where)
     if origin in (Union, types.UnionType):
-        args = get_args(tp)
-        inner = [a for a in args if a is not type(None)]
-        if len(inner) != 1 or len(args) != 2:
-            raise TypeError(f"{where}: no row rule for the union {tp!r}")
-        kind = _kind(inner[0], metadata, where)
-        if not isinstance(kind, Kind):
-            raise TypeError(f"{where}: no row rule for an optional object")
-        return Kind(f"{{v}} is None or ({kind.expr})", f"null or {kind.want}", kind.check)
+        return _optional(tp, metadata, where)
     if origin is list:
         (item,) = get_args(tp)
         return ListOf(_obj(item, f"{where}[]"))
@@ -205,6 +198,23 @@ def _kind(tp: Any, metadata: Sequence[Any], where: str) -> Kind | Obj | ListOf:
         return Kind("type({v}) is dict", "an object")
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         return _obj(tp, where)
+    return _scalar(tp, metadata, where)
+
+
+def _optional(tp: Any, metadata: Sequence[Any], where: str) -> Kind:
+    """The check of ``X | None`` (X a value, not an object)."""
+    args = get_args(tp)
+    inner = [a for a in args if a is not type(None)]
+    if len(inner) != 1 or len(args) != 2:
+        raise TypeError(f"{where}: no row rule for the union {tp!r}")
+    kind = _kind(inner[0], metadata, where)
+    if not isinstance(kind, Kind):
+        raise TypeError(f"{where}: no row rule for an optional object")
+    return Kind(f"{{v}} is None or ({kind.expr})", f"null or {kind.want}", kind.check)
+
+
+def _scalar(tp: Any, metadata: Sequence[Any], where: str) -> Kind:
+    """The check of an enum, a boolean, a string or a number."""
     if isinstance(tp, type) and issubclass(tp, StrEnum) and not metadata:
         return _enum(tp)
     if tp is bool and not metadata:

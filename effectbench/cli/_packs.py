@@ -31,11 +31,24 @@ def _cmd_entry(name: str) -> int:
 
 
 def _cmd_packs(args: argparse.Namespace) -> int:
-    from effectbench.conformance.check import count_lines
-    from effectbench.packs import installed, problem
-
     if args.entry is not None:
         return _cmd_entry(args.entry)
+    rows = _pack_rows()
+    if args.counts:
+        for row in rows:
+            if "error" not in row:
+                row["tasks_per_split_and_category"] = _counts(row["names"][0])
+    if args.json:
+        print_json(rows)
+    else:
+        for row in rows:
+            _print_pack(row)
+    return 1 if any("error" in row for row in rows) else 0
+
+
+def _pack_rows() -> list[dict[str, Any]]:
+    """One row per installed pack (its names, where it comes from, or why it cannot be used)."""
+    from effectbench.packs import installed, problem
 
     by_target: dict[str, list[str]] = {}
     for name, entry in installed().items():
@@ -53,28 +66,25 @@ def _cmd_packs(args: argparse.Namespace) -> int:
         if error is not None:
             row["error"] = error
         rows.append(row)
-    if args.counts:
-        for row in rows:
-            if "error" not in row:
-                row["tasks_per_split_and_category"] = _counts(row["names"][0])
-    if args.json:
-        print_json(rows)
-    for row in [] if args.json else rows:
-        source = (
-            f"{row['distribution']} {row['version']}" if row["distribution"] else "this process"
-        )
-        error = f"\tcannot be used: {row['error']}" if "error" in row else ""
-        print(f"{' / '.join(row['names'])}\t{source}\t{row['provider']}{error}")
-        counts = row.get("tasks_per_split_and_category")
-        if isinstance(counts, dict):
-            drawn = {k: v for k, v in counts.items() if isinstance(v, dict)}
-            lines = count_lines(drawn)
-            lines += [f"{k}: {v}" for k, v in counts.items() if not isinstance(v, dict)]
-            for line in lines:
-                print(f"\t{line}")
-        elif counts is not None:
-            print(f"\t{counts}")
-    return 1 if any("error" in row for row in rows) else 0
+    return rows
+
+
+def _print_pack(row: dict[str, Any]) -> None:
+    """A pack's line, then its counts (with ``--counts``), one a line."""
+    from effectbench.conformance.check import count_lines
+
+    source = f"{row['distribution']} {row['version']}" if row["distribution"] else "this process"
+    error = f"\tcannot be used: {row['error']}" if "error" in row else ""
+    print(f"{' / '.join(row['names'])}\t{source}\t{row['provider']}{error}")
+    counts = row.get("tasks_per_split_and_category")
+    if isinstance(counts, dict):
+        drawn = {k: v for k, v in counts.items() if isinstance(v, dict)}
+        lines = count_lines(drawn)
+        lines += [f"{k}: {v}" for k, v in counts.items() if not isinstance(v, dict)]
+        for line in lines:
+            print(f"\t{line}")
+    elif counts is not None:
+        print(f"\t{counts}")
 
 
 def _counts(name: str) -> dict[str, Any] | str:

@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from effectbench.cli._args import add_record_options, record_policy
 from effectbench.cli._progress import bar, wanted
+
+if TYPE_CHECKING:
+    from verifier.api import VerifyOptions
+    from verifier.records import RecordKey, RecordPolicy, Reproduction
+    from verifier.references import Reference
 
 
 def _folders(paths: list[Path]) -> list[Path]:
@@ -56,23 +61,10 @@ def _prune(records: Path, listing: Path) -> list[Path]:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from effectbench.bundle import Submission
-    from effectbench.errors import DataError
-    from effectbench.findings import CheckId, Family
-    from verifier.api import VerifyOptions, verify_bundle
-    from verifier.records import (
-        Reproduction,
-        read_record,
-        record_key,
-        write_local_record,
-        write_maintainer_record,
-        write_signed_record,
-    )
-    from verifier.references import bundle_content_hash, list_records, listed_reference
+    from verifier.api import VerifyOptions
 
     policy = record_policy(args)
     listing = _reference_list(args)
-    records = Path(args.records)
     trust = Path(args.trust_config) if args.trust_config else None
     options = VerifyOptions(
         allow_unsigned=True,
@@ -81,94 +73,139 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         records=policy,
         references=listing,
     )
-    failed = recorded = kept = 0
-    digests: dict[str, str] = {}
+    writer = _RecordWriter(args, Path(args.records), trust, policy)
+    counts = {"recorded": 0, "kept": 0, "failed": 0, "skipped": 0}
     folders = _folders(args.paths)
     with bar("re-running bundles", wanted()) as tell:
         for done, folder in enumerate(folders):
             if tell is not None:
                 tell(done, len(folders))
-            name = folder.name
-            content = bundle_content_hash(folder)
-            reference, _ = listed_reference(content, name, listing)
-            if not args.all:
-                try:
-                    header = Submission.model_validate_json(
-                        (folder / "submission.json").read_bytes()
-                    )
-                except (OSError, ValueError):
-                    header = None
-                if header is not None and header.system.baseline is not None:
-                    listed = reference.record or None if reference is not None else None
-                    found = read_record(record_key(header, content, name), policy, listed)
-                    if found.reproduction is not None:
-                        kept += 1
-                        print(
-                            f"{name}: has a valid record ({found.source}); kept (--all re-runs it)"
-                        )
-                        continue
-                    if found.problem is not None:
-                        print(f"{name}: {found.problem.check}: {found.problem.message}; re-running")
-            report = verify_bundle(folder, options)
-            step = report.check(Family.REPRODUCE)
-            if CheckId.REPRODUCE_UNAVAILABLE in report.finding_ids():
-                failed += 1
-                reason = next(
-                    f.message for f in step.findings if f.check == "reproduce.unavailable"
-                )
-                print(f"{name}: NOT re-run: {reason}")
-                continue
-            if (
-                report.reproduced is None
-                or report.reproduced_rows is None
-                or report.submission is None
-            ):
-                print(f"{name}: nothing to re-run ({step.note or 'refused before the re-run'})")
-                continue
-            result = Reproduction(
-                reproduced=bool(report.reproduced),
-                rows_rerun=report.reproduced_rows,
-                n_rows=report.n_rows,
-                findings=tuple(step.findings),
-                n_findings=step.n_findings,
-            )
-            key = record_key(report.submission, report.content_hash or "", name)
-            if args.sign:
-                path = write_signed_record(
-                    records,
-                    key,
-                    result,
-                    identity_token=args.identity_token,
-                    trust_config=trust,
-                    signers=policy.signers,
-                )
-            elif reference is not None:
-                try:
-                    path, digests[key.content_hash] = write_maintainer_record(records, key, result)
-                except OSError as exc:
-                    raise DataError(
-                        f"cannot write: {exc.strerror or exc}", file=str(records)
-                    ) from None
-            else:
-                path = write_local_record(key, result)
-            recorded += 1
-            verdict = (
-                "reproduced" if result.reproduced else f"did NOT reproduce ({step.n_findings})"
-            )
-            print(f"{name}: {verdict}, {result.rows_rerun}/{result.n_rows} rows re-run; {path}")
-    if digests:
-        try:
-            changed = list_records(digests, listing)
-        except OSError as exc:
-            raise DataError(f"cannot write: {exc.strerror or exc}", file=str(listing)) from None
-        print(
-            f"listed {len(changed)} maintainers' record(s) in {listing}: commit it with "
-            f"{records}/ (a reviewed change; the pull-request check refuses it from a submitter)"
-        )
-        for path in _prune(records, listing):
-            print(f"removed {path}: no listed reference's record any more")
-    print(f"recorded {recorded}, kept {kept}, could not re-run {failed}")
+            counts[_reproduce_one(folder, args.all, options, listing, writer)] += 1
+    if writer.digests:
+        _list_maintainer_records(writer.digests, listing, writer.records)
+    failed = counts["failed"]
+    print(f"recorded {counts['recorded']}, kept {counts['kept']}, could not re-run {failed}")
     return 1 if failed else 0
+
+
+def _reproduce_one(
+    folder: Path, rerun_all: bool, options: VerifyOptions, listing: Path, writer: _RecordWriter
+) -> str:
+    """Re-run one bundle and record it, saying so; return what became of it: ``kept`` (a
+    valid record, without ``rerun_all``), ``failed`` (could not re-run), ``skipped``
+    (nothing to re-run) or ``recorded``."""
+    from effectbench.findings import CheckId, Family
+    from verifier.api import verify_bundle
+    from verifier.records import Reproduction, record_key
+    from verifier.references import bundle_content_hash, listed_reference
+
+    name = folder.name
+    content = bundle_content_hash(folder)
+    reference, _ = listed_reference(content, name, listing)
+    if not rerun_all and _has_valid_record(folder, content, reference, writer.policy):
+        return "kept"
+    report = verify_bundle(folder, options)
+    step = report.check(Family.REPRODUCE)
+    if CheckId.REPRODUCE_UNAVAILABLE in report.finding_ids():
+        reason = next(f.message for f in step.findings if f.check == "reproduce.unavailable")
+        print(f"{name}: NOT re-run: {reason}")
+        return "failed"
+    if report.reproduced is None or report.reproduced_rows is None or report.submission is None:
+        print(f"{name}: nothing to re-run ({step.note or 'refused before the re-run'})")
+        return "skipped"
+    result = Reproduction(
+        reproduced=bool(report.reproduced),
+        rows_rerun=report.reproduced_rows,
+        n_rows=report.n_rows,
+        findings=tuple(step.findings),
+        n_findings=step.n_findings,
+    )
+    key = record_key(report.submission, report.content_hash or "", name)
+    path = writer.write(key, result, listed=reference is not None)
+    verdict = "reproduced" if result.reproduced else f"did NOT reproduce ({step.n_findings})"
+    print(f"{name}: {verdict}, {result.rows_rerun}/{result.n_rows} rows re-run; {path}")
+    return "recorded"
+
+
+def _has_valid_record(
+    folder: Path, content: str, reference: Reference | None, policy: RecordPolicy
+) -> bool:
+    """Whether a shipped-baseline bundle already has a valid record (said, and kept); a
+    record found wrong is said too (and the bundle re-run)."""
+    from effectbench.bundle import Submission
+    from verifier.records import read_record, record_key
+
+    try:
+        header = Submission.model_validate_json((folder / "submission.json").read_bytes())
+    except (OSError, ValueError):
+        return False
+    if header.system.baseline is None:
+        return False
+    listed = reference.record or None if reference is not None else None
+    found = read_record(record_key(header, content, folder.name), policy, listed)
+    if found.reproduction is not None:
+        print(f"{folder.name}: has a valid record ({found.source}); kept (--all re-runs it)")
+        return True
+    if found.problem is not None:
+        print(f"{folder.name}: {found.problem.check}: {found.problem.message}; re-running")
+    return False
+
+
+class _RecordWriter:
+    """Where a re-run is recorded: signed (``--sign``), as the maintainers' record of a listed
+    reference (its digest kept in :attr:`digests` for the list), or for this machine."""
+
+    def __init__(
+        self, args: argparse.Namespace, records: Path, trust: Path | None, policy: RecordPolicy
+    ) -> None:
+        self.args, self.records, self.trust, self.policy = args, records, trust, policy
+        self.digests: dict[str, str] = {}
+
+    def write(self, key: RecordKey, result: Reproduction, *, listed: bool) -> Path:
+        from effectbench.errors import DataError
+        from verifier.records import (
+            write_local_record,
+            write_maintainer_record,
+            write_signed_record,
+        )
+
+        if self.args.sign:
+            return write_signed_record(
+                self.records,
+                key,
+                result,
+                identity_token=self.args.identity_token,
+                trust_config=self.trust,
+                signers=self.policy.signers,
+            )
+        if not listed:
+            return write_local_record(key, result)
+        try:
+            path, self.digests[key.content_hash] = write_maintainer_record(
+                self.records, key, result
+            )
+        except OSError as exc:
+            raise DataError(
+                f"cannot write: {exc.strerror or exc}", file=str(self.records)
+            ) from None
+        return path
+
+
+def _list_maintainer_records(digests: dict[str, str], listing: Path, records: Path) -> None:
+    """List the maintainers' records written in the reference list, and prune the others."""
+    from effectbench.errors import DataError
+    from verifier.references import list_records
+
+    try:
+        changed = list_records(digests, listing)
+    except OSError as exc:
+        raise DataError(f"cannot write: {exc.strerror or exc}", file=str(listing)) from None
+    print(
+        f"listed {len(changed)} maintainers' record(s) in {listing}: commit it with "
+        f"{records}/ (a reviewed change; the pull-request check refuses it from a submitter)"
+    )
+    for path in _prune(records, listing):
+        print(f"removed {path}: no listed reference's record any more")
 
 
 def register(sub: Any) -> None:

@@ -290,56 +290,84 @@ def isolation_problems(
     agent: Graph, oracle_root: object, oracle: Graph, trace: ReadTrace
 ) -> list[tuple[AuditId, str]]:
     """Return each way what the agent is given reaches the oracle's read path."""
-    found: list[tuple[AuditId, str]] = []
-    if agent.cut:
-        found.append(
-            (
-                AuditId.ISOLATION_UNCHECKED,
-                f"the walk stopped at {GRAPH_LIMIT} objects; the rest was not compared",
-            )
-        )
-    if agent.holds(oracle_root):
-        found.append(
-            (
-                AuditId.ISOLATION_ORACLE,
-                f"the oracle ({type(oracle_root).__qualname__}) is reachable from the env",
-            )
-        )
     oracle_handles = oracle.handles()
     shared = [h for h in oracle_handles if agent.holds(h)]
-    if shared:
-        found.append(
-            (
-                AuditId.ISOLATION_CONNECTION,
-                f"the env and the oracle hold the same {_names(shared)}",
-            )
-        )
     read_files = trace.locations()
+    found = [
+        _walk_cut(agent),
+        _oracle_reachable(agent, oracle_root),
+        _shared_handles(shared),
+        _descriptors_onto(agent, shared, oracle_handles, read_files),
+        _credentials(agent, oracle, read_files),
+        _oracle_processes(agent, oracle),
+    ]
+    return [problem for problem in found if problem is not None]
+
+
+_Problem = tuple[AuditId, str]
+
+
+def _walk_cut(agent: Graph) -> _Problem | None:
+    if not agent.cut:
+        return None
+    return (
+        AuditId.ISOLATION_UNCHECKED,
+        f"the walk stopped at {GRAPH_LIMIT} objects; the rest was not compared",
+    )
+
+
+def _oracle_reachable(agent: Graph, oracle_root: object) -> _Problem | None:
+    if not agent.holds(oracle_root):
+        return None
+    return (
+        AuditId.ISOLATION_ORACLE,
+        f"the oracle ({type(oracle_root).__qualname__}) is reachable from the env",
+    )
+
+
+def _shared_handles(shared: list[object]) -> _Problem | None:
+    if not shared:
+        return None
+    return (AuditId.ISOLATION_CONNECTION, f"the env and the oracle hold the same {_names(shared)}")
+
+
+def _descriptors_onto(
+    agent: Graph, shared: list[object], oracle_handles: Iterable[object], read_files: set[str]
+) -> _Problem | None:
+    """The env's file descriptors (not shared with the oracle) onto a file the oracle reads
+    or holds open."""
     oracle_targets = {t for h in oracle_handles if (t := _fd_target(h)) is not None}
     agent_fds = [
         (h, t) for h in agent.handles() if h not in shared and (t := _fd_target(h)) is not None
     ]
     onto = [(h, t) for h, t in agent_fds if t in read_files or t in oracle_targets]
-    if onto:
-        found.append(
-            (
-                AuditId.ISOLATION_FD,
-                f"the env holds {_names(h for h, _ in onto)} onto "
-                + ", ".join(sorted({t for _, t in onto})),
-            )
-        )
+    if not onto:
+        return None
+    return (
+        AuditId.ISOLATION_FD,
+        f"the env holds {_names(h for h, _ in onto)} onto "
+        + ", ".join(sorted({t for _, t in onto})),
+    )
+
+
+def _credentials(agent: Graph, oracle: Graph, read_files: set[str]) -> _Problem | None:
+    """The oracle's credential strings, or the paths it reads, among the env's texts."""
     secrets = {t for t in oracle.texts if _CREDENTIAL.search(t)} & agent.texts
     named = {f for f in read_files if any(f in t for t in agent.texts)}
-    if secrets or named:
-        what = []
-        if secrets:
-            what.append(f"{len(secrets)} credential string(s) the oracle holds")
-        if named:
-            what.append("the path of " + ", ".join(sorted(named)))
-        found.append((AuditId.ISOLATION_CREDENTIALS, "the env holds " + " and ".join(what)))
+    what = []
+    if secrets:
+        what.append(f"{len(secrets)} credential string(s) the oracle holds")
+    if named:
+        what.append("the path of " + ", ".join(sorted(named)))
+    if not what:
+        return None
+    return (AuditId.ISOLATION_CREDENTIALS, "the env holds " + " and ".join(what))
+
+
+def _oracle_processes(agent: Graph, oracle: Graph) -> _Problem | None:
     oracle_pids = {p for o in oracle.processes() if (p := _pid(o)) is not None}
     exposed = [o for o in agent.processes() if _pid(o) in oracle_pids]
-    if exposed:
-        pids = ", ".join(str(_pid(o)) for o in exposed)
-        found.append((AuditId.ISOLATION_PROCESS, f"the env holds {_names(exposed)} (pid {pids})"))
-    return found
+    if not exposed:
+        return None
+    pids = ", ".join(str(_pid(o)) for o in exposed)
+    return (AuditId.ISOLATION_PROCESS, f"the env holds {_names(exposed)} (pid {pids})")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -226,15 +227,7 @@ def _entry(path: Path) -> _Entry:
             "not an episode record's name (<system>~<task>__t<trial>__a<attempt>.json)",
             file=str(path),
         )
-    named = int(match["attempt"] or 1)
-    attempt = data.get("attempt", 1 if match["attempt"] is None else None)
-    if type(attempt) is not int or attempt != named:
-        raise DataError(
-            f"the record says attempt {attempt!r} but its file name says {named} "
-            "(an attempt's file is never renamed)",
-            file=str(path),
-            field="attempt",
-        )
+    attempt = _attempt(data, match, path)
     system = data.get("system")
     if system is not None and not isinstance(system, str):
         raise DataError("the system's name is not a string", file=str(path), field="system")
@@ -250,6 +243,31 @@ def _entry(path: Path) -> _Entry:
                 file=str(path),
             )
         system = outcome.arm
+    _check_named_cell(match, system, outcome, path)
+    return _Entry(path, attempt, system, outcome)
+
+
+def _attempt(data: dict[str, Any], match: re.Match[str], path: Path) -> int:
+    """The record's attempt, as its file name says it (1 where the name says none)."""
+    named = int(match["attempt"] or 1)
+    attempt = data.get("attempt", 1 if match["attempt"] is None else None)
+    if type(attempt) is not int or attempt != named:
+        raise DataError(
+            f"the record says attempt {attempt!r} but its file name says {named} "
+            "(an attempt's file is never renamed)",
+            file=str(path),
+            field="attempt",
+        )
+    return attempt
+
+
+def _check_named_cell(
+    match: re.Match[str],
+    system: str | None,
+    outcome: EpisodeRecord | DroppedEpisode,
+    path: Path,
+) -> None:
+    """The record's system, task and trial are those its file name says (a trial in range)."""
     if match["system"] is not None and (system is None or system_part(system) != match["system"]):
         raise DataError(
             f"the file name says system {match['system']!r}, the record {system!r} (an "
@@ -268,7 +286,6 @@ def _entry(path: Path) -> _Entry:
             "another cell",
             file=str(path),
         )
-    return _Entry(path, attempt, system, outcome)
 
 
 def _outcome(data: dict[str, Any], path: Path) -> EpisodeRecord | DroppedEpisode:

@@ -7,7 +7,9 @@ is the unit the intervals, net values and comparisons count.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from itertools import chain
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import numpy as np
 
@@ -16,6 +18,8 @@ from effectbench.metrics.rates import _Model
 
 if TYPE_CHECKING:
     import pandas as pd
+
+_T = TypeVar("_T")
 
 
 class TaskTable(_Model):
@@ -95,18 +99,17 @@ class TaskTable(_Model):
     def reordered(self, idx: Sequence[int], ids: Sequence[str] | None = None) -> TaskTable:
         """Return the table of the units at ``idx``, in that order (``ids``: their new ids);
         its :attr:`instances` are the tasks of those units (their clusters renamed alike)."""
-        avail, counts, members = self.correct_action_available, self.available, self.unit_tasks
         return TaskTable(
-            task_id=[self.task_id[i] for i in idx] if ids is None else list(ids),
-            category=[self.category[i] for i in idx],
-            substrate=[self.substrate[i] for i in idx],
-            trials=[self.trials[i] for i in idx],
-            events={e: [v[i] for i in idx] for e, v in self.events.items()},
-            correct_action_available=None if avail is None else [avail[i] for i in idx],
-            available=None if counts is None else [counts[i] for i in idx],
-            unit_tasks=None if members is None else [members[i] for i in idx],
+            task_id=_picked(self.task_id, idx) if ids is None else list(ids),
+            category=_picked(self.category, idx),
+            substrate=_picked(self.substrate, idx),
+            trials=_picked(self.trials, idx),
+            events={e: _picked(v, idx) for e, v in self.events.items()},
+            correct_action_available=_picked(self.correct_action_available, idx),
+            available=_picked(self.available, idx),
+            unit_tasks=_picked(self.unit_tasks, idx),
             unit=self.unit,
-            cluster=None if self.cluster is None else [self.cluster[i] for i in idx],
+            cluster=_picked(self.cluster, idx),
             instances=self._instances_of(idx, ids),
         )
 
@@ -133,6 +136,15 @@ class TaskTable(_Model):
         )
 
 
+@overload
+def _picked(values: Sequence[_T], idx: Sequence[int]) -> list[_T]: ...
+@overload
+def _picked(values: Sequence[_T] | None, idx: Sequence[int]) -> list[_T] | None: ...
+def _picked(values: Sequence[_T] | None, idx: Sequence[int]) -> list[_T] | None:
+    """The items of ``values`` at ``idx``, in that order (None stays None)."""
+    return None if values is None else [values[i] for i in idx]
+
+
 def task_table(
     frame: pd.DataFrame | CodedFrame,
     available: Mapping[str, bool] | None = None,
@@ -150,64 +162,135 @@ def task_table(
     """
     codes, labels = _codes(frame["task_id"])
     task_codes, task_labels, by_task = codes, labels, available
-    unit = "task"
-    members: np.ndarray | None = None
-    inner: TaskTable | None = None
+    grouped: _Grouped | None = None
     if clusters is not None and all(t in clusters for t in labels):
-        per_task = task_table(frame, available)
-        inner = per_task.model_copy(update={"cluster": [clusters[t] for t in per_task.task_id]})
-        unit = "template"
-        units = sorted({clusters[t] for t in labels})
-        index = {u: i for i, u in enumerate(units)}
-        remap = np.array([index[clusters[t]] for t in labels] + [-1], dtype=np.int64)
-        present = np.unique(codes[codes >= 0])
-        members = np.bincount(remap[present], minlength=len(units))
-        codes = remap[codes]
-        if available is not None and all(t in available for t in labels):
-            per_unit: dict[str, set[bool]] = {}
-            for t in labels:
-                per_unit.setdefault(clusters[t], set()).add(bool(available[t]))
-            agreed = {u: next(iter(v)) for u, v in per_unit.items() if len(v) == 1}
-            available = agreed if len(agreed) == len(units) else None
-        labels = units
+        grouped = _grouped(frame, codes, labels, available, clusters)
+        codes, labels, available = grouped.codes, grouped.labels, grouped.available
     size = len(labels)
-    trials = np.bincount(codes[codes >= 0], minlength=size)
-
-    avail_episodes = None
-    if by_task is not None and all(t in by_task for t in task_labels):
-        flags = np.array([bool(by_task[t]) for t in task_labels] + [False], dtype=float)
-        per_row = flags[task_codes]
-        avail_episodes = np.bincount(codes[codes >= 0], weights=per_row[codes >= 0], minlength=size)
-    events = episode_events(frame)
+    present = codes >= 0
+    trials = np.bincount(codes[present], minlength=size)
+    avail_episodes = _available_episodes(by_task, task_labels, task_codes, codes, size)
     counts = {
-        e: np.bincount(codes[codes >= 0], weights=v[codes >= 0], minlength=size)
-        for e, v in events.items()
+        e: np.bincount(codes[present], weights=v[present], minlength=size)
+        for e, v in episode_events(frame).items()
     }
-    cat_codes, cat_labels = _codes(frame["category"])
-    sub_codes, sub_labels = _codes(frame["substrate"])
+    first = _first_rows(codes)
+    order = sorted((i for i in range(size) if trials[i] > 0), key=lambda i: labels[i])
+    ids = [labels[i] for i in order]
+    return TaskTable(
+        task_id=ids,
+        category=_first_values(frame["category"], first, order),
+        substrate=_first_values(frame["substrate"], first, order),
+        trials=[int(trials[i]) for i in order],
+        events={e: _rounded_at(c, order) for e, c in counts.items()},
+        correct_action_available=_flags(available, ids),
+        available=_rounded_at(avail_episodes, order),
+        unit_tasks=None if grouped is None else _rounded_at(grouped.members, order),
+        unit="task" if grouped is None else "template",
+        instances=None if grouped is None else grouped.inner,
+    )
+
+
+def _available_episodes(
+    by_task: Mapping[str, bool] | None,
+    task_labels: Sequence[str],
+    task_codes: np.ndarray,
+    codes: np.ndarray,
+    size: int,
+) -> np.ndarray | None:
+    """How many episodes of each of the ``size`` units (rows coded ``codes``) had the correct
+    action available, when ``by_task`` says it for every task (rows coded ``task_codes`` into
+    ``task_labels``); else None."""
+    if by_task is None or not _covers(by_task, task_labels):
+        return None
+    flags = np.array([bool(by_task[t]) for t in task_labels] + [False], dtype=float)
+    per_row = flags[task_codes]
+    present = codes >= 0
+    return np.bincount(codes[present], weights=per_row[present], minlength=size)
+
+
+def _covers(mapping: Mapping[str, Any] | None, keys: Iterable[str]) -> bool:
+    """Whether ``mapping`` is given and holds every one of ``keys``."""
+    return mapping is not None and all(k in mapping for k in keys)
+
+
+def _flags(available: Mapping[str, bool] | None, ids: Sequence[str]) -> list[bool] | None:
+    """``available`` of each of ``ids``, when it holds them all (else None)."""
+    if available is None or not _covers(available, ids):
+        return None
+    return [bool(available[t]) for t in ids]
+
+
+@overload
+def _rounded_at(values: np.ndarray, order: Sequence[int]) -> list[int]: ...
+@overload
+def _rounded_at(values: None, order: Sequence[int]) -> None: ...
+@overload
+def _rounded_at(values: np.ndarray | None, order: Sequence[int]) -> list[int] | None: ...
+def _rounded_at(values: np.ndarray | None, order: Sequence[int]) -> list[int] | None:
+    """``values`` at ``order``, rounded to integers (None stays None)."""
+    return None if values is None else [int(round(values[i])) for i in order]
+
+
+def _first_values(column: Any, first: Mapping[int, int], order: Sequence[int]) -> list[str]:
+    """The value of ``column`` at the first row of each unit of ``order``."""
+    value_codes, value_labels = _codes(column)
+    return [value_labels[value_codes[first[i]]] for i in order]
+
+
+def _first_rows(codes: np.ndarray) -> dict[int, int]:
+    """The first row of each unit code (negative codes: no unit)."""
     first: dict[int, int] = {}
     for row, code in enumerate(codes.tolist()):
         if code >= 0 and code not in first:
             first[code] = row
-    order = sorted((i for i in range(size) if trials[i] > 0), key=lambda i: labels[i])
-    ids = [labels[i] for i in order]
-    avail = None
-    if available is not None and all(t in available for t in ids):
-        avail = [bool(available[t]) for t in ids]
-    return TaskTable(
-        task_id=ids,
-        category=[cat_labels[cat_codes[first[i]]] for i in order],
-        substrate=[sub_labels[sub_codes[first[i]]] for i in order],
-        trials=[int(trials[i]) for i in order],
-        events={e: [int(round(c[i])) for i in order] for e, c in counts.items()},
-        correct_action_available=avail,
-        available=None
-        if avail_episodes is None
-        else [int(round(avail_episodes[i])) for i in order],
-        unit_tasks=None if members is None else [int(members[i]) for i in order],
-        unit=unit,
-        instances=inner,
-    )
+    return first
+
+
+@dataclass(frozen=True)
+class _Grouped:
+    """A frame's rows counted by the groups of their tasks: each row's group code, the
+    groups (sorted), their ``correct_action_available`` when every group's tasks agree, how
+    many tasks of each group ran, and the per-task table the groups gather."""
+
+    codes: np.ndarray
+    labels: list[str]
+    available: Mapping[str, bool] | None
+    members: np.ndarray
+    inner: TaskTable
+
+
+def _grouped(
+    frame: pd.DataFrame | CodedFrame,
+    codes: np.ndarray,
+    labels: list[str],
+    available: Mapping[str, bool] | None,
+    clusters: Mapping[str, str],
+) -> _Grouped:
+    """Regroup the rows coded by task (``codes`` into ``labels``) by ``clusters``."""
+    per_task = task_table(frame, available)
+    inner = per_task.model_copy(update={"cluster": [clusters[t] for t in per_task.task_id]})
+    units = sorted({clusters[t] for t in labels})
+    index = {u: i for i, u in enumerate(units)}
+    remap = np.array([index[clusters[t]] for t in labels] + [-1], dtype=np.int64)
+    present = np.unique(codes[codes >= 0])
+    members = np.bincount(remap[present], minlength=len(units))
+    agreed = available  # a mapping that does not hold every task is kept as it was given
+    if available is not None and _covers(available, labels):
+        agreed = _agreed_availability(labels, available, clusters, len(units))
+    return _Grouped(remap[codes], units, agreed, members, inner)
+
+
+def _agreed_availability(
+    labels: Sequence[str], available: Mapping[str, bool], clusters: Mapping[str, str], units: int
+) -> dict[str, bool] | None:
+    """Each group's ``correct_action_available`` when all its tasks agree, for every one of
+    the ``units`` groups (else None)."""
+    per_unit: dict[str, set[bool]] = {}
+    for t in labels:
+        per_unit.setdefault(clusters[t], set()).add(bool(available[t]))
+    agreed = {u: next(iter(v)) for u, v in per_unit.items() if len(v) == 1}
+    return agreed if len(agreed) == units else None
 
 
 def joined(parts: Sequence[tuple[str, TaskTable]], unit: str | None = None) -> TaskTable:
@@ -225,28 +308,53 @@ def joined(parts: Sequence[tuple[str, TaskTable]], unit: str | None = None) -> T
     if len(set(names)) != len(names):
         raise ValueError(f"the parts of a joined table need distinct names, got {names}")
     tables = [t for _, t in parts]
-    events = [e for e in tables[0].events if all(e in t.events for t in tables)]
-    avail = [t.a() for t in tables]
-    ids = [
-        tid if tid.startswith(f"{name}::") else f"{name}::{tid}"
-        for name, t in parts
-        for tid in t.task_id
-    ]
+    events = _shared_events(tables)
+    ids = _prefixed_ids(parts)
     if len(set(ids)) != len(ids):
         raise ValueError("the parts of a joined table share a unit id after prefixing")
     kinds = {t.unit for t in tables}
     table = TaskTable(
         task_id=ids,
-        category=[c for t in tables for c in t.category],
-        substrate=[s for t in tables for s in t.substrate],
-        trials=[n for t in tables for n in t.trials],
-        events={e: [k for t in tables for k in t.events[e]] for e in events},
-        available=None
-        if any(a is None for a in avail)
-        else [int(round(float(x))) for a in avail if a is not None for x in a],
-        unit_tasks=None
-        if all(t.unit_tasks is None for t in tables)
-        else [int(n) for t in tables for n in t.tasks_in()],
+        category=_chained(t.category for t in tables),
+        substrate=_chained(t.substrate for t in tables),
+        trials=_chained(t.trials for t in tables),
+        events={e: _chained(t.events[e] for t in tables) for e in events},
+        available=_joined_available(tables),
+        unit_tasks=_joined_unit_tasks(tables),
         unit=unit or (next(iter(kinds)) if len(kinds) == 1 else "cluster"),
     )
     return table.reordered(sorted(range(len(ids)), key=ids.__getitem__))
+
+
+def _shared_events(tables: Sequence[TaskTable]) -> list[str]:
+    """The events every table counts, in the first table's order."""
+    return [e for e in tables[0].events if all(e in t.events for t in tables)]
+
+
+def _chained(lists: Iterable[Sequence[_T]]) -> list[_T]:
+    """The items of ``lists``, one after the other."""
+    return list(chain.from_iterable(lists))
+
+
+def _prefixed_ids(parts: Sequence[tuple[str, TaskTable]]) -> list[str]:
+    """Every part's unit ids, each prefixed with its part's name (once)."""
+    return [
+        tid if tid.startswith(f"{name}::") else f"{name}::{tid}"
+        for name, t in parts
+        for tid in t.task_id
+    ]
+
+
+def _joined_available(tables: Sequence[TaskTable]) -> list[int] | None:
+    """Each unit's episodes with the correct action available, when every table says it."""
+    avail = [t.a() for t in tables]
+    if any(a is None for a in avail):
+        return None
+    return [int(round(float(x))) for a in avail if a is not None for x in a]
+
+
+def _joined_unit_tasks(tables: Sequence[TaskTable]) -> list[int] | None:
+    """How many tasks each unit gathers, when some table groups its tasks."""
+    if all(t.unit_tasks is None for t in tables):
+        return None
+    return [int(n) for t in tables for n in t.tasks_in()]

@@ -30,7 +30,7 @@ from effectbench.monitors.bundle import (
     monitor_folder,
     write_monitor_bundle,
 )
-from effectbench.monitors.corpus import CorpusFolder
+from effectbench.monitors.corpus import CorpusFolder, LabelFile
 from effectbench.monitors.view import forbidden_reads, project
 from effectbench.schema import Split
 
@@ -123,6 +123,33 @@ def _timed(
     return out
 
 
+def _fit_on_dev(
+    monitor: Monitor, views: list[dict[str, Any]], dev: LabelFile | None
+) -> list[Split]:
+    """Fit a monitor that learns on the dev split's scored episodes; return the splits it
+    learned from (none for one that does not learn)."""
+    if not isinstance(monitor, Learns):
+        return []
+    if dev is None:
+        raise UsageError(f"monitor {monitor.name!r} learns from the dev labels: none here")
+    at = {v["id"]: v for v in views}
+    train = [e for e in dev.episodes if e.scored is not None]
+    monitor.fit([at[e.id] for e in train], [bool(e.scored) for e in train])
+    return [Split.DEV]
+
+
+def _measured(lines: list[ScoreLine]) -> Measured:
+    """What scoring the corpus cost: in all, and per episode."""
+    n = len(lines)
+    total = sum(line.cost_usd for line in lines)
+    return Measured(
+        episodes=n,
+        cost_usd=total,
+        cost_usd_per_episode=total / n if n else 0.0,
+        latency_s_per_episode=sum(line.latency_s for line in lines) / n if n else 0.0,
+    )
+
+
 def run_monitor(
     monitor: Monitor,
     corpus: CorpusFolder,
@@ -142,21 +169,12 @@ def run_monitor(
     views = [project(raw, monitor.reads) for raw in corpus.raw]
     frames = corpus.frame if "frames" in monitor.reads else None
     dev = corpus.labels(Split.DEV)
-    learned: list[Split] = []
-    if isinstance(monitor, Learns):
-        if dev is None:
-            raise UsageError(f"monitor {monitor.name!r} learns from the dev labels: none here")
-        at = {v["id"]: v for v in views}
-        train = [e for e in dev.episodes if e.scored is not None]
-        monitor.fit([at[e.id] for e in train], [bool(e.scored) for e in train])
-        learned.append(Split.DEV)
+    learned = _fit_on_dev(monitor, views, dev)
     scored = _timed(monitor, views, frames)
     lines = [
         ScoreLine(id=v["id"], score=s.score, cost_usd=s.cost_usd, latency_s=s.latency_s or 0.0)
         for v, s in zip(views, scored, strict=True)
     ]
-    n = len(lines)
-    total = sum(line.cost_usd for line in lines)
     by_id = {line.id: line.score for line in lines}
     manifest = MonitorManifest(
         monitor=MonitorInfo(
@@ -170,12 +188,7 @@ def run_monitor(
         learned_from=learned,
         corpus=corpus.ref,
         signer=signer,
-        measured=Measured(
-            episodes=n,
-            cost_usd=total,
-            cost_usd_per_episode=total / n if n else 0.0,
-            latency_s_per_episode=sum(line.latency_s for line in lines) / n if n else 0.0,
-        ),
+        measured=_measured(lines),
         dev=claims_of(by_id, dev)
         if dev is not None
         else Claimed(auroc=None, recall_1=None, recall_5=None),

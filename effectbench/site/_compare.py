@@ -11,7 +11,7 @@ there (with the leaderboard script's statistics). Every system is named with its
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -81,43 +81,14 @@ def compare_data(
     which the view tells how many episodes of a pair only one of them ran.
     """
     per_system = {row["slug"]: _episodes(rows_of[row["slug"]]) for row in view.rows}
-    where: dict[tuple[str, int, int], tuple[str, str]] = {}
-    runs: dict[tuple[str, int, int], int] = {}
-    for episodes in per_system.values():
-        for key, cat, sub, _ in episodes:
-            where.setdefault(key, (cat, sub))
-            runs[key] = runs.get(key, 0) + 1
-    # An episode one system alone ran pairs with nothing: a fresh instance's (its tasks are
-    # drawn for that submission) would otherwise lengthen every system's letters, so the data
-    # would grow with the square of the fresh submissions. Each system says how many it ran.
-    keys = sorted(k for k in where if runs[k] > 1)
+    where = _shared_episodes(per_system.values())
+    keys = sorted(where)
     index = {k: i for i, k in enumerate(keys)}
-    systems = []
-    for row in view.rows:
-        letters = [MISSING] * len(keys)
-        for key, _, _, letter in per_system[row["slug"]]:
-            at = index.get(key)
-            if at is not None:
-                letters[at] = letter
-        systems.append(
-            {
-                "slug": row["slug"],
-                "name": row["system"],
-                "label": named(row["system"], row["substrate"]),
-                "status": row["status"],
-                "rank": row["rank_text"] if row["rank_text"] != "—" else "",
-                "outcomes": "".join(letters),
-                "ran": len(per_system[row["slug"]]),
-                "receipts": row["slug"] in receipts,
-            }
-        )
-    labels = {c.key: c for c in BOARD_COLUMNS}
-    legend = [
-        f"{code} {name}"
-        if name != Outcome.SILENT_WRONG_EFFECT.value
-        else f"{code} silent wrong write · {PHANTOM} phantom"
-        for name, code in OUTCOME_CODES.items()
+    systems = [
+        _compare_system(row, per_system[row["slug"]], index, row["slug"] in receipts)
+        for row in view.rows
     ]
+    labels = {c.key: c for c in BOARD_COLUMNS}
     return {
         "title": view.title,
         "episodes": [[*k, *where[k]] for k in keys],
@@ -136,8 +107,60 @@ def compare_data(
         },
         "min_tasks": min_shared_tasks(CONFIDENCE),
         "t95": t_table(CONFIDENCE, len({k[0] for k in keys})),
-        "legend": " · ".join(legend),
+        "legend": " · ".join(_legend()),
     }
+
+
+def _shared_episodes(
+    per_system: Iterable[list[tuple[tuple[str, int, int], str, str, str]]],
+) -> dict[tuple[str, int, int], tuple[str, str]]:
+    """The (category, substrate) of each episode at least two systems ran.
+
+    An episode one system alone ran pairs with nothing: a fresh instance's (its tasks are
+    drawn for that submission) would otherwise lengthen every system's letters, so the data
+    would grow with the square of the fresh submissions. Each system says how many it ran.
+    """
+    where: dict[tuple[str, int, int], tuple[str, str]] = {}
+    runs: dict[tuple[str, int, int], int] = {}
+    for episodes in per_system:
+        for key, cat, sub, _ in episodes:
+            where.setdefault(key, (cat, sub))
+            runs[key] = runs.get(key, 0) + 1
+    return {k: v for k, v in where.items() if runs[k] > 1}
+
+
+def _compare_system(
+    row: dict[str, Any],
+    episodes: list[tuple[tuple[str, int, int], str, str, str]],
+    index: dict[tuple[str, int, int], int],
+    receipts: bool,
+) -> dict[str, Any]:
+    """One system's part of the compare data: its letter on each shared episode."""
+    letters = [MISSING] * len(index)
+    for key, _, _, letter in episodes:
+        at = index.get(key)
+        if at is not None:
+            letters[at] = letter
+    return {
+        "slug": row["slug"],
+        "name": row["system"],
+        "label": named(row["system"], row["substrate"]),
+        "status": row["status"],
+        "rank": row["rank_text"] if row["rank_text"] != "—" else "",
+        "outcomes": "".join(letters),
+        "ran": len(episodes),
+        "receipts": receipts,
+    }
+
+
+def _legend() -> list[str]:
+    """Each outcome's letter and name (a silent wrong write's with the phantom's)."""
+    return [
+        f"{code} {name}"
+        if name != Outcome.SILENT_WRONG_EFFECT.value
+        else f"{code} silent wrong write · {PHANTOM} phantom"
+        for name, code in OUTCOME_CODES.items()
+    ]
 
 
 def compare_script(key: str, data: dict[str, Any]) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from effectbench.metrics import Difference, Prices, TaskTable, contamination_delta
 from effectbench.site._entries import Entry
@@ -82,9 +83,30 @@ def pooled(tables: Sequence[TaskTable]) -> TaskTable:
     its category, substrate and correct-action availability from the first table holding it)."""
     if len(tables) == 1:
         return tables[0]
+    events = sorted({e for t in tables for e in t.events})
+    first, trials, counts = _summed(tables, events)
+    order = sorted(range(len(first)), key=lambda k: first[k][0].task_id[first[k][1]])
+    picked = [first[k] for k in order]
+    known = all(t.correct_action_available is not None for t in tables)
+    return TaskTable(
+        task_id=_of_first(picked, "task_id"),
+        category=_of_first(picked, "category"),
+        substrate=_of_first(picked, "substrate"),
+        trials=[trials[k] for k in order],
+        events={e: [counts[e][k] for k in order] for e in events},
+        correct_action_available=[bool(v) for v in _of_first(picked, "correct_action_available")]
+        if known
+        else None,
+    )
+
+
+def _summed(
+    tables: Sequence[TaskTable], events: list[str]
+) -> tuple[list[tuple[TaskTable, int]], list[int], dict[str, list[int]]]:
+    """Each unit's first (table, index), and its trials and ``events`` summed over
+    ``tables``, units in the order they are first met."""
     units: dict[str, int] = {}
     first: list[tuple[TaskTable, int]] = []
-    events = sorted({e for t in tables for e in t.events})
     trials: list[int] = []
     counts: dict[str, list[int]] = {e: [] for e in events}
     for table in tables:
@@ -99,21 +121,12 @@ def pooled(tables: Sequence[TaskTable]) -> TaskTable:
             trials[at] += table.trials[i]
             for e in events:
                 counts[e][at] += table.events.get(e, [0] * table.n_tasks)[i]
-    order = sorted(range(len(first)), key=lambda k: first[k][0].task_id[first[k][1]])
-    known = all(t.correct_action_available is not None for t in tables)
-    return TaskTable(
-        task_id=[first[k][0].task_id[first[k][1]] for k in order],
-        category=[first[k][0].category[first[k][1]] for k in order],
-        substrate=[first[k][0].substrate[first[k][1]] for k in order],
-        trials=[trials[k] for k in order],
-        events={e: [counts[e][k] for k in order] for e in events},
-        correct_action_available=[
-            bool(first[k][0].correct_action_available[first[k][1]])  # type: ignore[index]
-            for k in order
-        ]
-        if known
-        else None,
-    )
+    return first, trials, counts
+
+
+def _of_first(picked: list[tuple[TaskTable, int]], column: str) -> list[Any]:
+    """``column`` of each unit, from the table it was first met in."""
+    return [getattr(table, column)[i] for table, i in picked]
 
 
 def contamination(

@@ -30,6 +30,7 @@ from effectbench.bundle import (
 from effectbench.metrics import Cell, Results, SubstrateUsage, TaskRate, TaskTable, task_rate
 from effectbench.packs import canonical_pack
 from effectbench.showable import make_showable
+from verifier import report as report_model
 from verifier.limits import Limits
 from verifier.report import NOT_APPLICABLE_SKIPS, BundleReport
 
@@ -336,61 +337,84 @@ def entry_from_report(report: BundleReport, slug: str | None = None) -> Entry:
     """Return the site's view of one verifier :class:`~verifier.report.BundleReport`."""
     path = Path(report.path)
     sub = report.submission.model_dump(mode="json") if report.submission is not None else {}
-    system = sub.get("system") or {}
-    pack = sub.get("pack") or {}
     run = sub.get("run") or {}
-    results = report.results
-    signer = report.signer
-    signer_view = (
-        SignerView(identity=signer.identity, issuer=signer.issuer, signed_at=signer.signed_at)
-        if signer is not None
-        else None
-    )
     status: Status = report.status.value
-    name = str(system.get("name") or (results.arm if results is not None else "") or path.name)
-    files = tuple(f for f in DOWNLOADABLE if path.is_dir() and own_file(path / f))
+    dropped = run.get("dropped") or ()
     return Entry(
         slug=slug or slug_of(path),
         path=path,
         kind=report.kind,
         status=status,
         unranked=report.unranked,
-        name=shown(name),
-        description=shown(str(system.get("description") or ""), SHOWN_TEXT_MAX),
-        url=shown(str(system.get("url") or ""), SHOWN_TEXT_MAX) or None,
-        baseline=system.get("baseline") or None,
+        **_system_fields(sub.get("system") or {}, report.results, path),
         spec_version=shown(str(sub.get("spec_version") or "")),
-        pack=canonical_pack(shown(str(pack.get("name") or ""))),
-        fingerprint=str(pack.get("fingerprint") or ""),
-        split=str(pack.get("split") or ""),
+        **_pack_fields(sub.get("pack") or {}),
         trials=sub.get("trials_per_task"),
         seeds=tuple(sub.get("seeds") or ()),
         date=report.verified_at[:10],
         run=dict(run),
         environment=dict(sub.get("environment") or {}),
         declared_signer=sub.get("signer"),
-        signer=signer_view,
+        signer=_signer_view(report.signer),
         reproduced=report.reproduced,
         instance=instance_kind(report.public_seed, report.instance_committed),
-        reproduced_rows=(
-            f"{report.reproduced_rows}/{report.n_rows}"
-            if report.reproduced and report.reproduced_rows is not None
-            else ""
-        ),
-        results=results,
+        reproduced_rows=_reproduced_rows(report),
+        results=report.results,
         checks=_checks(report),
         readme=_readme(path),
-        files=files,
-        content_hash=report.content_hash or "",
-        rows_hash=report.rows_hash or "",
-        n_dropped=len(run.get("dropped") or ()),
-        same_as=slug_of(Path(report.same_measurements_as)) if report.same_measurements_as else "",
+        files=tuple(f for f in DOWNLOADABLE if path.is_dir() and own_file(path / f)),
+        **_hash_fields(report),
+        n_dropped=len(dropped),
         tasks=report.tasks,
-        drop_reasons=_drop_reasons(run.get("dropped") or ()),
+        drop_reasons=_drop_reasons(dropped),
         usage=report.usage,
         harness=_recorded(sub.get("harness"), ("name", "version", "config_digest")),
         model=_recorded(sub.get("model"), ("provider", "id")),
     )
+
+
+def _system_fields(system: dict[str, Any], results: Results | None, path: Path) -> dict[str, Any]:
+    """An entry's name (the system's, else the arm's, else the folder's), description, URL
+    and baseline, as shown."""
+    name = str(system.get("name") or (results.arm if results is not None else "") or path.name)
+    return {
+        "name": shown(name),
+        "description": shown(str(system.get("description") or ""), SHOWN_TEXT_MAX),
+        "url": shown(str(system.get("url") or ""), SHOWN_TEXT_MAX) or None,
+        "baseline": system.get("baseline") or None,
+    }
+
+
+def _hash_fields(report: BundleReport) -> dict[str, str]:
+    """An entry's content and rows hashes, and the slug of the bundle it measured alike."""
+    same = report.same_measurements_as
+    return {
+        "content_hash": report.content_hash or "",
+        "rows_hash": report.rows_hash or "",
+        "same_as": slug_of(Path(same)) if same else "",
+    }
+
+
+def _pack_fields(pack: dict[str, Any]) -> dict[str, Any]:
+    """An entry's pack (its canonical name), fingerprint and split."""
+    return {
+        "pack": canonical_pack(shown(str(pack.get("name") or ""))),
+        "fingerprint": str(pack.get("fingerprint") or ""),
+        "split": str(pack.get("split") or ""),
+    }
+
+
+def _signer_view(signer: report_model.SignerView | None) -> SignerView | None:
+    if signer is None:
+        return None
+    return SignerView(identity=signer.identity, issuer=signer.issuer, signed_at=signer.signed_at)
+
+
+def _reproduced_rows(report: BundleReport) -> str:
+    """``re-run/rows`` of a reproduced bundle (else empty)."""
+    if report.reproduced and report.reproduced_rows is not None:
+        return f"{report.reproduced_rows}/{report.n_rows}"
+    return ""
 
 
 def _drop_reasons(dropped: Sequence[Any]) -> tuple[tuple[str, int], ...]:

@@ -33,6 +33,7 @@ from effectbench.metrics import (
     worst_case_rate,
 )
 from effectbench.site._bootstrap import adjacent_pairs, bootstrap_block
+from effectbench.site._contamination import Contamination
 from effectbench.site._entries import Entry
 from effectbench.site._pooled import PooledBoard
 from effectbench.site._sensitivity import BoardAcross, SystemAcross
@@ -912,130 +913,13 @@ def leaderboard_json(
     With ``keep``, each entry's rates (:func:`entry_tail`) come from
     ``keep(slug, board key, make)``, which returns them as kept or as ``make`` makes them.
     """
-    out = []
+    out: list[BoardJSON] = []
     items_of: list[list[orjson.Fragment]] = []
     for b in boards:
-        facts = b.facts
-        items = []
-        for row in b.frame.to_dict("records"):
-            e = entries[row["slug"]]
-            tasks = b.tables[e.slug]
-            assert e.status != "refused"
-            even = row["break_even"]
-            head = EntryHeadJSON(
-                system=e.name,
-                harness=None
-                if e.harness is None
-                else HarnessJSON(
-                    name=e.harness["name"],
-                    version=e.harness.get("version", ""),
-                    config_digest=e.harness.get("config_digest"),
-                ),
-                model=None if e.model is None else ModelJSON(**e.model),
-                substrate=b.substrate,
-                label=named(e.name, b.substrate),
-                slug=e.slug,
-                status=_status(e, row),
-                rank_best=_int_or_none(row["rank_best"]),
-                rank_worst=_int_or_none(row["rank_worst"]),
-                page=f"submissions/{e.slug}.html",
-                badge=f"badges/{e.slug}.svg" if e.slug in badges else None,
-                signer=SignerJSON(identity=e.signer.identity, issuer=e.signer.issuer)
-                if e.signer
-                else None,
-                reproduced=bool(e.reproduced),
-                tier=row["tier"],
-                instance=e.instance or None,  # type: ignore[arg-type]
-                spec_version=e.spec_version,
-                fingerprint=e.fingerprint,
-                trials=int(row["trials"]),
-                seeds=list(e.seeds),
-                seeds_default=e.default_seeds,
-                n_tasks=tasks.n_tasks,
-                date=e.date,
-                never_acts=never_acts(tasks),
-                value=ValueJSON(
-                    per_100=_r(row["value"]),
-                    lo=_r(row["value_lo"]),
-                    hi=_r(row["value_hi"]),
-                    tasks=tasks.n_tasks,
-                    break_even=_finite(even),
-                    never_beats_doing_nothing=bool(not pd.isna(even) and math.isinf(even)),
-                ),
-                dropped=DroppedJSON(n=int(row["n_dropped"]), reasons=dict(e.drop_reasons)),
-                **usage_fields(row),
-            )
-            make = partial(entry_tail, e, b, row)
-            tail = keep(e.slug, b.key, make) if keep is not None else make()
-            own = orjson.dumps(head.model_dump(mode="json"))
-            items.append(orjson.Fragment(own[:-1] + b"," + tail + b"}"))
-        items_of.append(items)
-        idle = facts.idle if facts is not None else None
-        out.append(
-            BoardJSON(
-                key=b.key,
-                group=b.group,
-                spec_major=b.spec_major,
-                pack=b.pack,
-                split=b.split,
-                substrate=b.substrate,
-                fingerprints=list(b.fingerprints),
-                withheld=[leak.text() for leak in b.withheld],
-                default_order=list(DEFAULT_ORDER),
-                prices=b.prices.model_dump(),
-                doing_nothing=None
-                if idle is None or facts is None or facts.idle_value is None
-                else DoingNothingJSON(over_halt=_r(idle), value_per_100=_r(facts.idle_value)),
-                family=FamilyJSON(
-                    confidence=0.95,
-                    pair_confidence=_r(facts.confidence) if facts else 0.95,
-                    ranked=facts.ranked if facts else 0,
-                    min_shared_tasks=facts.min_tasks if facts else 0,
-                ),
-                minimum_detectable_difference=_r(facts.mdd) if facts else 1.0,
-                effective_tasks=_r(facts.n_effective) if facts else 0.0,
-                paired_resolution=[
-                    pair_resolution_json(p) for p in (facts.adjacent if facts else ())
-                ],
-                dead_units=dead_units_json(facts),
-                hierarchical_bootstrap=HierarchicalBootstrapJSON.model_validate(
-                    bootstrap_block(b, adjacent_pairs(b))
-                ),
-                entries=[],
-                frontier=frontier_json(b),
-                by_model=by_axis(b.frame, "model"),
-                by_harness=by_axis(b.frame, "harness"),
-                contamination=[
-                    ContaminationJSON(
-                        system=c.system,
-                        public=list(c.public),
-                        fresh=list(c.fresh),
-                        swer_public=_r(c.delta.second),
-                        swer_fresh=_r(c.delta.first),
-                        delta=_difference(c.delta),
-                        value=ValueDifferenceJSON(**_difference_fields(c.value)),
-                        **_fresh_rank(b, c.public[0]),
-                    )
-                    for c in b.contamination
-                ],
-            )
-        )
-    across_of = {a.key: a for a in across}
-    keys: dict[str, list[Board]] = {}
-    for b in boards:
-        keys.setdefault(b.group, []).append(b)
-    groups = [
-        GroupJSON(
-            key=group,
-            title=members[0].group_title,
-            boards=[b.key for b in members],
-            across_substrates=[
-                _across(s, entries)
-                for s in (across_of[group].systems if group in across_of else [])
-            ],
-        )
-        for group, members in keys.items()
-    ]
+        rows = b.frame.to_dict("records")
+        items_of.append([_entry_item(entries[r["slug"]], b, r, badges, keep) for r in rows])
+        out.append(_board_json(b))
+    groups = _groups_json(boards, entries, across)
     doc = LeaderboardJSON(
         format=FORMAT,
         build_date=build_date,
@@ -1047,6 +931,152 @@ def leaderboard_json(
     for board, items in zip(data["boards"], items_of, strict=True):
         board["entries"] = items
     return orjson.dumps(data) + b"\n"
+
+
+def _entry_item(
+    e: Entry,
+    b: Board,
+    row: dict[str, Any],
+    badges: set[str],
+    keep: Callable[[str, str, Callable[[], bytes]], bytes] | None,
+) -> orjson.Fragment:
+    """One entry of a board: its head, then its rates (:func:`entry_tail`, kept or made)."""
+    head = _entry_head(e, b, row, badges)
+    make = partial(entry_tail, e, b, row)
+    tail = keep(e.slug, b.key, make) if keep is not None else make()
+    own = orjson.dumps(head.model_dump(mode="json"))
+    return orjson.Fragment(own[:-1] + b"," + tail + b"}")
+
+
+def _entry_head(e: Entry, b: Board, row: dict[str, Any], badges: set[str]) -> EntryHeadJSON:
+    """What an entry of a board says before its rates."""
+    tasks = b.tables[e.slug]
+    assert e.status != "refused"
+    even = row["break_even"]
+    return EntryHeadJSON(
+        system=e.name,
+        harness=_harness_json(e.harness),
+        model=None if e.model is None else ModelJSON(**e.model),
+        substrate=b.substrate,
+        label=named(e.name, b.substrate),
+        slug=e.slug,
+        status=_status(e, row),
+        rank_best=_int_or_none(row["rank_best"]),
+        rank_worst=_int_or_none(row["rank_worst"]),
+        page=f"submissions/{e.slug}.html",
+        badge=f"badges/{e.slug}.svg" if e.slug in badges else None,
+        signer=SignerJSON(identity=e.signer.identity, issuer=e.signer.issuer) if e.signer else None,
+        reproduced=bool(e.reproduced),
+        tier=row["tier"],
+        instance=e.instance or None,  # type: ignore[arg-type]
+        spec_version=e.spec_version,
+        fingerprint=e.fingerprint,
+        trials=int(row["trials"]),
+        seeds=list(e.seeds),
+        seeds_default=e.default_seeds,
+        n_tasks=tasks.n_tasks,
+        date=e.date,
+        never_acts=never_acts(tasks),
+        value=ValueJSON(
+            per_100=_r(row["value"]),
+            lo=_r(row["value_lo"]),
+            hi=_r(row["value_hi"]),
+            tasks=tasks.n_tasks,
+            break_even=_finite(even),
+            never_beats_doing_nothing=bool(not pd.isna(even) and math.isinf(even)),
+        ),
+        dropped=DroppedJSON(n=int(row["n_dropped"]), reasons=dict(e.drop_reasons)),
+        **usage_fields(row),
+    )
+
+
+def _harness_json(harness: dict[str, Any] | None) -> HarnessJSON | None:
+    if harness is None:
+        return None
+    return HarnessJSON(
+        name=harness["name"],
+        version=harness.get("version", ""),
+        config_digest=harness.get("config_digest"),
+    )
+
+
+def _board_json(b: Board) -> BoardJSON:
+    """A board's own part of the leaderboard (its entries are put in afterwards)."""
+    facts = b.facts
+    return BoardJSON(
+        key=b.key,
+        group=b.group,
+        spec_major=b.spec_major,
+        pack=b.pack,
+        split=b.split,
+        substrate=b.substrate,
+        fingerprints=list(b.fingerprints),
+        withheld=[leak.text() for leak in b.withheld],
+        default_order=list(DEFAULT_ORDER),
+        prices=b.prices.model_dump(),
+        doing_nothing=_doing_nothing_json(facts),
+        family=FamilyJSON(
+            confidence=0.95,
+            pair_confidence=_r(facts.confidence) if facts else 0.95,
+            ranked=facts.ranked if facts else 0,
+            min_shared_tasks=facts.min_tasks if facts else 0,
+        ),
+        minimum_detectable_difference=_r(facts.mdd) if facts else 1.0,
+        effective_tasks=_r(facts.n_effective) if facts else 0.0,
+        paired_resolution=[pair_resolution_json(p) for p in (facts.adjacent if facts else ())],
+        dead_units=dead_units_json(facts),
+        hierarchical_bootstrap=HierarchicalBootstrapJSON.model_validate(
+            bootstrap_block(b, adjacent_pairs(b))
+        ),
+        entries=[],
+        frontier=frontier_json(b),
+        by_model=by_axis(b.frame, "model"),
+        by_harness=by_axis(b.frame, "harness"),
+        contamination=[_contamination_json(b, c) for c in b.contamination],
+    )
+
+
+def _doing_nothing_json(facts: ViewFacts | None) -> DoingNothingJSON | None:
+    """What doing nothing scores on a board (None where it is not known)."""
+    if facts is None or facts.idle is None or facts.idle_value is None:
+        return None
+    return DoingNothingJSON(over_halt=_r(facts.idle), value_per_100=_r(facts.idle_value))
+
+
+def _contamination_json(b: Board, c: Contamination) -> ContaminationJSON:
+    """One system's public and fresh rows of a board, compared."""
+    return ContaminationJSON(
+        system=c.system,
+        public=list(c.public),
+        fresh=list(c.fresh),
+        swer_public=_r(c.delta.second),
+        swer_fresh=_r(c.delta.first),
+        delta=_difference(c.delta),
+        value=ValueDifferenceJSON(**_difference_fields(c.value)),
+        **_fresh_rank(b, c.public[0]),
+    )
+
+
+def _groups_json(
+    boards: Sequence[Board], entries: dict[str, Entry], across: Sequence[BoardAcross]
+) -> list[GroupJSON]:
+    """The boards by group, each group with its systems that ran more than one substrate."""
+    across_of = {a.key: a for a in across}
+    keys: dict[str, list[Board]] = {}
+    for b in boards:
+        keys.setdefault(b.group, []).append(b)
+    return [
+        GroupJSON(
+            key=group,
+            title=members[0].group_title,
+            boards=[b.key for b in members],
+            across_substrates=[
+                _across(s, entries)
+                for s in (across_of[group].systems if group in across_of else [])
+            ],
+        )
+        for group, members in keys.items()
+    ]
 
 
 def frontier_json(b: Board) -> FrontierJSON:

@@ -17,7 +17,7 @@ import os
 import platform
 import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -306,23 +306,18 @@ def verify_submissions(
     trust = trust_key(trust_config)  # also: an unreadable trust file is a clear error up front
     if beacon_chain is not None:  # a private chain's reports are kept apart, by its bytes
         trust += "\0beacon " + trust_key(beacon_chain)
-    try:
-        single = is_bundle(submissions)
-    except PermissionError as exc:
-        raise DataError(f"cannot read: {exc.strerror}", file=str(submissions)) from None
-    if single:
-        options = VerifyOptions(
-            allow_unsigned=allow_unsigned,
-            trust_config=trust_config,
-            records=records,
-            force_reproduce=force_reproduce,
-            reproduce=reproduce,
-            beacon_chain=beacon_chain or PINNED_CHAIN,
-        )
-        found = list(verify_path(submissions, options))
-        if progress is not None:
-            progress(len(found), len(found))
-        return found
+    job = _VerifyJob(
+        "",
+        allow_unsigned,
+        _text(rows_dir),
+        _text(trust_config),
+        records,
+        force_reproduce,
+        reproduce,
+        _text(beacon_chain),
+    )
+    if _is_single_bundle(submissions):
+        return _verify_one(submissions, job, progress)
     bundles = _bundles(submissions)
     if not bundles:
         return []  # nothing submitted yet: an empty leaderboard, not an error
@@ -331,16 +326,12 @@ def verify_submissions(
     code = code_fingerprint() if cache_dir is not None or ledger is not None else ""
     if cache_dir is not None:
         trust += "\0" + records_fingerprint(records)
-    if cache_dir is not None:
         cache_dir.mkdir(parents=True, exist_ok=True)
     seal = default_seal()
-    own = digests is None  # then kept here, beside the reports; else its owner keeps it
-    digests = FileDigests(cache_dir, seal) if digests is None else digests
-    files: dict[int, dict[str, str] | None] = {}
-    if cache_dir is not None or ledger is not None:
-        files = {i: _file_digests(bundle, digests) for i, bundle in enumerate(bundles)}
-    ledgered: dict[int, bytes] = {}
-    drawn: list[int] = []
+    files = _bundle_digests(
+        bundles, digests, cache_dir, seal, wanted=cache_dir is not None or ledger is not None
+    )
+    plan = _LedgerPlan({}, [])
     if ledger is not None and not force_reproduce:
         policy = policy_digest(
             allow_unsigned=allow_unsigned,
@@ -349,8 +340,9 @@ def verify_submissions(
             reproduce=reproduce,
             beacon_chain=beacon_chain,
         )
-        version = verifier_version(code)
-        ledgered, drawn = ledger.plan(bundles, files, policy=policy, version=version)
+        plan = _LedgerPlan(
+            *ledger.plan(bundles, files, policy=policy, version=verifier_version(code))
+        )
     run = _Run(
         bundles,
         files,
@@ -358,35 +350,111 @@ def verify_submissions(
         cache_dir,
         seal,
         key_parts=(allow_unsigned, trust, reproduce),
-        job=lambda bundle: _VerifyJob(
-            str(bundle),
-            allow_unsigned,
-            str(rows_dir) if rows_dir is not None else None,
-            str(trust_config) if trust_config is not None else None,
-            records,
-            force_reproduce,
-            reproduce,
-            str(beacon_chain) if beacon_chain is not None else None,
-        ),
+        job=lambda bundle: replace(job, bundle=str(bundle)),
         workers=workers,
         progress=progress,
     )
+    made = run.verify(plan.first(len(bundles)), done=len(plan.ledgered) - len(plan.drawn))
+    if ledger is not None and plan.ledgered:
+        _take_the_ledger(ledger, plan, run, made)
+    return _in_order(bundles, made, read_as)
+
+
+def _bundle_digests(
+    bundles: Sequence[Path],
+    digests: FileDigests | None,
+    cache_dir: Path | None,
+    seal: CacheSeal,
+    *,
+    wanted: bool,
+) -> dict[int, dict[str, str] | None]:
+    """The files' digests of each bundle, by index, when ``wanted`` (else none), from
+    ``digests`` (kept by its owner) or those kept beside the reports in ``cache_dir`` (saved
+    here)."""
+    own = digests is None  # then kept here, beside the reports; else its owner keeps it
+    kept = FileDigests(cache_dir, seal) if digests is None else digests
+    files: dict[int, dict[str, str] | None] = {}
+    if wanted:
+        files = {i: _file_digests(bundle, kept) for i, bundle in enumerate(bundles)}
     if own:
-        digests.save()
-    first = [i for i in range(len(bundles)) if i not in ledgered or i in drawn]
-    made = run.verify(first, done=len(ledgered) - len(drawn))
-    if ledger is not None and ledgered:
-        agree = all(
-            ledger.agrees(bundles[i].name, ledgered[i], made[i][1]) for i in drawn if i in made
-        )
-        if agree:
-            ledger.accepted()
-            for i, raw in ledgered.items():
-                if i not in made:
-                    report = BundleReport.model_validate_json(raw)
-                    made[i] = (report.model_copy(update={"path": str(bundles[i])}), raw)
-        else:  # the ledger lied about a sampled bundle: every bundle verified in full
-            made.update(run.verify([i for i in ledgered if i not in made], done=len(made)))
+        kept.save()
+    return files
+
+
+def _text(path: Path | None) -> str | None:
+    return str(path) if path is not None else None
+
+
+def _verify_one(
+    bundle: Path, job: _VerifyJob, progress: Callable[[int, int], None] | None
+) -> list[BundleReport]:
+    """Verify the one bundle ``bundle`` under ``job``'s options (no cache, no ledger)."""
+    options = VerifyOptions(
+        allow_unsigned=job.allow_unsigned,
+        trust_config=Path(job.trust_config) if job.trust_config is not None else None,
+        records=job.records,
+        force_reproduce=job.force_reproduce,
+        reproduce=job.reproduce,
+        beacon_chain=Path(job.beacon_chain) if job.beacon_chain else PINNED_CHAIN,
+    )
+    found = list(verify_path(bundle, options))
+    if progress is not None:
+        progress(len(found), len(found))
+    return found
+
+
+def _is_single_bundle(submissions: Path) -> bool:
+    """Whether ``submissions`` is one bundle rather than a folder of them."""
+    try:
+        return is_bundle(submissions)
+    except PermissionError as exc:
+        raise DataError(f"cannot read: {exc.strerror}", file=str(submissions)) from None
+
+
+@dataclass(frozen=True)
+class _LedgerPlan:
+    """What the verification ledger offers: the reports it holds, by bundle index, and the
+    indices drawn among them to verify in full all the same."""
+
+    ledgered: dict[int, bytes]
+    drawn: list[int]
+
+    def first(self, count: int) -> list[int]:
+        """The bundles (of ``count``) to verify first: those the ledger does not hold, and
+        the drawn sample of those it does."""
+        return [i for i in range(count) if i not in self.ledgered or i in self.drawn]
+
+
+def _take_the_ledger(
+    ledger: LedgerCheck,
+    plan: _LedgerPlan,
+    run: _Run,
+    made: dict[int, tuple[BundleReport, bytes]],
+) -> None:
+    """Add to ``made`` the ledger's reports when every drawn bundle verified as it says;
+    else verify every bundle it holds in full (the ledger lied about a sampled bundle)."""
+    bundles = run.bundles
+    agree = all(
+        ledger.agrees(bundles[i].name, plan.ledgered[i], made[i][1])
+        for i in plan.drawn
+        if i in made
+    )
+    if not agree:
+        made.update(run.verify([i for i in plan.ledgered if i not in made], done=len(made)))
+        return
+    ledger.accepted()
+    for i, raw in plan.ledgered.items():
+        if i not in made:
+            report = BundleReport.model_validate_json(raw)
+            made[i] = (report.model_copy(update={"path": str(bundles[i])}), raw)
+
+
+def _in_order(
+    bundles: Sequence[Path],
+    made: Mapping[int, tuple[BundleReport, bytes]],
+    read_as: dict[str, tuple[BundleReport, str]] | None,
+) -> list[BundleReport]:
+    """The reports in the bundles' order; ``read_as`` (when given) gets each one's digest."""
     reports: list[BundleReport] = []
     for i in range(len(bundles)):
         got, data = made[i]
@@ -416,32 +484,19 @@ class _Run:
         report and the JSON it was read from."""
         out: dict[int, tuple[BundleReport, bytes]] = {}
         todo: list[tuple[int, Path | None, _VerifyJob]] = []
-        allow_unsigned, trust, reproduce = self.key_parts
         for i in indices:
             bundle = self.bundles[i]
-            cached = None
-            if self.cache_dir is not None:
-                key = _report_key(
-                    bundle, self.files.get(i), self.code, allow_unsigned, trust, reproduce
-                )
-                cached = self.cache_dir / f"{key}.json" if key else None
-            if cached is not None:
-                hit = _cached_report(self.seal, cached)
-                if hit is not None:  # the path as this run spells it (its files are read there)
-                    out[i] = (hit[0].model_copy(update={"path": str(bundle)}), hit[1])
-                    continue
+            cached = self._cache_path(i)
+            hit = _cached_report(self.seal, cached) if cached is not None else None
+            if hit is not None:  # the path as this run spells it (its files are read there)
+                out[i] = (hit[0].model_copy(update={"path": str(bundle)}), hit[1])
+                continue
             todo.append((i, cached, self.job(bundle)))
         total = len(self.bundles)
         done += len(out)
         if self.progress is not None:
             self.progress(done, total)
-        jobs = [job for _, _, job in todo]
-        results: Iterable[bytes]
-        weight = sum(SCREEN_WEIGHT if (Path(j.bundle) / FRAMES_DIR).is_dir() else 1 for j in jobs)
-        if self.workers is not None and self.workers.worth_it(weight, VERIFY_POOL_THRESHOLD):
-            results = self.workers.submit_chunks(_verify_jobs, jobs)  # read while the rest runs
-        else:  # one at a time: progress
-            results = (data for job in jobs for data in _verify_jobs([job]))
+        results = self._results([job for _, _, job in todo])
         for (i, cached, _), data in zip(todo, results, strict=True):
             if cached is not None:
                 self.seal.write(cached.stem, cached, data)
@@ -450,6 +505,23 @@ class _Run:
             if self.progress is not None:
                 self.progress(done, total)
         return out
+
+    def _cache_path(self, i: int) -> Path | None:
+        """Where bundle ``i``'s report is cached (None: no cache, or no key for it)."""
+        if self.cache_dir is None:
+            return None
+        allow_unsigned, trust, reproduce = self.key_parts
+        key = _report_key(
+            self.bundles[i], self.files.get(i), self.code, allow_unsigned, trust, reproduce
+        )
+        return self.cache_dir / f"{key}.json" if key else None
+
+    def _results(self, jobs: list[_VerifyJob]) -> Iterable[bytes]:
+        """Each job's report as JSON, in order: on the pool when the work is worth it."""
+        weight = sum(SCREEN_WEIGHT if (Path(j.bundle) / FRAMES_DIR).is_dir() else 1 for j in jobs)
+        if self.workers is not None and self.workers.worth_it(weight, VERIFY_POOL_THRESHOLD):
+            return self.workers.submit_chunks(_verify_jobs, jobs)  # read while the rest runs
+        return (data for job in jobs for data in _verify_jobs([job]))  # one at a time: progress
 
 
 def _cached_report(seal: CacheSeal, path: Path) -> tuple[BundleReport, bytes] | None:

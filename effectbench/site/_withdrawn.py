@@ -89,13 +89,20 @@ def name_withdrawn(
     """
     out = []
     for w in withdrawn:
-        content = w.rule.content_hash
-        taken = [b for b in bundles if b[0] == content]
-        rows = {b[1] for b in taken if b[1]} | {w.rule.rows_hash} - {""}
-        rows |= {b[1] for b in bundles if b[1] in rows}
-        measured = {b[2] for b in bundles if b[2] and (b[0] == content or b[1] in rows)}
-        found = [(f, n) for c, r, m, f, n in bundles if c == content or r in rows or m in measured]
-        folders = ", ".join(sorted({f for f, _ in found})) or content
+        found = _taken(w.rule.content_hash, w.rule.rows_hash, bundles)
+        folders = ", ".join(sorted({f for f, _ in found})) or w.rule.content_hash
         names = ", ".join(sorted({n for _, n in found})) or "(not in submissions/)"
         out.append(replace(w, bundle=folders, name=names))
     return out
+
+
+def _taken(
+    content: str, rows_hash: str, bundles: list[tuple[str, str, str, str, str]]
+) -> list[tuple[str, str]]:
+    """(folder, system name) of each bundle an entry of ``content`` (and ``rows_hash``)
+    takes away: of that content, of the same rows, or measured the same as one of those."""
+    taken = [b for b in bundles if b[0] == content]
+    rows = {b[1] for b in taken if b[1]} | {rows_hash} - {""}
+    rows |= {b[1] for b in bundles if b[1] in rows}
+    measured = {b[2] for b in bundles if b[2] and (b[0] == content or b[1] in rows)}
+    return [(f, n) for c, r, m, f, n in bundles if c == content or r in rows or m in measured]

@@ -879,26 +879,7 @@ class _SiteBuild:
         source = self.sources.methodology.read_text(encoding="utf-8")
         self.texts["methodology.md"] = methodology_text(source, titled)
         self.pages["charts.md"] = charts_page(
-            t,
-            [
-                ChartSection(
-                    key=b.view.key,
-                    title=b.view.title,
-                    frontier=b.frontier,
-                    frontier_svg=self._art(b.frontier),
-                    frontier_note=b.frontier_note,
-                    gap=b.gap,
-                    gap_svg=self._art(b.gap),
-                    gap_note=b.gap_note,
-                    cells=b.cells,
-                    cells_svg=self._art(b.cells),
-                    cells_note=b.cells_note,
-                    cost=b.cost,
-                    cost_svg=self._art(b.cost) if b.cost else None,
-                    unmeasured=b.unmeasured,
-                )
-                for b in self.board_charts
-            ],
+            t, [self._chart_section(b) for b in self.board_charts]
         )
         self.pages["compare.md"] = compare_page(t, self.views)
         self.pages["episode.md"] = episode_page(t, FRAMES_POLICY)
@@ -908,15 +889,41 @@ class _SiteBuild:
             compare_scripts(self.views, self.rows_of, self.receipts.slugs, self.options.rows_inline)
         )
         self.pages["refused.md"] = refused_page(t, self.refused, self.withdrawn)
+        self.pages["monitors.md"] = self._monitors_page()
+        self._write_submission_pages()
+
+    def _chart_section(self, b: _BoardCharts) -> ChartSection:
+        """A board's part of the charts page."""
+        return ChartSection(
+            key=b.view.key,
+            title=b.view.title,
+            frontier=b.frontier,
+            frontier_svg=self._art(b.frontier),
+            frontier_note=b.frontier_note,
+            gap=b.gap,
+            gap_svg=self._art(b.gap),
+            gap_note=b.gap_note,
+            cells=b.cells,
+            cells_svg=self._art(b.cells),
+            cells_note=b.cells_note,
+            cost=b.cost,
+            cost_svg=self._art(b.cost) if b.cost else None,
+            unmeasured=b.unmeasured,
+        )
+
+    def _monitors_page(self) -> GeneratedPage:
         roc, cells = self.monitor_charts or (None, None)
-        self.pages["monitors.md"] = monitors_page(
-            t,
+        return monitors_page(
+            self.sources.templates,
             self.monitors,
             roc,
             self._art(roc) if roc is not None else None,
             cells,
             self._art(cells) if cells is not None else None,
         )
+
+    def _write_submission_pages(self) -> None:
+        """Render every accepted submission's page, and the search over them."""
         placed: dict[str, list[tuple[BoardView, dict[str, Any]]]] = {}
         for v in self.views:  # SPEC order of substrates within each pack
             for row in v.rows:

@@ -10,7 +10,7 @@ a ``text`` on a click or scroll names modifiers held during it (``"shift"``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from effectbench.computer import ActionError, ComputerEnv, Display, checks
@@ -103,66 +103,82 @@ def plan(display: Display, tool_input: object, version: str = COMPUTER_20251124)
     if name not in ACTIONS[version]:
         raise ActionError(f"unknown action {name!r} for {version}")
     act = {k: v for k, v in data.items() if k != "action"}
-    if name == "key":
-        fields(act, name, {"text"}, set())
-        return Plan([("key", (c.xdotool(),)) for c in parse_keys(act["text"])])
-    if name == "hold_key":
-        fields(act, name, {"text", "duration"}, set())
-        combo = parse_combo(act["text"]).xdotool()
-        seconds = checks.seconds(act["duration"])
-        return Plan([("key_down", (combo,)), ("wait", (seconds,)), ("key_up", (combo,))])
-    if name == "type":
-        fields(act, name, {"text"}, set())
-        return Plan([("type", (checks.text(act["text"]),))])
-    if name in ("cursor_position", "screenshot"):
-        fields(act, name, set(), set())
-        return Plan(observe="cursor" if name == "cursor_position" else "screenshot")
-    if name == "mouse_move":
-        fields(act, name, {"coordinate"}, set())
-        return Plan([("move", _coordinate(display, act["coordinate"]))])
-    if name in ("left_mouse_down", "left_mouse_up"):
-        fields(act, name, set(), {"coordinate"})
-        calls: list[Call] = []
-        if act.get("coordinate") is not None:
-            calls.append(("move", _coordinate(display, act["coordinate"])))
-        calls.append(("mouse_down" if name == "left_mouse_down" else "mouse_up", ("left",)))
-        return Plan(calls)
-    if name in _CLICKS:
-        fields(act, name, set(), {"coordinate", "text"})
-        button, count = _CLICKS[name]
-        at = (
-            (HERE, HERE)
-            if act.get("coordinate") is None
-            else _coordinate(display, act["coordinate"])
-        )
-        return Plan(_with_modifiers(_held(act.get("text")), [("click", (*at, button, count))]))
-    if name == "left_click_drag":
-        fields(act, name, {"start_coordinate", "coordinate"}, set())
-        start = _coordinate(display, act["start_coordinate"], "start_coordinate")
-        end = _coordinate(display, act["coordinate"])
-        return Plan([("drag", ([start, end], "left"))])
-    if name == "scroll":
-        fields(act, name, {"scroll_direction", "scroll_amount"}, {"coordinate", "text"})
-        direction = act["scroll_direction"]
-        if direction not in _SCROLL:
-            raise ActionError(
-                f"scroll_direction must be up, down, left or right, got {direction!r}"
-            )
-        amount = checks.notches(act["scroll_amount"], "scroll_amount")
-        if amount < 0:
-            raise ActionError(f"scroll_amount must not be negative, got {amount}")
-        ux, uy = _SCROLL[direction]
-        at = (
-            (HERE, HERE)
-            if act.get("coordinate") is None
-            else _coordinate(display, act["coordinate"])
-        )
-        call: Call = ("scroll", (*at, ux * amount, uy * amount))
-        return Plan(_with_modifiers(_held(act.get("text")), [call]))
-    if name == "wait":
-        fields(act, name, {"duration"}, set())
-        return Plan([("wait", (checks.seconds(act["duration"]),))])
-    fields(act, name, {"region"}, set())  # zoom
+    return _PLANNERS.get(name, _plan_zoom)(display, name, act)
+
+
+def _plan_key(display: Display, name: str, act: dict[str, Any]) -> Plan:
+    fields(act, name, {"text"}, set())
+    return Plan([("key", (c.xdotool(),)) for c in parse_keys(act["text"])])
+
+
+def _plan_hold_key(display: Display, name: str, act: dict[str, Any]) -> Plan:
+    fields(act, name, {"text", "duration"}, set())
+    combo = parse_combo(act["text"]).xdotool()
+    seconds = checks.seconds(act["duration"])
+    return Plan([("key_down", (combo,)), ("wait", (seconds,)), ("key_up", (combo,))])
+
+
+def _plan_type(display: Display, name: str, act: dict[str, Any]) -> Plan:
+    fields(act, name, {"text"}, set())
+    return Plan([("type", (checks.text(act["text"]),))])
+
+
+def _plan_observe(display: Display, name: str, act: dict[str, Any]) -> Plan:
+    """``cursor_position`` or ``screenshot``."""
+    fields(act, name, set(), set())
+    return Plan(observe="cursor" if name == "cursor_position" else "screenshot")
+
+
+def _plan_mouse_move(display: Display, name: str, act: dict[str, Any]) -> Plan:
+    fields(act, name, {"coordinate"}, set())
+    return Plan([("move", _coordinate(display, act["coordinate"]))])
+
+
+def _plan_button(display: Display, name: str, act: dict[str, Any]) -> Plan:
+    """``left_mouse_down`` or ``left_mouse_up``, after a move when a coordinate is given."""
+    fields(act, name, set(), {"coordinate"})
+    calls: list[Call] = []
+    if act.get("coordinate") is not None:
+        calls.append(("move", _coordinate(display, act["coordinate"])))
+    calls.append(("mouse_down" if name == "left_mouse_down" else "mouse_up", ("left",)))
+    return Plan(calls)
+
+
+def _plan_click(display: Display, name: str, act: dict[str, Any]) -> Plan:
+    fields(act, name, set(), {"coordinate", "text"})
+    button, count = _CLICKS[name]
+    at = _here_or(display, act.get("coordinate"))
+    return Plan(_with_modifiers(_held(act.get("text")), [("click", (*at, button, count))]))
+
+
+def _plan_drag(display: Display, name: str, act: dict[str, Any]) -> Plan:
+    fields(act, name, {"start_coordinate", "coordinate"}, set())
+    start = _coordinate(display, act["start_coordinate"], "start_coordinate")
+    end = _coordinate(display, act["coordinate"])
+    return Plan([("drag", ([start, end], "left"))])
+
+
+def _plan_scroll(display: Display, name: str, act: dict[str, Any]) -> Plan:
+    fields(act, name, {"scroll_direction", "scroll_amount"}, {"coordinate", "text"})
+    direction = act["scroll_direction"]
+    if direction not in _SCROLL:
+        raise ActionError(f"scroll_direction must be up, down, left or right, got {direction!r}")
+    amount = checks.notches(act["scroll_amount"], "scroll_amount")
+    if amount < 0:
+        raise ActionError(f"scroll_amount must not be negative, got {amount}")
+    ux, uy = _SCROLL[direction]
+    at = _here_or(display, act.get("coordinate"))
+    call: Call = ("scroll", (*at, ux * amount, uy * amount))
+    return Plan(_with_modifiers(_held(act.get("text")), [call]))
+
+
+def _plan_wait(display: Display, name: str, act: dict[str, Any]) -> Plan:
+    fields(act, name, {"duration"}, set())
+    return Plan([("wait", (checks.seconds(act["duration"]),))])
+
+
+def _plan_zoom(display: Display, name: str, act: dict[str, Any]) -> Plan:
+    fields(act, name, {"region"}, set())
     region = act["region"]
     if not isinstance(region, list | tuple) or len(region) != 4:
         raise ActionError(f"region must be [x0, y0, x1, y1], got {region!r}")
@@ -171,6 +187,24 @@ def plan(display: Display, tool_input: object, version: str = COMPUTER_20251124)
     if not (x0 < x1 <= display.width and y0 < y1 <= display.height):
         raise ActionError(f"region {list(region)} is not a box on the screen")
     return Plan(observe="zoom", region=(x0, y0, x1, y1))
+
+
+_PLANNERS: dict[str, Callable[[Display, str, dict[str, Any]], Plan]] = {
+    "key": _plan_key,
+    "hold_key": _plan_hold_key,
+    "type": _plan_type,
+    "cursor_position": _plan_observe,
+    "screenshot": _plan_observe,
+    "mouse_move": _plan_mouse_move,
+    "left_mouse_down": _plan_button,
+    "left_mouse_up": _plan_button,
+    **dict.fromkeys(_CLICKS, _plan_click),
+    "left_click_drag": _plan_drag,
+    "scroll": _plan_scroll,
+    "wait": _plan_wait,
+    "zoom": _plan_zoom,
+}
+"""How each action is checked and planned."""
 
 
 def run(env: ComputerEnv, tool_input: object, version: str = COMPUTER_20251124) -> ToolOutput:

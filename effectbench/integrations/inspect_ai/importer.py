@@ -24,7 +24,7 @@ import json
 import math
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -396,28 +396,12 @@ def _trial_of(
     meta = score.metadata or {}
     try:
         verdict = OracleVerdict.model_validate(meta.get("reading"))
-        latency: Any
-        env_fp: Any
-        started: Any
-        finished: Any
+        env_fp: dict[str, Any]
         if score.value == DROPPED:
             report = AgentReport.model_validate(meta.get("agent"))
             latency, env_fp, started, finished = 0.0, {}, "", ""
         else:
-            row = meta.get("row")
-            if not isinstance(row, Mapping):
-                raise _tampered(path, where, "the score has no row")
-            report = AgentReport.model_validate(row.get("agent"))
-            latency, env_fp = row.get("latency_s"), row.get("env_fingerprint")
-            started, finished = row.get("started_at"), row.get("finished_at")
-            if row.get("oracle") != meta.get("reading"):
-                raise _tampered(path, where, "the row's reading differs from the score's")
-            if row.get("seed") != trial:
-                raise _tampered(path, where, f"seed {row.get('seed')!r} is not trial {trial}'s")
-            if not isinstance(latency, int | float) or not isinstance(env_fp, dict):
-                raise _tampered(path, where, "its latency or env fingerprint is malformed")
-            if not isinstance(started, str) or not isinstance(finished, str):
-                raise _tampered(path, where, "its start or finish time is malformed")
+            report, latency, env_fp, started, finished = _recorded_row(meta, trial, path, where)
         rebuilt = episode_row(
             arm,
             task,
@@ -440,18 +424,47 @@ def _trial_of(
                 path, where, f"the score says {score.value!r} but the reading is unreadable"
             )
         return rebuilt
-    claimed = (score.value, meta.get("outcome"), meta.get("swer_variant"))
+    _check_claimed(score.value, meta, rebuilt, path, where)
+    if RECEIPT_KEY in meta:  # the bundle's verifier checks it against the row it belongs to
+        with_evidence(rebuilt, _evidence(meta, path, where))
+    return rebuilt
+
+
+def _recorded_row(
+    meta: Mapping[str, Any], trial: int, path: Path, where: str
+) -> tuple[AgentReport, float, dict[str, Any], str, str]:
+    """The agent's report, latency, env fingerprint and times of a scored sample's recorded
+    row, held to the score's reading and the trial's seed."""
+    row = meta.get("row")
+    if not isinstance(row, Mapping):
+        raise _tampered(path, where, "the score has no row")
+    report = AgentReport.model_validate(row.get("agent"))
+    latency, env_fp = row.get("latency_s"), row.get("env_fingerprint")
+    started, finished = row.get("started_at"), row.get("finished_at")
+    if row.get("oracle") != meta.get("reading"):
+        raise _tampered(path, where, "the row's reading differs from the score's")
+    if row.get("seed") != trial:
+        raise _tampered(path, where, f"seed {row.get('seed')!r} is not trial {trial}'s")
+    if not isinstance(latency, int | float) or not isinstance(env_fp, dict):
+        raise _tampered(path, where, "its latency or env fingerprint is malformed")
+    if not isinstance(started, str) or not isinstance(finished, str):
+        raise _tampered(path, where, "its start or finish time is malformed")
+    return report, latency, env_fp, started, finished
+
+
+def _check_claimed(
+    value: Any, meta: Mapping[str, Any], rebuilt: EpisodeRecord, path: Path, where: str
+) -> None:
+    """The score's outcome and variant are those the recorded reading and report give."""
+    claimed = (value, meta.get("outcome"), meta.get("swer_variant"))
     derived = (rebuilt.outcome.value, rebuilt.outcome.value, rebuilt.swer_variant.value)
     if claimed != derived:
         raise _tampered(
             path,
             where,
-            f"the score says {score.value!r} ({meta.get('swer_variant')}) but its recorded "
+            f"the score says {value!r} ({meta.get('swer_variant')}) but its recorded "
             f"reading and report give {rebuilt.outcome.value!r} ({rebuilt.swer_variant.value})",
         )
-    if RECEIPT_KEY in meta:  # the bundle's verifier checks it against the row it belongs to
-        with_evidence(rebuilt, _evidence(meta, path, where))
-    return rebuilt
 
 
 def _evidence(meta: Mapping[str, Any], path: Path, where: str) -> Evidence:
@@ -504,6 +517,26 @@ def convert_log(path: Path) -> Converted:
             "eval.config.epochs",
         )
     arm = log.eval.model
+    pack_name, chosen = _installed_tasks(meta, path)
+    by_id = {t.task_id: t for t in chosen}
+    seen = _samples_by_pair(log.samples, _sample_tasks(meta, path), by_id, trials, meta, path)
+    run = RunResult(arm=arm, pack=pack_name)
+    for task_id in by_id:
+        for epoch in range(1, trials + 1):
+            sample = seen[(task_id, epoch)]
+            outcome = _trial_of(sample, by_id[task_id], arm, path)
+            run.attempts.extend(_earlier(sample, by_id[task_id]))
+            if isinstance(outcome, DroppedEpisode):
+                run.dropped.append(outcome)
+            else:
+                run.rows.append(outcome)
+    _check_metrics(log, run, path)
+    return Converted(log=log, pack=meta["pack"], split=Split(meta["split"]), trials=trials, run=run)
+
+
+def _installed_tasks(meta: Mapping[str, Any], path: Path) -> tuple[str, list[TaskSpec]]:
+    """The installed pack's name and the tasks the log's split and substrates choose, when it
+    is the pack the log ran on."""
     try:
         with borrowed(meta["pack"]) as provider:
             installed = fingerprint(provider.manifest())
@@ -518,10 +551,20 @@ def convert_log(path: Path) -> Converted:
             f"the installed pack is {installed}",
             f"eval.metadata.{METADATA_KEY}.fingerprint",
         )
-    by_id = {t.task_id: t for t in chosen}
-    named = _sample_tasks(meta, path)
+    return pack_name, chosen
+
+
+def _samples_by_pair(
+    samples: Sequence[EvalSample],
+    named: Mapping[str, str],
+    by_id: Mapping[str, TaskSpec],
+    trials: int,
+    meta: Mapping[str, Any],
+    path: Path,
+) -> dict[tuple[str, int], EvalSample]:
+    """Each (task, epoch)'s sample: one each, of the split's tasks, every pair covered."""
     seen: dict[tuple[str, int], EvalSample] = {}
-    for sample in log.samples:
+    for sample in samples:
         key = (named.get(str(sample.id), str(sample.id)), sample.epoch)
         if key[0] not in by_id:
             raise _refuse(
@@ -540,18 +583,7 @@ def convert_log(path: Path) -> Converted:
             f"{epoch - 1}",
             "samples",
         )
-    run = RunResult(arm=arm, pack=pack_name)
-    for task_id in by_id:
-        for epoch in range(1, trials + 1):
-            sample = seen[(task_id, epoch)]
-            outcome = _trial_of(sample, by_id[task_id], arm, path)
-            run.attempts.extend(_earlier(sample, by_id[task_id]))
-            if isinstance(outcome, DroppedEpisode):
-                run.dropped.append(outcome)
-            else:
-                run.rows.append(outcome)
-    _check_metrics(log, run, path)
-    return Converted(log=log, pack=meta["pack"], split=Split(meta["split"]), trials=trials, run=run)
+    return seen
 
 
 def run_configuration(log: EvalLog) -> dict[str, Any]:
