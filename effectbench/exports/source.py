@@ -199,6 +199,18 @@ def _lines(path: Path) -> list[tuple[int, bytes]]:
     return [(n, line) for n, line in enumerate(iter_lines(path), start=1) if line.strip()]
 
 
+def _published(
+    sub: Path, header: SubmissionHeader, verified: Verified, task_ids: list[str]
+) -> Handles:
+    """Return the bundle's published handles (a :class:`DataError` naming ``sub`` if none)."""
+    try:
+        return published_handles(
+            header.pack.fingerprint, str(header.pack.split), verified.content_hash or "", task_ids
+        )
+    except ValueError as exc:
+        raise DataError(f"cannot be exported: {exc}", file=str(sub)) from None
+
+
 def read_source(
     folder: Path,
     results: Results,
@@ -232,15 +244,7 @@ def read_source(
             f"{len(receipts)} receipts for {len(rows)} rows", file=str(folder / RECEIPTS_FILE)
         )
     if handle is None:
-        try:
-            handle = published_handles(
-                header.pack.fingerprint,
-                str(header.pack.split),
-                verified.content_hash or "",
-                (row.task_id for _, row in rows),
-            )
-        except ValueError as exc:
-            raise DataError(f"cannot be exported: {exc}", file=str(sub)) from None
+        handle = _published(sub, header, verified, [row.task_id for _, row in rows])
     episodes = [
         Episode(
             row=row,
