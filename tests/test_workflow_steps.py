@@ -46,10 +46,11 @@ ALICE = "alice@example.org"
 
 
 def _pins(lock: str) -> dict[str, str]:
-    """A lock's pins: each ``name==version`` line with its hashes."""
+    """A lock's pins: each ``name==version`` line with its hashes (the lock's ``# via``
+    comments aside: which packages need a pin differs between two locks, never the pin)."""
     text = (ROOT / "requirements" / lock).read_text(encoding="utf-8")
     return {
-        block.split("==", 1)[0].lower(): block
+        block.split("==", 1)[0].lower(): re.sub(r"\n\s*#.*", "", block)
         for block in re.split(r"\n(?=[A-Za-z0-9])", text)
         if re.match(r"^[A-Za-z0-9_.-]+==", block)
     }

@@ -53,8 +53,7 @@ from effectbench.bundle import (
     read_episodes,
 )
 from effectbench.hashing import content_hash, hash_file
-from effectbench.packs.references import REFERENCE_SET
-from effectbench.produce import reference_bundle
+from effectbench.produce import ReferenceSpec, reference_bundle
 from verifier.rows import measured_hash_of
 
 __all__ = [
@@ -92,6 +91,14 @@ class Reference:
     """The digest of its maintainers' reproduction record (:func:`verifier.records.record_digest`;
     the record is read only when its bytes have this digest); empty until ``effectbench
     reproduce`` has re-run this very bundle and listed its record."""
+
+
+def _reference_set() -> tuple[ReferenceSpec, ...]:
+    """The maintainers' reference set, imported only where it is read (listing and re-making
+    the references), so importing the verifier loads no pack module."""
+    from effectbench.packs.references import REFERENCE_SET
+
+    return REFERENCE_SET
 
 
 def _parse(data: object, where: str) -> dict[str, Reference]:
@@ -208,7 +215,7 @@ def _listing(
     made yet (a new pack's) is left out until ``--remake`` makes it.
     """
     bundles = []
-    for spec in REFERENCE_SET:
+    for spec in _reference_set():
         folder = submissions / folders[spec.folder_slug]
         if not folder.is_dir() and spec.folder_slug not in listed:
             continue
@@ -234,7 +241,7 @@ def _listed_by_slug(path: Path) -> dict[str, Reference]:
     by_slug = {r.folder.split("_", 1)[-1]: r for r in load_references(path).values()}
     return {
         spec.folder_slug: by_slug[spec.folder_slug]
-        for spec in REFERENCE_SET
+        for spec in _reference_set()
         if spec.folder_slug in by_slug
     }
 
@@ -277,7 +284,7 @@ def reference_listing(submissions: Path, path: Path = REFERENCE_FILE) -> str:
         spec.folder_slug: old[spec.folder_slug].folder
         if spec.folder_slug in old
         else f"{today}_{spec.folder_slug}"
-        for spec in REFERENCE_SET
+        for spec in _reference_set()
     }
     return _text(submissions, old, folders)
 
@@ -285,7 +292,7 @@ def reference_listing(submissions: Path, path: Path = REFERENCE_FILE) -> str:
 def _remake(
     submissions: Path, old: Mapping[str, Reference], date: str, only: Sequence[str] = ()
 ) -> None:
-    for spec in REFERENCE_SET:
+    for spec in _reference_set():
         if only and not any(fnmatch(spec.folder_slug, pattern) for pattern in only):
             continue
         stale = [f"{date}_{spec.folder_slug}"]
@@ -324,14 +331,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         _remake(args.submissions, old, made, args.only)
         remade = [
             s.folder_slug
-            for s in REFERENCE_SET
+            for s in _reference_set()
             if not args.only or any(fnmatch(s.folder_slug, pattern) for pattern in args.only)
         ]
         folders = {
             spec.folder_slug: f"{made}_{spec.folder_slug}"
             if spec.folder_slug in remade or spec.folder_slug not in old
             else old[spec.folder_slug].folder
-            for spec in REFERENCE_SET
+            for spec in _reference_set()
         }
         text = _text(args.submissions, old, folders)
     else:
