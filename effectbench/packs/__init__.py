@@ -159,13 +159,11 @@ def first_pack() -> str:
     """Return the first installed pack by name that is a system of record's own catalogue (no
     anchor, no second catalogue): what an agent's door (``mcp``, the inspect ``pack`` task)
     takes when no pack is given. Reads entry points only."""
+    packs = installed()
+    anchors = {e.target for n, e in packs.items() if n.lower().endswith(ANCHOR_SUFFIX)}
     names = [
-        n
-        for n in installed()
-        if not n.lower().endswith(ANCHOR_SUFFIX) and not n.endswith(CATALOGUE_SUFFIX)
+        n for n, e in packs.items() if e.target not in anchors and not n.endswith(CATALOGUE_SUFFIX)
     ]
-    anchor_aliases = {e.target for n, e in installed().items() if n.endswith(ANCHOR_SUFFIX)}
-    names = [n for n in names if installed()[n].target not in anchor_aliases]
     if not names:
         raise UsageError(f"no pack of a system of record is installed; give --pack ({_known()})")
     return names[0]
